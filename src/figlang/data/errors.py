@@ -1,0 +1,84 @@
+"""Errors and warnings that name the file and line a problem came from.
+
+Loaders never let a JSONDecodeError or KeyError escape from deep inside: a user
+needs to know *which* file and *which* line to fix, and whether lenient loading
+would let them carry on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class FiglangError(Exception):
+    """Base class for every error figlang raises on purpose (the CLI prints these without a traceback)."""
+
+
+class DataError(FiglangError, ValueError):
+    """A problem in an input file, located by path and (1-based) line number."""
+
+    def __init__(self, message: str, path: str | Path | None = None, line: int | None = None, hint: str | None = None):
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.hint = hint
+        super().__init__(str(self))
+
+    @property
+    def location(self) -> str:
+        if self.path is None:
+            return ""
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+    def __str__(self) -> str:
+        text = f"{self.location}: {self.message}" if self.location else self.message
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+
+class DataNotFoundError(DataError):
+    """A dataset file is not in the data directory."""
+
+
+class PlaceholderLabelError(DataError):
+    """Gold labels are placeholders (e.g. hidden test labels) and must not be scored against."""
+
+
+@dataclass
+class LoadReport:
+    """What a lenient load skipped or repaired, so that nothing is dropped silently."""
+
+    warnings: list[DataError] = field(default_factory=list)
+    skipped: int = 0
+
+    def warn(self, error: DataError, skipped: bool = True) -> None:
+        self.warnings.append(error)
+        if skipped:
+            self.skipped += 1
+
+    def __bool__(self) -> bool:  # a report is "truthy" when it has something to say
+        return bool(self.warnings)
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How strictly to read input.
+
+    strict (default): the first malformed record raises a DataError.
+    lenient: malformed records are skipped and recorded in ``report``.
+    """
+
+    lenient: bool = False
+    report: LoadReport | None = None
+
+    def fail(self, error: DataError) -> None:
+        """Raise ``error`` in strict mode; record it (and skip the record) in lenient mode."""
+        if not self.lenient:
+            raise error
+        if self.report is not None:
+            self.report.warn(error)
+
+
+STRICT = LoadOptions()

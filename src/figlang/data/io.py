@@ -1,0 +1,123 @@
+"""Reading and writing files without losing anything: located errors, explicit encodings, atomic writes."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import STRICT, DataError, DataNotFoundError, LoadOptions
+
+
+def read_text(path: str | Path, encoding: str = "utf-8") -> str:
+    """Read a whole text file, turning a missing file, an empty file or a wrong encoding into a DataError."""
+    path = Path(path)
+    if not path.exists():
+        raise DataNotFoundError(
+            "file not found", path, hint="run `figlang data download` or point --data-dir / FIGLANG_DATA_DIR at your copy"
+        )
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise DataError("file is empty", path)
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DataError(
+            f"cannot decode byte 0x{raw[exc.start]:02x} as {encoding}", path, line,
+            hint="the file has another encoding; convert it to UTF-8 or declare its encoding",
+        ) from None
+
+
+def iter_lines(path: str | Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    """(1-based line number, line without its newline) for every non-blank line."""
+    text = read_text(path, encoding)
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            yield number, line
+
+
+def iter_jsonl(path: str | Path, options: LoadOptions = STRICT, encoding: str = "utf-8") -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each JSON line; malformed lines raise (strict) or are skipped and reported (lenient)."""
+    for number, line in iter_lines(path, encoding):
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            options.fail(DataError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, number))
+            continue
+        if not isinstance(obj, dict):
+            options.fail(DataError(f"expected a JSON object, got {type(obj).__name__}", path, number))
+            continue
+        yield number, obj
+
+
+def iter_tsv(path: str | Path, options: LoadOptions = STRICT, encoding: str = "utf-8", min_columns: int = 2) -> Iterator[tuple[int, list[str]]]:
+    """(line number, columns) for each line, split on tabs with quotes left alone (IMPLI has bare '"' characters)."""
+    for number, line in iter_lines(path, encoding):
+        cols = line.split("\t")
+        if len(cols) < min_columns:
+            options.fail(DataError(f"expected at least {min_columns} tab-separated columns, found {len(cols)}", path, number))
+            continue
+        yield number, cols
+
+
+def require(obj: dict[str, Any], key: str, path: str | Path, line: int, kinds: type | tuple[type, ...] = str) -> Any:
+    """obj[key], or a DataError naming the missing or mistyped field."""
+    if key not in obj:
+        raise DataError(f"missing field {key!r} (fields present: {', '.join(sorted(obj)) or 'none'})", path, line)
+    value = obj[key]
+    if not isinstance(value, kinds):
+        want = kinds.__name__ if isinstance(kinds, type) else " or ".join(k.__name__ for k in kinds)
+        raise DataError(f"field {key!r} should be {want}, got {type(value).__name__} {value!r}", path, line)
+    return value
+
+
+def git_blob_sha1(data: bytes) -> str:
+    """The SHA-1 git gives a file's contents (what the PROVENANCE files list)."""
+    h = hashlib.sha1()
+    h.update(b"blob %d\0" % len(data))
+    h.update(data)
+    return h.hexdigest()
+
+
+def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
+    """Write to a temporary file beside ``path`` and rename it into place, so readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_jsonl(path: str | Path, rows: list[dict[str, Any]]) -> None:
+    with atomic_write(path) as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def write_json(path: str | Path, obj: Any) -> None:
+    with atomic_write(path) as f:
+        json.dump(obj, f, ensure_ascii=False, indent=2)
+        f.write("\n")

