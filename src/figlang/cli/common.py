@@ -1,0 +1,23 @@
+"""Options and helpers shared by the figlang commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+console = Console()
+err_console = Console(stderr=True)
+
+DataDirOption = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--data-dir",
+        envvar="FIGLANG_DATA_DIR",
+        help="Folder holding the datasets (<data-dir>/fig_narrative, flute, impli …). "
+        "Default: $FIGLANG_DATA_DIR, else figlang's user cache (filled by `figlang data download`).",
+        show_default=False,
+    ),
+]

@@ -1,0 +1,185 @@
+"""`figlang data …`: look at, check, split and fetch the benchmarks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from ..data.errors import LoadReport
+from ..data.paths import resolve_data_dir
+from ..data.registry import all_tasks, get_task
+from ..data.stats import DEFAULT_TASKS, TaskStats, task_stats
+from .common import DataDirOption, console
+
+app = typer.Typer(help="Look at, check, split and fetch the benchmarks.", no_args_is_help=True)
+
+TaskOption = Annotated[
+    Optional[list[str]],
+    typer.Option("--task", "-t", help="Task name (see `figlang data tasks`) or a task spec file; repeat for several."),
+]
+
+
+@app.command("tasks")
+def tasks_cmd() -> None:
+    """List the registered tasks with their shape and splits."""
+    table = Table(title="figlang tasks", show_lines=False)
+    for col in ("task", "shape", "splits", "description"):
+        table.add_column(col, overflow="fold")
+    for task in all_tasks():
+        table.add_row(task.name, task.shape, ", ".join(task.splits), task.description)
+    console.print(table)
+    console.print("Your own data: `figlang data spec-template cloze > my-task.yaml`, edit it, then pass the file as --task.")
+
+
+@app.command("stats")
+def stats_cmd(
+    task: TaskOption = None,
+    data_dir: DataDirOption = None,
+    split: Annotated[Optional[list[str]], typer.Option("--split", "-s", help="Only these splits (default: all official splits).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")] = False,
+) -> None:
+    """Records, distinct expressions, label balance, mean lengths and cross-split overlap per task and split.
+
+    Without --task it covers the three benchmarks: idiom-cloze, simile-cloze, flute and impli.
+    """
+    names = task or list(DEFAULT_TASKS)
+    results = [task_stats(get_task(name), data_dir if get_task(name).spec_path is None else None, split) for name in names]
+    if as_json:
+        typer.echo(json.dumps({"data_dir": str(resolve_data_dir(data_dir)), "tasks": [r.to_dict() for r in results]}, indent=2))
+        return
+    console.print(f"[dim]data dir: {resolve_data_dir(data_dir)}[/dim]")
+    for result in results:
+        render_stats(result)
+    if any(s.error for r in results for s in r.splits):
+        raise typer.Exit(1)
+
+
+def _fmt_counts(counts: dict[str, int]) -> str:
+    total = sum(counts.values()) or 1
+    return ", ".join(f"{k} {v:,} ({100 * v / total:.0f}%)" for k, v in counts.items())
+
+
+def render_stats(result: TaskStats) -> None:
+    table = Table(title=f"{result.task} ({result.shape})", title_justify="left")
+    for col, just in (("split", "left"), ("records", "right"), ("expressions", "right"), ("labels", "left"), ("mean words", "left"), ("notes", "left")):
+        table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
+    for s in result.splits:
+        if s.error:
+            table.add_row(s.split, "-", "-", "-", "-", f"[red]{s.error}[/red]")
+            continue
+        notes = []
+        if s.placeholder:
+            notes.append(f"[bold yellow]placeholder labels[/bold yellow]: {s.placeholder}")
+        notes += [f"[yellow]{w}[/yellow]" for w in s.warnings]
+        words = ", ".join(f"{k} {v}" for k, v in s.mean_words.items())
+        table.add_row(s.split, f"{s.records:,}", f"{s.expressions:,}", _fmt_counts(s.labels), words, "\n".join(notes))
+    console.print(table)
+    for s in result.splits:
+        for field, counts in s.groups.items():
+            if len(result.splits) > 1 and len(counts) <= 1:
+                continue
+            g = Table(title=f"{result.task} {s.split}: by {field} / label", title_justify="left")
+            g.add_column(f"{field} / label")
+            g.add_column("records", justify="right")
+            for k, v in counts.items():
+                g.add_row(k, f"{v:,}")
+            console.print(g)
+    if result.overlap:
+        render_overlap(result.task, result.overlap)
+
+
+def render_overlap(task: str, overlap: dict) -> None:
+    pairs = overlap.get("pairs", [])
+    if not pairs:
+        return
+    table = Table(title=f"{task}: overlap between splits", title_justify="left")
+    keys = [k for k in pairs[0] if k not in ("a", "b")]
+    table.add_column("splits")
+    for k in keys:
+        table.add_column(k.replace("_", " "), justify="right", overflow="fold")
+    for p in pairs:
+        table.add_row(f"{p['a']} ↔ {p['b']}", *(_fmt_value(p[k]) for k in keys))
+    console.print(table)
+
+
+def _fmt_value(v) -> str:
+    if isinstance(v, float):
+        return f"{100 * v:.1f}%" if v <= 1 else f"{v:.1f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+@app.command("show")
+def show_cmd(
+    task: Annotated[str, typer.Argument(help="Task name or spec file.")],
+    split: Annotated[Optional[str], typer.Option("--split", "-s", help="Split (default: the task's default).")] = None,
+    n: Annotated[int, typer.Option("-n", help="How many records.")] = 3,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Print the first records of a task as JSON, to see exactly what methods will receive."""
+    t = get_task(task)
+    records = t.load(split, data_dir)
+    for r in records[:n]:
+        typer.echo(json.dumps(r.to_dict(), ensure_ascii=False, indent=2))
+
+
+@app.command("overlap")
+def overlap_cmd(
+    task: Annotated[str, typer.Argument(help="Task name or spec file.")],
+    data_dir: DataDirOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Identical items and shared expressions between every pair of a task's splits (leakage check)."""
+    from ..data.hygiene import overlap_report
+
+    t = get_task(task)
+    loaded = {s: t.load(s, data_dir, report=LoadReport()) for s in t.splits}
+    report = overlap_report(loaded).to_dict()
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+    else:
+        render_overlap(t.name, report)
+
+
+@app.command("split")
+def split_cmd(
+    task: Annotated[str, typer.Argument(help="Task name or spec file.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the split files (JSONL of records).")],
+    split: Annotated[Optional[str], typer.Option("--split", "-s", help="Which split to divide (default: train, else the task's default).")] = None,
+    folds: Annotated[int, typer.Option("--folds", "-k", help="k expression-disjoint folds (0: one dev split instead).")] = 0,
+    dev_fraction: Annotated[float, typer.Option(help="Share of records in the dev split.")] = 0.1,
+    seed: Annotated[int, typer.Option(help="Seed for the deterministic shuffle of expressions.")] = 0,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Write an expression-disjoint dev split, or k folds by expression (IMPLI's 10 folds by idiom)."""
+    from ..data.io import write_jsonl
+    from ..data.splits import expression_disjoint_split, expression_folds
+
+    t = get_task(task)
+    which = split or ("train" if "train" in t.splits else t.default_split)
+    records = t.load(which, data_dir)
+    if folds:
+        for i, (train, test) in enumerate(expression_folds(records, k=folds, seed=seed)):
+            write_jsonl(out / f"fold{i}" / "train.jsonl", [r.to_dict() for r in train])
+            write_jsonl(out / f"fold{i}" / "test.jsonl", [r.to_dict() for r in test])
+            console.print(f"fold {i}: train {len(train):,}  test {len(test):,}")
+    else:
+        rest, dev = expression_disjoint_split(records, dev_fraction=dev_fraction, seed=seed)
+        write_jsonl(out / "train.jsonl", [r.to_dict() for r in rest])
+        write_jsonl(out / "dev.jsonl", [r.to_dict() for r in dev])
+        console.print(f"train {len(rest):,}  dev {len(dev):,} (no expression shared) → {out}")
+
+
+@app.command("spec-template")
+def spec_template_cmd(
+    shape: Annotated[str, typer.Argument(help="cloze | nli | generation")],
+) -> None:
+    """Print a starter task spec that maps your file's columns onto a figlang task shape."""
+    from ..data.custom import write_task_spec_template
+
+    typer.echo(write_task_spec_template(shape))

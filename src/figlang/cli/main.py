@@ -1,0 +1,71 @@
+"""The `figlang` command line. It depends on everything; nothing depends on it."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from .. import __version__
+from ..data.errors import FiglangError
+from . import data_cmds
+from .common import err_console
+
+app = typer.Typer(
+    name="figlang",
+    help="figlang: figurative-language benchmarks (figurative narratives, FLUTE, IMPLI), "
+    "the methods that solve them and the pipelines that build them.\n\n"
+    "Start with `figlang data stats --data-dir DIR` to see the benchmarks.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(data_cmds.app, name="data")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"figlang {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """figlang command line."""
+
+
+def _register_optional() -> None:
+    """Commands whose modules may be absent in a partial install are registered when importable."""
+    try:
+        from .data_download import download_cmd, verify_cmd
+    except ImportError:  # pragma: no cover
+        return
+    data_cmds.app.command("download")(download_cmd)
+    data_cmds.app.command("verify")(verify_cmd)
+
+
+_register_optional()
+
+
+def main() -> None:
+    """Entry point: run the app, printing figlang's own errors as one clear line instead of a traceback."""
+    try:
+        app(standalone_mode=False)
+    except FiglangError as err:
+        err_console.print(f"[bold red]error:[/bold red] {err}")
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err_console.print("aborted")
+        sys.exit(130)
+    except Exception as exc:
+        if hasattr(exc, "show") and hasattr(exc, "exit_code"):  # click's usage errors (typer vendors click)
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

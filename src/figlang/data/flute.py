@@ -1,0 +1,217 @@
+"""FLUTE (Chakrabarty, Saakyan, Ghosh, Muresan, EMNLP 2022).
+
+Train/val come in the instruction/target ("translation") format: the premise and hypothesis
+sit inside one instruction string and the label and explanation inside one target string.
+We parse them into plain fields and recover each record's figure type by joining with the
+per-phenomenon files, which hold the same records (train+val) as plain fields.
+
+Test: ``FLUTEfinaltest.json`` has no labels; the gold lives in
+``testgolddata/{sarcasm,simile,metaphor,idiom}_test.jsonl`` (fetched by ``figlang data download flute``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from .errors import DataError, DataNotFoundError, LoadOptions
+from .io import iter_jsonl, require
+from .records import CONTRADICTION, ENTAILMENT, NLIPair
+
+DATASET = "flute"
+FIGURE_TYPES = ("sarcasm", "simile", "metaphor", "idiom")
+SPLITS = ("train", "val", "test")
+SPLIT_FILES = {"train": "FLUTEfinaltrain.json", "val": "FLUTEfinalval.json", "test": "FLUTEfinaltest.json"}
+PHENOMENON_FILES = {
+    "sarcasm": "SarcasmNLI/sarcasm_train.jsonl",
+    "simile": "simileNLI/simile_train.jsonl",
+    "metaphor": "metaphorNLI/metaphor_train.jsonl",
+    "idiom": "idiomNLI/idiom_train.jsonl",
+}
+GOLD_FILES = {t: f"testgolddata/{t}_test.jsonl" for t in FIGURE_TYPES}
+
+INSTRUCTION = (
+    'Does the sentence "{premise}" entail or contradict the sentence "{hypothesis}"? '
+    'Please answer between "Entails" or "Contradicts" and explain your decision in a sentence.'
+)
+_INSTRUCTION_RE = re.compile(
+    r'^Does the sentence "(?P<premise>.*)" entail or contradict the sentence "(?P<hypothesis>.*)"\? '
+    r'Please answer between "Entails" or "Contradicts" and explain your decision in a sentence\.\s*$',
+    re.S,
+)
+_TARGET_RE = re.compile(r"^\s*(?P<label>Entails|Contradicts)\b\.?\s*(?P<explanation>.*)$", re.S | re.I)
+_LABELS = {
+    "entails": ENTAILMENT, "entailment": ENTAILMENT,
+    "contradicts": CONTRADICTION, "contradiction": CONTRADICTION,
+}  # fmt: skip
+
+
+def normalise_label(raw: str) -> str | None:
+    """'Entailment', 'Entails', 'entails.' … → 'entailment'; None when it is none of FLUTE's labels."""
+    return _LABELS.get(raw.strip().strip(".").lower())
+
+
+def parse_instruction(text: str) -> tuple[str, str] | None:
+    m = _INSTRUCTION_RE.match(text)
+    return (m["premise"], m["hypothesis"]) if m else None
+
+
+def parse_target(text: str) -> tuple[str, str] | None:
+    m = _TARGET_RE.match(text)
+    return (normalise_label(m["label"]), m["explanation"].strip()) if m else None  # type: ignore[return-value]
+
+
+def _key(premise: str, hypothesis: str) -> tuple[str, str]:
+    return " ".join(premise.split()), " ".join(hypothesis.split())
+
+
+def _phenomenon_index(data_dir: Path, options: LoadOptions) -> dict[tuple[str, str], list[tuple[str, dict]]]:
+    index: dict[tuple[str, str], list[tuple[str, dict]]] = {}
+    for figure, rel in PHENOMENON_FILES.items():
+        path = data_dir / DATASET / rel
+        for line, obj in iter_jsonl(path, options):
+            try:
+                key = _key(require(obj, "premise", path, line), require(obj, "hypothesis", path, line))
+            except DataError as err:
+                options.fail(err)
+                continue
+            index.setdefault(key, []).append((figure, obj))
+    return index
+
+
+def load_flute(split: str, data_dir: Path, options: LoadOptions, figure_type: str | None = None) -> list[NLIPair]:
+    """One FLUTE split as NLI pairs with figure type recovered; optionally only one figure type."""
+    if split == "test":
+        records = load_flute_test(data_dir, options)
+        if figure_type is not None and records and records[0].figure_type is None:
+            raise DataNotFoundError(
+                f"the FLUTE test gold is absent, so the {figure_type} test pairs cannot be told apart",
+                data_dir / DATASET / GOLD_FILES[figure_type],
+                hint="run `figlang data download flute` to fetch testgolddata/, or use the task 'flute'",
+            )
+    else:
+        records = _load_translation(split, data_dir, options)
+    if figure_type is not None:
+        records = [r for r in records if r.figure_type == figure_type]
+    return records
+
+
+def _load_translation(split: str, data_dir: Path, options: LoadOptions) -> list[NLIPair]:
+    path = data_dir / DATASET / SPLIT_FILES[split]
+    index = _phenomenon_index(data_dir, options)
+    out: list[NLIPair] = []
+    for line, obj in iter_jsonl(path, options):
+        try:
+            tr = require(obj, "translation", path, line, dict)
+            en1 = require(tr, "en1", path, line)
+            en2 = require(tr, "en2", path, line)
+            pair = parse_instruction(en1)
+            if pair is None:
+                raise DataError("instruction does not follow FLUTE's template 'Does the sentence \"P\" entail or contradict …'", path, line)
+            target = parse_target(en2)
+            if target is None or target[0] is None:
+                raise DataError(f"target should start with 'Entails.' or 'Contradicts.', got {en2[:40]!r}", path, line)
+        except DataError as err:
+            options.fail(err)
+            continue
+        premise, hypothesis = pair
+        label, explanation = target
+        matches = index.get(_key(premise, hypothesis), [])
+        figure, extra = _pick(matches, explanation)
+        if figure is None and options.report is not None:
+            options.report.warn(DataError("figure type not recovered: pair absent from the per-phenomenon files", path, line), skipped=False)
+        out.append(
+            NLIPair(
+                id=f"{split}-{len(out)}",
+                premise=premise,
+                hypothesis=hypothesis,
+                label=label,
+                explanation=explanation,
+                figure_type=figure,
+                pair_type=None,
+                source="flute",
+                expression=(extra or {}).get("idiom"),
+                meta={"file": str(path), "line": line, "phenomenon_id": (extra or {}).get("id")},
+            )
+        )
+    return out
+
+
+def _pick(matches: list[tuple[str, dict]], explanation: str) -> tuple[str | None, dict | None]:
+    """The per-phenomenon record for a pair: the only match, or the one with the same explanation."""
+    if not matches:
+        return None, None
+    for figure, obj in matches:
+        if " ".join(str(obj.get("explanation", "")).split()) == " ".join(explanation.split()):
+            return figure, obj
+    return matches[0]
+
+
+def load_flute_test(data_dir: Path, options: LoadOptions) -> list[NLIPair]:
+    """The test gold when ``testgolddata/`` is present; else the unlabeled test with a warning."""
+    root = data_dir / DATASET
+    gold_paths = {t: root / rel for t, rel in GOLD_FILES.items()}
+    present = {t: p for t, p in gold_paths.items() if p.exists()}
+    if present:
+        if len(present) < len(gold_paths) and options.report is not None:
+            missing = ", ".join(sorted(set(gold_paths) - set(present)))
+            options.report.warn(DataError(f"FLUTE test gold incomplete: no file for {missing}", root / "testgolddata"), skipped=False)
+        out: list[NLIPair] = []
+        for figure, path in present.items():
+            for line, obj in iter_jsonl(path, options):
+                try:
+                    raw = require(obj, "label", path, line)
+                    label = normalise_label(raw)
+                    if label is None:
+                        raise DataError(f"unknown label {raw!r} (expected Entailment or Contradiction)", path, line)
+                    pid = require(obj, "id", path, line, (str, int))
+                    out.append(
+                        NLIPair(
+                            id=f"{figure}-{pid}",
+                            premise=require(obj, "premise", path, line),
+                            hypothesis=require(obj, "hypothesis", path, line),
+                            label=label,
+                            explanation=obj.get("explanation"),
+                            figure_type=figure,
+                            source="flute",
+                            expression=obj.get("idiom"),
+                            meta={"file": str(path), "line": line, "gold_id": pid},
+                        )
+                    )
+                except DataError as err:
+                    options.fail(err)
+        return out
+    path = root / SPLIT_FILES["test"]
+    if options.report is not None:
+        options.report.warn(
+            DataError(
+                "FLUTE test gold (testgolddata/*_test.jsonl) is absent: test pairs are unlabeled",
+                root / "testgolddata",
+                hint="run `figlang data download flute` to fetch the gold files",
+            ),
+            skipped=False,
+        )
+    out = []
+    for line, obj in iter_jsonl(path, options):
+        try:
+            out.append(
+                NLIPair(
+                    id=f"test-{require(obj, 'codalab_id', path, line, (int, str))}",
+                    premise=require(obj, "premise", path, line),
+                    hypothesis=require(obj, "hypothesis", path, line),
+                    label=None,
+                    source="flute",
+                    meta={"file": str(path), "line": line, "flute_id": obj.get("id"), "codalab_id": obj.get("codalab_id")},
+                )
+            )
+        except DataError as err:
+            options.fail(err)
+    return out
+
+
+def flute_files(split: str, data_dir: Path) -> list[Path]:
+    root = data_dir / DATASET
+    if split == "test":
+        gold = [root / rel for rel in GOLD_FILES.values() if (root / rel).exists()]
+        return gold or [root / SPLIT_FILES["test"]]
+    return [root / SPLIT_FILES[split]] + [root / rel for rel in PHENOMENON_FILES.values()]
