@@ -1,0 +1,100 @@
+"""The language-model backend interface: what every way of running a model must offer.
+
+Methods (``figlang.models.methods``) are written against this interface only, so the same
+method runs on a local Transformers model, a GGUF file or an OpenAI-compatible endpoint.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...data.errors import FiglangError
+
+
+class BackendError(FiglangError):
+    """A backend failed to answer (unreachable endpoint, model that cannot score, …)."""
+
+
+class CapabilityError(BackendError):
+    """The backend cannot do what the method needs (e.g. score log-probabilities)."""
+
+
+@dataclass(frozen=True)
+class ScoreRequest:
+    """Log-probability of ``continuation`` given ``context``. Requests sharing a context share its encoding."""
+
+    context: str
+    continuation: str
+
+
+@dataclass(frozen=True)
+class ContinuationScore:
+    logprob: float  # sum of the continuation tokens' log-probabilities (natural log)
+    n_tokens: int
+    n_chars: int
+    token_logprobs: tuple[float, ...] = ()
+    is_greedy: bool | None = None  # every continuation token was the argmax, where known
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    prompt: str
+    max_new_tokens: int = 20
+    do_sample: bool = False
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+    stop: tuple[str, ...] = ()
+    n: int = 1  # samples per prompt
+    seed: int = 0  # per-request seed: results must not depend on batching
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: str  # system | user | assistant
+    content: str
+
+
+@dataclass
+class BackendInfo:
+    """What a backend is, for fingerprints and result files."""
+
+    backend: str  # "transformers" | "openai" | …
+    model: str  # hub id, path or endpoint model name
+    revision: str | None = None  # commit sha or file hash
+    kind: str = "causal"  # causal | masked | seq2seq | encoder
+    options: dict[str, Any] = field(default_factory=dict)  # dtype, device, quantisation …
+
+
+class LanguageModel(ABC):
+    """A model that can score continuations and/or generate text."""
+
+    can_score: bool = True
+    can_generate: bool = True
+
+    @abstractmethod
+    def info(self) -> BackendInfo:
+        """Identity and options of the model (goes into fingerprints and results)."""
+
+    @abstractmethod
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ContinuationScore]:
+        """Score each continuation given its context. Results must not depend on batch composition."""
+
+    @abstractmethod
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[list[str]]:
+        """``n`` continuations per request (without the prompt)."""
+
+    def chat_prompt(self, messages: Sequence[ChatMessage]) -> str:
+        """The prompt text for a chat, in the model's chat template; raise CapabilityError if it has none."""
+        raise CapabilityError(f"{self.info().model} has no chat template")
+
+    @property
+    def has_chat_template(self) -> bool:
+        return False
+
+    def fingerprint(self) -> dict[str, Any]:
+        i = self.info()
+        return {"backend": i.backend, "model": i.model, "revision": i.revision, "kind": i.kind, "options": i.options}
