@@ -9,6 +9,7 @@ import typer
 from .. import __version__
 from ..data.errors import FiglangError
 from . import data_cmds
+from .data_download import download_cmd, verify_cmd
 from .common import err_console
 
 app = typer.Typer(
@@ -20,6 +21,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(data_cmds.app, name="data")
+data_cmds.app.command("download")(download_cmd)
+data_cmds.app.command("verify")(verify_cmd)
 
 
 def _version(value: bool) -> None:
@@ -33,19 +36,6 @@ def _root(
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
 ) -> None:
     """figlang command line."""
-
-
-def _register_optional() -> None:
-    """Commands whose modules may be absent in a partial install are registered when importable."""
-    try:
-        from .data_download import download_cmd, verify_cmd
-    except ImportError:  # pragma: no cover
-        return
-    data_cmds.app.command("download")(download_cmd)
-    data_cmds.app.command("verify")(verify_cmd)
-
-
-_register_optional()
 
 
 def main() -> None:
