@@ -8,7 +8,7 @@ import typer
 
 from .. import __version__
 from ..data.errors import FiglangError
-from . import data_cmds
+from . import data_cmds, eval_cmds
 from .data_download import download_cmd, verify_cmd
 from .common import err_console
 
@@ -23,6 +23,10 @@ app = typer.Typer(
 app.add_typer(data_cmds.app, name="data")
 data_cmds.app.command("download")(download_cmd)
 data_cmds.app.command("verify")(verify_cmd)
+app.command("eval")(eval_cmds.eval_cmd)
+app.command("methods")(eval_cmds.methods_cmd)
+app.command("compare")(eval_cmds.compare_cmd)
+app.command("report")(eval_cmds.report_cmd)
 
 
 def _version(value: bool) -> None:

@@ -125,9 +125,8 @@ def get_methods() -> MethodRegistry:
     """The registry with every built-in method imported (registration happens on import)."""
     from . import baselines  # noqa: F401
 
-    try:  # model-backed methods live in modules that later features add
-        from . import methods  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - only while the package is partially installed
-        if exc.name and not exc.name.endswith("methods"):
-            raise
+    import importlib.util
+
+    if importlib.util.find_spec("figlang.models.methods") is not None:  # model-backed methods
+        importlib.import_module("figlang.models.methods")
     return METHODS

@@ -1,0 +1,118 @@
+"""`figlang eval`, `figlang compare`, `figlang report`, `figlang methods`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from ..data.errors import FiglangError
+from ..evaluation.scoring import MetricOptions
+from .common import DataDirOption, console
+
+
+def _parse_options(pairs: list[str] | None) -> dict:
+    out: dict = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise FiglangError(f"--option expects KEY=VALUE, got {pair!r}")
+        key, value = pair.split("=", 1)
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def eval_cmd(
+    task: Annotated[str, typer.Option("--task", "-t", help="Task name (`figlang data tasks`) or a task spec file (.yaml/.json).")],
+    method: Annotated[Optional[str], typer.Option("--method", "-m", help="Method name (`figlang methods`). Not needed with --predictions.")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="Catalog name, Hugging Face id, local path, or endpoint model.")] = None,
+    split: Annotated[Optional[str], typer.Option("--split", "-s", help="Split (default: the task's dev/val split).")] = None,
+    predictions: Annotated[Optional[Path], typer.Option("--predictions", "-p", help="Score this prediction file instead of running a method (figlang JSONL, the narrative paper's outputs, or a FLUTE submission).")] = None,
+    prediction_format: Annotated[Optional[str], typer.Option("--format", help="Prediction file format (default: detected).")] = None,
+    allow_partial: Annotated[bool, typer.Option("--allow-partial", help="Score what can be scored when predictions are missing, duplicated or invalid (reported, never hidden).")] = False,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="Only the first N items (for a quick look).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for predictions.jsonl, results.json and results.md.")] = None,
+    data_dir: DataDirOption = None,
+    cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache). Reruns and resumed runs read it.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
+    seed: Annotated[int, typer.Option(help="Seed for sampling methods and bootstrap CIs.")] = 0,
+    option: Annotated[Optional[list[str]], typer.Option("--option", "-O", help="Method option KEY=VALUE (JSON values allowed); repeatable.")] = None,
+    predict_only: Annotated[bool, typer.Option("--predict-only", help="Write predictions without scoring (test-set submissions: the narrative test labels are hidden).")] = False,
+    bertscore_model: Annotated[Optional[str], typer.Option(help="BERTScore model for generation/explanations (papers: microsoft/deberta-large-mnli).")] = None,
+    bertscore_layers: Annotated[Optional[int], typer.Option(help="BERTScore layer (required for models outside bert-score's table).")] = None,
+    bleurt_checkpoint: Annotated[Optional[str], typer.Option(help="BLEURT checkpoint for FLUTE explanation scores (paper: lucadiliello/BLEURT-20).")] = None,
+    protocol: Annotated[str, typer.Option(help="Generation scoring over samples × references: max (narrative paper) or mean.")] = "max",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run a method on a task split, or score a prediction file, and print the results table.
+
+    Examples:
+
+      figlang eval -t flute -m majority --data-dir ../shared/data
+
+      figlang eval -t idiom-cloze -s dev -p output/idiom/discriminative/idiom_dev_predictions.jsonl
+    """
+    from ..evaluation import evaluate, score_predictions_file
+    from ..evaluation.tables import print_summary
+
+    options = MetricOptions(seed=seed, generation_protocol=protocol, bertscore_model=bertscore_model,
+                            bertscore_layers=bertscore_layers, bleurt_checkpoint=bleurt_checkpoint)  # fmt: skip
+    if predictions is not None:
+        result = score_predictions_file(predictions, task, split, data_dir, prediction_format, allow_partial, out, options, seed)
+        if result.problems.blocking or result.problems.empty_explanations:
+            console.print(f"[yellow]problems in {predictions}: {result.problems.summary()}[/yellow]")
+    else:
+        if not method:
+            raise FiglangError("pass --method (see `figlang methods`) or --predictions FILE")
+        result = evaluate(
+            task, method, model=model, split=split, data_dir=data_dir, limit=limit, out_dir=out, cache_dir=cache_dir,
+            use_cache=not no_cache, seed=seed, metric_options=options, method_options=_parse_options(option),
+            progress=not quiet, predict_only=predict_only,
+        )  # fmt: skip
+    print_summary(result.results)
+    if out:
+        console.print(f"[dim]wrote {out}/predictions.jsonl, results.json, results.md[/dim]")
+
+
+def methods_cmd() -> None:
+    """List the methods, the task shapes they answer, and whether they need --model."""
+    from ..models.base import get_methods
+
+    table = Table(title="figlang methods", title_justify="left")
+    for col in ("method", "shapes", "needs --model", "description"):
+        table.add_column(col, overflow="fold")
+    for info in get_methods():
+        table.add_row(info.name, ", ".join(info.shapes), "yes" if info.needs_model else "no", info.description)
+    console.print(table)
+
+
+def compare_cmd(
+    run_a: Annotated[Path, typer.Argument(help="Folder of the first run (has predictions.jsonl).")],
+    run_b: Annotated[Path, typer.Argument(help="Folder of the second run, on the same task and split.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Paired significance tests between two runs on the same items: paired t-test, McNemar, Wilcoxon."""
+    from ..evaluation.compare import compare_runs, print_comparison
+
+    comparison = compare_runs(run_a, run_b)
+    if as_json:
+        typer.echo(json.dumps(comparison, indent=2))
+    else:
+        print_comparison(comparison)
+
+
+def report_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (each with results.json and predictions.jsonl).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.md, report.html and the plots.")] = Path("report"),
+) -> None:
+    """Combine runs into one table (Markdown and HTML) with plots: accuracy with CIs, IMPLI overlap histograms, ICE scatter."""
+    from ..evaluation.report import build_report
+
+    paths = build_report(runs, out)
+    for p in paths:
+        console.print(f"wrote {p}")

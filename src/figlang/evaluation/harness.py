@@ -1,0 +1,226 @@
+"""Run a method on a task split (or score a prediction file) and write predictions, results and a table.
+
+Every prediction goes through the request cache keyed by the method's fingerprint and the
+item's content, so a killed run resumes where it stopped and a rerun costs nothing: the
+second run's predictions and metrics are identical to an uninterrupted run's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..data.errors import FiglangError, LoadReport
+from ..data.paths import resolve_data_dir
+from ..data.records import Record
+from ..data.registry import Task, ensure_labels_scoreable, get_task
+from ..models.base import Method, Prediction, get_methods
+from ..models.cache import RequestCache, cache_key
+from .predictions import PredictionProblems, prediction_rows, read_predictions, write_predictions
+from .provenance import data_checksums, library_versions, machine
+from .scoring import MetricOptions, is_correct, score
+
+RESULTS_FORMAT = 1
+
+
+@dataclass
+class RunResult:
+    results: dict[str, Any]
+    predictions: dict[str, Prediction]
+    records: list[Record]
+    out_dir: Path | None = None
+    problems: PredictionProblems = field(default_factory=PredictionProblems)
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        return self.results["metrics"]
+
+
+def _record_input(record: Record) -> dict[str, Any]:
+    """The part of a record a method sees, for cache keys: no file paths or line numbers."""
+    d = record.to_dict()
+    d.pop("meta", None)
+    return d
+
+
+def _load(task: Task, split: str | None, data_dir: str | Path | None, limit: int | None) -> tuple[str, list[Record], LoadReport]:
+    split = task.check_split(split)
+    report = LoadReport()
+    records = task.load(split, data_dir, report=report)
+    if limit is not None:
+        records = records[:limit]
+    return split, records, report
+
+
+def run_method(
+    method: Method,
+    records: Sequence[Record],
+    cache: RequestCache | None = None,
+    chunk_size: int = 32,
+    progress: bool = True,
+    description: str = "predicting",
+) -> tuple[dict[str, Prediction], dict[str, int]]:
+    """Predictions for every record, from the cache where possible; new ones are cached chunk by chunk."""
+    fingerprint = method.fingerprint()
+    keys = {r.id: cache_key("prediction", fingerprint, _record_input(r)) for r in records}
+    cached = cache.get_many(keys.values()) if cache is not None else {}
+    out: dict[str, Prediction] = {}
+    todo: list[Record] = []
+    for r in records:
+        hit = cached.get(keys[r.id])
+        if hit is not None:
+            out[r.id] = Prediction.from_dict({**hit, "id": r.id})
+        else:
+            todo.append(r)
+    stats = {"cached": len(records) - len(todo), "computed": len(todo)}
+    if not todo:
+        return out, stats
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())  # fmt: skip
+    with Progress(*columns, disable=not progress, transient=False) as bar:
+        job = bar.add_task(description, total=len(records), completed=stats["cached"], rate="")
+        start = time.perf_counter()
+        done = 0
+        for i in range(0, len(todo), chunk_size):
+            chunk = todo[i : i + chunk_size]
+            preds = method.predict(chunk)
+            if len(preds) != len(chunk) or any(p.id != r.id for p, r in zip(preds, chunk)):
+                raise FiglangError(f"method {method.name!r} returned predictions out of order or incomplete")
+            if cache is not None:
+                cache.put_many([(keys[p.id], p.to_dict()) for p in preds], namespace=method.name)
+            for p in preds:
+                out[p.id] = p
+            done += len(chunk)
+            rate = done / max(time.perf_counter() - start, 1e-9)
+            bar.update(job, advance=len(chunk), rate=f"{rate:.2f} items/s")
+    return out, stats
+
+
+def _results(
+    task: Task, split: str, records: list[Record], predictions: dict[str, Prediction], problems: PredictionProblems,
+    method_info: dict[str, Any], options: MetricOptions, data_dir: Path | None, seconds: float, extra: dict[str, Any],
+) -> dict[str, Any]:  # fmt: skip
+    metrics = score(records, predictions, task.group_by, options)
+    metrics["coverage"] = {"gold_items": len(records), "predicted": sum(r.id in predictions for r in records)}
+    root = data_dir if task.spec_path is None else Path(task.spec_path).parent
+    return {
+        "format": RESULTS_FORMAT,
+        "task": {"name": task.name, "split": split, "shape": task.shape, "items": len(records),
+                 "spec_path": task.spec_path, "labels": list(task.labels)},  # fmt: skip
+        "data": {"data_dir": str(root) if root else None, "files": data_checksums(task.files(split, root), root)},
+        "method": method_info,
+        "metrics": metrics,
+        "metric_config": {**options.__dict__, "accuracy": options.accuracy().config()},
+        "problems": problems.to_dict(),
+        "versions": library_versions(),
+        "machine": machine(),
+        "timing": {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
+        **extra,
+    }
+
+
+def _write(out_dir: Path | None, results: dict[str, Any], records: list[Record], predictions: dict[str, Prediction]) -> None:
+    if out_dir is None:
+        return
+    from ..data.io import atomic_write, write_json
+    from .tables import results_markdown
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    correct = {r.id: is_correct(r, predictions.get(r.id)) if r.id in predictions else None for r in records}
+    write_predictions(out_dir / "predictions.jsonl", prediction_rows(records, predictions, correct))
+    write_json(out_dir / "results.json", results)
+    with atomic_write(out_dir / "results.md") as f:
+        f.write(results_markdown(results))
+
+
+def evaluate(
+    task: str | Task,
+    method: str | Method,
+    model: str | None = None,
+    split: str | None = None,
+    data_dir: str | Path | None = None,
+    limit: int | None = None,
+    out_dir: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    seed: int = 0,
+    metric_options: MetricOptions | None = None,
+    method_options: dict[str, Any] | None = None,
+    progress: bool = True,
+    chunk_size: int = 32,
+    predict_only: bool = False,
+) -> RunResult:
+    """Run ``method`` on one split of ``task`` and score it (the Python face of `figlang eval`).
+
+    ``predict_only`` writes predictions without scoring: the way to make test-set
+    submissions, since the narrative test labels are hidden placeholders.
+    """
+    t = get_task(task) if isinstance(task, str) else task
+    m = get_methods().create(method, model=model, **(method_options or {})) if isinstance(method, str) else method
+    m.check_shape(t.shape, t.name)
+    data_root = resolve_data_dir(data_dir) if t.spec_path is None else None
+    split, records, report = _load(t, split, data_dir, limit)
+    scoreable = not predict_only
+    if scoreable and t.shape != "generation":
+        ensure_labels_scoreable(records, f"{t.name}/{split}")  # placeholder test labels are refused here
+    elif scoreable:
+        scoreable = any(getattr(r, "references", ()) for r in records)
+    m.bind(t)
+    if m.needs_train:
+        m.fit(t.load("train", data_dir))
+    options = metric_options or MetricOptions(seed=seed)
+    cache = RequestCache(cache_dir) if use_cache else None
+    start = time.perf_counter()
+    try:
+        predictions, stats = run_method(m, records, cache, chunk_size=chunk_size, progress=progress, description=f"{t.name}/{split}")
+    finally:
+        if cache is not None:
+            cache.close()
+    seconds = time.perf_counter() - start
+    extra = {"seed": seed, "limit": limit, "load_warnings": [str(w) for w in report.warnings], "scored": scoreable,
+             "run": {"cache": {**stats, "dir": str(cache.directory) if cache is not None else None}}}  # fmt: skip
+    info = {"name": m.name, "model": model, "fingerprint": m.fingerprint()}
+    results = _results(t, split, records, predictions if scoreable else {}, PredictionProblems(), info, options, data_root, seconds, extra)
+    out = Path(out_dir) if out_dir else None
+    _write(out, results, records, predictions)
+    return RunResult(results, predictions, records, out)
+
+
+def score_predictions_file(
+    path: str | Path,
+    task: str | Task,
+    split: str | None = None,
+    data_dir: str | Path | None = None,
+    fmt: str | None = None,
+    allow_partial: bool = False,
+    out_dir: str | Path | None = None,
+    metric_options: MetricOptions | None = None,
+    seed: int = 0,
+) -> RunResult:
+    """Score an existing prediction file (ours, the narrative paper's committed outputs, or a FLUTE submission)."""
+    t = get_task(task) if isinstance(task, str) else task
+    data_root = resolve_data_dir(data_dir) if t.spec_path is None else None
+    split, records, report = _load(t, split, data_dir, None)
+    if t.shape != "generation":
+        ensure_labels_scoreable(records, f"{t.name}/{split}")
+    start = time.perf_counter()
+    predictions, problems, detected = read_predictions(path, records, t.labels, fmt)
+    if problems.blocking and not allow_partial:
+        raise FiglangError(
+            f"{path}: {problems.summary()}. Fix the file, or pass --allow-partial to score only the items that can be scored"
+        )
+    from ..data.io import file_sha256
+
+    info = {"name": "predictions-file", "model": Path(path).name, "fingerprint": {"file": str(path), "sha256": file_sha256(path), "format": detected}}
+    options = metric_options or MetricOptions(seed=seed)
+    extra = {"seed": seed, "limit": None, "allow_partial": allow_partial, "load_warnings": [str(w) for w in report.warnings], "scored": True}
+    results = _results(t, split, records, predictions, problems, info, options, data_root, time.perf_counter() - start, extra)
+    out = Path(out_dir) if out_dir else None
+    _write(out, results, records, predictions)
+    return RunResult(results, predictions, records, out, problems)

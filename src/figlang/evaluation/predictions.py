@@ -1,0 +1,211 @@
+"""Prediction files in, aligned predictions out, with a report of everything wrong with them.
+
+Formats read (detected from the first line):
+
+* ``figlang``: our own predictions JSONL (``id`` + ``prediction`` [+ ``explanation``]).
+* ``narrative-discriminative``: the narrative paper's committed outputs (the gold record's
+  fields plus ``prediction``: the 0-based option index), matched by narrative and options.
+* ``narrative-generative``: ``{"input": narrative, "predictions": [...]}``, matched by narrative.
+* ``flute-submission``: ``id, predicted_label, model_explanation`` (optionally ``codalab_id``,
+  ``premise``, ``hypothesis``), matched by (premise, hypothesis), by our id, or by codalab id.
+
+Items are always matched by identity, never by position, so an empty or dropped row
+cannot shift every later prediction (the FLUTE shared-task script had that bug).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..data.errors import DataError, FiglangError
+from ..data.flute import normalise_label
+from ..data.io import iter_jsonl
+from ..data.records import ClozeRecord, GenerationRecord, NLIPair, Record, strip_markup
+from ..models.base import Prediction
+
+FORMATS = ("figlang", "narrative-discriminative", "narrative-generative", "flute-submission")
+
+
+@dataclass
+class PredictionProblems:
+    """What is wrong with a set of predictions relative to the gold items."""
+
+    missing: list[str] = field(default_factory=list)  # gold ids without a prediction
+    duplicates: list[str] = field(default_factory=list)  # ids predicted more than once
+    unknown: list[str] = field(default_factory=list)  # predictions matching no gold item (location strings)
+    invalid: list[str] = field(default_factory=list)  # ids whose prediction is outside the label set / unparseable
+    empty_explanations: list[str] = field(default_factory=list)  # ids with an empty or absent explanation
+
+    @property
+    def blocking(self) -> bool:
+        """Problems that make a plain score misleading (empty explanations only lower explanation scores)."""
+        return bool(self.missing or self.duplicates or self.unknown or self.invalid)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: {"count": len(v), "examples": v[:10]} for k, v in self.__dict__.items()}
+
+    def summary(self) -> str:
+        parts = []
+        names = {
+            "missing": "gold items have no prediction",
+            "duplicates": "ids are predicted more than once",
+            "unknown": "predictions match no gold item",
+            "invalid": "predictions are outside the label set or unparseable",
+            "empty_explanations": "explanations are empty",
+        }
+        for key, text in names.items():
+            values = getattr(self, key)
+            if values:
+                parts.append(f"{len(values)} {text} (e.g. {', '.join(map(str, values[:3]))})")
+        return "; ".join(parts) or "no problems"
+
+
+def detect_format(path: Path) -> str:
+    for _line, obj in iter_jsonl(path):
+        if "predicted_label" in obj:
+            return "flute-submission"
+        if "input" in obj and "predictions" in obj:
+            return "narrative-generative"
+        if "prediction" in obj and "option1" in obj and "narrative" in obj:
+            return "narrative-discriminative"
+        if "id" in obj and "prediction" in obj:
+            return "figlang"
+        raise DataError(
+            f"cannot tell the prediction format from fields {sorted(obj)}; expected one of {', '.join(FORMATS)}",
+            path, _line,
+        )  # fmt: skip
+    raise DataError("no predictions in file", path)
+
+
+def _norm(text: str) -> str:
+    return " ".join(strip_markup(text).split()).lower()
+
+
+def _cloze_key(narrative: str, options: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    return (_norm(narrative), *(_norm(o) for o in options))
+
+
+def read_predictions(
+    path: str | Path, records: list[Record], labels: tuple[str, ...] = (), fmt: str | None = None
+) -> tuple[dict[str, Prediction], PredictionProblems, str]:
+    """Align a prediction file with gold records; returns (predictions by id, problems, format)."""
+    path = Path(path)
+    fmt = fmt or detect_format(path)
+    if fmt not in FORMATS:
+        raise FiglangError(f"unknown prediction format {fmt!r}; known: {', '.join(FORMATS)}")
+    problems = PredictionProblems()
+    by_id: dict[str, Prediction] = {}
+    seen: Counter[str] = Counter()
+    matcher = _matcher(fmt, records)
+    for line, obj in iter_jsonl(path):
+        try:
+            rid = matcher(obj)
+        except DataError as err:
+            raise DataError(err.message, path, line) from None
+        if rid is None:
+            problems.unknown.append(f"{path.name}:{line}")
+            continue
+        seen[rid] += 1
+        if seen[rid] > 1:
+            if seen[rid] == 2:
+                problems.duplicates.append(rid)
+            continue
+        by_id[rid] = _to_prediction(fmt, rid, obj, labels)
+    for r in records:
+        if r.id not in by_id:
+            problems.missing.append(r.id)
+    for rid, p in by_id.items():
+        if not p.valid:
+            problems.invalid.append(rid)
+        if isinstance(p.prediction, str) and p.explanation is not None and not p.explanation.strip():
+            problems.empty_explanations.append(rid)
+    return by_id, problems, fmt
+
+
+def _matcher(fmt: str, records: list[Record]):
+    ids = {r.id for r in records}
+    if fmt == "figlang":
+        return lambda obj: str(obj["id"]) if str(obj.get("id")) in ids else None
+    if fmt == "narrative-discriminative":
+        index = {_cloze_key(r.narrative, r.options): r.id for r in records if isinstance(r, ClozeRecord)}
+        return lambda obj: index.get(_cloze_key(obj["narrative"], [obj["option1"], obj["option2"]]))
+    if fmt == "narrative-generative":
+        index = {_norm(r.source): r.id for r in records if isinstance(r, GenerationRecord)}
+        return lambda obj: index.get(_norm(obj["input"]))
+    # flute-submission
+    by_pair = {(_norm(r.premise), _norm(r.hypothesis)): r.id for r in records if isinstance(r, NLIPair)}
+    by_codalab = {str(r.meta.get("codalab_id")): r.id for r in records if r.meta.get("codalab_id") is not None}
+
+    def match(obj: dict) -> str | None:
+        if "premise" in obj and "hypothesis" in obj:
+            return by_pair.get((_norm(obj["premise"]), _norm(obj["hypothesis"])))
+        if str(obj.get("id")) in ids:
+            return str(obj["id"])
+        if obj.get("codalab_id") is not None:
+            return by_codalab.get(str(obj["codalab_id"]))
+        raise DataError(
+            "a FLUTE submission row needs premise+hypothesis, a figlang id or a codalab_id to be matched safely; "
+            "bare FLUTE ids repeat across figure types"
+        )
+
+    return match
+
+
+def _to_prediction(fmt: str, rid: str, obj: dict, labels: tuple[str, ...]) -> Prediction:
+    if fmt == "narrative-discriminative":
+        value = obj["prediction"]
+        ok = isinstance(value, int) and value in (0, 1)
+        return Prediction(rid, value if ok else None, valid=ok, error=None if ok else f"bad option index {value!r}")
+    if fmt == "narrative-generative":
+        preds = obj["predictions"]
+        preds = [preds] if isinstance(preds, str) else list(preds or [])
+        return Prediction(rid, [str(p) for p in preds], valid=bool(preds) and any(str(p).strip() for p in preds))
+    if fmt == "flute-submission":
+        raw = str(obj.get("predicted_label") or "")
+        label = normalise_label(raw)
+        ok = label is not None and (not labels or label in labels)
+        return Prediction(
+            rid, label if ok else None, explanation=str(obj.get("model_explanation") or ""), raw=raw,
+            valid=ok, error=None if ok else f"label {raw!r} is not one of {', '.join(labels) or 'the label set'}",
+        )  # fmt: skip
+    p = Prediction.from_dict({**obj, "id": rid})
+    if labels and isinstance(p.prediction, str) and p.prediction not in labels:
+        p.valid, p.error = False, f"label {p.prediction!r} is not one of {', '.join(labels)}"
+    return p
+
+
+def prediction_rows(records: list[Record], predictions: dict[str, Prediction], correct: dict[str, bool | None]) -> list[dict]:
+    """One JSON-able row per item: inputs, gold, prediction, scores, correctness."""
+    rows = []
+    for r in records:
+        p = predictions.get(r.id)
+        row: dict[str, Any] = {"id": r.id}
+        if isinstance(r, ClozeRecord):
+            row.update(narrative=r.narrative, options=list(r.options), gold=r.label, expression=r.expression)
+        elif isinstance(r, NLIPair):
+            row.update(premise=r.premise, hypothesis=r.hypothesis, gold=r.label, gold_explanation=r.explanation,
+                       figure_type=r.figure_type, pair_type=r.pair_type, expression=r.expression)  # fmt: skip
+        else:
+            row.update(source=r.source, references=list(r.references))
+        if p is None:
+            row.update(prediction=None, missing=True)
+        else:
+            row.update({k: v for k, v in p.to_dict().items() if k != "id" and v not in (None, {}, [])})
+            row["prediction"] = p.prediction
+            row["valid"] = p.valid
+        if correct.get(r.id) is not None:
+            row["correct"] = correct[r.id]
+        rows.append(row)
+    return rows
+
+
+def write_predictions(path: Path, rows: list[dict]) -> None:
+    from ..data.io import atomic_write
+
+    with atomic_write(path) as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -1,0 +1,140 @@
+"""`figlang report`: many runs → one table (Markdown + HTML) and the plots people would rather look at."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+from ..data.io import atomic_write
+from .runs import Run, load_run
+
+_SLOTS = {"a", "an", "the", "his", "her", "their", "my", "your", "our", "its", "one's", "one", "someone's", "someone"}
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80]
+
+
+def run_row(run: Run) -> dict[str, Any]:
+    r = run.results
+    m = r["metrics"]
+    row: dict[str, Any] = {
+        "run": run.path.name, "task": r["task"]["name"], "split": r["task"]["split"], "method": r["method"]["name"],
+        "model": r["method"].get("model") or "", "items": m.get("n_scored", 0),
+    }  # fmt: skip
+    acc = m.get("accuracy")
+    if acc:
+        row["accuracy"] = f"{100 * acc['accuracy']:.2f} [{100 * acc['ci_low']:.1f}, {100 * acc['ci_high']:.1f}]"
+    for key in ("rougeL", "bleu", "bertscore_f1"):
+        v = (m.get("generation") or {}).get(key)
+        if isinstance(v, (int, float)):
+            row[key] = f"{v:.4f}"
+    return row
+
+
+def idiom_groups(rows: list[dict[str, Any]]) -> dict[int, tuple[str, str]]:
+    """Row index → (group key, base form) for rows with an expression.
+
+    IMPLI's files do not name the idiom's base form, so variants of one idiom are grouped by the
+    Porter stems of their words minus determiner/possessive slots, and the most frequent variant
+    is taken as the base form. An approximation, stated in the report.
+    """
+    from nltk.stem import PorterStemmer
+
+    stem = PorterStemmer().stem
+    keys: dict[int, str] = {}
+    variants: dict[str, Counter[str]] = defaultdict(Counter)
+    for i, row in enumerate(rows):
+        expr = row.get("expression")
+        if not expr:
+            continue
+        words = [w for w in re.findall(r"\w+(?:'\w+)?", expr.lower()) if w not in _SLOTS]
+        if not words:
+            continue
+        key = " ".join(stem(w) for w in words)
+        keys[i] = key
+        variants[key][" ".join(expr.lower().split())] += 1
+    base = {k: v.most_common(1)[0][0] for k, v in variants.items()}
+    return {i: (k, base[k]) for i, k in keys.items()}
+
+
+def _plots_for_run(run: Run, out: Path) -> list[Path]:
+    from ..metrics import plots
+    from ..metrics.impli_analysis import ice_accuracy_correlation, levenshtein_overlap
+
+    made: list[Path] = []
+    m = run.results["metrics"]
+    name = _slug(run.path.name)
+    for key, groups in m.items():
+        if key.startswith("by_") and isinstance(groups, dict) and len(groups) > 1 and key != "by_gold_label":
+            g = sorted(groups)
+            made.append(plots.plot_accuracy_bars(
+                g, [groups[k]["accuracy"] for k in g], [groups[k]["ci_low"] for k in g], [groups[k]["ci_high"] for k in g],
+                out / f"{name}_{key}.png", title=f"{run.results['task']['name']} {key.replace('_', ' ')}: {run.label}",
+            ))  # fmt: skip
+    rows = [r for r in run.rows if "premise" in r and "correct" in r]
+    if rows and run.results["task"]["name"].startswith("impli"):
+        dists = [levenshtein_overlap(r["premise"], r["hypothesis"]).distance for r in rows]
+        made.append(plots.plot_overlap_histograms(
+            [d for d, r in zip(dists, rows) if r["correct"]], [d for d, r in zip(dists, rows) if not r["correct"]],
+            out / f"{name}_overlap.png",
+        ))  # fmt: skip
+        groups = idiom_groups(rows)
+        if groups:
+            from ..metrics.impli_analysis import ice_score
+
+            premises: dict[str, list[str]] = defaultdict(list)
+            for i, (key, _b) in groups.items():
+                if rows[i]["premise"] not in premises[key]:
+                    premises[key].append(rows[i]["premise"])
+            base = {key: b for key, b in groups.values()}
+            ice = {key: ice_score(base[key], premises[key]) for key in premises}
+            idx = sorted(groups)
+            corr = ice_accuracy_correlation(ice, [groups[i][0] for i in idx], [bool(rows[i]["correct"]) for i in idx])
+            if corr.n >= 3:
+                keys = sorted(corr.ice)
+                made.append(plots.plot_ice_scatter(
+                    [corr.ice[k] for k in keys], [corr.accuracy[k] for k in keys], [base[k] for k in keys],
+                    out / f"{name}_ice.png", rho=corr.rho,
+                ))  # fmt: skip
+    return made
+
+
+def build_report(run_paths: list[str | Path], out: str | Path) -> list[Path]:
+    """Write report.md, report.html and PNG plots for the given run folders; returns the written paths."""
+    from ..metrics import plots
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = [load_run(p) for p in run_paths]
+    rows = [run_row(r) for r in runs]
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    images: list[Path] = []
+    acc_runs = [r for r in runs if r.results["metrics"].get("accuracy")]
+    if acc_runs:
+        labels = [r.path.name for r in acc_runs]  # the table below says what each run is
+        accs = [r.results["metrics"]["accuracy"] for r in acc_runs]
+        images.append(plots.plot_accuracy_bars(labels, [a["accuracy"] for a in accs], [a["ci_low"] for a in accs],
+                                               [a["ci_high"] for a in accs], out / "accuracy.png",
+                                               title="Accuracy with 95% bootstrap CI"))  # fmt: skip
+    for r in runs:
+        images += _plots_for_run(r, out)
+    md = ["# figlang report", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    md += ["| " + " | ".join(str(row.get(c, "")) for c in columns) + " |" for row in rows]
+    md += ["", "Accuracy in % with 95% percentile-bootstrap CI. ICE plots group IMPLI idiom variants by word stems "
+           "(files do not name base forms): an approximation.", ""]  # fmt: skip
+    md += [f"![{p.stem}]({p.name})" for p in images]
+    with atomic_write(out / "report.md") as f:
+        f.write("\n".join(md) + "\n")
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(row.get(c, '')))}</td>" for c in columns) + "</tr>" for row in rows)
+    imgs = "".join(f'<figure><img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}"><figcaption>{html.escape(p.stem)}</figcaption></figure>' for p in images)
+    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>figlang report</title><style>"
+            "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}"
+            f"img{{max-width:900px}}</style></head><body><h1>figlang report</h1><table><tr>{head}</tr>{body}</table>{imgs}</body></html>")  # fmt: skip
+    with atomic_write(out / "report.html") as f:
+        f.write(page)
+    return [out / "report.md", out / "report.html", *images]

@@ -1,0 +1,40 @@
+"""Reading finished runs back (results.json + predictions.jsonl)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..data.errors import DataError, FiglangError
+from ..data.io import iter_jsonl
+
+
+@dataclass
+class Run:
+    path: Path
+    results: dict[str, Any]
+    rows: list[dict[str, Any]]
+
+    @property
+    def label(self) -> str:
+        m = self.results["method"]
+        return f"{m['name']}" + (f" ({m['model']})" if m.get("model") else "") + f" [{self.path.name}]"
+
+    @property
+    def task_split(self) -> tuple[str, str]:
+        return self.results["task"]["name"], self.results["task"]["split"]
+
+
+def load_run(path: str | Path) -> Run:
+    path = Path(path)
+    results_file, preds_file = path / "results.json", path / "predictions.jsonl"
+    if not results_file.exists() or not preds_file.exists():
+        raise FiglangError(f"{path} is not a figlang run folder (needs results.json and predictions.jsonl; make one with `figlang eval --out`)")
+    try:
+        results = json.loads(results_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"malformed results file ({exc.msg})", results_file, exc.lineno) from None
+    rows = [obj for _line, obj in iter_jsonl(preds_file)]
+    return Run(path, results, rows)
