@@ -1,0 +1,206 @@
+"""The evaluation harness on real data: the paper's committed outputs, baselines, cache/resume, bad prediction files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from figlang.data.errors import FiglangError, PlaceholderLabelError
+from figlang.evaluation import evaluate, score_predictions_file
+
+OUT = "fig_narrative/output"
+PAPER_DEV = [
+    ("idiom-cloze", f"{OUT}/idiom/discriminative/idiom_dev_predictions.jsonl", 90.99),
+    ("idiom-cloze", f"{OUT}/idiom/discriminative/idiom_context_dev_predictions.jsonl", 92.39),
+    ("idiom-cloze", f"{OUT}/idiom/discriminative/idiom_literal_dev_predictions.jsonl", 93.24),
+    ("simile-cloze", f"{OUT}/simile/discriminative/dev_predictions.jsonl", 87.77),
+    ("simile-cloze", f"{OUT}/simile/discriminative/simile_context_dev_predictions.jsonl", 89.36),
+    ("simile-cloze", f"{OUT}/simile/discriminative/simile_literal_dev_predictions.jsonl", 89.10),
+]
+
+
+@pytest.mark.parametrize(("task", "path", "expected"), PAPER_DEV)
+def test_paper_dev_predictions_reproduce_published_accuracy(data_dir: Path, task: str, path: str, expected: float) -> None:
+    result = score_predictions_file(data_dir / path, task, "dev", data_dir)
+    acc = result.metrics["accuracy"]
+    assert round(100 * acc["accuracy"], 2) == expected
+    assert acc["n"] == (355 if task.startswith("idiom") else 376)
+    assert acc["ci_low"] < acc["accuracy"] < acc["ci_high"]
+    assert result.results["method"]["fingerprint"]["format"] == "narrative-discriminative"
+
+
+def test_paper_test_predictions_are_refused(data_dir: Path) -> None:
+    with pytest.raises(PlaceholderLabelError):
+        score_predictions_file(data_dir / f"{OUT}/idiom/discriminative/idiom_test_predictions.jsonl", "idiom-cloze", "test", data_dir)
+
+
+def test_baselines_are_at_chance_not_perfect(data_dir: Path, tmp_path: Path) -> None:
+    first = evaluate("idiom-cloze", "always-first", split="dev", data_dir=data_dir, cache_dir=tmp_path, progress=False)
+    acc = first.metrics["accuracy"]["accuracy"]
+    assert 0.4 < acc < 0.6  # option1 is gold for 187 of 355
+    assert first.metrics["prediction_balance"] == {"0": 355}
+    majority = evaluate("flute", "majority", split="val", data_dir=data_dir, cache_dir=tmp_path, progress=False)
+    assert majority.results["method"]["fingerprint"]["answer"] == "contradiction"
+    assert majority.metrics["by_gold_label"]["entailment"]["accuracy"] == 0.0
+    assert abs(majority.metrics["accuracy"]["accuracy"] - 296 / 499) < 1e-9
+
+
+def test_results_file_records_provenance(data_dir: Path, tmp_path: Path) -> None:
+    evaluate("simile-cloze", "longer-option", split="dev", data_dir=data_dir, out_dir=tmp_path / "run", cache_dir=tmp_path, progress=False)
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["task"] == {"name": "simile-cloze", "split": "dev", "shape": "cloze", "items": 376, "spec_path": None, "labels": []}
+    files = {f["path"]: f for f in results["data"]["files"]}
+    assert "fig_narrative/data/simile/dev.jsonl" in files and len(files["fig_narrative/data/simile/dev.jsonl"]["sha256"]) == 64
+    assert results["method"]["fingerprint"] == {"method": "longer-option", "length": "characters", "ties": "first"}
+    assert results["metric_config"]["accuracy"]["n_resamples"] == 1000
+    assert results["versions"]["figlang"] and results["versions"]["scipy"]
+    assert "seconds" in results["timing"]
+    rows = [json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert len(rows) == 376 and {"id", "narrative", "options", "gold", "prediction", "correct"} <= set(rows[0])
+    assert "| accuracy % [95% CI] |" in (tmp_path / "run" / "results.md").read_text()
+
+
+def test_placeholder_test_labels_refused_but_predict_only_works(data_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(PlaceholderLabelError):
+        evaluate("simile-cloze", "always-first", split="test", data_dir=data_dir, cache_dir=tmp_path, progress=False)
+    run = evaluate("simile-cloze", "always-first", split="test", data_dir=data_dir, cache_dir=tmp_path, progress=False,
+                   predict_only=True, out_dir=tmp_path / "sub")  # fmt: skip
+    assert "accuracy" not in run.metrics and len(run.predictions) == 1520
+    assert not json.loads((tmp_path / "sub" / "results.json").read_text())["scored"]
+
+
+SLOW_RUN = r"""
+import sys, time
+from figlang.evaluation import evaluate
+from figlang.models.base import Method, Prediction
+
+class SlowLonger(Method):
+    name = "slow-longer"
+    shapes = ("cloze",)
+    def predict(self, records):
+        time.sleep(0.015 * len(records))
+        return [Prediction(r.id, max(range(len(r.options)), key=lambda i: len(r.options[i])), scores=[float(len(o)) for o in r.options]) for r in records]
+    def config(self):
+        return {"version": 1}
+
+evaluate("idiom-cloze", SlowLonger(), split="dev", data_dir=sys.argv[1], cache_dir=sys.argv[2], out_dir=sys.argv[3],
+         progress=False, chunk_size=8)
+"""
+
+
+def _volatile_free(path: Path) -> dict:
+    results = json.loads((path / "results.json").read_text())
+    for key in ("timing", "run"):
+        results.pop(key)
+    return results
+
+
+def test_killed_run_resumes_from_cache_with_identical_results(data_dir: Path, tmp_path: Path) -> None:
+    script = tmp_path / "slow.py"
+    script.write_text(SLOW_RUN)
+    cache, out = tmp_path / "cache", tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, str(script), str(data_dir), str(cache), str(out)])
+    db = cache / "requests.sqlite"
+    deadline = time.time() + 60
+    import sqlite3
+
+    count = 0
+    while time.time() < deadline:  # wait until some chunks are cached, then kill hard
+        if db.exists():
+            try:
+                with sqlite3.connect(db) as conn:
+                    count = conn.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+            except sqlite3.OperationalError:
+                count = 0
+            if count >= 40:
+                break
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 40 <= count < 355, "the run should have been killed halfway"
+    assert not (out / "results.json").exists()
+    subprocess.run([sys.executable, str(script), str(data_dir), str(cache), str(out)], check=True)
+    resumed = json.loads((out / "results.json").read_text())
+    assert resumed["run"]["cache"]["cached"] >= 40 and resumed["run"]["cache"]["computed"] < 355 - 39
+    # an uninterrupted run in a fresh cache gives the identical results and predictions
+    subprocess.run([sys.executable, str(script), str(data_dir), str(tmp_path / "cache2"), str(tmp_path / "clean")], check=True)
+    assert _volatile_free(out) == _volatile_free(tmp_path / "clean")
+    assert (out / "predictions.jsonl").read_bytes() == (tmp_path / "clean" / "predictions.jsonl").read_bytes()
+    # and a rerun costs nothing
+    subprocess.run([sys.executable, str(script), str(data_dir), str(cache), str(tmp_path / "again")], check=True)
+    assert json.loads((tmp_path / "again" / "results.json").read_text())["run"]["cache"]["computed"] == 0
+
+
+def _figlang_rows(tmp_path: Path, rows: list[dict]) -> Path:
+    path = tmp_path / "preds.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_bad_prediction_files_are_reported(data_dir: Path, tmp_path: Path) -> None:
+    from figlang.data.registry import get_task
+
+    val = get_task("flute").load("val", data_dir)
+    rows = [{"id": r.id, "prediction": r.label} for r in val]
+    rows[3]["prediction"] = "neutral"  # outside the label set
+    rows.append(dict(rows[5]))  # duplicate
+    rows.append({"id": "val-99999", "prediction": "entailment"})  # unknown id
+    del rows[10]  # missing
+    path = _figlang_rows(tmp_path, rows)
+    with pytest.raises(FiglangError) as info:
+        score_predictions_file(path, "flute", "val", data_dir)
+    text = str(info.value)
+    for part in ("1 gold items have no prediction (e.g. val-10)", "1 ids are predicted more than once (e.g. val-5)",
+                 "1 predictions match no gold item", "1 predictions are outside the label set", "--allow-partial"):  # fmt: skip
+        assert part in text
+    partial = score_predictions_file(path, "flute", "val", data_dir, allow_partial=True)
+    m = partial.metrics
+    assert m["coverage"] == {"gold_items": 499, "predicted": 498}
+    assert m["n_invalid"] == 1 and m["accuracy"]["n"] == 498 and m["accuracy"]["n_correct"] == 497
+
+
+def test_prediction_file_for_other_items(data_dir: Path, tmp_path: Path) -> None:
+    path = _figlang_rows(tmp_path, [{"id": f"x-{i}", "prediction": 0} for i in range(10)])
+    with pytest.raises(FiglangError, match="355 gold items have no prediction"):
+        score_predictions_file(path, "idiom-cloze", "dev", data_dir)
+
+
+def test_compare_and_report_on_real_runs(data_dir: Path, tmp_path: Path) -> None:
+    from figlang.evaluation.compare import compare_runs
+    from figlang.evaluation.report import build_report
+
+    score_predictions_file(data_dir / PAPER_DEV[0][1], "idiom-cloze", "dev", data_dir, out_dir=tmp_path / "base")
+    score_predictions_file(data_dir / PAPER_DEV[2][1], "idiom-cloze", "dev", data_dir, out_dir=tmp_path / "literal")
+    c = compare_runs(tmp_path / "base", tmp_path / "literal")
+    assert c["n_paired"] == 355
+    assert c["only_a_right"] - c["only_b_right"] == 323 - 331
+    names = [t["test"] for t in c["tests"]]
+    assert any("t-test" in n for n in names) and any("McNemar" in n for n in names)
+    assert all(0 < t["p_value"] < 1 for t in c["tests"])
+    evaluate("impli-idioms-manual", "random", data_dir=data_dir, out_dir=tmp_path / "impli", cache_dir=tmp_path, progress=False)
+    paths = build_report([tmp_path / "base", tmp_path / "literal", tmp_path / "impli"], tmp_path / "report")
+    names = {p.name for p in paths}
+    assert {"report.md", "report.html", "accuracy.png", "impli_overlap.png", "impli_by_pair_type.png"} <= names
+    assert all(p.stat().st_size > 5000 for p in paths if p.suffix == ".png")
+    assert "| base | idiom-cloze | dev | predictions-file |" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_cli_eval_and_compare(data_dir: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "FIGLANG_DATA_DIR": str(data_dir), "COLUMNS": "200"}
+    for name, idx in (("a", 3), ("b", 5)):
+        run = subprocess.run([sys.executable, "-m", "figlang.cli.main", "eval", "-t", "simile-cloze", "-p",
+                              str(data_dir / PAPER_DEV[idx][1]), "-o", str(tmp_path / name)],
+                             capture_output=True, text=True, env=env)  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        assert "accuracy % [95% CI]" in run.stdout
+    run = subprocess.run([sys.executable, "-m", "figlang.cli.main", "compare", str(tmp_path / "a"), str(tmp_path / "b")],
+                         capture_output=True, text=True, env=env)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "paired t-test" in run.stdout and "McNemar" in run.stdout
