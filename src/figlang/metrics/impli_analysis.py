@@ -22,6 +22,8 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 from scipy import stats
 
+from ..data.impli import figurative_span
+
 __all__ = [
     "IceCorrelation",
     "OverlapScore",
@@ -229,22 +231,9 @@ def overlap_summary(distances: Sequence[float], correct: Sequence[bool], bins: i
 def replaced_span(premise: str, hypothesis: str) -> tuple[str, str]:
     """(span of the premise, span of the hypothesis) left after removing their common prefix and suffix.
 
-    IMPLI's idiom pairs replace the idiom in the premise with a paraphrase, so the premise span is the
-    idiom as it occurs. Prefix and suffix are compared case-insensitively on whole tokens (words and
-    punctuation marks), and the spans are returned as written. Caveat: words the paraphrase shares with
-    the idiom at its edges stay in the prefix/suffix ("from scratch" -> "completely from the beginning"
-    yields "scratch"), so the span can be shorter than the idiom. Identical strings give ("", "").
+    The same rule the IMPLI loader uses to name each pair's expression (one implementation:
+    ``figlang.data.impli.figurative_span``). Caveat: words the paraphrase shares with the idiom at its
+    edges stay in the prefix/suffix ("from scratch" -> "completely from the beginning" yields
+    "scratch"), so the span can be shorter than the idiom. Identical strings give ("", "").
     """
-    a = [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(premise)]
-    b = [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(hypothesis)]
-    shortest = min(len(a), len(b))
-    i = 0
-    while i < shortest and a[i][0] == b[i][0]:
-        i += 1
-    j = 0
-    while j < shortest - i and a[-1 - j][0] == b[-1 - j][0]:
-        j += 1
-    mid_a, mid_b = a[i : len(a) - j], b[i : len(b) - j]
-    span_a = premise[mid_a[0][1] : mid_a[-1][2]] if mid_a else ""
-    span_b = hypothesis[mid_b[0][1] : mid_b[-1][2]] if mid_b else ""
-    return span_a, span_b
+    return figurative_span(premise, hypothesis)
