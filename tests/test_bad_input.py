@@ -154,3 +154,17 @@ def test_cli_reports_errors_without_traceback(idiom_dev, tmp_path: Path) -> None
     assert run.returncode == 2
     assert "Traceback" not in run.stderr
     assert "dev.jsonl:7: malformed JSON" in run.stderr.replace("\n", "")
+
+
+def test_line_separator_characters_inside_json_strings(idiom_dev, tmp_path: Path) -> None:
+    path, lines = idiom_dev
+    obj = json.loads(lines[0])
+    obj["option1"] = "He paused\u2028and then\u0085went on."
+    lines[0] = json.dumps(obj, ensure_ascii=False)
+    lines[2] = "{broken"
+    path.write_text("\r\n".join(lines) + "\r\n", encoding="utf-8")  # CRLF too
+    with pytest.raises(DataError) as info:
+        get_task("idiom-cloze").load("dev", tmp_path)
+    assert info.value.line == 3
+    records = get_task("idiom-cloze").load("dev", tmp_path, lenient=True, report=LoadReport())
+    assert records[0].options[0] == "He paused\u2028and then\u0085went on." and len(records) == 354

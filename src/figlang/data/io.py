@@ -35,9 +35,14 @@ def read_text(path: str | Path, encoding: str = "utf-8") -> str:
 
 
 def iter_lines(path: str | Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
-    """(1-based line number, line without its newline) for every non-blank line."""
+    """(1-based line number, line without its newline) for every non-blank line.
+
+    Splits on "\n" only: str.splitlines() would also split on U+2028/U+0085, which JSON allows
+    raw inside strings, breaking valid lines and shifting every reported line number.
+    """
     text = read_text(path, encoding)
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if line.strip():
             yield number, line
 

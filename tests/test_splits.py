@@ -1,0 +1,229 @@
+"""Expression-disjoint splits and folds: disjoint, complete, deterministic (also across hash seeds), balanced."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from figlang.data.errors import DataError
+from figlang.data.records import ClozeRecord, NLIPair, expression_of
+from figlang.data.splits import expression_disjoint_split, expression_folds
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def toy_records(n_expressions: int = 40, seed: int = 7) -> list[ClozeRecord]:
+    """Records of n expressions with uneven group sizes (1-12), interleaved so that order matters."""
+    rng = random.Random(seed)
+    sizes = {f"idiom {i:02d}": rng.randint(1, 12) for i in range(n_expressions)}
+    pool = [name for name, size in sizes.items() for _ in range(size)]
+    rng.shuffle(pool)
+    # vary case/spacing: expression_of normalises, so these must still group together
+    return [ClozeRecord(id=f"r{i}", narrative=f"story {i}", options=("a", "b"), label=0,
+                        expression=name.upper() if i % 3 == 0 else name.replace(" ", "  "))
+            for i, name in enumerate(pool)]
+
+
+def ids(records) -> list[str]:
+    return [r.id for r in records]
+
+
+def expressions(records) -> set[str]:
+    return {expression_of(r) for r in records}
+
+
+def assert_partition(records, parts) -> None:
+    """The parts hold every record exactly once, each in the original order."""
+    seen = [r.id for part in parts for r in part]
+    assert sorted(seen) == sorted(ids(records)) and len(seen) == len(set(seen))
+    position = {r.id: i for i, r in enumerate(records)}
+    for part in parts:
+        assert [position[r.id] for r in part] == sorted(position[r.id] for r in part)
+
+
+# ---------------------------------------------------------------------------------------------
+# expression_disjoint_split
+
+
+def test_split_is_disjoint_complete_and_ordered():
+    records = toy_records()
+    rest, dev = expression_disjoint_split(records, dev_fraction=0.2, seed=3)
+    assert_partition(records, [rest, dev])
+    assert not expressions(rest) & expressions(dev)
+    assert dev and rest
+
+
+@pytest.mark.parametrize("fraction", [0.05, 0.1, 0.25, 0.5])
+def test_split_reaches_the_fraction_without_overshooting_more_than_one_group(fraction):
+    records = toy_records()
+    largest = max(Counter(expression_of(r) for r in records).values())
+    for seed in range(5):
+        _, dev = expression_disjoint_split(records, dev_fraction=fraction, seed=seed)
+        assert fraction * len(records) <= len(dev) < fraction * len(records) + largest
+
+
+def test_split_is_deterministic_and_seed_dependent():
+    records = toy_records()
+    first = expression_disjoint_split(records, seed=1)
+    assert [ids(p) for p in first] == [ids(p) for p in expression_disjoint_split(records, seed=1)]
+    assert [ids(p) for p in expression_disjoint_split(list(records), seed=1)] == [ids(p) for p in first]
+    devs = {tuple(ids(expression_disjoint_split(records, seed=s)[1])) for s in range(6)}
+    assert len(devs) > 1
+
+
+def test_split_does_not_depend_on_input_order_of_expressions():
+    """Same records in another order: the same expressions go to dev (expressions are sorted first)."""
+    records = toy_records()
+    shuffled = records[::-1]
+    _, dev_a = expression_disjoint_split(records, seed=4)
+    _, dev_b = expression_disjoint_split(shuffled, seed=4)
+    assert expressions(dev_a) == expressions(dev_b)
+
+
+def test_records_without_expression_are_an_error_unless_a_key_is_given():
+    records = toy_records(10) + [ClozeRecord(id="bare", narrative="n", options=("a", "b"), label=0)]
+    with pytest.raises(DataError, match=r"1 of .* records have no expression to group by \(first: 'bare'\)"):
+        expression_disjoint_split(records)
+    rest, dev = expression_disjoint_split(records, key=lambda r: r.narrative, dev_fraction=0.3)
+    assert_partition(records, [rest, dev])
+    assert len(dev) >= 0.3 * len(records)
+
+
+def test_split_argument_errors():
+    with pytest.raises(ValueError, match="dev_fraction"):
+        expression_disjoint_split(toy_records(), dev_fraction=1.0)
+    one = [ClozeRecord(id=str(i), narrative="n", options=("a", "b"), label=0, expression="x") for i in range(5)]
+    with pytest.raises(DataError, match="at least 2 distinct expressions"):
+        expression_disjoint_split(one)
+    lopsided = one + [ClozeRecord(id="y", narrative="n", options=("a", "b"), label=0, expression="y")]
+    with pytest.raises(DataError, match="took every expression"):
+        expression_disjoint_split(lopsided, dev_fraction=0.9, seed=0)
+
+
+_SCRIPT = """
+import json, random, sys
+sys.path.insert(0, {tests!r})
+from test_splits import toy_records
+from figlang.data.splits import expression_disjoint_split, expression_folds
+recs = toy_records()
+rest, dev = expression_disjoint_split(recs, seed=5)
+folds = expression_folds(recs, k=4, seed=2)
+print(json.dumps([[r.id for r in dev], [[r.id for r in te] for _, te in folds]]))
+"""
+
+
+def test_split_and_folds_are_identical_under_different_hash_seeds():
+    script = _SCRIPT.format(tests=str(REPO / "tests"))
+    outputs = []
+    for hash_seed in ("1", "2", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        outputs.append(json.loads(done.stdout))
+    assert outputs[0] == outputs[1] == outputs[2]
+    records = toy_records()
+    _, dev = expression_disjoint_split(records, seed=5)
+    assert outputs[0][0] == ids(dev)
+    assert outputs[0][1] == [ids(te) for _, te in expression_folds(records, k=4, seed=2)]
+
+
+# ---------------------------------------------------------------------------------------------
+# expression_folds
+
+
+def test_folds_cover_every_expression_exactly_once():
+    records = toy_records()
+    folds = expression_folds(records, k=5)
+    assert len(folds) == 5
+    assert_partition(records, [test for _, test in folds])
+    for train, test in folds:
+        assert_partition(records, [train, test])
+        assert not expressions(train) & expressions(test)
+    owner = Counter(e for _, test in folds for e in expressions(test))
+    assert set(owner.values()) == {1} and set(owner) == expressions(records)
+
+
+def test_folds_are_balanced_by_record_count():
+    records = toy_records(60)
+    largest = max(Counter(expression_of(r) for r in records).values())
+    sizes = [len(test) for _, test in expression_folds(records, k=10)]
+    assert max(sizes) - min(sizes) <= largest  # greedy largest-first bound
+    assert max(sizes) - min(sizes) <= 2  # in practice: many small groups even out the folds
+
+
+def test_folds_greedy_assignment_on_a_worked_example():
+    sizes = {"a": 5, "b": 4, "c": 3, "d": 3, "e": 1}
+    records = [NLIPair(id=f"{e}{i}", premise="p", hypothesis="h", label="entailment", expression=e)
+               for e, n in sizes.items() for i in range(n)]
+    folds = expression_folds(records, k=2, seed=0)
+    tests = sorted((sorted(expressions(test)) for _, test in folds), key=len)
+    # largest first, each to the lighter fold: a(5)->f0=5; b(4)->f1=4; c(3)->f1=7; d(3)->f0=8; e(1)->f1=8
+    assert tests == [["a", "d"], ["b", "c", "e"]]
+    assert sorted(len(test) for _, test in folds) == [8, 8]
+
+
+def test_folds_seed_only_relabels_the_folds():
+    records = toy_records()
+    by_seed = [expression_folds(records, k=4, seed=s) for s in range(4)]
+    partitions = [sorted(tuple(ids(te)) for _, te in folds) for folds in by_seed]
+    assert all(p == partitions[0] for p in partitions)
+    assert len({tuple(ids(folds[0][1])) for folds in by_seed}) > 1
+    assert [ids(te) for _, te in expression_folds(records, k=4, seed=1)] == [ids(te) for _, te in by_seed[1]]
+
+
+def test_folds_need_enough_expressions():
+    with pytest.raises(DataError, match="3 folds need at least 3 distinct expressions, found 2"):
+        expression_folds(toy_records(2), k=3)
+    with pytest.raises(ValueError, match="k must be at least 2"):
+        expression_folds(toy_records(), k=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# real data
+
+
+def test_idiom_train_expression_disjoint_split(data_dir):
+    from figlang.data.registry import get_task
+
+    train = get_task("idiom-cloze").load("train", data_dir)
+    assert len(train) == 2715
+    rest, dev = expression_disjoint_split(train, dev_fraction=0.1, seed=0)
+    assert_partition(train, [rest, dev])
+    assert not expressions(rest) & expressions(dev)
+    assert 0.1 <= len(dev) / len(train) < 0.13
+    again = expression_disjoint_split(train, dev_fraction=0.1, seed=0)
+    assert ids(again[1]) == ids(dev)
+
+
+def test_idiom_train_folds(data_dir):
+    from figlang.data.registry import get_task
+
+    train = get_task("idiom-cloze").load("train", data_dir)
+    folds = expression_folds(train, k=10)
+    assert_partition(train, [test for _, test in folds])
+    sizes = [len(test) for _, test in folds]
+    assert max(sizes) - min(sizes) <= max(Counter(expression_of(r) for r in train).values())
+    for train_part, test in folds:
+        assert not expressions(train_part) & expressions(test)
+
+
+def test_impli_folds_by_expression(data_dir):
+    """IMPLI has no official split; the paper evaluates on 10 folds by idiom."""
+    from figlang.data.registry import get_task
+
+    pairs = get_task("impli-idioms").load("all", data_dir)
+    with_expression = [p for p in pairs if p.expression]
+    if not with_expression:
+        pytest.skip("the IMPLI loader sets no expressions")
+    folds = expression_folds(with_expression, k=10, seed=0)
+    assert_partition(with_expression, [test for _, test in folds])
+    owner = Counter(e for _, test in folds for e in expressions(test))
+    assert set(owner.values()) == {1}
+    sizes = [len(test) for _, test in folds]
+    assert max(sizes) - min(sizes) <= max(Counter(expression_of(p) for p in with_expression).values())
