@@ -73,7 +73,7 @@ def render_stats(result: TaskStats) -> None:
             continue
         notes = []
         if s.placeholder:
-            notes.append(f"[bold yellow]placeholder labels[/bold yellow]: {s.placeholder}")
+            notes.append("[bold yellow]placeholder labels[/bold yellow]: hidden by the authors, never scored")
         notes += [f"[yellow]{w}[/yellow]" for w in s.warnings]
         words = ", ".join(f"{k} {v}" for k, v in s.mean_words.items())
         table.add_row(s.split, f"{s.records:,}", f"{s.expressions:,}", _fmt_counts(s.labels), words, "\n".join(notes))
@@ -92,26 +92,9 @@ def render_stats(result: TaskStats) -> None:
         render_overlap(result.task, result.overlap)
 
 
-def render_overlap(task: str, overlap: dict) -> None:
-    pairs = overlap.get("pairs", [])
-    if not pairs:
-        return
-    table = Table(title=f"{task}: overlap between splits", title_justify="left")
-    keys = [k for k in pairs[0] if k not in ("a", "b")]
-    table.add_column("splits")
-    for k in keys:
-        table.add_column(k.replace("_", " "), justify="right", overflow="fold")
-    for p in pairs:
-        table.add_row(f"{p['a']} ↔ {p['b']}", *(_fmt_value(p[k]) for k in keys))
-    console.print(table)
-
-
-def _fmt_value(v) -> str:
-    if isinstance(v, float):
-        return f"{100 * v:.1f}%" if v <= 1 else f"{v:.1f}"
-    if isinstance(v, int):
-        return f"{v:,}"
-    return str(v)
+def render_overlap(task: str, overlap) -> None:
+    console.print(f"[bold]{task}[/bold]: overlap between splits (leakage check)")
+    console.print(overlap)
 
 
 @app.command("show")
@@ -139,9 +122,9 @@ def overlap_cmd(
 
     t = get_task(task)
     loaded = {s: t.load(s, data_dir, report=LoadReport()) for s in t.splits}
-    report = overlap_report(loaded).to_dict()
+    report = overlap_report(loaded)
     if as_json:
-        typer.echo(json.dumps(report, indent=2))
+        typer.echo(json.dumps(report.to_dict(), indent=2))
     else:
         render_overlap(t.name, report)
 

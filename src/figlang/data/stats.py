@@ -9,6 +9,7 @@ from statistics import mean
 from typing import Any
 
 from .errors import DataError, LoadReport
+from .hygiene import OverlapReport, overlap_report
 from .records import ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
 from .registry import Task
 
@@ -34,10 +35,12 @@ class TaskStats:
     task: str
     shape: str
     splits: list[SplitStats]
-    overlap: dict[str, Any] | None = None
+    overlap: OverlapReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        d["overlap"] = self.overlap.to_dict() if self.overlap is not None else None
+        return d
 
 
 def _words(text: str | None) -> int:
@@ -76,7 +79,7 @@ def split_stats(task: Task, split: str, records: list[Record], report: LoadRepor
 
     groups: dict[str, dict[str, int]] = {}
     for name in task.group_by:
-        counts = Counter(f"{getattr(r, name, None)} / {_label_name(r)}" for r in records)
+        counts = Counter(f"{getattr(r, name, None) or 'n/a'} / {_label_name(r)}" for r in records)
         groups[name] = dict(sorted(counts.items()))
     return SplitStats(
         task=task.name,
@@ -93,8 +96,6 @@ def split_stats(task: Task, split: str, records: list[Record], report: LoadRepor
 
 def task_stats(task: Task, data_dir: str | Path | None = None, splits: list[str] | None = None, overlap: bool = True) -> TaskStats:
     """Statistics of every split of a task, and the overlap between its splits."""
-    from .hygiene import overlap_report
-
     loaded: dict[str, list[Record]] = {}
     out: list[SplitStats] = []
     for split in splits or [s for s in task.splits if "disjoint" not in s]:
@@ -106,5 +107,5 @@ def task_stats(task: Task, data_dir: str | Path | None = None, splits: list[str]
             continue
         loaded[split] = records
         out.append(split_stats(task, split, records, report))
-    over = overlap_report(loaded).to_dict() if overlap and len(loaded) > 1 else None
+    over = overlap_report(loaded) if overlap and len(loaded) > 1 else None
     return TaskStats(task=task.name, shape=task.shape, splits=out, overlap=over)
