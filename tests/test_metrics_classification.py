@@ -1,0 +1,192 @@
+"""Accuracy + bootstrap CI, paired significance tests and simulatability, on hand-computable cases."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from figlang.metrics import (
+    MCNEMAR_EXACT_BELOW,
+    Accuracy,
+    accuracy,
+    accuracy_by_group,
+    correctness,
+    mcnemar,
+    paired_t_test,
+    simulatability,
+    simulatability_report,
+    wilcoxon_signed_rank,
+)
+
+# ---------------------------------------------------------------- accuracy
+
+
+def _labels(n_correct: int, n_wrong: int) -> tuple[list[str], list[str]]:
+    gold = ["a"] * (n_correct + n_wrong)
+    pred = ["a"] * n_correct + ["b"] * n_wrong
+    return pred, gold
+
+
+def test_accuracy_point_estimate_and_ci_contains_it():
+    pred, gold = _labels(37, 13)
+    res = accuracy(pred, gold, n_resamples=2000, seed=1)
+    assert res.accuracy == pytest.approx(37 / 50)
+    assert (res.n, res.n_correct) == (50, 37)
+    assert res.ci_low < res.accuracy < res.ci_high
+    # A 95% interval for p=0.74, n=50 is about ±0.12 wide; the bootstrap should be in that region.
+    assert 0.55 < res.ci_low < 0.70 and 0.78 < res.ci_high < 0.90
+    assert (res.n_resamples, res.seed, res.confidence) == (2000, 1, 0.95)
+
+
+def test_bootstrap_is_deterministic_with_seed():
+    pred, gold = _labels(37, 13)
+    a = accuracy(pred, gold, n_resamples=500, seed=7)
+    b = accuracy(pred, gold, n_resamples=500, seed=7)
+    assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
+    # The seed is the one actually used: the same call to scipy with that seed gives the same interval.
+    direct = stats.bootstrap(
+        ([1.0] * 37 + [0.0] * 13,), np.mean, n_resamples=500, method="percentile", rng=np.random.default_rng(7)
+    )
+    assert (a.ci_low, a.ci_high) == (direct.confidence_interval.low, direct.confidence_interval.high)
+    # With 1000 items the interval is fine-grained enough that another seed moves it.
+    pred, gold = _labels(611, 389)
+    assert accuracy(pred, gold, n_resamples=300, seed=1).ci_low != accuracy(pred, gold, n_resamples=300, seed=2).ci_low
+
+
+def test_accuracy_metric_object_records_config():
+    metric = Accuracy(n_resamples=123, confidence=0.9, seed=3)
+    cfg = metric.config()
+    assert cfg["n_resamples"] == 123 and cfg["confidence"] == 0.9 and cfg["seed"] == 3
+    res = metric.compute(["x", "y", "x"], ["x", "x", "x"])
+    assert res.accuracy == pytest.approx(2 / 3) and res.n_resamples == 123
+    assert "66.67%" in str(res)
+
+
+def test_accuracy_degenerate_and_errors():
+    res = accuracy(["a"] * 5, ["a"] * 5)
+    assert res.accuracy == 1.0 and res.ci_low == res.ci_high == 1.0
+    with pytest.raises(ValueError):
+        accuracy(["a"], ["a", "b"])
+    with pytest.raises(ValueError):
+        accuracy([], [])
+
+
+def test_none_prediction_is_wrong():
+    assert correctness([None, "a"], [None, "a"]) == [False, True]
+
+
+def test_accuracy_by_group():
+    pred = ["e", "c", "e", "e", "c", "c"]
+    gold = ["e", "c", "c", "e", "e", "c"]
+    groups = ["idiom", "idiom", "simile", "simile", "sarcasm", None]
+    res = accuracy_by_group(pred, gold, groups, n_resamples=200)
+    assert list(res) == ["idiom", "sarcasm", "simile", "unknown"]
+    assert res["idiom"].accuracy == 1.0  # 2/2
+    assert res["simile"].accuracy == 0.5  # 1/2
+    assert res["sarcasm"].accuracy == 0.0  # 0/1
+    assert res["unknown"].n == 1
+
+
+# ---------------------------------------------------------------- paired tests
+
+
+def test_paired_t_test_by_hand_and_against_scipy():
+    a = [1, 0, 1, 1]
+    b = [0, 0, 1, 0]
+    # differences d = [1, 0, 0, 1]: mean 0.5, sample sd = sqrt(4 * 0.25 / 3) = sqrt(1/3),
+    # standard error = sqrt(1/3) / 2, t = 0.5 / (sqrt(1/3) / 2) = sqrt(3) = 1.7320508, df = 3.
+    res = paired_t_test(a, b)
+    assert res.statistic == pytest.approx(math.sqrt(3))
+    assert res.details["df"] == 3
+    direct = stats.ttest_rel(a, b)
+    assert res.p_value == pytest.approx(float(direct.pvalue))
+    assert res.n == 4 and "ttest_rel" in res.test and "p=" in str(res)
+
+
+def test_paired_t_test_identical_systems():
+    res = paired_t_test([1, 0, 1], [1, 0, 1])
+    assert (res.statistic, res.p_value) == (0.0, 1.0)
+    assert "zero" in str(res)
+
+
+def test_mcnemar_exact_by_hand():
+    # b = items only A got right = 4, c = items only B got right = 1, 3 both right, 2 both wrong.
+    a = [1, 1, 1, 1, 0] + [1] * 3 + [0] * 2
+    b = [0, 0, 0, 0, 1] + [1] * 3 + [0] * 2
+    res = mcnemar(a, b)
+    assert (res.b, res.c, res.exact) == (4, 1, True)
+    # Exact two-sided binomial, n = 5, p = 1/2: 2 * P(X <= 1) = 2 * (1 + 5) / 32 = 0.375.
+    assert res.p_value == pytest.approx(0.375)
+    assert res.p_value == pytest.approx(stats.binomtest(4, 5, 0.5).pvalue)
+    assert "exact" in res.test
+
+
+def test_mcnemar_chi_square_by_hand():
+    # b = 30, c = 10 (b + c = 40 >= 25, so chi-square): (|30 - 10| - 1)^2 / 40 = 361 / 40 = 9.025.
+    a = [1] * 30 + [0] * 10 + [1] * 20
+    b = [0] * 30 + [1] * 10 + [1] * 20
+    res = mcnemar(a, b)
+    assert not res.exact and res.b + res.c >= MCNEMAR_EXACT_BELOW
+    assert res.statistic == pytest.approx(9.025)
+    assert res.p_value == pytest.approx(stats.chi2.sf(9.025, 1))
+    assert 0.002 < res.p_value < 0.003
+    assert "continuity" in res.test
+    forced = mcnemar(a, b, exact=True)
+    assert forced.exact and forced.p_value == pytest.approx(stats.binomtest(30, 40, 0.5).pvalue)
+
+
+def test_mcnemar_no_discordant_pairs():
+    res = mcnemar([1, 0, 1], [1, 0, 1])
+    assert (res.b, res.c, res.p_value) == (0, 0, 1.0)
+
+
+def test_wilcoxon_by_hand_and_against_scipy():
+    x = [2, 4, 6, 8, 10, 1]
+    y = [1, 2, 3, 4, 5, 7]
+    # differences 1, 2, 3, 4, 5, -6: ranks 1..6, W+ = 15, W- = 6, statistic = min = 6.
+    # Exact null: subsets of {1..6} with rank sum <= 6 number 14 (of 64), two-sided p = 2 * 14 / 64.
+    res = wilcoxon_signed_rank(x, y)
+    assert res.statistic == 6.0
+    assert res.p_value == pytest.approx(28 / 64)
+    direct = stats.wilcoxon(x, y)
+    assert res.p_value == pytest.approx(float(direct.pvalue))
+    assert res.details["zero_method"] == "wilcox"
+
+
+def test_wilcoxon_all_ties():
+    res = wilcoxon_signed_rank([3, 4, 5], [3, 4, 5])
+    assert res.p_value == 1.0
+
+
+def test_paired_tests_reject_misaligned():
+    with pytest.raises(ValueError):
+        paired_t_test([1, 0], [1])
+    with pytest.raises(ValueError):
+        mcnemar([], [])
+
+
+# ---------------------------------------------------------------- simulatability
+
+
+def test_simulatability_predicted_and_gold_rationales():
+    gold = ["e", "c", "e", "c", "e", "c", "e", "c", "e", "c"]
+    i_o = ["e", "e", "e", "c", "c", "c", "c", "e", "e", "c"]  # 6/10 correct
+    ir_o_pred = ["e", "c", "e", "c", "c", "c", "e", "e", "e", "c"]  # 8/10 correct
+    ir_o_gold = list(gold)  # 10/10 correct
+    res = simulatability(gold, i_o, ir_o_pred)
+    assert res.accuracy_without_rationale == pytest.approx(0.6)
+    assert res.accuracy_with_rationale == pytest.approx(0.8)
+    assert res.simulatability == pytest.approx(0.2)
+    # IR→O right where I→O wrong at items 1 and 6 (b = 2); never the other way (c = 0).
+    assert (res.test.b, res.test.c) == (2, 0)
+    report = simulatability_report(gold, i_o, with_predicted_rationales=ir_o_pred, with_gold_rationales=ir_o_gold)
+    assert set(report) == {"predicted", "gold"}
+    assert report["gold"].simulatability == pytest.approx(0.4)
+    assert "+40.00 points" in str(report["gold"])
+    with pytest.raises(ValueError):
+        simulatability_report(gold, i_o)
+    with pytest.raises(ValueError):
+        simulatability(gold, i_o[:-1], ir_o_pred)
