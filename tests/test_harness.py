@@ -204,3 +204,46 @@ def test_cli_eval_and_compare(data_dir: Path, tmp_path: Path) -> None:
                          capture_output=True, text=True, env=env)  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert "paired t-test" in run.stdout and "McNemar" in run.stdout
+
+
+def test_flute_submission_scored_by_content_with_offline_metric_models(data_dir: Path, tmp_path: Path, minilm_path: Path) -> None:
+    """A FLUTE-format submission against test gold: matched by premise/hypothesis, explanation scores from real
+    (offline, non-paper) BERTScore and BLEURT code paths, marked not comparable to published numbers."""
+    import shutil
+
+    from figlang.evaluation.scoring import MetricOptions
+
+    shutil.copytree(data_dir / "flute", tmp_path / "flute")
+    gold = tmp_path / "flute" / "testgolddata"
+    gold.mkdir()
+    items = {
+        "sarcasm": [("I hate Mondays.", "I just love Mondays, said no one ever.", "Entailment", "Both express dislike of Mondays.")],
+        "simile": [("He was very fast.", "He ran like a snail.", "Contradiction", "A snail is slow, so running like one is not fast.")],
+        "metaphor": [("She was angry.", "She was boiling.", "Entailment", "Boiling conveys intense anger.")],
+        "idiom": [("He revealed the secret.", "He spilled the beans.", "Entailment", "To spill the beans means to reveal a secret.")],
+    }
+    for figure, rows in items.items():
+        (gold / f"{figure}_test.jsonl").write_text("".join(
+            json.dumps({"id": 0, "premise": p, "hypothesis": h, "label": lab, "explanation": e}) + "\n" for p, h, lab, e in rows))  # fmt: skip
+    submission = [  # rows in another order than the gold, one empty explanation, one wrong label, one missing
+        {"id": 0, "premise": "He revealed the secret.", "hypothesis": "He spilled the beans.", "predicted_label": "Entailment",
+         "model_explanation": "To spill the beans means to reveal a secret."},
+        {"id": 0, "premise": "I hate Mondays.", "hypothesis": "I just love Mondays, said no one ever.", "predicted_label": "Entailment",
+         "model_explanation": ""},
+        {"id": 0, "premise": "He was very fast.", "hypothesis": "He ran like a snail.", "predicted_label": "Entailment",
+         "model_explanation": "Snails are fast."},
+    ]  # fmt: skip
+    path = tmp_path / "submission.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in submission))
+    options = MetricOptions(bertscore_model=str(minilm_path), bertscore_layers=6, bleurt_checkpoint=str(minilm_path), bleurt_head_seed=0)
+    with pytest.raises(FiglangError, match="1 gold items have no prediction"):
+        score_predictions_file(path, "flute", "test", tmp_path, metric_options=options)
+    result = score_predictions_file(path, "flute", "test", tmp_path, allow_partial=True, metric_options=options, out_dir=tmp_path / "run")
+    m = result.metrics
+    assert m["accuracy"]["n"] == 3 and m["accuracy"]["n_correct"] == 2  # idiom and sarcasm right, simile wrong
+    assert result.problems.empty_explanations == ["sarcasm-0"] and result.problems.missing == ["metaphor-0"]
+    exp = m["explanations"]
+    assert exp["computed"] and exp["comparable_to_published"] is False
+    rows = {json.loads(x)["id"]: json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()}
+    assert rows["sarcasm-0"]["explanation_score"] == 0  # empty explanation scores 0, never a neighbour's score
+    assert rows["idiom-0"]["explanation_score"] > 0

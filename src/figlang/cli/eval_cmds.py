@@ -64,7 +64,7 @@ def eval_cmd(
                             bertscore_layers=bertscore_layers, bleurt_checkpoint=bleurt_checkpoint)  # fmt: skip
     if predictions is not None:
         result = score_predictions_file(predictions, task, split, data_dir, prediction_format, allow_partial, out, options, seed)
-        if result.problems.blocking or result.problems.empty_explanations:
+        if result.problems.blocking or result.problems.empty_explanations or result.problems.empty_generations:
             console.print(f"[yellow]problems in {predictions}: {result.problems.summary()}[/yellow]")
     else:
         if not method:

@@ -107,6 +107,7 @@ def _results(
     method_info: dict[str, Any], options: MetricOptions, data_dir: Path | None, seconds: float, extra: dict[str, Any],
 ) -> dict[str, Any]:  # fmt: skip
     metrics = score(records, predictions, task.group_by, options)
+    per_item = (metrics.get("explanations") or {}).pop("explanation_scores", None) or {}
     metrics["coverage"] = {"gold_items": len(records), "predicted": sum(r.id in predictions for r in records)}
     root = data_dir if task.spec_path is None else Path(task.spec_path).parent
     return {
@@ -122,6 +123,7 @@ def _results(
         "machine": machine(),
         "timing": {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
         **extra,
+        "_per_item": {"explanation_score": per_item} if per_item else {},
     }
 
 
@@ -133,7 +135,7 @@ def _write(out_dir: Path | None, results: dict[str, Any], records: list[Record],
 
     out_dir.mkdir(parents=True, exist_ok=True)
     correct = {r.id: is_correct(r, predictions.get(r.id)) if r.id in predictions else None for r in records}
-    write_predictions(out_dir / "predictions.jsonl", prediction_rows(records, predictions, correct))
+    write_predictions(out_dir / "predictions.jsonl", prediction_rows(records, predictions, correct, results.pop("_per_item", {})))
     write_json(out_dir / "results.json", results)
     with atomic_write(out_dir / "results.md") as f:
         f.write(results_markdown(results))
@@ -189,6 +191,7 @@ def evaluate(
     results = _results(t, split, records, predictions if scoreable else {}, PredictionProblems(), info, options, data_root, seconds, extra)
     out = Path(out_dir) if out_dir else None
     _write(out, results, records, predictions)
+    results.pop("_per_item", None)
     return RunResult(results, predictions, records, out)
 
 
@@ -223,4 +226,5 @@ def score_predictions_file(
     results = _results(t, split, records, predictions, problems, info, options, data_root, time.perf_counter() - start, extra)
     out = Path(out_dir) if out_dir else None
     _write(out, results, records, predictions)
+    results.pop("_per_item", None)
     return RunResult(results, predictions, records, out, problems)

@@ -5,7 +5,7 @@ Formats read (detected from the first line):
 * ``figlang``: our own predictions JSONL (``id`` + ``prediction`` [+ ``explanation``]).
 * ``narrative-discriminative``: the narrative paper's committed outputs (the gold record's
   fields plus ``prediction``: the 0-based option index), matched by narrative and options.
-* ``narrative-generative``: ``{"input": narrative, "predictions": [...]}``, matched by narrative.
+* ``narrative-generative``: ``{"input" (or "narrative"): narrative, "predictions": [...]}``, matched by narrative.
 * ``flute-submission``: ``id, predicted_label, model_explanation`` (optionally ``codalab_id``,
   ``premise``, ``hypothesis``), matched by (premise, hypothesis), by our id, or by codalab id.
 
@@ -39,10 +39,11 @@ class PredictionProblems:
     unknown: list[str] = field(default_factory=list)  # predictions matching no gold item (location strings)
     invalid: list[str] = field(default_factory=list)  # ids whose prediction is outside the label set / unparseable
     empty_explanations: list[str] = field(default_factory=list)  # ids with an empty or absent explanation
+    empty_generations: list[str] = field(default_factory=list)  # generation ids whose samples are all empty (scored 0)
 
     @property
     def blocking(self) -> bool:
-        """Problems that make a plain score misleading (empty explanations only lower explanation scores)."""
+        """Problems that make a plain score misleading (empty explanations/generations just score 0)."""
         return bool(self.missing or self.duplicates or self.unknown or self.invalid)
 
     def to_dict(self) -> dict[str, Any]:
@@ -56,6 +57,7 @@ class PredictionProblems:
             "unknown": "predictions match no gold item",
             "invalid": "predictions are outside the label set or unparseable",
             "empty_explanations": "explanations are empty",
+            "empty_generations": "items have only empty generations (scored 0)",
         }
         for key, text in names.items():
             values = getattr(self, key)
@@ -68,7 +70,7 @@ def detect_format(path: Path) -> str:
     for _line, obj in iter_jsonl(path):
         if "predicted_label" in obj:
             return "flute-submission"
-        if "input" in obj and "predictions" in obj:
+        if "predictions" in obj and ("input" in obj or ("narrative" in obj and "option1" not in obj)):
             return "narrative-generative"
         if "prediction" in obj and "option1" in obj and "narrative" in obj:
             return "narrative-discriminative"
@@ -123,6 +125,8 @@ def read_predictions(
             problems.invalid.append(rid)
         if isinstance(p.prediction, str) and p.explanation is not None and not p.explanation.strip():
             problems.empty_explanations.append(rid)
+        if isinstance(p.prediction, list) and not any(str(x).strip() for x in p.prediction):
+            problems.empty_generations.append(rid)
     return by_id, problems, fmt
 
 
@@ -135,7 +139,7 @@ def _matcher(fmt: str, records: list[Record]):
         return lambda obj: index.get(_cloze_key(obj["narrative"], [obj["option1"], obj["option2"]]))
     if fmt == "narrative-generative":
         index = {_norm(r.source): r.id for r in records if isinstance(r, GenerationRecord)}
-        return lambda obj: index.get(_norm(obj["input"]))
+        return lambda obj: index.get(_norm(obj["input"] if "input" in obj else obj["narrative"]))
     # flute-submission
     by_pair = {(_norm(r.premise), _norm(r.hypothesis)): r.id for r in records if isinstance(r, NLIPair)}
     by_codalab = {str(r.meta.get("codalab_id")): r.id for r in records if r.meta.get("codalab_id") is not None}
@@ -163,7 +167,7 @@ def _to_prediction(fmt: str, rid: str, obj: dict, labels: tuple[str, ...]) -> Pr
     if fmt == "narrative-generative":
         preds = obj["predictions"]
         preds = [preds] if isinstance(preds, str) else list(preds or [])
-        return Prediction(rid, [str(p) for p in preds], valid=bool(preds) and any(str(p).strip() for p in preds))
+        return Prediction(rid, [str(p) for p in preds])  # empty samples are real outputs: scored 0 and reported
     if fmt == "flute-submission":
         raw = str(obj.get("predicted_label") or "")
         label = normalise_label(raw)
@@ -178,8 +182,11 @@ def _to_prediction(fmt: str, rid: str, obj: dict, labels: tuple[str, ...]) -> Pr
     return p
 
 
-def prediction_rows(records: list[Record], predictions: dict[str, Prediction], correct: dict[str, bool | None]) -> list[dict]:
-    """One JSON-able row per item: inputs, gold, prediction, scores, correctness."""
+def prediction_rows(
+    records: list[Record], predictions: dict[str, Prediction], correct: dict[str, bool | None],
+    per_item: dict[str, dict[str, Any]] | None = None,
+) -> list[dict]:  # fmt: skip
+    """One JSON-able row per item: inputs, gold, prediction, scores, correctness, per-item metric values."""
     rows = []
     for r in records:
         p = predictions.get(r.id)
@@ -199,6 +206,9 @@ def prediction_rows(records: list[Record], predictions: dict[str, Prediction], c
             row["valid"] = p.valid
         if correct.get(r.id) is not None:
             row["correct"] = correct[r.id]
+        for name, values in (per_item or {}).items():
+            if r.id in values:
+                row[name] = values[r.id]
         rows.append(row)
     return rows
 

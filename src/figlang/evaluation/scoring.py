@@ -26,6 +26,7 @@ class MetricOptions:
     bertscore_model: str | None = None  # None: skip BERTScore (it needs a large model)
     bertscore_layers: int | None = None
     bleurt_checkpoint: str | None = None  # None: skip BLEURT (FLUTE explanation score needs both)
+    bleurt_head_seed: int | None = None  # only for a bare encoder as BLEURT stand-in (tests): seeds its untrained head
     explanation_semantics: str = "shared-task"  # or "paper"
     extra: dict[str, Any] = field(default_factory=dict)
 

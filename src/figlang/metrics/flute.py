@@ -502,7 +502,7 @@ def flute_scores_from_records(records: Sequence[Any], predictions: Mapping[str, 
             "explanation": getattr(p, "explanation", None),
         })  # fmt: skip
     bertscore = BertScore(options.bertscore_model, getattr(options, "bertscore_layers", None))
-    bleurt = Bleurt(options.bleurt_checkpoint)
+    bleurt = Bleurt(options.bleurt_checkpoint, untrained_head_seed=getattr(options, "bleurt_head_seed", None))
     report = evaluate_flute(
         records, preds, bertscore=bertscore, bleurt=bleurt, semantics=semantics, allow_partial=True  # type: ignore[arg-type]
     )
