@@ -143,16 +143,25 @@ def split_cmd(
     from ..data.io import write_jsonl
     from ..data.splits import expression_disjoint_split, expression_folds
 
+    from ..data.records import expression_of
+
     t = get_task(task)
     which = split or ("train" if "train" in t.splits else t.default_split)
     records = t.load(which, data_dir)
+    bare = sum(1 for r in records if not expression_of(r))
+    if bare:
+        console.print(f"[yellow]{bare} records have no expression; each forms its own group[/yellow]")
+
+    def key(r):
+        return expression_of(r) or f"id:{r.id}"
+
     if folds:
-        for i, (train, test) in enumerate(expression_folds(records, k=folds, seed=seed)):
+        for i, (train, test) in enumerate(expression_folds(records, k=folds, seed=seed, key=key)):
             write_jsonl(out / f"fold{i}" / "train.jsonl", [r.to_dict() for r in train])
             write_jsonl(out / f"fold{i}" / "test.jsonl", [r.to_dict() for r in test])
             console.print(f"fold {i}: train {len(train):,}  test {len(test):,}")
     else:
-        rest, dev = expression_disjoint_split(records, dev_fraction=dev_fraction, seed=seed)
+        rest, dev = expression_disjoint_split(records, dev_fraction=dev_fraction, seed=seed, key=key)
         write_jsonl(out / "train.jsonl", [r.to_dict() for r in rest])
         write_jsonl(out / "dev.jsonl", [r.to_dict() for r in dev])
         console.print(f"train {len(rest):,}  dev {len(dev):,} (no expression shared) → {out}")

@@ -45,7 +45,9 @@ def _root(
 def main() -> None:
     """Entry point: run the app, printing figlang's own errors as one clear line instead of a traceback."""
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)  # click returns a command's typer.Exit code instead of exiting
+        if isinstance(rc, int) and rc:
+            sys.exit(rc)
     except FiglangError as err:
         err_console.print(f"[bold red]error:[/bold red] {err}")
         sys.exit(2)
