@@ -47,6 +47,7 @@ def eval_cmd(
     bertscore_layers: Annotated[Optional[int], typer.Option(help="BERTScore layer (required for models outside bert-score's table).")] = None,
     bleurt_checkpoint: Annotated[Optional[str], typer.Option(help="BLEURT checkpoint for FLUTE explanation scores (paper: lucadiliello/BLEURT-20).")] = None,
     protocol: Annotated[str, typer.Option(help="Generation scoring over samples × references: max (narrative paper) or mean.")] = "max",
+    explanation_semantics: Annotated[str, typer.Option(help="FLUTE explanation score: shared-task (int(50×(BERTScore+BLEURT)) ≥ t) or paper (mean on 0–100 > t).")] = "shared-task",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run a method on a task split, or score a prediction file, and print the results table.
@@ -61,7 +62,8 @@ def eval_cmd(
     from ..evaluation.tables import print_summary
 
     options = MetricOptions(seed=seed, generation_protocol=protocol, bertscore_model=bertscore_model,
-                            bertscore_layers=bertscore_layers, bleurt_checkpoint=bleurt_checkpoint)  # fmt: skip
+                            bertscore_layers=bertscore_layers, bleurt_checkpoint=bleurt_checkpoint,
+                            explanation_semantics=explanation_semantics)  # fmt: skip
     if predictions is not None:
         result = score_predictions_file(predictions, task, split, data_dir, prediction_format, allow_partial, out, options, seed)
         if result.problems.blocking or result.problems.empty_explanations or result.problems.empty_generations:

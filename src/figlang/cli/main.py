@@ -8,7 +8,7 @@ import typer
 
 from .. import __version__
 from ..data.errors import FiglangError
-from . import data_cmds, eval_cmds
+from . import data_cmds, eval_cmds, human_cmds
 from .data_download import download_cmd, verify_cmd
 from .common import err_console
 
@@ -27,6 +27,7 @@ app.command("eval")(eval_cmds.eval_cmd)
 app.command("methods")(eval_cmds.methods_cmd)
 app.command("compare")(eval_cmds.compare_cmd)
 app.command("report")(eval_cmds.report_cmd)
+app.add_typer(human_cmds.app, name="human")
 
 
 def _version(value: bool) -> None:

@@ -197,7 +197,7 @@ def prediction_rows(
             row.update(premise=r.premise, hypothesis=r.hypothesis, gold=r.label, gold_explanation=r.explanation,
                        figure_type=r.figure_type, pair_type=r.pair_type, expression=r.expression)  # fmt: skip
         else:
-            row.update(source=r.source, references=list(r.references))
+            row.update(source=r.source, references=list(r.references), expression=r.expression, meaning=r.meaning)
         if p is None:
             row.update(prediction=None, missing=True)
         else:
