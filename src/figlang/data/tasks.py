@@ -41,52 +41,33 @@ def _narrative_files(kind: str, split: str, data_dir: Path) -> list[Path]:
     return narrative.narrative_files(kind, "train" if split in DISJOINT_SPLITS else split, data_dir)
 
 
+_NARRATIVE_SHAPES = {
+    "cloze": ("pick the plausible of two continuations (TACL 2022).", narrative.load_cloze),
+    "generation": ("write a plausible continuation; references are the plausible options.", narrative.load_generation),
+}
 for _kind in narrative.KINDS:
-    TASKS.add(
-        Task(
-            name=f"{_kind}-cloze",
-            shape="cloze",
-            description=f"Figurative narratives ({_kind}s): pick the plausible of two continuations (TACL 2022).",
-            splits=narrative.SPLITS + DISJOINT_SPLITS,
-            loader=_with_disjoint(partial(lambda k, s, d, o: narrative.load_cloze(k, s, d, o), _kind)),
-            files_for=partial(_narrative_files, _kind),
-            default_split="dev",
-            datasets=(narrative.DATASET,),
+    for _shape, (_what, _load) in _NARRATIVE_SHAPES.items():
+        TASKS.add(
+            Task(
+                name=f"{_kind}-{_shape}",
+                shape=_shape,  # type: ignore[arg-type]
+                description=f"Figurative narratives ({_kind}s): {_what}",
+                splits=narrative.SPLITS + DISJOINT_SPLITS,
+                loader=_with_disjoint(partial(_load, _kind)),
+                files_for=partial(_narrative_files, _kind),
+                default_split="dev",
+                datasets=(narrative.DATASET,),
+            )
         )
-    )
-    TASKS.add(
-        Task(
-            name=f"{_kind}-generation",
-            shape="generation",
-            description=f"Figurative narratives ({_kind}s): write a plausible continuation; references are the plausible options.",
-            splits=narrative.SPLITS + DISJOINT_SPLITS,
-            loader=_with_disjoint(partial(lambda k, s, d, o: narrative.load_generation(k, s, d, o), _kind)),
-            files_for=partial(_narrative_files, _kind),
-            default_split="dev",
-            datasets=(narrative.DATASET,),
-        )
-    )
 
-TASKS.add(
-    Task(
-        name="flute",
-        shape="nli",
-        description="FLUTE: does the literal premise entail or contradict the figurative hypothesis, and why (EMNLP 2022).",
-        splits=flute.SPLITS,
-        loader=lambda s, d, o: flute.load_flute(s, d, o),
-        files_for=flute.flute_files,
-        default_split="val",
-        labels=(ENTAILMENT, CONTRADICTION),
-        datasets=(flute.DATASET,),
-        group_by=("figure_type",),
-    )
-)
-for _figure in flute.FIGURE_TYPES:
+_FLUTE_TASKS = {"flute": (None, "FLUTE: does the literal premise entail or contradict the figurative hypothesis, and why (EMNLP 2022).")}
+_FLUTE_TASKS.update({f"flute-{f}": (f, f"FLUTE, {f} pairs only.") for f in flute.FIGURE_TYPES})
+for _name, (_figure, _desc) in _FLUTE_TASKS.items():
     TASKS.add(
         Task(
-            name=f"flute-{_figure}",
+            name=_name,
             shape="nli",
-            description=f"FLUTE, {_figure} pairs only.",
+            description=_desc,
             splits=flute.SPLITS,
             loader=partial(lambda f, s, d, o: flute.load_flute(s, d, o, figure_type=f), _figure),
             files_for=flute.flute_files,
