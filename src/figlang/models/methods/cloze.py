@@ -1,0 +1,413 @@
+"""Cloze methods (the figurative-narrative paper, TACL 2022, §5): pick the plausible continuation.
+
+* ``lm-score``: log P(continuation | narrative), normalised by sum / token / char, or PMI
+  against a neutral prompt (the paper's GPT-2 baseline).
+* ``qa``: the UnifiedQA question "Which is more plausible between the two based on the
+  context?" with lettered options, answered by scoring letters or option texts.
+* ``few-shot``: "Q: N (1) C1 (2) C2 A: (1)" with training examples up to a budget.
+* ``pet``: PET's zero-shot pattern-verbalizer pairs ("… You are right/wrong").
+
+All scoring requests of one ``predict()`` call go to the backend in one ``score()`` call.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from ...data.errors import FiglangError
+from ...data.records import ClozeRecord, Record, expression_of
+from ..backends.base import CapabilityError, ContinuationScore, ScoreRequest
+from ..base import METHODS, Prediction
+from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int
+from . import prompts as P
+
+NORMS = ("sum", "token", "char", "pmi")
+
+
+def _cloze(records: Sequence[Record], method: str) -> list[ClozeRecord]:
+    out = []
+    for r in records:
+        if not isinstance(r, ClozeRecord):
+            raise FiglangError(f"method {method!r} answers cloze records, got {type(r).__name__} {getattr(r, 'id', '?')!r}")
+        if len(r.options) < 2:
+            raise FiglangError(f"cloze record {r.id!r} has {len(r.options)} option(s); {method!r} needs at least two")
+        out.append(r)
+    return out
+
+
+def _context(record: ClozeRecord) -> str:
+    """The narrative without the expression's markup, whitespace-normalised at its ends."""
+    return record.context.strip()
+
+
+def _normalise(score: ContinuationScore, norm: str) -> float:
+    if norm == "token":
+        return score.logprob / max(score.n_tokens, 1)
+    if norm == "char":
+        return score.logprob / max(score.n_chars, 1)
+    return score.logprob
+
+
+def _prediction(record: ClozeRecord, scores: list[float], meta: dict[str, Any]) -> Prediction:
+    best, tie = argmax_first(scores)
+    return Prediction(record.id, best, scores=[float(s) for s in scores], meta={**meta, "tie": tie})
+
+
+# --------------------------------------------------------------------------------------------
+class LMScore(ModelMethod):
+    """Score each option as the continuation of the narrative; the best-scoring option wins."""
+
+    name = "lm-score"
+    shapes = ("cloze",)
+
+    def __init__(self, model: Any = None, norm: str = "pmi", neutral: str = P.DEFAULT_NEUTRAL, **backend_options: Any) -> None:
+        super().__init__(model, backend_options)
+        self.norm = parse_choice(norm, "norm", NORMS)
+        self.neutral_name = str(neutral)
+        self.neutral = P.NEUTRAL_PROMPTS.get(self.neutral_name, self.neutral_name)
+
+    def predict(self, records: Sequence[Record]) -> list[Prediction]:
+        items = _cloze(records, self.name)
+        self.require("score")
+        requests: list[ScoreRequest] = []
+        for r in items:  # one context string per narrative: the backend encodes it once
+            context = _context(r)
+            requests += [ScoreRequest(context, P.LM_SCORE_CONTINUATION.format(option=o)) for o in r.options]
+        n_conditional = len(requests)
+        if self.norm == "pmi":
+            for r in items:
+                requests += [ScoreRequest(self.neutral, P.LM_SCORE_CONTINUATION.format(option=o)) for o in r.options]
+        results = self.lm.score(requests)
+        out, k = [], 0
+        for r in items:
+            n = len(r.options)
+            cond = results[k : k + n]
+            meta: dict[str, Any] = {"logprob": [c.logprob for c in cond], "n_tokens": [c.n_tokens for c in cond]}
+            if self.norm == "pmi":
+                uncond = results[n_conditional + k : n_conditional + k + n]
+                scores = [c.logprob - u.logprob for c, u in zip(cond, uncond)]
+                meta["neutral_logprob"] = [u.logprob for u in uncond]
+            else:
+                scores = [_normalise(c, self.norm) for c in cond]
+            out.append(_prediction(r, scores, meta))
+            k += n
+        return out
+
+    def config(self) -> dict[str, Any]:
+        cfg: dict[str, Any] = {"norm": self.norm, "context": "narrative without markup", "continuation": P.LM_SCORE_CONTINUATION,
+                               "ties": "lowest index"}  # fmt: skip
+        if self.norm == "pmi":
+            cfg["neutral"] = self.neutral_name
+            cfg["neutral_prompt"] = self.neutral
+        return {**cfg, **self.model_config()}
+
+
+# --------------------------------------------------------------------------------------------
+class QA(ModelMethod):
+    """The paper's UnifiedQA setup: a question over the narrative with lettered options.
+
+    Causal models (chat template when the model has one) answer by scoring the letters
+    ("(A)"/"(B)") or the option texts as the answer's continuation; a seq2seq backend
+    scores the option text as the target of UnifiedQA's own input. With ``permute=true``
+    (default) every option is shown in every position (cyclic rotations) and its scores
+    are averaged, so a model's preference for a letter cannot decide the answer.
+    """
+
+    name = "qa"
+    shapes = ("cloze",)
+
+    def __init__(
+        self, model: Any = None, answer: str = "letter", chat: Any = "auto", permute: Any = True, norm: str = "token",
+        fmt: str = "auto", **backend_options: Any,
+    ) -> None:  # fmt: skip
+        super().__init__(model, backend_options)
+        self.answer = parse_choice(answer, "answer", ("letter", "text"))
+        self.chat_option = parse_chat(chat)
+        self.permute = parse_bool(permute, "permute")
+        self.norm = parse_choice(norm, "norm", ("sum", "token", "char"))
+        self.fmt_option = parse_choice(fmt, "fmt", ("auto", "causal", "seq2seq"))
+
+    @property
+    def fmt(self) -> str:
+        if self.fmt_option != "auto":
+            return self.fmt_option
+        return "seq2seq" if self.lm.info().kind == "seq2seq" else "causal"
+
+    def _prompt(self, context: str, options: Sequence[str]) -> tuple[str, list[str]]:
+        """(prompt, continuation per shown position)."""
+        if len(options) > len(P.QA_LETTERS):
+            raise FiglangError(f"qa handles at most {len(P.QA_LETTERS)} options")
+        letters = P.QA_LETTERS[: len(options)]
+        if self.fmt == "seq2seq":
+            shown = " ".join(P.QA_SEQ2SEQ_OPTION.format(letter=lt.lower(), option=o) for lt, o in zip(letters, options))
+            prompt = P.QA_SEQ2SEQ.format(question=P.QA_QUESTION, options=shown, context=context).lower()
+            return prompt, [P.QA_SEQ2SEQ_CONTINUATION.format(option=o).lower() for o in options]
+        shown = "\n".join(P.QA_OPTION.format(letter=lt, option=o) for lt, o in zip(letters, options))
+        if self.use_chat(self.chat_option):
+            prompt = self.chat(P.QA_CHAT.format(context=context, question=P.QA_QUESTION, options=shown))
+            letter_t, text_t = P.QA_CHAT_LETTER_CONTINUATION, P.QA_CHAT_TEXT_CONTINUATION
+        else:
+            prompt = P.QA_PLAIN.format(context=context, question=P.QA_QUESTION, options=shown)
+            letter_t, text_t = P.QA_PLAIN_LETTER_CONTINUATION, P.QA_PLAIN_TEXT_CONTINUATION
+        if self.answer == "letter":
+            return prompt, [letter_t.format(letter=lt) for lt in letters]
+        return prompt, [text_t.format(option=o) for o in options]
+
+    def predict(self, records: Sequence[Record]) -> list[Prediction]:
+        items = _cloze(records, self.name)
+        self.require("score")
+        requests: list[ScoreRequest] = []
+        layout: list[list[tuple[int, list[int]]]] = []  # per item: (first request index, option at each shown position)
+        for r in items:
+            n = len(r.options)
+            rotations = range(n) if self.permute else range(1)
+            views = []
+            for rot in rotations:
+                order = [(rot + j) % n for j in range(n)]
+                prompt, conts = self._prompt(_context(r), [r.options[i] for i in order])
+                views.append((len(requests), order))
+                requests += [ScoreRequest(prompt, c) for c in conts]
+            layout.append(views)
+        results = self.lm.score(requests)
+        out = []
+        for r, views in zip(items, layout):
+            n = len(r.options)
+            totals = [0.0] * n
+            per_view = []
+            for start, order in views:
+                view = [0.0] * n
+                for pos, option in enumerate(order):
+                    view[option] = _normalise(results[start + pos], "sum" if self.answer == "letter" else self.norm)
+                    totals[option] += view[option]
+                per_view.append(view)
+            scores = [t / len(views) for t in totals]
+            out.append(_prediction(r, scores, {"per_order": per_view}))
+        return out
+
+    def config(self) -> dict[str, Any]:
+        fmt = self.fmt
+        chat = self.use_chat(self.chat_option) if fmt == "causal" else False
+        if fmt == "seq2seq":
+            templates = {"prompt": P.QA_SEQ2SEQ, "option": P.QA_SEQ2SEQ_OPTION, "continuation": P.QA_SEQ2SEQ_CONTINUATION, "lowercase": True}
+        elif chat:
+            templates = {"user": P.QA_CHAT, "option": P.QA_OPTION,
+                         "continuation": P.QA_CHAT_LETTER_CONTINUATION if self.answer == "letter" else P.QA_CHAT_TEXT_CONTINUATION}  # fmt: skip
+        else:
+            templates = {"prompt": P.QA_PLAIN, "option": P.QA_OPTION,
+                         "continuation": P.QA_PLAIN_LETTER_CONTINUATION if self.answer == "letter" else P.QA_PLAIN_TEXT_CONTINUATION}  # fmt: skip
+        return {
+            "question": P.QA_QUESTION, "answer": self.answer if fmt == "causal" else "text", "chat": self.chat_option,
+            "chat_used": chat, "permute": self.permute, "norm": self.norm if (self.answer == "text" or fmt == "seq2seq") else "sum",
+            "fmt": fmt, "templates": templates, "ties": "lowest index", **self.model_config(),
+        }  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+class FewShot(ModelMethod):
+    """The paper's few-shot format: solved training examples, then the item; " (1)" vs " (2)" scored.
+
+    Examples come from the task's train split in one seeded order; for each item they are
+    taken in that order while they fit the character budget (prompt included; one too long
+    for what is left is skipped), up to ``max_shots``, never the item itself (same
+    narrative) and, with ``exclude=expression`` (default), never one with the same
+    idiom/simile. Answer positions among the examples are balanced (the gold option is
+    moved to an evenly spread, seeded position). ``permute=true`` (default) also scores the
+    item with its options rotated and averages, cancelling a preference for "(1)" or "(2)"
+    (small models otherwise answer "(1)" to everything); ``permute=false`` is the paper's
+    single order.
+    """
+
+    name = "few-shot"
+    shapes = ("cloze",)
+    needs_train = True
+
+    def __init__(
+        self, model: Any = None, budget: Any = 3000, max_shots: Any = 8, seed: Any = 0, exclude: str = "expression",
+        permute: Any = True, **backend_options: Any,
+    ) -> None:  # fmt: skip
+        super().__init__(model, backend_options)
+        self.budget = parse_int(budget, "budget", 0)
+        self.max_shots = parse_int(max_shots, "max_shots", 0)
+        self.seed = parse_int(seed, "seed")
+        self.exclude = parse_choice(exclude, "exclude", ("item", "expression"))
+        self.permute = parse_bool(permute, "permute")
+        self.pool: list[ClozeRecord] | None = None
+        self.pool_size = 0
+
+    def fit(self, train: Sequence[Record]) -> None:
+        pool = [r for r in train if isinstance(r, ClozeRecord) and r.label is not None and not r.label_is_placeholder]
+        if not pool:
+            raise FiglangError("few-shot needs a labelled cloze train split for its examples")
+        rng = random.Random(self.seed)
+        pool = sorted(pool, key=lambda r: r.id)
+        rng.shuffle(pool)
+        self.pool = pool
+        self.pool_size = len(pool)
+
+    @staticmethod
+    def _options(options: Sequence[str]) -> str:
+        return " ".join(P.FEW_SHOT_OPTION.format(number=i + 1, option=o) for i, o in enumerate(options))
+
+    def _excluded(self, example: ClozeRecord, item: ClozeRecord) -> bool:
+        if example.id == item.id or _same_text(example.context, item.context):
+            return True
+        if self.exclude == "expression":
+            e, i = expression_of(example), expression_of(item)
+            if e is not None and e == i:
+                return True
+        return False
+
+    def examples_for(self, item: ClozeRecord) -> tuple[list[tuple[ClozeRecord, int]], str]:
+        """The (example, gold position shown) pairs used for ``item`` and the prompt prefix they make."""
+        if self.pool is None:
+            raise FiglangError("few-shot was not fitted: the harness must call fit() with the train split")
+        query_len = len(P.FEW_SHOT_QUERY.format(context=_context(item), options=self._options(item.options)))
+        chosen: list[ClozeRecord] = []
+        used = query_len
+        for ex in self.pool:
+            if len(chosen) >= self.max_shots:
+                break
+            if self._excluded(ex, item):
+                continue
+            # the longest rendering of the example (answer digits are one character)
+            length = len(P.FEW_SHOT_EXAMPLE.format(context=_context(ex), options=self._options(ex.options), answer=1))
+            if used + length + len(P.FEW_SHOT_SEPARATOR) > self.budget:
+                continue  # too long for what is left: a shorter one may still fit
+            chosen.append(ex)
+            used += length + len(P.FEW_SHOT_SEPARATOR)
+        n_opts = [len(ex.options) for ex in chosen]
+        positions = [j % n for j, n in enumerate(n_opts)]
+        random.Random(f"{self.seed}:{len(chosen)}").shuffle(positions)
+        positions = [p % n for p, n in zip(positions, n_opts)]
+        blocks = []
+        shown: list[tuple[ClozeRecord, int]] = []
+        for ex, pos in zip(chosen, positions):
+            others = [o for i, o in enumerate(ex.options) if i != ex.label]
+            options = others[:pos] + [ex.options[ex.label]] + others[pos:]  # type: ignore[index]
+            blocks.append(P.FEW_SHOT_EXAMPLE.format(context=_context(ex), options=self._options(options), answer=pos + 1))
+            shown.append((ex, pos))
+        prefix = "".join(b + P.FEW_SHOT_SEPARATOR for b in blocks)
+        return shown, prefix
+
+    def predict(self, records: Sequence[Record]) -> list[Prediction]:
+        items = _cloze(records, self.name)
+        self.require("score")
+        requests: list[ScoreRequest] = []
+        layout = []
+        metas = []
+        for r in items:
+            shown, prefix = self.examples_for(r)
+            n = len(r.options)
+            views = []
+            for rot in range(n) if self.permute else range(1):
+                order = [(rot + j) % n for j in range(n)]
+                prompt = prefix + P.FEW_SHOT_QUERY.format(context=_context(r), options=self._options([r.options[i] for i in order]))
+                views.append((len(requests), order))
+                requests += [ScoreRequest(prompt, P.FEW_SHOT_CONTINUATION.format(number=j + 1)) for j in range(n)]
+            layout.append(views)
+            metas.append({"examples": [ex.id for ex, _ in shown], "example_positions": [p for _, p in shown], "shots": len(shown)})
+        results = self.lm.score(requests)
+        out = []
+        for r, views, meta in zip(items, layout, metas):
+            n = len(r.options)
+            totals = [0.0] * n
+            for start, order in views:
+                for pos, option in enumerate(order):
+                    totals[option] += results[start + pos].logprob
+            out.append(_prediction(r, [t / len(views) for t in totals], meta))
+        return out
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "budget_chars": self.budget, "max_shots": self.max_shots, "seed": self.seed, "exclude": self.exclude,
+            "permute": self.permute, "pool_size": self.pool_size, "balanced_positions": True,
+            "templates": {"example": P.FEW_SHOT_EXAMPLE, "query": P.FEW_SHOT_QUERY, "option": P.FEW_SHOT_OPTION,
+                          "separator": P.FEW_SHOT_SEPARATOR, "continuation": P.FEW_SHOT_CONTINUATION},
+            "ties": "lowest index", **self.model_config(),
+        }  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+class PET(ModelMethod):
+    """PET's zero-shot pattern-verbalizer pairs: each option's score is log P(good) − log P(bad).
+
+    Idioms: "N C You are ___" with right/wrong; similes: "N C That was ___" with
+    expected/unexpected (chosen by the record's ``expression_type``, or forced with
+    ``pattern``). A causal LM scores the verbalizers as continuations; a masked LM
+    backend that offers masked scoring fills the blank instead.
+    """
+
+    name = "pet"
+    shapes = ("cloze",)
+
+    def __init__(self, model: Any = None, pattern: str = "auto", **backend_options: Any) -> None:
+        super().__init__(model, backend_options)
+        self.pattern = parse_choice(pattern, "pattern", ("auto", *P.PET_PATTERNS))
+
+    def kind(self, record: ClozeRecord) -> str:
+        if self.pattern != "auto":
+            return self.pattern
+        t = (record.expression_type or "").lower()
+        return t if t in P.PET_PATTERNS else P.PET_DEFAULT_KIND
+
+    @property
+    def masked(self) -> bool:
+        return self.lm.info().kind == "masked"
+
+    def predict(self, records: Sequence[Record]) -> list[Prediction]:
+        items = _cloze(records, self.name)
+        if self.masked:
+            return self._predict_masked(items)
+        self.require("score")
+        requests = []
+        for r in items:
+            pv = P.PET_PATTERNS[self.kind(r)]
+            for o in r.options:
+                context = pv["pattern"].format(context=_context(r), option=o.strip())
+                requests += [ScoreRequest(context, pv["good"]), ScoreRequest(context, pv["bad"])]
+        results = self.lm.score(requests)
+        out, k = [], 0
+        for r in items:
+            good = [results[k + 2 * i].logprob for i in range(len(r.options))]
+            bad = [results[k + 2 * i + 1].logprob for i in range(len(r.options))]
+            out.append(_prediction(r, [g - b for g, b in zip(good, bad)], {"pattern": self.kind(r), "good": good, "bad": bad}))
+            k += 2 * len(r.options)
+        return out
+
+    def _predict_masked(self, items: list[ClozeRecord]) -> list[Prediction]:
+        fill = getattr(self.lm, "score_masked", None)
+        if fill is None:
+            raise CapabilityError(f"pet needs a causal LM or a masked LM backend with score_masked(); {self.lm.info().model} has neither")
+        mask = getattr(self.lm, "mask_token", "[MASK]")
+        texts, words = [], []
+        for r in items:
+            pv = P.PET_MASKED_PATTERNS[self.kind(r)]
+            for o in r.options:
+                texts.append(pv["pattern"].format(context=_context(r), option=o.strip(), mask=mask))
+                words.append((pv["good"], pv["bad"]))
+        scored = fill(texts, words)  # per text: log-probabilities of the candidate words at the mask
+        out, k = [], 0
+        for r in items:
+            n = len(r.options)
+            pairs = scored[k : k + n]
+            out.append(_prediction(r, [float(g) - float(b) for g, b in pairs], {"pattern": self.kind(r), "masked": True}))
+            k += n
+        return out
+
+    def config(self) -> dict[str, Any]:
+        masked = self.masked
+        return {"pattern": self.pattern, "patterns": P.PET_MASKED_PATTERNS if masked else P.PET_PATTERNS,
+                "scorer": "masked" if masked else "causal", "score": "log P(good) - log P(bad)", "ties": "lowest index",
+                **self.model_config()}  # fmt: skip
+
+
+METHODS.register("lm-score", ("cloze",), "LM scoring of each continuation given the narrative; -O norm=sum|token|char|pmi (default pmi), neutral=answer|empty|story|<text>.")(LMScore)
+METHODS.register("qa", ("cloze",), "UnifiedQA-style question with lettered options; -O answer=letter|text, chat=auto|true|false, permute=true|false, norm=sum|token|char (text answers), fmt=auto|causal|seq2seq.")(QA)
+METHODS.register("few-shot", ("cloze",), "Few-shot 'Q: N (1) C1 (2) C2 A: (1)' from train; -O budget=<chars> max_shots=N seed=N exclude=item|expression permute=true|false.")(FewShot)
+METHODS.register("pet", ("cloze",), "PET zero-shot pattern-verbalizer ('You are right/wrong', 'That was expected/unexpected'); -O pattern=auto|idiom|simile.")(PET)

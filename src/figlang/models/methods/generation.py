@@ -1,0 +1,137 @@
+"""Continuation generation for the narrative benchmark's generative task (TACL 2022, §6).
+
+``generate``: top-k sampling (k=5, temperature 0.7, up to 20 new tokens, stopping at a
+sentence end), zero-shot (the narrative is the prompt) or few-shot ("Q: N A: C" with
+training examples). Each item gets its own seed (from the run seed and the item id), so
+batching and order cannot change what is sampled. The prediction is the list of samples,
+each stripped and cut after its first sentence.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from ...data.errors import FiglangError
+from ...data.records import GenerationRecord, Record, expression_of, strip_markup
+from ..backends.base import GenerationRequest
+from ..base import METHODS, Prediction
+from . import ModelMethod, item_seed, parse_choice, parse_float, parse_int
+from . import prompts as P
+from .parsing import first_sentence
+
+
+def _source(record: GenerationRecord) -> str:
+    return strip_markup(record.source).strip()
+
+
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+class Generate(ModelMethod):
+    """Sample continuations of a narrative (zero-shot, or few-shot with ``shots`` train examples)."""
+
+    name = "generate"
+    shapes = ("generation",)
+
+    def __init__(
+        self, model: Any = None, shots: Any = 0, samples: Any = 1, top_k: Any = 5, temperature: Any = 0.7,
+        max_new_tokens: Any = 20, seed: Any = 0, exclude: str = "expression", **backend_options: Any,
+    ) -> None:  # fmt: skip
+        super().__init__(model, backend_options)
+        self.shots = parse_int(shots, "shots", 0)
+        self.samples = parse_int(samples, "samples", 1)
+        self.top_k = parse_int(top_k, "top_k", 1)
+        self.temperature = parse_float(temperature, "temperature")
+        if self.temperature <= 0:
+            raise FiglangError("option 'temperature' must be positive (this method samples)")
+        self.max_new_tokens = parse_int(max_new_tokens, "max_new_tokens", 1)
+        self.seed = parse_int(seed, "seed")
+        self.exclude = parse_choice(exclude, "exclude", ("item", "expression"))
+        self.needs_train = self.shots > 0  # the harness calls fit() with the train split only then
+        self.pool: list[GenerationRecord] | None = None
+        self.pool_size = 0
+
+    def fit(self, train: Sequence[Record]) -> None:
+        if self.shots == 0:
+            return
+        pool = [r for r in train if isinstance(r, GenerationRecord) and r.references and r.references[0].strip()]
+        if len(pool) < self.shots:
+            raise FiglangError(f"generate with shots={self.shots} needs at least {self.shots} train records with references")
+        pool = sorted(pool, key=lambda r: r.id)
+        random.Random(self.seed).shuffle(pool)
+        self.pool = pool
+        self.pool_size = len(pool)
+
+    def _excluded(self, example: GenerationRecord, item: GenerationRecord) -> bool:
+        if example.id == item.id or _same_text(_source(example), _source(item)):
+            return True
+        if self.exclude == "expression":
+            e = expression_of(example)
+            return e is not None and e == expression_of(item)
+        return False
+
+    def examples_for(self, item: GenerationRecord) -> list[GenerationRecord]:
+        if self.shots == 0:
+            return []
+        if self.pool is None:
+            raise FiglangError("generate with shots > 0 was not fitted: the harness must call fit() with the train split")
+        chosen = []
+        for ex in self.pool:
+            if not self._excluded(ex, item):
+                chosen.append(ex)
+                if len(chosen) == self.shots:
+                    break
+        return chosen
+
+    def prompt(self, item: GenerationRecord) -> tuple[str, list[str]]:
+        examples = self.examples_for(item)
+        if not examples:
+            return P.GEN_ZERO_SHOT.format(context=_source(item)), []
+        blocks = [P.GEN_FEW_SHOT_EXAMPLE.format(context=_source(ex), continuation=ex.references[0].strip()) for ex in examples]
+        query = P.GEN_FEW_SHOT_QUERY.format(context=_source(item))
+        return "".join(b + P.GEN_FEW_SHOT_SEPARATOR for b in blocks) + query, [ex.id for ex in examples]
+
+    def predict(self, records: Sequence[Record]) -> list[Prediction]:
+        items = []
+        for r in records:
+            if not isinstance(r, GenerationRecord):
+                raise FiglangError(f"method {self.name!r} answers generation records, got {type(r).__name__} {getattr(r, 'id', '?')!r}")
+            items.append(r)
+        self.require("generate")
+        requests, metas = [], []
+        for r in items:
+            prompt, example_ids = self.prompt(r)
+            seed = item_seed(self.seed, r.id)
+            requests.append(GenerationRequest(prompt, max_new_tokens=self.max_new_tokens, do_sample=True, temperature=self.temperature,
+                                              top_k=self.top_k, stop=P.GEN_STOP, n=self.samples, seed=seed))  # fmt: skip
+            metas.append({"seed": seed, "examples": example_ids})
+        outputs = self.lm.generate(requests)
+        out = []
+        for r, raw_samples, meta in zip(items, outputs, metas):
+            raw_samples = list(raw_samples)
+            if len(raw_samples) != self.samples:
+                raise FiglangError(f"the backend returned {len(raw_samples)} samples for {r.id!r}, expected {self.samples}")
+            cut = [first_sentence(s) for s in raw_samples]
+            texts = [t for t, _ in cut]
+            valid = any(t for t in texts)
+            out.append(Prediction(r.id, texts, raw=raw_samples[0] if raw_samples else None, valid=valid,
+                                  error=None if valid else "the model generated no text",
+                                  meta={**meta, "complete": [c for _, c in cut], "raw_samples": raw_samples}))  # fmt: skip
+        return out
+
+    def config(self) -> dict[str, Any]:
+        templates: dict[str, Any] = {"zero_shot": P.GEN_ZERO_SHOT}
+        if self.shots:
+            templates.update(example=P.GEN_FEW_SHOT_EXAMPLE, query=P.GEN_FEW_SHOT_QUERY, separator=P.GEN_FEW_SHOT_SEPARATOR)
+        return {
+            "shots": self.shots, "samples": self.samples, "top_k": self.top_k, "temperature": self.temperature,
+            "max_new_tokens": self.max_new_tokens, "seed": self.seed, "seeding": "sha256(seed:item id)", "exclude": self.exclude,
+            "stop": list(P.GEN_STOP), "postprocess": "first non-empty line, cut after its first sentence",
+            "pool_size": self.pool_size, "templates": templates, **self.model_config(),
+        }  # fmt: skip
+
+
+METHODS.register("generate", ("generation",), "Sample continuations (top-k 5, temperature 0.7, 20 tokens, one sentence); -O shots=0|N samples=N seed=N top_k temperature max_new_tokens.")(Generate)

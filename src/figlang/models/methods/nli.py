@@ -1,0 +1,202 @@
+"""NLI methods for FLUTE (entails / contradicts, with an explanation) and IMPLI (entails / not).
+
+Both ask FLUTE's instruction (``figlang.data.flute.INSTRUCTION``; for label sets with
+non-entailment, the same question with "Entails" / "Does not entail"), in the model's
+chat template when it has one, else as a plain prompt ending in "Answer:".
+
+* ``nli-generate``: the model writes its answer; ``parsing.parse_nli_answer`` reads the
+  label and explanation. An unreadable answer is ``valid=False`` with the raw text.
+* ``nli-score``: each label word is scored as the answer's first words and the best one
+  wins (optionally calibrated against a content-free input); then, with ``explain``,
+  the explanation is generated after the chosen label word.
+
+The label set comes from ``bind(task)`` (``task.labels``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...data.errors import FiglangError
+from ...data.records import NLI_LABELS, NLIPair, Record
+from ..backends.base import GenerationRequest, ScoreRequest
+from ..base import METHODS, Prediction
+from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int
+from . import prompts as P
+from .parsing import clean_explanation, parse_nli_answer
+
+DEFAULT_LABELS = ("entailment", "contradiction")
+
+
+def _pairs(records: Sequence[Record], method: str) -> list[NLIPair]:
+    out = []
+    for r in records:
+        if not isinstance(r, NLIPair):
+            raise FiglangError(f"method {method!r} answers NLI pairs, got {type(r).__name__} {getattr(r, 'id', '?')!r}")
+        out.append(r)
+    return out
+
+
+class _NLIMethod(ModelMethod):
+    shapes = ("nli",)
+
+    def __init__(self, model: Any, chat: Any, explain: Any, labels: Sequence[str], max_new_tokens: Any, backend_options: dict) -> None:
+        super().__init__(model, backend_options)
+        self.chat_option = parse_chat(chat)
+        self.explain_option = None if explain is None or explain == "auto" else parse_bool(explain, "explain")
+        self.labels: tuple[str, ...] = tuple(labels)
+        self.max_new_tokens = parse_int(max_new_tokens, "max_new_tokens", 1)
+        self.task_name: str | None = None
+        self._check_labels()
+
+    def _check_labels(self) -> None:
+        bad = [lb for lb in self.labels if lb not in NLI_LABELS]
+        if bad:
+            raise FiglangError(f"{self.name} knows the NLI labels {', '.join(NLI_LABELS)}; the task has {', '.join(bad)}")
+
+    def bind(self, task: Any) -> None:
+        self.task_name = getattr(task, "name", None)
+        if getattr(task, "labels", ()):
+            self.labels = tuple(task.labels)
+            self._check_labels()
+
+    @property
+    def label_set(self) -> tuple[str, ...]:
+        return self.labels or DEFAULT_LABELS
+
+    @property
+    def family(self) -> str:
+        return P.nli_family(self.label_set)
+
+    @property
+    def explain(self) -> bool:
+        """Explanations by default for FLUTE-style label sets, not for IMPLI's."""
+        return self.explain_option if self.explain_option is not None else self.family == "flute"
+
+    @property
+    def instruction_key(self) -> str:
+        if self.family == "impli":
+            return "impli-explain" if (self.explain and self.name == "nli-generate") else "impli"
+        return "flute"
+
+    @property
+    def chat_used(self) -> bool:
+        return self.use_chat(self.chat_option)
+
+    def prompt(self, premise: str, hypothesis: str) -> str:
+        instruction = P.NLI_INSTRUCTIONS[self.instruction_key].format(premise=premise, hypothesis=hypothesis)
+        return self.chat(instruction) if self.chat_used else P.NLI_PLAIN.format(instruction=instruction)
+
+    def words(self) -> dict[str, str]:
+        words = P.NLI_LABEL_WORDS[self.family]
+        return {label: words[label] for label in self.label_set}
+
+    def base_config(self) -> dict[str, Any]:
+        return {
+            "labels": list(self.label_set), "instruction": P.NLI_INSTRUCTIONS[self.instruction_key],
+            "plain_template": None if self.chat_used else P.NLI_PLAIN, "chat": self.chat_option, "chat_used": self.chat_used,
+            "explain": self.explain, "max_new_tokens": self.max_new_tokens, **self.model_config(),
+        }  # fmt: skip
+
+
+class NLIGenerate(_NLIMethod):
+    """Generate the answer (greedy) and parse label and explanation from it."""
+
+    name = "nli-generate"
+
+    def __init__(self, model: Any = None, chat: Any = "auto", explain: Any = None, labels: Sequence[str] = (),
+                 max_new_tokens: Any = 64, **backend_options: Any) -> None:  # fmt: skip
+        super().__init__(model, chat, explain, labels, max_new_tokens, backend_options)
+
+    STOP = ("\n\n",)
+
+    def predict(self, records: Sequence[Record]) -> list[Prediction]:
+        items = _pairs(records, self.name)
+        self.require("generate")
+        requests = [GenerationRequest(self.prompt(r.premise, r.hypothesis), max_new_tokens=self.max_new_tokens, stop=self.STOP)
+                    for r in items]  # fmt: skip
+        outputs = self.lm.generate(requests)
+        out = []
+        for r, samples in zip(items, outputs):
+            raw = samples[0] if samples else ""
+            parsed = parse_nli_answer(raw, self.label_set)
+            explanation = parsed.explanation if self.explain else None
+            out.append(Prediction(r.id, parsed.label, scores=None, explanation=explanation, raw=raw, valid=parsed.valid,
+                                  error=parsed.error, meta={"answer_class": parsed.answer_class}))  # fmt: skip
+        return out
+
+    def config(self) -> dict[str, Any]:
+        return {**self.base_config(), "decoding": "greedy", "stop": list(self.STOP), "parser": "parse_nli_answer"}
+
+
+class NLIScore(_NLIMethod):
+    """Score the label words as the answer's start; generate the explanation after the winner."""
+
+    name = "nli-score"
+
+    def __init__(self, model: Any = None, chat: Any = "auto", explain: Any = None, labels: Sequence[str] = (),
+                 calibrate: str = "none", norm: str = "sum", max_new_tokens: Any = 48, **backend_options: Any) -> None:  # fmt: skip
+        super().__init__(model, chat, explain, labels, max_new_tokens, backend_options)
+        self.calibrate = parse_choice(calibrate, "calibrate", ("none", "content-free"))
+        self.norm = parse_choice(norm, "norm", ("sum", "token"))
+
+    STOP = ("\n\n",)
+
+    def _continuation(self, word: str) -> str:
+        template = P.NLI_CHAT_LABEL_CONTINUATION if self.chat_used else P.NLI_PLAIN_LABEL_CONTINUATION
+        return template.format(word=word)
+
+    def predict(self, records: Sequence[Record]) -> list[Prediction]:
+        items = _pairs(records, self.name)
+        self.require("score")
+        words = self.words()
+        labels = list(words)
+        prompts = [self.prompt(r.premise, r.hypothesis) for r in items]
+        requests = [ScoreRequest(p, self._continuation(words[lb])) for p in prompts for lb in labels]
+        if self.calibrate == "content-free":
+            free = self.prompt(P.NLI_CONTENT_FREE["premise"], P.NLI_CONTENT_FREE["hypothesis"])
+            requests += [ScoreRequest(free, self._continuation(words[lb])) for lb in labels]
+        results = self.lm.score(requests)
+
+        def value(i: int) -> float:
+            s = results[i]
+            return s.logprob / max(s.n_tokens, 1) if self.norm == "token" else s.logprob
+
+        n = len(labels)
+        offset = [value(len(items) * n + j) for j in range(n)] if self.calibrate == "content-free" else [0.0] * n
+        chosen, all_scores, ties = [], [], []
+        for i in range(len(items)):
+            scores = [value(i * n + j) - offset[j] for j in range(n)]
+            best, tie = argmax_first(scores)
+            chosen.append(labels[best])
+            all_scores.append({lb: float(s) for lb, s in zip(labels, scores)})
+            ties.append(tie)
+        explanations: list[str | None] = [None] * len(items)
+        raws: list[str | None] = [None] * len(items)
+        if self.explain:
+            self.require("generate")
+            gen = [GenerationRequest(p + self._continuation(words[lb]) + P.NLI_AFTER_LABEL, max_new_tokens=self.max_new_tokens,
+                                     stop=self.STOP) for p, lb in zip(prompts, chosen)]  # fmt: skip
+            for i, samples in enumerate(self.lm.generate(gen)):
+                raws[i] = samples[0] if samples else ""
+                explanations[i] = clean_explanation(raws[i] or "")
+        out = []
+        for i, r in enumerate(items):
+            raw = None if raws[i] is None else words[chosen[i]] + P.NLI_AFTER_LABEL + raws[i]
+            meta: dict[str, Any] = {"tie": ties[i]}
+            if self.calibrate == "content-free":
+                meta["content_free"] = {lb: float(o) for lb, o in zip(labels, offset)}
+            out.append(Prediction(r.id, chosen[i], scores=all_scores[i], explanation=explanations[i], raw=raw, meta=meta))
+        return out
+
+    def config(self) -> dict[str, Any]:
+        return {**self.base_config(), "label_words": self.words(), "calibrate": self.calibrate, "norm": self.norm,
+                "content_free": P.NLI_CONTENT_FREE if self.calibrate == "content-free" else None,
+                "continuation": P.NLI_CHAT_LABEL_CONTINUATION if self.chat_used else P.NLI_PLAIN_LABEL_CONTINUATION,
+                "explanation_after": P.NLI_AFTER_LABEL if self.explain else None,
+                "explanation_decoding": "greedy" if self.explain else None, "stop": list(self.STOP), "ties": "first label"}  # fmt: skip
+
+
+METHODS.register("nli-generate", ("nli",), "Generate the answer to FLUTE's instruction and parse label + explanation (unparseable → invalid); -O chat=auto|true|false explain=true|false max_new_tokens=N.")(NLIGenerate)
+METHODS.register("nli-score", ("nli",), "Score the label words ('Entails'/'Contradicts', IMPLI: 'Entails'/'Does not entail') and generate the explanation; -O explain=true|false calibrate=none|content-free norm=sum|token chat=auto|true|false.")(NLIScore)

