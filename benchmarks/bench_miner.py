@@ -1,0 +1,354 @@
+"""Measurements of the narrative miner (docs/narrative_miner.md reports their output).
+
+    python benchmarks/bench_miner.py recall --data-dir ../shared/data            # target 1
+    python benchmarks/bench_miner.py pie-similes --data-dir ../shared/data       # target 2, recall
+    python benchmarks/bench_miner.py simile-sample OUT_DIR --n 100 --seed 13     # target 2, precision sample
+    python benchmarks/bench_miner.py precision docs/simile_precision_sample.tsv  # target 2, precision
+    python benchmarks/bench_miner.py throughput ../shared/data/gutenberg --workers 1 2   # target 3
+    python benchmarks/bench_miner.py ray-check ../shared/data/gutenberg --files 3        # target 3, Ray == local
+
+Every command prints a JSON report (and writes it with --json-out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import re
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from figlang.builders.lexicon import load_benchmark_lexicon, normalise_idiom
+from figlang.builders.narratives import MinerConfig, mine_corpus, mine_texts
+from figlang.data.records import strip_markup
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _emit(report: dict, json_out: str | None) -> None:
+    text = json.dumps(report, indent=2, ensure_ascii=False)
+    print(text)
+    if json_out:
+        Path(json_out).write_text(text + "\n", encoding="utf-8")
+
+
+def _ws(text: str) -> str:
+    return " ".join(text.split())
+
+
+# ----------------------------------------------------------------------------------- target 1
+
+
+def cmd_recall(args) -> None:
+    """Mine the benchmark's own idiom narratives (markup removed, one document each)."""
+    data = Path(args.data_dir)
+    lexicon = load_benchmark_lexicon(data)
+    config = MinerConfig(similes=False, segmenter=args.segmenter, min_words=0, max_words=100_000,
+                         max_sentence_words=100_000, min_final_words=1)
+    report: dict = {"segmenter": args.segmenter, "lexicon_entries": len(lexicon), "splits": {}}
+    misses_out = []
+    for split in args.splits:
+        rows = [json.loads(line) for line in open(data / "fig_narrative/data/idiom" / f"{split}.jsonl", encoding="utf-8")]
+        distinct: dict[str, dict] = {}
+        for r in rows:
+            distinct.setdefault(r["narrative"], r)
+        items = list(distinct.values())
+        t0 = time.time()
+        res = mine_texts([(str(i), strip_markup(r["narrative"])) for i, r in enumerate(items)], lexicon, config)
+        seconds = time.time() - t0
+        hits = defaultdict(list)
+        for h in res.hits:
+            hits[h["doc"].rsplit(":", 1)[1]].append(h)
+        mined = defaultdict(list)
+        for rec in res.narratives:
+            mined[rec["source"]["doc"].rsplit(":", 1)[1]].append(rec)
+        # sentences per document: the largest sentence index seen is not enough (hits only); re-count from narratives
+        counts = {doc.rsplit(":", 1)[1]: n for doc, n in res.doc_sentences}
+        n_sents = [counts.get(str(i), 0) for i in range(len(items))]
+        cats: Counter = Counter()
+        exact = exact_eligible = markup_same = 0
+        five = Counter()
+        for i, r in enumerate(items):
+            key = normalise_idiom(r["idiom"])
+            hs = hits.get(str(i), [])
+            last = n_sents[i] - 1
+            five["5" if n_sents[i] == 5 else ("<5" if n_sents[i] < 5 else ">5")] += 1
+            same = [h for h in hs if normalise_idiom(h["expression"]) == key]
+            in_last = [h for h in same if h["sentence_index"] == last]
+            if in_last:
+                cats["recovered_in_last_sentence"] += 1
+                h = in_last[0]
+                gold = re.findall(r"<b>(.*?)</b>", r["narrative"])
+                if gold and _ws(gold[-1]).lower() == _ws(h["matched"]).lower():
+                    markup_same += 1
+                if n_sents[i] >= 5:
+                    exact_eligible += 1
+                if n_sents[i] == 5:
+                    # the mined narrative is the benchmark's, up to whitespace (markup removed)
+                    same_text = [m for m in mined.get(str(i), []) if normalise_idiom(m.get("idiom", "")) == key
+                                 and re.sub(r"\s+", "", strip_markup(m["narrative"])) == re.sub(r"\s+", "", strip_markup(r["narrative"]))]
+                    exact += bool(same_text)
+                continue
+            if same:
+                cat = "found_in_earlier_sentence"
+            elif any(key in normalise_idiom(h["expression"]) or normalise_idiom(h["expression"]) in key for h in hs):
+                cat = "matched_overlapping_lexicon_idiom"
+            else:
+                cat = "not_found"
+            cats[cat] += 1
+            misses_out.append({"split": split, "category": cat, "idiom": r["idiom"],
+                               "marked": re.findall(r"<b>(.*?)</b>", r["narrative"]),
+                               "found": [(h["expression"], h["sentence_index"]) for h in hs], "sentences": n_sents[i],
+                               "tail": strip_markup(r["narrative"])[-160:]})
+        n = len(items)
+        report["splits"][split] = {
+            "narratives": n,
+            "recovered_in_last_sentence": cats["recovered_in_last_sentence"],
+            "recall_last_sentence": round(cats["recovered_in_last_sentence"] / n, 4),
+            "recovered_in_any_sentence": cats["recovered_in_last_sentence"] + cats["found_in_earlier_sentence"],
+            "miss_categories": {k: v for k, v in cats.items() if k != "recovered_in_last_sentence"},
+            "sentence_counts": dict(five),
+            "exact_5_sentence_narrative": exact,
+            "hits_in_last_with_5plus_sentences": exact_eligible,
+            "marked_span_identical_to_benchmark": markup_same,
+            "seconds": round(seconds, 1),
+            "shard_stats": {k: v for k, v in res.stats.items() if k in {"sentences", "idiom_candidates", "tagged", "idiom_hits"}},
+        }
+    if args.misses:
+        with open(args.misses, "w", encoding="utf-8") as f:
+            for m in misses_out:
+                f.write(json.dumps(m, ensure_ascii=False) + "\n")
+    _emit(report, args.json_out)
+
+
+# ----------------------------------------------------------------------------------- target 2
+
+
+def _pie_samples(data: Path) -> list[dict]:
+    path = data / "pie_english/_extracted_from_idiomscorpus.zip/idiomscorpus.csv"
+    rows = list(csv.DictReader(open(path, encoding="utf-8")))
+    samples, cur = [], None
+    for line, r in enumerate(rows, start=2):
+        if r["id"]:
+            cur = {"id": int(r["id"]), "line": line, "tokens": [], "class": r["class"], "meaning": r["meaning"]}
+            samples.append(cur)
+        cur["tokens"].append(r["token"])
+    group = None
+    for s in samples:
+        if s["meaning"]:
+            group = s
+        s["head"] = group
+    return samples
+
+
+def _detok(tokens: list[str]) -> str:
+    text = " ".join(tokens)
+    text = re.sub(r" (n't|'s|'re|'ve|'ll|'d|'m)\b", r"\1", text)
+    text = re.sub(r" ([,.!?;:])", r"\1", text)
+    return text.replace("`` ", '"').replace(" ''", '"')
+
+
+def _vehicle_word(expression: str) -> str | None:
+    """The head word of a PIE simile's vehicle: last noun-ish word after 'as'/'like'."""
+    words = expression.lower().replace("'s", "").split()
+    for marker in ("like", "as"):
+        if marker in words:
+            idx = len(words) - 1 - words[::-1].index(marker)
+            tail = [w for w in words[idx + 1:] if w not in {"a", "an", "the", "on", "in", "of", "off", "to", "from", "through", "out", "is", "day"}]
+            if tail:
+                return tail[0]
+    return None
+
+
+def cmd_pie_similes(args) -> None:
+    """Recall of PIE-English's Simile-class example sentences.
+
+    PIE marks no span: each idiom group starts with a sample that *is* the expression (with its
+    meaning), followed by example sentences containing it. A sentence counts as recovered when
+    a simile hit's vehicle contains the head word of the group expression's vehicle
+    ("as white as a sheet" → "sheet").
+    """
+    data = Path(args.data_dir)
+    samples = [s for s in _pie_samples(data) if s["class"] == "Simile" and s["head"] is not s]
+    texts = [(str(s["id"]), _detok(s["tokens"])) for s in samples]
+    report = {}
+    for implicit in (False, True):
+        config = MinerConfig(idioms=False, implicit_like=implicit, min_words=0, max_words=100_000, min_final_words=1)
+        res = mine_texts(texts, None, config)
+        by_doc = defaultdict(list)
+        for h in res.hits:
+            by_doc[h["doc"].rsplit(":", 1)[1]].append(h)
+        per_pattern = Counter()
+        explicit_shape = Counter()
+        found = 0
+        groups = Counter()
+        group_found = Counter()
+        for s in samples:
+            head = " ".join(s["head"]["tokens"])
+            veh = _vehicle_word(head)
+            shape = "as_as" if re.match(r"^as \w+ as ", head) else ("x_as" if re.match(r"^\w+ as ", head) else "like")
+            explicit_shape[shape] += 1
+            groups[head] += 1
+            ok = [h for h in by_doc.get(str(s["id"]), []) if veh and veh in h["expression"].lower()]
+            if ok:
+                found += 1
+                group_found[head] += 1
+                per_pattern[shape] += 1
+        key = "explicit_patterns" if not implicit else "explicit_plus_verb_like"
+        report[key] = {
+            "sentences": len(samples), "recovered": found, "recall": round(found / len(samples), 4),
+            "by_expression_shape": {k: {"sentences": explicit_shape[k], "recovered": per_pattern[k],
+                                        "recall": round(per_pattern[k] / explicit_shape[k], 4)} for k in explicit_shape},
+            "expressions": len(groups),
+            "per_expression": {g: f"{group_found[g]}/{groups[g]}" for g in groups} if args.per_expression else None,
+        }
+    _emit(report, args.json_out)
+
+
+def cmd_simile_sample(args) -> None:
+    """Sample N simile narratives of a mined folder (fixed seed) into a TSV for manual judgement."""
+    recs = [json.loads(line) for line in open(Path(args.out_dir) / "narratives.jsonl", encoding="utf-8")]
+    sims = [r for r in recs if r["type"] == "simile"]
+    rng = random.Random(args.seed)
+    sample = rng.sample(sims, min(args.n, len(sims)))
+    dest = Path(args.tsv)
+    with open(dest, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, delimiter="\t", lineterminator="\n")
+        w.writerow(["n", "id", "pattern", "explicit", "topic", "property", "vehicle", "sentence", "judgement", "note"])
+        for i, r in enumerate(sample, start=1):
+            s = r["simile_info"]
+            w.writerow([i, r["id"], s["pattern"], s["explicit"], s["topic"] or "", s["property"] or "", s["vehicle"],
+                        r["sentence"], "", ""])
+    print(json.dumps({"simile_narratives": len(sims), "sampled": len(sample), "seed": args.seed, "tsv": str(dest)}))
+
+
+def cmd_precision(args) -> None:
+    """Precision from a judged sample TSV (judgement: yes | no)."""
+    rows = list(csv.DictReader(open(args.tsv, encoding="utf-8"), delimiter="\t"))
+    judged = [r for r in rows if r["judgement"].strip()]
+    yes = sum(r["judgement"].strip().lower() in {"yes", "y", "1"} for r in judged)
+    by_pattern = defaultdict(lambda: [0, 0])
+    for r in judged:
+        by_pattern[r["pattern"]][1] += 1
+        by_pattern[r["pattern"]][0] += r["judgement"].strip().lower() in {"yes", "y", "1"}
+    errors = Counter(r["note"].split(":")[0].strip() for r in judged if r["judgement"].strip().lower() not in {"yes", "y", "1"})
+    _emit({"judged": len(judged), "similes": yes, "precision": round(yes / len(judged), 4) if judged else None,
+           "by_pattern": {k: {"similes": v[0], "judged": v[1]} for k, v in by_pattern.items()},
+           "errors": dict(errors)}, args.json_out)
+
+
+# ----------------------------------------------------------------------------------- target 3
+
+
+def cmd_throughput(args) -> None:
+    """Mine a folder with 1, 2 … worker processes; sentences/s, peak memory per worker, counts."""
+    from figlang.builders.lexicon import load_lexicon
+
+    lexicon = load_lexicon(args.lexicon, args.data_dir)
+    import os
+
+    report: dict = {"corpus": args.corpus, "lexicon": args.lexicon, "lexicon_entries": len(lexicon), "cpus": os.cpu_count(),
+                    "runs": []}
+    outputs = []
+    for w in args.workers:
+        out = Path(args.keep) / f"workers{w}" if args.keep else Path(tempfile.mkdtemp(prefix=f"bench_miner_w{w}_"))
+        t0 = time.time()
+        load_before = os.getloadavg()[0]
+        summary = mine_corpus([args.corpus], out, lexicon, MinerConfig(segmenter=args.segmenter), workers=w,
+                              use_ray=args.ray, restart=True)
+        wall = time.time() - t0
+        tot = summary.totals
+        outputs.append((out / "narratives.jsonl").read_bytes())
+        report["runs"].append({
+            "workers": w, "ray": args.ray, "wall_seconds": round(wall, 1),
+            "load_average_1min_before_after": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+            "worker_cpu_seconds": [x["cpu_seconds"] for x in summary.workers],
+            "worker_busy_seconds": [x["seconds"] for x in summary.workers],
+            "peak_rss_mb_per_worker": [x["peak_rss_mb"] for x in summary.workers],
+            "cpu_sentences_per_second": round(tot["sentences"] / max(1e-9, sum(x["cpu_seconds"] for x in summary.workers)), 1),
+            "sentences": tot["sentences"], "sentences_per_second": round(tot["sentences"] / wall, 1),
+            "documents": tot["documents"], "parsed": tot["parsed"], "tagged": tot["tagged"],
+            "prefiltered_out": tot["prefiltered"],
+            "idiom_hits": tot["idiom_hits"], "simile_hits": tot["simile_hits"],
+            "narratives": tot["narratives"],
+            "idiom_narratives": sum(1 for line in open(out / "narratives.jsonl", encoding="utf-8") if '"type": "idiom"' in line),
+            "simile_narratives": sum(1 for line in open(out / "narratives.jsonl", encoding="utf-8") if '"type": "simile"' in line),
+            "distinct_idioms": len({json.loads(line).get("idiom") for line in open(out / "narratives.jsonl", encoding="utf-8") if '"type": "idiom"' in line}),
+            "workers_detail": summary.workers,
+            "failures": [f.to_dict() for f in summary.failures],
+            "skipped": {k: v for k, v in tot.items() if k.startswith("skipped:")},
+            "out": str(out),
+        })
+    report["identical_outputs"] = len(set(outputs)) == 1
+    _emit(report, args.json_out)
+
+
+def cmd_ray_check(args) -> None:
+    """The first --files files of a folder: Ray (local cluster) output == single-process output."""
+    from figlang.builders.lexicon import load_lexicon
+
+    files = sorted(Path(args.corpus).glob("*.txt"))[: args.files]
+    lexicon = load_lexicon(args.lexicon, args.data_dir)
+    with tempfile.TemporaryDirectory() as tmp:
+        a = mine_corpus(files, Path(tmp) / "local", lexicon, workers=1)
+        b = mine_corpus(files, Path(tmp) / "ray", lexicon, workers=2, use_ray=True)
+        same = (Path(tmp) / "local/narratives.jsonl").read_bytes() == (Path(tmp) / "ray/narratives.jsonl").read_bytes()
+        same_hits = (Path(tmp) / "local/hits.jsonl").read_bytes() == (Path(tmp) / "ray/hits.jsonl").read_bytes()
+        _emit({"files": [f.name for f in files], "narratives": a.totals["narratives"], "identical_narratives": same,
+               "identical_hits": same_hits, "local_seconds": round(a.seconds, 1), "ray_seconds": round(b.seconds, 1)}, args.json_out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    default_data = str(REPO.parent / "shared" / "data")
+    p = sub.add_parser("recall")
+    p.add_argument("--data-dir", default=default_data)
+    p.add_argument("--splits", nargs="+", default=["train", "dev", "test"])
+    p.add_argument("--segmenter", default="senter")
+    p.add_argument("--misses", help="write every miss as JSONL here")
+    p.add_argument("--json-out")
+    p.set_defaults(fn=cmd_recall)
+    p = sub.add_parser("pie-similes")
+    p.add_argument("--data-dir", default=default_data)
+    p.add_argument("--per-expression", action="store_true")
+    p.add_argument("--json-out")
+    p.set_defaults(fn=cmd_pie_similes)
+    p = sub.add_parser("simile-sample")
+    p.add_argument("out_dir")
+    p.add_argument("--n", type=int, default=100)
+    p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--tsv", default=str(REPO / "docs" / "simile_precision_sample.tsv"))
+    p.set_defaults(fn=cmd_simile_sample)
+    p = sub.add_parser("precision")
+    p.add_argument("tsv")
+    p.add_argument("--json-out")
+    p.set_defaults(fn=cmd_precision)
+    p = sub.add_parser("throughput")
+    p.add_argument("corpus")
+    p.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--lexicon", default="benchmark")
+    p.add_argument("--data-dir", default=default_data)
+    p.add_argument("--segmenter", default="senter")
+    p.add_argument("--ray", action="store_true")
+    p.add_argument("--keep", help="keep the mined folders under this folder")
+    p.add_argument("--json-out")
+    p.set_defaults(fn=cmd_throughput)
+    p = sub.add_parser("ray-check")
+    p.add_argument("corpus")
+    p.add_argument("--files", type=int, default=3)
+    p.add_argument("--lexicon", default="benchmark")
+    p.add_argument("--data-dir", default=default_data)
+    p.add_argument("--json-out")
+    p.set_defaults(fn=cmd_ray_check)
+    args = ap.parse_args(argv)
+    args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

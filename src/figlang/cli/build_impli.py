@@ -1,0 +1,337 @@
+"""`figlang build impli …`: generate IMPLI-style NLI pairs (paper section 3) and check the generator against IMPLI."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ..builders.impli_pairs import (
+    DEFAULT_MODEL,
+    FILTER_REASONS,
+    MISMATCH_CATEGORIES,
+    SKIP_REASONS,
+    TSVETKOV_XLSX,
+    BuildResult,
+    Generator,
+    build_metaphor_pairs,
+    compare_with_impli_metaphors,
+    derive_lexicon,
+    load_nlp,
+    read_lexicon,
+    read_metaphor_replacements,
+    read_sentences,
+    read_tsvetkov_xlsx,
+    regenerate_impli,
+    sentences_from_impli,
+    write_lexicon,
+    write_outputs,
+    write_sentences,
+)
+from ..data.errors import FiglangError, LoadOptions, LoadReport
+from ..data.io import write_json, write_jsonl
+from ..data.paths import resolve_data_dir
+from .common import DataDirOption, console, err_console
+
+app = typer.Typer(
+    help="Build IMPLI pairs (paper section 3): idioms replaced by definitions in figurative contexts "
+    "(entailment) and literal contexts (non-entailment), adversarial definitions, WordNet antonyms, "
+    "literal replacements of metaphors; and regenerate IMPLI itself to measure the generator.",
+    no_args_is_help=True,
+)
+
+SentencesOption = Annotated[Path, typer.Option("--sentences", "-s", help="Sentences: TSV 'sentence<TAB>idiom<TAB>label[<TAB>source]' (label figurative|literal, idiom may be empty) or JSONL.")]
+LexiconOption = Annotated[Path, typer.Option("--lexicon", "-l", help="Lexicon: TSV 'idiom<TAB>definition' (base forms; one's/oneself/someone/something are slots) or JSONL.")]
+OutOption = Annotated[Path, typer.Option("--out", "-o", help="Output folder: <out>/impli/idioms/*.tsv (IMPLI format), <out>/jsonl/*.jsonl (provenance), <out>/report_*.json.")]
+SourceOption = Annotated[Optional[str], typer.Option("--source", help="Corpus name used in the output file names (default: the sentence file's stem).")]
+LenientOption = Annotated[bool, typer.Option("--lenient", help="Skip and report malformed input lines instead of stopping at the first.")]
+ModelOption = Annotated[str, typer.Option("--model", help="spaCy pipeline (package name or path).")]
+CapitaliseOption = Annotated[bool, typer.Option("--capitalise/--no-capitalise", help="Capitalise a definition that starts a sentence (IMPLI itself mostly did not).")]
+
+
+@contextlib.contextmanager
+def _progress() -> Iterator:
+    """A rich progress display; yields progress(stage, done, total) with one bar per stage."""
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err_console, transient=False) as bar:
+        tasks: dict[str, int] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total or None)
+            bar.update(tasks[stage], completed=done, total=total or None)
+
+        yield update
+
+
+def _options(lenient: bool) -> tuple[LoadOptions, LoadReport]:
+    report = LoadReport()
+    return LoadOptions(lenient=lenient, report=report), report
+
+
+def _print_load_problems(what: str, report: LoadReport, limit: int = 10) -> list[str]:
+    problems = [str(w) for w in report.warnings]
+    if problems:
+        err_console.print(f"[yellow]{what}: {len(problems)} malformed line(s) skipped[/yellow]")
+        for p in problems[:limit]:
+            err_console.print(f"  {p}")
+        if len(problems) > limit:
+            err_console.print(f"  … and {len(problems) - limit} more")
+    return problems
+
+
+def render_build(result: BuildResult, out: Path | None, title: str) -> None:
+    r = result.report
+    table = Table(title=f"{title}: {r.kept:,} pairs from {r.inputs:,} inputs" + (f" -> {out}" if out else ""), title_justify="left")
+    for col, just in (("pair type", "left"), ("source", "left"), ("label", "left"), ("pairs", "right")):
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    for key, n in sorted(r.counts.items()):
+        pair_type, source, label = key.split("/")
+        table.add_row(pair_type, source, label, f"{n:,}")
+    if not r.counts:
+        table.add_row("-", "-", "-", "0")
+    console.print(table)
+    if r.filtered or r.skipped:
+        why = Table(title="filtered pairs and inputs without pairs", title_justify="left")
+        for col in ("kind", "reason", "count", "meaning"):
+            why.add_column(col, overflow="fold")
+        for k, v in sorted(r.filtered.items(), key=lambda kv: -kv[1]):
+            why.add_row("pair filtered", k, f"{v:,}", FILTER_REASONS.get(k, ""))
+        for k, v in sorted(r.skipped.items(), key=lambda kv: -kv[1]):
+            why.add_row("input skipped", k, f"{v:,}", SKIP_REASONS.get(k, ""))
+        console.print(why)
+    if r.ice:
+        flexible = sorted(r.ice.items(), key=lambda kv: -kv[1])[:5]
+        console.print(f"ICE per idiom for {len(r.ice):,} idioms (report file); most flexible: " + ", ".join(f"{k} {v:.2f}" for k, v in flexible))
+
+
+def _finish(result: BuildResult, out: Path, report_name: str, title: str, load_problems: list[str]) -> None:
+    result.report.input_errors.extend(load_problems)
+    written = write_outputs(result, out, report_name)
+    render_build(result, out, title)
+    console.print(f"[dim]wrote {len(written)} files; report: {out / report_name}[/dim]")
+
+
+def _window(a: str, b: str, context: int = 30) -> tuple[str, str]:
+    """The two strings cut to their differing middle with ``context`` characters either side."""
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    j = 0
+    while j < min(len(a), len(b)) - i and a[len(a) - 1 - j] == b[len(b) - 1 - j]:
+        j += 1
+    start = max(0, i - context)
+
+    def cut(s: str) -> str:
+        end = min(len(s), len(s) - j + context)
+        return ("…" if start > 0 else "") + s[start:end] + ("…" if end < len(s) else "")
+
+    return cut(a), cut(b)
+
+
+@app.command("lexicon")
+def lexicon_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Lexicon TSV to write (idiom<TAB>definition).")],
+    data_dir: DataDirOption = None,
+    pair_type: Annotated[str, typer.Option("--pair-type", help="IMPLI pairs to read: fig_context, lit_context or adversarial_definition.")] = "fig_context",
+    source: Annotated[Optional[list[str]], typer.Option("--source", help="Only these IMPLI sources (magpie, pie, semeval); repeatable.")] = None,
+    model: ModelOption = DEFAULT_MODEL,
+    details: Annotated[Optional[Path], typer.Option("--details", help="Also write one JSON line per IMPLI pair: its idiom, definition and origin.")] = None,
+) -> None:
+    """Derive an idiom lexicon (base form -> base-form definition) from IMPLI's own pairs.
+
+    The idiom is the premise span the hypothesis replaced, the definition what replaced it, both
+    lemmatised to base forms with spaCy (head verb -> lemma, possessives -> one's).
+    """
+    if pair_type not in ("fig_context", "lit_context", "adversarial_definition"):
+        raise FiglangError(f"--pair-type must be fig_context, lit_context or adversarial_definition, not {pair_type!r}")
+    kind = "adversarial" if pair_type == "adversarial_definition" else "definition"
+    with _progress() as progress:
+        derivation = derive_lexicon(resolve_data_dir(data_dir), (pair_type,), source, load_nlp(model), progress, kind=kind)
+    n = write_lexicon(derivation.lexicon, out, kind)
+    if details:
+        write_jsonl(details, [{"idiom": p.idiom, "definition": p.definition, "premise": p.premise, "hypothesis": p.hypothesis,
+                               "source": p.source, "origin": f"{p.path}:{p.line}"} for p in derivation.pairs])  # fmt: skip
+    table = Table(title=f"lexicon from IMPLI {pair_type} pairs -> {out}", title_justify="left")
+    table.add_column("count")
+    table.add_column("value", justify="right")
+    table.add_row("IMPLI pairs read", f"{len(derivation.pairs) + sum(derivation.problems.values()):,}")
+    table.add_row("pairs used", f"{len(derivation.pairs):,}")
+    table.add_row("idioms (base forms)", f"{len(derivation.lexicon):,}")
+    table.add_row(f"{kind}s written", f"{n:,}")
+    for k, v in sorted(derivation.problems.items()):
+        table.add_row(f"skipped: {k}", f"{v:,}")
+    console.print(table)
+
+
+@app.command("sentences")
+def sentences_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Sentences TSV to write (sentence<TAB>idiom<TAB>label).")],
+    data_dir: DataDirOption = None,
+    source: Annotated[Optional[list[str]], typer.Option("--source", help="Only these IMPLI sources; repeatable.")] = None,
+) -> None:
+    """Export IMPLI's idiom premises as a sentences file (fig_context figurative, lit_context literal; idiom left empty)."""
+    sents = sentences_from_impli(resolve_data_dir(data_dir), source)
+    n = write_sentences(sents, out)
+    console.print(f"wrote {n:,} sentences to {out}")
+
+
+def _load_inputs(sentences: Path, lexicon: Path | None, lenient: bool, source: str | None, adversarial: Path | None = None):
+    opts, rep = _options(lenient)
+    sents = read_sentences(sentences, opts, source)
+    lex = read_lexicon(lexicon, opts) if lexicon else None
+    if adversarial:
+        lex = read_lexicon(adversarial, opts, kind="adversarial", lexicon=lex)
+    problems = _print_load_problems("input", rep)
+    if lex is None or not len(lex):
+        raise FiglangError("the lexicon has no usable entries")
+    console.print(f"{len(sents):,} sentences, {len(lex):,} idioms ({lex.count('definition'):,} definitions, {lex.count('adversarial'):,} adversarial)")
+    return sents, lex, problems
+
+
+@app.command("substitute")
+def substitute_cmd(
+    sentences: SentencesOption,
+    lexicon: LexiconOption,
+    out: OutOption,
+    source: SourceOption = None,
+    lenient: LenientOption = False,
+    model: ModelOption = DEFAULT_MODEL,
+    capitalise: CapitaliseOption = True,
+) -> None:
+    """Silver pairs: replace each idiom by its definitions (figurative -> entailment, literal -> non-entailment)."""
+    sents, lex, problems = _load_inputs(sentences, lexicon, lenient, source)
+    gen = Generator(lex, load_nlp(model), capitalise=capitalise)
+    with _progress() as progress:
+        result = gen.substitute(sents, progress)
+    _finish(result, out, "report_substitute.json", "substitution", problems)
+
+
+@app.command("adversarial")
+def adversarial_cmd(
+    sentences: SentencesOption,
+    adversarial: Annotated[Path, typer.Option("--adversarial", "-a", help="Adversarial definitions: TSV 'idiom<TAB>wrong definition' or JSONL.")],
+    out: OutOption,
+    lexicon: Annotated[Optional[Path], typer.Option("--lexicon", "-l", help="Optional lexicon of true definitions (only idioms are taken from it here).")] = None,
+    source: SourceOption = None,
+    lenient: LenientOption = False,
+    model: ModelOption = DEFAULT_MODEL,
+    capitalise: CapitaliseOption = True,
+) -> None:
+    """Adversarial pairs: wrong-but-plausible definitions in figurative contexts -> non-entailment."""
+    sents, lex, problems = _load_inputs(sentences, lexicon, lenient, source, adversarial)
+    gen = Generator(lex, load_nlp(model), capitalise=capitalise)
+    with _progress() as progress:
+        result = gen.adversarial(sents, progress)
+    _finish(result, out, "report_adversarial.json", "adversarial definitions", problems)
+
+
+@app.command("antonyms")
+def antonyms_cmd(
+    sentences: SentencesOption,
+    lexicon: LexiconOption,
+    out: OutOption,
+    source: SourceOption = None,
+    lenient: LenientOption = False,
+    model: ModelOption = DEFAULT_MODEL,
+    wordnet_dir: Annotated[Optional[Path], typer.Option("--wordnet-dir", help="WordNet 3.0 dict folder (default: $FIGLANG_WORDNET_DIR, then /usr/share/wordnet).")] = None,
+    capitalise: CapitaliseOption = True,
+) -> None:
+    """Antonym pairs: a key word of the definition replaced by its WordNet antonym, in figurative contexts -> non-entailment."""
+    from ..knowledge.wordnet_data import load_wordnet
+
+    wn = load_wordnet(wordnet_dir)
+    sents, lex, problems = _load_inputs(sentences, lexicon, lenient, source)
+    gen = Generator(lex, load_nlp(model), capitalise=capitalise)
+    with _progress() as progress:
+        result = gen.antonyms(sents, wn, progress)
+    _finish(result, out, "report_antonyms.json", "antonym replacement", problems)
+
+
+@app.command("metaphors")
+def metaphors_cmd(
+    out: OutOption,
+    data_dir: DataDirOption = None,
+    xlsx: Annotated[Optional[Path], typer.Option("--xlsx", help=f"Tsvetkov et al.'s Datasets_ACL2014.xlsx (default: <data-dir>/{TSVETKOV_XLSX}).")] = None,
+    kind: Annotated[Optional[list[str]], typer.Option("--kind", help="SVO (subject-verb-object) and/or AN (adjective-noun); repeatable. Default both.")] = None,
+    replacements: Annotated[Optional[Path], typer.Option("--replacements", help="TSV 'metaphor<TAB>literal word' taking precedence over WordNet.")] = None,
+    source: Annotated[str, typer.Option("--source", help="Corpus name in the output file name.")] = "tsvetkov",
+    model: ModelOption = DEFAULT_MODEL,
+    wordnet_dir: Annotated[Optional[Path], typer.Option("--wordnet-dir", help="WordNet 3.0 dict folder.")] = None,
+    compare: Annotated[bool, typer.Option("--compare/--no-compare", help="Compare with IMPLI's replacement_tsvetkov_e.tsv when the data dir has it.")] = True,
+) -> None:
+    """Metaphor replacement: the metaphorical verb (SVO) or adjective (AN) replaced by a literal word -> entailment."""
+    from ..knowledge.wordnet_data import load_wordnet
+
+    base = resolve_data_dir(data_dir)
+    path = xlsx or base / TSVETKOV_XLSX
+    items = read_tsvetkov_xlsx(path, tuple(k.upper() for k in kind) if kind else ("SVO", "AN"))
+    reps = read_metaphor_replacements(replacements) if replacements else None
+    wn = load_wordnet(wordnet_dir)
+    with _progress() as progress:
+        result = build_metaphor_pairs(items, load_nlp(model), wn, reps, source, progress)
+    _finish(result, out, "report_metaphors.json", "metaphor replacement", [])
+    impli_file = base / "impli" / "metaphors" / "replacement_tsvetkov_e.tsv"
+    if compare and source == "tsvetkov" and impli_file.exists():
+        cmp = compare_with_impli_metaphors(result.pairs, base)
+        write_json(out / "compare_impli_metaphors.json", cmp)
+        console.print(
+            f"against IMPLI's {cmp['impli_pairs']} tsvetkov replacements: {cmp['shared_premises']} shared premises, "
+            f"{cmp['exact']} identical hypotheses, {cmp['same_replacement_word']} with the same replacement word "
+            f"(details: {out / 'compare_impli_metaphors.json'})"
+        )
+
+
+@app.command("regenerate")
+def regenerate_cmd(
+    data_dir: DataDirOption = None,
+    source: Annotated[Optional[list[str]], typer.Option("--source", help="IMPLI sources (magpie, pie, semeval); repeatable. Default all three.")] = None,
+    sample: Annotated[Optional[int], typer.Option("--sample", min=1, help="Score a fixed random sample of this many (premise, definition) items.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the sample.")] = 13,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for regeneration.json, items.jsonl and the derived lexicon.tsv.")] = None,
+    model: ModelOption = DEFAULT_MODEL,
+    capitalise: CapitaliseOption = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON instead of tables.")] = False,
+) -> None:
+    """Regenerate IMPLI's figurative-context entailment pairs from their premises and a lexicon derived from them.
+
+    Reports the exact-match rate of the generated hypotheses against IMPLI's, per source and
+    overall, with mismatches counted by category (inflection, slot filling, span detection,
+    capitalisation, other). The lexicon comes from the same pairs: this measures finding the
+    idiom, inflecting and filling slots, not how well a lexicon carries to unseen idioms.
+    """
+    sources = tuple(source) if source else ("magpie", "pie", "semeval")
+    with _progress() as progress:
+        res = regenerate_impli(resolve_data_dir(data_dir), sources, sample, seed, load_nlp(model), progress, capitalise=capitalise)
+    if out:
+        write_json(out / "regeneration.json", res.to_dict())
+        write_jsonl(out / "items.jsonl", res.items)
+        write_lexicon(res.lexicon, out / "lexicon.tsv")
+    if as_json:
+        typer.echo(json.dumps(res.to_dict(), indent=2, ensure_ascii=False))
+        return
+    title = f"IMPLI fig_context regeneration: {res.overall.items:,} (premise, definition) items"
+    title += f" (sample of {res.population:,}, seed {res.seed})" if res.sample and res.sample < res.population else " (all)"
+    table = Table(title=title, title_justify="left")
+    for col in ("source", "items", "exact", "exact %", "ignoring case %", *MISMATCH_CATEGORIES, "exact but filtered"):
+        table.add_column(col, justify="left" if col == "source" else "right")
+    rows = [*res.per_source.items(), ("overall", res.overall)]
+    for name, s in rows:
+        table.add_row(
+            name, f"{s.items:,}", f"{s.exact:,}", f"{100 * s.rate:.1f}", f"{100 * s.exact_ignoring_case / max(s.items, 1):.1f}",
+            *(f"{s.categories.get(c, 0):,}" for c in MISMATCH_CATEGORIES), f"{s.filtered:,}",
+        )  # fmt: skip
+    console.print(table)
+    for cat in MISMATCH_CATEGORIES:
+        for ex in res.examples.get(cat, [])[:2]:
+            gold, gen = _window(ex["impli"], ex["generated"] or "")
+            console.print(f"[bold]{cat}[/bold] ({ex['source']}, definition {ex['definition']!r})", markup=True, highlight=False)
+            console.print(f"  IMPLI:     {gold}\n  generated: {gen if ex['generated'] else '(idiom not found)'}", markup=False, highlight=False)
+    if out:
+        console.print(f"[dim]details in {out}[/dim]")

@@ -1,0 +1,204 @@
+"""`figlang build narratives …`: mine candidate narratives, export annotation tasks, import the answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ..builders.annotation import export_tasks, import_answers, load_candidates
+from ..builders.corpus import DEFAULT_PATTERNS, ReadOptions
+from ..builders.lexicon import load_lexicon
+from ..builders.narratives import DEFAULT_MODEL, SEGMENTERS, MinerConfig, MineSummary, mine_corpus
+from ..data.errors import FiglangError
+from .common import DataDirOption, console, err_console
+
+app = typer.Typer(
+    help="Build figurative narratives (paper section 3): mine a corpus for idioms and similes, "
+    "export annotation tasks for writers, import their continuations in the benchmark format.",
+    no_args_is_help=True,
+)
+
+COUNT_ROWS = [
+    ("documents", "documents"),
+    ("paragraphs", "paragraphs"),
+    ("sentences", "sentences"),
+    ("prefiltered", "pre-filtered out (never tagged)"),
+    ("tagged", "tagged only (idiom candidates)"),
+    ("parsed", "parsed (simile candidates)"),
+    ("idiom_hits", "idiom hits"),
+    ("simile_hits", "simile hits"),
+    ("narratives", "narratives written"),
+]
+
+
+@app.command("mine")
+def mine_cmd(
+    corpus: Annotated[list[Path], typer.Argument(help="Text files, folders, .gz files or JSONL files (one document per line).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (resumable: rerun the same command to finish it).")],
+    lexicon: Annotated[str, typer.Option("--lexicon", "-l", help="Idiom lexicon: 'benchmark', 'pie', or a TSV/JSONL file.")] = "benchmark",
+    workers: Annotated[int, typer.Option("--workers", "-w", min=1, help="Worker processes (or Ray CPUs with --ray).")] = 1,
+    ray: Annotated[bool, typer.Option("--ray", help="Run shards as Ray tasks (a local cluster unless --ray-address).")] = False,
+    ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="Address of a running Ray cluster.")] = None,
+    similes: Annotated[bool, typer.Option("--similes/--no-similes", help="Mine explicit similes.")] = True,
+    idioms: Annotated[bool, typer.Option("--idioms/--no-idioms", help="Mine lexicon idioms.")] = True,
+    implicit_like: Annotated[bool, typer.Option("--verb-like/--no-verb-like", help="Also record 'VERB like NP' similes (no property).")] = False,
+    bare_as: Annotated[bool, typer.Option("--bare-as/--no-bare-as", help="Also the 'ADJ as NP' pattern ('white as a sheet').")] = True,
+    model: Annotated[str, typer.Option("--model", help="spaCy pipeline (package name or path).")] = DEFAULT_MODEL,
+    segmenter: Annotated[str, typer.Option("--segmenter", help=f"Sentence splitter: {', '.join(SEGMENTERS)}.")] = "senter",
+    text_field: Annotated[str, typer.Option("--text-field", help="JSONL field holding the document text.")] = "text",
+    id_field: Annotated[Optional[str], typer.Option("--id-field", help="JSONL field holding a document id.")] = None,
+    encoding: Annotated[str, typer.Option("--encoding", help="'auto' (UTF-8/BOM, else Windows-1252 with a note) or a codec name.")] = "auto",
+    gutenberg: Annotated[bool, typer.Option("--strip-gutenberg/--keep-gutenberg", help="Strip Project Gutenberg headers and footers.")] = True,
+    context: Annotated[int, typer.Option("--context", min=0, help="Sentences before the expression's sentence.")] = 4,
+    min_words: Annotated[int, typer.Option("--min-words", help="Shortest narrative, in words.")] = 20,
+    max_words: Annotated[int, typer.Option("--max-words", help="Longest narrative, in words.")] = 300,
+    max_sentence_words: Annotated[int, typer.Option("--max-sentence-words", help="Longest sentence in a narrative (tokens).")] = 100,
+    max_gap: Annotated[int, typer.Option("--max-gap", min=0, help="Words an idiom may have inserted at one place.")] = 2,
+    max_paragraph_chars: Annotated[int, typer.Option("--max-paragraph-chars", help="Longer paragraphs/lines are skipped and reported.")] = 50_000,
+    docs_per_shard: Annotated[int, typer.Option("--docs-per-shard", min=1, help="JSONL lines per shard.")] = 1000,
+    pattern: Annotated[Optional[list[str]], typer.Option("--pattern", help="File name patterns read inside folders (repeatable).")] = None,
+    restart: Annotated[bool, typer.Option("--restart", help="Discard finished shards in --out and start again.")] = False,
+    strict_lexicon: Annotated[bool, typer.Option("--strict-lexicon", help="Stop at the first malformed lexicon line.")] = False,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Mine CORPUS for idioms and similes and write candidate narratives to OUT/narratives.jsonl."""
+    if segmenter not in SEGMENTERS:
+        raise FiglangError(f"unknown --segmenter {segmenter!r}; choose one of {', '.join(SEGMENTERS)}")
+    lex = load_lexicon(lexicon, data_dir, strict=strict_lexicon) if idioms else None
+    if lex is not None:
+        console.print(f"lexicon [bold]{lex.name}[/bold]: {len(lex)} idioms ({lex.merged} duplicate lines merged)")
+        _print_problems("lexicon", [str(w) for w in lex.report.warnings])
+    config = MinerConfig(
+        model=model, segmenter=segmenter, idioms=idioms, similes=similes, bare_as=bare_as, implicit_like=implicit_like,
+        context_sentences=context, min_words=min_words, max_words=max_words, max_sentence_words=max_sentence_words,
+        max_gap=max_gap,
+        read=ReadOptions(encoding=encoding, text_field=text_field, id_field=id_field, strip_gutenberg=gutenberg,
+                         max_paragraph_chars=max_paragraph_chars),
+    )
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False) as progress:
+        task = progress.add_task("mining shards", total=None, info="")
+        counts = {"sentences": 0, "narratives": 0}
+
+        def on_event(event: str, payload: dict) -> None:
+            if event == "plan":
+                progress.update(task, total=payload["pending"], info=f"{payload['resumed']} resumed")
+            elif event == "shard_done":
+                counts["sentences"] += payload["stats"].get("sentences", 0)
+                counts["narratives"] += payload["stats"].get("narratives", 0)
+                progress.update(task, advance=1, info=f"{counts['sentences']:,} sentences, {counts['narratives']:,} narratives")
+            elif event == "shard_failed":
+                progress.update(task, advance=1)
+                err_console.print(f"[red]shard failed[/red] {payload['location']}: {payload['message']}")
+
+        summary = mine_corpus(corpus, out, lex, config, workers=workers, use_ray=ray, ray_address=ray_address,
+                              docs_per_shard=docs_per_shard, restart=restart, progress=on_event,
+                              patterns=tuple(pattern) if pattern else DEFAULT_PATTERNS)
+    render_summary(summary)
+    if summary.failures:
+        raise typer.Exit(1)
+
+
+def _print_problems(what: str, problems: list[str], limit: int = 10) -> None:
+    if not problems:
+        return
+    err_console.print(f"[yellow]{what}: {len(problems)} problem(s)[/yellow]")
+    for p in problems[:limit]:
+        err_console.print(f"  {p}")
+    if len(problems) > limit:
+        err_console.print(f"  … and {len(problems) - limit} more")
+
+
+def render_summary(summary: MineSummary) -> None:
+    t = summary.totals
+    table = Table(title=f"narrative mining: {summary.out_dir}")
+    table.add_column("count")
+    table.add_column("n", justify="right")
+    table.add_row("shards (run / resumed / failed)", f"{summary.ran - len(summary.failures)} / {summary.resumed} / {len(summary.failures)}")
+    for key, label in COUNT_ROWS:
+        table.add_row(label, f"{t.get(key, 0):,}")
+    for key in sorted(k for k in t if k.startswith("skipped:")):
+        table.add_row(f"skipped: {key.split(':', 1)[1].replace('_', ' ')}", f"{t[key]:,}")
+    for key in sorted(k for k in t if k.startswith("simile_rejected:")):
+        table.add_row(f"simile rejected: {key.split(':', 1)[1].replace('_', ' ')}", f"{t[key]:,}", style="dim")
+    console.print(table)
+    _print_problems("skipped input", [f"{s.location}: {s.reason} ({s.detail})" for s in summary.skipped if s.reason != "not_matched"])
+    not_matched = [s for s in summary.skipped if s.reason == "not_matched"]
+    if not_matched:
+        console.print(f"[dim]{len(not_matched)} file(s) in the folders did not match the name patterns and were not read "
+                      f"(e.g. {not_matched[0].path}); see {summary.out_dir / 'skipped.jsonl'}[/dim]")
+    _print_problems("notes", [f"{s.location}: {s.reason} ({s.detail})" for s in summary.notes])
+    if summary.failures:
+        _print_problems("failed shards (rerun the command to retry them)", [f"{f.shard.location}: {f.kind}: {f.message}" for f in summary.failures])
+    console.print(f"narratives: {summary.narratives_file}\nall hits (with why a hit gave no narrative): {summary.hits_file}")
+
+
+@app.command("export")
+def export_cmd(
+    mined: Annotated[Path, typer.Argument(help="A mined folder or its narratives.jsonl.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Tasks file: .csv (spreadsheets) or .jsonl.")],
+    fmt: Annotated[Optional[str], typer.Option("--format", help="csv or jsonl (default: from --out's suffix).")] = None,
+    kind: Annotated[Optional[list[str]], typer.Option("--type", help="Only idiom or simile narratives (repeatable).")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", help="At most this many tasks.")] = None,
+) -> None:
+    """Write annotation tasks: narrative, expression, definition/property, and empty fields for writers."""
+    if fmt is not None and fmt not in {"csv", "jsonl"}:
+        raise FiglangError(f"unknown --format {fmt!r}; use csv or jsonl")
+    candidates = load_candidates(mined)
+    n = export_tasks(candidates, out, fmt, tuple(kind) if kind else None, limit)
+    console.print(f"wrote {n} task(s) to {out} (fill plausible_continuation, implausible_continuation, literal_use)")
+
+
+@app.command("import")
+def import_cmd(
+    answers: Annotated[Path, typer.Argument(help="The writers' answers (the exported CSV/JSONL, filled in).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for idiom.jsonl / simile.jsonl in the benchmark format.")],
+    tasks: Annotated[Optional[Path], typer.Option("--tasks", help="The exported tasks file, to detect edited narratives.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the option1/option2 placement.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Validate answers and write the accepted ones as benchmark records; list what was rejected and why."""
+    report = import_answers(answers, out, tasks, seed)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return
+    table = Table(title=f"import of {answers}")
+    table.add_column("result")
+    table.add_column("rows", justify="right")
+    table.add_row("answers read", str(report.rows))
+    for kind in ("idiom", "simile"):
+        n = sum(1 for r in report.accepted if r["_kind"] == kind)
+        if n:
+            table.add_row(f"accepted {kind}", str(n))
+    table.add_row("dropped: literal use", str(len(report.literal)))
+    table.add_row("rejected", str(len(report.rejected)))
+    for reason, n in sorted(report.reasons().items()):
+        table.add_row(f"  {reason}", str(n), style="dim")
+    console.print(table)
+    for r in report.rejected[:20]:
+        console.print(f"[red]rejected[/red] {answers}:{r['line']} ({r['task_id'] or 'no task_id'}): {'; '.join(r['reasons'])}")
+    if len(report.rejected) > 20:
+        console.print(f"… {len(report.rejected) - 20} more in {out / 'rejected.jsonl'}")
+    for note in report.notes:
+        console.print(f"[yellow]note[/yellow] {note}")
+    for kind, path in report.files.items():
+        console.print(f"{kind}: {path}")
+
+
+@app.command("check-lexicon")
+def check_lexicon_cmd(
+    lexicon: Annotated[str, typer.Argument(help="'benchmark', 'pie', or a TSV/JSONL lexicon file.")],
+    data_dir: DataDirOption = None,
+) -> None:
+    """Validate a lexicon: malformed lines and duplicates, with file and line."""
+    lex = load_lexicon(lexicon, data_dir)
+    console.print(f"{lex.name}: {len(lex)} idioms, {lex.merged} duplicate line(s) merged, {len(lex.report.warnings)} problem(s)")
+    for w in lex.report.warnings:
+        console.print(f"  {w}")
+    if lex.report.skipped:
+        raise typer.Exit(1)
