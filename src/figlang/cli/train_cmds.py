@@ -1,0 +1,198 @@
+"""`figlang train` (and the analyses of trained models: per-relation accuracy, simulatability).
+
+``train_cmd`` is the typer command that ``figlang train`` runs; ``relations_cmd`` and
+``simulatability_cmd`` are written the same way. Until they are registered on the main app,
+``python -m figlang.cli.train_cmds train|relations|simulatability …`` runs them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from ..data.errors import FiglangError
+from ..models.trained import methods as _register_trained  # noqa: F401  (registers the `trained` eval method)
+from .common import DataDirOption, console
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.2f}"
+
+
+def _print_metrics(metrics: dict, title: str) -> None:
+    table = Table(title=title, title_justify="left")
+    for col in ("split", "n", "accuracy %", "95% CI", "per gold label"):
+        table.add_column(col, overflow="fold")
+    for split, m in metrics.items():
+        acc = m.get("accuracy") or {}
+        labels = ", ".join(f"{k} {_pct(v.get('accuracy'))} (n={v.get('n')})" for k, v in (m.get("by_gold_label") or {}).items())
+        ci = f"[{_pct(acc.get('ci_low'))}, {_pct(acc.get('ci_high'))}]" if acc.get("ci_low") is not None else ""
+        table.add_row(split, str(acc.get("n", "")), _pct(acc.get("accuracy")), ci, labels)
+    console.print(table)
+
+
+def train_cmd(
+    task: Annotated[str, typer.Option("--task", "-t", help="Task: idiom-cloze, simile-cloze, flute, impli, impli-idioms … or a task spec file.")],
+    method: Annotated[str, typer.Option("--method", "-m", help="mc | mc-continuation | mc-meaning | mc-context | mc-literal | nli | nli-rationale.")],
+    model: Annotated[str, typer.Option("--model", help="Base encoder: catalog name (minilm, mpnet), local model dir, hub id, or a figlang-trained dir to start from.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder; rerunning with the same folder resumes.")],
+    preset: Annotated[Optional[str], typer.Option(help="Preset: cpu-cloze, cpu-knowledge, cpu-nli, cpu-impli-folds, paper-mc, paper-knowledge, paper-nli (default: by method).")] = None,
+    epochs: Annotated[Optional[int], typer.Option(help="Epochs.")] = None,
+    lr: Annotated[Optional[float], typer.Option(help="Peak learning rate (linear warmup, then linear decay).")] = None,
+    batch_size: Annotated[Optional[int], typer.Option("--batch-size", help="Items per micro-batch (an item of a knowledge model is 24 sequences).")] = None,
+    grad_accum: Annotated[Optional[int], typer.Option("--grad-accum", help="Micro-batches per optimizer step.")] = None,
+    max_length: Annotated[Optional[int], typer.Option("--max-length", help="Tokens per sequence (narrative cut first, from its start).")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="Seed (torch, random, numpy, data order).")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="Train on a seeded random subset of N records.")] = None,
+    dev_limit: Annotated[Optional[int], typer.Option("--dev-limit", help="Select on a seeded subset of N dev records.")] = None,
+    report_limit: Annotated[Optional[int], typer.Option("--report-limit", help="Report on the first N records of each report split.")] = None,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Stop after N optimizer steps.")] = None,
+    max_minutes: Annotated[Optional[float], typer.Option("--max-minutes", help="Stop after this wall time; rerun to continue.")] = None,
+    eval_every: Annotated[Optional[int], typer.Option("--eval-every", help="Dev evaluation every N steps (default: each epoch).")] = None,
+    save_every: Annotated[Optional[int], typer.Option("--save-every", help="Resumable checkpoint every N steps.")] = None,
+    log_every: Annotated[Optional[int], typer.Option("--log-every", help="Steps between log lines (train_log.jsonl, plain progress).")] = None,
+    patience: Annotated[Optional[int], typer.Option(help="Early stopping: evaluations without improvement.")] = None,
+    warmup_ratio: Annotated[Optional[float], typer.Option("--warmup-ratio", help="Share of steps for linear warmup.")] = None,
+    weight_decay: Annotated[Optional[float], typer.Option("--weight-decay")] = None,
+    train_split: Annotated[Optional[str], typer.Option("--train-split", help="Default: train-disjoint where the task has it, else train.")] = None,
+    dev_split: Annotated[Optional[str], typer.Option("--dev-split", help="Default: dev-disjoint, else 'carve' (a disjoint slice of train).")] = None,
+    report_split: Annotated[Optional[list[str]], typer.Option("--report-split", help="Splits to score the best model on (repeatable; default: dev split + official dev/val).")] = None,
+    eval_batch_size: Annotated[Optional[int], typer.Option("--eval-batch-size")] = None,
+    bf16: Annotated[Optional[bool], typer.Option("--bf16/--fp32", help="bfloat16 autocast on CPU (about 2× faster for base-size encoders on AVX512-BF16 CPUs).")] = None,
+    threads: Annotated[Optional[int], typer.Option(help="torch threads (default 2).")] = None,
+    folds: Annotated[Optional[int], typer.Option("--folds", help="k-fold training disjoint by expression (IMPLI: 10).")] = None,
+    fold: Annotated[Optional[list[int]], typer.Option("--fold", help="With --folds: run only these folds (repeatable, 0-based).")] = None,
+    restart: Annotated[bool, typer.Option("--restart", help="Discard a checkpoint in --out and start over.")] = False,
+    data_dir: DataDirOption = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+) -> None:
+    """Fine-tune a model on a task; the result answers `figlang eval --method trained --model OUT`.
+
+    Examples:
+
+      figlang train -t idiom-cloze -m mc --model minilm -o runs/idiom-mc
+
+      figlang train -t flute -m nli --model minilm -o runs/flute-nli
+
+      figlang train -t impli -m nli --model minilm -o runs/impli-folds --folds 10
+    """
+    from ..models.training import train, train_folds
+
+    options = {
+        "preset": preset, "epochs": epochs, "lr": lr, "batch_size": batch_size, "grad_accum": grad_accum,
+        "max_length": max_length, "seed": seed, "limit": limit, "dev_limit": dev_limit, "report_limit": report_limit,
+        "max_steps": max_steps, "max_minutes": max_minutes, "eval_every": eval_every, "save_every": save_every,
+        "log_every": log_every, "patience": patience, "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "train_split": train_split,
+        "dev_split": dev_split, "report_splits": tuple(report_split) if report_split else None,
+        "eval_batch_size": eval_batch_size, "bf16": bf16, "threads": threads,
+        "data_dir": str(data_dir) if data_dir else None, "progress": not quiet,
+    }  # fmt: skip
+    options = {k: v for k, v in options.items() if v is not None}
+    if folds:
+        summary = train_folds(task, method, model, out, k=folds, folds=fold, restart=restart, **options)
+        pooled = summary["pooled"]
+        _print_metrics({"pooled test folds": pooled}, f"{task} · {method} · {folds} folds")
+        means = ", ".join(f"{k} {_pct(v)}" for k, v in summary["mean_over_folds"].items())
+        console.print(f"mean over folds: {means}")
+        console.print(f"[dim]wrote {out}/folds_summary.json and {out}/fold_XX/[/dim]")
+        return
+    if fold:
+        raise FiglangError("--fold needs --folds K")
+    result = train(task, method, model, out, restart=restart, **options)
+    best = f"best dev accuracy {_pct(result.best_dev_accuracy)}% at step {result.best_step} (epoch {result.best_epoch})"
+    console.print(f"{result.stopped}{' (resumed)' if result.resumed else ''} after {result.steps} steps, {result.seconds / 60:.1f} min; {best}")
+    _print_metrics(result.metrics, f"{task} · {method} · {model} → {out}")
+    console.print(f"[dim]wrote {out} (figlang.json, model, train_log.jsonl, {Path(result.plot_path).name if result.plot_path else 'no plot'}, eval/)[/dim]")
+
+
+def relations_cmd(
+    model: Annotated[Path, typer.Option("--model", help="A knowledge-enhanced model (mc-context / mc-literal) made by figlang train.")],
+    task: Annotated[str, typer.Option("--task", "-t")],
+    split: Annotated[str, typer.Option("--split", "-s")] = "dev",
+    baseline: Annotated[Optional[Path], typer.Option("--baseline", help="predictions.jsonl of the baseline (figlang eval --out): analyse only the items it got wrong.")] = None,
+    by: Annotated[str, typer.Option(help="relation (inferences of one relation, summed) or inference (one slot).")] = "relation",
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n")] = None,
+    batch_size: Annotated[int, typer.Option("--batch-size")] = 8,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the analysis as JSON here.")] = None,
+    data_dir: DataDirOption = None,
+) -> None:
+    """The paper's Table 3: accuracy of a knowledge-enhanced model fed one relation at a time."""
+    import torch
+
+    from ..data.registry import get_task
+    from ..models.trained.multiple_choice import baseline_correctness, relation_analysis
+
+    torch.set_num_threads(2)
+    records = get_task(task).load(split, data_dir)
+    if limit:
+        records = records[:limit]
+    correct = baseline_correctness(baseline) if baseline else None
+    result = relation_analysis(model, records, correct, by=by, batch_size=batch_size)
+    table = Table(title=f"{task}/{split}: {result['knowledge']} {by}s ({result['items']} items"
+                  f"{', baseline errors only' if correct else ''})", title_justify="left")  # fmt: skip
+    for col in (by, "n", "accuracy %"):
+        table.add_column(col)
+    for name, m in result["per_group"].items():
+        table.add_row(name, str(m["n"]), _pct(m["accuracy"]))
+    table.add_row("all inferences", str(result["all_inferences"]["n"]), _pct(result["all_inferences"]["accuracy"]))
+    console.print(table)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2), encoding="utf-8")
+
+
+def simulatability_cmd(
+    io_model: Annotated[Path, typer.Option("--io", help="I→O classifier (figlang train -m nli).")],
+    iro_model: Annotated[Path, typer.Option("--iro", help="IR→O classifier (figlang train -m nli-rationale).")],
+    task: Annotated[str, typer.Option("--task", "-t")] = "flute",
+    split: Annotated[str, typer.Option("--split", "-s")] = "val",
+    rationales: Annotated[Optional[Path], typer.Option("--rationales", help="Predicted rationales: a JSONL file with id and an explanation column.")] = None,
+    rationale_field: Annotated[str, typer.Option("--rationale-field")] = "explanation",
+    no_gold: Annotated[bool, typer.Option("--no-gold", help="Skip the gold-rationale number.")] = False,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o")] = None,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Simulatability = accuracy(IR→O) − accuracy(I→O), with gold and/or predicted rationales."""
+    import torch
+
+    from ..data.registry import get_task
+    from ..models.trained.nli_classifier import simulatability_from_models
+
+    torch.set_num_threads(2)
+    records = get_task(task).load(split, data_dir)
+    if limit:
+        records = records[:limit]
+    if no_gold and rationales is None:
+        raise FiglangError("nothing to measure: pass --rationales FILE or drop --no-gold")
+    result = simulatability_from_models(records, io_model, iro_model, predicted_rationales=rationales,
+                                        rationale_field=rationale_field, gold=not no_gold)  # fmt: skip
+    for name, r in result.items():
+        console.print(f"{name}: {r['summary']}")
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+
+
+def _standalone() -> typer.Typer:
+    app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False, help="figlang training commands.")
+    app.command("train")(train_cmd)
+    app.command("relations")(relations_cmd)
+    app.command("simulatability")(simulatability_cmd)
+    return app
+
+
+if __name__ == "__main__":
+    import sys
+
+    from .common import err_console
+
+    try:
+        _standalone()(standalone_mode=False)
+    except FiglangError as err:
+        err_console.print(f"[bold red]error:[/bold red] {err}")
+        sys.exit(2)

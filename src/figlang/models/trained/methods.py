@@ -1,0 +1,163 @@
+"""The ``trained`` method: answer with a model that `figlang train` made.
+
+``figlang eval -t idiom-cloze -s dev-disjoint --method trained --model runs/idiom-mc`` reads
+``runs/idiom-mc/figlang.json`` and answers in the model's shape (cloze: option index with
+per-option scores; nli: label with per-label scores, mapped into the task's label set, so a
+FLUTE model answers IMPLI with non-entailment for contradiction).
+
+Options (``-O key=value``): ``batch_size``; ``threads``; ``bf16`` (default: as trained);
+``rationales`` (IR→O models: ``gold`` or a JSONL prediction file whose rows have ``id`` and
+an explanation) and ``rationale_field`` (the column to read, default ``explanation``);
+``inferences`` (knowledge-enhanced models: comma-separated inference slots to use, 1-based,
+for per-inference analyses). Generating models (``iro``, ``generator``, ``generator-context``,
+``generator-literal``) also take the decoding options ``seed`` (per-item seeds are
+sha256(seed:id), as in the ``generate`` method), ``samples``, ``top_k``, ``temperature``,
+``max_new_tokens`` and ``do_sample`` (default: greedy for ``iro``; top-k 5, temperature 0.7, 20
+tokens for the generators, as trained and recorded in figlang.json).
+
+Importing this module registers the method (``figlang.models.base.METHODS``); it imports
+no torch until a model is loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ...data.errors import FiglangError
+from ...data.records import Record
+from ..base import METHODS, Method, Prediction
+from . import FIGLANG_JSON, TRAINED_METHODS, read_figlang_json
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+class TrainedMethod(Method):
+    name = "trained"
+    shapes = ("cloze", "nli", "generation")
+
+    def __init__(
+        self,
+        model: str | None = None,
+        loaded: Any = None,
+        batch_size: int | str = 16,
+        threads: int | str | None = None,
+        bf16: bool | str | None = None,
+        rationales: str | None = None,
+        rationale_field: str = "explanation",
+        inferences: str | Sequence[int] | None = None,
+        seed: int | str | None = None,
+        samples: int | str | None = None,
+        top_k: int | str | None = None,
+        temperature: float | str | None = None,
+        max_new_tokens: int | str | None = None,
+        do_sample: bool | str | None = None,
+    ) -> None:
+        if not model:
+            raise FiglangError("method 'trained' needs --model DIR: a directory made by `figlang train`")
+        self.model_dir = Path(model).expanduser()
+        self.meta = read_figlang_json(self.model_dir)
+        self.batch_size = int(batch_size)
+        self.threads = int(threads) if threads not in (None, "") else None
+        self.bf16 = None if bf16 is None else str(bf16).lower() in ("1", "true", "yes", "on")
+        self.rationales = rationales
+        self.rationale_field = rationale_field
+        if isinstance(inferences, str):
+            inferences = [int(x) for x in inferences.replace(" ", "").split(",") if x]
+        self.inference_subset = [int(j) - 1 for j in inferences] if inferences else None
+        self.decoding: dict[str, Any] = {}
+        for key, value, kind in (("seed", seed, int), ("samples", samples, int), ("top_k", top_k, int), ("temperature", temperature, float),
+                                 ("max_new_tokens", max_new_tokens, int)):  # fmt: skip
+            if value not in (None, ""):
+                self.decoding[key] = kind(value)
+        if do_sample not in (None, ""):
+            self.decoding["do_sample"] = str(do_sample).lower() in ("1", "true", "yes", "on")
+        if self.decoding and TRAINED_METHODS[self.meta["method"]][1] != "generator":
+            raise FiglangError(f"decoding options ({', '.join(self.decoding)}) apply to generating models, not to a {self.meta['method']} model")
+        self._model = loaded
+        self._target_labels: tuple[str, ...] = ()
+        shape = TRAINED_METHODS[self.meta["method"]][0]
+        self.shapes = (shape,)  # type: ignore[misc]  (instance-level: this model answers one shape)
+
+    # --- the model --------------------------------------------------------------------------------------
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            if self.threads:
+                import torch
+
+                torch.set_num_threads(self.threads)
+            from . import load_trained
+
+            options: dict[str, Any] = {"bf16": self.bf16}
+            if TRAINED_METHODS[self.meta["method"]][1] == "sequence-classifier" and self.meta["method"] == "nli-rationale":
+                options.update(rationales=self.rationales or "gold", rationale_field=self.rationale_field)
+            self._model = load_trained(self.model_dir, **options)
+        elif self.rationales is not None and getattr(self._model, "uses_rationale", False):
+            self._model.set_rationales(self.rationales, self.rationale_field)
+            self.rationales = None  # applied
+        return self._model
+
+    def bind(self, task: Any) -> None:
+        self._target_labels = tuple(getattr(task, "labels", ()) or ())
+
+    def predict(self, records: Sequence[Record]) -> list[Prediction]:
+        model = self.model
+        if getattr(model, "model_class", None) == "generator":
+            if self.decoding:
+                model.set_decoding(**self.decoding)
+            if model.shape == "nli":
+                model.target_labels = self._target_labels or model.labels
+            return model.predict(records, self.batch_size)
+        if model.shape == "nli":
+            model.target_labels = self._target_labels or model.labels
+            return model.predict(records, self.batch_size)
+        if self.inference_subset is not None:
+            return model.predict(records, self.batch_size, inference_subset=self.inference_subset)
+        return model.predict(records, self.batch_size)
+
+    def config(self) -> dict[str, Any]:
+        meta_path = self.model_dir / FIGLANG_JSON
+        weights = sorted(p for p in self.model_dir.iterdir() if p.suffix in (".safetensors", ".bin"))
+        identity = hashlib.sha256()
+        for p in weights:
+            st = p.stat()
+            identity.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+        out: dict[str, Any] = {
+            "model": str(self.model_dir),
+            "trained_method": self.meta["method"],
+            "base_model": (self.meta.get("base_model") or {}).get("reference"),
+            "figlang_json_sha256": _file_sha256(meta_path) if meta_path.is_file() else None,
+            "weights_identity": identity.hexdigest(),
+            "best": self.meta.get("best"),
+        }
+        if self.meta["method"] == "nli-rationale":
+            src = self.rationales or getattr(self._model, "rationale_source", None) or "gold"
+            out["rationales"] = str(src)
+            if src != "gold" and Path(str(src)).is_file():
+                out["rationales_sha256"] = _file_sha256(Path(str(src)))
+            out["rationale_field"] = self.rationale_field
+        if self.inference_subset is not None:
+            out["inferences"] = [j + 1 for j in self.inference_subset]
+        if TRAINED_METHODS[self.meta["method"]][1] == "generator":
+            from .generator import decoding_defaults
+
+            recorded = (self.meta.get("input_format") or {}).get("decoding") or decoding_defaults(self.meta["method"])
+            out["decoding"] = {**recorded, **self.decoding}
+        return out
+
+
+@METHODS.register("trained", ("cloze", "nli", "generation"), "A model trained with `figlang train` (--model DIR; reads DIR/figlang.json).")
+def _trained(model: str | None = None, **options: Any) -> TrainedMethod:
+    return TrainedMethod(model=model, **options)
+
+
+__all__ = ["TrainedMethod"]

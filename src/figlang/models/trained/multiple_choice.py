@@ -1,0 +1,375 @@
+"""The multiple-choice scorer of the narrative cloze tasks (Chakrabarty et al., TACL 2022).
+
+Each option is encoded separately with the narrative, ``[CLS] N [SEP] C_i [SEP]`` (the
+tokenizer's own start and separator tokens, ``<s> … </s>`` for RoBERTa/MPNet; the narrative
+without its ``<b>`` markup); the start token's final representation goes through dropout 0.1
+and a linear layer to one score; a softmax over the options and cross-entropy train it. Any
+encoder that ``AutoModel`` loads works.
+
+Variants (``method``):
+
+* ``mc``: narrative + continuation.
+* ``mc-continuation``: the continuation alone, to measure annotation artifacts.
+* ``mc-meaning``: ``[CLS] M [SEP] N [SEP] C_i [SEP]`` with M the dataset's own gloss of the
+  expression (the idiom's dictionary meaning, the simile's property; present in every split,
+  test included). Not one of the paper's models: a cheap knowledge source, reported separately.
+* ``mc-context`` / ``mc-literal`` (knowledge-enhanced): for each of up to 12 inferences,
+  ``[CLS] Inf_j [SEP] N [SEP] C_i [SEP]`` is scored, and option i's score is the sum over j.
+  All 12 × 2 sequences of an item go through the encoder in one batch; when a sequence is too
+  long the narrative is cut first (from its start: its end holds the expression), then the
+  inference, then the continuation.
+
+A saved model is the encoder's and tokenizer's ``save_pretrained`` directory plus
+``choice_head.safetensors`` (the linear scorer) and ``figlang.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from ...data.errors import FiglangError
+from ...data.records import ClozeRecord, strip_markup
+from ..base import Prediction
+from . import FIGLANG_JSON, KNOWLEDGE, TRAINED_METHODS, assemble, read_figlang_json, relation_of, special_ids
+
+HEAD_FILE = "choice_head.safetensors"
+DEFAULT_MAX_INFERENCES = 12
+
+
+class ChoiceScorer(nn.Module):
+    """encoder → start-token representation → dropout → linear → one score per sequence."""
+
+    def __init__(self, encoder: nn.Module, dropout: float = 0.1) -> None:
+        super().__init__()
+        self.encoder = encoder
+        self.dropout = nn.Dropout(dropout)
+        self.head = nn.Linear(encoder.config.hidden_size, 1)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+        kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if token_type_ids is not None:
+            kwargs["token_type_ids"] = token_type_ids
+        hidden = self.encoder(**kwargs).last_hidden_state[:, 0]
+        return self.head(self.dropout(hidden)).squeeze(-1).float()
+
+
+def pad(rows: Sequence[Sequence[int]], value: int) -> torch.Tensor:
+    width = max(len(r) for r in rows)
+    out = torch.full((len(rows), width), value, dtype=torch.long)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+    return out
+
+
+def autocast(bf16: bool):
+    return torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else nullcontext()
+
+
+class ChoiceScorerModel:
+    """A multiple-choice scorer with its tokenizer and input format: featurize, collate, loss, predict, save, load."""
+
+    shape = "cloze"
+    model_class = "choice-scorer"
+
+    def __init__(
+        self,
+        module: ChoiceScorer,
+        tokenizer: Any,
+        method: str,
+        max_length: int = 256,
+        max_inferences: int = DEFAULT_MAX_INFERENCES,
+        bf16: bool = False,
+        inference_floor: int = 8,
+        narrative_floor: int = 32,
+    ) -> None:
+        if TRAINED_METHODS.get(method, (None, None))[1] != self.model_class:
+            raise FiglangError(f"{method!r} is not a multiple-choice method (choose mc, mc-continuation, mc-meaning, mc-context, mc-literal)")
+        self.module = module
+        self.tokenizer = tokenizer
+        self.method = method
+        self.knowledge = KNOWLEDGE.get(method)
+        self.max_length = int(max_length)
+        self.max_inferences = int(max_inferences)
+        self.bf16 = bool(bf16)
+        self.inference_floor = int(inference_floor)
+        self.narrative_floor = int(narrative_floor)
+        self.cls_id, self.sep_id = special_ids(tokenizer)
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.use_token_types = getattr(module.encoder.config, "type_vocab_size", 1) > 1
+        self._ids_cache: dict[str, list[int]] = {}
+
+    # --- construction ------------------------------------------------------------------------------
+    @classmethod
+    def from_base(cls, path: str, method: str, dropout: float = 0.1, **options: Any) -> ChoiceScorerModel:
+        from transformers import AutoModel, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        encoder = AutoModel.from_pretrained(path)
+        return cls(ChoiceScorer(encoder, dropout), tokenizer, method, **options)
+
+    @classmethod
+    def load(cls, directory: str | Path, **overrides: Any) -> ChoiceScorerModel:
+        from safetensors.torch import load_file
+        from transformers import AutoModel, AutoTokenizer
+
+        meta = read_figlang_json(directory)
+        fmt = meta["input_format"]
+        tokenizer = AutoTokenizer.from_pretrained(str(directory))
+        encoder = AutoModel.from_pretrained(str(directory))
+        module = ChoiceScorer(encoder, fmt.get("dropout", 0.1))
+        head = load_file(str(Path(directory) / HEAD_FILE))
+        module.head.load_state_dict({"weight": head["weight"], "bias": head["bias"]})
+        module.eval()
+        options = {
+            "max_length": fmt["max_length"],
+            "max_inferences": fmt.get("max_inferences") or DEFAULT_MAX_INFERENCES,
+            "bf16": meta.get("training", {}).get("bf16", False),
+            "inference_floor": fmt.get("inference_floor", 8),
+            "narrative_floor": fmt.get("narrative_floor", 32),
+        }
+        options.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(module, tokenizer, meta["method"], **options)
+
+    def save(self, directory: str | Path) -> None:
+        """``save_pretrained`` of encoder and tokenizer, plus the head (figlang.json is the trainer's)."""
+        from safetensors.torch import save_file
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self.module.encoder.save_pretrained(str(directory))
+        self.tokenizer.save_pretrained(str(directory))
+        head = self.module.head
+        save_file({"weight": head.weight.detach().contiguous().clone(), "bias": head.bias.detach().contiguous().clone()}, str(directory / HEAD_FILE))
+
+    def describe(self) -> dict[str, Any]:
+        """The input format, as figlang.json records it."""
+        sep = self.tokenizer.convert_ids_to_tokens(self.sep_id)
+        cls_tok = self.tokenizer.convert_ids_to_tokens(self.cls_id)
+        if self.method == "mc-continuation":
+            template = f"{cls_tok} {{continuation}} {sep}"
+        elif self.method == "mc-meaning":
+            template = f"{cls_tok} {{meaning}} {sep} {{narrative}} {sep} {{continuation}} {sep}"
+        elif self.knowledge:
+            template = f"{cls_tok} {{inference_j}} {sep} {{narrative}} {sep} {{continuation}} {sep}"
+        else:
+            template = f"{cls_tok} {{narrative}} {sep} {{continuation}} {sep}"
+        return {
+            "template": template,
+            "separator": sep,
+            "start_token": cls_tok,
+            "narrative": "markup (<b>…</b>) removed",
+            "knowledge": self.knowledge,
+            "max_inferences": self.max_inferences if self.knowledge else None,
+            "aggregate": "sum over inferences" if self.knowledge else None,
+            "max_length": self.max_length,
+            "truncation": "narrative first (from its start, keeping the end), then inference/meaning, then continuation",
+            "narrative_floor": self.narrative_floor,
+            "inference_floor": self.inference_floor,
+            "representation": "start token of the last layer",
+            "dropout": self.module.dropout.p,
+            "score": "linear(hidden, 1); softmax over the options; cross-entropy",
+            "token_type_ids": "1 from the continuation on" if self.use_token_types else "not used",
+        }
+
+    # --- features ------------------------------------------------------------------------------------
+    def _ids(self, text: str) -> list[int]:
+        ids = self._ids_cache.get(text)
+        if ids is None:
+            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+            if len(self._ids_cache) < 200_000:
+                self._ids_cache[text] = ids
+        return ids
+
+    def inferences_of(self, record: ClozeRecord, subset: Sequence[int] | None = None) -> list[str]:
+        if not self.knowledge:
+            return []
+        infs = list(record.inferences.get(self.knowledge, ()))[: self.max_inferences]
+        if subset is not None:
+            infs = [infs[j] for j in subset if j < len(infs)]
+        if not infs:
+            raise FiglangError(
+                f"record {record.id!r} has no {self.knowledge} inferences; the {self.method} model needs the "
+                f"{self.knowledge} inference files of the narrative dataset"
+            )
+        return infs
+
+    def sequence(self, narrative: str | None, continuation: str, inference: str | None = None) -> tuple[list[int], list[int]]:
+        """The token ids (and token types) of one scored sequence."""
+        cont = self._ids(continuation)
+        if narrative is None:  # continuation only
+            segments, order, floors, ends = [cont], [0], None, [False]
+        elif inference is None:
+            segments, order, floors, ends = [self._ids(narrative), cont], [0, 1], [0, 0], [True, False]
+        else:
+            segments = [self._ids(inference), self._ids(narrative), cont]
+            order, floors, ends = [1, 0, 2], [self.inference_floor, self.narrative_floor, 0], [False, True, False]
+        second = len(segments) - 1 if self.use_token_types and len(segments) > 1 else None
+        return assemble(segments, cls_id=self.cls_id, sep_id=self.sep_id, max_length=self.max_length, order=order,
+                        floors=floors, keep_end=ends, second_segment_from=second)  # fmt: skip
+
+    def featurize(self, record: ClozeRecord, inference_subset: Sequence[int] | None = None) -> dict[str, Any]:
+        narrative = None if self.method == "mc-continuation" else strip_markup(record.narrative)
+        infs: list[str | None] = self.inferences_of(record, inference_subset) if self.knowledge else [None]
+        if self.method == "mc-meaning":
+            infs = [str(record.meaning or "")]  # 8 simile train records have no property: an empty segment
+        seqs: list[tuple[list[int], list[int]]] = []
+        choice: list[int] = []
+        for k, option in enumerate(record.options):
+            for inf in infs:
+                seqs.append(self.sequence(narrative, option, inf))
+                choice.append(k)
+        label = record.label if (record.label is not None and not record.label_is_placeholder) else -100
+        return {"id": record.id, "seqs": seqs, "choice": choice, "n_options": len(record.options), "label": label,
+                "length": sum(len(s[0]) for s in seqs)}  # fmt: skip
+
+    def features(self, records: Sequence[ClozeRecord]) -> list[dict[str, Any]]:
+        for r in records:
+            if not isinstance(r, ClozeRecord):
+                raise FiglangError(f"the multiple-choice scorer answers cloze records, got {type(r).__name__}")
+        return [self.featurize(r) for r in records]
+
+    def collate(self, feats: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        ids = [s[0] for f in feats for s in f["seqs"]]
+        types = [s[1] for f in feats for s in f["seqs"]]
+        kmax = max(f["n_options"] for f in feats)
+        slot = [i * kmax + k for i, f in enumerate(feats) for k in f["choice"]]
+        valid = torch.zeros(len(feats), kmax, dtype=torch.bool)
+        for i, f in enumerate(feats):
+            valid[i, : f["n_options"]] = True
+        input_ids = pad(ids, self.pad_id)
+        batch = {
+            "input_ids": input_ids,
+            "attention_mask": pad([[1] * len(r) for r in ids], 0),
+            "slot": torch.tensor(slot, dtype=torch.long),
+            "valid": valid,
+            "labels": torch.tensor([f["label"] for f in feats], dtype=torch.long),
+        }
+        if self.use_token_types:
+            batch["token_type_ids"] = pad(types, 0)
+        return batch
+
+    def scores(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Option scores [items, options]: the sum of each option's sequence scores (-inf where no option)."""
+        with autocast(self.bf16):
+            seq = self.module(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
+        valid = batch["valid"]
+        flat = torch.zeros(valid.numel(), dtype=seq.dtype).index_add(0, batch["slot"], seq)
+        out = flat.view(valid.shape)
+        return out.masked_fill(~valid, float("-inf"))
+
+    def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        return nn.functional.cross_entropy(self.scores(batch), batch["labels"], ignore_index=-100)
+
+    # --- prediction ----------------------------------------------------------------------------------
+    @torch.no_grad()
+    def predict_features(self, feats: Sequence[dict[str, Any]], batch_size: int = 16) -> list[list[float]]:
+        """Option scores per feature, in order (batched by length to save padding)."""
+        self.module.eval()
+        order = sorted(range(len(feats)), key=lambda i: feats[i]["length"])
+        out: list[list[float] | None] = [None] * len(feats)
+        for start in range(0, len(order), max(1, batch_size)):
+            idx = order[start : start + batch_size]
+            scores = self.scores(self.collate([feats[i] for i in idx]))
+            for row, i in zip(scores.tolist(), idx):
+                out[i] = row[: feats[i]["n_options"]]
+        return out  # type: ignore[return-value]
+
+    def predict(self, records: Sequence[ClozeRecord], batch_size: int = 16, inference_subset: Sequence[int] | None = None) -> list[Prediction]:
+        feats = [self.featurize(r, inference_subset) for r in records] if inference_subset is not None else self.features(records)
+        all_scores = self.predict_features(feats, batch_size)
+        preds = []
+        for r, s in zip(records, all_scores):
+            best = max(range(len(s)), key=lambda k: (s[k], -k))  # first index on ties
+            preds.append(Prediction(id=r.id, prediction=best, scores=[float(x) for x in s]))
+        return preds
+
+
+# --- the paper's Table 3: which relation helps where the baseline fails ----------------------------------
+
+
+def relation_groups(record: ClozeRecord, kind: str, max_inferences: int = DEFAULT_MAX_INFERENCES) -> dict[str, list[int]]:
+    """relation -> indexes of the record's inferences of that relation."""
+    groups: dict[str, list[int]] = {}
+    for j, inf in enumerate(list(record.inferences.get(kind, ()))[:max_inferences]):
+        groups.setdefault(relation_of(inf), []).append(j)
+    return groups
+
+
+def relation_analysis(
+    model: ChoiceScorerModel | str | Path,
+    records: Sequence[ClozeRecord],
+    baseline_correct: dict[str, bool] | None = None,
+    *,
+    by: str = "relation",
+    batch_size: int = 16,
+) -> dict[str, Any]:
+    """Accuracy of a knowledge-enhanced model fed one relation (or one inference slot) at a time.
+
+    ``baseline_correct`` (record id → whether the baseline got it right) restricts the analysis
+    to the items the baseline got wrong, as in the paper's Table 3; None analyses every item.
+    ``by='relation'`` feeds the inferences of one relation (xNeed, HasProperty …) summed;
+    ``by='inference'`` feeds inference slot j alone.
+    """
+    if not isinstance(model, ChoiceScorerModel):
+        model = ChoiceScorerModel.load(model)
+    if not model.knowledge:
+        raise FiglangError(f"relation analysis needs a knowledge-enhanced model (mc-context/mc-literal), not {model.method!r}")
+    if by not in ("relation", "inference"):
+        raise FiglangError(f"by must be 'relation' or 'inference', got {by!r}")
+    items = [r for r in records if r.label is not None and not r.label_is_placeholder]
+    if baseline_correct is not None:
+        missing = [r.id for r in items if r.id not in baseline_correct]
+        if missing:
+            raise FiglangError(f"the baseline has no prediction for {len(missing)} items (first {missing[0]!r})")
+        items = [r for r in items if not baseline_correct[r.id]]
+    buckets: dict[str, list[tuple[ClozeRecord, list[int]]]] = {}
+    for r in items:
+        if by == "relation":
+            for rel, idx in relation_groups(r, model.knowledge, model.max_inferences).items():
+                buckets.setdefault(rel, []).append((r, idx))
+        else:
+            n = min(len(r.inferences.get(model.knowledge, ())), model.max_inferences)
+            for j in range(n):
+                buckets.setdefault(f"inference_{j + 1:02d}", []).append((r, [j]))
+    result: dict[str, Any] = {}
+    for name in sorted(buckets):
+        pairs = buckets[name]
+        feats = [model.featurize(r, idx) for r, idx in pairs]
+        scores = model.predict_features(feats, batch_size)
+        correct = [max(range(len(s)), key=lambda k: (s[k], -k)) == r.label for (r, _), s in zip(pairs, scores)]
+        result[name] = {"accuracy": sum(correct) / len(correct), "n": len(correct), "n_correct": sum(correct)}
+    all_feats = [model.featurize(r) for r in items]
+    all_scores = model.predict_features(all_feats, batch_size) if all_feats else []
+    all_correct = [max(range(len(s)), key=lambda k: (s[k], -k)) == r.label for r, s in zip(items, all_scores)]
+    return {
+        "knowledge": model.knowledge,
+        "by": by,
+        "items": len(items),
+        "restricted_to_baseline_errors": baseline_correct is not None,
+        "all_inferences": {"accuracy": (sum(all_correct) / len(all_correct)) if all_correct else None, "n": len(all_correct)},
+        "per_group": result,
+    }
+
+
+def baseline_correctness(predictions_jsonl: str | Path) -> dict[str, bool]:
+    """record id → correct, from a `figlang eval --out` predictions.jsonl (its 'correct' column)."""
+    out: dict[str, bool] = {}
+    with open(predictions_jsonl, encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if "correct" not in row:
+                raise FiglangError(f"{predictions_jsonl}: rows need a 'correct' field (write it with `figlang eval --out DIR`)")
+            out[str(row["id"])] = bool(row["correct"])
+    return out
+
+
+__all__ = ["ChoiceScorer", "ChoiceScorerModel", "FIGLANG_JSON", "HEAD_FILE", "baseline_correctness", "relation_analysis", "relation_groups"]

@@ -1,0 +1,295 @@
+"""NLI cross-encoders: premise/hypothesis (I→O) and premise/hypothesis/rationale (IR→O).
+
+``[CLS] premise [SEP] hypothesis [SEP]`` (``nli``) or ``[CLS] premise [SEP] hypothesis [SEP]
+rationale [SEP]`` (``nli-rationale``) goes through ``AutoModelForSequenceClassification``; the
+labels are the training task's (FLUTE: entailment/contradiction; IMPLI:
+entailment/non-entailment). A model answers a task with another label set through
+:func:`map_label` (contradiction → non-entailment on IMPLI, non-entailment → contradiction on
+FLUTE), so a FLUTE model transfers to IMPLI with entailment and non-entailment accuracy
+reported separately.
+
+IR→O reads its rationale per record from a *rationale source*: ``gold`` (the record's
+explanation), a JSONL prediction file (``id`` + ``explanation``, or any column named with
+``rationale_field``, e.g. the output of a self-rationalizing model's `figlang eval --out`),
+or a dict id → rationale. Simulatability is accuracy(IR→O) − accuracy(I→O)
+(:mod:`figlang.metrics.simulatability`), see :func:`simulatability_from_models`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from ...data.errors import FiglangError
+from ...data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, NLIPair
+from ..base import Prediction
+from . import TRAINED_METHODS, assemble, read_figlang_json, special_ids
+from .multiple_choice import autocast, pad
+
+RationaleSource = str | Path | Mapping[str, str] | None
+
+
+def map_label(label: str, target_labels: Sequence[str]) -> str:
+    """A model's label in a task's label set: contradiction ↔ non-entailment when one side lacks it."""
+    if not target_labels or label in target_labels:
+        return label
+    if label == CONTRADICTION and NON_ENTAILMENT in target_labels:
+        return NON_ENTAILMENT
+    if label == NON_ENTAILMENT and CONTRADICTION in target_labels:
+        return CONTRADICTION
+    if label == "neutral" and NON_ENTAILMENT in target_labels:
+        return NON_ENTAILMENT
+    return label
+
+
+def load_rationales(source: RationaleSource, field: str = "explanation") -> Callable[[NLIPair], str | None] | None:
+    """A record → rationale function for IR→O: 'gold', a JSONL file of predictions, or a dict."""
+    if source is None:
+        return None
+    if isinstance(source, Mapping):
+        table = {str(k): v for k, v in source.items()}
+        return lambda r: table.get(r.id)
+    if str(source) == "gold":
+        return lambda r: r.explanation
+    path = Path(source)
+    if not path.is_file():
+        raise FiglangError(f"rationale source {source!r} is neither 'gold' nor a JSONL file of predictions")
+    table: dict[str, str | None] = {}
+    with path.open(encoding="utf-8") as handle:
+        for n, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise FiglangError(f"{path}:{n}: not JSON ({err})") from err
+            if "id" not in row:
+                raise FiglangError(f"{path}:{n}: a rationale row needs an 'id'")
+            value = row.get(field)
+            table[str(row["id"])] = None if value is None else str(value)
+    if not any(v for v in table.values()):
+        raise FiglangError(f"{path} has no non-empty {field!r} values; pass rationale_field=<column>")
+    return lambda r: table.get(r.id)
+
+
+class NLIClassifierModel:
+    """A sequence-classification cross-encoder with its tokenizer, label set and rationale input."""
+
+    shape = "nli"
+    model_class = "sequence-classifier"
+
+    def __init__(
+        self,
+        module: nn.Module,
+        tokenizer: Any,
+        method: str,
+        labels: Sequence[str],
+        max_length: int = 128,
+        bf16: bool = False,
+        rationales: RationaleSource = None,
+        rationale_field: str = "explanation",
+    ) -> None:
+        if TRAINED_METHODS.get(method, (None, None))[1] != self.model_class:
+            raise FiglangError(f"{method!r} is not an NLI classifier method (choose nli or nli-rationale)")
+        self.module = module
+        self.tokenizer = tokenizer
+        self.method = method
+        self.labels = tuple(labels)
+        self.max_length = int(max_length)
+        self.bf16 = bool(bf16)
+        self.uses_rationale = method == "nli-rationale"
+        self.rationale_source = "gold" if (self.uses_rationale and rationales is None) else rationales
+        self.rationale_field = rationale_field
+        self._rationale = load_rationales(self.rationale_source, rationale_field) if self.uses_rationale else None
+        self.cls_id, self.sep_id = special_ids(tokenizer)
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.use_token_types = getattr(module.config, "type_vocab_size", 1) > 1
+        self.target_labels: tuple[str, ...] = self.labels
+
+    def set_rationales(self, source: RationaleSource, field: str = "explanation") -> None:
+        """Read IR→O rationales from another source ('gold', a JSONL prediction file, or a dict)."""
+        if not self.uses_rationale:
+            raise FiglangError(f"a {self.method!r} model takes no rationale")
+        self.rationale_source, self.rationale_field = source, field
+        self._rationale = load_rationales(source, field)
+
+    @classmethod
+    def from_base(cls, path: str, method: str, labels: Sequence[str], **options: Any) -> NLIClassifierModel:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        labels = tuple(labels)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        module = AutoModelForSequenceClassification.from_pretrained(
+            path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={l: i for i, l in enumerate(labels)}
+        )
+        return cls(module, tokenizer, method, labels, **options)
+
+    @classmethod
+    def load(cls, directory: str | Path, **overrides: Any) -> NLIClassifierModel:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        meta = read_figlang_json(directory)
+        tokenizer = AutoTokenizer.from_pretrained(str(directory))
+        module = AutoModelForSequenceClassification.from_pretrained(str(directory))
+        module.eval()
+        options: dict[str, Any] = {"max_length": meta["input_format"]["max_length"], "bf16": meta.get("training", {}).get("bf16", False)}
+        options.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(module, tokenizer, meta["method"], meta["labels"], **options)
+
+    def save(self, directory: str | Path) -> None:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self.module.save_pretrained(str(directory))
+        self.tokenizer.save_pretrained(str(directory))
+
+    def describe(self) -> dict[str, Any]:
+        sep = self.tokenizer.convert_ids_to_tokens(self.sep_id)
+        cls_tok = self.tokenizer.convert_ids_to_tokens(self.cls_id)
+        template = f"{cls_tok} {{premise}} {sep} {{hypothesis}} {sep}" + (f" {{rationale}} {sep}" if self.uses_rationale else "")
+        return {
+            "template": template,
+            "separator": sep,
+            "start_token": cls_tok,
+            "rationale": ("training: gold explanations; eval: -O rationales=gold|FILE.jsonl [-O rationale_field=COLUMN]"
+                          if self.uses_rationale else None),  # fmt: skip
+            "max_length": self.max_length,
+            "truncation": "premise first (down to 16 tokens), then rationale, then hypothesis",
+            "head": "AutoModelForSequenceClassification",
+            "token_type_ids": "1 from the hypothesis on" if self.use_token_types else "not used",
+        }
+
+    # --- features ------------------------------------------------------------------------------------
+    def _ids(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def rationale_for(self, record: NLIPair) -> str:
+        value = self._rationale(record) if self._rationale is not None else None
+        if value is None:
+            raise FiglangError(
+                f"no rationale for record {record.id!r} from {self.rationale_source!r}: IR→O needs one per item "
+                "(gold explanations, or a prediction file with an 'explanation' per id)"
+            )
+        return value
+
+    def featurize(self, record: NLIPair) -> dict[str, Any]:
+        segments = [self._ids(record.premise), self._ids(record.hypothesis)]
+        order, floors = [0, 1], [16, 0]
+        if self.uses_rationale:
+            segments.append(self._ids(self.rationale_for(record)))
+            order, floors = [0, 2, 1], [16, 16, 0]
+        ids, types = assemble(segments, cls_id=self.cls_id, sep_id=self.sep_id, max_length=self.max_length, order=order,
+                              floors=floors, second_segment_from=1 if self.use_token_types else None)  # fmt: skip
+        label = -100
+        if record.label is not None and not record.label_is_placeholder:
+            if record.label not in self.labels:
+                mapped = [l for l in self.labels if map_label(l, (record.label,)) == record.label]
+                if not mapped:
+                    raise FiglangError(f"record {record.id!r} has label {record.label!r}, outside the model's labels {self.labels}")
+                label = self.labels.index(mapped[0])
+            else:
+                label = self.labels.index(record.label)
+        return {"id": record.id, "ids": ids, "types": types, "label": label, "length": len(ids)}
+
+    def features(self, records: Sequence[NLIPair]) -> list[dict[str, Any]]:
+        for r in records:
+            if not isinstance(r, NLIPair):
+                raise FiglangError(f"the NLI classifier answers NLI records, got {type(r).__name__}")
+        return [self.featurize(r) for r in records]
+
+    def collate(self, feats: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        ids = [f["ids"] for f in feats]
+        batch = {
+            "input_ids": pad(ids, self.pad_id),
+            "attention_mask": pad([[1] * len(r) for r in ids], 0),
+            "labels": torch.tensor([f["label"] for f in feats], dtype=torch.long),
+        }
+        if self.use_token_types:
+            batch["token_type_ids"] = pad([f["types"] for f in feats], 0)
+        return batch
+
+    def scores(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        kwargs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in batch}
+        with autocast(self.bf16):
+            return self.module(**kwargs).logits.float()
+
+    def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        return nn.functional.cross_entropy(self.scores(batch), batch["labels"], ignore_index=-100)
+
+    @torch.no_grad()
+    def predict_features(self, feats: Sequence[dict[str, Any]], batch_size: int = 32) -> list[list[float]]:
+        self.module.eval()
+        order = sorted(range(len(feats)), key=lambda i: feats[i]["length"])
+        out: list[list[float] | None] = [None] * len(feats)
+        for start in range(0, len(order), max(1, batch_size)):
+            idx = order[start : start + batch_size]
+            logits = self.scores(self.collate([feats[i] for i in idx]))
+            for row, i in zip(logits.tolist(), idx):
+                out[i] = row
+        return out  # type: ignore[return-value]
+
+    def predict(self, records: Sequence[NLIPair], batch_size: int = 32) -> list[Prediction]:
+        logits = self.predict_features(self.features(records), batch_size)
+        preds = []
+        for r, row in zip(records, logits):
+            best = max(range(len(row)), key=lambda k: (row[k], -k))
+            label = map_label(self.labels[best], self.target_labels)
+            preds.append(Prediction(id=r.id, prediction=label, scores={l: float(v) for l, v in zip(self.labels, row)},
+                                    meta={"model_label": self.labels[best]} if label != self.labels[best] else {}))  # fmt: skip
+        return preds
+
+
+def simulatability_from_models(
+    records: Sequence[NLIPair],
+    io_model: NLIClassifierModel | str | Path,
+    iro_model: NLIClassifierModel | str | Path,
+    *,
+    predicted_rationales: RationaleSource = None,
+    rationale_field: str = "explanation",
+    gold: bool = True,
+    batch_size: int = 32,
+) -> dict[str, Any]:
+    """Simulatability (IR→O − I→O accuracy) with gold and/or predicted rationales, via figlang.metrics."""
+    from ...metrics.simulatability import simulatability_report
+
+    io = io_model if isinstance(io_model, NLIClassifierModel) else NLIClassifierModel.load(io_model)
+    iro = iro_model if isinstance(iro_model, NLIClassifierModel) else NLIClassifierModel.load(iro_model)
+    gold_labels = [r.label for r in records]
+    without = [p.prediction for p in io.predict(records, batch_size)]
+    with_gold = with_pred = None
+    if gold:
+        iro.set_rationales("gold")
+        with_gold = [p.prediction for p in iro.predict(records, batch_size)]
+    if predicted_rationales is not None:
+        iro.set_rationales(predicted_rationales, rationale_field)
+        with_pred = [p.prediction for p in iro.predict(records, batch_size)]
+    report = simulatability_report(gold_labels, without, with_predicted_rationales=with_pred, with_gold_rationales=with_gold)
+    return {name: result.to_dict() | {"summary": str(result)} for name, result in report.items()}
+
+
+def label_accuracy(records: Sequence[NLIPair], predictions: Sequence[Prediction]) -> dict[str, Any]:
+    """Overall accuracy and accuracy per gold label (entailment vs non-entailment on IMPLI)."""
+    per: dict[str, list[bool]] = {}
+    for r, p in zip(records, predictions):
+        per.setdefault(str(r.label), []).append(p.prediction == r.label)
+    allc = [c for v in per.values() for c in v]
+    return {
+        "accuracy": sum(allc) / len(allc) if allc else None,
+        "n": len(allc),
+        "by_gold_label": {k: {"accuracy": sum(v) / len(v), "n": len(v)} for k, v in sorted(per.items())},
+    }
+
+
+__all__ = [
+    "ENTAILMENT",
+    "NLIClassifierModel",
+    "NON_ENTAILMENT",
+    "label_accuracy",
+    "load_rationales",
+    "map_label",
+    "simulatability_from_models",
+]

@@ -1,0 +1,978 @@
+"""The training loop every figlang-trained model shares.
+
+``train(task, method, model, out_dir, **config)`` fine-tunes an encoder (a catalog name such
+as ``minilm``/``mpnet``, a local model directory, a hub id, or a figlang-trained directory to
+start from) and leaves in ``out_dir``:
+
+* the best model (by dev accuracy) as a normal Transformers checkpoint (``save_pretrained`` of
+  model and tokenizer; the multiple-choice head beside it) and ``figlang.json`` (shape, method,
+  input format, base model, training configuration, data checksums, dev metrics), which
+  ``figlang eval --method trained --model out_dir`` uses;
+* ``checkpoint/``: the resumable state (model, optimizer, scheduler, RNG states, step), written
+  every ``save_every`` optimizer steps and at every evaluation; rerunning with the same
+  ``out_dir`` and configuration continues from it and ends with the same weights as an
+  uninterrupted run;
+* ``train_log.jsonl`` (one JSON object per logged step and per evaluation), ``loss_curve.png``,
+  and ``eval/<split>/`` (the harness's predictions and results for every reported split).
+
+Determinism: seeds for torch, random and numpy; the data order of epoch e is a function of
+(seed, e) alone (shuffled, then length-bucketed to save padding); dropout draws from torch's
+generator, whose state is checkpointed.
+
+Model selection uses an expression-disjoint dev (``dev-disjoint`` of the narrative tasks,
+training on ``train-disjoint``; for FLUTE a premise-disjoint slice carved from train) and the
+official dev/val is reported too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import random
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ...data.errors import FiglangError
+from ...data.records import Record, expression_of
+from ..trained import FIGLANG_JSON, FORMAT_VERSION, KNOWLEDGE, TRAINED_METHODS, check_method, is_trained_dir, read_figlang_json
+from .presets import default_preset, get_preset
+
+CHECKPOINT = "checkpoint"
+LOG_FILE = "train_log.jsonl"
+PLOT_FILE = "loss_curve.png"
+
+# configuration keys that do not change what is trained (may differ when resuming)
+RUNTIME_KEYS = {"out_dir", "data_dir", "threads", "progress", "save_every", "log_every", "eval_batch_size",
+                "report_splits", "report_limit", "max_minutes", "restart", "preset"}  # fmt: skip
+
+
+@dataclass
+class TrainConfig:
+    task: str
+    method: str
+    model: str
+    out_dir: str
+    preset: str | None = None
+    data_dir: str | None = None
+    # data
+    train_split: str | None = None  # default: train-disjoint where the task has it, else train / all
+    dev_split: str | None = None  # default: dev-disjoint where the task has it, else 'carve'
+    report_splits: tuple[str, ...] | None = None  # default: dev split + the official dev/val
+    carve_fraction: float = 0.1  # dev_split='carve': this share of train, disjoint by carve_key
+    carve_key: str = "auto"  # expression | premise | id | auto (expression, else premise)
+    limit: int | None = None  # train on a seeded random subset of this many records
+    dev_limit: int | None = None
+    report_limit: int | None = None
+    # optimisation
+    epochs: int = 2
+    lr: float = 3e-5
+    batch_size: int = 16
+    grad_accum: int = 1
+    max_length: int = 160
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.01
+    max_grad_norm: float = 1.0
+    dropout: float = 0.1
+    seed: int = 0
+    max_steps: int | None = None  # stop after this many optimizer steps (counts as the end of training)
+    max_minutes: float | None = None  # stop after this wall time; a rerun continues
+    # evaluation / early stopping / checkpoints
+    eval_every: int = 0  # optimizer steps between dev evaluations (0: once per epoch)
+    patience: int = 2  # evaluations without improvement before stopping
+    min_delta: float = 0.0
+    select: str = "best"  # best: keep the best dev accuracy; last: keep the latest evaluated model
+    save_every: int = 100  # optimizer steps between resumable checkpoints
+    log_every: int = 10
+    eval_batch_size: int | None = None
+    # model
+    max_inferences: int = 12
+    max_target_length: int = 64  # generating methods: tokens of the target (continuation / label + explanation)
+    bf16: bool = False
+    threads: int | None = 2
+    progress: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["report_splits"] = list(self.report_splits) if self.report_splits is not None else None
+        return d
+
+    def training_fingerprint(self) -> dict[str, Any]:
+        return {k: v for k, v in self.to_dict().items() if k not in RUNTIME_KEYS}
+
+
+@dataclass
+class TrainResult:
+    out_dir: Path
+    method: str
+    best_step: int | None
+    best_epoch: float | None
+    best_dev_accuracy: float | None
+    metrics: dict[str, Any]  # split -> harness metrics of the best model
+    steps: int
+    stopped: str  # complete | early-stopping | max-steps | time-budget
+    resumed: bool
+    seconds: float
+    log_path: Path
+    plot_path: Path | None
+    extra: dict[str, Any] = field(default_factory=dict)
+    best_dev_loss: float | None = None  # generating models select on dev loss
+
+    def accuracy(self, split: str) -> float | None:
+        m = self.metrics.get(split) or {}
+        return (m.get("accuracy") or {}).get("accuracy")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["out_dir"], d["log_path"], d["plot_path"] = str(self.out_dir), str(self.log_path), str(self.plot_path) if self.plot_path else None
+        return d
+
+
+# --- configuration ---------------------------------------------------------------------------------
+
+
+def make_config(task: str, method: str, model: str, out_dir: str | Path, **options: Any) -> TrainConfig:
+    """Preset (given or the method's default) < explicit options. Unknown options are an error."""
+    check_method(method)
+    names = {f.name for f in fields(TrainConfig)}
+    unknown = sorted(k for k in options if k not in names)
+    if unknown:
+        raise FiglangError(f"unknown training option(s): {', '.join(unknown)}; known: {', '.join(sorted(names - {'task', 'method', 'model', 'out_dir'}))}")
+    preset = options.get("preset") or default_preset(method)
+    values: dict[str, Any] = dict(get_preset(preset))
+    values.update({k: v for k, v in options.items() if v is not None})
+    values["preset"] = preset
+    if values.get("report_splits") is not None:
+        values["report_splits"] = tuple(values["report_splits"])
+    cfg = TrainConfig(task=str(task), method=method, model=str(model), out_dir=str(out_dir), **values)
+    for name in ("epochs", "batch_size", "grad_accum", "max_length", "save_every", "log_every"):
+        if getattr(cfg, name) < 1:
+            raise FiglangError(f"{name} must be at least 1, got {getattr(cfg, name)}")
+    if cfg.select not in ("best", "last"):
+        raise FiglangError(f"select must be 'best' or 'last', got {cfg.select!r}")
+    if cfg.lr <= 0:
+        raise FiglangError(f"lr must be positive, got {cfg.lr}")
+    return cfg
+
+
+# --- determinism -----------------------------------------------------------------------------------------
+
+
+def set_seeds(seed: int) -> None:
+    import numpy as np
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    torch.manual_seed(seed)
+
+
+def rng_state() -> dict[str, Any]:
+    import numpy as np
+    import torch
+
+    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    import numpy as np
+    import torch
+
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+
+
+def seeded_subset(records: Sequence[Record], n: int | None, seed: int) -> list[Record]:
+    """A seeded random subset of ``n`` records, in their original order (None or n ≥ len: all)."""
+    if n is None or n >= len(records):
+        return list(records)
+    keep = set(random.Random(seed).sample(range(len(records)), n))
+    return [r for i, r in enumerate(records) if i in keep]
+
+
+def epoch_plan(lengths: Sequence[int], batch_size: int, grad_accum: int, seed: int, epoch: int, bucket: int = 32) -> list[list[list[int]]]:
+    """The optimizer steps of one epoch: lists of micro-batches of feature indexes.
+
+    Shuffled by (seed, epoch); within windows of ``bucket`` batches sorted by length (less
+    padding), then the batches shuffled again. A pure function: resuming recomputes it.
+    """
+    rng = random.Random(seed * 1_000_003 + epoch)
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    window = batch_size * bucket
+    batches: list[list[int]] = []
+    for start in range(0, len(order), window):
+        part = sorted(order[start : start + window], key=lambda i: lengths[i])
+        batches += [part[j : j + batch_size] for j in range(0, len(part), batch_size)]
+    rng.shuffle(batches)
+    return [batches[g : g + grad_accum] for g in range(0, len(batches), grad_accum)]
+
+
+# --- data --------------------------------------------------------------------------------------------------
+
+
+def records_digest(records: Sequence[Record]) -> str:
+    """sha256 over the records' content (ids, texts, labels; not file paths)."""
+    h = hashlib.sha256()
+    for r in records:
+        d = r.to_dict()
+        d.pop("meta", None)
+        h.update(json.dumps(d, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def carve_key_fn(key: str, records: Sequence[Record]) -> Callable[[Record], str]:
+    """Group key for carving a dev split: records of one group never straddle train and dev."""
+    if key == "auto":
+        key = "expression" if any(expression_of(r) for r in records) else "premise"
+    if key == "expression":
+        return lambda r: expression_of(r) or f"__id:{r.id}"  # records without one are their own group
+    if key == "premise":
+        return lambda r: " ".join(str(getattr(r, "premise", r.id)).lower().split())
+    if key == "id":
+        return lambda r: r.id
+    raise FiglangError(f"carve_key must be expression, premise, id or auto; got {key!r}")
+
+
+def default_splits(task: Any, cfg: TrainConfig) -> tuple[str, str, tuple[str, ...]]:
+    """(train split, dev split, report splits) for a task."""
+    splits = set(task.splits)
+    if cfg.train_split:
+        train_split = cfg.train_split
+    elif "train-disjoint" in splits:
+        train_split = "train-disjoint"
+    elif "train" in splits:
+        train_split = "train"
+    else:
+        train_split = task.default_split
+    if cfg.dev_split:
+        dev_split = cfg.dev_split
+    elif "dev-disjoint" in splits and train_split == "train-disjoint":
+        dev_split = "dev-disjoint"
+    else:
+        dev_split = "carve"
+    if cfg.report_splits is not None:
+        report = tuple(cfg.report_splits)
+    else:
+        official = [s for s in ("dev", "val") if s in splits and s != train_split]
+        report = tuple(([dev_split] if dev_split != "carve" else ["carve"]) + official)
+    for s in (train_split, *(x for x in (dev_split, *report) if x != "carve")):
+        task.check_split(s)
+    return train_split, dev_split, report
+
+
+# --- model construction ----------------------------------------------------------------------------------
+
+
+def resolve_base(reference: str) -> dict[str, Any]:
+    """Where a base-model reference points (catalog name, path, hub id) and its identity, via the resolver."""
+    path = Path(reference).expanduser()
+    if path.is_dir() and is_trained_dir(path):
+        meta = read_figlang_json(path)
+        return {"reference": reference, "source": "figlang-trained", "path": str(path.resolve()), "init_from_method": meta["method"],
+                "base_model": meta.get("base_model"), "revision": _dir_revision(path)}  # fmt: skip
+    try:
+        from ..loading import resolve
+    except ImportError:  # pragma: no cover - the resolver ships with figlang
+        if path.is_dir():
+            return {"reference": reference, "source": "local", "path": str(path.resolve()), "revision": None}
+        raise
+    r = resolve(reference)
+    return {"reference": reference, "source": r.source, "path": r.path, "name": r.name, "revision": r.revision,
+            "hub_id": (r.details or {}).get("hub_id") or (r.path if r.source == "hub" else None)}  # fmt: skip
+
+
+def _dir_revision(path: Path) -> str | None:
+    try:
+        from ..loading import directory_revision
+
+        return directory_revision(path)
+    except Exception:  # pragma: no cover - best effort
+        return None
+
+
+def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
+    """A fresh trainable model for ``cfg.method`` from the base (or a figlang-trained directory)."""
+    shape, model_class = TRAINED_METHODS[cfg.method]
+    if model_class == "generator":
+        from ..trained.generator import GeneratorModel, add_separators
+
+        opts = {"max_length": cfg.max_length, "max_target_length": cfg.max_target_length, "max_inferences": cfg.max_inferences, "bf16": cfg.bf16}
+        if base["source"] == "figlang-trained":
+            init = read_figlang_json(base["path"])
+            if TRAINED_METHODS[init["method"]][1] != "generator":
+                raise FiglangError(f"cannot start a {cfg.method} model from a {init['method']} model at {base['path']}")
+            model = GeneratorModel.load(base["path"], **opts)
+            if model.knowledge is None and KNOWLEDGE.get(cfg.method):
+                add_separators(model.module, model.tokenizer)
+            return GeneratorModel(model.module, model.tokenizer, cfg.method, **opts)
+        return GeneratorModel.from_base(base["path"], cfg.method, **opts)
+    if model_class == "choice-scorer":
+        from ..trained.multiple_choice import ChoiceScorerModel
+
+        opts = {"max_length": cfg.max_length, "max_inferences": cfg.max_inferences, "bf16": cfg.bf16}
+        if base["source"] == "figlang-trained":
+            init = read_figlang_json(base["path"])
+            if TRAINED_METHODS[init["method"]][1] != "choice-scorer":
+                raise FiglangError(f"cannot start a {cfg.method} model from a {init['method']} model at {base['path']}")
+            model = ChoiceScorerModel.load(base["path"], **opts)
+            model = ChoiceScorerModel(model.module, model.tokenizer, cfg.method, **opts)
+            model.module.dropout.p = cfg.dropout
+            return model
+        return ChoiceScorerModel.from_base(base["path"], cfg.method, dropout=cfg.dropout, **opts)
+    from ..trained.nli_classifier import NLIClassifierModel
+
+    opts = {"max_length": cfg.max_length, "bf16": cfg.bf16}
+    if base["source"] == "figlang-trained":
+        init = read_figlang_json(base["path"])
+        if TRAINED_METHODS[init["method"]][1] != "sequence-classifier":
+            raise FiglangError(f"cannot start a {cfg.method} model from a {init['method']} model at {base['path']}")
+        if list(init["labels"]) != list(labels):
+            raise FiglangError(f"the model at {base['path']} has labels {init['labels']}, the task {list(labels)}")
+        model = NLIClassifierModel.load(base["path"], **opts)
+        return NLIClassifierModel(model.module, model.tokenizer, cfg.method, labels, **opts)
+    return NLIClassifierModel.from_base(base["path"], cfg.method, labels, **opts)
+
+
+# --- files ---------------------------------------------------------------------------------------------------
+
+
+def _atomic_json(path: Path, obj: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _save_best(model: Any, out: Path, meta: dict[str, Any]) -> None:
+    """Write the model into ``out`` (files swapped in one by one, figlang.json last)."""
+    tmp = out / ".best.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save(tmp)
+    (tmp / FIGLANG_JSON).write_text(json.dumps(meta, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    names = sorted(p.name for p in tmp.iterdir())
+    for name in [n for n in names if n != FIGLANG_JSON] + [FIGLANG_JSON]:
+        os.replace(tmp / name, out / name)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _save_checkpoint(out: Path, module: Any, optimizer: Any, scheduler: Any, state: dict[str, Any]) -> None:
+    import torch
+
+    tmp = out / f"{CHECKPOINT}.tmp"
+    final = out / CHECKPOINT
+    old = out / f"{CHECKPOINT}.old"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    torch.save(module.state_dict(), tmp / "model.pt")
+    torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "rng": rng_state()}, tmp / "trainer.pt")
+    (tmp / "state.json").write_text(json.dumps(state, indent=2, default=str), encoding="utf-8")
+    if final.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(final, old)
+    os.replace(tmp, final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _find_checkpoint(out: Path) -> Path | None:
+    for name in (CHECKPOINT, f"{CHECKPOINT}.old"):
+        p = out / name
+        if (p / "state.json").is_file() and (p / "model.pt").is_file() and (p / "trainer.pt").is_file():
+            return p
+    return None
+
+
+class TrainLog:
+    """train_log.jsonl: appended line by line; on resume, lines past the checkpoint are dropped."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def truncate_after(self, step: int) -> None:
+        if not self.path.exists():
+            return
+        keep = []
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by a kill
+            if row.get("step", 0) <= step or row.get("event") in ("start",):
+                keep.append(line)
+        self.path.write_text("".join(k + "\n" for k in keep), encoding="utf-8")
+
+    def write(self, **row: Any) -> None:
+        row = {"time": datetime.now(timezone.utc).isoformat(timespec="seconds"), **row}
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(row, default=str) + "\n")
+
+    def rows(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        out = []
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+        return out
+
+
+def plot_loss_curve(log_path: Path, out_path: Path, title: str = "") -> Path | None:
+    """Training loss per logged step and dev accuracy per evaluation, as a PNG."""
+    rows = TrainLog(log_path).rows()
+    train = [r for r in rows if r.get("event") == "train"]
+    evals = [r for r in rows if r.get("event") == "eval"]  # dev accuracy (classifiers) or dev loss (generating models)
+    if not train and not evals:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
+    if train:
+        ax.plot([r["step"] for r in train], [r["loss"] for r in train], color="tab:blue", lw=1.2, label="train loss")
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("cross-entropy loss", color="tab:blue")
+    loss_evals = [r for r in evals if "loss" in r and "accuracy" not in r]
+    evals = [r for r in evals if "accuracy" in r]
+    if loss_evals:
+        ax.plot([r["step"] for r in loss_evals], [r["loss"] for r in loss_evals], "o-", color="tab:red", lw=1.2, label="dev loss")
+        ax.legend(fontsize=8)
+    if evals:
+        ax2 = ax.twinx()
+        ax2.plot([r["step"] for r in evals], [100 * r["accuracy"] for r in evals], "o-", color="tab:red", lw=1.2, label="dev accuracy")
+        ax2.set_ylabel("dev accuracy (%)", color="tab:red")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    tmp = out_path.with_name(f".{out_path.name}.{os.getpid()}.png")
+    fig.savefig(tmp)
+    plt.close(fig)
+    os.replace(tmp, out_path)
+    return out_path
+
+
+# --- the loop -----------------------------------------------------------------------------------------------------
+
+
+class _Progress:
+    """rich progress (loss, lr, ETA) on a terminal; plain lines every log step otherwise."""
+
+    def __init__(self, enabled: bool, total: int, done: int, title: str) -> None:
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self.total, self.title = total, title
+        self.start, self.start_done = time.perf_counter(), done
+        self.bar = None
+        if enabled and self.tty:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
+                                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), transient=False)  # fmt: skip
+            self.bar.start()
+            self.job = self.bar.add_task(title, total=total, completed=done, info="")
+
+    def eta(self, done: int) -> float | None:
+        rate = (done - self.start_done) / max(time.perf_counter() - self.start, 1e-9)
+        return (self.total - done) / rate if rate > 0 else None
+
+    def update(self, done: int, info: str, log_line: bool) -> None:
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.update(self.job, completed=done, info=info)
+        elif log_line:
+            eta = self.eta(done)
+            eta_s = f"{eta / 60:.1f} min" if eta is not None else "?"
+            print(f"[{self.title}] step {done}/{self.total} {info} elapsed {(time.perf_counter() - self.start) / 60:.1f} min ETA {eta_s}",
+                  file=sys.stderr, flush=True)  # fmt: skip
+
+    def message(self, text: str) -> None:
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.console.print(text)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _accuracy(model: Any, feats: Sequence[dict[str, Any]], batch_size: int) -> float:
+    scores = model.predict_features(feats, batch_size)
+    correct = [max(range(len(s)), key=lambda k: (s[k], -k)) == f["label"] for f, s in zip(feats, scores)]
+    return sum(correct) / max(len(correct), 1)
+
+
+def run_training(
+    cfg: TrainConfig,
+    train_records: Sequence[Record],
+    dev_records: Sequence[Record],
+    *,
+    labels: Sequence[str] = (),
+    meta_extra: dict[str, Any] | None = None,
+    restart: bool = False,
+) -> tuple[Any, dict[str, Any]]:
+    """Train on records, select on dev; returns (best model loaded from out_dir, summary). Resumes from out_dir."""
+    import torch
+
+    out = Path(cfg.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if cfg.threads:
+        torch.set_num_threads(int(cfg.threads))
+    log = TrainLog(out / LOG_FILE)
+    started = time.perf_counter()
+    ckpt = _find_checkpoint(out)
+    if restart and ckpt is not None:
+        for name in (CHECKPOINT, f"{CHECKPOINT}.old", LOG_FILE):
+            p = out / name
+            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+        ckpt = None
+    state: dict[str, Any] | None = None
+    if ckpt is not None:
+        state = json.loads((ckpt / "state.json").read_text(encoding="utf-8"))
+        saved, now = state["config"], cfg.training_fingerprint()
+        defaults = TrainConfig(task="", method="", model="", out_dir="").to_dict()
+        saved = {**{k: defaults[k] for k in now if k not in saved and k in defaults}, **saved}  # options added since: their defaults
+        diff = sorted(k for k in set(saved) | set(now) if json.dumps(saved.get(k), default=str) != json.dumps(now.get(k), default=str))
+        if diff:
+            shown = ", ".join(f"{k}: {saved.get(k)!r} → {now.get(k)!r}" for k in diff[:6])
+            raise FiglangError(
+                f"{out} holds a training run with another configuration ({shown}); resume it with the same options, "
+                "use a new --out, or pass --restart to start over"
+            )
+    set_seeds(cfg.seed)
+    base = resolve_base(cfg.model)
+    model = build_model(cfg, base, labels)
+    module = model.module
+    sel_key, sel_mode = getattr(model, "selects_on", ("dev_accuracy", "max"))
+    train_feats = model.features(train_records)
+    dev_feats = model.features(dev_records)
+    if not train_feats:
+        raise FiglangError("no training records")
+    if not dev_feats:
+        raise FiglangError("no dev records for model selection")
+    lengths = [f["length"] for f in train_feats]
+    steps_per_epoch = len(epoch_plan(lengths, cfg.batch_size, cfg.grad_accum, cfg.seed, 0))
+    total_steps = steps_per_epoch * cfg.epochs
+    if cfg.max_steps:
+        total_steps = min(total_steps, int(cfg.max_steps))
+    warmup = int(round(cfg.warmup_ratio * total_steps))
+
+    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
+    params = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for n, p in params if not n.endswith(no_decay)], "weight_decay": cfg.weight_decay},
+        {"params": [p for n, p in params if n.endswith(no_decay)], "weight_decay": 0.0},
+    ]
+    try:  # the fused CPU kernel is ~3× faster than the per-tensor loop (torch ≥ 2.4)
+        optimizer = torch.optim.AdamW(groups, lr=cfg.lr, fused=True)
+    except (RuntimeError, TypeError, ValueError):  # pragma: no cover - older torch
+        optimizer = torch.optim.AdamW(groups, lr=cfg.lr)
+
+    def schedule(step: int) -> float:
+        if warmup and step < warmup:
+            return (step + 1) / warmup
+        return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    eval_bs = cfg.eval_batch_size or max(cfg.batch_size, 8)
+    resumed = state is not None
+    if state is None:
+        log.truncate_after(-1)
+        state = {"step": 0, "epoch": 0, "group": 0, "best": None, "bad_evals": 0, "finished": None, "last_eval_step": -1,
+                 "config": cfg.training_fingerprint(), "evals": []}  # fmt: skip
+        log.write(event="start", step=0, config=cfg.to_dict(), train_items=len(train_feats), dev_items=len(dev_feats),
+                  steps_per_epoch=steps_per_epoch, total_steps=total_steps, base_model=base)  # fmt: skip
+    else:
+        module.load_state_dict(torch.load(ckpt / "model.pt", weights_only=True))
+        blob = torch.load(ckpt / "trainer.pt", weights_only=False)
+        optimizer.load_state_dict(blob["optimizer"])
+        scheduler.load_state_dict(blob["scheduler"])
+        set_rng_state(blob["rng"])
+        log.truncate_after(state["step"])
+        log.write(event="resume", step=state["step"], epoch=state["epoch"], group=state["group"])
+
+    data_info = (meta_extra or {}).get("data", {})
+    data_info = {**data_info, "train_records_sha256": records_digest(train_records), "dev_records_sha256": records_digest(dev_records),
+                 "train_items": len(train_records), "dev_items": len(dev_records)}  # fmt: skip
+
+    def figlang_meta(status: str, metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+        from ...evaluation.provenance import library_versions
+
+        shape, model_class = TRAINED_METHODS[cfg.method]
+        return {
+            "figlang_trained": FORMAT_VERSION,
+            "status": status,
+            "shape": shape,
+            "method": cfg.method,
+            "model_class": model_class,
+            "labels": list(labels) if shape == "nli" else None,
+            "input_format": model.describe(),
+            "base_model": base,
+            "task": {"name": cfg.task, **(meta_extra or {}).get("task", {})},
+            "training": cfg.to_dict() | {"steps_per_epoch": steps_per_epoch, "total_steps": total_steps, "warmup_steps": warmup},
+            "data": data_info,
+            "best": state["best"],
+            "dev_metrics": metrics or {},
+            "versions": library_versions(),
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+
+    def checkpoint() -> None:
+        state["running_losses"] = list(running)  # the losses since the last log line, so a resumed log matches
+        _save_checkpoint(out, module, optimizer, scheduler, state)
+
+    def evaluate_dev(epoch_float: float) -> bool:
+        """Dev accuracy (dev loss for generating models); saves the best model; returns True when patience ran out."""
+        if sel_key == "dev_accuracy":
+            value = _accuracy(model, dev_feats, eval_bs)
+        else:
+            value = model.dev_metric(dev_feats, eval_bs)
+        module.train()
+        best = state["best"]
+        if best is None or cfg.select == "last":
+            improved = True
+        elif sel_mode == "max":
+            improved = value > best[sel_key] + cfg.min_delta
+        else:
+            improved = value < best[sel_key] - cfg.min_delta
+        if improved:
+            state["best"] = {"step": state["step"], "epoch": round(epoch_float, 4), sel_key: value}
+            state["bad_evals"] = 0
+            _save_best(model, out, figlang_meta("training"))
+        else:
+            state["bad_evals"] += 1
+        state["last_eval_step"] = state["step"]
+        short = "accuracy" if sel_key == "dev_accuracy" else "loss"
+        state["evals"].append({"step": state["step"], "epoch": round(epoch_float, 4), short: value})
+        log.write(**{"event": "eval", "step": state["step"], "epoch": round(epoch_float, 4), "split": "dev", short: value,
+                     "n": len(dev_feats), "best": state["best"][sel_key], "improved": improved})  # fmt: skip
+        if sel_key == "dev_accuracy":
+            progress.message(f"[eval] step {state['step']} epoch {epoch_float:.2f}: dev accuracy {100 * value:.2f}% "
+                             f"(best {100 * state['best']['dev_accuracy']:.2f}% at step {state['best']['step']})")  # fmt: skip
+        else:
+            progress.message(f"[eval] step {state['step']} epoch {epoch_float:.2f}: dev loss {value:.4f} "
+                             f"(best {state['best'][sel_key]:.4f} at step {state['best']['step']})")  # fmt: skip
+        plot_loss_curve(out / LOG_FILE, out / PLOT_FILE, f"{cfg.task} · {cfg.method} · {cfg.model}")
+        return cfg.patience > 0 and state["bad_evals"] >= cfg.patience
+
+    progress = _Progress(cfg.progress, total_steps, state["step"], f"{cfg.method} {cfg.task}")
+    module.train()
+    running: list[float] = list(state.get("running_losses") or [])
+    stop_reason = state.get("finished")
+    try:
+        while stop_reason is None and state["epoch"] < cfg.epochs:
+            plan = epoch_plan(lengths, cfg.batch_size, cfg.grad_accum, cfg.seed, state["epoch"])
+            while state["group"] < len(plan):
+                group = plan[state["group"]]
+                n_group = sum(len(b) for b in group)
+                optimizer.zero_grad(set_to_none=True)
+                group_loss = 0.0
+                for micro in group:
+                    batch = model.collate([train_feats[i] for i in micro])
+                    loss = model.loss(batch) * (len(micro) / n_group)
+                    loss.backward()
+                    group_loss += float(loss.detach())
+                if cfg.max_grad_norm:
+                    torch.nn.utils.clip_grad_norm_(module.parameters(), cfg.max_grad_norm)
+                optimizer.step()
+                scheduler.step()
+                state["step"] += 1
+                state["group"] += 1
+                running.append(group_loss)
+                epoch_float = state["epoch"] + state["group"] / len(plan)
+                logged = state["step"] % cfg.log_every == 0 or state["group"] == len(plan)
+                lr_now = scheduler.get_last_lr()[0]
+                if logged:
+                    log.write(event="train", step=state["step"], epoch=round(epoch_float, 4), loss=sum(running) / len(running),
+                              lr=lr_now, items=n_group, elapsed_s=round(time.perf_counter() - started, 1))  # fmt: skip
+                    shown = sum(running) / len(running)
+                    running = []
+                else:
+                    shown = group_loss
+                progress.update(state["step"], f"loss {shown:.4f} lr {lr_now:.2e} ep {epoch_float:.2f}", logged)
+                epoch_done = state["group"] == len(plan)
+                if epoch_done:
+                    state["epoch"] += 1
+                    state["group"] = 0
+                    if evaluate_dev(float(state["epoch"])):
+                        stop_reason = "early-stopping"
+                    checkpoint()
+                elif cfg.eval_every and state["step"] % cfg.eval_every == 0:
+                    stop = evaluate_dev(epoch_float)
+                    checkpoint()
+                    if stop:
+                        stop_reason = "early-stopping"
+                        break
+                elif state["step"] % cfg.save_every == 0:
+                    checkpoint()
+                if stop_reason is None and cfg.max_steps and state["step"] >= cfg.max_steps:
+                    stop_reason = "max-steps"
+                if stop_reason is None and cfg.max_minutes and (time.perf_counter() - started) / 60 >= cfg.max_minutes:
+                    stop_reason = "time-budget"
+                if stop_reason is not None or epoch_done:
+                    break
+            if stop_reason is None and state["epoch"] >= cfg.epochs:
+                stop_reason = "complete"
+        if stop_reason is None:
+            stop_reason = "complete"
+        if stop_reason == "time-budget":
+            if state["best"] is None:  # something to answer with until a rerun continues (no eval: the rerun stays identical)
+                _save_best(model, out, figlang_meta("partial"))
+        else:
+            if state["last_eval_step"] != state["step"]:
+                evaluate_dev(state["epoch"] + state["group"] / max(1, steps_per_epoch))
+            state["finished"] = stop_reason
+        checkpoint()
+    finally:
+        progress.close()
+    log.write(event="stop", step=state["step"], reason=stop_reason, best=state["best"])
+    plot = plot_loss_curve(out / LOG_FILE, out / PLOT_FILE, f"{cfg.task} · {cfg.method} · {cfg.model}")
+    from ..trained import load_trained
+
+    best_model = load_trained(out)
+    summary = {"state": state, "stopped": stop_reason, "resumed": resumed, "seconds": time.perf_counter() - started,
+               "plot": plot, "figlang_meta": figlang_meta, "steps_per_epoch": steps_per_epoch, "total_steps": total_steps}  # fmt: skip
+    return best_model, summary
+
+
+# --- the public entry points ------------------------------------------------------------------------------------
+
+
+def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record], dict[str, list[Record] | None], dict[str, Any]]:
+    """Train records, dev records, the report sets (split name → records, None for a plain task split) and data provenance."""
+    from ...data.splits import expression_disjoint_split
+    from ...evaluation.provenance import data_checksums
+
+    train_split, dev_split, report = default_splits(task, cfg)
+    data_root = Path(cfg.data_dir) if cfg.data_dir else None
+    train = task.load(train_split, cfg.data_dir)
+    carved: list[Record] | None = None
+    if dev_split == "carve":
+        train, carved = expression_disjoint_split(train, dev_fraction=cfg.carve_fraction, seed=cfg.seed, key=carve_key_fn(cfg.carve_key, train))
+        dev = carved
+    else:
+        dev = task.load(dev_split, cfg.data_dir)
+    train = seeded_subset(train, cfg.limit, cfg.seed)
+    dev = seeded_subset(dev, cfg.dev_limit, cfg.seed + 1)
+    sets: dict[str, list[Record] | None] = {}
+    for name in report:
+        if name == "carve":
+            sets["carved-dev"] = dev
+        else:
+            sets[name] = None
+    from ...data.paths import resolve_data_dir
+
+    root = resolve_data_dir(cfg.data_dir) if task.spec_path is None else data_root
+    files = {s: data_checksums(task.files(s, cfg.data_dir), root) for s in sorted({train_split, *(x for x in (dev_split, *report) if x != "carve")})}
+    info = {
+        "task": {"shape": task.shape, "train_split": train_split, "dev_split": dev_split if dev_split != "carve" else
+                 f"carved from {train_split}: {cfg.carve_fraction:g} by {cfg.carve_key}", "report_splits": list(sets)},
+        "data": {"files": files},
+    }  # fmt: skip
+    return train, dev, sets, info
+
+
+def _records_results(task: Any, name: str, records: Sequence[Record], method: Any, seed: int, extra: dict[str, Any] | None = None):
+    """Predict and score a set of records that is not a task split (a carved dev, a test fold), harness-style."""
+    from ...evaluation.harness import RESULTS_FORMAT
+    from ...evaluation.provenance import library_versions, machine
+    from ...evaluation.scoring import MetricOptions, score
+
+    start = time.perf_counter()
+    method.bind(task)
+    preds = {p.id: p for p in method.predict(list(records))}
+    options = MetricOptions(seed=seed)
+    metrics = score(list(records), preds, task.group_by, options)
+    results = {
+        "format": RESULTS_FORMAT,
+        "task": {"name": task.name, "split": name, "shape": task.shape, "items": len(records), "labels": list(task.labels),
+                 "records_sha256": records_digest(records), **(extra or {})},
+        "method": {"name": method.name, "model": str(method.model_dir), "fingerprint": method.fingerprint()},
+        "metrics": metrics,
+        "metric_config": {**options.__dict__, "accuracy": options.accuracy().config()},
+        "versions": library_versions(),
+        "machine": machine(),
+        "timing": {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(time.perf_counter() - start, 2)},
+    }  # fmt: skip
+    return preds, metrics, results
+
+
+def final_report(model: Any, task: Any, sets: dict[str, list[Record] | None], cfg: TrainConfig, out: Path) -> dict[str, Any]:
+    """Score the best model on every report set with the evaluation harness; writes eval/<name>/."""
+    from ...evaluation import evaluate
+    from ...evaluation.harness import _write
+    from ..trained.methods import TrainedMethod
+
+    method = TrainedMethod(model=str(out), loaded=model, batch_size=cfg.eval_batch_size or max(cfg.batch_size, 8), seed=cfg.seed)
+    metrics: dict[str, Any] = {}
+    for name, records in sets.items():
+        target = out / "eval" / name
+        if records is None:
+            run = evaluate(task, method, split=name, data_dir=cfg.data_dir, limit=cfg.report_limit, out_dir=target,
+                           use_cache=False, progress=cfg.progress)  # fmt: skip
+            metrics[name] = run.metrics
+        else:
+            preds, m, results = _records_results(task, name, records, method, cfg.seed)
+            _write(target, results, list(records), preds)
+            metrics[name] = m
+    return metrics
+
+
+def _compact(metrics: dict[str, Any]) -> dict[str, Any]:
+    """The parts of harness metrics worth keeping in figlang.json."""
+    out: dict[str, Any] = {}
+    for name, m in metrics.items():
+        keep = {k: m[k] for k in ("accuracy", "by_gold_label", "n_scored", "n_invalid") if k in m}
+        keep.update({k: v for k, v in m.items() if k.startswith("by_") and k not in keep})
+        if isinstance(m.get("generation"), dict):  # generating models: the scores, not the metric configs
+            keep["generation"] = {k: v for k, v in m["generation"].items() if not isinstance(v, dict)}
+        if isinstance(m.get("explanations"), dict):
+            keep["explanations"] = {k: v for k, v in m["explanations"].items() if k not in ("explanation_scores", "config", "problems")}
+        out[name] = keep
+    return out
+
+
+def train(
+    task: str | Any,
+    method: str,
+    model: str,
+    out_dir: str | Path,
+    *,
+    restart: bool = False,
+    **config: Any,
+) -> TrainResult:
+    """Train ``method`` on ``task`` from base ``model`` into ``out_dir`` (resuming a run left there).
+
+    ``config``: any :class:`TrainConfig` field (``preset``, ``epochs``, ``lr``, ``batch_size``,
+    ``grad_accum``, ``max_length``, ``seed``, ``limit``, ``max_steps``, ``bf16``, …).
+    """
+    from ...data.registry import get_task
+
+    t = get_task(task) if isinstance(task, str) else task
+    cfg = make_config(t.name if not isinstance(task, str) else task, method, model, out_dir, **config)
+    shape = TRAINED_METHODS[cfg.method][0]
+    if t.shape != shape:
+        raise FiglangError(f"method {cfg.method!r} trains {shape} models, but task {t.name!r} is a {t.shape} task")
+    train_records, dev_records, sets, info = _task_data(t, cfg)
+    best_model, summary = run_training(cfg, train_records, dev_records, labels=t.labels, meta_extra=info, restart=restart)
+    out = Path(cfg.out_dir)
+    metrics = final_report(best_model, t, sets, cfg, out)
+    status = "partial" if summary["stopped"] == "time-budget" else "complete"
+    meta = summary["figlang_meta"](status, _compact(metrics))
+    meta["stopped"] = summary["stopped"]
+    _atomic_json(out / FIGLANG_JSON, meta)
+    state = summary["state"]
+    best = state["best"] or {}
+    result = TrainResult(
+        out_dir=out, method=cfg.method, best_step=best.get("step"), best_epoch=best.get("epoch"),
+        best_dev_accuracy=best.get("dev_accuracy"), metrics=metrics, steps=state["step"], stopped=summary["stopped"],
+        resumed=summary["resumed"], seconds=summary["seconds"], log_path=out / LOG_FILE, plot_path=summary["plot"],
+        best_dev_loss=best.get("dev_loss"),
+    )  # fmt: skip
+    _atomic_json(out / "train_result.json", result.to_dict())
+    return result
+
+
+def train_folds(
+    task: str | Any,
+    method: str,
+    model: str,
+    out_dir: str | Path,
+    *,
+    k: int = 10,
+    folds: Sequence[int] | None = None,
+    test_limit: int | None = None,
+    restart: bool = False,
+    **config: Any,
+) -> dict[str, Any]:
+    """IMPLI-style k-fold training: folds disjoint by expression (records without one are their own group).
+
+    Each fold trains in ``out_dir/fold_XX`` on the other folds (a 10% expression-disjoint slice
+    of them for model selection) and is scored on its test fold; the summary pools the folds,
+    with accuracy per gold label (entailment vs non-entailment) reported separately.
+    ``test_limit`` scores a seeded subset of each test fold (for quick looks and tests).
+    """
+    from ...data.registry import get_task
+    from ...data.splits import expression_disjoint_split, expression_folds
+    from ...evaluation.harness import _write
+    from ...evaluation.scoring import MetricOptions, score
+    from ..trained.methods import TrainedMethod
+
+    t = get_task(task) if isinstance(task, str) else task
+    config = dict(config)
+    config.setdefault("preset", "cpu-impli-folds")
+    base_cfg = make_config(t.name, method, model, out_dir, **config)
+    records = t.load(base_cfg.train_split or t.default_split, base_cfg.data_dir)
+    key = carve_key_fn("expression", records)
+    parts = expression_folds(records, k=k, seed=0, key=key)
+    chosen = list(range(k)) if folds is None else [int(f) for f in folds]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    per_fold: dict[str, Any] = {}
+    pooled_records: list[Record] = []
+    pooled_preds: dict[str, Any] = {}
+    for f in chosen:
+        if not 0 <= f < k:
+            raise FiglangError(f"fold {f} is outside 0..{k - 1}")
+        fold_train, fold_test = parts[f]
+        fold_test = seeded_subset(fold_test, test_limit, base_cfg.seed + 100 + f)  # a quick look only; None scores the whole fold
+        rest, dev = expression_disjoint_split(fold_train, dev_fraction=base_cfg.carve_fraction, seed=base_cfg.seed, key=key)
+        cfg = make_config(t.name, method, model, out / f"fold_{f:02d}", **config)
+        rest = seeded_subset(rest, cfg.limit, cfg.seed + f)
+        dev = seeded_subset(dev, cfg.dev_limit, cfg.seed + 1 + f)
+        info = {"task": {"shape": t.shape, "folds": k, "fold": f, "fold_test_items": len(fold_test),
+                         "fold_test_records_sha256": records_digest(fold_test)}}  # fmt: skip
+        best_model, summary = run_training(cfg, rest, dev, labels=t.labels, meta_extra=info, restart=restart)
+        method_obj = TrainedMethod(model=str(cfg.out_dir), loaded=best_model, batch_size=cfg.eval_batch_size or 64)
+        preds, m, results = _records_results(t, f"test-fold-{f}", fold_test, method_obj, cfg.seed, {"fold": f, "folds": k})
+        _write(Path(cfg.out_dir) / "eval" / "test-fold", results, list(fold_test), preds)
+        meta = summary["figlang_meta"]("complete", _compact({"test-fold": m}))
+        _atomic_json(Path(cfg.out_dir) / FIGLANG_JSON, meta)
+        per_fold[str(f)] = {"accuracy": m["accuracy"], "by_gold_label": m["by_gold_label"], "items": len(fold_test),
+                            "train_items": len(rest), "dev_items": len(dev), "best": summary["state"]["best"]}  # fmt: skip
+        pooled_records += list(fold_test)
+        pooled_preds.update(preds)
+    pooled = score(pooled_records, pooled_preds, t.group_by, MetricOptions(seed=base_cfg.seed))
+    accs = [v["accuracy"]["accuracy"] for v in per_fold.values()]
+    per_label: dict[str, list[float]] = {}
+    for v in per_fold.values():
+        for label, m in v["by_gold_label"].items():
+            per_label.setdefault(label, []).append(m["accuracy"])
+    summary_out = {
+        "task": t.name, "method": method, "model": model, "k": k, "folds_run": chosen, "test_limit": test_limit,
+        "config": base_cfg.to_dict(),
+        "pooled": {"accuracy": pooled["accuracy"], "by_gold_label": pooled["by_gold_label"],
+                   **{k2: v for k2, v in pooled.items() if k2.startswith("by_") and k2 != "by_gold_label"}},
+        "mean_over_folds": {"accuracy": sum(accs) / len(accs), **{f"accuracy_{lab}": sum(v) / len(v) for lab, v in per_label.items()}},
+        "per_fold": per_fold,
+    }  # fmt: skip
+    _atomic_json(out / "folds_summary.json", summary_out)
+    return summary_out
+
+
+__all__ = [
+    "TrainConfig",
+    "TrainResult",
+    "epoch_plan",
+    "make_config",
+    "plot_loss_curve",
+    "records_digest",
+    "run_training",
+    "seeded_subset",
+    "train",
+    "train_folds",
+]
