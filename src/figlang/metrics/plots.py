@@ -137,7 +137,9 @@ def plot_accuracy_bars(
         ax.text(xi, 0.02 if inside else hi_i + 0.01, f"{ai:.2f}", ha="center", va="bottom",
                 fontsize=9, color="white" if inside else "black", fontweight="bold")
     ax.set_xticks(xs)
-    ax.set_xticklabels(groups, rotation=20 if n > 4 else 0, ha="right" if n > 4 else "center")
+    # Tilt the labels when they would collide: many bars, or names longer than a bar's width.
+    tilt = n > 4 or max(len(str(g)) for g in groups) > 14
+    ax.set_xticklabels(groups, rotation=25 if tilt else 0, ha="right" if tilt else "center")
     ax.set_ylim(0, 1.15)
     ax.set_title(title)
     ax.set_ylabel(ylabel)
