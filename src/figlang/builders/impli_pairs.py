@@ -55,6 +55,7 @@ from xml.etree import ElementTree
 
 from ..data.errors import STRICT, DataError, FiglangError, LoadOptions
 from ..data.impli import _TOKEN as _IMPLI_TOKEN
+from ..data.impli import figurative_offsets
 from ..data.impli import FILES as IMPLI_FILES
 from ..data.impli import ImpliFile, figurative_span, load_impli_file
 from ..data.io import atomic_write, iter_jsonl, iter_lines, iter_tsv, write_json, write_jsonl
@@ -1449,28 +1450,11 @@ class Generator:
 
 
 def diff_offsets(premise: str, hypothesis: str) -> tuple[tuple[int, int], tuple[int, int]]:
-    """Character spans (premise, hypothesis) that differ, cut at token boundaries.
+    """Character spans (premise, hypothesis) that differ: IMPLI's own rule (``figlang.data.impli.figurative_offsets``).
 
-    The same rule and tokenisation as ``figlang.data.impli.figurative_span`` (which returns the
-    texts); these are the offsets, so that the span can be looked up in a spaCy parse.
+    Offsets rather than texts, so that the span can be looked up in a spaCy parse.
     """
-    p = [(m.group().lower(), m.start(), m.end()) for m in _IMPLI_TOKEN.finditer(premise)]
-    h = [(m.group().lower(), m.start(), m.end()) for m in _IMPLI_TOKEN.finditer(hypothesis)]
-    i = 0
-    while i < min(len(p), len(h)) and p[i][0] == h[i][0]:
-        i += 1
-    j = 0
-    while j < min(len(p), len(h)) - i and p[len(p) - 1 - j][0] == h[len(h) - 1 - j][0]:
-        j += 1
-
-    def cut(tokens: list[tuple[str, int, int]]) -> tuple[int, int]:
-        inner = tokens[i : len(tokens) - j]
-        if inner:
-            return inner[0][1], inner[-1][2]
-        at = tokens[i][1] if i < len(tokens) else (tokens[-1][2] if tokens else 0)
-        return at, at
-
-    return cut(p), cut(h)
+    return figurative_offsets(premise, hypothesis)
 
 
 @dataclass(frozen=True)

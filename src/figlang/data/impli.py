@@ -68,13 +68,12 @@ def select_files(figure_type: str | None = None, pair_types: tuple[str, ...] | N
 _TOKEN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 
 
-def figurative_span(premise: str, hypothesis: str) -> tuple[str, str]:
-    """(span of the premise, span of the hypothesis) that differ, cut at token boundaries.
+def figurative_offsets(premise: str, hypothesis: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Character spans (premise, hypothesis) that differ, cut at token boundaries.
 
-    IMPLI pairs are made by replacing the figurative expression in the premise, so the
-    differing span of the premise is (a superset of) the idiom and the hypothesis span its
-    replacement. Used to group pairs by expression when the files do not name it.
-    Comparison ignores case; the returned spans keep the original text.
+    The common token prefix and suffix (ignoring case) are removed; what is left is the
+    replaced span. Where one side has nothing left, its span is empty (start == end) at the
+    point of the insertion or deletion, so it can still be located in a parse.
     """
     p = [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(premise)]
     h = [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(hypothesis)]
@@ -85,11 +84,26 @@ def figurative_span(premise: str, hypothesis: str) -> tuple[str, str]:
     while j < min(len(p), len(h)) - i and p[len(p) - 1 - j][0] == h[len(h) - 1 - j][0]:
         j += 1
 
-    def cut(tokens: list[tuple[str, int, int]], text: str) -> str:
+    def cut(tokens: list[tuple[str, int, int]]) -> tuple[int, int]:
         inner = tokens[i : len(tokens) - j]
-        return text[inner[0][1] : inner[-1][2]] if inner else ""
+        if inner:
+            return inner[0][1], inner[-1][2]
+        at = tokens[i][1] if i < len(tokens) else (tokens[-1][2] if tokens else 0)
+        return at, at
 
-    return cut(p, premise), cut(h, hypothesis)
+    return cut(p), cut(h)
+
+
+def figurative_span(premise: str, hypothesis: str) -> tuple[str, str]:
+    """(span of the premise, span of the hypothesis) that differ, cut at token boundaries.
+
+    IMPLI pairs are made by replacing the figurative expression in the premise, so the
+    differing span of the premise is (a superset of) the idiom and the hypothesis span its
+    replacement. Used to group pairs by expression when the files do not name it.
+    Comparison ignores case; the returned spans keep the original text.
+    """
+    (ps, pe), (hs, he) = figurative_offsets(premise, hypothesis)
+    return premise[ps:pe], hypothesis[hs:he]
 
 
 def load_impli_file(spec: ImpliFile, data_dir: Path, options: LoadOptions, start: int = 0) -> list[NLIPair]:
