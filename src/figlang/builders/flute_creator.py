@@ -84,7 +84,7 @@ class CreatorConfig:
     max_new_tokens: int | None = None
     rounds: int | None = None
     seed: int = 0
-    chat: str = "auto"  # auto | true | false: wrap the prompt in the model's chat template
+    chat: str = "false"  # false: GPT-3-style completion of the few-shot prompt (the paper); true | auto: the chat template
     sarcasm_contradiction: str = "human"  # human (the paper) | model
     limits: CheckLimits = field(default_factory=CheckLimits)
     backend_options: dict[str, Any] = field(default_factory=dict)
@@ -247,8 +247,14 @@ def read_journal(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
 
 
 def _append(path: Path, rec: dict[str, Any]) -> None:
+    """Append one record on a line of its own (after a torn last line, start a new line first)."""
+    torn = False
+    if path.exists() and path.stat().st_size:
+        with open(path, "rb") as f:
+            f.seek(-1, os.SEEK_END)
+            torn = f.read(1) != b"\n"
     with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        f.write(("\n" if torn else "") + json.dumps(rec, ensure_ascii=False) + "\n")
         f.flush()
         os.fsync(f.fileno())
 
@@ -416,9 +422,14 @@ class FluteCreator:
         item = SourceItem.from_dict(rec["item"])
         for slot in plan_for(item, self.config.sarcasm_contradiction == "model"):
             st = _slot_state(rec, slot.name)
+            texts = texts_of(rec)
+            basis = {n: texts.get(n) for n in slot.needs}
+            if slot.kind == "explanation" and st["status"] in ("ok", "failed") and st.get("basis") not in (None, basis):
+                # the sentence it explains changed (a reviewer-triggered resample or a new human edit): explain anew
+                st["history"] = st.get("history", []) + st["attempts"]
+                st.update(status="open", text=None, reason=None, attempts=[])
             if st["status"] in ("ok", "failed") and not (slot.human and human_edit and st.get("edit_key") != human_edit["key"]):
                 continue
-            texts = texts_of(rec)
             blocked = [n for n in slot.needs if rec["slots"].get(n, {}).get("status") != "ok"]
             if blocked:
                 waiting = [n for n in blocked if rec["slots"].get(n, {}).get("status") in ("pending_human", "open")]
@@ -433,6 +444,7 @@ class FluteCreator:
                 self._human(item, slot, st, texts, human_edit)
             else:
                 self._sample(item, slot, st, texts)
+            st["basis"] = basis
         return rec
 
     def _given(self, item: SourceItem, slot: SlotPlan, st: dict[str, Any], texts: dict[str, str]) -> None:
@@ -589,12 +601,12 @@ def create(
     sarcasm_model = creator.config.sarcasm_contradiction == "model"
     progress("plan", {"total": len(items), "resumed": sum(1 for it in items if it.uid in journal)})
     records: dict[str, dict[str, Any]] = {}
+    summary.items.update(it.figure_type for it in items)
     try:
         for it in items:
-            summary.items[it.figure_type] += 1
             rec = journal.get(it.uid)
             edit = edits.get(it.uid) if it.figure_type == "sarcasm" else None
-            if rec is not None and _is_settled(rec, it, sarcasm_model, edit) and not rec.get("_dirty"):
+            if rec is not None and _is_settled(rec, it, sarcasm_model, edit):
                 summary.resumed += 1
                 records[it.uid] = rec
                 progress("item", {"uid": it.uid, "resumed": True})
@@ -702,10 +714,10 @@ def import_edits(out_dir: str | Path, path: str | Path) -> tuple[int, list[str]]
     out = Path(out_dir)
     records = load_records(out)
     stored = load_human_edits(out)
-    problems: list[str] = []
     n = 0
     seen: dict[str, int] = {}
-    for line, row in read_table(path):
+    rows, problems = read_table(path)
+    for line, row in rows:
         uid = str(row.get("task_id") or "").strip()
         text = " ".join(str(row.get("sarcastic_contradiction") or "").split())
         where = f"{path}:{line}"

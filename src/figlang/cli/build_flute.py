@@ -1,0 +1,231 @@
+"""`figlang build flute …`: create FLUTE-style NLI pairs with a model in the loop, then verify them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ..builders.flute_checks import CheckLimits, load_prompts
+from ..builders.flute_creator import DEFAULT_MODEL, CreateSummary, CreatorConfig, create, export_edit_tasks, import_edits
+from ..builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, read_input_file, select
+from ..data.errors import FiglangError
+from .common import DataDirOption, console, err_console
+
+app = typer.Typer(
+    help="Build FLUTE-style figurative NLI pairs (FLUTE paper section 2): a model writes literal/figurative "
+    "pairs and explanations with the paper's prompts, automatic checks resample bad outputs, experts verify "
+    "the candidates, and the accepted pairs are written in FLUTE's format with a figlang task spec.",
+    no_args_is_help=True,
+)
+
+CHECK_ORDER = ("empty", "too_short", "too_long", "label_leak", "copy_of_input", "same_as_premise", "same_as_entailment",
+               "not_minimal_edit", "missing_idiom", "kept_idiom", "kept_simile", "missing_preserved", "explanation_copy")  # fmt: skip
+
+
+def _print_problems(what: str, problems: list[str], limit: int = 10) -> None:
+    if not problems:
+        return
+    err_console.print(f"[yellow]{what}: {len(problems)} problem(s)[/yellow]")
+    for p in problems[:limit]:
+        err_console.print(f"  {p}")
+    if len(problems) > limit:
+        err_console.print(f"  … and {len(problems) - limit} more")
+
+
+@app.command("generate")
+def generate_cmd(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Run folder (resumable: rerun the same command to continue).")],
+    idioms: Annotated[Optional[str], typer.Option("--idioms", help="'benchmark', 'pie', or a JSONL/TSV/CSV file (idiom, meaning[, sentence]).")] = None,
+    similes: Annotated[Optional[Path], typer.Option("--similes", help="JSONL/TSV/CSV: sentence, property, simile (or literal).")] = None,
+    metaphors: Annotated[Optional[Path], typer.Option("--metaphors", help="JSONL/TSV/CSV: sentence[, metaphor, meaning].")] = None,
+    sarcasm: Annotated[Optional[Path], typer.Option("--sarcasm", help="JSONL/TSV/CSV: literal sentence (sentence/prompt), emotion.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="At most N inputs per figure type, drawn with --sample-seed.")] = None,
+    sample_seed: Annotated[int, typer.Option("--sample-seed", help="Seed of the --limit draw.")] = 0,
+    model: Annotated[str, typer.Option("--model", "-m", help="Generator: catalog name, hub id, local path, or an OpenAI-compatible endpoint (http(s)://…/v1, openai:MODEL@URL).")] = DEFAULT_MODEL,
+    temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature (0 = greedy); default from decoding.yaml (0.7).")] = None,
+    top_p: Annotated[Optional[float], typer.Option("--top-p", help="Nucleus sampling; default from decoding.yaml (1.0).")] = None,
+    max_new_tokens: Annotated[Optional[int], typer.Option("--max-new-tokens", help="New tokens per call; default from decoding.yaml (64).")] = None,
+    rounds: Annotated[Optional[int], typer.Option("--rounds", help="Attempts per output (checks or reviewer reject → resample); default 3.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Run seed (per-call seeds derive from it and the item/step/round).")] = 0,
+    chat: Annotated[str, typer.Option("--chat", help="false: complete the few-shot prompt (as with GPT-3); true/auto: the model's chat template.")] = "false",
+    sarcasm_contradiction: Annotated[str, typer.Option("--sarcasm-contradiction", help="human (the paper: export-edits/import-edits) or model.")] = "human",
+    min_edit_similarity: Annotated[float, typer.Option("--min-edit-similarity", help="Word similarity a minimal-edit contradiction keeps with its base.")] = 0.3,
+    max_words: Annotated[int, typer.Option("--max-words", help="Longest generated sentence (words).")] = 60,
+    prompts_dir: Annotated[Optional[Path], typer.Option("--prompts", help="A folder with your own {idiom,simile,metaphor,sarcasm,decoding}.yaml.")] = None,
+    option: Annotated[Optional[list[str]], typer.Option("--backend-option", "-O", help="Backend option KEY=VALUE (threads=1, device=cuda, …).")] = None,
+    resample_rejected: Annotated[bool, typer.Option("--resample-rejected", help="Give pairs the reviewer rejected a new round (import verdicts first).")] = False,
+    restart: Annotated[bool, typer.Option("--restart", help="Discard this folder's run (items, candidates, review) and start again.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not store model calls in OUT/cache/requests.sqlite.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Stop at the first bad input line instead of skipping it.")] = False,
+    data_dir: DataDirOption = None,
+) -> None:
+    """Generate candidate pairs and explanations into OUT (candidates.jsonl, failed.jsonl, summary.json)."""
+    inputs: list[InputSet] = []
+    if idioms:
+        inputs.append(load_idioms(idioms, data_dir, strict=strict))
+    for ftype, path in (("simile", similes), ("metaphor", metaphors), ("sarcasm", sarcasm)):
+        if path is not None:
+            inputs.append(read_input_file(path, ftype, strict=strict))
+    if not inputs:
+        raise FiglangError("no input: pass --idioms, --similes, --metaphors and/or --sarcasm")
+    inputs = [select(i, limit, sample_seed) for i in inputs]
+    for inp in inputs:
+        console.print(f"{inp.figure_type}: {len(inp.items)} input(s) from {inp.source}")
+        _print_problems(f"{inp.figure_type} input", inp.problems)
+    backend_options = {}
+    for kv in option or []:
+        key, sep, value = kv.partition("=")
+        if not sep:
+            raise FiglangError(f"--backend-option takes KEY=VALUE, got {kv!r}")
+        backend_options[key.strip()] = value.strip()
+    config = CreatorConfig(model=model, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, rounds=rounds,
+                           seed=seed, chat=chat, sarcasm_contradiction=sarcasm_contradiction,
+                           limits=CheckLimits(max_words=max_words, min_edit_similarity=min_edit_similarity),
+                           backend_options=backend_options)  # fmt: skip
+    prompts = load_prompts(prompts_dir)
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False) as progress:
+        task = progress.add_task("generating", total=None, info="")
+
+        def on_event(event: str, payload: dict) -> None:
+            if event == "plan":
+                progress.update(task, total=payload["total"], info=f"{payload['resumed']} already done")
+            elif event == "item":
+                progress.update(task, advance=1, info=payload["uid"])
+
+        summary = create(inputs, out, config, prompts=prompts, restart=restart, resample_rejected=resample_rejected,
+                         progress=on_event, use_cache=not no_cache)  # fmt: skip
+    render_summary(summary)
+    if summary.interrupted:
+        err_console.print(f"[red]interrupted[/red]: {summary.interrupted}")
+        raise typer.Exit(1)
+
+
+def render_summary(summary: CreateSummary) -> None:
+    types = [t for t in FIGURE_TYPES if summary.items.get(t)]
+    table = Table(title=f"FLUTE creator: {summary.out_dir}")
+    table.add_column("count")
+    for t in types:
+        table.add_column(t, justify="right")
+    table.add_column("all", justify="right")
+
+    def row(label: str, values: list[int], style: str | None = None) -> None:
+        table.add_row(label, *[f"{v:,}" for v in values], f"{sum(values):,}", style=style)
+
+    row("inputs", [summary.items[t] for t in types])
+    for status, label in (("candidate", "pairs generated (candidates)"), ("awaiting_edit", "pairs awaiting a human edit"),
+                          ("failed", "pairs failed (see failed.jsonl)"), ("not_run", "pairs not run (interrupted)")):  # fmt: skip
+        values = [summary.count(status, t) for t in types]
+        if sum(values) or status in ("candidate", "failed"):
+            row(label, values)
+    row("outputs resampled (> 1 round)", [summary.resampled[t] for t in types])
+    names = [n for n in CHECK_ORDER if summary.check_failures.get(n)] + sorted(n for n in summary.check_failures if n not in CHECK_ORDER)
+    for n in names:
+        row(f"  rejected by {n}", [summary.check_failures_by_type.get(t, {}).get(n, 0) for t in types], style="dim")
+    console.print(table)
+    console.print(f"{summary.resumed} input(s) resumed, {summary.ran} run; {summary.attempts} model outputs, "
+                  f"{summary.model_calls} model call(s) + {summary.cache_hits} from the cache; {summary.seconds:.0f} s"
+                  + (f"; {summary.reviewer_resampled} reviewer-rejected pair(s) resampled" if summary.reviewer_resampled else ""))  # fmt: skip
+    for p in summary.failed[:5]:
+        console.print(f"[yellow]failed[/yellow] {p['id']}: {p['reason']}")
+    if len(summary.failed) > 5:
+        console.print(f"… {len(summary.failed) - 5} more in {summary.out_dir / 'failed.jsonl'}")
+    _print_problems("notes", summary.notes)
+    console.print(f"candidates: {summary.out_dir / 'candidates.jsonl'} → next: figlang build flute export {summary.out_dir} -o review.csv")
+
+
+@app.command("export-edits")
+def export_edits_cmd(
+    run: Annotated[Path, typer.Argument(help="The run folder.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Edit tasks: .csv or .jsonl.")],
+) -> None:
+    """Sarcasm: write the paraphrases that need a person's minimal-edit sarcastic contradiction."""
+    n = export_edit_tasks(run, out)
+    console.print(f"wrote {n} edit task(s) to {out} (fill sarcastic_contradiction; then import-edits and rerun generate)")
+
+
+@app.command("import-edits")
+def import_edits_cmd(
+    run: Annotated[Path, typer.Argument(help="The run folder.")],
+    edits: Annotated[Path, typer.Argument(help="The filled edit tasks (CSV/JSONL).")],
+) -> None:
+    """Sarcasm: store people's sarcastic contradictions; rerun generate to check and explain them."""
+    n, problems = import_edits(run, edits)
+    console.print(f"stored {n} edit(s); rerun `figlang build flute generate` with the same options to explain them")
+    _print_problems("edits", problems)
+    if problems:
+        raise typer.Exit(1)
+
+
+@app.command("export")
+def export_cmd(
+    run: Annotated[Path, typer.Argument(help="The run folder.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Review queue: .csv (spreadsheets) or .jsonl.")],
+    include_reviewed: Annotated[bool, typer.Option("--all", help="Also candidates that already have a verdict.")] = False,
+    kind: Annotated[Optional[list[str]], typer.Option("--type", help="Only these figure types (repeatable).")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="At most N rows.")] = None,
+) -> None:
+    """Write the verification queue: id, figure type, premise, hypothesis, label, explanation + empty verdict/edit columns."""
+    from ..builders.flute_review import export_queue
+
+    n = export_queue(run, out, include_reviewed=include_reviewed, figure_types=tuple(kind) if kind else None, limit=limit)
+    console.print(f"wrote {n} candidate(s) to {out}: set verdict to accept / edit / reject (edit: fill the edited_* columns)")
+
+
+@app.command("import")
+def import_cmd(
+    run: Annotated[Path, typer.Argument(help="The run folder.")],
+    verdicts: Annotated[Path, typer.Argument(help="The reviewed queue (CSV/JSONL).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Import verdicts and edits; print per-type accept/edit/reject rates."""
+    from ..builders.flute_review import import_verdicts, review_rates
+
+    report = import_verdicts(run, verdicts)
+    rates = review_rates(run)
+    if as_json:
+        typer.echo(json.dumps({"import": report.to_dict(), "rates": rates}, indent=2, ensure_ascii=False))
+        return
+    console.print(f"{verdicts}: {report.rows} row(s); {report.stored} verdict(s) stored, {report.blank} without a verdict, "
+                  f"{len(report.errors)} rejected")  # fmt: skip
+    _print_problems("rows not imported", report.errors, limit=20)
+    _print_problems("notes", report.notes)
+    render_rates(rates)
+    if report.errors:
+        raise typer.Exit(1)
+
+
+def render_rates(rates: dict) -> None:
+    table = Table(title="verification (current candidates)")
+    for col in ("figure type", "candidates", "reviewed", "accept", "edit", "reject", "unreviewed"):
+        table.add_column(col, justify="left" if col == "figure type" else "right")
+    for t, r in rates.items():
+        def pct(k: str) -> str:
+            return f"{r[k]} ({r[k] / r['reviewed']:.0%})" if r["reviewed"] else str(r[k])
+
+        table.add_row(t, str(r["candidates"]), str(r["reviewed"]), pct("accept"), pct("edit"), pct("reject"), str(r["unreviewed"]))
+    console.print(table)
+
+
+@app.command("finalize")
+def finalize_cmd(
+    run: Annotated[Path, typer.Argument(help="The run folder.")],
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for the final files (default RUN/final).")] = None,
+    split: Annotated[str, typer.Option("--split", help="Split name in the file names and the task spec (FLUTE: train).")] = "train",
+    name: Annotated[str, typer.Option("--name", help="Task name in the spec.")] = "flute-created",
+    include_unreviewed: Annotated[bool, typer.Option("--include-unreviewed", help="Also write candidates without a verdict (marked).")] = False,
+) -> None:
+    """Write accepted and edited pairs in FLUTE's format, a combined file and a figlang task spec (task.yaml)."""
+    from ..builders.flute_review import finalize
+
+    result = finalize(run, out, split=split, name=name, include_unreviewed=include_unreviewed)
+    render_rates(result["rates"])
+    for t, n in result["written"].items():
+        console.print(f"{t}: {n} pair(s) → {result['files'][t]}")
+    console.print(f"not written: {result['left_out']}")
+    console.print(f"task spec: {result['spec']} (check it: figlang data stats --task {result['spec']})")
