@@ -8,7 +8,7 @@ import typer
 
 from .. import __version__
 from ..data.errors import FiglangError
-from . import build_impli, build_narratives, data_cmds, eval_cmds, human_cmds, models_cmds, train_cmds
+from . import build_flute, build_impli, build_narratives, data_cmds, eval_cmds, human_cmds, knowledge_cmds, models_cmds, train_cmds
 from .data_download import download_cmd, verify_cmd
 from .common import err_console
 
@@ -29,17 +29,20 @@ app.command("compare")(eval_cmds.compare_cmd)
 app.command("report")(eval_cmds.report_cmd)
 app.add_typer(human_cmds.app, name="human")
 app.add_typer(models_cmds.app, name="models")
+app.add_typer(knowledge_cmds.app, name="knowledge")
 app.command("train")(train_cmds.train_cmd)
 app.command("relations")(train_cmds.relations_cmd)
 app.command("simulatability")(train_cmds.simulatability_cmd)
 
 build_app = typer.Typer(
     help="Build new figurative data with the papers' pipelines: `narratives` (mine a corpus for idiom and "
-    "simile narratives), `impli` (IMPLI-style NLI pairs).",
+    "simile narratives), `impli` (IMPLI-style NLI pairs), `flute` (FLUTE-style pairs with an LLM in the loop "
+    "and expert verification).",
     no_args_is_help=True,
 )
 build_app.add_typer(build_narratives.app, name="narratives")
 build_app.add_typer(build_impli.app, name="impli")
+build_app.add_typer(build_flute.app, name="flute")
 app.add_typer(build_app, name="build")
 
 
