@@ -79,6 +79,11 @@ def test_parse_and_checks() -> None:
     assert "not_minimal_edit" in check("C.text", "contradiction", "Cats are wonderful animals indeed.", base="Tom revealed the secret.")
     assert check("E.expl", "explanation", "Too short.") == ["too_short"]
     assert contains_expression("He bit the dust", "bite the dust")
+    assert contains_expression("She lost her temper again", "lose one's temper")  # slot and insertion
+    # stems are not inflections, and the words must come in order (seen in the 50-idiom run)
+    assert not contains_expression("making it a historical masterpiece", "make history")
+    assert not contains_expression("The beans were spilled", "spill the beans")
+    assert "kept_idiom" in check("E.text", "literal", "The beans were spilled by Tom.")
 
 
 # --- inputs (no model) -----------------------------------------------------------------------------

@@ -19,6 +19,7 @@ sentence). Extra checks (callables taking a :class:`CheckContext`) can be added 
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import re
 import string
@@ -215,23 +216,54 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[\w']+", norm_text(text))
 
 
-def contains_expression(sentence: str, expression: str) -> bool:
-    """Whether every content word of ``expression`` occurs in ``sentence`` (inflections allowed: prefix match)."""
+@functools.lru_cache(maxsize=4096)
+def _forms(word: str) -> frozenset[str]:
+    """The word and every inflection of each of its lemmas ("bite" -> bit, bites, bitten, biting)."""
+    from lemminflect import getAllInflections, getAllLemmas
+
+    forms = {word}
+    lemmas = {lemma for group in getAllLemmas(word).values() for lemma in group} | {word}
+    for lemma in lemmas:
+        forms.add(lemma)
+        for group in getAllInflections(lemma).values():
+            forms.update(g.lower() for g in group)
+    return frozenset(forms)
+
+
+def contains_expression(sentence: str, expression: str, max_gap: int = 4) -> bool:
+    """Whether the content words of ``expression`` occur in ``sentence`` in order, inflected or not,
+    with at most ``max_gap`` inserted words in all ("lost his temper" for "lose one's temper").
+
+    Inflections come from lemminflect, not prefixes: "making it a historical masterpiece" does not
+    contain "make history".
+    """
     words = _words(sentence)
-    for w in _words(expression):
-        if w in SLOT_WORDS:
+    content = [w for w in _words(expression) if w not in SLOT_WORDS]
+    if not content:
+        return True
+    allowed = [_forms(w) for w in content]
+    for start, word in enumerate(words):
+        if word not in allowed[0]:
             continue
-        stem = w[: max(3, len(w) - 2)]
-        if not any(x == w or x.startswith(stem) for x in words):
-            return False
-    return True
+        pos, gaps, ok = start, 0, True
+        for forms in allowed[1:]:
+            nxt = next((j for j in range(pos + 1, min(len(words), pos + 2 + max_gap - gaps)) if words[j] in forms), None)
+            if nxt is None:
+                ok = False
+                break
+            gaps += nxt - pos - 1
+            pos = nxt
+        if ok:
+            return True
+    return False
 
 
 def _keeps(text: str, expression: str) -> bool:
     """A literal sentence still holding the figure: all its content words (two or more), else the exact phrase."""
     content = [w for w in _words(expression) if w not in SLOT_WORDS]
-    if len(content) >= 2:
-        return contains_expression(text, expression)
+    if len(content) >= 2:  # any order and distance: a passive ("the beans were spilled") still keeps the figure
+        words = set(_words(text))
+        return all(words & _forms(w) for w in content)
     return norm_text(expression) in norm_text(text)
 
 
