@@ -23,7 +23,21 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.2f}"
 
 
+def _print_generation(metrics: dict, title: str) -> None:
+    table = Table(title=title, title_justify="left")
+    for col in ("split", "items", "ROUGE-L", "BLEU", "BERTScore F1", "empty"):
+        table.add_column(col)
+    for split, m in metrics.items():
+        g = m.get("generation") or {}
+        cell = lambda k: "–" if g.get(k) is None else f"{100 * g[k]:.2f}"  # noqa: E731
+        table.add_row(split, str(g.get("n_items", "")), cell("rougeL"), cell("bleu"), cell("bertscore_f1"), str(g.get("n_empty_predictions", "")))
+    console.print(table)
+
+
 def _print_metrics(metrics: dict, title: str) -> None:
+    if metrics and all("generation" in m for m in metrics.values()):
+        _print_generation(metrics, title)
+        return
     table = Table(title=title, title_justify="left")
     for col in ("split", "n", "accuracy %", "95% CI", "per gold label"):
         table.add_column(col, overflow="fold")
@@ -37,10 +51,10 @@ def _print_metrics(metrics: dict, title: str) -> None:
 
 def train_cmd(
     task: Annotated[str, typer.Option("--task", "-t", help="Task: idiom-cloze, simile-cloze, flute, impli, impli-idioms … or a task spec file.")],
-    method: Annotated[str, typer.Option("--method", "-m", help="mc | mc-continuation | mc-meaning | mc-context | mc-literal | nli | nli-rationale.")],
-    model: Annotated[str, typer.Option("--model", help="Base encoder: catalog name (minilm, mpnet), local model dir, hub id, or a figlang-trained dir to start from.")],
+    method: Annotated[str, typer.Option("--method", "-m", help="mc | mc-continuation | mc-meaning | mc-context | mc-literal | nli | nli-rationale | iro | generator | generator-context | generator-literal.")],
+    model: Annotated[str, typer.Option("--model", help="Base model: catalog name (minilm, mpnet; smollm2-135m for the generating methods), local model dir, hub id, or a figlang-trained dir to start from.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder; rerunning with the same folder resumes.")],
-    preset: Annotated[Optional[str], typer.Option(help="Preset: cpu-cloze, cpu-knowledge, cpu-nli, cpu-impli-folds, paper-mc, paper-knowledge, paper-nli (default: by method).")] = None,
+    preset: Annotated[Optional[str], typer.Option(help="Preset: cpu-cloze, cpu-knowledge, cpu-nli, cpu-impli-folds, cpu-iro, cpu-generator, cpu-generator-knowledge, paper-mc, paper-knowledge, paper-nli (default: by method).")] = None,
     epochs: Annotated[Optional[int], typer.Option(help="Epochs.")] = None,
     lr: Annotated[Optional[float], typer.Option(help="Peak learning rate (linear warmup, then linear decay).")] = None,
     batch_size: Annotated[Optional[int], typer.Option("--batch-size", help="Items per micro-batch (an item of a knowledge model is 24 sequences).")] = None,
@@ -62,6 +76,7 @@ def train_cmd(
     dev_split: Annotated[Optional[str], typer.Option("--dev-split", help="Default: dev-disjoint, else 'carve' (a disjoint slice of train).")] = None,
     report_split: Annotated[Optional[list[str]], typer.Option("--report-split", help="Splits to score the best model on (repeatable; default: dev split + official dev/val).")] = None,
     eval_batch_size: Annotated[Optional[int], typer.Option("--eval-batch-size")] = None,
+    max_target_length: Annotated[Optional[int], typer.Option("--max-target-length", help="Generating methods: tokens of the target (continuation, or label + explanation).")] = None,
     bf16: Annotated[Optional[bool], typer.Option("--bf16/--fp32", help="bfloat16 autocast on CPU (about 2× faster for base-size encoders on AVX512-BF16 CPUs).")] = None,
     threads: Annotated[Optional[int], typer.Option(help="torch threads (default 2).")] = None,
     folds: Annotated[Optional[int], typer.Option("--folds", help="k-fold training disjoint by expression (IMPLI: 10).")] = None,
@@ -79,6 +94,10 @@ def train_cmd(
       figlang train -t flute -m nli --model minilm -o runs/flute-nli
 
       figlang train -t impli -m nli --model minilm -o runs/impli-folds --folds 10
+
+      figlang train -t flute -m iro --model smollm2-135m -o runs/flute-iro
+
+      figlang train -t idiom-generation -m generator-context --model smollm2-135m -o runs/idiom-gen-context
     """
     from ..models.training import train, train_folds
 
@@ -88,7 +107,7 @@ def train_cmd(
         "max_steps": max_steps, "max_minutes": max_minutes, "eval_every": eval_every, "save_every": save_every,
         "log_every": log_every, "patience": patience, "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "train_split": train_split,
         "dev_split": dev_split, "report_splits": tuple(report_split) if report_split else None,
-        "eval_batch_size": eval_batch_size, "bf16": bf16, "threads": threads,
+        "eval_batch_size": eval_batch_size, "max_target_length": max_target_length, "bf16": bf16, "threads": threads,
         "data_dir": str(data_dir) if data_dir else None, "progress": not quiet,
     }  # fmt: skip
     options = {k: v for k, v in options.items() if v is not None}
@@ -103,7 +122,15 @@ def train_cmd(
     if fold:
         raise FiglangError("--fold needs --folds K")
     result = train(task, method, model, out, restart=restart, **options)
-    best = f"best dev accuracy {_pct(result.best_dev_accuracy)}% at step {result.best_step} (epoch {result.best_epoch})"
+    from ..models.trained import TRAINED_METHODS
+
+    if result.best_step is None and result.stopped == "time-budget":
+        best = "no dev evaluation yet (rerun the same command to continue)"
+    elif TRAINED_METHODS[method][1] == "generator":
+        loss = "–" if result.best_dev_loss is None else f"{result.best_dev_loss:.4f}"
+        best = f"best dev loss {loss} at step {result.best_step} (epoch {result.best_epoch})"
+    else:
+        best = f"best dev accuracy {_pct(result.best_dev_accuracy)}% at step {result.best_step} (epoch {result.best_epoch})"
     console.print(f"{result.stopped}{' (resumed)' if result.resumed else ''} after {result.steps} steps, {result.seconds / 60:.1f} min; {best}")
     _print_metrics(result.metrics, f"{task} · {method} · {model} → {out}")
     console.print(f"[dim]wrote {out} (figlang.json, model, train_log.jsonl, {Path(result.plot_path).name if result.plot_path else 'no plot'}, eval/)[/dim]")

@@ -588,8 +588,16 @@ def add_separators(module: nn.Module, tokenizer: Any) -> None:
     missing = [t for t in (SEP1, SEP2) if t not in vocab]
     if not missing:
         return
+    old = module.get_input_embeddings().weight.shape[0]
     tokenizer.add_tokens(missing, special_tokens=True)
-    module.resize_token_embeddings(len(tokenizer), mean_resizing=True)
+    if len(tokenizer) > old:
+        module.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+        with torch.no_grad():
+            emb = module.get_input_embeddings().weight
+            emb[old:] = emb[:old].mean(0, keepdim=True)
+            out = module.get_output_embeddings()
+            if out is not None and out.weight.data_ptr() != emb.data_ptr():
+                out.weight[old:] = out.weight[:old].mean(0, keepdim=True)
 
 
 def is_generator_dir(path: str | Path) -> bool:

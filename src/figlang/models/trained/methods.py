@@ -80,8 +80,10 @@ class TrainedMethod(Method):
                 self.decoding[key] = kind(value)
         if do_sample not in (None, ""):
             self.decoding["do_sample"] = str(do_sample).lower() in ("1", "true", "yes", "on")
-        if self.decoding and TRAINED_METHODS[self.meta["method"]][1] != "generator":
-            raise FiglangError(f"decoding options ({', '.join(self.decoding)}) apply to generating models, not to a {self.meta['method']} model")
+        if TRAINED_METHODS[self.meta["method"]][1] != "generator":
+            self.decoding.pop("seed", None)  # a deterministic scorer has nothing to seed
+            if self.decoding:
+                raise FiglangError(f"decoding options ({', '.join(self.decoding)}) apply to generating models, not to a {self.meta['method']} model")
         self._model = loaded
         self._target_labels: tuple[str, ...] = ()
         shape = TRAINED_METHODS[self.meta["method"]][0]

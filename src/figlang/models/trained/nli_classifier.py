@@ -71,7 +71,9 @@ def load_rationales(source: RationaleSource, field: str = "explanation") -> Call
             if "id" not in row:
                 raise FiglangError(f"{path}:{n}: a rationale row needs an 'id'")
             value = row.get(field)
-            table[str(row["id"])] = None if value is None else str(value)
+            # a row without one (an unparseable answer of a self-rationalizing model) is an empty rationale;
+            # an id absent from the file is still an error at prediction time
+            table[str(row["id"])] = "" if value is None else str(value)
     if not any(v for v in table.values()):
         raise FiglangError(f"{path} has no non-empty {field!r} values; pass rationale_field=<column>")
     return lambda r: table.get(r.id)

@@ -5,7 +5,9 @@
 >>> result.accuracy("dev-disjoint"), result.accuracy("dev")                 # doctest: +SKIP
 
 Methods: ``mc``, ``mc-continuation``, ``mc-context``, ``mc-literal`` (narrative cloze tasks),
-``nli``, ``nli-rationale`` (FLUTE, IMPLI). ``train_folds`` runs IMPLI's idiom-disjoint folds.
+``nli``, ``nli-rationale`` (FLUTE, IMPLI), ``iro`` (FLUTE's self-rationalizing generator),
+``generator``, ``generator-context``, ``generator-literal`` (narrative continuation generators).
+``train_folds`` runs IMPLI's idiom-disjoint folds.
 The trained directory answers ``figlang eval --method trained --model DIR``.
 """
 

@@ -1,7 +1,7 @@
 """The training loop every figlang-trained model shares.
 
-``train(task, method, model, out_dir, **config)`` fine-tunes an encoder (a catalog name such
-as ``minilm``/``mpnet``, a local model directory, a hub id, or a figlang-trained directory to
+``train(task, method, model, out_dir, **config)`` fine-tunes an encoder or LM (a catalog name such
+as ``minilm``/``mpnet``/``smollm2-135m``, a local model directory, a hub id, or a figlang-trained directory to
 start from) and leaves in ``out_dir``:
 
 * the best model (by dev accuracy) as a normal Transformers checkpoint (``save_pretrained`` of
@@ -18,6 +18,11 @@ start from) and leaves in ``out_dir``:
 Determinism: seeds for torch, random and numpy; the data order of epoch e is a function of
 (seed, e) alone (shuffled, then length-bucketed to save padding); dropout draws from torch's
 generator, whose state is checkpointed.
+
+Generating methods (``iro``, ``generator``, ``generator-context``, ``generator-literal``;
+:mod:`figlang.models.trained.generator`) train a causal or seq2seq LM with the LM loss on the target
+only and select on the dev loss (lower is better; ``best.dev_loss`` in figlang.json); their report
+splits are scored by decoding through the harness (FLUTE accuracy with explanations; ROUGE-L/BLEU).
 
 Model selection uses an expression-disjoint dev (``dev-disjoint`` of the narrative tasks,
 training on ``train-disjoint``; for FLUTE a premise-disjoint slice carved from train) and the

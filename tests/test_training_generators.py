@@ -1,0 +1,328 @@
+"""The generating trained models (iro, generator, generator-context/-literal): each trains a few steps on a
+small real slice and its loss falls; save → load → eval gives identical predictions; and the decoder's
+properties: summed-logit decoding with one inference is plain decoding, the cached batched decoder equals a
+naive full recompute, and batching the 12 prompts gives the same logits as running them one at a time.
+
+The models are tiny and randomly initialised (a 2-layer Llama with smollm2-135m's real tokenizer, a 2-layer
+T5 with MiniLM's tokenizer) so that the tests stay quick on a shared CPU; the real runs with smollm2-135m
+are in docs/trained_models.md.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from figlang.data.registry import get_task
+from figlang.evaluation import evaluate
+from figlang.models.trained import load_trained, read_figlang_json
+from figlang.models.trained import methods as _registered  # noqa: F401  (registers `trained`)
+from figlang.models.trained.generator import (
+    SEP1,
+    SEP2,
+    GeneratorModel,
+    IncrementalDecoder,
+    choose_token,
+    decode_groups,
+    flute_target,
+    sentence_done,
+)
+from figlang.models.trained.nli_classifier import load_rationales
+from figlang.models.training import train
+from figlang.models.training.trainer import build_model, make_config, resolve_base, seeded_subset, set_seeds
+
+TINY = dict(limit=6, dev_limit=3, report_limit=3, epochs=2, batch_size=2, lr=3e-3, warmup_ratio=0.0, max_length=128,
+            max_target_length=24, select="last", threads=1, progress=False, log_every=1, eval_batch_size=8)  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory) -> Path:
+    """A 2-layer random Llama with smollm2-135m's tokenizer (49,152 tokens, <|im_end|> as end of sequence)."""
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from figlang.models.loading import resolve
+
+    try:
+        tok = AutoTokenizer.from_pretrained(resolve("smollm2-135m").path)
+    except Exception as err:  # pragma: no cover - the catalog model ships with the dev environment
+        pytest.skip(f"smollm2-135m is not available: {err}")
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                      num_key_value_heads=1, max_position_embeddings=512, tie_word_embeddings=True, bos_token_id=tok.bos_token_id,
+                      eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)  # fmt: skip
+    root = tmp_path_factory.mktemp("tiny-llama")
+    LlamaForCausalLM(cfg).save_pretrained(root)
+    tok.save_pretrained(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def tiny_t5(tmp_path_factory, minilm_path) -> Path:
+    """A 2-layer random T5 with MiniLM's (real) tokenizer, as tests/test_backend_transformers.py builds it."""
+    from transformers import AutoTokenizer, T5Config, T5ForConditionalGeneration
+
+    tok = AutoTokenizer.from_pretrained(minilm_path)
+    tok.eos_token = tok.sep_token
+    torch.manual_seed(0)
+    model = T5ForConditionalGeneration(T5Config(vocab_size=tok.vocab_size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=2,
+                                                pad_token_id=0, eos_token_id=tok.sep_token_id, decoder_start_token_id=0))  # fmt: skip
+    root = tmp_path_factory.mktemp("tiny-t5")
+    model.save_pretrained(root)
+    tok.save_pretrained(root)
+    return root
+
+
+def _mean_loss(model, records) -> float:
+    return model.dev_metric(model.features(records), 16)
+
+
+def _initial_loss(task, method, base, records, **options) -> float:
+    cfg = make_config(task, method, str(base), "/tmp/unused", **{**TINY, **options})
+    set_seeds(cfg.seed)
+    return _mean_loss(build_model(cfg, resolve_base(str(base)), get_task(task).labels), records)
+
+
+def _check_dir(out: Path, method: str, shape: str) -> dict:
+    meta = read_figlang_json(out)
+    assert meta["status"] == "complete" and meta["method"] == method and meta["shape"] == shape and meta["model_class"] == "generator"
+    assert meta["best"]["dev_loss"] > 0 and "dev_accuracy" not in meta["best"]
+    assert meta["base_model"]["path"] and meta["data"]["train_records_sha256"]
+    assert (out / "config.json").is_file() and (out / "tokenizer.json").is_file() and (out / "model.safetensors").is_file()
+    assert (out / "loss_curve.png").stat().st_size > 1000
+    rows = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
+    assert {"start", "train", "eval", "stop"} <= {r["event"] for r in rows}
+    assert all("loss" in r for r in rows if r["event"] == "eval")
+    return meta
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines()]
+
+
+# --- iro: FLUTE's self-rationalizing model -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arch", ["causal", "seq2seq"])
+def test_iro_trains_saves_loads_evals(arch, tmp_path, data_dir, tiny_llama, tiny_t5):
+    base = tiny_llama if arch == "causal" else tiny_t5
+    opts = {**TINY, "report_splits": ("val",)}
+    task = get_task("flute")
+    out = tmp_path / f"iro-{arch}"
+    result = train("flute", "iro", str(base), out, data_dir=str(data_dir), **opts)
+    assert result.stopped == "complete" and result.best_dev_loss is not None and result.best_dev_accuracy is None
+    meta = _check_dir(out, "iro", "nli")
+    assert meta["labels"] == ["entailment", "contradiction"] or set(meta["labels"]) == {"entailment", "contradiction"}
+    assert meta["input_format"]["architecture"] == arch and meta["input_format"]["decoding"]["do_sample"] is False
+    loaded = load_trained(out)
+    assert isinstance(loaded, GeneratorModel) and loaded.seq2seq == (arch == "seq2seq")
+    # the trainer's records are a seeded subset of a premise-disjoint carve of train: the loss on what it trained on
+    from figlang.models.training.trainer import _task_data
+
+    cfg = make_config("flute", "iro", str(base), out, data_dir=str(data_dir), **opts)
+    trained_on = _task_data(task, cfg)[0]
+    before = _initial_loss("flute", "iro", base, trained_on, report_splits=("val",))
+    after = _mean_loss(loaded, trained_on)
+    assert after < before, f"iro/{arch}: training loss did not fall ({before:.4f} → {after:.4f})"
+
+    # save → load → eval: the harness's answers from the directory equal the trainer's final report
+    run = evaluate("flute", "trained", model=str(out), split="val", data_dir=data_dir, limit=3, use_cache=False, progress=False,
+                   out_dir=tmp_path / "eval")  # fmt: skip
+    again = _rows(tmp_path / "eval" / "predictions.jsonl")
+    report = _rows(out / "eval" / "val" / "predictions.jsonl")
+    keys = ("id", "prediction", "raw", "valid", "explanation")
+    assert [{k: r.get(k) for k in keys} for r in again] == [{k: r.get(k) for k in keys} for r in report]
+    assert run.results["method"]["fingerprint"]["decoding"]["do_sample"] is False
+
+
+def test_iro_answers_are_parsed_into_label_and_explanation(tiny_llama, data_dir, tmp_path):
+    """What the model writes goes through parse_nli_answer: label + explanation, invalid (with the raw text) when unreadable."""
+    model = GeneratorModel.from_base(str(tiny_llama), "iro", max_length=128, max_target_length=24)
+    records = get_task("flute").load("val", data_dir)[:3]
+    answers = ["Contradicts. Loving a high bill is sarcastic.", "entails, because both say the same thing", "the weather is nice"]
+    texts = iter(answers)
+    model._decode = lambda groups, seeds, done: [model.tokenizer(next(texts), add_special_tokens=False)["input_ids"] for _ in groups]  # type: ignore[method-assign]
+    preds = model.predict(records, batch_size=1)
+    by_raw = {p.raw: p for p in preds}
+    assert by_raw[answers[0]].prediction == "contradiction" and by_raw[answers[0]].explanation == "Loving a high bill is sarcastic."
+    assert by_raw[answers[1]].prediction == "entailment" and by_raw[answers[1]].explanation == "because both say the same thing"
+    assert not by_raw[answers[2]].valid and by_raw[answers[2]].prediction is None
+    # FLUTE's target format is what the model is trained on
+    r = records[0]
+    assert flute_target(r).startswith(("Entails. ", "Contradicts. ")) and r.explanation.split()[0] in flute_target(r)
+    # a predictions.jsonl with an unreadable row is usable as predicted rationales for IR→O (empty rationale there)
+    path = tmp_path / "predictions.jsonl"
+    path.write_text("".join(json.dumps({"id": rec.id, **({"explanation": p.explanation} if p.explanation else {})}) + "\n"
+                            for rec, p in zip(records, preds)))  # fmt: skip
+    lookup = load_rationales(path)
+    assert [lookup(rec) for rec in records] == [p.explanation or "" for p in preds]
+
+
+# --- generators -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["generator", "generator-context", "generator-literal"])
+def test_generators_train_save_load_eval(method, tmp_path, data_dir, tiny_llama):
+    knowledge = method != "generator"
+    extra = {"limit": 3, "max_inferences": 3, "report_limit": 2, "epochs": 1} if knowledge else {}
+    opts = {**TINY, **extra}
+    task = get_task("idiom-generation")
+    out = tmp_path / method
+    from figlang.models.training.trainer import _task_data
+
+    cfg = make_config("idiom-generation", method, str(tiny_llama), out, data_dir=str(data_dir), **opts)
+    trained_on = _task_data(task, cfg)[0]
+    before = _initial_loss("idiom-generation", method, tiny_llama, trained_on, **extra)
+    result = train("idiom-generation", method, str(tiny_llama), out, data_dir=str(data_dir), **opts)
+    assert result.stopped == "complete"
+    assert set(result.metrics) == {"dev-disjoint", "dev"}
+    assert "rougeL" in result.metrics["dev"]["generation"] and "bleu" in result.metrics["dev"]["generation"]
+    meta = _check_dir(out, method, "generation")
+    fmt = meta["input_format"]
+    assert fmt["decoding"] == {"do_sample": True, "top_k": 5, "temperature": 0.7, "max_new_tokens": 20, "samples": 1, "seed": 0}
+    assert fmt["knowledge"] == ({"generator-context": "context", "generator-literal": "literal"}.get(method))
+    loaded = load_trained(out)
+    after = _mean_loss(loaded, trained_on)
+    assert after < before, f"{method}: training loss did not fall ({before:.4f} → {after:.4f})"
+    if knowledge:
+        vocab = loaded.tokenizer.get_vocab()
+        assert SEP1 in vocab and SEP2 in vocab
+        feats = loaded.featurize(trained_on[0])
+        assert len({f["j"] for f in feats}) == 3  # one training sequence per inference (and reference)
+        ids = feats[0]["ids"]
+        assert ids.count(vocab[SEP1]) == 1 and ids.count(vocab[SEP2]) == 1 and ids.index(vocab[SEP1]) < ids.index(vocab[SEP2])
+        assert all(lab == -100 for lab in feats[0]["labels"][: ids.index(vocab[SEP2]) + 1])  # loss on the continuation only
+
+    limit = opts["report_limit"]
+    run = evaluate("idiom-generation", "trained", model=str(out), split="dev", data_dir=data_dir, limit=limit, use_cache=False,
+                   progress=False, out_dir=tmp_path / "eval")  # fmt: skip
+    again = _rows(tmp_path / "eval" / "predictions.jsonl")
+    report = _rows(out / "eval" / "dev" / "predictions.jsonl")
+    keys = ("id", "prediction", "raw", "valid")
+    assert [{k: r.get(k) for k in keys} for r in again] == [{k: r.get(k) for k in keys} for r in report]
+    assert all(isinstance(r["prediction"], list) and len(r["prediction"]) == 1 for r in again)
+    assert "rougeL" in run.metrics["generation"]
+    # another seed draws other samples; the same seed the same ones
+    other = evaluate("idiom-generation", "trained", model=str(out), split="dev", data_dir=data_dir, limit=limit, use_cache=False,
+                     progress=False, method_options={"seed": 1, "samples": 2})  # fmt: skip
+    assert all(len(p.prediction) == 2 for p in other.predictions.values())
+    assert other.results["method"]["fingerprint"]["decoding"]["seed"] == 1
+
+
+# --- the decoder ------------------------------------------------------------------------------------------------------
+
+
+def _naive_decode(module, prompts, max_new, do_sample, temperature, top_k, seed, eos):
+    """Reference: every step recomputes every prompt + the tokens so far in full (no cache, no batching), sums the logits."""
+    gen = torch.Generator().manual_seed(seed)
+    out: list[int] = []
+    with torch.no_grad():
+        for _ in range(max_new):
+            logits = sum(module(input_ids=torch.tensor([list(p) + out])).logits[0, -1].float() for p in prompts)
+            token = choose_token(logits, do_sample, temperature, top_k, gen if do_sample else None)
+            if token in eos:
+                break
+            out.append(token)
+    return out
+
+
+@pytest.fixture(scope="module")
+def knowledge_model(tiny_llama):
+    model = GeneratorModel.from_base(str(tiny_llama), "generator-context", max_length=176, max_target_length=32)
+    model.module.eval()
+    return model
+
+
+@pytest.fixture(scope="module")
+def knowledge_record(data_dir):
+    rec = get_task("idiom-generation").load("dev", data_dir)[0]
+    assert len(rec.inferences["context"]) == 12
+    return rec
+
+
+def test_summed_logits_with_one_inference_is_plain_decoding(knowledge_model, knowledge_record):
+    m = knowledge_model
+    prompts = m.prompts(knowledge_record)
+    for do_sample in (True, False):
+        for j in (0, 5):
+            single = decode_groups(m.module, [[prompts[j]]], pad_id=m.pad_id, eos_ids=m.stop_ids, max_new_tokens=12, do_sample=do_sample,
+                                   temperature=0.7, top_k=5, seeds=[123])  # fmt: skip
+            plain = _naive_decode(m.module, [prompts[j]], 12, do_sample, 0.7, 5, 123, m.stop_ids)
+            assert single[0] == plain and len(plain) > 0
+    # and through the model: a record with one inference is decoded exactly like that one prompt alone
+    from dataclasses import replace
+
+    one = replace(knowledge_record, inferences={"context": knowledge_record.inferences["context"][:1]})
+    m.set_decoding(seed=7)
+    pred = m.predict([one], batch_size=24)[0]
+    from figlang.models.trained.generator import seed_of
+
+    tokens = _naive_decode(m.module, [prompts[0]], 20, True, 0.7, 5, seed_of(7, one.id, 0), m.stop_ids)
+    text = m.tokenizer.decode(tokens, skip_special_tokens=True)
+    assert pred.raw is not None and text.startswith(pred.raw)  # the decoder may stop earlier, at the sentence end
+
+
+def test_cached_batched_summed_decoding_equals_naive_recompute(knowledge_model, knowledge_record):
+    m = knowledge_model
+    prompts = m.prompts(knowledge_record)
+    assert len(prompts) == 12 and len({len(p) for p in prompts}) > 1  # different lengths: left padding is exercised
+    for do_sample in (True, False):
+        fast = decode_groups(m.module, [prompts], pad_id=m.pad_id, eos_ids=m.stop_ids, max_new_tokens=10, do_sample=do_sample,
+                             temperature=0.7, top_k=5, seeds=[99])  # fmt: skip
+        slow = _naive_decode(m.module, prompts, 10, do_sample, 0.7, 5, 99, m.stop_ids)
+        assert fast[0] == slow
+    # groups in one batch decode exactly as when each runs alone (their own generators; finished groups leave the batch)
+    groups = [prompts[:4], prompts[4:], [prompts[0]]]
+    together = decode_groups(m.module, groups, pad_id=m.pad_id, eos_ids=m.stop_ids, max_new_tokens=8, do_sample=True, temperature=0.7,
+                             top_k=5, seeds=[1, 2, 3])  # fmt: skip
+    alone = [decode_groups(m.module, [g], pad_id=m.pad_id, eos_ids=m.stop_ids, max_new_tokens=8, do_sample=True, temperature=0.7,
+                           top_k=5, seeds=[s])[0] for g, s in zip(groups, [1, 2, 3])]  # fmt: skip
+    assert together == alone
+
+
+def test_batching_the_12_prompts_gives_the_logits_of_one_at_a_time(knowledge_model, knowledge_record):
+    m = knowledge_model
+    prompts = m.prompts(knowledge_record)
+    fed = [m.tokenizer(" He", add_special_tokens=False)["input_ids"][0], m.tokenizer(" could", add_special_tokens=False)["input_ids"][0]]
+    batched = IncrementalDecoder(m.module, m.pad_id)
+    steps_b = [batched.prefill(prompts)] + [batched.step([t] * len(prompts)) for t in fed]
+    for i, p in enumerate(prompts):
+        single = IncrementalDecoder(m.module, m.pad_id)
+        steps_s = [single.prefill([p])] + [single.step([t]) for t in fed]
+        for b, s in zip(steps_b, steps_s):
+            torch.testing.assert_close(b[i], s[0], atol=1e-4, rtol=1e-4)
+    # and dropping rows from the cache keeps the others' logits
+    batched.keep([0, 3])
+    nxt = batched.step([fed[0], fed[0]])
+    for k, i in enumerate([0, 3]):
+        single = IncrementalDecoder(m.module, m.pad_id)
+        single.prefill([prompts[i]])
+        for t in fed:
+            single.step([t])
+        torch.testing.assert_close(nxt[k], single.step([fed[0]])[0], atol=1e-4, rtol=1e-4)
+
+
+def test_knowledge_prompts_keep_the_narrative_end_and_the_continuation_budget(knowledge_model, knowledge_record):
+    m = knowledge_model
+    short = GeneratorModel(m.module, m.tokenizer, "generator-context", max_length=80, max_target_length=32)
+    for p in short.prompts(knowledge_record):
+        assert len(p) <= 80 - 32
+        assert p[-1] == short.sep2_id and p.count(short.sep1_id) == 1
+    narrative_end = m.tokenizer(" places.", add_special_tokens=False)["input_ids"]
+    text = m.tokenizer.decode(short.prompts(knowledge_record)[0])
+    assert "go places" in text and len(narrative_end) > 0  # the narrative's end (with its idiom) survives truncation
+
+
+def test_sentence_end_detection():
+    assert not sentence_done("He paid $3.")  # may go on as "$3.50"
+    assert sentence_done("He paid $3. Then")
+    assert sentence_done("He left\nand")
+    assert not sentence_done("\nHe left")
+    assert not sentence_done("Mr. Smith")
