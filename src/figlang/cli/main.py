@@ -8,7 +8,7 @@ import typer
 
 from .. import __version__
 from ..data.errors import FiglangError
-from . import build_flute, build_impli, build_narratives, data_cmds, eval_cmds, human_cmds, knowledge_cmds, models_cmds, train_cmds
+from . import build_flute, build_impli, build_narratives, data_cmds, eval_cmds, human_cmds, knowledge_cmds, models_cmds, suite_cmds, train_cmds
 from .data_download import download_cmd, verify_cmd
 from .common import err_console
 
@@ -16,13 +16,15 @@ app = typer.Typer(
     name="figlang",
     help="figlang: figurative-language benchmarks (figurative narratives, FLUTE, IMPLI), "
     "the methods that solve them and the pipelines that build them.\n\n"
-    "Start with `figlang data stats --data-dir DIR` to see the benchmarks.",
+    "Start with `figlang data stats --data-dir DIR` to see the benchmarks, and "
+    "`figlang suite --data-dir DIR` to evaluate the default offline model on all three.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
 app.add_typer(data_cmds.app, name="data")
 data_cmds.app.command("download")(download_cmd)
 data_cmds.app.command("verify")(verify_cmd)
+app.command("suite")(suite_cmds.suite_cmd)
 app.command("eval")(eval_cmds.eval_cmd)
 app.command("methods")(eval_cmds.methods_cmd)
 app.command("compare")(eval_cmds.compare_cmd)
