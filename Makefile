@@ -25,6 +25,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 run: $(STAMP)
+	$(BIN)/figlang models install $(MODEL)
 	$(BIN)/figlang suite --model $(MODEL) --data-dir $(DATA_DIR)
 
 test: $(STAMP)
