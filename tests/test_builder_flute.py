@@ -282,3 +282,36 @@ def test_reviewer_reject_resamples_a_new_revision(run: dict) -> None:
     export_queue(out, queue)
     ids = [json.loads(x)["id"] for x in queue.read_text().splitlines()]
     assert (rejected["id"] in ids) == (after["status"] == "ok")
+
+
+# --- a generator endpoint that fails mid-run ------------------------------------------------------------
+
+
+def test_endpoint_failure_keeps_finished_items_and_rerun_continues(tmp_path: Path) -> None:
+    """An OpenAI-compatible endpoint answers for the first idiom, then fails (503 after retries) for the
+    second: the run stops cleanly, says how to continue, keeps the first idiom; the rerun resumes it."""
+    from servers.openai_stub import StubServer
+
+    from figlang.models.backends.openai_backend import OpenAIBackend, RetryPolicy
+
+    down = {"on": True}
+
+    def intercept(method: str, path: str, body: object) -> tuple[int, object] | None:
+        if method == "POST" and down["on"] and "break the ice" in json.dumps(body):
+            return 503, {"error": {"message": "overloaded"}}
+        return None
+
+    idioms = read_input_file(_jsonl(tmp_path / "idioms.jsonl", IDIOMS[:2]), "idiom")
+    config = CreatorConfig(model="stub", max_new_tokens=20, rounds=2, seed=0)
+    out = tmp_path / "run"
+    retry = RetryPolicy(max_attempts=2, max_time=5.0, backoff=0.01, backoff_max=0.02)
+    with StubServer(intercept=intercept) as server:
+        lm = OpenAIBackend(model="stub", base_url=server.base_url, chat_only=True, retry=retry, use_cache=False)
+        first = create([select(idioms, None)], out, config, lm=lm)
+        assert first.interrupted and "rerun the same command" in first.interrupted
+        assert "503" in first.interrupted or "overloaded" in first.interrupted
+        kept = [json.loads(line)["item"]["fields"]["idiom"] for line in (out / "items.jsonl").read_text().splitlines()]
+        assert kept == ["spill the beans"]  # the finished item is on disk, the failed one is not
+        down["on"] = False
+        second = create([select(idioms, None)], out, config, lm=lm)
+    assert second.interrupted is None and second.resumed == 1 and second.ran == 1
