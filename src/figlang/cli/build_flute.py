@@ -14,7 +14,7 @@ from ..builders.flute_checks import CheckLimits, load_prompts
 from ..builders.flute_creator import DEFAULT_MODEL, CreateSummary, CreatorConfig, create, export_edit_tasks, import_edits
 from ..builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, read_input_file, select
 from ..data.errors import FiglangError
-from .common import DataDirOption, console, err_console
+from .common import DataDirOption, console, err_console, print_problems
 
 app = typer.Typer(
     help="Build FLUTE-style figurative NLI pairs (FLUTE paper section 2): a model writes literal/figurative "
@@ -25,16 +25,6 @@ app = typer.Typer(
 
 CHECK_ORDER = ("empty", "too_short", "too_long", "label_leak", "copy_of_input", "same_as_premise", "same_as_entailment",
                "not_minimal_edit", "missing_idiom", "kept_idiom", "kept_simile", "missing_preserved", "explanation_copy")  # fmt: skip
-
-
-def _print_problems(what: str, problems: list[str], limit: int = 10) -> None:
-    if not problems:
-        return
-    err_console.print(f"[yellow]{what}: {len(problems)} problem(s)[/yellow]")
-    for p in problems[:limit]:
-        err_console.print(f"  {p}")
-    if len(problems) > limit:
-        err_console.print(f"  … and {len(problems) - limit} more")
 
 
 @app.command("generate")
@@ -76,7 +66,7 @@ def generate_cmd(
     inputs = [select(i, limit, sample_seed) for i in inputs]
     for inp in inputs:
         console.print(f"{inp.figure_type}: {len(inp.items)} input(s) from {inp.source}")
-        _print_problems(f"{inp.figure_type} input", inp.problems)
+        print_problems(f"{inp.figure_type} input", inp.problems)
     backend_options = {}
     for kv in option or []:
         key, sep, value = kv.partition("=")
@@ -135,7 +125,7 @@ def render_summary(summary: CreateSummary) -> None:
         console.print(f"[yellow]failed[/yellow] {p['id']}: {p['reason']}")
     if len(summary.failed) > 5:
         console.print(f"… {len(summary.failed) - 5} more in {summary.out_dir / 'failed.jsonl'}")
-    _print_problems("notes", summary.notes)
+    print_problems("notes", summary.notes)
     console.print(f"candidates: {summary.out_dir / 'candidates.jsonl'} → next: figlang build flute export {summary.out_dir} -o review.csv")
 
 
@@ -157,7 +147,7 @@ def import_edits_cmd(
     """Sarcasm: store people's sarcastic contradictions; rerun generate to check and explain them."""
     n, problems = import_edits(run, edits)
     console.print(f"stored {n} edit(s); rerun `figlang build flute generate` with the same options to explain them")
-    _print_problems("edits", problems)
+    print_problems("edits", problems)
     if problems:
         raise typer.Exit(1)
 
@@ -193,8 +183,8 @@ def import_cmd(
         return
     console.print(f"{verdicts}: {report.rows} row(s); {report.stored} verdict(s) stored, {report.blank} without a verdict, "
                   f"{len(report.errors)} rejected")  # fmt: skip
-    _print_problems("rows not imported", report.errors, limit=20)
-    _print_problems("notes", report.notes)
+    print_problems("rows not imported", report.errors, limit=20)
+    print_problems("notes", report.notes)
     render_rates(rates)
     if report.errors:
         raise typer.Exit(1)

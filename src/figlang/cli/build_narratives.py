@@ -15,7 +15,7 @@ from ..builders.corpus import DEFAULT_PATTERNS, ReadOptions
 from ..builders.lexicon import load_lexicon
 from ..builders.narratives import DEFAULT_MODEL, SEGMENTERS, MinerConfig, MineSummary, mine_corpus
 from ..data.errors import FiglangError
-from .common import DataDirOption, console, err_console
+from .common import DataDirOption, console, err_console, print_problems
 
 app = typer.Typer(
     help="Build figurative narratives (paper section 3): mine a corpus for idioms and similes, "
@@ -72,7 +72,7 @@ def mine_cmd(
     lex = load_lexicon(lexicon, data_dir, strict=strict_lexicon) if idioms else None
     if lex is not None:
         console.print(f"lexicon [bold]{lex.name}[/bold]: {len(lex)} idioms ({lex.merged} duplicate lines merged)")
-        _print_problems("lexicon", [str(w) for w in lex.report.warnings])
+        print_problems("lexicon", [str(w) for w in lex.report.warnings])
     config = MinerConfig(
         model=model, segmenter=segmenter, idioms=idioms, similes=similes, bare_as=bare_as, implicit_like=implicit_like,
         context_sentences=context, min_words=min_words, max_words=max_words, max_sentence_words=max_sentence_words,
@@ -104,16 +104,6 @@ def mine_cmd(
         raise typer.Exit(1)
 
 
-def _print_problems(what: str, problems: list[str], limit: int = 10) -> None:
-    if not problems:
-        return
-    err_console.print(f"[yellow]{what}: {len(problems)} problem(s)[/yellow]")
-    for p in problems[:limit]:
-        err_console.print(f"  {p}")
-    if len(problems) > limit:
-        err_console.print(f"  … and {len(problems) - limit} more")
-
-
 def render_summary(summary: MineSummary) -> None:
     t = summary.totals
     table = Table(title=f"narrative mining: {summary.out_dir}")
@@ -127,14 +117,14 @@ def render_summary(summary: MineSummary) -> None:
     for key in sorted(k for k in t if k.startswith("simile_rejected:")):
         table.add_row(f"simile rejected: {key.split(':', 1)[1].replace('_', ' ')}", f"{t[key]:,}", style="dim")
     console.print(table)
-    _print_problems("skipped input", [f"{s.location}: {s.reason} ({s.detail})" for s in summary.skipped if s.reason != "not_matched"])
+    print_problems("skipped input", [f"{s.location}: {s.reason} ({s.detail})" for s in summary.skipped if s.reason != "not_matched"])
     not_matched = [s for s in summary.skipped if s.reason == "not_matched"]
     if not_matched:
         console.print(f"[dim]{len(not_matched)} file(s) in the folders did not match the name patterns and were not read "
                       f"(e.g. {not_matched[0].path}); see {summary.out_dir / 'skipped.jsonl'}[/dim]")
-    _print_problems("notes", [f"{s.location}: {s.reason} ({s.detail})" for s in summary.notes])
+    print_problems("notes", [f"{s.location}: {s.reason} ({s.detail})" for s in summary.notes])
     if summary.failures:
-        _print_problems("failed shards (rerun the command to retry them)", [f"{f.shard.location}: {f.kind}: {f.message}" for f in summary.failures])
+        print_problems("failed shards (rerun the command to retry them)", [f"{f.shard.location}: {f.kind}: {f.message}" for f in summary.failures])
     console.print(f"narratives: {summary.narratives_file}\nall hits (with why a hit gave no narrative): {summary.hits_file}")
 
 

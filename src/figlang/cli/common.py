@@ -21,3 +21,14 @@ DataDirOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+def print_problems(what: str, problems: list[str], limit: int = 10) -> None:
+    """Problems found in a user's file: a count, the first ``limit`` with their locations, and how many more."""
+    if not problems:
+        return
+    err_console.print(f"[yellow]{what}: {len(problems)} problem(s)[/yellow]")
+    for p in problems[:limit]:
+        err_console.print(f"  {p}")
+    if len(problems) > limit:
+        err_console.print(f"  … and {len(problems) - limit} more")
