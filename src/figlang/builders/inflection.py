@@ -10,7 +10,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from lemminflect import getAllInflections, getAllLemmas, getInflection
+
+# lemminflect imports spaCy (about 1.7 s); load it on first use so the CLI and the model code start fast.
+def getAllInflections(*args, **kwargs):  # noqa: N802 - lemminflect's names
+    from lemminflect import getAllInflections as f
+
+    return f(*args, **kwargs)
+
+
+def getAllLemmas(*args, **kwargs):  # noqa: N802
+    from lemminflect import getAllLemmas as f
+
+    return f(*args, **kwargs)
+
+
+def getInflection(*args, **kwargs):  # noqa: N802
+    from lemminflect import getInflection as f
+
+    return f(*args, **kwargs)
+
 
 __all__ = [
     "BE_FORMS",

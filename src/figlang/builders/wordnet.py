@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lemminflect import getAllLemmas, getInflection
+from .inflection import getAllLemmas, getInflection  # lazy lemminflect
 
 from .inflection import indefinite_article, inflect_noun, inflect_verb
 

@@ -79,6 +79,7 @@ def train_cmd(
     max_target_length: Annotated[Optional[int], typer.Option("--max-target-length", help="Generating methods: tokens of the target (continuation, or label + explanation).")] = None,
     bf16: Annotated[Optional[bool], typer.Option("--bf16/--fp32", help="bfloat16 autocast on CPU (about 2× faster for base-size encoders on AVX512-BF16 CPUs).")] = None,
     threads: Annotated[Optional[int], typer.Option(help="torch threads (default 2).")] = None,
+    device: Annotated[Optional[str], typer.Option("--device", help="cpu (default), cuda, cuda:N or auto: where the weights and batches go.")] = None,
     folds: Annotated[Optional[int], typer.Option("--folds", help="k-fold training disjoint by expression (IMPLI: 10).")] = None,
     fold: Annotated[Optional[list[int]], typer.Option("--fold", help="With --folds: run only these folds (repeatable, 0-based).")] = None,
     restart: Annotated[bool, typer.Option("--restart", help="Discard a checkpoint in --out and start over.")] = False,
@@ -108,7 +109,7 @@ def train_cmd(
         "log_every": log_every, "patience": patience, "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "train_split": train_split,
         "dev_split": dev_split, "report_splits": tuple(report_split) if report_split else None,
         "eval_batch_size": eval_batch_size, "max_target_length": max_target_length, "bf16": bf16, "threads": threads,
-        "data_dir": str(data_dir) if data_dir else None, "progress": not quiet,
+        "device": device, "data_dir": str(data_dir) if data_dir else None, "progress": not quiet,
     }  # fmt: skip
     options = {k: v for k, v in options.items() if v is not None}
     if folds:

@@ -106,10 +106,15 @@ def assemble(
     return ids, types
 
 
-def special_ids(tokenizer: Any) -> tuple[int, int]:
-    """The start ([CLS]/<s>) and separator ([SEP]/</s>) token ids of a tokenizer."""
+def special_ids(tokenizer: Any, decoder_only: bool = False) -> tuple[int, int]:
+    """The start ([CLS]/<s>) and separator ([SEP]/</s>) token ids of a tokenizer.
+
+    A decoder-only LM without a start token (Qwen) starts from its end-of-text token, as in pre-training.
+    """
     cls_id = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
     sep_id = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+    if decoder_only and cls_id is None:
+        cls_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     if cls_id is None or sep_id is None:
         raise FiglangError("this tokenizer has no start/separator tokens ([CLS]/[SEP] or <s>/</s>): use an encoder model")
     return int(cls_id), int(sep_id)
@@ -169,20 +174,38 @@ def is_trained_dir(directory: str | Path) -> bool:
     return (Path(directory) / FIGLANG_JSON).is_file()
 
 
-def load_trained(directory: str | Path, **options: Any):
-    """A loaded trained model (a ChoiceScorerModel, NLIClassifierModel or GeneratorModel) from its directory."""
+def load_trained(directory: str | Path, device: str | None = None, **options: Any):
+    """A loaded trained model (a ChoiceScorerModel, NLIClassifierModel or GeneratorModel) from its directory.
+
+    ``device`` ("cpu", "cuda", "cuda:1", "auto"): where the weights go; inputs follow them.
+    """
     meta = read_figlang_json(directory)
-    if TRAINED_METHODS[meta["method"]][1] == "choice-scorer":
-        from .multiple_choice import ChoiceScorerModel
+    kind = TRAINED_METHODS[meta["method"]][1]
+    if kind == "choice-scorer":
+        from .multiple_choice import ChoiceScorerModel as cls
+    elif kind == "generator":
+        from .generator import GeneratorModel as cls  # type: ignore[assignment]
+    else:
+        from .nli_classifier import NLIClassifierModel as cls  # type: ignore[assignment]
+    model = cls.load(directory, **options)
+    target = resolve_device(device)
+    if target != "cpu":
+        model.module.to(target)
+    return model
 
-        return ChoiceScorerModel.load(directory, **options)
-    if TRAINED_METHODS[meta["method"]][1] == "generator":
-        from .generator import GeneratorModel
 
-        return GeneratorModel.load(directory, **options)
-    from .nli_classifier import NLIClassifierModel
+def resolve_device(device: str | None) -> str:
+    """cpu by default (reproducible); "auto" picks cuda when there is one; a cuda device that is absent is an error."""
+    import torch
 
-    return NLIClassifierModel.load(directory, **options)
+    name = (device or "cpu").strip().lower()
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise FiglangError(f"device {device!r} asked for, but torch sees no CUDA GPU here: use --device cpu (or auto)")
+    if name != "cpu" and not name.startswith(("cuda", "mps", "xpu")):
+        raise FiglangError(f"unknown device {device!r}: cpu, cuda, cuda:N or auto")
+    return name
 
 
 __all__ = [
@@ -195,5 +218,6 @@ __all__ = [
     "load_trained",
     "read_figlang_json",
     "relation_of",
+    "resolve_device",
     "special_ids",
 ]

@@ -41,7 +41,7 @@ from ...data.errors import FiglangError
 from ...data.records import CONTRADICTION, ENTAILMENT, GenerationRecord, NLIPair, strip_markup
 from ..base import Prediction
 from . import KNOWLEDGE, TRAINED_METHODS, fit_segments, read_figlang_json
-from .multiple_choice import autocast
+from .multiple_choice import autocast, module_device, to_device
 
 SEP1, SEP2 = "<sep1>", "<sep2>"
 # FLUTE's instruction (figlang.data.flute.INSTRUCTION) and target words
@@ -139,12 +139,14 @@ class IncrementalDecoder:
         self.pad_id = pad_id
         self.bf16 = bf16
         self.seq2seq = bool(getattr(module.config, "is_encoder_decoder", False))
+        self.device = module_device(module)
         self.cache: Any = None
 
     @torch.no_grad()
     def prefill(self, rows: Sequence[Sequence[int]]) -> torch.Tensor:
         ids, mask = _left_pad(rows, self.pad_id)
-        with autocast(self.bf16):
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        with autocast(self.bf16, self.device):
             if self.seq2seq:
                 self.encoder_hidden = self.module.get_encoder()(input_ids=ids, attention_mask=mask).last_hidden_state
                 self.src_mask = mask
@@ -152,32 +154,32 @@ class IncrementalDecoder:
                 if start is None:
                     start = self.pad_id
                 out = self.module(encoder_outputs=(self.encoder_hidden,), attention_mask=mask,
-                                  decoder_input_ids=torch.full((len(rows), 1), int(start), dtype=torch.long), use_cache=True)  # fmt: skip
+                                  decoder_input_ids=torch.full((len(rows), 1), int(start), dtype=torch.long, device=self.device), use_cache=True)  # fmt: skip
             else:
                 self.mask = mask
                 self.position = mask.sum(-1)  # the next token's position in each row
                 positions = (mask.cumsum(-1) - 1).clamp(min=0)
                 out = self.module(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
         self.cache = out.past_key_values
-        return out.logits[:, -1, :].float()
+        return out.logits[:, -1, :].float().cpu()  # sampling stays on the CPU: the same draws on any device
 
     @torch.no_grad()
     def step(self, tokens: Sequence[int]) -> torch.Tensor:
-        new = torch.tensor([[int(t)] for t in tokens], dtype=torch.long)
-        with autocast(self.bf16):
+        new = torch.tensor([[int(t)] for t in tokens], dtype=torch.long, device=self.device)
+        with autocast(self.bf16, self.device):
             if self.seq2seq:
                 out = self.module(encoder_outputs=(self.encoder_hidden,), attention_mask=self.src_mask, decoder_input_ids=new,
                                   past_key_values=self.cache, use_cache=True)  # fmt: skip
             else:
-                self.mask = torch.cat([self.mask, torch.ones((len(tokens), 1), dtype=torch.long)], dim=1)
+                self.mask = torch.cat([self.mask, torch.ones((len(tokens), 1), dtype=torch.long, device=self.device)], dim=1)
                 out = self.module(input_ids=new, attention_mask=self.mask, position_ids=self.position.unsqueeze(1),
                                   past_key_values=self.cache, use_cache=True)  # fmt: skip
                 self.position = self.position + 1
         self.cache = out.past_key_values
-        return out.logits[:, -1, :].float()
+        return out.logits[:, -1, :].float().cpu()  # sampling stays on the CPU: the same draws on any device
 
     def keep(self, rows: Sequence[int]) -> None:
-        sel = torch.tensor(list(rows), dtype=torch.long)
+        sel = torch.tensor(list(rows), dtype=torch.long, device=self.device)
         if hasattr(self.cache, "batch_select_indices"):
             self.cache.batch_select_indices(sel)
         else:  # pragma: no cover - older cache classes
@@ -473,8 +475,10 @@ class GeneratorModel:
 
     def token_losses(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
         """(summed target-token cross-entropy, number of target tokens) of a batch."""
+        device = module_device(self.module)
+        batch = to_device(batch, device)
         labels = batch["labels"]
-        with autocast(self.bf16):
+        with autocast(self.bf16, device):
             if self.seq2seq:
                 logits = self.module(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=labels).logits
                 target = labels

@@ -60,6 +60,7 @@ class TrainedMethod(Method):
         temperature: float | str | None = None,
         max_new_tokens: int | str | None = None,
         do_sample: bool | str | None = None,
+        device: str | None = None,
     ) -> None:
         if not model:
             raise FiglangError("method 'trained' needs --model DIR: a directory made by `figlang train`")
@@ -67,6 +68,7 @@ class TrainedMethod(Method):
         self.meta = read_figlang_json(self.model_dir)
         self.batch_size = int(batch_size)
         self.threads = int(threads) if threads not in (None, "") else None
+        self.device = device or None
         self.bf16 = None if bf16 is None else str(bf16).lower() in ("1", "true", "yes", "on")
         self.rationales = rationales
         self.rationale_field = rationale_field
@@ -102,7 +104,7 @@ class TrainedMethod(Method):
             options: dict[str, Any] = {"bf16": self.bf16}
             if TRAINED_METHODS[self.meta["method"]][1] == "sequence-classifier" and self.meta["method"] == "nli-rationale":
                 options.update(rationales=self.rationales or "gold", rationale_field=self.rationale_field)
-            self._model = load_trained(self.model_dir, **options)
+            self._model = load_trained(self.model_dir, device=self.device, **options)
         elif self.rationales is not None and getattr(self._model, "uses_rationale", False):
             self._model.set_rationales(self.rationales, self.rationale_field)
             self.rationales = None  # applied

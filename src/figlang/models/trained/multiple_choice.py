@@ -44,11 +44,18 @@ DEFAULT_MAX_INFERENCES = 12
 
 
 class ChoiceScorer(nn.Module):
-    """encoder → start-token representation → dropout → linear → one score per sequence."""
+    """encoder → pooled representation → dropout → linear → one score per sequence.
 
-    def __init__(self, encoder: nn.Module, dropout: float = 0.1) -> None:
+    ``pooling="first"`` takes the start token (encoders: the paper's setup); ``"last"`` takes the
+    last real token, which is the only one that has seen the whole sequence in a decoder-only LM.
+    """
+
+    def __init__(self, encoder: nn.Module, dropout: float = 0.1, pooling: str | None = None) -> None:
         super().__init__()
         self.encoder = encoder
+        self.pooling = pooling or default_pooling(encoder.config)
+        if self.pooling not in ("first", "last"):
+            raise FiglangError(f"unknown pooling {self.pooling!r}: first or last")
         self.dropout = nn.Dropout(dropout)
         self.head = nn.Linear(encoder.config.hidden_size, 1)
 
@@ -56,8 +63,28 @@ class ChoiceScorer(nn.Module):
         kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None:
             kwargs["token_type_ids"] = token_type_ids
-        hidden = self.encoder(**kwargs).last_hidden_state[:, 0]
+        states = self.encoder(**kwargs).last_hidden_state
+        if self.pooling == "last":  # right-padded: the last real token of each row
+            hidden = states[torch.arange(states.shape[0], device=states.device), attention_mask.sum(-1) - 1]
+        else:
+            hidden = states[:, 0]
         return self.head(self.dropout(hidden)).squeeze(-1).float()
+
+
+def default_pooling(config: Any) -> str:
+    """'last' for decoder-only language models (their first token sees nothing after it), else 'first'."""
+    return "last" if is_decoder_only(config) else "first"
+
+
+def is_decoder_only(config: Any) -> bool:
+    """A causal LM family with no masked-LM form (GPT-2, Llama, Qwen, Gemma; not BERT/RoBERTa/MPNet, not T5)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    model_type = getattr(config, "model_type", None)
+    if getattr(config, "is_encoder_decoder", False) or model_type is None:
+        return False
+    text_type = getattr(getattr(config, "text_config", None), "model_type", None)
+    return any(t in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and t not in MODEL_FOR_MASKED_LM_MAPPING_NAMES for t in (model_type, text_type) if t)
 
 
 def pad(rows: Sequence[Sequence[int]], value: int) -> torch.Tensor:
@@ -68,8 +95,24 @@ def pad(rows: Sequence[Sequence[int]], value: int) -> torch.Tensor:
     return out
 
 
-def autocast(bf16: bool):
-    return torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else nullcontext()
+def module_device(module: nn.Module) -> torch.device:
+    """Where a model's weights live (cpu unless it was moved: ``device=cuda``)."""
+    try:
+        return next(module.parameters()).device
+    except StopIteration:  # pragma: no cover - a model without weights
+        return torch.device("cpu")
+
+
+def to_device(batch: dict[str, Any], device: torch.device) -> dict[str, Any]:
+    """The batch's tensors on ``device`` (collate builds them on the CPU)."""
+    if device.type == "cpu":
+        return batch
+    return {k: v.to(device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+
+
+def autocast(bf16: bool, device: torch.device | str = "cpu"):
+    device_type = device.type if isinstance(device, torch.device) else str(device)
+    return torch.autocast(device_type, dtype=torch.bfloat16) if bf16 else nullcontext()
 
 
 class ChoiceScorerModel:
@@ -100,7 +143,7 @@ class ChoiceScorerModel:
         self.bf16 = bool(bf16)
         self.inference_floor = int(inference_floor)
         self.narrative_floor = int(narrative_floor)
-        self.cls_id, self.sep_id = special_ids(tokenizer)
+        self.cls_id, self.sep_id = special_ids(tokenizer, decoder_only=module.pooling == "last")
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.use_token_types = getattr(module.encoder.config, "type_vocab_size", 1) > 1
         self._ids_cache: dict[str, list[int]] = {}
@@ -123,7 +166,7 @@ class ChoiceScorerModel:
         fmt = meta["input_format"]
         tokenizer = AutoTokenizer.from_pretrained(str(directory))
         encoder = AutoModel.from_pretrained(str(directory))
-        module = ChoiceScorer(encoder, fmt.get("dropout", 0.1))
+        module = ChoiceScorer(encoder, fmt.get("dropout", 0.1), fmt.get("pooling", "first"))
         head = load_file(str(Path(directory) / HEAD_FILE))
         module.head.load_state_dict({"weight": head["weight"], "bias": head["bias"]})
         module.eval()
@@ -172,7 +215,8 @@ class ChoiceScorerModel:
             "truncation": "narrative first (from its start, keeping the end), then inference/meaning, then continuation",
             "narrative_floor": self.narrative_floor,
             "inference_floor": self.inference_floor,
-            "representation": "start token of the last layer",
+            "representation": "start token of the last layer" if self.module.pooling == "first" else "last real token of the last layer",
+            "pooling": self.module.pooling,
             "dropout": self.module.dropout.p,
             "score": "linear(hidden, 1); softmax over the options; cross-entropy",
             "token_type_ids": "1 from the continuation on" if self.use_token_types else "not used",
@@ -257,15 +301,18 @@ class ChoiceScorerModel:
 
     def scores(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """Option scores [items, options]: the sum of each option's sequence scores (-inf where no option)."""
-        with autocast(self.bf16):
+        device = module_device(self.module)
+        batch = to_device(batch, device)
+        with autocast(self.bf16, device):
             seq = self.module(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
         valid = batch["valid"]
-        flat = torch.zeros(valid.numel(), dtype=seq.dtype).index_add(0, batch["slot"], seq)
+        flat = torch.zeros(valid.numel(), dtype=seq.dtype, device=seq.device).index_add(0, batch["slot"], seq)
         out = flat.view(valid.shape)
         return out.masked_fill(~valid, float("-inf"))
 
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        return nn.functional.cross_entropy(self.scores(batch), batch["labels"], ignore_index=-100)
+        scores = self.scores(batch)
+        return nn.functional.cross_entropy(scores, batch["labels"].to(scores.device), ignore_index=-100)
 
     # --- prediction ----------------------------------------------------------------------------------
     @torch.no_grad()

@@ -29,7 +29,7 @@ from ...data.errors import FiglangError
 from ...data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, NLIPair
 from ..base import Prediction
 from . import TRAINED_METHODS, assemble, read_figlang_json, special_ids
-from .multiple_choice import autocast, pad
+from .multiple_choice import autocast, is_decoder_only, module_device, pad, to_device
 
 RationaleSource = str | Path | Mapping[str, str] | None
 
@@ -108,8 +108,10 @@ class NLIClassifierModel:
         self.rationale_source = "gold" if (self.uses_rationale and rationales is None) else rationales
         self.rationale_field = rationale_field
         self._rationale = load_rationales(self.rationale_source, rationale_field) if self.uses_rationale else None
-        self.cls_id, self.sep_id = special_ids(tokenizer)
+        self.cls_id, self.sep_id = special_ids(tokenizer, decoder_only=is_decoder_only(module.config))
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        if getattr(module.config, "pad_token_id", None) is None:  # decoder-only heads find the last real token by it
+            module.config.pad_token_id = self.pad_id
         self.use_token_types = getattr(module.config, "type_vocab_size", 1) > 1
         self.target_labels: tuple[str, ...] = self.labels
 
@@ -215,12 +217,15 @@ class NLIClassifierModel:
         return batch
 
     def scores(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        device = module_device(self.module)
         kwargs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in batch}
-        with autocast(self.bf16):
+        kwargs = to_device(kwargs, device)
+        with autocast(self.bf16, device):
             return self.module(**kwargs).logits.float()
 
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        return nn.functional.cross_entropy(self.scores(batch), batch["labels"], ignore_index=-100)
+        scores = self.scores(batch)
+        return nn.functional.cross_entropy(scores, batch["labels"].to(scores.device), ignore_index=-100)
 
     @torch.no_grad()
     def predict_features(self, feats: Sequence[dict[str, Any]], batch_size: int = 32) -> list[list[float]]:

@@ -47,7 +47,7 @@ from typing import Any
 
 from ...data.errors import FiglangError
 from ...data.records import Record, expression_of
-from ..trained import FIGLANG_JSON, FORMAT_VERSION, KNOWLEDGE, TRAINED_METHODS, check_method, is_trained_dir, read_figlang_json
+from ..trained import FIGLANG_JSON, FORMAT_VERSION, KNOWLEDGE, TRAINED_METHODS, check_method, is_trained_dir, read_figlang_json, resolve_device
 from .presets import default_preset, get_preset
 
 CHECKPOINT = "checkpoint"
@@ -56,7 +56,7 @@ PLOT_FILE = "loss_curve.png"
 
 # configuration keys that do not change what is trained (may differ when resuming)
 RUNTIME_KEYS = {"out_dir", "data_dir", "threads", "progress", "save_every", "log_every", "eval_batch_size",
-                "report_splits", "report_limit", "max_minutes", "restart", "preset"}  # fmt: skip
+                "report_splits", "report_limit", "max_minutes", "restart", "preset", "device"}  # fmt: skip
 
 
 @dataclass
@@ -101,6 +101,7 @@ class TrainConfig:
     max_inferences: int = 12
     max_target_length: int = 64  # generating methods: tokens of the target (continuation / label + explanation)
     bf16: bool = False
+    device: str = "cpu"  # cpu | cuda | cuda:N | auto (weights and batches go there; the data order and seeds do not change)
     threads: int | None = 2
     progress: bool = True
 
@@ -183,7 +184,10 @@ def rng_state() -> dict[str, Any]:
     import numpy as np
     import torch
 
-    return {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():  # dropout on a GPU draws from its own generator
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
@@ -193,6 +197,8 @@ def set_rng_state(state: dict[str, Any]) -> None:
     random.setstate(state["python"])
     np.random.set_state(state["numpy"])
     torch.set_rng_state(state["torch"])
+    if state.get("cuda") is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
 
 
 def seeded_subset(records: Sequence[Record], n: int | None, seed: int) -> list[Record]:
@@ -562,6 +568,9 @@ def run_training(
     base = resolve_base(cfg.model)
     model = build_model(cfg, base, labels)
     module = model.module
+    device = resolve_device(cfg.device)
+    if device != "cpu":
+        module.to(device)
     sel_key, sel_mode = getattr(model, "selects_on", ("dev_accuracy", "max"))
     train_feats = model.features(train_records)
     dev_feats = model.features(dev_records)
@@ -602,8 +611,8 @@ def run_training(
         log.write(event="start", step=0, config=cfg.to_dict(), train_items=len(train_feats), dev_items=len(dev_feats),
                   steps_per_epoch=steps_per_epoch, total_steps=total_steps, base_model=base)  # fmt: skip
     else:
-        module.load_state_dict(torch.load(ckpt / "model.pt", weights_only=True))
-        blob = torch.load(ckpt / "trainer.pt", weights_only=False)
+        module.load_state_dict(torch.load(ckpt / "model.pt", weights_only=True, map_location=device))
+        blob = torch.load(ckpt / "trainer.pt", weights_only=False, map_location="cpu")  # the optimizer moves its state to the weights
         optimizer.load_state_dict(blob["optimizer"])
         scheduler.load_state_dict(blob["scheduler"])
         set_rng_state(blob["rng"])
@@ -691,20 +700,31 @@ def run_training(
                     loss = model.loss(batch) * (len(micro) / n_group)
                     loss.backward()
                     group_loss += float(loss.detach())
+                finite = math.isfinite(group_loss)
                 if cfg.max_grad_norm:
-                    torch.nn.utils.clip_grad_norm_(module.parameters(), cfg.max_grad_norm)
-                optimizer.step()
+                    norm = torch.nn.utils.clip_grad_norm_(module.parameters(), cfg.max_grad_norm)
+                    finite = finite and bool(torch.isfinite(norm))
+                if finite:
+                    optimizer.step()
+                else:  # one NaN/inf update would turn every weight into NaN: skip it, say so, keep the schedule
+                    optimizer.zero_grad(set_to_none=True)
+                    state["skipped_steps"] = state.get("skipped_steps", 0) + 1
+                    log.write(event="skipped", step=state["step"] + 1, reason="non-finite loss or gradient", loss=group_loss)
+                    progress.message(f"[warn] step {state['step'] + 1}: non-finite loss or gradient; update skipped "
+                                     f"({state['skipped_steps']} so far). Lower --lr, or train in fp32 (--fp32), if this repeats.")  # fmt: skip
                 scheduler.step()
                 state["step"] += 1
                 state["group"] += 1
-                running.append(group_loss)
+                if finite:
+                    running.append(group_loss)
                 epoch_float = state["epoch"] + state["group"] / len(plan)
                 logged = state["step"] % cfg.log_every == 0 or state["group"] == len(plan)
                 lr_now = scheduler.get_last_lr()[0]
                 if logged:
-                    log.write(event="train", step=state["step"], epoch=round(epoch_float, 4), loss=sum(running) / len(running),
+                    mean_loss = sum(running) / len(running) if running else float("nan")
+                    log.write(event="train", step=state["step"], epoch=round(epoch_float, 4), loss=mean_loss,
                               lr=lr_now, items=n_group, elapsed_s=round(time.perf_counter() - started, 1))  # fmt: skip
-                    shown = sum(running) / len(running)
+                    shown = mean_loss
                     running = []
                 else:
                     shown = group_loss
@@ -748,7 +768,7 @@ def run_training(
     plot = plot_loss_curve(out / LOG_FILE, out / PLOT_FILE, f"{cfg.task} · {cfg.method} · {cfg.model}")
     from ..trained import load_trained
 
-    best_model = load_trained(out)
+    best_model = load_trained(out, device=cfg.device)
     summary = {"state": state, "stopped": stop_reason, "resumed": resumed, "seconds": time.perf_counter() - started,
                "plot": plot, "figlang_meta": figlang_meta, "steps_per_epoch": steps_per_epoch, "total_steps": total_steps}  # fmt: skip
     return best_model, summary
@@ -879,6 +899,7 @@ def train(
     status = "partial" if summary["stopped"] == "time-budget" else "complete"
     meta = summary["figlang_meta"](status, _compact(metrics))
     meta["stopped"] = summary["stopped"]
+    meta["skipped_steps"] = summary["state"].get("skipped_steps", 0)
     _atomic_json(out / FIGLANG_JSON, meta)
     state = summary["state"]
     best = state["best"] or {}

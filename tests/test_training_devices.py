@@ -1,0 +1,124 @@
+"""Decoder-only bases for the trained scorers, device placement, and the trainer's guard against
+non-finite updates (found on a GPU run: one NaN step turned a FLUTE classifier into a constant answer)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from figlang.data.errors import FiglangError
+from figlang.data.registry import get_task
+from figlang.models.trained import read_figlang_json, resolve_device
+from figlang.models.trained.multiple_choice import ChoiceScorerModel, is_decoder_only
+from figlang.models.trained.nli_classifier import NLIClassifierModel
+from figlang.models.training import train
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    torch.set_num_threads(1)
+
+
+def _tiny_llama(root: Path, drop_bos: bool = False) -> Path:
+    """A 2-layer random Llama with smollm2-135m's real tokenizer; ``drop_bos`` mimics Qwen (no start token, pad = end)."""
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from figlang.models.loading import resolve
+
+    try:
+        tok = AutoTokenizer.from_pretrained(resolve("smollm2-135m").path)
+    except Exception as err:  # pragma: no cover - the catalog model ships with the dev environment
+        pytest.skip(f"smollm2-135m is not available: {err}")
+    if drop_bos:
+        tok.bos_token = None
+        tok.pad_token = tok.eos_token
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                      num_key_value_heads=1, max_position_embeddings=512, bos_token_id=tok.bos_token_id,
+                      eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)  # fmt: skip
+    LlamaForCausalLM(cfg).save_pretrained(root)
+    tok.save_pretrained(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory) -> Path:
+    return _tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture(scope="module")
+def tiny_qwenlike(tmp_path_factory) -> Path:
+    return _tiny_llama(tmp_path_factory.mktemp("tiny-qwenlike"), drop_bos=True)
+
+
+def test_decoder_only_detection(tiny_llama, minilm_path):
+    from transformers import AutoConfig
+
+    assert is_decoder_only(AutoConfig.from_pretrained(tiny_llama))
+    assert not is_decoder_only(AutoConfig.from_pretrained(minilm_path))  # BERT has a causal head too, but is an encoder
+
+
+@pytest.mark.parametrize("fixture", ["tiny_llama", "tiny_qwenlike"])
+def test_choice_scorer_pools_the_last_real_token_of_a_decoder(fixture, request, tmp_path, data_dir):
+    base = request.getfixturevalue(fixture)
+    records = get_task("idiom-cloze").load("dev", data_dir)[:3]
+    model = ChoiceScorerModel.from_base(str(base), "mc")
+    assert model.module.pooling == "last"
+    model.module.eval()
+    # right padding must not change a sequence's score: the pooled token is its own last token, not a pad
+    alone = [model.predict([r], batch_size=1)[0].scores for r in records]
+    together = [p.scores for p in model.predict(records, batch_size=3)]
+    for a, b in zip(alone, together):
+        assert a == pytest.approx(b, abs=1e-4)
+    feats = model.featurize(records[0])
+    first_ids = feats["seqs"][0][0]
+    assert first_ids[0] == model.cls_id and first_ids[-1] == model.sep_id
+    if fixture == "tiny_qwenlike":  # no start token: the end-of-text token starts the sequence, as in pre-training
+        assert model.cls_id == model.tokenizer.eos_token_id
+    # save → load keeps the pooling and the answers
+    model.save(tmp_path / "m")
+    meta = {"method": "mc", "input_format": model.describe(), "training": {}}
+    (tmp_path / "m" / "figlang.json").write_text(json.dumps(meta), encoding="utf-8")
+    loaded = ChoiceScorerModel.load(tmp_path / "m")
+    assert loaded.module.pooling == "last"
+    for a, b in zip([p.scores for p in loaded.predict(records, batch_size=2)], together):
+        assert a == pytest.approx(b, abs=1e-4)
+
+
+def test_nli_classifier_on_a_decoder_without_pad_in_its_config(tiny_qwenlike, data_dir):
+    records = get_task("flute").load("val", data_dir)[:3]
+    model = NLIClassifierModel.from_base(str(tiny_qwenlike), "nli", ("entailment", "contradiction"))
+    assert model.module.config.pad_token_id is not None
+    model.module.eval()
+    alone = [model.predict([r], batch_size=1)[0].scores for r in records]
+    together = [p.scores for p in model.predict(records, batch_size=3)]
+    for a, b in zip(alone, together):
+        assert a["entailment"] == pytest.approx(b["entailment"], abs=1e-4)
+
+
+def test_device_names():
+    assert resolve_device(None) == "cpu"
+    assert resolve_device("auto") == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(FiglangError, match="unknown device"):
+        resolve_device("gpu0")
+    if not torch.cuda.is_available():
+        with pytest.raises(FiglangError, match="no CUDA GPU"):
+            resolve_device("cuda")
+
+
+def test_non_finite_updates_are_skipped_not_applied(tmp_path, data_dir, minilm_path):
+    # an absurd learning rate makes the forward pass overflow after the first update; every later update is skipped
+    out = tmp_path / "nan"
+    result = train("idiom-cloze", "mc", str(minilm_path), out, data_dir=str(data_dir), limit=8, dev_limit=4, report_limit=4,
+                   epochs=1, batch_size=2, lr=1e30, warmup_ratio=0.0, max_length=48, threads=1, progress=False, log_every=1)  # fmt: skip
+    meta = read_figlang_json(out)
+    assert meta["skipped_steps"] >= 1
+    rows = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
+    assert any(r["event"] == "skipped" for r in rows)
+    weights = load_file(str(out / "model.safetensors"))
+    assert all(bool(torch.isfinite(w).all()) for w in weights.values() if w.is_floating_point())
+    assert result.steps == 4  # the schedule went on: skipped steps still count
