@@ -107,3 +107,13 @@ def test_cli_regenerate_and_lexicon(slice_dir: Path, tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     lines = [line for line in lex.read_text().splitlines() if not line.startswith("#")]
     assert "a piece of cake\teasy" in lines
+
+
+def test_cli_regenerate_table_fits_80_columns(slice_dir: Path) -> None:
+    # the table used to cut its numbers to "14,…" on an 80-column log; every figure must show in full
+    res = CliRunner().invoke(app, ["regenerate", "--data-dir", str(slice_dir), "--source", "semeval", "--sample", "30"],
+                             env={"COLUMNS": "80"})  # fmt: skip
+    assert res.exit_code == 0, res.output
+    rows = [line for line in res.output.splitlines() if "│" in line]  # the tables (examples below them are cut on purpose)
+    assert rows and not any("…" in line for line in rows)
+    assert "mismatches by category" in res.output and "overall" in res.output

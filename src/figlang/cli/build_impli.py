@@ -318,16 +318,20 @@ def regenerate_cmd(
         return
     title = f"IMPLI fig_context regeneration: {res.overall.items:,} (premise, definition) items"
     title += f" (sample of {res.population:,}, seed {res.seed})" if res.sample and res.sample < res.population else " (all)"
+    # two narrow tables rather than one wide one: an 80-column terminal or log truncated the wide one's numbers
     table = Table(title=title, title_justify="left")
-    for col in ("source", "items", "exact", "exact %", "ignoring case %", *MISMATCH_CATEGORIES, "exact but filtered"):
-        table.add_column(col, justify="left" if col == "source" else "right")
+    for col in ("source", "items", "exact", "exact %", "ignoring case %", "exact but filtered"):
+        table.add_column(col, justify="left" if col == "source" else "right", overflow="fold")
+    why = Table(title="mismatches by category", title_justify="left")
+    for col in ("source", *MISMATCH_CATEGORIES):
+        why.add_column(col, justify="left" if col == "source" else "right", overflow="fold")
     rows = [*res.per_source.items(), ("overall", res.overall)]
     for name, s in rows:
-        table.add_row(
-            name, f"{s.items:,}", f"{s.exact:,}", f"{100 * s.rate:.1f}", f"{100 * s.exact_ignoring_case / max(s.items, 1):.1f}",
-            *(f"{s.categories.get(c, 0):,}" for c in MISMATCH_CATEGORIES), f"{s.filtered:,}",
-        )  # fmt: skip
+        table.add_row(name, f"{s.items:,}", f"{s.exact:,}", f"{100 * s.rate:.1f}", f"{100 * s.exact_ignoring_case / max(s.items, 1):.1f}",
+                      f"{s.filtered:,}")  # fmt: skip
+        why.add_row(name, *(f"{s.categories.get(c, 0):,}" for c in MISMATCH_CATEGORIES))
     console.print(table)
+    console.print(why)
     for cat in MISMATCH_CATEGORIES:
         for ex in res.examples.get(cat, [])[:2]:
             gold, gen = _window(ex["impli"], ex["generated"] or "")
