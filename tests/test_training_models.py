@@ -183,3 +183,10 @@ def test_impli_idiom_disjoint_folds(tmp_path, data_dir, minilm_path):
     meta = read_figlang_json(tmp_path / "folds" / "fold_03")
     assert meta["task"]["fold"] == 3 and meta["task"]["folds"] == 10
     assert load_trained(tmp_path / "folds" / "fold_03").labels == ("entailment", "non-entailment")
+    # the pooled test folds are a run folder: `figlang report` draws the overlap (and, with enough idioms, ICE) plots
+    from figlang.evaluation.report import build_report
+
+    pooled = tmp_path / "folds" / "pooled"
+    assert len((pooled / "predictions.jsonl").read_text().splitlines()) == 10
+    written = build_report([pooled], tmp_path / "report")
+    assert any(p.name.endswith("_overlap.png") for p in written)

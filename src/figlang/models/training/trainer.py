@@ -836,6 +836,27 @@ def _records_results(task: Any, name: str, records: Sequence[Record], method: An
     return preds, metrics, results
 
 
+def _write_pooled(target: Path, task: Any, k: int, chosen: Sequence[int], records: Sequence[Record], preds: dict[str, Any],
+                  metrics: dict[str, Any], options: Any, model: str, seconds: float) -> None:
+    """The pooled test folds as one harness run folder, so `figlang report DIR/pooled` draws the ICE and overlap plots."""
+    from ...evaluation.harness import RESULTS_FORMAT, _write
+    from ...evaluation.provenance import library_versions, machine
+
+    results = {
+        "format": RESULTS_FORMAT,
+        "task": {"name": task.name, "split": f"{k}-fold test folds, pooled", "shape": task.shape, "items": len(records),
+                 "labels": list(task.labels), "records_sha256": records_digest(records), "folds": k, "folds_run": list(chosen)},
+        "method": {"name": "trained", "model": str(target.parent), "base_model": model,
+                   "fingerprint": {"folds": [str(target.parent / f"fold_{f:02d}") for f in chosen]}},
+        "metrics": metrics,
+        "metric_config": {**options.__dict__, "accuracy": options.accuracy().config()},
+        "versions": library_versions(),
+        "machine": machine(),
+        "timing": {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
+    }  # fmt: skip
+    _write(target, results, list(records), preds)
+
+
 def final_report(model: Any, task: Any, sets: dict[str, list[Record] | None], cfg: TrainConfig, out: Path) -> dict[str, Any]:
     """Score the best model on every report set with the evaluation harness; writes eval/<name>/."""
     from ...evaluation import evaluate
@@ -949,6 +970,7 @@ def train_folds(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     per_fold: dict[str, Any] = {}
+    started = time.perf_counter()
     pooled_records: list[Record] = []
     pooled_preds: dict[str, Any] = {}
     for f in chosen:
@@ -972,7 +994,9 @@ def train_folds(
                             "train_items": len(rest), "dev_items": len(dev), "best": summary["state"]["best"]}  # fmt: skip
         pooled_records += list(fold_test)
         pooled_preds.update(preds)
-    pooled = score(pooled_records, pooled_preds, t.group_by, MetricOptions(seed=base_cfg.seed))
+    options = MetricOptions(seed=base_cfg.seed)
+    pooled = score(pooled_records, pooled_preds, t.group_by, options)
+    _write_pooled(out / "pooled", t, k, chosen, pooled_records, pooled_preds, pooled, options, model, time.perf_counter() - started)
     accs = [v["accuracy"]["accuracy"] for v in per_fold.values()]
     per_label: dict[str, list[float]] = {}
     for v in per_fold.values():
