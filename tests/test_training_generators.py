@@ -186,7 +186,7 @@ def test_generators_train_save_load_eval(method, tmp_path, data_dir, tiny_llama)
     assert "rougeL" in result.metrics["dev"]["generation"] and "bleu" in result.metrics["dev"]["generation"]
     meta = _check_dir(out, method, "generation")
     fmt = meta["input_format"]
-    assert fmt["decoding"] == {"do_sample": True, "top_k": 5, "temperature": 0.7, "max_new_tokens": 20, "samples": 1, "seed": 0}
+    assert fmt["decoding"] == {"do_sample": True, "top_k": 5, "temperature": 0.7, "max_new_tokens": 20, "min_new_tokens": 1, "samples": 1, "seed": 0}
     assert fmt["knowledge"] == ({"generator-context": "context", "generator-literal": "literal"}.get(method))
     loaded = load_trained(out)
     after = _mean_loss(loaded, trained_on)
@@ -285,6 +285,18 @@ def test_cached_batched_summed_decoding_equals_naive_recompute(knowledge_model, 
     alone = [decode_groups(m.module, [g], pad_id=m.pad_id, eos_ids=m.stop_ids, max_new_tokens=8, do_sample=True, temperature=0.7,
                            top_k=5, seeds=[s])[0] for g, s in zip(groups, [1, 2, 3])]  # fmt: skip
     assert together == alone
+
+
+def test_min_new_tokens_keeps_the_end_token_from_being_drawn_first(knowledge_model, knowledge_record):
+    m = knowledge_model
+    prompts = m.prompts(knowledge_record)[:3]
+    first = decode_groups(m.module, [prompts], pad_id=m.pad_id, eos_ids=set(), max_new_tokens=1, do_sample=False)[0][0]
+    # make the greedy first token an end token: without a minimum the continuation is empty, with one it is not
+    stop = {first, *m.stop_ids}
+    empty = decode_groups(m.module, [prompts], pad_id=m.pad_id, eos_ids=stop, max_new_tokens=4, do_sample=False)[0]
+    forced = decode_groups(m.module, [prompts], pad_id=m.pad_id, eos_ids=stop, max_new_tokens=4, do_sample=False, min_new_tokens=1)[0]
+    assert empty == [] and forced and forced[0] not in stop
+    assert m.decoding["min_new_tokens"] == 1  # the generators' default; iro keeps 0
 
 
 def test_batching_the_12_prompts_gives_the_logits_of_one_at_a_time(knowledge_model, knowledge_record):

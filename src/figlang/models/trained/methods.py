@@ -59,6 +59,7 @@ class TrainedMethod(Method):
         top_k: int | str | None = None,
         temperature: float | str | None = None,
         max_new_tokens: int | str | None = None,
+        min_new_tokens: int | str | None = None,
         do_sample: bool | str | None = None,
         device: str | None = None,
     ) -> None:
@@ -77,7 +78,7 @@ class TrainedMethod(Method):
         self.inference_subset = [int(j) - 1 for j in inferences] if inferences else None
         self.decoding: dict[str, Any] = {}
         for key, value, kind in (("seed", seed, int), ("samples", samples, int), ("top_k", top_k, int), ("temperature", temperature, float),
-                                 ("max_new_tokens", max_new_tokens, int)):  # fmt: skip
+                                 ("max_new_tokens", max_new_tokens, int), ("min_new_tokens", min_new_tokens, int)):  # fmt: skip
             if value not in (None, ""):
                 self.decoding[key] = kind(value)
         if do_sample not in (None, ""):
