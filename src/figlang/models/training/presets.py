@@ -34,10 +34,11 @@ PRESETS: dict[str, dict[str, Any]] = {
         "weight_decay": 0.01, "patience": 2, "eval_every": 0,
     },
     "cpu-impli-folds": {
-        "description": "CPU default for IMPLI's 10 idiom-disjoint folds: 1 epoch on 2,000 sampled training pairs per fold, "
-                       "batch 32, 96 tokens; every test fold is scored in full.",
-        "epochs": 1, "lr": 3e-5, "batch_size": 32, "grad_accum": 1, "max_length": 96, "warmup_ratio": 0.1,
-        "weight_decay": 0.01, "patience": 1, "eval_every": 0, "limit": 2000, "dev_limit": 500,
+        # 1 epoch on 2,000 pairs (63 steps) left minilm at the label prior (always entailment) in all 10 folds
+        "description": "CPU default for IMPLI's 10 idiom-disjoint folds: 2 epochs on 8,000 sampled training pairs per fold, "
+                       "lr 5e-5, batch 32, 96 tokens (about 9 minutes a fold for minilm here); every test fold is scored in full.",
+        "epochs": 2, "lr": 5e-5, "batch_size": 32, "grad_accum": 1, "max_length": 96, "warmup_ratio": 0.1,
+        "weight_decay": 0.01, "patience": 1, "eval_every": 0, "limit": 8000, "dev_limit": 500,
     },
     "cpu-iro": {
         "description": "CPU default for FLUTE's self-rationalizing I→OR generator (a small causal LM such as smollm2-135m, "
