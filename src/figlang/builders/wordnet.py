@@ -29,9 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .inflection import getAllLemmas, getInflection  # lazy lemminflect
-
-from .inflection import indefinite_article, inflect_noun, inflect_verb
+from .inflection import getAllLemmas, getInflection, indefinite_article, inflect_noun, inflect_verb  # lemminflect, loaded lazily
 
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader

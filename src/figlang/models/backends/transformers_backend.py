@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ...data.errors import FiglangError
+from ..devices import resolve_device
 from .base import (
     MASK,
     BackendError,
@@ -227,13 +228,7 @@ class TransformersBackend(LanguageModel):
         dtype = str(dtype).strip().lower()
         if dtype not in DTYPES:
             raise FiglangError(f"option 'dtype' must be one of {', '.join(DTYPES)}; got {dtype!r}")
-        device = str(device).strip().lower()
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise BackendError(f"device {device!r} was asked for but torch sees no CUDA device (torch {torch.__version__})")
-        if not (device == "cpu" or device.startswith("cuda") or device == "mps"):
-            raise FiglangError(f"option 'device' must be cpu, cuda, cuda:N, mps or auto; got {device!r}")
+        device = resolve_device(str(device), missing_error=BackendError)
         if dtype == "auto":
             if device.startswith("cuda"):
                 dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"

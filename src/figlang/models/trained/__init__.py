@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ...data.errors import FiglangError
+from ..devices import resolve_device  # re-exported: the trainer names it from here
 
 FIGLANG_JSON = "figlang.json"
 FORMAT_VERSION = 1
@@ -192,20 +193,6 @@ def load_trained(directory: str | Path, device: str | None = None, **options: An
     if target != "cpu":
         model.module.to(target)
     return model
-
-
-def resolve_device(device: str | None) -> str:
-    """cpu by default (reproducible); "auto" picks cuda when there is one; a cuda device that is absent is an error."""
-    import torch
-
-    name = (device or "cpu").strip().lower()
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise FiglangError(f"device {device!r} asked for, but torch sees no CUDA GPU here: use --device cpu (or auto)")
-    if name != "cpu" and not name.startswith(("cuda", "mps", "xpu")):
-        raise FiglangError(f"unknown device {device!r}: cpu, cuda, cuda:N or auto")
-    return name
 
 
 __all__ = [

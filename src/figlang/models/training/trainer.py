@@ -811,10 +811,27 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
     return train, dev, sets, info
 
 
-def _records_results(task: Any, name: str, records: Sequence[Record], method: Any, seed: int, extra: dict[str, Any] | None = None):
-    """Predict and score a set of records that is not a task split (a carved dev, a test fold), harness-style."""
+def _results(task: Any, split: str, records: Sequence[Record], method_info: dict[str, Any], metrics: dict[str, Any], options: Any,
+             seconds: float, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A harness-format results.json for records that are not a task split (a carved dev, a test fold, pooled folds)."""
     from ...evaluation.harness import RESULTS_FORMAT
     from ...evaluation.provenance import library_versions, machine
+
+    return {
+        "format": RESULTS_FORMAT,
+        "task": {"name": task.name, "split": split, "shape": task.shape, "items": len(records), "labels": list(task.labels),
+                 "records_sha256": records_digest(records), **(extra or {})},
+        "method": method_info,
+        "metrics": metrics,
+        "metric_config": {**options.__dict__, "accuracy": options.accuracy().config()},
+        "versions": library_versions(),
+        "machine": machine(),
+        "timing": {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
+    }  # fmt: skip
+
+
+def _records_results(task: Any, name: str, records: Sequence[Record], method: Any, seed: int, extra: dict[str, Any] | None = None):
+    """Predict and score a set of records that is not a task split (a carved dev, a test fold), harness-style."""
     from ...evaluation.scoring import MetricOptions, score
 
     start = time.perf_counter()
@@ -822,38 +839,19 @@ def _records_results(task: Any, name: str, records: Sequence[Record], method: An
     preds = {p.id: p for p in method.predict(list(records))}
     options = MetricOptions(seed=seed)
     metrics = score(list(records), preds, task.group_by, options)
-    results = {
-        "format": RESULTS_FORMAT,
-        "task": {"name": task.name, "split": name, "shape": task.shape, "items": len(records), "labels": list(task.labels),
-                 "records_sha256": records_digest(records), **(extra or {})},
-        "method": {"name": method.name, "model": str(method.model_dir), "fingerprint": method.fingerprint()},
-        "metrics": metrics,
-        "metric_config": {**options.__dict__, "accuracy": options.accuracy().config()},
-        "versions": library_versions(),
-        "machine": machine(),
-        "timing": {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(time.perf_counter() - start, 2)},
-    }  # fmt: skip
-    return preds, metrics, results
+    method_info = {"name": method.name, "model": str(method.model_dir), "fingerprint": method.fingerprint()}
+    return preds, metrics, _results(task, name, records, method_info, metrics, options, time.perf_counter() - start, extra)
 
 
 def _write_pooled(target: Path, task: Any, k: int, chosen: Sequence[int], records: Sequence[Record], preds: dict[str, Any],
                   metrics: dict[str, Any], options: Any, model: str, seconds: float) -> None:
     """The pooled test folds as one harness run folder, so `figlang report DIR/pooled` draws the ICE and overlap plots."""
-    from ...evaluation.harness import RESULTS_FORMAT, _write
-    from ...evaluation.provenance import library_versions, machine
+    from ...evaluation.harness import _write
 
-    results = {
-        "format": RESULTS_FORMAT,
-        "task": {"name": task.name, "split": f"{k}-fold test folds, pooled", "shape": task.shape, "items": len(records),
-                 "labels": list(task.labels), "records_sha256": records_digest(records), "folds": k, "folds_run": list(chosen)},
-        "method": {"name": "trained", "model": str(target.parent), "base_model": model,
-                   "fingerprint": {"folds": [str(target.parent / f"fold_{f:02d}") for f in chosen]}},
-        "metrics": metrics,
-        "metric_config": {**options.__dict__, "accuracy": options.accuracy().config()},
-        "versions": library_versions(),
-        "machine": machine(),
-        "timing": {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
-    }  # fmt: skip
+    method_info = {"name": "trained", "model": str(target.parent), "base_model": model,
+                   "fingerprint": {"folds": [str(target.parent / f"fold_{f:02d}") for f in chosen]}}  # fmt: skip
+    results = _results(task, f"{k}-fold test folds, pooled", records, method_info, metrics, options, seconds,
+                       {"folds": k, "folds_run": list(chosen)})  # fmt: skip
     _write(target, results, list(records), preds)
 
 
