@@ -162,6 +162,33 @@ def test_shared_prefix_agrees_with_naive(smollm, scored, cloze_requests):
     assert shared[1].n_tokens == len(cont) and math.isclose(shared[1].logprob, sum(shared[1].token_logprobs), abs_tol=1e-9)
 
 
+def test_common_prefix_is_encoded_once_and_agrees_with_naive(smollm, cloze_requests, monkeypatch):
+    """Contexts that share a long token prefix (few-shot examples, a chat turn) reuse one encoding of it."""
+    shots = "Q: The sky was grey all day. A: It rained.\n\nQ: She practised every evening. A: She won the prize.\n\n"
+    requests = [ScoreRequest(shots + "Q: " + r.context + " A:", r.continuation) for r in cloze_requests[:6]]
+    calls = []
+    original = type(smollm)._common_prefix
+
+    def spy(self, contexts):
+        out = original(self, contexts)
+        calls.append(None if out is None else out[1])
+        return out
+
+    monkeypatch.setattr(type(smollm), "_common_prefix", spy)
+    _set(smollm, prefix_reuse=True, batch_size=2)
+    shared = smollm.score(requests)
+    _set(smollm, prefix_reuse=False, batch_size=16)
+    naive = smollm.score(requests)
+    _set(smollm, prefix_reuse=True, batch_size=16)
+    shot_tokens = len(smollm.tokenizer(shots, add_special_tokens=False)["input_ids"])
+    assert calls and calls[0] is not None and calls[0] >= shot_tokens - 1  # the shots (and "Q:") were shared
+    for a, b in zip(shared, naive):
+        assert a.n_tokens == b.n_tokens
+        assert abs(a.logprob - b.logprob) < 1e-3
+    # contexts without a long common start take the old path
+    assert original(smollm, [[1, 2, 3, 4], [1, 2, 5, 6]]) is None
+
+
 def test_scores_are_sensible(smollm):
     fluent = " and then they all went home for dinner together."
     shuffled = " dinner then home went together all they for and."

@@ -154,3 +154,37 @@ def test_nli_score_impli_entailment_vs_non_entailment(data_dir: Path, tmp_path: 
         offsets = p.meta["content_free"]
         assert set(offsets) == set(IMPLI) and p.scores[ENTAILMENT] != raw.scores[ENTAILMENT]
     assert method.config()["chat_used"] is False and method.config()["plain_template"] == "{instruction}\nAnswer:"
+
+
+@slow
+def test_nli_score_with_train_examples(data_dir: Path, tmp_path: Path) -> None:
+    """shots=K: K balanced train pairs before every item, one shared set (a common prefix), the item never its own example."""
+    val = balanced("flute", "val", data_dir, 4)
+    full = get_task("flute")
+    task = dataclasses.replace(val, loader=lambda s, d, o: val.loader(s, d, o) if s == "val" else full.loader(s, d, o))
+    result = evaluate(task, "nli-score", model=MODEL, split="val", data_dir=data_dir, cache_dir=tmp_path, progress=False,
+                      method_options={"shots": 4, "explain": False})  # fmt: skip
+    preds = check_nli(result, FLUTE)
+    assert all(p.valid and set(p.scores) == set(FLUTE) for p in preds)
+    fp = result.results["method"]["fingerprint"]
+    assert fp["shots"] == 4 and len(fp["examples"]) == 4 and fp["seed"] == 0
+    train = {r.id: r for r in get_task("flute").load("train", data_dir)}
+    shown = [train[i] for i in fp["examples"]]
+    assert sorted(r.label for r in shown) == sorted([ENTAILMENT, ENTAILMENT, CONTRADICTION, CONTRADICTION])
+    assert len({r.figure_type for r in shown}) >= 3  # figure types spread, not the first four of one kind
+
+    method = get_methods().create("nli-score", model=MODEL, shots=4, explain=False)
+    method.bind(get_task("flute"))
+    method.fit(list(train.values()))
+    assert [r.id for r in method.examples] == fp["examples"]  # seeded: the same set again
+    item = method.examples[1]
+    swapped = method.examples_for(item)
+    assert item not in swapped and len(swapped) == 4
+    assert [r.label for r in swapped] == [r.label for r in method.examples]  # the replacement keeps the label
+    prompt = method.prompt(item.premise, item.hypothesis, item)
+    assert prompt.count(method.examples[0].premise) == 1 and prompt.count(item.premise) == 1
+    zero = get_methods().create("nli-score", model=MODEL, explain=False)
+    zero.bind(get_task("flute"))
+    assert "shots" not in zero.config() and not zero.needs_train  # zero-shot fingerprints are unchanged
+    with pytest.raises(Exception, match="train split"):
+        method.fit([])

@@ -44,7 +44,7 @@ class Method(ABC):
 
     name: ClassVar[str]
     shapes: ClassVar[tuple[Shape, ...]]
-    needs_train: ClassVar[bool] = False  # the harness calls fit() with the task's train split first
+    needs_train: bool = False  # the harness calls fit() with the task's train split first (an instance may decide)
 
     def bind(self, task: Any) -> None:  # noqa: B027  (optional hook)
         """Learn what the task offers before predicting (its label set, its name); called once by the harness."""

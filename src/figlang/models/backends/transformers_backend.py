@@ -16,7 +16,9 @@ their key/value caches are copied row by row to the continuations, which then ru
 explicit position ids (each row continues at its own context length) and an attention mask
 that hides the padding slots. The context's last token is fed again with the continuation (the
 cache holds context[:-1]) so that its logits predict the continuation's first token. Batches are
-length-sorted. ``prefix_reuse=False`` selects the naive path (each context+continuation run in
+length-sorted. A token prefix that all contexts of one ``score()`` call share (a chat template's
+system turn, an instruction, few-shot examples) is encoded once more upstream, and every
+context batch continues a copy of its cache. ``prefix_reuse=False`` selects the naive path (each context+continuation run in
 full), the correctness reference. Results do not depend on batching beyond float noise (~1e-6).
 
 Generation runs its own decoding loop so that every sample has its own ``torch.Generator``
@@ -504,20 +506,51 @@ class TransformersBackend(LanguageModel):
                 n = len(cont)
                 yield i, (lps[r, :n].tolist(), bool(greedy[r, :n].all()))
 
-    def _encode_prefixes(self, prefixes: Sequence[Sequence[int]]) -> tuple[Any, Any, Any]:
-        """Run right-padded prefixes (each ≥ 1 token) once; their cache, padding mask and lengths."""
+    def _encode_prefixes(self, prefixes: Sequence[Sequence[int]], base: tuple[Any, int] | None = None) -> tuple[Any, Any, Any]:
+        """Run right-padded prefixes (each ≥ 1 token) once; their cache, padding mask and lengths.
+
+        ``base`` is a one-row cache of ``L`` tokens that every prefix continues (see
+        :meth:`_common_prefix`): it is copied to each row and only the rest of each prefix runs.
+        The returned mask and lengths then count the base's tokens too.
+        """
         torch = self._torch
         ids, mask = self._pad(prefixes)
+        start = 0 if base is None else base[1]
         kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "use_cache": True}
+        if base is not None:
+            rows = torch.zeros(ids.shape[0], dtype=torch.long, device=self.device)
+            mask = torch.cat([torch.ones((ids.shape[0], start), dtype=torch.long, device=self.device), mask], dim=1)
+            kwargs.update(past_key_values=_select_cache_rows(base[0], rows), attention_mask=mask)
         if self._positions:
-            kwargs["position_ids"] = torch.arange(ids.shape[1], device=self.device).unsqueeze(0).expand(ids.shape[0], -1)
+            kwargs["position_ids"] = start + torch.arange(ids.shape[1], device=self.device).unsqueeze(0).expand(ids.shape[0], -1)
         if self._logits_to_keep:
             kwargs["logits_to_keep"] = 1
         out = self.model(**kwargs)
         if out.past_key_values is None or not hasattr(out.past_key_values, "batch_select_indices"):
             raise CapabilityError(f"{self.name} returns no reusable key/value cache; use prefix_reuse=false")
-        lengths = torch.tensor([len(p) for p in prefixes], dtype=torch.long, device=self.device)
+        lengths = torch.tensor([start + len(p) for p in prefixes], dtype=torch.long, device=self.device)
         return out.past_key_values, mask, lengths
+
+    # A common token prefix at least this long (a chat template's system turn, few-shot examples,
+    # an instruction) is encoded once for all contexts of a score() call.
+    MIN_COMMON_PREFIX = 16
+
+    def _common_prefix(self, contexts: Sequence[Sequence[int]]) -> tuple[Any, int] | None:
+        """Encode the token prefix that all ``contexts`` share (leaving each ≥ 2 own tokens), once.
+
+        Returns (one-row cache, length) or None when there is no worthwhile shared prefix.
+        """
+        if len(contexts) < 2:
+            return None
+        room = min(len(c) for c in contexts) - 2
+        first = contexts[0]
+        n = 0
+        while n < room and all(c[n] == first[n] for c in contexts):
+            n += 1
+        if n < self.MIN_COMMON_PREFIX:
+            return None
+        cache, _, _ = self._encode_prefixes([list(first[:n])])
+        return cache, n
 
     def _extend(self, cache: Any, prefix_mask: Any, prefix_len: Any, rows: Any, new_ids: Any, new_mask: Any, keep: int | None = None) -> Any:
         """Forward ``new_ids`` [R, T] after the cached prefixes ``rows`` [R]; returns the model output."""
@@ -539,8 +572,10 @@ class TransformersBackend(LanguageModel):
         """Contexts encoded once (batched), continuations batched on copies of their context's cache."""
         torch = self._torch
         contexts = sorted(groups, key=len, reverse=True)
+        base = self._common_prefix(contexts)
+        skip = 0 if base is None else base[1]
         for ctx_batch in _batches(contexts, len, self.batch_size, self.max_batch_tokens):
-            cache, prefix_mask, prefix_len = self._encode_prefixes([list(c[:-1]) for c in ctx_batch])
+            cache, prefix_mask, prefix_len = self._encode_prefixes([list(c[skip:-1]) for c in ctx_batch], base)
             rows = [(g, i, cont) for g, ctx in enumerate(ctx_batch) for i, cont in groups[ctx]]
             rows.sort(key=lambda x: -len(x[2]))
             width_ctx = prefix_mask.shape[1]
@@ -555,6 +590,7 @@ class TransformersBackend(LanguageModel):
                     n = len(cont)
                     yield i, (lps[r, :n].tolist(), bool(greedy[r, :n].all()))
             del cache
+        del base
 
     # --- seq2seq --------------------------------------------------------------------------------
 

@@ -11,22 +11,34 @@ chat template when it has one, else as a plain prompt ending in "Answer:".
   the explanation is generated after the chosen label word.
 
 The label set comes from ``bind(task)`` (``task.labels``).
+
+``shots=K`` (both methods) puts K solved pairs from the task's train split before the item,
+as earlier chat turns (or "Answer:" blocks without a chat template): labels balanced and
+figure types spread, one seeded set shared by every item, so the backend encodes that
+common prefix once. An item that is itself one of the examples gets a same-label
+replacement. The examples' gold explanations follow their label word when they have one.
 """
 
 from __future__ import annotations
 
+import random
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from ...data.errors import FiglangError
 from ...data.records import NLI_LABELS, NLIPair, Record
-from ..backends.base import GenerationRequest, ScoreRequest
+from ..backends.base import ChatMessage, GenerationRequest, ScoreRequest
 from ..base import METHODS, Prediction
 from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int
 from . import prompts as P
 from .parsing import clean_explanation, parse_nli_answer
 
 DEFAULT_LABELS = ("entailment", "contradiction")
+
+
+def _same_pair(a: NLIPair, b: NLIPair) -> bool:
+    return a.id == b.id or (a.premise.strip() == b.premise.strip() and a.hypothesis.strip() == b.hypothesis.strip())
 
 
 def _pairs(records: Sequence[Record], method: str) -> list[NLIPair]:
@@ -41,12 +53,18 @@ def _pairs(records: Sequence[Record], method: str) -> list[NLIPair]:
 class _NLIMethod(ModelMethod):
     shapes = ("nli",)
 
-    def __init__(self, model: Any, chat: Any, explain: Any, labels: Sequence[str], max_new_tokens: Any, backend_options: dict) -> None:
+    def __init__(self, model: Any, chat: Any, explain: Any, labels: Sequence[str], max_new_tokens: Any, backend_options: dict,
+                 shots: Any = 0, seed: Any = 0) -> None:  # fmt: skip
         super().__init__(model, backend_options)
         self.chat_option = parse_chat(chat)
         self.explain_option = None if explain is None or explain == "auto" else parse_bool(explain, "explain")
         self.labels: tuple[str, ...] = tuple(labels)
         self.max_new_tokens = parse_int(max_new_tokens, "max_new_tokens", 1)
+        self.shots = parse_int(shots, "shots", 0)
+        self.seed = parse_int(seed, "seed")
+        self.needs_train = self.shots > 0
+        self.examples: list[NLIPair] = []
+        self.reserve: list[NLIPair] = []
         self.task_name: str | None = None
         self._check_labels()
 
@@ -84,9 +102,64 @@ class _NLIMethod(ModelMethod):
     def chat_used(self) -> bool:
         return self.use_chat(self.chat_option)
 
-    def prompt(self, premise: str, hypothesis: str) -> str:
-        instruction = P.NLI_INSTRUCTIONS[self.instruction_key].format(premise=premise, hypothesis=hypothesis)
-        return self.chat(instruction) if self.chat_used else P.NLI_PLAIN.format(instruction=instruction)
+    def fit(self, train: Sequence[Record]) -> None:
+        """Choose the in-context examples (``shots`` > 0): balanced labels, spread figure types, seeded."""
+        pool = [r for r in train if isinstance(r, NLIPair) and r.label in self.label_set and not r.label_is_placeholder]
+        if len(pool) < self.shots:
+            raise FiglangError(f"{self.name} shots={self.shots} needs that many labelled pairs in the train split; it has {len(pool)}")
+        pool.sort(key=lambda r: r.id)
+        random.Random(self.seed).shuffle(pool)
+        chosen: list[NLIPair] = []
+        kinds: Counter[tuple[str | None, str | None]] = Counter()
+        for i in range(self.shots):
+            label = self.label_set[i % len(self.label_set)]
+            left = [r for r in pool if r.label == label and r not in chosen] or [r for r in pool if r not in chosen]
+            pick = min(left, key=lambda r: kinds[(r.label, r.figure_type)])  # first of the least used figure type
+            kinds[(pick.label, pick.figure_type)] += 1
+            chosen.append(pick)
+        random.Random(self.seed + 1).shuffle(chosen)
+        self.examples = chosen
+        self.reserve = [r for r in pool if r not in chosen][: 2 * len(self.label_set)]
+
+    def examples_for(self, item: NLIPair) -> list[NLIPair]:
+        """The shared examples, with any that is the item itself swapped for a reserve pair of its label."""
+        out, spare = [], [r for r in self.reserve if not _same_pair(r, item)]
+        for ex in self.examples:
+            if _same_pair(ex, item):
+                swap = next((r for r in spare if r.label == ex.label), None) or (spare[0] if spare else None)
+                if swap is None:  # a tiny train split: one example fewer rather than the answer itself
+                    continue
+                spare.remove(swap)
+                ex = swap
+            out.append(ex)
+        return out
+
+    def _instruction(self, premise: str, hypothesis: str) -> str:
+        return P.NLI_INSTRUCTIONS[self.instruction_key].format(premise=premise, hypothesis=hypothesis)
+
+    def _answer(self, example: NLIPair) -> str:
+        word = P.NLI_LABEL_WORDS[self.family][example.label or ""]
+        explanation = (example.explanation or "").strip()
+        return word + P.NLI_AFTER_LABEL + (" " + explanation if explanation else "")
+
+    def prompt(self, premise: str, hypothesis: str, item: NLIPair | None = None) -> str:
+        instruction = self._instruction(premise, hypothesis)
+        examples = self.examples_for(item) if (item is not None and self.shots) else self.examples[: self.shots]
+        if self.chat_used:
+            messages = []
+            for ex in examples:
+                messages += [ChatMessage("user", self._instruction(ex.premise, ex.hypothesis)), ChatMessage("assistant", self._answer(ex))]
+            return self.lm.chat_prompt([*messages, ChatMessage("user", instruction)])
+        shown = "".join(P.NLI_PLAIN_SHOT.format(instruction=self._instruction(ex.premise, ex.hypothesis), answer=self._answer(ex))
+                        for ex in examples)  # fmt: skip
+        return shown + P.NLI_PLAIN.format(instruction=instruction)
+
+    def shots_config(self) -> dict[str, Any]:
+        """Only with shots, so that zero-shot fingerprints (and their cached answers) stay as they were."""
+        if not self.shots:
+            return {}
+        return {"shots": self.shots, "seed": self.seed, "examples": [r.id for r in self.examples],
+                "reserve": [r.id for r in self.reserve], "plain_shot": None if self.chat_used else P.NLI_PLAIN_SHOT}  # fmt: skip
 
     def words(self) -> dict[str, str]:
         words = P.NLI_LABEL_WORDS[self.family]
@@ -96,7 +169,7 @@ class _NLIMethod(ModelMethod):
         return {
             "labels": list(self.label_set), "instruction": P.NLI_INSTRUCTIONS[self.instruction_key],
             "plain_template": None if self.chat_used else P.NLI_PLAIN, "chat": self.chat_option, "chat_used": self.chat_used,
-            "explain": self.explain, "max_new_tokens": self.max_new_tokens, **self.model_config(),
+            "explain": self.explain, "max_new_tokens": self.max_new_tokens, **self.shots_config(), **self.model_config(),
         }  # fmt: skip
 
 
@@ -106,15 +179,15 @@ class NLIGenerate(_NLIMethod):
     name = "nli-generate"
 
     def __init__(self, model: Any = None, chat: Any = "auto", explain: Any = None, labels: Sequence[str] = (),
-                 max_new_tokens: Any = 64, **backend_options: Any) -> None:  # fmt: skip
-        super().__init__(model, chat, explain, labels, max_new_tokens, backend_options)
+                 max_new_tokens: Any = 64, shots: Any = 0, seed: Any = 0, **backend_options: Any) -> None:  # fmt: skip
+        super().__init__(model, chat, explain, labels, max_new_tokens, backend_options, shots, seed)
 
     STOP = ("\n\n",)
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
         items = _pairs(records, self.name)
         self.require("generate")
-        requests = [GenerationRequest(self.prompt(r.premise, r.hypothesis), max_new_tokens=self.max_new_tokens, stop=self.STOP)
+        requests = [GenerationRequest(self.prompt(r.premise, r.hypothesis, r), max_new_tokens=self.max_new_tokens, stop=self.STOP)
                     for r in items]  # fmt: skip
         outputs = self.lm.generate(requests)
         out = []
@@ -136,8 +209,9 @@ class NLIScore(_NLIMethod):
     name = "nli-score"
 
     def __init__(self, model: Any = None, chat: Any = "auto", explain: Any = None, labels: Sequence[str] = (),
-                 calibrate: str = "none", norm: str = "sum", max_new_tokens: Any = 48, **backend_options: Any) -> None:  # fmt: skip
-        super().__init__(model, chat, explain, labels, max_new_tokens, backend_options)
+                 calibrate: str = "none", norm: str = "sum", max_new_tokens: Any = 48, shots: Any = 0, seed: Any = 0,
+                 **backend_options: Any) -> None:  # fmt: skip
+        super().__init__(model, chat, explain, labels, max_new_tokens, backend_options, shots, seed)
         self.calibrate = parse_choice(calibrate, "calibrate", ("none", "content-free"))
         self.norm = parse_choice(norm, "norm", ("sum", "token"))
 
@@ -152,7 +226,7 @@ class NLIScore(_NLIMethod):
         self.require("score")
         words = self.words()
         labels = list(words)
-        prompts = [self.prompt(r.premise, r.hypothesis) for r in items]
+        prompts = [self.prompt(r.premise, r.hypothesis, r) for r in items]
         requests = [ScoreRequest(p, self._continuation(words[lb])) for p in prompts for lb in labels]
         if self.calibrate == "content-free":
             free = self.prompt(P.NLI_CONTENT_FREE["premise"], P.NLI_CONTENT_FREE["hypothesis"])
@@ -198,5 +272,5 @@ class NLIScore(_NLIMethod):
                 "explanation_decoding": "greedy" if self.explain else None, "stop": list(self.STOP), "ties": "first label"}  # fmt: skip
 
 
-METHODS.register("nli-generate", ("nli",), "Generate the answer to FLUTE's instruction and parse label + explanation (unparseable → invalid); -O chat=auto|true|false explain=true|false max_new_tokens=N.")(NLIGenerate)
-METHODS.register("nli-score", ("nli",), "Score the label words ('Entails'/'Contradicts', IMPLI: 'Entails'/'Does not entail') and generate the explanation; -O explain=true|false calibrate=none|content-free norm=sum|token chat=auto|true|false.")(NLIScore)
+METHODS.register("nli-generate", ("nli",), "Generate the answer to FLUTE's instruction and parse label + explanation (unparseable → invalid); -O chat=auto|true|false explain=true|false max_new_tokens=N shots=K (train examples first) seed=N.")(NLIGenerate)
+METHODS.register("nli-score", ("nli",), "Score the label words ('Entails'/'Contradicts', IMPLI: 'Entails'/'Does not entail') and generate the explanation; -O explain=true|false calibrate=none|content-free norm=sum|token chat=auto|true|false shots=K (train examples first) seed=N.")(NLIScore)

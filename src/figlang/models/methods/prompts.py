@@ -89,6 +89,8 @@ NLI_LABEL_WORDS = {
 }
 # Without a chat template the instruction is followed by this, and the answer continues it.
 NLI_PLAIN = "{instruction}\nAnswer:"
+# An in-context example (shots=K) without a chat template: its instruction and its answer.
+NLI_PLAIN_SHOT = "{instruction}\nAnswer: {answer}\n\n"
 NLI_PLAIN_LABEL_CONTINUATION = " {word}"
 NLI_CHAT_LABEL_CONTINUATION = "{word}"
 # After the chosen label word, the explanation is generated from here.
