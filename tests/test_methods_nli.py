@@ -188,3 +188,10 @@ def test_nli_score_with_train_examples(data_dir: Path, tmp_path: Path) -> None:
     assert "shots" not in zero.config() and not zero.needs_train  # zero-shot fingerprints are unchanged
     with pytest.raises(Exception, match="train split"):
         method.fit([])
+    # question=meaning asks whether the sentences say the same thing, answered Yes / No
+    meaning = get_methods().create("nli-score", model=MODEL, question="meaning", explain=False)
+    meaning.bind(get_task("flute"))
+    assert meaning.words() == {ENTAILMENT: "Yes", CONTRADICTION: "No"}
+    text = meaning.prompt("It rained all day.", "The sky wept like a child.")
+    assert 'Sentence 2: "The sky wept like a child."' in text and "say the same thing" in text
+    assert meaning.config()["question"] == "meaning" and "Sentence 2 may use sarcasm" in meaning.config()["instruction"]

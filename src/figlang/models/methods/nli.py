@@ -54,8 +54,9 @@ class _NLIMethod(ModelMethod):
     shapes = ("nli",)
 
     def __init__(self, model: Any, chat: Any, explain: Any, labels: Sequence[str], max_new_tokens: Any, backend_options: dict,
-                 shots: Any = 0, seed: Any = 0) -> None:  # fmt: skip
+                 shots: Any = 0, seed: Any = 0, question: Any = "task") -> None:  # fmt: skip
         super().__init__(model, backend_options)
+        self.question = parse_choice(question, "question", ("task", "meaning"))
         self.chat_option = parse_chat(chat)
         self.explain_option = None if explain is None or explain == "auto" else parse_bool(explain, "explain")
         self.labels: tuple[str, ...] = tuple(labels)
@@ -94,6 +95,8 @@ class _NLIMethod(ModelMethod):
 
     @property
     def instruction_key(self) -> str:
+        if self.question == "meaning":
+            return "meaning"
         if self.family == "impli":
             return "impli-explain" if (self.explain and self.name == "nli-generate") else "impli"
         return "flute"
@@ -138,7 +141,7 @@ class _NLIMethod(ModelMethod):
         return P.NLI_INSTRUCTIONS[self.instruction_key].format(premise=premise, hypothesis=hypothesis)
 
     def _answer(self, example: NLIPair) -> str:
-        word = P.NLI_LABEL_WORDS[self.family][example.label or ""]
+        word = self.words()[example.label or ""]
         explanation = (example.explanation or "").strip()
         return word + P.NLI_AFTER_LABEL + (" " + explanation if explanation else "")
 
@@ -162,14 +165,15 @@ class _NLIMethod(ModelMethod):
                 "reserve": [r.id for r in self.reserve], "plain_shot": None if self.chat_used else P.NLI_PLAIN_SHOT}  # fmt: skip
 
     def words(self) -> dict[str, str]:
-        words = P.NLI_LABEL_WORDS[self.family]
+        words = P.NLI_LABEL_WORDS["meaning" if self.question == "meaning" else self.family]
         return {label: words[label] for label in self.label_set}
 
     def base_config(self) -> dict[str, Any]:
         return {
             "labels": list(self.label_set), "instruction": P.NLI_INSTRUCTIONS[self.instruction_key],
             "plain_template": None if self.chat_used else P.NLI_PLAIN, "chat": self.chat_option, "chat_used": self.chat_used,
-            "explain": self.explain, "max_new_tokens": self.max_new_tokens, **self.shots_config(), **self.model_config(),
+            "explain": self.explain, "max_new_tokens": self.max_new_tokens, **self.shots_config(),
+            **({"question": self.question} if self.question != "task" else {}), **self.model_config(),
         }  # fmt: skip
 
 
@@ -210,8 +214,8 @@ class NLIScore(_NLIMethod):
 
     def __init__(self, model: Any = None, chat: Any = "auto", explain: Any = None, labels: Sequence[str] = (),
                  calibrate: str = "none", norm: str = "sum", max_new_tokens: Any = 48, shots: Any = 0, seed: Any = 0,
-                 **backend_options: Any) -> None:  # fmt: skip
-        super().__init__(model, chat, explain, labels, max_new_tokens, backend_options, shots, seed)
+                 question: Any = "task", **backend_options: Any) -> None:  # fmt: skip
+        super().__init__(model, chat, explain, labels, max_new_tokens, backend_options, shots, seed, question)
         self.calibrate = parse_choice(calibrate, "calibrate", ("none", "content-free"))
         self.norm = parse_choice(norm, "norm", ("sum", "token"))
 
@@ -273,4 +277,4 @@ class NLIScore(_NLIMethod):
 
 
 METHODS.register("nli-generate", ("nli",), "Generate the answer to FLUTE's instruction and parse label + explanation (unparseable → invalid); -O chat=auto|true|false explain=true|false max_new_tokens=N shots=K (train examples first) seed=N.")(NLIGenerate)
-METHODS.register("nli-score", ("nli",), "Score the label words ('Entails'/'Contradicts', IMPLI: 'Entails'/'Does not entail') and generate the explanation; -O explain=true|false calibrate=none|content-free norm=sum|token chat=auto|true|false shots=K (train examples first) seed=N.")(NLIScore)
+METHODS.register("nli-score", ("nli",), "Score the label words ('Entails'/'Contradicts', IMPLI: 'Entails'/'Does not entail') and generate the explanation; -O explain=true|false calibrate=none|content-free norm=sum|token chat=auto|true|false shots=K (train examples first) seed=N question=task|meaning ('Do the two sentences mean the same thing?' Yes/No).")(NLIScore)

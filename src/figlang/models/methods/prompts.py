@@ -81,11 +81,19 @@ NLI_INSTRUCTIONS = {
         'Does the sentence "{premise}" entail the sentence "{hypothesis}"? '
         'Please answer between "Entails" or "Does not entail" and explain your decision in a sentence.'
     ),
+    # question=meaning (nli-score): a same-meaning question that tells the model to read the figure
+    # for its intended meaning; chosen on FLUTE *train* pairs (docs/zero_shot_results.md).
+    "meaning": (
+        'Sentence 1: "{premise}"\nSentence 2: "{hypothesis}"\nSentence 2 may use sarcasm, a simile, a metaphor or an '
+        "idiom. Read it for what the speaker really means. Does Sentence 2 say the same thing as Sentence 1? "
+        'Answer "Yes" or "No".'
+    ),
 }
 # Label words by label set; scored as the first words of the answer.
 NLI_LABEL_WORDS = {
     "flute": {ENTAILMENT: "Entails", CONTRADICTION: "Contradicts"},
     "impli": {ENTAILMENT: "Entails", NON_ENTAILMENT: "Does not entail"},
+    "meaning": {ENTAILMENT: "Yes", CONTRADICTION: "No", NON_ENTAILMENT: "No"},
 }
 # Without a chat template the instruction is followed by this, and the answer continues it.
 NLI_PLAIN = "{instruction}\nAnswer:"
