@@ -349,6 +349,24 @@ def test_max_tokens_zero_falls_back_to_one_when_rejected(tmp_path: Path) -> None
         assert again.stats.http_requests == 0  # the cache key does not depend on the fallback
 
 
+def test_min_new_tokens_is_sent_as_min_tokens_and_dropped_where_rejected() -> None:
+    def reject_min_tokens(method: str, path: str, body):  # as the OpenAI API does with unknown fields
+        if method == "POST" and body and "min_tokens" in body:
+            return 400, {"error": {"message": "Unrecognized request argument supplied: min_tokens"}}
+        return None
+
+    with StubServer() as stub:
+        backend(stub.base_url).generate([GenerationRequest("Hello", min_new_tokens=2), GenerationRequest("Hi")])
+        bodies = sorted((e.body for e in stub.posts()), key=lambda b: b["prompt"])
+        assert bodies[0]["min_tokens"] == 2 and "min_tokens" not in bodies[1]  # only when asked for
+    with StubServer(intercept=reject_min_tokens) as stub:
+        b = backend(stub.base_url, concurrency=1)
+        with pytest.warns(UserWarning, match="min_tokens"):
+            assert b.generate([GenerationRequest("Hello", min_new_tokens=1)]) == [[" stub text"]]
+        assert b.generate([GenerationRequest("Again", min_new_tokens=1)]) == [[" stub text"]]
+        assert [("min_tokens" in e.body, e.status) for e in stub.posts()] == [(True, 400), (False, 200), (False, 200)]
+
+
 def test_results_come_back_in_request_order_under_concurrency() -> None:
     import random
 

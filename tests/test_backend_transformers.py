@@ -208,6 +208,21 @@ def test_score_rejects_wrong_input(smollm):
 # --- generation ----------------------------------------------------------------------------------
 
 
+def test_min_new_tokens_keeps_the_end_token_out_of_the_first_draws(smollm):
+    """A row whose best next token is the end token cannot end before min_new_tokens (no empty samples)."""
+    eos = sorted(smollm._eos_ids)[0]
+    logits = torch.full((2, smollm.model.config.vocab_size), -10.0)
+    logits[:, eos] = 10.0  # the end token is the argmax
+    logits[:, 42] = 5.0
+    reqs = [GenerationRequest("x", max_new_tokens=5), GenerationRequest("x", max_new_tokens=5, min_new_tokens=1)]
+    generated, texts = [[], []], [None, None]
+    keep = smollm._advance(logits, [0, 1], reqs, [None, None], generated, texts, [5, 5])
+    assert texts[0] == "" and generated[0] == []  # no minimum: ends at once, empty
+    assert generated[1] == [42] and keep == [1]  # minimum 1: the next best token, and it goes on
+    keep = smollm._advance(logits[1:], [1], reqs, [None, None], generated, texts, [5, 5])
+    assert keep == [] and generated[1] == [42]  # past the minimum the end token may come
+
+
 def test_greedy_generation_matches_transformers_generate(smollm):
     prompt = "The capital of France is"
     ours = smollm.generate([GenerationRequest(prompt, max_new_tokens=6)])[0][0]

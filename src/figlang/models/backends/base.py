@@ -50,6 +50,7 @@ class GenerationRequest:
     stop: tuple[str, ...] = ()
     n: int = 1  # samples per prompt
     seed: int = 0  # per-request seed: results must not depend on batching
+    min_new_tokens: int = 0  # the end token cannot be drawn before this many new tokens (no empty samples)
 
 
 @dataclass(frozen=True)

@@ -218,6 +218,7 @@ class ChatRequest:
     stop: tuple[str, ...] = ()
     n: int = 1
     seed: int = 0
+    min_new_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -353,6 +354,7 @@ class OpenAIBackend(LanguageModel):
         self.stats = Stats()
         self._sticky_lock = threading.Lock()
         self._drop_top_k = False
+        self._drop_min_tokens = False
         self._zero_rejected = False
         self.check_alignment = check_alignment
         self._alignment_lock = threading.Lock()
@@ -502,6 +504,8 @@ class OpenAIBackend(LanguageModel):
                 body["top_k"] = r.top_k
         else:
             body["temperature"] = 0.0
+        if r.min_new_tokens > 0:  # vLLM's name; servers that reject it lose it (see _fallback)
+            body["min_tokens"] = r.min_new_tokens
         if r.stop:
             body["stop"] = list(r.stop)
         return {**body, **self.extra_body}
@@ -525,6 +529,7 @@ class OpenAIBackend(LanguageModel):
                     stop=r.stop,
                     n=r.n,
                     seed=r.seed,
+                    min_new_tokens=r.min_new_tokens,
                 )
                 for r in requests
             ]
@@ -728,6 +733,8 @@ class OpenAIBackend(LanguageModel):
             body = {**body, "max_tokens": 1}
         if self._drop_top_k and "top_k" in payload:
             body = {k: v for k, v in body.items() if k != "top_k"}
+        if self._drop_min_tokens and "min_tokens" in payload:
+            body = {k: v for k, v in body.items() if k != "min_tokens"}
         return body
 
     def _fallback(self, response: httpx.Response, sent: dict[str, Any] | None) -> bool:
@@ -743,6 +750,11 @@ class OpenAIBackend(LanguageModel):
                 if not self._drop_top_k:
                     warnings.warn(f"{self.base_url} rejects top_k; sending requests without it", stacklevel=4)
                 self._drop_top_k = True
+                return True
+            if "min_tokens" in sent and "min_tokens" in text:
+                if not self._drop_min_tokens:
+                    warnings.warn(f"{self.base_url} rejects min_tokens; sending requests without it (samples may be empty)", stacklevel=4)
+                self._drop_min_tokens = True
                 return True
         return False
 

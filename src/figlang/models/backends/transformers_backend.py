@@ -938,7 +938,11 @@ class TransformersBackend(LanguageModel):
         """Choose each live row's next token; returns the positions (within ``live``) of rows that go on."""
         keep = []
         for k, r in enumerate(live):
-            token = self._choose(logits[k], reqs[r], generators[r])
+            row = logits[k]
+            if len(generated[r]) < reqs[r].min_new_tokens and self._eos_ids:  # too early to end
+                row = row.clone()
+                row[list(self._eos_ids)] = float("-inf")
+            token = self._choose(row, reqs[r], generators[r])
             if token in self._eos_ids:
                 texts[r] = self._cut(self.tokenizer.decode(generated[r], skip_special_tokens=True), reqs[r].stop)[0]
                 continue

@@ -38,7 +38,7 @@ class Generate(ModelMethod):
 
     def __init__(
         self, model: Any = None, shots: Any = 0, samples: Any = 1, top_k: Any = 5, temperature: Any = 0.7,
-        max_new_tokens: Any = 20, seed: Any = 0, exclude: str = "expression", **backend_options: Any,
+        max_new_tokens: Any = 20, min_new_tokens: Any = 1, seed: Any = 0, exclude: str = "expression", **backend_options: Any,
     ) -> None:  # fmt: skip
         super().__init__(model, backend_options)
         self.shots = parse_int(shots, "shots", 0)
@@ -48,6 +48,7 @@ class Generate(ModelMethod):
         if self.temperature <= 0:
             raise FiglangError("option 'temperature' must be positive (this method samples)")
         self.max_new_tokens = parse_int(max_new_tokens, "max_new_tokens", 1)
+        self.min_new_tokens = parse_int(min_new_tokens, "min_new_tokens", 0)
         self.seed = parse_int(seed, "seed")
         self.exclude = parse_choice(exclude, "exclude", ("item", "expression"))
         self.needs_train = self.shots > 0  # the harness calls fit() with the train split only then
@@ -106,7 +107,8 @@ class Generate(ModelMethod):
             prompt, example_ids = self.prompt(r)
             seed = item_seed(self.seed, r.id)
             requests.append(GenerationRequest(prompt, max_new_tokens=self.max_new_tokens, do_sample=True, temperature=self.temperature,
-                                              top_k=self.top_k, stop=P.GEN_STOP, n=self.samples, seed=seed))  # fmt: skip
+                                              top_k=self.top_k, stop=P.GEN_STOP, n=self.samples, seed=seed,
+                                              min_new_tokens=self.min_new_tokens))  # fmt: skip
             metas.append({"seed": seed, "examples": example_ids})
         outputs = self.lm.generate(requests)
         out = []
@@ -128,10 +130,10 @@ class Generate(ModelMethod):
             templates.update(example=P.GEN_FEW_SHOT_EXAMPLE, query=P.GEN_FEW_SHOT_QUERY, separator=P.GEN_FEW_SHOT_SEPARATOR)
         return {
             "shots": self.shots, "samples": self.samples, "top_k": self.top_k, "temperature": self.temperature,
-            "max_new_tokens": self.max_new_tokens, "seed": self.seed, "seeding": "sha256(seed:item id)", "exclude": self.exclude,
+            "max_new_tokens": self.max_new_tokens, "min_new_tokens": self.min_new_tokens, "seed": self.seed, "seeding": "sha256(seed:item id)", "exclude": self.exclude,
             "stop": list(P.GEN_STOP), "postprocess": "first non-empty line, cut after its first sentence",
             "pool_size": self.pool_size, "templates": templates, **self.model_config(),
         }  # fmt: skip
 
 
-METHODS.register("generate", ("generation",), "Sample continuations (top-k 5, temperature 0.7, 20 tokens, one sentence); -O shots=0|N samples=N seed=N top_k temperature max_new_tokens.")(Generate)
+METHODS.register("generate", ("generation",), "Sample continuations (top-k 5, temperature 0.7, 20 tokens, one sentence); -O shots=0|N samples=N seed=N top_k temperature max_new_tokens min_new_tokens (default 1: no empty samples).")(Generate)
