@@ -65,6 +65,15 @@ def test_results_file_records_provenance(data_dir: Path, tmp_path: Path) -> None
     rows = [json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     assert len(rows) == 376 and {"id", "narrative", "options", "gold", "prediction", "correct"} <= set(rows[0])
     assert "| accuracy % [95% CI] |" in (tmp_path / "run" / "results.md").read_text()
+    assert results["method"]["options"] == {}
+    # the options as given are recorded, and a report names them (not the speed-only ones)
+    from figlang.evaluation.report import method_label
+
+    evaluate("flute", "always-first", split="val", data_dir=data_dir, out_dir=tmp_path / "opt", cache_dir=tmp_path, progress=False,
+             method_options={"labels": ("contradiction", "entailment")})  # fmt: skip
+    given = json.loads((tmp_path / "opt" / "results.json").read_text())["method"]
+    assert given["options"] == {"labels": "('contradiction', 'entailment')"}
+    assert method_label({"name": "nli-score", "options": {"question": "meaning", "threads": 2}}) == "nli-score question=meaning"
 
 
 def test_placeholder_test_labels_refused_but_predict_only_works(data_dir: Path, tmp_path: Path) -> None:

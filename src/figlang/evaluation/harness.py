@@ -187,7 +187,9 @@ def evaluate(
     seconds = time.perf_counter() - start
     extra = {"seed": seed, "limit": limit, "load_warnings": [str(w) for w in report.warnings], "scored": scoreable,
              "run": {"cache": {**stats, "dir": str(cache.directory) if cache is not None else None}}}  # fmt: skip
-    info = {"name": m.name, "model": model, "fingerprint": m.fingerprint()}
+    # the options as given (-O key=value), for people and tables; the fingerprint has the full configuration
+    given = {k: v if isinstance(v, (bool, int, float, str)) or v is None else str(v) for k, v in sorted((method_options or {}).items())}
+    info = {"name": m.name, "model": model, "options": given, "fingerprint": m.fingerprint()}
     results = _results(t, split, records, predictions if scoreable else {}, PredictionProblems(), info, options, data_root, seconds, extra)
     out = Path(out_dir) if out_dir else None
     _write(out, results, records, predictions)

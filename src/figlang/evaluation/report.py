@@ -18,11 +18,18 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80]
 
 
+def method_label(method: dict[str, Any]) -> str:
+    """The method's name and the options it was given that change answers (not threads, batch size, device)."""
+    speed = {"threads", "batch_size", "max_batch_tokens", "device", "progress"}
+    options = " ".join(f"{k}={v}" for k, v in (method.get("options") or {}).items() if k not in speed)
+    return f"{method['name']} {options}".strip()
+
+
 def run_row(run: Run) -> dict[str, Any]:
     r = run.results
     m = r["metrics"]
     row: dict[str, Any] = {
-        "run": run.path.name, "task": r["task"]["name"], "split": r["task"]["split"], "method": r["method"]["name"],
+        "run": run.path.name, "task": r["task"]["name"], "split": r["task"]["split"], "method": method_label(r["method"]),
         "model": r["method"].get("model") or "", "items": m.get("n_scored", 0),
     }  # fmt: skip
     acc = m.get("accuracy")
