@@ -108,6 +108,11 @@ def item_seed(seed: int, record_id: str) -> int:
     return int(digest[:8], 16)
 
 
+def same_text(a: str, b: str) -> bool:
+    """Whether two texts are the same up to case and whitespace (an example must never be the item itself)."""
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
 def argmax_first(scores: Sequence[float]) -> tuple[int, bool]:
     """Index of the highest score, the lowest index on ties; and whether there was a tie."""
     best = max(scores)

@@ -20,7 +20,7 @@ from ...data.errors import FiglangError
 from ...data.records import ClozeRecord, Record, expression_of
 from ..backends.base import CapabilityError, ContinuationScore, ScoreRequest
 from ..base import METHODS, Prediction
-from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int
+from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int, same_text
 from . import prompts as P
 
 NORMS = ("sum", "token", "char", "pmi")
@@ -205,10 +205,6 @@ class QA(ModelMethod):
 
 
 # --------------------------------------------------------------------------------------------
-def _same_text(a: str, b: str) -> bool:
-    return " ".join(a.lower().split()) == " ".join(b.lower().split())
-
-
 class FewShot(ModelMethod):
     """The paper's few-shot format: solved training examples, then the item; " (1)" vs " (2)" scored.
 
@@ -255,7 +251,7 @@ class FewShot(ModelMethod):
         return " ".join(P.FEW_SHOT_OPTION.format(number=i + 1, option=o) for i, o in enumerate(options))
 
     def _excluded(self, example: ClozeRecord, item: ClozeRecord) -> bool:
-        if example.id == item.id or _same_text(example.context, item.context):
+        if example.id == item.id or same_text(example.context, item.context):
             return True
         if self.exclude == "expression":
             e, i = expression_of(example), expression_of(item)

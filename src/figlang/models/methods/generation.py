@@ -17,17 +17,13 @@ from ...data.errors import FiglangError
 from ...data.records import GenerationRecord, Record, expression_of, strip_markup
 from ..backends.base import GenerationRequest
 from ..base import METHODS, Prediction
-from . import ModelMethod, item_seed, parse_choice, parse_float, parse_int
+from . import ModelMethod, item_seed, parse_choice, parse_float, parse_int, same_text
 from . import prompts as P
 from .parsing import first_sentence
 
 
 def _source(record: GenerationRecord) -> str:
     return strip_markup(record.source).strip()
-
-
-def _same_text(a: str, b: str) -> bool:
-    return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
 class Generate(ModelMethod):
@@ -67,7 +63,7 @@ class Generate(ModelMethod):
         self.pool_size = len(pool)
 
     def _excluded(self, example: GenerationRecord, item: GenerationRecord) -> bool:
-        if example.id == item.id or _same_text(_source(example), _source(item)):
+        if example.id == item.id or same_text(_source(example), _source(item)):
             return True
         if self.exclude == "expression":
             e = expression_of(example)

@@ -30,7 +30,7 @@ from ...data.errors import FiglangError
 from ...data.records import NLI_LABELS, NLIPair, Record
 from ..backends.base import ChatMessage, GenerationRequest, ScoreRequest
 from ..base import METHODS, Prediction
-from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int
+from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int, same_text
 from . import prompts as P
 from .parsing import clean_explanation, parse_nli_answer
 
@@ -38,7 +38,7 @@ DEFAULT_LABELS = ("entailment", "contradiction")
 
 
 def _same_pair(a: NLIPair, b: NLIPair) -> bool:
-    return a.id == b.id or (a.premise.strip() == b.premise.strip() and a.hypothesis.strip() == b.hypothesis.strip())
+    return a.id == b.id or (same_text(a.premise, b.premise) and same_text(a.hypothesis, b.hypothesis))
 
 
 def _pairs(records: Sequence[Record], method: str) -> list[NLIPair]:
