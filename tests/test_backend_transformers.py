@@ -189,6 +189,40 @@ def test_common_prefix_is_encoded_once_and_agrees_with_naive(smollm, cloze_reque
     assert original(smollm, [[1, 2, 3, 4], [1, 2, 5, 6]]) is None
 
 
+def test_runs_of_shared_examples_are_encoded_once_each(smollm, cloze_requests, monkeypatch):
+    """Per-item few-shot prompts: items that repeat the same examples share them, other items do not."""
+    shots_a = "Q: The sky was grey all day. A: It rained.\n\nQ: She practised every evening. A: She won the prize.\n\n"
+    shots_b = "Q: He forgot his keys at work. A: He waited outside.\n\nQ: The cake burned in the oven. A: They ordered pizza.\n\n"
+    requests = [ScoreRequest(shots + "Q: " + r.context + " A:", r.continuation) for shots in (shots_a, shots_b) for r in cloze_requests[:4]]
+    requests += [ScoreRequest(r.context, r.continuation) for r in cloze_requests[4:6]]  # no examples at all
+    found = []
+    original = type(smollm)._prefix_runs
+
+    def spy(self, contexts, skip):
+        out = original(self, contexts, skip)
+        found.append((skip, [(len(members), shared) for members, shared in out]))
+        return out
+
+    monkeypatch.setattr(type(smollm), "_prefix_runs", spy)
+    out = {}
+    for name, reuse, batch in (("runs-1", True, 1), ("runs-16", True, 16), ("naive", False, 16)):
+        _set(smollm, prefix_reuse=reuse, batch_size=batch)
+        out[name] = smollm.score(requests)
+    _set(smollm, prefix_reuse=True, batch_size=16)
+    shot_tokens = min(len(smollm.tokenizer(s, add_special_tokens=False)["input_ids"]) for s in (shots_a, shots_b))
+    skip, runs = found[0]
+    assert skip == 0  # nothing is common to all contexts
+    shared_runs = sorted(r for r in runs if r[1] > skip)
+    assert [n for n, _ in shared_runs] == [2, 2] or [n for n, _ in shared_runs] == [4, 4]  # contexts, not requests
+    assert all(shared >= shot_tokens - 1 for _, shared in shared_runs)
+    assert sum(n for n, _ in runs) == len({r.context for r in requests})
+    for a, b, c in zip(out["runs-1"], out["runs-16"], out["naive"]):
+        assert a.n_tokens == b.n_tokens == c.n_tokens
+        assert abs(a.logprob - c.logprob) < 1e-3 and abs(b.logprob - c.logprob) < 1e-3
+    # unrelated contexts form no run
+    assert original(smollm, [(1, 2, 3, 4), (5, 6, 7, 8)], 0) == [([(1, 2, 3, 4), (5, 6, 7, 8)], 0)]
+
+
 def test_scores_are_sensible(smollm):
     fluent = " and then they all went home for dinner together."
     shuffled = " dinner then home went together all they for and."

@@ -570,9 +570,67 @@ class TransformersBackend(LanguageModel):
 
     def _score_shared(self, groups: dict[tuple[int, ...], list[tuple[int, list[int]]]]) -> Iterator[tuple[int, tuple[list[float], bool]]]:
         """Contexts encoded once (batched), continuations batched on copies of their context's cache."""
-        torch = self._torch
         contexts = sorted(groups, key=len, reverse=True)
         base = self._common_prefix(contexts)
+        skip = 0 if base is None else base[1]
+        for members, shared in self._prefix_runs(contexts, skip):
+            run_base = base
+            if shared > skip:  # the run's own longer prefix, once, on top of the call's common one
+                cache, _, _ = self._encode_prefixes([list(members[0][skip:shared])], base)
+                run_base = (cache, shared)
+            yield from self._score_run(groups, members if shared == skip else sorted(members, key=len, reverse=True), run_base)
+            del run_base
+        del base
+
+    def _prefix_runs(self, contexts: Sequence[tuple[int, ...]], skip: int) -> list[tuple[list[tuple[int, ...]], int]]:
+        """Contexts split into runs that each share a long prefix beyond the first ``skip`` tokens.
+
+        Few-shot prompts built per item often repeat the same examples for many items, with a
+        different query after them: such a run encodes its shared examples once. In token order,
+        neighbouring contexts' common prefixes form a tree; a segment either becomes one run
+        (sharing its smallest common prefix) or splits where that prefix is smallest, whichever
+        recomputes fewer tokens. A run shares at least ``MIN_COMMON_PREFIX`` tokens past ``skip``.
+        Contexts in no run come last, in the caller's order, as one run sharing only ``skip``.
+        Any split gives the same scores; it only changes how much is recomputed.
+        """
+        order = sorted(contexts)
+        lcp = []
+        for prev, cur in zip(order, order[1:]):
+            n, limit = 0, min(len(prev), len(cur)) - 2  # each context keeps ≥ 2 tokens of its own
+            while n < limit and prev[n] == cur[n]:
+                n += 1
+            lcp.append(n)
+
+        def plan(lo: int, hi: int, depth: int) -> tuple[int, list[tuple[int, int, int]]]:
+            """(tokens saved, runs as (lo, hi, shared)) for order[lo:hi]."""
+            if hi - lo < 2:
+                return 0, []
+            shared = min(lcp[lo : hi - 1])
+            flat = (hi - lo - 1) * (shared - skip) if shared - skip >= self.MIN_COMMON_PREFIX else 0
+            cuts = [k + 1 for k in range(lo, hi - 1) if lcp[k] == shared]
+            if depth > 64 or len(cuts) == hi - lo - 1:  # no finer structure (or too deep to look)
+                return flat, [(lo, hi, shared)] if flat else []
+            saved, runs = 0, []
+            for a, b in zip([lo, *cuts], [*cuts, hi]):
+                s, r = plan(a, b, depth + 1)
+                saved, runs = saved + s, runs + r
+            if flat >= saved:
+                return flat, [(lo, hi, shared)] if flat else []
+            return saved, runs
+
+        _, chosen = plan(0, len(order), 0)
+        runs = [(order[a:b], shared) for a, b, shared in chosen]
+        in_runs = {c for members, _ in runs for c in members}
+        rest = [c for c in contexts if c not in in_runs]
+        if rest:
+            runs.append((rest, skip))
+        return runs
+
+    def _score_run(
+        self, groups: dict[tuple[int, ...], list[tuple[int, list[int]]]], contexts: list[tuple[int, ...]], base: tuple[Any, int] | None
+    ) -> Iterator[tuple[int, tuple[list[float], bool]]]:
+        """Score the continuations of ``contexts`` (longest first), each context continuing ``base``."""
+        torch = self._torch
         skip = 0 if base is None else base[1]
         for ctx_batch in _batches(contexts, len, self.batch_size, self.max_batch_tokens):
             cache, prefix_mask, prefix_len = self._encode_prefixes([list(c[skip:-1]) for c in ctx_batch], base)
@@ -590,7 +648,6 @@ class TransformersBackend(LanguageModel):
                     n = len(cont)
                     yield i, (lps[r, :n].tolist(), bool(greedy[r, :n].all()))
             del cache
-        del base
 
     # --- seq2seq --------------------------------------------------------------------------------
 
