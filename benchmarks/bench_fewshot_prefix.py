@@ -6,7 +6,7 @@ Transformers backend encodes shared prefixes once; this script counts the contex
 forwarded for the method's real requests, chunk by chunk as the harness sends them, under:
 
 * ``per-context``  every distinct context in full (what a backend without prefix reuse does);
-* ``call-prefix``  one prefix common to all contexts of a call encoded once (before 2026-11-24);
+* ``call-prefix``  one prefix common to all contexts of a call encoded once (before 2026-11-23);
 * ``runs``         that, plus runs of contexts sharing a longer prefix, each encoded once (now).
 
 Token counts are exact and do not depend on what else runs on the machine; the forward passes'
