@@ -50,6 +50,8 @@ def test_baselines_are_at_chance_not_perfect(data_dir: Path, tmp_path: Path) -> 
     assert majority.results["method"]["fingerprint"]["answer"] == "contradiction"
     assert majority.metrics["by_gold_label"]["entailment"]["accuracy"] == 0.0
     assert abs(majority.metrics["accuracy"]["accuracy"] - 296 / 499) < 1e-9
+    with pytest.raises(FiglangError, match="has none"):  # IMPLI has no train split to take a majority from
+        evaluate("impli-idioms-manual", "majority", data_dir=data_dir, cache_dir=tmp_path, progress=False)
 
 
 def test_results_file_records_provenance(data_dir: Path, tmp_path: Path) -> None:

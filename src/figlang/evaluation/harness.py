@@ -175,6 +175,11 @@ def evaluate(
         scoreable = any(getattr(r, "references", ()) for r in records)
     m.bind(t)
     if m.needs_train:
+        if "train" not in t.splits:
+            raise FiglangError(
+                f"{m.name} learns from the task's train split, and {t.name!r} has none (its splits: {', '.join(t.splits)}); "
+                "use a method that needs no training data, or train on another task (figlang train) and evaluate that model here"
+            )
         m.fit(t.load("train", data_dir))
     options = metric_options or MetricOptions(seed=seed)
     cache = RequestCache(cache_dir) if use_cache else None
