@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -200,7 +201,13 @@ def test_compare_and_report_on_real_runs(data_dir: Path, tmp_path: Path) -> None
     names = {p.name for p in paths}
     assert {"report.md", "report.html", "accuracy.png", "impli_overlap.png", "impli_by_pair_type.png"} <= names
     assert all(p.stat().st_size > 5000 for p in paths if p.suffix == ".png")
-    assert "| base | idiom-cloze | dev | predictions-file |" in (tmp_path / "report" / "report.md").read_text()
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "| base | idiom-cloze | dev | predictions-file |" in md
+    # the IMPLI analyses' numbers are written out, not only drawn
+    overlap = next(line for line in md.splitlines() if line.startswith("* impli: premise–hypothesis Levenshtein"))
+    right, wrong = (int(x) for x in re.findall(r"for the (\d+) (?:pairs )?answered", overlap))
+    assert right + wrong == 1157
+    assert "Spearman rho" in md or "impli_ice.png" not in names
 
 
 def test_cli_eval_and_compare(data_dir: Path, tmp_path: Path) -> None:

@@ -68,7 +68,8 @@ def idiom_groups(rows: list[dict[str, Any]]) -> dict[int, tuple[str, str]]:
     return {i: (k, base[k]) for i, k in keys.items()}
 
 
-def _plots_for_run(run: Run, out: Path) -> list[Path]:
+def _plots_for_run(run: Run, out: Path, notes: list[str] | None = None) -> list[Path]:
+    """The run's plots; IMPLI runs also add their analyses' numbers to ``notes`` (for the report's text)."""
     from ..metrics import plots
     from ..metrics.impli_analysis import ice_accuracy_correlation, levenshtein_overlap
 
@@ -85,6 +86,12 @@ def _plots_for_run(run: Run, out: Path) -> list[Path]:
     rows = [r for r in run.rows if "premise" in r and "correct" in r]
     if rows and run.results["task"]["name"].startswith("impli"):
         dists = [levenshtein_overlap(r["premise"], r["hypothesis"]).distance for r in rows]
+        if notes is not None:
+            right = sorted(d for d, r in zip(dists, rows) if r["correct"])
+            wrong = sorted(d for d, r in zip(dists, rows) if not r["correct"])
+            median = lambda xs: xs[len(xs) // 2] if xs else float("nan")  # noqa: E731
+            notes.append(f"{run.path.name}: premise–hypothesis Levenshtein distance (characters), median {median(right)} "
+                         f"for the {len(right)} pairs answered right, {median(wrong)} for the {len(wrong)} answered wrong.")  # fmt: skip
         made.append(plots.plot_overlap_histograms(
             [d for d, r in zip(dists, rows) if r["correct"]], [d for d, r in zip(dists, rows) if not r["correct"]],
             out / f"{name}_overlap.png",
@@ -101,6 +108,10 @@ def _plots_for_run(run: Run, out: Path) -> list[Path]:
             ice = {key: ice_score(base[key], premises[key]) for key in premises}
             idx = sorted(groups)
             corr = ice_accuracy_correlation(ice, [groups[i][0] for i in idx], [bool(rows[i]["correct"]) for i in idx])
+            if notes is not None:
+                notes.append(f"{run.path.name}: ICE (syntactic flexibility) vs accuracy per idiom, Spearman rho = {corr.rho:.3f} "
+                             f"(p = {corr.p_value:.3g}) over {corr.n} idioms with at least {corr.min_items} pairs "
+                             f"({corr.n_excluded_few_items} with fewer, {corr.n_excluded_no_ice} without an ICE score left out).")  # fmt: skip
             if corr.n >= 3:
                 keys = sorted(corr.ice)
                 made.append(plots.plot_ice_scatter(
@@ -127,12 +138,14 @@ def build_report(run_paths: list[str | Path], out: str | Path) -> list[Path]:
         images.append(plots.plot_accuracy_bars(labels, [a["accuracy"] for a in accs], [a["ci_low"] for a in accs],
                                                [a["ci_high"] for a in accs], out / "accuracy.png",
                                                title="Accuracy with 95% bootstrap CI"))  # fmt: skip
+    notes: list[str] = []
     for r in runs:
-        images += _plots_for_run(r, out)
+        images += _plots_for_run(r, out, notes)
     md = ["# figlang report", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     md += ["| " + " | ".join(str(row.get(c, "")) for c in columns) + " |" for row in rows]
     md += ["", "Accuracy in % with 95% percentile-bootstrap CI. ICE plots group IMPLI idiom variants by word stems "
            "(files do not name base forms): an approximation.", ""]  # fmt: skip
+    md += [f"* {n}" for n in notes] + ([""] if notes else [])
     md += [f"![{p.stem}]({p.name})" for p in images]
     with atomic_write(out / "report.md") as f:
         f.write("\n".join(md) + "\n")
