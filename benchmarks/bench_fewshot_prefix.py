@@ -24,6 +24,7 @@ import time
 
 from figlang.data.registry import get_task
 from figlang.models.backends.base import ScoreRequest
+from figlang.models.backends.transformers_backend import _shared_prefix_length
 from figlang.models.loading import load_backend
 from figlang.models.methods import prompts as P
 from figlang.models.methods.cloze import FewShot, _cloze, _context
@@ -61,10 +62,8 @@ def main() -> None:
     for c in range(0, len(items), args.chunk):
         ctxs = list(dict.fromkeys(tuple(lm._encode_prompt(p)) for p in contexts_of(method, items[c : c + args.chunk])))
         totals["per-context"] += sum(len(x) for x in ctxs)
-        room, first, n = min(len(x) for x in ctxs) - 2, ctxs[0], 0
-        while len(ctxs) > 1 and n < room and all(x[n] == first[n] for x in ctxs):
-            n += 1
-        skip = n if n >= lm.MIN_COMMON_PREFIX else 0
+        n = _shared_prefix_length(ctxs) if len(ctxs) > 1 else 0
+        skip = n if n >= lm.MIN_COMMON_PREFIX else 0  # what _common_prefix encodes for the call
         totals["call-prefix"] += skip + sum(len(x) - skip for x in ctxs)
         runs = lm._prefix_runs(sorted(ctxs, key=len, reverse=True), skip)
         totals["runs"] += skip + sum(shared - skip + sum(len(x) - shared for x in members) for members, shared in runs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -86,16 +87,13 @@ def _plots_for_run(run: Run, out: Path, notes: list[str] | None = None) -> list[
     rows = [r for r in run.rows if "premise" in r and "correct" in r]
     if rows and run.results["task"]["name"].startswith("impli"):
         dists = [levenshtein_overlap(r["premise"], r["hypothesis"]).distance for r in rows]
+        right = [d for d, r in zip(dists, rows) if r["correct"]]
+        wrong = [d for d, r in zip(dists, rows) if not r["correct"]]
         if notes is not None:
-            right = sorted(d for d, r in zip(dists, rows) if r["correct"])
-            wrong = sorted(d for d, r in zip(dists, rows) if not r["correct"])
-            median = lambda xs: xs[len(xs) // 2] if xs else float("nan")  # noqa: E731
+            median = lambda xs: statistics.median_high(xs) if xs else float("nan")  # noqa: E731
             notes.append(f"{run.path.name}: premise–hypothesis Levenshtein distance (characters), median {median(right)} "
                          f"for the {len(right)} pairs answered right, {median(wrong)} for the {len(wrong)} answered wrong.")  # fmt: skip
-        made.append(plots.plot_overlap_histograms(
-            [d for d, r in zip(dists, rows) if r["correct"]], [d for d, r in zip(dists, rows) if not r["correct"]],
-            out / f"{name}_overlap.png",
-        ))  # fmt: skip
+        made.append(plots.plot_overlap_histograms(right, wrong, out / f"{name}_overlap.png"))
         groups = idiom_groups(rows)
         if groups:
             from ..metrics.impli_analysis import ice_score

@@ -147,6 +147,16 @@ def _batches(items: Sequence[Any], length: Any, max_rows: int, max_tokens: int) 
         yield batch
 
 
+def _shared_prefix_length(contexts: Sequence[Sequence[int]]) -> int:
+    """How many leading tokens all ``contexts`` share, leaving each at least 2 tokens of its own."""
+    room = min(len(c) for c in contexts) - 2
+    first = contexts[0]
+    n = 0
+    while n < room and all(c[n] == first[n] for c in contexts):
+        n += 1
+    return n
+
+
 def _select_cache_rows(cache: Any, index: Any) -> Any:
     """A new cache holding rows ``index`` (repeats allowed) of ``cache``; ``cache`` itself is untouched."""
     new = copy.copy(cache)
@@ -542,14 +552,10 @@ class TransformersBackend(LanguageModel):
         """
         if len(contexts) < 2:
             return None
-        room = min(len(c) for c in contexts) - 2
-        first = contexts[0]
-        n = 0
-        while n < room and all(c[n] == first[n] for c in contexts):
-            n += 1
+        n = _shared_prefix_length(contexts)
         if n < self.MIN_COMMON_PREFIX:
             return None
-        cache, _, _ = self._encode_prefixes([list(first[:n])])
+        cache, _, _ = self._encode_prefixes([list(contexts[0][:n])])
         return cache, n
 
     def _extend(self, cache: Any, prefix_mask: Any, prefix_len: Any, rows: Any, new_ids: Any, new_mask: Any, keep: int | None = None) -> Any:
@@ -578,7 +584,7 @@ class TransformersBackend(LanguageModel):
             if shared > skip:  # the run's own longer prefix, once, on top of the call's common one
                 cache, _, _ = self._encode_prefixes([list(members[0][skip:shared])], base)
                 run_base = (cache, shared)
-            yield from self._score_run(groups, members if shared == skip else sorted(members, key=len, reverse=True), run_base)
+            yield from self._score_run(groups, sorted(members, key=len, reverse=True), run_base)  # stable: ties keep their order
             del run_base
         del base
 
@@ -594,12 +600,7 @@ class TransformersBackend(LanguageModel):
         Any split gives the same scores; it only changes how much is recomputed.
         """
         order = sorted(contexts)
-        lcp = []
-        for prev, cur in zip(order, order[1:]):
-            n, limit = 0, min(len(prev), len(cur)) - 2  # each context keeps ≥ 2 tokens of its own
-            while n < limit and prev[n] == cur[n]:
-                n += 1
-            lcp.append(n)
+        lcp = [_shared_prefix_length(pair) for pair in zip(order, order[1:])]
 
         def plan(lo: int, hi: int, depth: int) -> tuple[int, list[tuple[int, int, int]]]:
             """(tokens saved, runs as (lo, hi, shared)) for order[lo:hi]."""
