@@ -122,3 +122,59 @@ def test_non_finite_updates_are_skipped_not_applied(tmp_path, data_dir, minilm_p
     weights = load_file(str(out / "model.safetensors"))
     assert all(bool(torch.isfinite(w).all()) for w in weights.values() if w.is_floating_point())
     assert result.steps == 4  # the schedule went on: skipped steps still count
+
+
+# --- a linear probe on a frozen base (cpu-probe): the head trains, the encoder never changes ------------------
+
+
+def test_frozen_decoder_features_from_a_shared_prefix_equal_a_full_forward(tiny_llama, data_dir):
+    """The narrative runs once per item and the options continue from its cache: same vectors as encoding each row."""
+    records = get_task("idiom-cloze").load("dev", data_dir)[:4]
+    model = ChoiceScorerModel.from_base(str(tiny_llama), "mc", frozen=True)
+    module = model.module
+    batch = model.collate(model.features(records))
+    shared = module.pooled(batch["input_ids"], batch["attention_mask"])
+    full = module._encode(batch["input_ids"], batch["attention_mask"], None)
+    assert torch.allclose(shared, full, atol=1e-5)
+    assert len(module.features) == batch["input_ids"].shape[0]  # one vector per distinct sequence
+    # the cache answers the second time (a changed encoder would no longer be asked)
+    torch.nn.init.zeros_(module.encoder.embed_tokens.weight)
+    assert torch.equal(module.pooled(batch["input_ids"], batch["attention_mask"]), shared)
+
+
+def test_freeze_base_trains_the_head_only_and_saves_no_encoder_copy(tiny_llama, tmp_path, data_dir):
+    from figlang.models.trained.methods import TrainedMethod
+
+    out = tmp_path / "probe"
+    before = load_file(str(tiny_llama / "model.safetensors"))
+    result = train("idiom-cloze", "mc", str(tiny_llama), out, data_dir=str(data_dir), preset="cpu-probe", bf16=False, limit=24,
+                   dev_limit=8, report_splits=("dev-disjoint",), report_limit=8, epochs=6, batch_size=8, lr=1e-2,
+                   threads=1, progress=False, log_every=1, save_every=1)  # fmt: skip
+    meta = read_figlang_json(out)
+    assert meta["input_format"]["frozen_base"] is True and meta["training"]["freeze_base"] is True
+    assert not (out / "model.safetensors").exists()  # the head and figlang.json name the base; no 6 GB copy
+    ckpt = torch.load(out / "checkpoint" / "model.pt", weights_only=True)
+    assert sorted(ckpt) == ["head.bias", "head.weight"]
+    assert (out / "checkpoint" / "features.pt").is_file()
+    rows = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
+    losses = [r["loss"] for r in rows if r["event"] == "train"]
+    assert losses[-1] < losses[0]  # the head learns the training items
+    # the base was not touched, and save → load → eval answers identically
+    after = load_file(str(tiny_llama / "model.safetensors"))
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    records = get_task("idiom-cloze").load("dev-disjoint", data_dir)[:8]
+    loaded = ChoiceScorerModel.load(out)
+    assert loaded.module.frozen and not loaded.module.features
+    direct = [p.scores for p in loaded.predict(records, batch_size=3)]
+    via_eval = TrainedMethod(model=str(out)).predict(records)
+    for a, b in zip(direct, via_eval):
+        assert a == pytest.approx(b.scores, abs=1e-5)
+    saved = result.metrics["dev-disjoint"]["accuracy"]["accuracy"]
+    assert saved == pytest.approx(sum(int(max(range(2), key=lambda k: (s[k], -k)) == r.label) for s, r in zip(direct, records)) / 8)
+
+
+def test_freeze_base_is_refused_for_methods_without_a_head(tmp_path):
+    from figlang.models.training import make_config
+
+    with pytest.raises(FiglangError, match="freeze_base"):
+        make_config("flute", "nli", "minilm", tmp_path, freeze_base=True)

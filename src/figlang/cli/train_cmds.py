@@ -54,7 +54,7 @@ def train_cmd(
     method: Annotated[str, typer.Option("--method", "-m", help="mc | mc-continuation | mc-meaning | mc-context | mc-literal | nli | nli-rationale | iro | generator | generator-context | generator-literal.")],
     model: Annotated[str, typer.Option("--model", help="Base model: catalog name (minilm, mpnet; smollm2-135m for the generating methods), local model dir, hub id, or a figlang-trained dir to start from.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder; rerunning with the same folder resumes.")],
-    preset: Annotated[Optional[str], typer.Option(help="Preset: cpu-cloze, cpu-knowledge, cpu-nli, cpu-impli-folds, cpu-iro, cpu-generator, cpu-generator-knowledge, paper-mc, paper-knowledge, paper-nli (default: by method).")] = None,
+    preset: Annotated[Optional[str], typer.Option(help="Preset: cpu-cloze, cpu-knowledge, cpu-nli, cpu-probe, cpu-impli-folds, cpu-iro, cpu-generator, cpu-generator-knowledge, paper-mc, paper-knowledge, paper-nli (default: by method).")] = None,
     epochs: Annotated[Optional[int], typer.Option(help="Epochs.")] = None,
     lr: Annotated[Optional[float], typer.Option(help="Peak learning rate (linear warmup, then linear decay).")] = None,
     batch_size: Annotated[Optional[int], typer.Option("--batch-size", help="Items per micro-batch (an item of a knowledge model is 24 sequences).")] = None,
@@ -77,6 +77,7 @@ def train_cmd(
     report_split: Annotated[Optional[list[str]], typer.Option("--report-split", help="Splits to score the best model on (repeatable; default: dev split + official dev/val).")] = None,
     eval_batch_size: Annotated[Optional[int], typer.Option("--eval-batch-size")] = None,
     max_target_length: Annotated[Optional[int], typer.Option("--max-target-length", help="Generating methods: tokens of the target (continuation, or label + explanation).")] = None,
+    freeze_base: Annotated[Optional[bool], typer.Option("--freeze-base/--fine-tune", help="Multiple-choice methods: train only the scoring head on the fixed base (a linear probe). Each sequence is encoded once and its features kept, so a 1.5B decoder fits a CPU; the saved model names the base instead of copying it. Preset cpu-probe.")] = None,
     bf16: Annotated[Optional[bool], typer.Option("--bf16/--fp32", help="bfloat16 autocast on CPU (about 2× faster for base-size encoders on AVX512-BF16 CPUs).")] = None,
     threads: Annotated[Optional[int], typer.Option(help="torch threads (default 2).")] = None,
     device: Annotated[Optional[str], typer.Option("--device", help="cpu (default), cuda, cuda:N or auto: where the weights and batches go.")] = None,
@@ -94,6 +95,8 @@ def train_cmd(
 
       figlang train -t flute -m nli --model minilm -o runs/flute-nli
 
+      figlang train -t idiom-cloze -m mc --model qwen2.5-1.5b --preset cpu-probe -o runs/idiom-probe-qwen
+
       figlang train -t impli -m nli --model minilm -o runs/impli-folds --folds 10
 
       figlang train -t flute -m iro --model smollm2-135m -o runs/flute-iro
@@ -108,7 +111,7 @@ def train_cmd(
         "max_steps": max_steps, "max_minutes": max_minutes, "eval_every": eval_every, "save_every": save_every,
         "log_every": log_every, "patience": patience, "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "train_split": train_split,
         "dev_split": dev_split, "report_splits": tuple(report_split) if report_split else None,
-        "eval_batch_size": eval_batch_size, "max_target_length": max_target_length, "bf16": bf16, "threads": threads,
+        "eval_batch_size": eval_batch_size, "max_target_length": max_target_length, "bf16": bf16, "freeze_base": freeze_base, "threads": threads,
         "device": device, "data_dir": str(data_dir) if data_dir else None, "progress": not quiet,
     }  # fmt: skip
     options = {k: v for k, v in options.items() if v is not None}

@@ -48,9 +48,15 @@ class ChoiceScorer(nn.Module):
 
     ``pooling="first"`` takes the start token (encoders: the paper's setup); ``"last"`` takes the
     last real token, which is the only one that has seen the whole sequence in a decoder-only LM.
+
+    ``frozen=True`` trains the head alone on a fixed encoder (a linear probe): the encoder never
+    changes, so each distinct sequence is encoded once and its pooled vector kept
+    (``features``); later epochs and dev evaluations cost only the head. For a decoder-only
+    encoder, the sequences of one item that share a prefix (the narrative, ahead of each
+    option) encode it once and run the options from its key/value cache.
     """
 
-    def __init__(self, encoder: nn.Module, dropout: float = 0.1, pooling: str | None = None) -> None:
+    def __init__(self, encoder: nn.Module, dropout: float = 0.1, pooling: str | None = None, frozen: bool = False) -> None:
         super().__init__()
         self.encoder = encoder
         self.pooling = pooling or default_pooling(encoder.config)
@@ -58,17 +64,141 @@ class ChoiceScorer(nn.Module):
             raise FiglangError(f"unknown pooling {self.pooling!r}: first or last")
         self.dropout = nn.Dropout(dropout)
         self.head = nn.Linear(encoder.config.hidden_size, 1)
+        self.frozen = bool(frozen)
+        self.features: dict[bytes, torch.Tensor] = {}  # frozen: sequence key → pooled vector (float32, CPU)
+        self.min_shared_prefix = 16  # tokens; below this a group is not worth a cache
+        if self.frozen:
+            self.encoder.requires_grad_(False)
+            self.encoder.eval()
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+    def train(self, mode: bool = True) -> ChoiceScorer:
+        super().train(mode)
+        if self.frozen:  # a fixed encoder has no dropout: its features are the same in every epoch
+            self.encoder.eval()
+        return self
+
+    def trainable_state_dict(self) -> dict[str, torch.Tensor]:
+        """What a checkpoint must keep: everything, or only the head when the encoder is frozen."""
+        state = self.state_dict()
+        return {k: v for k, v in state.items() if not (self.frozen and k.startswith("encoder."))}
+
+    def _encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None) -> torch.Tensor:
         kwargs = {"input_ids": input_ids, "attention_mask": attention_mask}
         if token_type_ids is not None:
             kwargs["token_type_ids"] = token_type_ids
         states = self.encoder(**kwargs).last_hidden_state
         if self.pooling == "last":  # right-padded: the last real token of each row
-            hidden = states[torch.arange(states.shape[0], device=states.device), attention_mask.sum(-1) - 1]
-        else:
-            hidden = states[:, 0]
-        return self.head(self.dropout(hidden)).squeeze(-1).float()
+            return states[torch.arange(states.shape[0], device=states.device), attention_mask.sum(-1) - 1]
+        return states[:, 0]
+
+    def _encode_shared(self, rows: list[list[int]], device: torch.device) -> list[torch.Tensor]:
+        """Last-token vectors of decoder rows; consecutive rows sharing a prefix run it once (its KV cache)."""
+        out: list[torch.Tensor | None] = [None] * len(rows)
+        plain: list[int] = []
+        i = 0
+        while i < len(rows):
+            j, p = i + 1, len(rows[i]) - 1
+            while j < len(rows):
+                q = _common_prefix(rows[i], rows[j], min(p, len(rows[j]) - 1))
+                if q < self.min_shared_prefix:
+                    break
+                p, j = q, j + 1
+            if j - i < 2:
+                plain.append(i)
+                i += 1
+                continue
+            group = list(range(i, j))
+            prefix = torch.tensor([rows[i][:p]], dtype=torch.long, device=device)
+            cache = self.encoder(input_ids=prefix, attention_mask=torch.ones_like(prefix), use_cache=True).past_key_values
+            cache.batch_repeat_interleave(len(group))
+            tails = [rows[g][p:] for g in group]
+            ids = pad(tails, 0).to(device)
+            tail_mask = pad([[1] * len(t) for t in tails], 0).to(device)
+            mask = torch.cat([torch.ones(len(group), p, dtype=torch.long, device=device), tail_mask], 1)
+            states = self.encoder(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True).last_hidden_state
+            for k, g in enumerate(group):
+                out[g] = states[k, len(tails[k]) - 1]
+            i = j
+        if plain:
+            ids = pad([rows[g] for g in plain], 0).to(device)
+            mask = pad([[1] * len(rows[g]) for g in plain], 0).to(device)
+            vecs = self._encode(ids, mask, None)
+            for k, g in enumerate(plain):
+                out[g] = vecs[k]
+        return out  # type: ignore[return-value]
+
+    def pooled(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """One vector per row; a frozen encoder's come from (and go to) ``features``."""
+        if not self.frozen:
+            return self._encode(input_ids, attention_mask, token_type_ids)
+        lengths = attention_mask.sum(-1).tolist()
+        ids_cpu = input_ids.cpu()
+        types_cpu = token_type_ids.cpu() if token_type_ids is not None else None
+        keys = []
+        for r, n in enumerate(lengths):
+            key = ids_cpu[r, :n].numpy().tobytes()
+            if types_cpu is not None:
+                key += b"|" + types_cpu[r, :n].numpy().tobytes()
+            keys.append(key)
+        missing = [r for r, k in enumerate(keys) if k not in self.features]
+        missing = [r for k, r in {keys[r]: r for r in missing}.items()]  # one row per distinct sequence
+        if missing:
+            with torch.no_grad():
+                if self.pooling == "last" and types_cpu is None:
+                    rows = [ids_cpu[r, : lengths[r]].tolist() for r in missing]
+                    vecs = self._encode_shared(rows, input_ids.device)
+                else:
+                    sub = torch.tensor(missing, device=input_ids.device)
+                    vecs = list(self._encode(input_ids[sub], attention_mask[sub], None if token_type_ids is None else token_type_ids[sub]))
+            for r, v in zip(missing, vecs):
+                self.features[keys[r]] = v.detach().float().cpu()
+        return torch.stack([self.features[k] for k in keys]).to(input_ids.device)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+        hidden = self.pooled(input_ids, attention_mask, token_type_ids)
+        return self.head(self.dropout(hidden.to(self.head.weight.dtype))).squeeze(-1).float()
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    n = 0
+    while n < limit and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def frozen_base_path(meta: dict[str, Any]) -> str:
+    """Where a frozen-encoder model's base lives now: its recorded path, else its reference resolved again.
+
+    The weights must be the ones trained on (the head was fitted to their features): when the
+    training run recorded a content revision, the base found now must have the same.
+    """
+    base = meta.get("base_model") or {}
+    path = base.get("path")
+    if not (path and Path(path).is_dir()):
+        reference = base.get("reference")
+        try:
+            from ..loading import resolve
+
+            path = resolve(reference).path if reference else None
+        except Exception as err:  # noqa: BLE001 - any resolver failure: say what to install
+            raise FiglangError(
+                f"this model trained a head on the frozen base {reference!r}, which is not available here ({err}); "
+                f"install it (figlang models install {reference}) or put it at {base.get('path')}"
+            ) from err
+    if not path:
+        raise FiglangError("figlang.json names no base model for this frozen-encoder model")
+    revision, now = base.get("revision"), None
+    if revision and str(revision).startswith("sha256:") and Path(path).is_dir():
+        from ..loading import directory_revision
+
+        now = directory_revision(path)
+    elif revision and base.get("source") == "catalog":
+        from ..loading import resolve
+
+        now = resolve(base["reference"]).revision
+    if now is not None and now != revision:
+        raise FiglangError(f"the frozen base at {path} is not the one this head was trained on (revision {now} != {revision})")
+    return str(path)
 
 
 def default_pooling(config: Any) -> str:
@@ -150,12 +280,14 @@ class ChoiceScorerModel:
 
     # --- construction ------------------------------------------------------------------------------
     @classmethod
-    def from_base(cls, path: str, method: str, dropout: float = 0.1, **options: Any) -> ChoiceScorerModel:
+    def from_base(cls, path: str, method: str, dropout: float = 0.1, frozen: bool = False, **options: Any) -> ChoiceScorerModel:
         from transformers import AutoModel, AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(path)
         encoder = AutoModel.from_pretrained(path)
-        return cls(ChoiceScorer(encoder, dropout), tokenizer, method, **options)
+        if frozen and options.get("bf16"):  # a fixed encoder runs in bfloat16 outright (no autocast copies of the weights)
+            encoder.to(torch.bfloat16)
+        return cls(ChoiceScorer(encoder, dropout, frozen=frozen), tokenizer, method, **options)
 
     @classmethod
     def load(cls, directory: str | Path, **overrides: Any) -> ChoiceScorerModel:
@@ -165,8 +297,11 @@ class ChoiceScorerModel:
         meta = read_figlang_json(directory)
         fmt = meta["input_format"]
         tokenizer = AutoTokenizer.from_pretrained(str(directory))
-        encoder = AutoModel.from_pretrained(str(directory))
-        module = ChoiceScorer(encoder, fmt.get("dropout", 0.1), fmt.get("pooling", "first"))
+        frozen = bool(fmt.get("frozen_base"))
+        encoder = AutoModel.from_pretrained(frozen_base_path(meta) if frozen else str(directory))
+        if frozen and meta.get("training", {}).get("bf16"):
+            encoder.to(torch.bfloat16)
+        module = ChoiceScorer(encoder, fmt.get("dropout", 0.1), fmt.get("pooling", "first"), frozen=frozen)
         head = load_file(str(Path(directory) / HEAD_FILE))
         module.head.load_state_dict({"weight": head["weight"], "bias": head["bias"]})
         module.eval()
@@ -186,7 +321,8 @@ class ChoiceScorerModel:
 
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        self.module.encoder.save_pretrained(str(directory))
+        if not self.module.frozen:  # a frozen encoder is the base model itself: figlang.json names it
+            self.module.encoder.save_pretrained(str(directory))
         self.tokenizer.save_pretrained(str(directory))
         head = self.module.head
         save_file({"weight": head.weight.detach().contiguous().clone(), "bias": head.bias.detach().contiguous().clone()}, str(directory / HEAD_FILE))
@@ -217,6 +353,8 @@ class ChoiceScorerModel:
             "inference_floor": self.inference_floor,
             "representation": "start token of the last layer" if self.module.pooling == "first" else "last real token of the last layer",
             "pooling": self.module.pooling,
+            "frozen_base": self.module.frozen,
+            "encoder": "the base model, unchanged and not copied (figlang.json base_model)" if self.module.frozen else "fine-tuned, saved here",
             "dropout": self.module.dropout.p,
             "score": "linear(hidden, 1); softmax over the options; cross-entropy",
             "token_type_ids": "1 from the continuation on" if self.use_token_types else "not used",

@@ -63,6 +63,13 @@ PRESETS: dict[str, dict[str, Any]] = {
         "warmup_ratio": 0.05, "weight_decay": 0.0, "patience": 3, "eval_every": 100, "limit": 300, "dev_limit": 20,
         "report_limit": 40, "eval_batch_size": 24,
     },
+    "cpu-probe": {
+        "description": "A linear probe for the cloze scorer on a large frozen base (qwen2.5-1.5b, gemma3-270m): only the head "
+                       "trains; every sequence is encoded once in bfloat16 (the narrative once per item, its options from "
+                       "its key/value cache) and its features kept, so 30 epochs cost about one pass over the data.",
+        "freeze_base": True, "bf16": True, "epochs": 30, "lr": 1e-3, "batch_size": 16, "grad_accum": 1, "max_length": 160,
+        "warmup_ratio": 0.0, "weight_decay": 0.01, "patience": 8, "eval_every": 0, "eval_batch_size": 16,
+    },
     # --- the papers ------------------------------------------------------------------------------------
     "paper-mc": {
         "description": "Chakrabarty et al. (TACL 2022) RoBERTa multiple-choice scorer: 10 epochs, lr 1e-5, batch 8 "

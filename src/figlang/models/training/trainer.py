@@ -100,6 +100,7 @@ class TrainConfig:
     # model
     max_inferences: int = 12
     max_target_length: int = 64  # generating methods: tokens of the target (continuation / label + explanation)
+    freeze_base: bool = False  # multiple-choice scorers: train the head alone on the fixed base (a linear probe; features cached)
     bf16: bool = False
     device: str = "cpu"  # cpu | cuda | cuda:N | auto (weights and batches go there; the data order and seeds do not change)
     threads: int | None = 2
@@ -165,6 +166,8 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
         raise FiglangError(f"select must be 'best' or 'last', got {cfg.select!r}")
     if cfg.lr <= 0:
         raise FiglangError(f"lr must be positive, got {cfg.lr}")
+    if cfg.freeze_base and TRAINED_METHODS[cfg.method][1] != "choice-scorer":
+        raise FiglangError(f"freeze_base trains a multiple-choice head on a fixed base (mc, mc-continuation, …), not {cfg.method!r}")
     return cfg
 
 
@@ -336,10 +339,17 @@ def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
             if TRAINED_METHODS[init["method"]][1] != "choice-scorer":
                 raise FiglangError(f"cannot start a {cfg.method} model from a {init['method']} model at {base['path']}")
             model = ChoiceScorerModel.load(base["path"], **opts)
-            model = ChoiceScorerModel(model.module, model.tokenizer, cfg.method, **opts)
+            module = model.module
+            if cfg.freeze_base and not module.frozen:  # probe a trained encoder: keep its head, fix the rest
+                from ..trained.multiple_choice import ChoiceScorer
+
+                frozen = ChoiceScorer(module.encoder, cfg.dropout, module.pooling, frozen=True)
+                frozen.head.load_state_dict(module.head.state_dict())
+                module = frozen
+            model = ChoiceScorerModel(module, model.tokenizer, cfg.method, **opts)
             model.module.dropout.p = cfg.dropout
             return model
-        return ChoiceScorerModel.from_base(base["path"], cfg.method, dropout=cfg.dropout, **opts)
+        return ChoiceScorerModel.from_base(base["path"], cfg.method, dropout=cfg.dropout, frozen=cfg.freeze_base, **opts)
     from ..trained.nli_classifier import NLIClassifierModel
 
     opts = {"max_length": cfg.max_length, "bf16": cfg.bf16}
@@ -383,7 +393,9 @@ def _save_checkpoint(out: Path, module: Any, optimizer: Any, scheduler: Any, sta
     old = out / f"{CHECKPOINT}.old"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    torch.save(module.state_dict(), tmp / "model.pt")
+    torch.save(module.trainable_state_dict() if hasattr(module, "trainable_state_dict") else module.state_dict(), tmp / "model.pt")
+    if getattr(module, "frozen", False) and module.features:  # the fixed encoder's features: a resumed run need not recompute them
+        torch.save(module.features, tmp / "features.pt")
     torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "rng": rng_state()}, tmp / "trainer.pt")
     (tmp / "state.json").write_text(json.dumps(state, indent=2, default=str), encoding="utf-8")
     if final.exists():
@@ -611,7 +623,10 @@ def run_training(
         log.write(event="start", step=0, config=cfg.to_dict(), train_items=len(train_feats), dev_items=len(dev_feats),
                   steps_per_epoch=steps_per_epoch, total_steps=total_steps, base_model=base)  # fmt: skip
     else:
-        module.load_state_dict(torch.load(ckpt / "model.pt", weights_only=True, map_location=device))
+        frozen = getattr(module, "frozen", False)
+        module.load_state_dict(torch.load(ckpt / "model.pt", weights_only=True, map_location=device), strict=not frozen)
+        if frozen and (ckpt / "features.pt").is_file():
+            module.features.update(torch.load(ckpt / "features.pt", weights_only=True))
         blob = torch.load(ckpt / "trainer.pt", weights_only=False, map_location="cpu")  # the optimizer moves its state to the weights
         optimizer.load_state_dict(blob["optimizer"])
         scheduler.load_state_dict(blob["scheduler"])
@@ -769,6 +784,8 @@ def run_training(
     from ..trained import load_trained
 
     best_model = load_trained(out, device=cfg.device)
+    if getattr(module, "frozen", False) and getattr(getattr(best_model, "module", None), "frozen", False):
+        best_model.module.features = module.features  # same fixed encoder: its features carry over to the report
     summary = {"state": state, "stopped": stop_reason, "resumed": resumed, "seconds": time.perf_counter() - started,
                "plot": plot, "figlang_meta": figlang_meta, "steps_per_epoch": steps_per_epoch, "total_steps": total_steps}  # fmt: skip
     return best_model, summary
