@@ -148,10 +148,11 @@ def test_freeze_base_trains_the_head_only_and_saves_no_encoder_copy(tiny_llama, 
     out = tmp_path / "probe"
     before = load_file(str(tiny_llama / "model.safetensors"))
     result = train("idiom-cloze", "mc", str(tiny_llama), out, data_dir=str(data_dir), preset="cpu-probe", bf16=False, limit=24,
-                   dev_limit=8, report_splits=("dev-disjoint",), report_limit=8, epochs=6, batch_size=8, lr=1e-2,
+                   dev_limit=8, report_splits=("dev-disjoint",), report_limit=8, epochs=6, batch_size=8, lr=1e-2, base_layers=1,
                    threads=1, progress=False, log_every=1, save_every=1)  # fmt: skip
     meta = read_figlang_json(out)
     assert meta["input_format"]["frozen_base"] is True and meta["training"]["freeze_base"] is True
+    assert meta["input_format"]["base_layers"] == 1  # the probe reads the first of the base's 2 layers
     assert not (out / "model.safetensors").exists()  # the head and figlang.json name the base; no 6 GB copy
     ckpt = torch.load(out / "checkpoint" / "model.pt", weights_only=True)
     assert sorted(ckpt) == ["head.bias", "head.weight"]
@@ -165,6 +166,7 @@ def test_freeze_base_trains_the_head_only_and_saves_no_encoder_copy(tiny_llama, 
     records = get_task("idiom-cloze").load("dev-disjoint", data_dir)[:8]
     loaded = ChoiceScorerModel.load(out)
     assert loaded.module.frozen and not loaded.module.features
+    assert len(loaded.module.encoder.layers) == 1
     direct = [p.scores for p in loaded.predict(records, batch_size=3)]
     via_eval = TrainedMethod(model=str(out)).predict(records)
     for a, b in zip(direct, via_eval):
@@ -178,3 +180,18 @@ def test_freeze_base_is_refused_for_methods_without_a_head(tmp_path):
 
     with pytest.raises(FiglangError, match="freeze_base"):
         make_config("flute", "nli", "minilm", tmp_path, freeze_base=True)
+    with pytest.raises(FiglangError, match="base_layers"):
+        make_config("idiom-cloze", "mc", "minilm", tmp_path, base_layers=3)
+
+
+def test_keep_first_layers_cuts_the_layer_list_and_the_config(tiny_llama, minilm_path):
+    from transformers import AutoModel
+
+    from figlang.models.trained.multiple_choice import keep_first_layers
+
+    llama = keep_first_layers(AutoModel.from_pretrained(tiny_llama), 1)
+    assert len(llama.layers) == 1 and llama.config.num_hidden_layers == 1
+    bert = keep_first_layers(AutoModel.from_pretrained(minilm_path), 4)
+    assert len(bert.encoder.layer) == 4
+    with pytest.raises(FiglangError, match="between 1 and 4"):
+        keep_first_layers(bert, 9)

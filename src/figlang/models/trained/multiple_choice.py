@@ -166,6 +166,41 @@ def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
     return n
 
 
+def keep_first_layers(encoder: nn.Module, n: int) -> nn.Module:
+    """Cut a transformer to its first ``n`` layers (its final norm kept), in place.
+
+    A probe reads the last kept layer: in a decoder LM the middle layers carry more of what a
+    plausibility probe needs than the last, which is shaped for the next token (and the cut
+    halves the cost).
+    """
+    holder, name = None, None
+    for path in ("layers", "model.layers", "language_model.layers", "encoder.layer", "transformer.h", "h", "layer"):
+        obj = encoder
+        try:
+            *parents, last = path.split(".")
+            for part in parents:
+                obj = getattr(obj, part)
+            if isinstance(getattr(obj, last), nn.ModuleList):
+                holder, name = obj, last
+                break
+        except AttributeError:
+            continue
+    if holder is None:
+        raise FiglangError(f"cannot find the layer list of {type(encoder).__name__} to keep its first {n} layers")
+    layers = getattr(holder, name)
+    if not 1 <= n <= len(layers):
+        raise FiglangError(f"base_layers must be between 1 and {len(layers)} for this model, got {n}")
+    setattr(holder, name, nn.ModuleList(list(layers)[:n]))
+    config = getattr(encoder, "config", None)
+    for cfg in (config, getattr(config, "text_config", None)):
+        if cfg is None or not hasattr(cfg, "num_hidden_layers"):
+            continue
+        cfg.num_hidden_layers = n
+        if isinstance(getattr(cfg, "layer_types", None), list):
+            cfg.layer_types = cfg.layer_types[:n]
+    return encoder
+
+
 def frozen_base_path(meta: dict[str, Any]) -> str:
     """Where a frozen-encoder model's base lives now: its recorded path, else its reference resolved again.
 
@@ -280,11 +315,14 @@ class ChoiceScorerModel:
 
     # --- construction ------------------------------------------------------------------------------
     @classmethod
-    def from_base(cls, path: str, method: str, dropout: float = 0.1, frozen: bool = False, **options: Any) -> ChoiceScorerModel:
+    def from_base(cls, path: str, method: str, dropout: float = 0.1, frozen: bool = False, base_layers: int | None = None,
+                  **options: Any) -> ChoiceScorerModel:  # fmt: skip
         from transformers import AutoModel, AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(path)
         encoder = AutoModel.from_pretrained(path)
+        if base_layers:
+            keep_first_layers(encoder, base_layers)
         if frozen and options.get("bf16"):  # a fixed encoder runs in bfloat16 outright (no autocast copies of the weights)
             encoder.to(torch.bfloat16)
         return cls(ChoiceScorer(encoder, dropout, frozen=frozen), tokenizer, method, **options)
@@ -299,6 +337,8 @@ class ChoiceScorerModel:
         tokenizer = AutoTokenizer.from_pretrained(str(directory))
         frozen = bool(fmt.get("frozen_base"))
         encoder = AutoModel.from_pretrained(frozen_base_path(meta) if frozen else str(directory))
+        if frozen and fmt.get("base_layers"):
+            keep_first_layers(encoder, int(fmt["base_layers"]))
         if frozen and meta.get("training", {}).get("bf16"):
             encoder.to(torch.bfloat16)
         module = ChoiceScorer(encoder, fmt.get("dropout", 0.1), fmt.get("pooling", "first"), frozen=frozen)
@@ -354,6 +394,7 @@ class ChoiceScorerModel:
             "representation": "start token of the last layer" if self.module.pooling == "first" else "last real token of the last layer",
             "pooling": self.module.pooling,
             "frozen_base": self.module.frozen,
+            "base_layers": self.module.encoder.config.num_hidden_layers if self.module.frozen else None,
             "encoder": "the base model, unchanged and not copied (figlang.json base_model)" if self.module.frozen else "fine-tuned, saved here",
             "dropout": self.module.dropout.p,
             "score": "linear(hidden, 1); softmax over the options; cross-entropy",

@@ -101,6 +101,7 @@ class TrainConfig:
     max_inferences: int = 12
     max_target_length: int = 64  # generating methods: tokens of the target (continuation / label + explanation)
     freeze_base: bool = False  # multiple-choice scorers: train the head alone on the fixed base (a linear probe; features cached)
+    base_layers: int | None = None  # with freeze_base: read the base's first N layers (a decoder's middle layers probe best)
     bf16: bool = False
     device: str = "cpu"  # cpu | cuda | cuda:N | auto (weights and batches go there; the data order and seeds do not change)
     threads: int | None = 2
@@ -168,6 +169,8 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
         raise FiglangError(f"lr must be positive, got {cfg.lr}")
     if cfg.freeze_base and TRAINED_METHODS[cfg.method][1] != "choice-scorer":
         raise FiglangError(f"freeze_base trains a multiple-choice head on a fixed base (mc, mc-continuation, …), not {cfg.method!r}")
+    if cfg.base_layers is not None and not cfg.freeze_base:
+        raise FiglangError("base_layers cuts the frozen base of a probe; use it with freeze_base (--freeze-base or --preset cpu-probe)")
     return cfg
 
 
@@ -343,13 +346,18 @@ def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
             if cfg.freeze_base and not module.frozen:  # probe a trained encoder: keep its head, fix the rest
                 from ..trained.multiple_choice import ChoiceScorer
 
+                from ..trained.multiple_choice import keep_first_layers
+
+                if cfg.base_layers:
+                    keep_first_layers(module.encoder, cfg.base_layers)
                 frozen = ChoiceScorer(module.encoder, cfg.dropout, module.pooling, frozen=True)
                 frozen.head.load_state_dict(module.head.state_dict())
                 module = frozen
             model = ChoiceScorerModel(module, model.tokenizer, cfg.method, **opts)
             model.module.dropout.p = cfg.dropout
             return model
-        return ChoiceScorerModel.from_base(base["path"], cfg.method, dropout=cfg.dropout, frozen=cfg.freeze_base, **opts)
+        return ChoiceScorerModel.from_base(base["path"], cfg.method, dropout=cfg.dropout, frozen=cfg.freeze_base,
+                                           base_layers=cfg.base_layers, **opts)  # fmt: skip
     from ..trained.nli_classifier import NLIClassifierModel
 
     opts = {"max_length": cfg.max_length, "bf16": cfg.bf16}
