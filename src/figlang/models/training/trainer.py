@@ -707,6 +707,9 @@ def run_training(
         return cfg.patience > 0 and state["bad_evals"] >= cfg.patience
 
     progress = _Progress(cfg.progress, total_steps, state["step"], f"{cfg.method} {cfg.task}")
+    if getattr(module, "frozen", False) and len(module.features) < len(train_feats):
+        progress.message("[probe] the base is frozen: the first epoch encodes every training sequence once and keeps its "
+                         "features; later epochs train the head alone in seconds (until then the ETA overstates the rest)")  # fmt: skip
     module.train()
     running: list[float] = list(state.get("running_losses") or [])
     stop_reason = state.get("finished")
