@@ -13,7 +13,7 @@ from safetensors.torch import load_file
 from figlang.data.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.models.trained import read_figlang_json, resolve_device
-from figlang.models.trained.multiple_choice import ChoiceScorerModel, is_decoder_only
+from figlang.models.trained.multiple_choice import ChoiceScorer, ChoiceScorerModel, is_decoder_only
 from figlang.models.trained.nli_classifier import NLIClassifierModel
 from figlang.models.training import train
 
@@ -137,6 +137,15 @@ def test_frozen_decoder_features_from_a_shared_prefix_equal_a_full_forward(tiny_
     full = module._encode(batch["input_ids"], batch["attention_mask"], None)
     assert torch.allclose(shared, full, atol=1e-5)
     assert len(module.features) == batch["input_ids"].shape[0]  # one vector per distinct sequence
+    # knowledge rows (Inf_j N C_i, ordered by option then inference) share their prefixes across options too
+    kmodel = ChoiceScorerModel(ChoiceScorer(module.encoder, frozen=True), model.tokenizer, "mc-context", max_inferences=3)
+    kbatch = kmodel.collate(kmodel.features(records[:2]))
+    calls = []
+    hook = module.encoder.register_forward_hook(lambda mod, args, kwargs, out: calls.append(kwargs["input_ids"].shape), with_kwargs=True)
+    kshared = kmodel.module.pooled(kbatch["input_ids"], kbatch["attention_mask"])
+    hook.remove()
+    assert torch.allclose(kshared, module._encode(kbatch["input_ids"], kbatch["attention_mask"], None), atol=1e-5)
+    assert len(calls) == 2 * 3 * 2  # per item and inference: one prefix pass, one pass for both options
     # the cache answers the second time (a changed encoder would no longer be asked)
     torch.nn.init.zeros_(module.encoder.embed_tokens.weight)
     assert torch.equal(module.pooled(batch["input_ids"], batch["attention_mask"]), shared)

@@ -145,6 +145,8 @@ class ChoiceScorer(nn.Module):
         if missing:
             with torch.no_grad():
                 if self.pooling == "last" and types_cpu is None:
+                    # sorted, rows that share a prefix are neighbours: Inf_j N C_1 next to Inf_j N C_2
+                    missing.sort(key=lambda r: ids_cpu[r, : lengths[r]].tolist())
                     rows = [ids_cpu[r, : lengths[r]].tolist() for r in missing]
                     vecs = self._encode_shared(rows, input_ids.device)
                 else:
