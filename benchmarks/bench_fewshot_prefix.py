@@ -24,7 +24,7 @@ import time
 
 from figlang.data.registry import get_task
 from figlang.models.backends.base import ScoreRequest
-from figlang.models.backends.transformers_backend import _shared_prefix_length
+from figlang.models.prefix import shared_prefix_length
 from figlang.models.loading import load_backend
 from figlang.models.methods import prompts as P
 from figlang.models.methods.cloze import FewShot, _cloze, _context
@@ -62,7 +62,7 @@ def main() -> None:
     for c in range(0, len(items), args.chunk):
         ctxs = list(dict.fromkeys(tuple(lm._encode_prompt(p)) for p in contexts_of(method, items[c : c + args.chunk])))
         totals["per-context"] += sum(len(x) for x in ctxs)
-        n = _shared_prefix_length(ctxs) if len(ctxs) > 1 else 0
+        n = shared_prefix_length(ctxs) if len(ctxs) > 1 else 0
         skip = n if n >= lm.MIN_COMMON_PREFIX else 0  # what _common_prefix encodes for the call
         totals["call-prefix"] += skip + sum(len(x) - skip for x in ctxs)
         runs = lm._prefix_runs(sorted(ctxs, key=len, reverse=True), skip)

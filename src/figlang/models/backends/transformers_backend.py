@@ -38,6 +38,7 @@ from typing import Any
 
 from ...data.errors import FiglangError
 from ..devices import resolve_device
+from ..prefix import shared_prefix_length
 from .base import (
     MASK,
     BackendError,
@@ -145,16 +146,6 @@ def _batches(items: Sequence[Any], length: Any, max_rows: int, max_tokens: int) 
         longest = max(longest, n)
     if batch:
         yield batch
-
-
-def _shared_prefix_length(contexts: Sequence[Sequence[int]]) -> int:
-    """How many leading tokens all ``contexts`` share, leaving each at least 2 tokens of its own."""
-    room = min(len(c) for c in contexts) - 2
-    first = contexts[0]
-    n = 0
-    while n < room and all(c[n] == first[n] for c in contexts):
-        n += 1
-    return n
 
 
 def _select_cache_rows(cache: Any, index: Any) -> Any:
@@ -552,7 +543,7 @@ class TransformersBackend(LanguageModel):
         """
         if len(contexts) < 2:
             return None
-        n = _shared_prefix_length(contexts)
+        n = shared_prefix_length(contexts)
         if n < self.MIN_COMMON_PREFIX:
             return None
         cache, _, _ = self._encode_prefixes([list(contexts[0][:n])])
@@ -600,7 +591,7 @@ class TransformersBackend(LanguageModel):
         Any split gives the same scores; it only changes how much is recomputed.
         """
         order = sorted(contexts)
-        lcp = [_shared_prefix_length(pair) for pair in zip(order, order[1:])]
+        lcp = [shared_prefix_length(pair) for pair in zip(order, order[1:])]
 
         def plan(lo: int, hi: int, depth: int) -> tuple[int, list[tuple[int, int, int]]]:
             """(tokens saved, runs as (lo, hi, shared)) for order[lo:hi]."""

@@ -37,6 +37,7 @@ from torch import nn
 from ...data.errors import FiglangError
 from ...data.records import ClozeRecord, strip_markup
 from ..base import Prediction
+from ..prefix import shared_prefix_length
 from . import FIGLANG_JSON, KNOWLEDGE, TRAINED_METHODS, assemble, read_figlang_json, relation_of, special_ids
 
 HEAD_FILE = "choice_head.safetensors"
@@ -99,7 +100,7 @@ class ChoiceScorer(nn.Module):
         while i < len(rows):
             j, p = i + 1, len(rows[i]) - 1
             while j < len(rows):
-                q = _common_prefix(rows[i], rows[j], min(p, len(rows[j]) - 1))
+                q = min(p, shared_prefix_length((rows[i], rows[j]), keep=1))
                 if q < self.min_shared_prefix:
                     break
                 p, j = q, j + 1
@@ -140,15 +141,14 @@ class ChoiceScorer(nn.Module):
             if types_cpu is not None:
                 key += b"|" + types_cpu[r, :n].numpy().tobytes()
             keys.append(key)
-        missing = [r for r, k in enumerate(keys) if k not in self.features]
-        missing = [r for k, r in {keys[r]: r for r in missing}.items()]  # one row per distinct sequence
+        missing = list({k: r for r, k in enumerate(keys) if k not in self.features}.values())  # one row per distinct sequence
         if missing:
             with torch.no_grad():
                 if self.pooling == "last" and types_cpu is None:
                     # sorted, rows that share a prefix are neighbours: Inf_j N C_1 next to Inf_j N C_2
-                    missing.sort(key=lambda r: ids_cpu[r, : lengths[r]].tolist())
-                    rows = [ids_cpu[r, : lengths[r]].tolist() for r in missing]
-                    vecs = self._encode_shared(rows, input_ids.device)
+                    rows = sorted((ids_cpu[r, : lengths[r]].tolist(), r) for r in missing)
+                    missing = [r for _, r in rows]
+                    vecs = self._encode_shared([ids for ids, _ in rows], input_ids.device)
                 else:
                     sub = torch.tensor(missing, device=input_ids.device)
                     vecs = list(self._encode(input_ids[sub], attention_mask[sub], None if token_type_ids is None else token_type_ids[sub]))
@@ -159,13 +159,6 @@ class ChoiceScorer(nn.Module):
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
         hidden = self.pooled(input_ids, attention_mask, token_type_ids)
         return self.head(self.dropout(hidden.to(self.head.weight.dtype))).squeeze(-1).float()
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
-    n = 0
-    while n < limit and a[n] == b[n]:
-        n += 1
-    return n
 
 
 def keep_first_layers(encoder: nn.Module, n: int) -> nn.Module:
@@ -209,13 +202,13 @@ def frozen_base_path(meta: dict[str, Any]) -> str:
     The weights must be the ones trained on (the head was fitted to their features): when the
     training run recorded a content revision, the base found now must have the same.
     """
+    from ..loading import directory_revision, resolve
+
     base = meta.get("base_model") or {}
     path = base.get("path")
     if not (path and Path(path).is_dir()):
         reference = base.get("reference")
         try:
-            from ..loading import resolve
-
             path = resolve(reference).path if reference else None
         except Exception as err:  # noqa: BLE001 - any resolver failure: say what to install
             raise FiglangError(
@@ -226,12 +219,8 @@ def frozen_base_path(meta: dict[str, Any]) -> str:
         raise FiglangError("figlang.json names no base model for this frozen-encoder model")
     revision, now = base.get("revision"), None
     if revision and str(revision).startswith("sha256:") and Path(path).is_dir():
-        from ..loading import directory_revision
-
         now = directory_revision(path)
     elif revision and base.get("source") == "catalog":
-        from ..loading import resolve
-
         now = resolve(base["reference"]).revision
     if now is not None and now != revision:
         raise FiglangError(f"the frozen base at {path} is not the one this head was trained on (revision {now} != {revision})")

@@ -344,9 +344,7 @@ def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
             model = ChoiceScorerModel.load(base["path"], **opts)
             module = model.module
             if cfg.freeze_base and not module.frozen:  # probe a trained encoder: keep its head, fix the rest
-                from ..trained.multiple_choice import ChoiceScorer
-
-                from ..trained.multiple_choice import keep_first_layers
+                from ..trained.multiple_choice import ChoiceScorer, keep_first_layers
 
                 if cfg.base_layers:
                     keep_first_layers(module.encoder, cfg.base_layers)
