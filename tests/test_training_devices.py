@@ -204,3 +204,24 @@ def test_keep_first_layers_cuts_the_layer_list_and_the_config(tiny_llama, minilm
     assert len(bert.encoder.layer) == 4
     with pytest.raises(FiglangError, match="between 1 and 4"):
         keep_first_layers(bert, 9)
+
+
+def test_load_encoder_drops_the_lm_head_quietly_but_reports_other_strays(tiny_llama, tmp_path, capfd, caplog):
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    from figlang.models.trained.multiple_choice import load_encoder
+
+    encoder = load_encoder(str(tiny_llama))  # the checkpoint holds lm_head.weight, which the bare encoder has no use for
+    assert type(encoder).__name__ == "LlamaModel"
+    assert "UNEXPECTED" not in capfd.readouterr().err and not caplog.records
+
+    stray = tmp_path / "stray"
+    shutil.copytree(tiny_llama, stray)
+    weights = load_file(str(stray / "model.safetensors"))
+    weights["model.bogus.weight"] = torch.zeros(2)
+    save_file(weights, str(stray / "model.safetensors"), metadata={"format": "pt"})
+    with caplog.at_level("WARNING"):
+        load_encoder(str(stray))
+    assert any("unexpected key" in r.getMessage() and "bogus" in r.getMessage() for r in caplog.records)

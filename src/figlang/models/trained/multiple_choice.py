@@ -196,6 +196,36 @@ def keep_first_layers(encoder: nn.Module, n: int) -> nn.Module:
     return encoder
 
 
+_HEAD_KEYS = ("lm_head.", "cls.", "classifier.", "score.", "qa_outputs.")
+
+
+def load_encoder(path: str) -> nn.Module:
+    """``AutoModel.from_pretrained`` without transformers' load report for a dropped task head.
+
+    Loading a causal or masked LM checkpoint as the bare encoder leaves its ``lm_head`` unused, which
+    transformers reports as a table of UNEXPECTED keys on every load; that is by design here. Any other
+    unexpected or missing key still gets a warning, ours.
+    """
+    import logging
+
+    from transformers import AutoModel
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        encoder, info = AutoModel.from_pretrained(path, output_loading_info=True)
+    finally:
+        hf_logging.set_verbosity(level)
+    unexpected = sorted(k for k in info.get("unexpected_keys", ()) if not k.startswith(_HEAD_KEYS))
+    missing = sorted(info.get("missing_keys", ()))
+    if unexpected or missing:
+        logging.getLogger(__name__).warning(
+            "loading %s as an encoder: %d missing key(s) %s, %d unexpected key(s) %s", path,
+            len(missing), missing[:5], len(unexpected), unexpected[:5])  # fmt: skip
+    return encoder
+
+
 def frozen_base_path(meta: dict[str, Any]) -> str:
     """Where a frozen-encoder model's base lives now: its recorded path, else its reference resolved again.
 
@@ -308,10 +338,10 @@ class ChoiceScorerModel:
     @classmethod
     def from_base(cls, path: str, method: str, dropout: float = 0.1, frozen: bool = False, base_layers: int | None = None,
                   **options: Any) -> ChoiceScorerModel:  # fmt: skip
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(path)
-        encoder = AutoModel.from_pretrained(path)
+        encoder = load_encoder(path)
         if base_layers:
             keep_first_layers(encoder, base_layers)
         if frozen and options.get("bf16"):  # a fixed encoder runs in bfloat16 outright (no autocast copies of the weights)
@@ -321,13 +351,13 @@ class ChoiceScorerModel:
     @classmethod
     def load(cls, directory: str | Path, **overrides: Any) -> ChoiceScorerModel:
         from safetensors.torch import load_file
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoTokenizer
 
         meta = read_figlang_json(directory)
         fmt = meta["input_format"]
         tokenizer = AutoTokenizer.from_pretrained(str(directory))
         frozen = bool(fmt.get("frozen_base"))
-        encoder = AutoModel.from_pretrained(frozen_base_path(meta) if frozen else str(directory))
+        encoder = load_encoder(frozen_base_path(meta) if frozen else str(directory))
         if frozen and fmt.get("base_layers"):
             keep_first_layers(encoder, int(fmt["base_layers"]))
         if frozen and meta.get("training", {}).get("bf16"):
