@@ -225,3 +225,23 @@ def test_load_encoder_drops_the_lm_head_quietly_but_reports_other_strays(tiny_ll
     with caplog.at_level("WARNING"):
         load_encoder(str(stray))
     assert any("unexpected key" in r.getMessage() and "bogus" in r.getMessage() for r in caplog.records)
+
+
+def test_probe_eta_covers_the_encoding_epoch_then_the_head_only_pace(monkeypatch, capsys):
+    from figlang.models.training import trainer
+
+    clock = [0.0]
+    monkeypatch.setattr(trainer.time, "perf_counter", lambda: clock[0])
+    progress = trainer._Progress(True, total=100, done=0, title="mc idiom-cloze")
+    progress.tty, progress.bar = False, None
+    progress.encode_until = 10  # epoch 1 = 10 steps of encoding at 60 s each, then 90 head-only steps
+    clock[0] = 300.0
+    assert progress.eta(5) == 300.0  # the rest of epoch 1, not 95 steps at the encoding pace (5,700 s)
+    progress.update(5, "loss 0.69", True)
+    assert "ETA of epoch 1 (encoding) 5.0 min" in capsys.readouterr().err
+    clock[0] = 600.0
+    progress.update(10, "loss 0.68", True)  # encoding over: the pace is measured afresh
+    clock[0] = 609.0
+    progress.update(19, "loss 0.60", True)
+    assert progress.eta(19) == 81.0
+    assert "elapsed 10.2 min ETA 1.4 min" in capsys.readouterr().err.splitlines()[-1]

@@ -501,7 +501,9 @@ class _Progress:
         self.enabled = enabled
         self.tty = sys.stderr.isatty()
         self.total, self.title = total, title
-        self.start, self.start_done = time.perf_counter(), done
+        self.t0 = self.start = time.perf_counter()
+        self.start_done = done
+        self.encode_until: int | None = None  # a probe's first epoch (encoding the base) ends at this step
         self.bar = None
         if enabled and self.tty:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -512,18 +514,28 @@ class _Progress:
             self.job = self.bar.add_task(title, total=total, completed=done, info="")
 
     def eta(self, done: int) -> float | None:
+        """Seconds left: to the end of a probe's encoding epoch while it lasts (later epochs cost only the head,
+        so the encoding pace says nothing about them), else to the end of training."""
         rate = (done - self.start_done) / max(time.perf_counter() - self.start, 1e-9)
-        return (self.total - done) / rate if rate > 0 else None
+        end = self.encode_until if self.encoding(done) else self.total
+        return (end - done) / rate if rate > 0 else None
+
+    def encoding(self, done: int) -> bool:
+        return self.encode_until is not None and done < self.encode_until
 
     def update(self, done: int, info: str, log_line: bool) -> None:
         if not self.enabled:
             return
+        if self.encode_until is not None and done >= self.encode_until:  # encoding over: measure the head-only pace afresh
+            self.encode_until, self.start, self.start_done = None, time.perf_counter(), done
+        encoding = self.encoding(done)
+        eta = self.eta(done)
+        eta_s = f"{eta / 60:.1f} min" if eta is not None else "?"
         if self.bar is not None:
-            self.bar.update(self.job, completed=done, info=info)
+            self.bar.update(self.job, completed=done, info=info + (f" encoding, epoch 1 ends in ~{eta_s}" if encoding else ""))
         elif log_line:
-            eta = self.eta(done)
-            eta_s = f"{eta / 60:.1f} min" if eta is not None else "?"
-            print(f"[{self.title}] step {done}/{self.total} {info} elapsed {(time.perf_counter() - self.start) / 60:.1f} min ETA {eta_s}",
+            label = "ETA of epoch 1 (encoding)" if encoding else "ETA"
+            print(f"[{self.title}] step {done}/{self.total} {info} elapsed {(time.perf_counter() - self.t0) / 60:.1f} min {label} {eta_s}",
                   file=sys.stderr, flush=True)  # fmt: skip
 
     def message(self, text: str) -> None:
@@ -707,7 +719,8 @@ def run_training(
     progress = _Progress(cfg.progress, total_steps, state["step"], f"{cfg.method} {cfg.task}")
     if getattr(module, "frozen", False) and len(module.features) < len(train_feats):
         progress.message("[probe] the base is frozen: the first epoch encodes every training sequence once and keeps its "
-                         "features; later epochs train the head alone in seconds (until then the ETA overstates the rest)")  # fmt: skip
+                         "features; later epochs train the head alone in seconds (the ETA shown is that of the first epoch)")  # fmt: skip
+        progress.encode_until = state["step"] + len(epoch_plan(lengths, cfg.batch_size, cfg.grad_accum, cfg.seed, state["epoch"])) - state["group"]
     module.train()
     running: list[float] = list(state.get("running_losses") or [])
     stop_reason = state.get("finished")
