@@ -168,3 +168,25 @@ def test_line_separator_characters_inside_json_strings(idiom_dev, tmp_path: Path
     assert info.value.line == 3
     records = get_task("idiom-cloze").load("dev", tmp_path, lenient=True, report=LoadReport())
     assert records[0].options[0] == "He paused\u2028and then\u0085went on." and len(records) == 354
+
+
+def test_atomic_write_leaves_a_normal_file_and_nothing_half_written(tmp_path: Path) -> None:
+    import os
+
+    from figlang.data.io import atomic_write
+
+    old = os.umask(0o022)
+    try:
+        with atomic_write(tmp_path / "results.json") as f:
+            f.write("{}")
+        assert (tmp_path / "results.json").stat().st_mode & 0o777 == 0o644  # not mkstemp's 0600
+        os.chmod(tmp_path / "results.json", 0o664)
+        with atomic_write(tmp_path / "results.json") as f:  # a replaced file keeps its permissions
+            f.write("{}")
+        assert (tmp_path / "results.json").stat().st_mode & 0o777 == 0o664
+    finally:
+        os.umask(old)
+    with pytest.raises(RuntimeError), atomic_write(tmp_path / "results.json") as f:
+        f.write("half")
+        raise RuntimeError("interrupted")
+    assert (tmp_path / "results.json").read_text() == "{}" and len(list(tmp_path.iterdir())) == 1

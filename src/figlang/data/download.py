@@ -8,11 +8,9 @@ a half-finished transfer stays in ``<file>.part`` and the next run resumes it wi
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import shutil
-import tempfile
 import time
 import zipfile
 from collections import Counter
@@ -25,6 +23,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from .errors import FiglangError
+from .io import atomic_write
 from .paths import resolve_data_dir
 from .sources import BASE_URL_ENV, DEFAULT_BASE_URL, DatasetSource, SourceFile, select
 
@@ -377,16 +376,8 @@ def _extract(archive: Path, target: Path, force: bool) -> int:
                 out = target / name
                 if not force and out.is_file() and out.stat().st_size == info.file_size:
                     continue
-                out.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-                try:
-                    with os.fdopen(fd, "wb") as f, zf.open(info) as member:
-                        shutil.copyfileobj(member, f, CHUNK)  # zipfile checks the member's CRC as it reads
-                    os.replace(tmp, out)
-                except BaseException:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(tmp)
-                    raise
+                with atomic_write(out, "wb") as f, zf.open(info) as member:
+                    shutil.copyfileobj(member, f, CHUNK)  # zipfile checks the member's CRC as it reads
                 written += 1
     except zipfile.BadZipFile as exc:
         raise DownloadError(f"{archive}: cannot extract ({exc})", hint="delete the archive and download it again") from None

@@ -98,6 +98,16 @@ def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def _file_mode(path: Path) -> int:
+    """The replaced file's permissions, or what ``open`` would give a new file under the current umask."""
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Write to a temporary file beside ``path`` and rename it into place, so readers never see half a file."""
@@ -109,6 +119,7 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
             yield f
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, _file_mode(path))  # mkstemp makes it 0600; a results file must read like any other file
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
