@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -197,12 +198,19 @@ def test_compare_and_report_on_real_runs(data_dir: Path, tmp_path: Path) -> None
     assert any("t-test" in n for n in names) and any("McNemar" in n for n in names)
     assert all(0 < t["p_value"] < 1 for t in c["tests"])
     evaluate("impli-idioms-manual", "random", data_dir=data_dir, out_dir=tmp_path / "impli", cache_dir=tmp_path, progress=False)
-    paths = build_report([tmp_path / "base", tmp_path / "literal", tmp_path / "impli"], tmp_path / "report")
+    (tmp_path / "archived").mkdir()  # a results archive keeps results.json alone: it still goes in the tables
+    shutil.copy(tmp_path / "literal" / "results.json", tmp_path / "archived" / "results.json")
+    paths = build_report([tmp_path / "base", tmp_path / "literal", tmp_path / "impli", tmp_path / "archived"], tmp_path / "report")
     names = {p.name for p in paths}
     assert {"report.md", "report.html", "accuracy.png", "impli_overlap.png", "impli_by_pair_type.png"} <= names
     assert all(p.stat().st_size > 5000 for p in paths if p.suffix == ".png")
     md = (tmp_path / "report" / "report.md").read_text()
     assert "| base | idiom-cloze | dev | predictions-file |" in md
+    grid = md.split("## Grid")[1].split("\n\n")[1].splitlines()
+    assert grid[0] == "| model | method | idiom-cloze dev | impli-idioms-manual all |"
+    random_row = next(line for line in grid if "| random |" in line)
+    assert random_row.split(" | ")[2] == "" and "(n=1157)" in random_row  # no idiom-cloze run, one IMPLI run
+    assert "Without predictions.jsonl (no per-item plots or analyses): archived." in md
     # the IMPLI analyses' numbers are written out, not only drawn
     overlap = next(line for line in md.splitlines() if line.startswith("* impli: premise–hypothesis Levenshtein"))
     right, wrong = (int(x) for x in re.findall(r"for the (\d+) (?:pairs )?answered", overlap))
@@ -227,7 +235,6 @@ def test_cli_eval_and_compare(data_dir: Path, tmp_path: Path) -> None:
 def test_flute_submission_scored_by_content_with_offline_metric_models(data_dir: Path, tmp_path: Path, minilm_path: Path) -> None:
     """A FLUTE-format submission against test gold: matched by premise/hypothesis, explanation scores from real
     (offline, non-paper) BERTScore and BLEURT code paths, marked not comparable to published numbers."""
-    import shutil
 
     from figlang.evaluation.scoring import MetricOptions
 

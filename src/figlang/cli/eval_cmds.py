@@ -109,7 +109,7 @@ def compare_cmd(
 
 
 def report_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="Run folders (each with results.json and predictions.jsonl).")],
+    runs: Annotated[list[Path], typer.Argument(help="Run folders (results.json; predictions.jsonl too for the per-item plots and analyses). Runs over several tasks/splits also get a model × method grid.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.md, report.html and the plots.")] = Path("report"),
 ) -> None:
     """Combine runs into one table (Markdown and HTML) with plots: accuracy with CIs, IMPLI overlap histograms, ICE scatter."""

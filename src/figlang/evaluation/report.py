@@ -43,6 +43,26 @@ def run_row(run: Run) -> dict[str, Any]:
     return row
 
 
+def grid(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
+    """Model × method rows against task/split columns, one accuracy [95% CI] per cell (the table a paper
+    prints); a pair run twice shows its last run. Returns the header and the rows."""
+    cols: list[tuple[str, str]] = []
+    cells: dict[tuple[str, str], dict[tuple[str, str], str]] = defaultdict(dict)
+    for run in runs:
+        acc = run.results["metrics"].get("accuracy")
+        if not acc:
+            continue
+        col = run.task_split
+        if col not in cols:
+            cols.append(col)
+        n = run.results["metrics"].get("n_scored", 0)
+        cells[(run.results["method"].get("model") or "", method_label(run.results["method"]))][col] = (
+            f"{100 * acc['accuracy']:.2f} [{100 * acc['ci_low']:.1f}, {100 * acc['ci_high']:.1f}] (n={n})")
+    cols.sort()
+    header = ["model", "method"] + [f"{t} {s}" for t, s in cols]
+    return header, [[model, method] + [cells[(model, method)].get(c, "") for c in cols] for model, method in sorted(cells)]
+
+
 def idiom_groups(rows: list[dict[str, Any]]) -> dict[int, tuple[str, str]]:
     """Row index → (group key, base form) for rows with an expression.
 
@@ -125,7 +145,7 @@ def build_report(run_paths: list[str | Path], out: str | Path) -> list[Path]:
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    runs = [load_run(p) for p in run_paths]
+    runs = [load_run(p, need_predictions=False) for p in run_paths]
     rows = [run_row(r) for r in runs]
     columns = list(dict.fromkeys(k for row in rows for k in row))
     images: list[Path] = []
@@ -141,8 +161,15 @@ def build_report(run_paths: list[str | Path], out: str | Path) -> list[Path]:
         images += _plots_for_run(r, out, notes)
     md = ["# figlang report", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     md += ["| " + " | ".join(str(row.get(c, "")) for c in columns) + " |" for row in rows]
+    header, grid_rows = grid(runs)
+    if len(header) > 3:  # more than one task/split: the pivot is what people compare
+        md += ["", "## Grid", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        md += ["| " + " | ".join(row) + " |" for row in grid_rows]
     md += ["", "Accuracy in % with 95% percentile-bootstrap CI. ICE plots group IMPLI idiom variants by word stems "
            "(files do not name base forms): an approximation.", ""]  # fmt: skip
+    bare = [r.path.name for r in runs if not r.rows]
+    if bare:
+        md += [f"Without predictions.jsonl (no per-item plots or analyses): {', '.join(bare)}.", ""]
     md += [f"* {n}" for n in notes] + ([""] if notes else [])
     md += [f"![{p.stem}]({p.name})" for p in images]
     with atomic_write(out / "report.md") as f:

@@ -27,14 +27,17 @@ class Run:
         return self.results["task"]["name"], self.results["task"]["split"]
 
 
-def load_run(path: str | Path) -> Run:
+def load_run(path: str | Path, need_predictions: bool = True) -> Run:
+    """A finished run; with ``need_predictions=False`` a folder that keeps only results.json (as a results
+    archive in the docs does) loads too, with no rows."""
     path = Path(path)
     results_file, preds_file = path / "results.json", path / "predictions.jsonl"
-    if not results_file.exists() or not preds_file.exists():
-        raise FiglangError(f"{path} is not a figlang run folder (needs results.json and predictions.jsonl; make one with `figlang eval --out`)")
+    if not results_file.exists() or (need_predictions and not preds_file.exists()):
+        needs = "results.json and predictions.jsonl" if need_predictions else "results.json"
+        raise FiglangError(f"{path} is not a figlang run folder (needs {needs}; make one with `figlang eval --out`)")
     try:
         results = json.loads(results_file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise DataError(f"malformed results file ({exc.msg})", results_file, exc.lineno) from None
-    rows = [obj for _line, obj in iter_jsonl(preds_file)]
+    rows = [obj for _line, obj in iter_jsonl(preds_file)] if preds_file.exists() else []
     return Run(path, results, rows)
