@@ -34,7 +34,7 @@ from ..data.errors import FiglangError
 from .common import DataDirOption, console
 
 DEFAULT_MODEL = "smollm2-135m"
-DEFAULT_DTYPE = "bfloat16"  # about 1.9x less CPU time than float32 for smollm2-135m on this machine's AVX-512 BF16 CPU
+DEFAULT_DTYPE = "auto"  # bfloat16 where the CPU has AVX512-BF16/AMX (1.9x less CPU time for smollm2-135m), else float32 (bf16 is emulated there, several times slower)
 DEFAULT_CAP = 75  # items per entry for a quick look (`--limit`); the default is the whole splits
 
 
@@ -225,6 +225,10 @@ def run_suite(
         raise FiglangError(f"--limit must be at least 1, got {limit}")
     out_dir = Path(out) if out else None
     backend: dict[str, Any] = {"threads": threads} if threads else {}
+    if dtype == "auto":  # resolved here so that the table, the results and the commands name the dtype that ran
+        from ..models.devices import auto_cpu_dtype
+
+        dtype = auto_cpu_dtype()
     if dtype:
         backend["dtype"] = dtype
     rows: list[SuiteRow] = []
@@ -330,7 +334,7 @@ def suite_cmd(
     threads: Annotated[Optional[int], typer.Option("--threads", help="torch threads (default: torch's, one per core).")] = None,
     seed: Annotated[int, typer.Option(help="Seed for samples and bootstrap CIs.")] = 0,
     full: Annotated[bool, typer.Option("--full", help="Whole splits even where an entry has a cap of its own (the built-in entries have none: whole splits are the default).")] = False,
-    dtype: Annotated[str, typer.Option("--dtype", help="Model weights: bfloat16 (default, faster on CPU) or float32 (the `figlang eval` default).")] = DEFAULT_DTYPE,
+    dtype: Annotated[str, typer.Option("--dtype", help="Model weights: auto (default: bfloat16 on CPUs with AVX512-BF16/AMX, where it halves CPU time; float32 elsewhere), bfloat16, or float32 (the `figlang eval` default).")] = DEFAULT_DTYPE,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """Evaluate one offline model on the dev sets of all three benchmarks and print one table.

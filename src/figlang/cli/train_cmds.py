@@ -79,7 +79,7 @@ def train_cmd(
     max_target_length: Annotated[Optional[int], typer.Option("--max-target-length", help="Generating methods: tokens of the target (continuation, or label + explanation).")] = None,
     freeze_base: Annotated[Optional[bool], typer.Option("--freeze-base/--fine-tune", help="Multiple-choice methods: train only the scoring head on the fixed base (a linear probe). Each sequence is encoded once and its features kept, so a 1.5B decoder fits a CPU; the saved model names the base instead of copying it. Preset cpu-probe.")] = None,
     base_layers: Annotated[Optional[int], typer.Option("--base-layers", help="With --freeze-base: read the base's first N layers (cut there; a decoder's middle layers probe better than its last, and cost half; qwen2.5-1.5b has 28).")] = None,
-    bf16: Annotated[Optional[bool], typer.Option("--bf16/--fp32", help="bfloat16 autocast on CPU (about 2× faster for base-size encoders on AVX512-BF16 CPUs).")] = None,
+    bf16: Annotated[Optional[bool], typer.Option("--bf16/--fp32", help="bfloat16 autocast on CPU: about 2× faster for base-size encoders on CPUs with AVX512-BF16/AMX, several times slower on others (emulated). A preset's bf16 is dropped on such CPUs; --bf16 keeps it.")] = None,
     threads: Annotated[Optional[int], typer.Option(help="torch threads (default 2).")] = None,
     device: Annotated[Optional[str], typer.Option("--device", help="cpu (default), cuda, cuda:N or auto: where the weights and batches go.")] = None,
     folds: Annotated[Optional[int], typer.Option("--folds", help="k-fold training disjoint by expression (IMPLI: 10).")] = None,

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ...data.errors import FiglangError
-from ..devices import resolve_device
+from ..devices import auto_cpu_dtype, resolve_device
 from ..prefix import shared_prefix_length
 from .base import (
     MASK,
@@ -169,7 +169,7 @@ class TransformersBackend(LanguageModel):
     kind:
         causal | seq2seq | masked | classifier | encoder; detected from the config when None.
     dtype:
-        float32 (default on CPU), bfloat16, float16, or auto (float32 on CPU, bfloat16/float16 on CUDA).
+        float32 (default on CPU), bfloat16, float16, or auto (on CPU bfloat16 where it runs in hardware, AVX512-BF16/AMX, else float32; bfloat16/float16 on CUDA).
     device:
         cpu (default), cuda, cuda:N, or auto (CUDA when available).
     threads:
@@ -236,7 +236,7 @@ class TransformersBackend(LanguageModel):
             if device.startswith("cuda"):
                 dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
             else:
-                dtype = "float32"
+                dtype = auto_cpu_dtype()
         self.dtype = dtype
         self.device = torch.device(device)
         self._torch_dtype = getattr(torch, dtype)
@@ -1010,7 +1010,7 @@ class TransformersBackend(LanguageModel):
 def backend_options_help() -> dict[str, str]:
     """The options ``load_backend`` passes to TransformersBackend, with a line each (for CLI help)."""
     return {
-        "dtype": "float32 (CPU default) | bfloat16 | float16 | auto",
+        "dtype": "float32 (CPU default) | bfloat16 | float16 | auto (bfloat16 on CPUs with AVX512-BF16/AMX and on CUDA, else float32)",
         "device": "cpu (default) | cuda | cuda:N | auto",
         "threads": "torch threads (process-wide)",
         "batch_size": "rows per forward pass (default 16)",

@@ -65,7 +65,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     "cpu-probe": {
         "description": "A linear probe for the cloze scorer on a large frozen base (qwen2.5-1.5b, gemma3-270m): only the head "
-                       "trains; every sequence is encoded once in bfloat16 (the narrative once per item, its options from "
+                       "trains; every sequence is encoded once (bfloat16 on CPUs with AVX512-BF16/AMX, else float32; the narrative once per item, its options from "
                        "its key/value cache) and its features kept, so 30 epochs cost about one pass over the data.",
         "freeze_base": True, "bf16": True, "epochs": 30, "lr": 1e-3, "batch_size": 16, "grad_accum": 1, "max_length": 160,
         "warmup_ratio": 0.0, "weight_decay": 0.01, "patience": 8, "eval_every": 0, "eval_batch_size": 16,

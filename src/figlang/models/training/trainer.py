@@ -47,6 +47,7 @@ from typing import Any
 
 from ...data.errors import FiglangError
 from ...data.records import Record, expression_of
+from ..devices import cpu_has_fast_bf16
 from ..trained import FIGLANG_JSON, FORMAT_VERSION, KNOWLEDGE, TRAINED_METHODS, check_method, is_trained_dir, read_figlang_json, resolve_device
 from .presets import default_preset, get_preset
 
@@ -157,6 +158,8 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
     values: dict[str, Any] = dict(get_preset(preset))
     values.update({k: v for k, v in options.items() if v is not None})
     values["preset"] = preset
+    if values.get("bf16") and options.get("bf16") is None and _slow_bf16(values.get("device", "cpu")):
+        values["bf16"] = False  # a preset's bf16 assumes AVX512-BF16/AMX; emulated bf16 would be several times slower
     if values.get("report_splits") is not None:
         values["report_splits"] = tuple(values["report_splits"])
     cfg = TrainConfig(task=str(task), method=method, model=str(model), out_dir=str(out_dir), **values)
@@ -172,6 +175,11 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
     if cfg.base_layers is not None and not cfg.freeze_base:
         raise FiglangError("base_layers cuts the frozen base of a probe; use it with freeze_base (--freeze-base or --preset cpu-probe)")
     return cfg
+
+
+def _slow_bf16(device: str | None) -> bool:
+    """bfloat16 on a CPU that emulates it (no AVX512-BF16/AMX)."""
+    return (device or "cpu").strip().lower() == "cpu" and not cpu_has_fast_bf16()
 
 
 # --- determinism -----------------------------------------------------------------------------------------
@@ -717,6 +725,9 @@ def run_training(
         return cfg.patience > 0 and state["bad_evals"] >= cfg.patience
 
     progress = _Progress(cfg.progress, total_steps, state["step"], f"{cfg.method} {cfg.task}")
+    if cfg.bf16 and _slow_bf16(cfg.device):
+        progress.message("[warn] --bf16 on a CPU without AVX512-BF16/AMX: torch emulates bfloat16 here, which is several "
+                         "times slower than float32; drop --bf16 (or pass --fp32) unless you need bf16 numerics")  # fmt: skip
     if getattr(module, "frozen", False) and len(module.features) < len(train_feats):
         progress.message("[probe] the base is frozen: the first epoch encodes every training sequence once and keeps its "
                          "features; later epochs train the head alone in seconds (the ETA shown is that of the first epoch)")  # fmt: skip
