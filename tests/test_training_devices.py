@@ -251,16 +251,20 @@ def test_bf16_follows_the_cpu(monkeypatch, tmp_path, minilm_path):
     """bfloat16 halves CPU time where the CPU has AVX512-BF16/AMX and is emulated (several times slower) elsewhere:
     'auto' and a preset's bf16 follow the CPU; an explicit choice is kept."""
     from figlang.models import devices
+    from figlang.models.backends import transformers_backend
     from figlang.models.loading import load_backend
     from figlang.models.training import trainer
 
     for fast, dtype in ((True, "bfloat16"), (False, "float32")):
         monkeypatch.setattr(trainer, "cpu_has_fast_bf16", lambda fast=fast: fast)
         monkeypatch.setattr(devices, "cpu_has_fast_bf16", lambda fast=fast: fast)
+        monkeypatch.setattr(transformers_backend, "cpu_has_fast_bf16", lambda fast=fast: fast)
         assert devices.auto_cpu_dtype() == dtype
         cfg = trainer.make_config("idiom-cloze", "mc", "minilm", tmp_path, preset="cpu-probe")
         assert cfg.bf16 is fast
         assert trainer.make_config("idiom-cloze", "mc", "minilm", tmp_path, preset="cpu-probe", bf16=True).bf16 is True
     backend = load_backend(str(minilm_path), dtype="auto")  # now on a CPU without hardware bf16
     assert backend.dtype == "float32"
+    with pytest.warns(UserWarning, match="emulates bfloat16"):  # asked for outright: kept, with a warning
+        assert load_backend(str(minilm_path), dtype="bfloat16").dtype == "bfloat16"
 

@@ -31,13 +31,14 @@ import copy
 import hashlib
 import inspect
 import math
+import warnings
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ...data.errors import FiglangError
-from ..devices import auto_cpu_dtype, resolve_device
+from ..devices import auto_cpu_dtype, cpu_has_fast_bf16, resolve_device
 from ..prefix import shared_prefix_length
 from .base import (
     MASK,
@@ -237,6 +238,9 @@ class TransformersBackend(LanguageModel):
                 dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
             else:
                 dtype = auto_cpu_dtype()
+        elif dtype == "bfloat16" and device == "cpu" and not cpu_has_fast_bf16():
+            warnings.warn("dtype=bfloat16 on a CPU without AVX512-BF16/AMX: torch emulates bfloat16 here, several times slower "
+                          "than float32 (use dtype=float32, or dtype=auto to pick the faster one)", stacklevel=3)  # fmt: skip
         self.dtype = dtype
         self.device = torch.device(device)
         self._torch_dtype = getattr(torch, dtype)
