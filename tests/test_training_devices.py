@@ -251,14 +251,11 @@ def test_bf16_follows_the_cpu(monkeypatch, tmp_path, minilm_path):
     """bfloat16 halves CPU time where the CPU has AVX512-BF16/AMX and is emulated (several times slower) elsewhere:
     'auto' and a preset's bf16 follow the CPU; an explicit choice is kept."""
     from figlang.models import devices
-    from figlang.models.backends import transformers_backend
     from figlang.models.loading import load_backend
     from figlang.models.training import trainer
 
     for fast, dtype in ((True, "bfloat16"), (False, "float32")):
-        monkeypatch.setattr(trainer, "cpu_has_fast_bf16", lambda fast=fast: fast)
-        monkeypatch.setattr(devices, "cpu_has_fast_bf16", lambda fast=fast: fast)
-        monkeypatch.setattr(transformers_backend, "cpu_has_fast_bf16", lambda fast=fast: fast)
+        monkeypatch.setattr(devices, "cpu_has_fast_bf16", lambda fast=fast: fast)  # the one check trainer and backend ask
         assert devices.auto_cpu_dtype() == dtype
         cfg = trainer.make_config("idiom-cloze", "mc", "minilm", tmp_path, preset="cpu-probe")
         assert cfg.bf16 is fast

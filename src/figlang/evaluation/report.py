@@ -26,6 +26,10 @@ def method_label(method: dict[str, Any]) -> str:
     return f"{method['name']} {options}".strip()
 
 
+def _accuracy_text(acc: dict[str, Any]) -> str:
+    return f"{100 * acc['accuracy']:.2f} [{100 * acc['ci_low']:.1f}, {100 * acc['ci_high']:.1f}]"
+
+
 def run_row(run: Run) -> dict[str, Any]:
     r = run.results
     m = r["metrics"]
@@ -35,7 +39,7 @@ def run_row(run: Run) -> dict[str, Any]:
     }  # fmt: skip
     acc = m.get("accuracy")
     if acc:
-        row["accuracy"] = f"{100 * acc['accuracy']:.2f} [{100 * acc['ci_low']:.1f}, {100 * acc['ci_high']:.1f}]"
+        row["accuracy"] = _accuracy_text(acc)
     for key in ("rougeL", "bleu", "bertscore_f1"):
         v = (m.get("generation") or {}).get(key)
         if isinstance(v, (int, float)):
@@ -56,8 +60,7 @@ def grid(runs: list[Run]) -> tuple[list[str], list[list[str]]]:
         if col not in cols:
             cols.append(col)
         n = run.results["metrics"].get("n_scored", 0)
-        cells[(run.results["method"].get("model") or "", method_label(run.results["method"]))][col] = (
-            f"{100 * acc['accuracy']:.2f} [{100 * acc['ci_low']:.1f}, {100 * acc['ci_high']:.1f}] (n={n})")
+        cells[(run.results["method"].get("model") or "", method_label(run.results["method"]))][col] = f"{_accuracy_text(acc)} (n={n})"
     cols.sort()
     header = ["model", "method"] + [f"{t} {s}" for t, s in cols]
     return header, [[model, method] + [cells[(model, method)].get(c, "") for c in cols] for model, method in sorted(cells)]

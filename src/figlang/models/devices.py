@@ -48,9 +48,14 @@ def cpu_has_fast_bf16() -> bool:
     return any(flag in flags.split() for flag in ("avx512_bf16", "amx_bf16"))
 
 
+def bf16_is_emulated(device: str | None) -> bool:
+    """bfloat16 on ``device`` would run emulated: a CPU without AVX512-BF16/AMX."""
+    return (device or "cpu").strip().lower() == "cpu" and not cpu_has_fast_bf16()
+
+
 def auto_cpu_dtype() -> str:
     """The faster of bfloat16 and float32 on this CPU (float32 unless bfloat16 runs in hardware)."""
     return "bfloat16" if cpu_has_fast_bf16() else "float32"
 
 
-__all__ = ["DEVICE_CHOICES", "auto_cpu_dtype", "cpu_has_fast_bf16", "resolve_device"]
+__all__ = ["DEVICE_CHOICES", "auto_cpu_dtype", "bf16_is_emulated", "cpu_has_fast_bf16", "resolve_device"]

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ...data.errors import FiglangError
-from ..devices import auto_cpu_dtype, cpu_has_fast_bf16, resolve_device
+from ..devices import auto_cpu_dtype, bf16_is_emulated, resolve_device
 from ..prefix import shared_prefix_length
 from .base import (
     MASK,
@@ -238,7 +238,7 @@ class TransformersBackend(LanguageModel):
                 dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
             else:
                 dtype = auto_cpu_dtype()
-        elif dtype == "bfloat16" and device == "cpu" and not cpu_has_fast_bf16():
+        elif dtype == "bfloat16" and bf16_is_emulated(device):
             warnings.warn("dtype=bfloat16 on a CPU without AVX512-BF16/AMX: torch emulates bfloat16 here, several times slower "
                           "than float32 (use dtype=float32, or dtype=auto to pick the faster one)", stacklevel=3)  # fmt: skip
         self.dtype = dtype

@@ -47,7 +47,7 @@ from typing import Any
 
 from ...data.errors import FiglangError
 from ...data.records import Record, expression_of
-from ..devices import cpu_has_fast_bf16
+from ..devices import bf16_is_emulated
 from ..trained import FIGLANG_JSON, FORMAT_VERSION, KNOWLEDGE, TRAINED_METHODS, check_method, is_trained_dir, read_figlang_json, resolve_device
 from .presets import default_preset, get_preset
 
@@ -158,7 +158,7 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
     values: dict[str, Any] = dict(get_preset(preset))
     values.update({k: v for k, v in options.items() if v is not None})
     values["preset"] = preset
-    if values.get("bf16") and options.get("bf16") is None and _slow_bf16(values.get("device", "cpu")):
+    if values.get("bf16") and options.get("bf16") is None and bf16_is_emulated(values.get("device", "cpu")):
         values["bf16"] = False  # a preset's bf16 assumes AVX512-BF16/AMX; emulated bf16 would be several times slower
     if values.get("report_splits") is not None:
         values["report_splits"] = tuple(values["report_splits"])
@@ -175,11 +175,6 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
     if cfg.base_layers is not None and not cfg.freeze_base:
         raise FiglangError("base_layers cuts the frozen base of a probe; use it with freeze_base (--freeze-base or --preset cpu-probe)")
     return cfg
-
-
-def _slow_bf16(device: str | None) -> bool:
-    """bfloat16 on a CPU that emulates it (no AVX512-BF16/AMX)."""
-    return (device or "cpu").strip().lower() == "cpu" and not cpu_has_fast_bf16()
 
 
 # --- determinism -----------------------------------------------------------------------------------------
@@ -536,15 +531,17 @@ class _Progress:
             return
         if self.encode_until is not None and done >= self.encode_until:  # encoding over: measure the head-only pace afresh
             self.encode_until, self.start, self.start_done = None, time.perf_counter(), done
-        encoding = self.encoding(done)
-        eta = self.eta(done)
-        eta_s = f"{eta / 60:.1f} min" if eta is not None else "?"
         if self.bar is not None:
-            self.bar.update(self.job, completed=done, info=info + (f" encoding, epoch 1 ends in ~{eta_s}" if encoding else ""))
+            extra = f" encoding, epoch 1 ends in ~{self._eta_text(done)}" if self.encoding(done) else ""
+            self.bar.update(self.job, completed=done, info=info + extra)
         elif log_line:
-            label = "ETA of epoch 1 (encoding)" if encoding else "ETA"
-            print(f"[{self.title}] step {done}/{self.total} {info} elapsed {(time.perf_counter() - self.t0) / 60:.1f} min {label} {eta_s}",
-                  file=sys.stderr, flush=True)  # fmt: skip
+            label = "ETA of epoch 1 (encoding)" if self.encoding(done) else "ETA"
+            print(f"[{self.title}] step {done}/{self.total} {info} elapsed {(time.perf_counter() - self.t0) / 60:.1f} min {label} "
+                  f"{self._eta_text(done)}", file=sys.stderr, flush=True)  # fmt: skip
+
+    def _eta_text(self, done: int) -> str:
+        eta = self.eta(done)
+        return f"{eta / 60:.1f} min" if eta is not None else "?"
 
     def message(self, text: str) -> None:
         if not self.enabled:
@@ -725,7 +722,7 @@ def run_training(
         return cfg.patience > 0 and state["bad_evals"] >= cfg.patience
 
     progress = _Progress(cfg.progress, total_steps, state["step"], f"{cfg.method} {cfg.task}")
-    if cfg.bf16 and _slow_bf16(cfg.device):
+    if cfg.bf16 and bf16_is_emulated(cfg.device):
         progress.message("[warn] --bf16 on a CPU without AVX512-BF16/AMX: torch emulates bfloat16 here, which is several "
                          "times slower than float32; drop --bf16 (or pass --fp32) unless you need bf16 numerics")  # fmt: skip
     if getattr(module, "frozen", False) and len(module.features) < len(train_feats):
