@@ -96,6 +96,41 @@ def _concatenate(parts: Sequence[Path], target: Path) -> str:
     return digest.hexdigest()
 
 
+def gguf_path(
+    entry: str | CatalogEntry,
+    *,
+    cache_dir: str | Path | None = None,
+    echo: Callable[[str], None] = lambda s: print(s, file=sys.stderr, flush=True),
+) -> Path:
+    """The GGUF file of a catalog model built from one, for engines that run GGUF directly (llama.cpp).
+
+    A one-part model is its part; a model split over several packages is concatenated once into
+    ``<cache>/models/<name>.gguf`` (checked against the catalog's sha256) and kept there."""
+    entry = entry if isinstance(entry, CatalogEntry) else _catalog.get(entry)
+    if entry.provider.recipe != "gguf":
+        raise CatalogError(f"model {entry.name!r} is not made from a GGUF file (recipe {entry.provider.recipe!r}); llama.cpp cannot run it")
+    missing = entry.missing_packages()
+    if missing:
+        raise CatalogError(f"model {entry.name!r} needs {', '.join(missing)}: run `{entry.install_command()}`")
+    parts = [part_path(p) for p in entry.provider.parts]
+    if len(parts) == 1:
+        return parts[0]
+    target = _catalog.models_dir(cache_dir) / f"{entry.name}.gguf"
+    size = sum(p.stat().st_size for p in parts)
+    if target.is_file() and target.stat().st_size == size:
+        return target
+    echo(f"assembling {len(parts)} parts of {entry.name} into {target} (once)")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        sha = _concatenate(parts, tmp)
+        if entry.provider.sha256 and sha != entry.provider.sha256:
+            raise FiglangError(f"the assembled GGUF of {entry.name!r} has sha256 {sha}, expected {entry.provider.sha256}")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
 def _entry_metadata(entry: CatalogEntry, sha: str | None) -> dict[str, Any]:
     return {
         "name": entry.name,

@@ -396,6 +396,40 @@ def _openai_backend(reference: str, options: dict[str, Any]) -> LanguageModel:
         raise FiglangError(f"bad option for an OpenAI-compatible endpoint: {err}") from err
 
 
+LLAMACPP_NAMES = ("llama.cpp", "llamacpp", "llama-cpp")
+LLAMACPP_OPTIONS = ("threads", "n_ctx", "n_batch")
+
+
+def _llamacpp_backend(reference: str, options: dict[str, Any]) -> LanguageModel:
+    """A GGUF model run by llama.cpp: a catalog model made from a GGUF file, or a ``.gguf`` path."""
+    from .backends.llamacpp_backend import LlamaCppBackend
+
+    unknown = sorted(set(options) - set(LLAMACPP_OPTIONS))
+    if unknown:
+        raise FiglangError(f"unknown option(s) for backend=llama.cpp: {', '.join(unknown)}; known: {', '.join(LLAMACPP_OPTIONS)}")
+    entry = _catalog.find(reference)
+    path = Path(reference).expanduser()
+    if entry is not None:
+        from .install import gguf_path
+
+        if entry.provider.recipe != "gguf":
+            gguf_models = ", ".join(e.name for e in _catalog.catalog().values() if e.provider.recipe == "gguf")
+            raise FiglangError(f"backend=llama.cpp runs GGUF models; {entry.name!r} is not one (the catalog's GGUF models: {gguf_models})")
+        if not entry.is_installed():
+            raise _not_installed(entry)
+        gguf = gguf_path(entry)
+        tokenizer = entry.prepared_dir() if entry.is_prepared() else None
+        meta = entry.prepared_metadata() or {}
+        quantization = meta.get("quantization") or entry.provider.quantization
+        revision = entry.provider.sha256 or sha256_file(gguf)
+        details = {"hub_id": entry.hub_id, "catalog": entry.name, "weights": f"{quantization or 'GGUF'} run by llama.cpp"}
+        return LlamaCppBackend(gguf, tokenizer=tokenizer, name=entry.name, revision=revision, extra_info=details, **options)
+    if path.is_file() and path.suffix.lower() == ".gguf":
+        details = {"gguf": str(path.resolve()), "weights": f"{gguf_file_type(path) or 'GGUF'} run by llama.cpp"}
+        return LlamaCppBackend(path, name=path.name, revision=sha256_file(path), extra_info=details, **options)
+    raise ModelNotAvailableError(f"backend=llama.cpp needs a GGUF model: a catalog model made from one or a .gguf file; got {reference!r}")
+
+
 TRANSFORMERS_OPTIONS = (
     "kind", "dtype", "device", "threads", "batch_size", "max_batch_tokens", "max_length", "prefix_reuse",
     "trust_remote_code", "attn_implementation", "allow_missing_weights",
@@ -405,7 +439,7 @@ TRANSFORMERS_OPTIONS = (
 def load_backend(reference: str, **options: Any) -> LanguageModel:
     """The backend for a model reference (catalog name, local path, GGUF file, hub id or endpoint).
 
-    Options: ``source`` (auto | local | hub) and ``backend`` (transformers | openai) pick; everything
+    Options: ``source`` (auto | local | hub) and ``backend`` (transformers | llama.cpp | openai) pick; everything
     else goes to the backend (for Transformers: dtype, device, threads, batch_size, max_batch_tokens,
     max_length, prefix_reuse, kind, trust_remote_code, attn_implementation, allow_missing_weights).
     """
@@ -414,8 +448,10 @@ def load_backend(reference: str, **options: Any) -> LanguageModel:
     source = str(options.pop("source", "auto")).lower()
     if backend == "openai" or ref.startswith(("http://", "https://", ENDPOINT_PREFIX)):
         return _openai_backend(ref, options)
+    if backend in LLAMACPP_NAMES:
+        return _llamacpp_backend(ref, options)
     if backend not in ("auto", "transformers"):
-        raise FiglangError(f"unknown backend {backend!r}: use transformers or openai")
+        raise FiglangError(f"unknown backend {backend!r}: use transformers, llama.cpp or openai")
     unknown = sorted(set(options) - set(TRANSFORMERS_OPTIONS))
     if unknown:
         raise FiglangError(f"unknown option(s) for a Transformers model: {', '.join(unknown)}; known: {', '.join(TRANSFORMERS_OPTIONS)}")
