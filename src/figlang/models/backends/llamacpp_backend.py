@@ -65,8 +65,7 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
     threads:
         llama.cpp's thread count (default: llama.cpp's choice).
     n_ctx:
-        The key/value cache length, the longest sequence (default 2048). Scoring keeps the logits of
-        every position (n_ctx × vocabulary floats: ~1.2 GB for a 150k vocabulary at 2048).
+        The key/value cache length, the longest sequence (default 2048).
     n_batch:
         Tokens per llama.cpp forward pass.
     """
@@ -116,7 +115,7 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
                 n_ubatch=self.n_batch,
                 n_threads=self.threads,
                 n_threads_batch=self.threads,
-                logits_all=True,
+                logits_all=False,
                 verbose=False,
             )
         except (ValueError, RuntimeError) as err:
@@ -130,7 +129,9 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
         self.max_length = self.n_ctx
         self._prefix_ids, self._suffix_ids = self._special_affixes()
         self._eos_ids = self._end_ids()
+        self._n_vocab = self.llm.n_vocab()
         self._evaluated: list[int] = []  # the tokens in llama.cpp's key/value cache, in order
+        self._rows: dict[int, Any] = {}  # position -> the logits after it, for positions in _evaluated
 
     # --- identity -------------------------------------------------------------------------------
 
@@ -153,13 +154,16 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
     # --- the key/value cache --------------------------------------------------------------------
 
     def _reset(self) -> None:
-        self.llm.reset()
         self._evaluated = []
+        self._rows = {}
 
-    def _feed(self, tokens: Sequence[int]) -> None:
-        """Make llama.cpp's cache hold exactly ``tokens``, evaluating only what differs from before.
+    def _feed(self, tokens: Sequence[int], want: Sequence[int]) -> list[Any]:
+        """Make llama.cpp's cache start with ``tokens``; return the logits after each position in ``want``.
 
-        Logits of the kept positions stay valid in ``llm.scores`` (they were computed for the same tokens)."""
+        Only what differs from the cached tokens is evaluated, and the output layer runs only where
+        logits are wanted (a 262k-token vocabulary costs more than Gemma-3-270M's whole body)."""
+        from llama_cpp import _internals
+
         if len(tokens) > self.n_ctx:
             raise BackendError(f"{self.name}: a sequence of {len(tokens)} tokens does not fit n_ctx={self.n_ctx} (raise n_ctx)")
         old = self._evaluated
@@ -167,17 +171,44 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
         limit = min(len(old), len(tokens))
         while common < limit and old[common] == tokens[common]:
             common += 1
-        if common == len(tokens) and len(tokens) > 0:
-            self.llm.n_tokens = common
-            self._evaluated = list(tokens)
-            return
-        self.llm.n_tokens = common
-        try:
-            self.llm.eval(list(tokens[common:]))
-        except Exception as err:  # llama_decode failures surface as RuntimeError
-            self._reset()
-            raise BackendError(f"{self.name}: llama.cpp failed to evaluate a sequence of {len(tokens)} tokens: {err}") from err
-        self._evaluated = list(tokens)
+        wanted = set(want)
+        start = min([common] + [p for p in wanted if p < common and p not in self._rows])
+        if start < len(tokens):
+            ctx = self.llm._ctx
+            ctx.kv_cache_seq_rm(-1, start, -1)
+            self._rows = {p: row for p, row in self._rows.items() if p < start}
+            self._evaluated = list(tokens[:start])
+            batch = _internals.LlamaBatch(n_tokens=self.n_batch, embd=0, n_seq_max=1, verbose=False)
+            try:
+                for lo in range(start, len(tokens), self.n_batch):
+                    chunk = tokens[lo : lo + self.n_batch]
+                    b = batch.batch
+                    b.n_tokens = len(chunk)
+                    for k, token in enumerate(chunk):
+                        b.token[k] = token
+                        b.pos[k] = lo + k
+                        b.seq_id[k][0] = 0
+                        b.n_seq_id[k] = 1
+                        b.logits[k] = (lo + k) in wanted
+                    try:
+                        ctx.decode(batch)
+                    except Exception as err:  # llama_decode failures surface as RuntimeError
+                        self._reset()
+                        raise BackendError(f"{self.name}: llama.cpp failed to evaluate a sequence of {len(tokens)} tokens: {err}") from err
+                    for k in range(len(chunk)):
+                        if (lo + k) in wanted:
+                            self._rows[lo + k] = self._logits_row(k)
+                    self._evaluated.extend(chunk)
+            finally:
+                batch.close()
+        return [self._rows[p] for p in want]
+
+    def _logits_row(self, index: int) -> Any:
+        import llama_cpp
+        import numpy as np
+
+        pointer = llama_cpp.llama_get_logits_ith(self.llm._ctx.ctx, index)
+        return np.ctypeslib.as_array(pointer, shape=(self._n_vocab,)).copy()
 
     # --- scoring --------------------------------------------------------------------------------
 
@@ -202,8 +233,7 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
         items.sort()  # neighbours share their longest prefixes
         self._reset()
         for seq, n_ctx, i in items:
-            self._feed(seq)
-            logits = np.asarray(self.llm.scores[n_ctx - 1 : len(seq) - 1], dtype=np.float64)
+            logits = np.asarray(self._feed(seq, range(n_ctx - 1, len(seq) - 1)), dtype=np.float64)
             targets = np.asarray(seq[n_ctx:])
             top = logits.max(axis=1)
             lse = top + np.log(np.exp(logits - top[:, None]).sum(axis=1))
@@ -248,15 +278,14 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
     def _sample(self, prompt: list[int], req: GenerationRequest, generator: Any, torch: Any) -> str:
         generated: list[int] = []
         texts: list[str | None] = [None]
-        self._feed(prompt)
+        sequence = list(prompt)
         while True:
-            row = torch.from_numpy(self.llm.scores[len(self._evaluated) - 1].copy()).unsqueeze(0)
+            [logits] = self._feed(sequence, [len(sequence) - 1])
+            row = torch.from_numpy(logits).unsqueeze(0)
             keep = self._advance(row, [0], [req], [generator], [generated], texts, [req.max_new_tokens])
-            if not keep:
+            if not keep or len(sequence) + 1 > self.n_ctx:  # done, or the cache is full
                 break
-            if len(self._evaluated) + 1 > self.n_ctx:
-                break  # the cache is full: stop where the model can still see everything
-            self._feed(self._evaluated + [generated[-1]])
+            sequence.append(generated[-1])
         if texts[0] is None:
             texts[0] = self._cut(self.tokenizer.decode(generated, skip_special_tokens=True), req.stop)[0]
         return texts[0]
