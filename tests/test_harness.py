@@ -272,3 +272,22 @@ def test_flute_submission_scored_by_content_with_offline_metric_models(data_dir:
     rows = {json.loads(x)["id"]: json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()}
     assert rows["sarcasm-0"]["explanation_score"] == 0  # empty explanation scores 0, never a neighbour's score
     assert rows["idiom-0"]["explanation_score"] > 0
+
+
+def test_progress_goes_to_a_log_file_as_one_line_per_chunk(data_dir: Path, tmp_path: Path, capsys) -> None:
+    """A run whose stderr is a file (nohup, a queue) gets plain progress lines; a live bar would print nothing until the end."""
+    from figlang.models.base import Method, Prediction
+
+    class Longer(Method):
+        name = "longer"
+        shapes = ("cloze",)
+
+        def predict(self, records):
+            return [Prediction(r.id, max(range(len(r.options)), key=lambda i: len(r.options[i]))) for r in records]
+
+        def config(self):
+            return {"version": 1}
+
+    evaluate("idiom-cloze", Longer(), split="dev", data_dir=data_dir, out_dir=tmp_path / "run", progress=True, chunk_size=100)
+    lines = [line for line in capsys.readouterr().err.splitlines() if "items/s" in line]
+    assert len(lines) == 4 and "355/355 items" in lines[-1] and "100/355 items" in lines[0] and "ETA 0:00:00" in lines[-1]
