@@ -288,6 +288,6 @@ def test_progress_goes_to_a_log_file_as_one_line_per_chunk(data_dir: Path, tmp_p
         def config(self):
             return {"version": 1}
 
-    evaluate("idiom-cloze", Longer(), split="dev", data_dir=data_dir, out_dir=tmp_path / "run", progress=True, chunk_size=100)
+    evaluate("idiom-cloze", Longer(), split="dev", data_dir=data_dir, cache_dir=tmp_path / "cache", out_dir=tmp_path / "run", progress=True, chunk_size=100)
     lines = [line for line in capsys.readouterr().err.splitlines() if "items/s" in line]
     assert len(lines) == 4 and "355/355 items" in lines[-1] and "100/355 items" in lines[0] and "ETA 0:00:00" in lines[-1]
