@@ -7,6 +7,9 @@ Modes (each runs in a fresh subprocess, so that peak RSS is its own):
 * ``shared-b1``       shared prefix: the narrative encoded once, its key/value cache reused; batch 1
 * ``shared-batched``  shared prefix, length-sorted batches of ``--batch-size`` rows
 * ``naive-batched``   (optional) full recompute, batched
+* ``llama.cpp``       (optional) the same requests on ``-O backend=llama.cpp``: the GGUF's 4-bit weights
+  run by llama.cpp instead of de-quantized float32 in torch (its agreement column is then
+  quantization noise, not a bug)
 
 Reports records/s, pairs/s, peak RSS (``ru_maxrss``; tracemalloc does not see torch's memory) and the
 RSS growth over the loaded model, the speed-up over ``naive``, and checks that every mode gives the
@@ -38,6 +41,7 @@ MODES = {
     "shared-b1": {"prefix_reuse": True, "batch": 1},
     "shared-batched": {"prefix_reuse": True, "batch": None},  # None: --batch-size
     "naive-batched": {"prefix_reuse": False, "batch": None},
+    "llama.cpp": {"backend": "llama.cpp", "batch": 1},  # the GGUF run by llama.cpp (catalog GGUF models, .gguf paths)
 }
 DEFAULT_MODES = ("naive", "shared-b1", "shared-batched")
 
@@ -81,7 +85,10 @@ def worker(args: argparse.Namespace) -> None:
     requests = [ScoreRequest(_context(r), LM_SCORE_CONTINUATION.format(option=o)) for r in records for o in r.options]
     rss_start = rss_mb()
     t0 = time.perf_counter()
-    lm = load_backend(args.model, batch_size=batch, prefix_reuse=spec["prefix_reuse"], dtype=args.dtype)
+    if spec.get("backend"):
+        lm = load_backend(args.model, backend=spec["backend"], threads=args.threads)
+    else:
+        lm = load_backend(args.model, batch_size=batch, prefix_reuse=spec["prefix_reuse"], dtype=args.dtype)
     load_s = time.perf_counter() - t0
     lm.score(requests[:2])  # warm-up (first-call allocations), not timed
     rss_loaded = rss_mb()
@@ -92,7 +99,7 @@ def worker(args: argparse.Namespace) -> None:
     out = {
         "mode": args.worker,
         "batch_size": batch,
-        "prefix_reuse": spec["prefix_reuse"],
+        "prefix_reuse": spec.get("prefix_reuse", True),
         "records": len(records),
         "pairs": len(requests),
         "tokens_scored": sum(s.n_tokens for s in scores),

@@ -41,7 +41,7 @@ def eval_cmd(
     cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache). Reruns and resumed runs read it.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
     seed: Annotated[int, typer.Option(help="Seed for sampling methods and bootstrap CIs.")] = 0,
-    option: Annotated[Optional[list[str]], typer.Option("--option", "-O", help="Method option KEY=VALUE (JSON values allowed); repeatable.")] = None,
+    option: Annotated[Optional[list[str]], typer.Option("--option", "-O", help="Method or backend option KEY=VALUE (JSON values allowed); repeatable. Backend: dtype=float32|bfloat16|auto, device=cuda, threads=N, batch_size=N; backend=llama.cpp runs a GGUF model in llama.cpp (threads=N, n_ctx=N).")] = None,
     predict_only: Annotated[bool, typer.Option("--predict-only", help="Write predictions without scoring (test-set submissions: the narrative test labels are hidden).")] = False,
     bertscore_model: Annotated[Optional[str], typer.Option(help="BERTScore model for generation/explanations (papers: microsoft/deberta-large-mnli).")] = None,
     bertscore_layers: Annotated[Optional[int], typer.Option(help="BERTScore layer (required for models outside bert-score's table).")] = None,
@@ -57,6 +57,8 @@ def eval_cmd(
       figlang eval -t flute -m majority --data-dir ../shared/data
 
       figlang eval -t idiom-cloze -s dev -p output/idiom/discriminative/idiom_dev_predictions.jsonl
+
+      figlang eval --model qwen2.5-1.5b -O backend=llama.cpp -O threads=2 -t idiom-cloze -s dev -m qa
     """
     from ..evaluation import evaluate, score_predictions_file
     from ..evaluation.tables import print_summary
