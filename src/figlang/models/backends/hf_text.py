@@ -105,6 +105,34 @@ class HFTextMixin:
     def _encode_continuation(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
 
+    def _encode_requests(self, requests: Sequence[ScoreRequest]) -> tuple[list[ContinuationScore | None], list[tuple[int, list[int], list[int]]]]:
+        """Token ids of score requests, each context encoded once: (results with the empty continuations
+        already scored, [(index, context ids fitted to max_length, continuation ids)])."""
+        results: list[ContinuationScore | None] = [None] * len(requests)
+        contexts: dict[str, list[int]] = {}
+        encoded: list[tuple[int, list[int], list[int]]] = []
+        for i, req in enumerate(requests):
+            if not isinstance(req, ScoreRequest):
+                raise FiglangError(f"score() takes ScoreRequest objects, got {type(req).__name__}")
+            cont = self._encode_continuation(req.continuation)
+            if not cont:
+                results[i] = ContinuationScore(0.0, 0, len(req.continuation), (), True)
+                continue
+            if req.context not in contexts:
+                contexts[req.context] = self._encode_prompt(req.context)
+            encoded.append((i, self._fit(contexts[req.context], cont), cont))
+        return results, encoded
+
+    @staticmethod
+    def _check_generation_requests(requests: Sequence[GenerationRequest]) -> None:
+        for req in requests:
+            if not isinstance(req, GenerationRequest):
+                raise FiglangError(f"generate() takes GenerationRequest objects, got {type(req).__name__}")
+            if req.n < 1 or req.max_new_tokens < 0:
+                raise FiglangError(f"a generation request needs n >= 1 and max_new_tokens >= 0 (got n={req.n}, max_new_tokens={req.max_new_tokens})")
+            if req.do_sample and req.temperature <= 0:
+                raise FiglangError(f"sampling needs a temperature > 0 (got {req.temperature}); use do_sample=False for greedy decoding")
+
     def _fit(self, ctx: list[int], cont: list[int]) -> list[int]:
         """Drop context tokens from the left so that context + continuation fits ``max_length``."""
         room = self.max_length - len(cont)

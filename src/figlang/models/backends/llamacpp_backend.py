@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...data.errors import FiglangError
 from .base import (
     BackendError,
     BackendInfo,
@@ -36,20 +35,9 @@ from .base import (
     ScoreRequest,
 )
 from .hf_text import HFTextMixin
+from .transformers_backend import _as_int, derive_seed
 
 INSTALL_HINT = "pip install 'llama-cpp-python==0.3.36' (or `pip install -e '.[server]'`; it compiles llama.cpp, ~10 min)"
-
-
-def _positive_int(value: Any, name: str, allow_none: bool = False) -> int | None:
-    if value is None and allow_none:
-        return None
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise FiglangError(f"option {name!r} must be a whole number; got {value!r}") from None
-    if number < 1:
-        raise FiglangError(f"option {name!r} must be at least 1; got {number}")
-    return number
 
 
 class LlamaCppBackend(HFTextMixin, LanguageModel):
@@ -96,9 +84,9 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
             raise BackendError(f"no GGUF file at {self.gguf}")
         self.name = name or self.gguf.name
         self.revision = revision
-        self.threads = _positive_int(threads, "threads", allow_none=True)
-        self.n_ctx = _positive_int(n_ctx, "n_ctx")
-        self.n_batch = _positive_int(n_batch, "n_batch")
+        self.threads = _as_int(threads, "threads", allow_none=True)
+        self.n_ctx = _as_int(n_ctx, "n_ctx", minimum=16)
+        self.n_batch = _as_int(n_batch, "n_batch")
         self.extra_info = dict(extra_info or {})
         try:
             if tokenizer is not None:
@@ -216,21 +204,8 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
         """Log-probability of each continuation given its context (natural log, summed over tokens)."""
         import numpy as np
 
-        results: list[ContinuationScore | None] = [None] * len(requests)
-        contexts: dict[str, list[int]] = {}
-        items: list[tuple[list[int], int, int]] = []  # (context + continuation, context length, index)
-        for i, req in enumerate(requests):
-            if not isinstance(req, ScoreRequest):
-                raise FiglangError(f"score() takes ScoreRequest objects, got {type(req).__name__}")
-            cont = self._encode_continuation(req.continuation)
-            if not cont:
-                results[i] = ContinuationScore(0.0, 0, len(req.continuation), (), True)
-                continue
-            if req.context not in contexts:
-                contexts[req.context] = self._encode_prompt(req.context)
-            ctx = self._fit(contexts[req.context], cont)
-            items.append((ctx + cont, len(ctx), i))
-        items.sort()  # neighbours share their longest prefixes
+        results, encoded = self._encode_requests(requests)
+        items = sorted((ctx + cont, len(ctx), i) for i, ctx, cont in encoded)  # neighbours share their longest prefixes
         self._reset()
         for seq, n_ctx, i in items:
             logits = np.asarray(self._feed(seq, range(n_ctx - 1, len(seq) - 1)), dtype=np.float64)
@@ -252,15 +227,7 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
         index, as in the Transformers backend), so neither order nor grouping changes what is drawn."""
         import torch
 
-        from .transformers_backend import derive_seed
-
-        for req in requests:
-            if not isinstance(req, GenerationRequest):
-                raise FiglangError(f"generate() takes GenerationRequest objects, got {type(req).__name__}")
-            if req.n < 1 or req.max_new_tokens < 0:
-                raise FiglangError(f"a generation request needs n >= 1 and max_new_tokens >= 0 (got n={req.n}, max_new_tokens={req.max_new_tokens})")
-            if req.do_sample and req.temperature <= 0:
-                raise FiglangError(f"sampling needs a temperature > 0 (got {req.temperature}); use do_sample=False for greedy decoding")
+        self._check_generation_requests(requests)
         results: list[list[str]] = [[""] * req.n for req in requests]
         prompts: dict[int, list[int]] = {}
         for i, req in enumerate(requests):

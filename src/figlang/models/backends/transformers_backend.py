@@ -346,20 +346,7 @@ class TransformersBackend(HFTextMixin, LanguageModel):
                 f"{self.name} is a {self.kind} model: it cannot score continuations "
                 f"({'use score_masked' if self.kind == 'masked' else 'use classify' if self.kind == 'classifier' else 'it is a bare encoder'})"
             )
-        results: list[ContinuationScore | None] = [None] * len(requests)
-        ctx_cache: dict[str, list[int]] = {}
-        encoded: list[tuple[int, list[int], list[int]]] = []
-        for i, req in enumerate(requests):
-            if not isinstance(req, ScoreRequest):
-                raise FiglangError(f"score() takes ScoreRequest objects, got {type(req).__name__}")
-            cont = self._encode_continuation(req.continuation)
-            if not cont:
-                results[i] = ContinuationScore(0.0, 0, len(req.continuation), (), True)
-                continue
-            if req.context not in ctx_cache:
-                ctx_cache[req.context] = self._encode_prompt(req.context)
-            encoded.append((i, self._fit(ctx_cache[req.context], cont), cont))
-
+        results, encoded = self._encode_requests(requests)
         naive: list[tuple[int, list[int], list[int]]] = []
         groups: dict[tuple[int, ...], list[tuple[int, list[int]]]] = defaultdict(list)
         for i, ctx, cont in encoded:
@@ -738,13 +725,7 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         """``n`` continuations per request, without the prompt, cut before the first stop string."""
         if self.kind not in ("causal", "seq2seq"):
             raise CapabilityError(f"{self.name} is a {self.kind} model: it cannot generate text")
-        for req in requests:
-            if not isinstance(req, GenerationRequest):
-                raise FiglangError(f"generate() takes GenerationRequest objects, got {type(req).__name__}")
-            if req.n < 1 or req.max_new_tokens < 0:
-                raise FiglangError(f"a generation request needs n >= 1 and max_new_tokens >= 0 (got n={req.n}, max_new_tokens={req.max_new_tokens})")
-            if req.do_sample and req.temperature <= 0:
-                raise FiglangError(f"sampling needs a temperature > 0 (got {req.temperature}); use do_sample=False for greedy decoding")
+        self._check_generation_requests(requests)
         results: list[list[str]] = [[""] * req.n for req in requests]
         # one row per distinct sample: greedy decoding gives n identical answers, computed once
         rows: list[tuple[int, int]] = []
