@@ -35,6 +35,7 @@ from .base import (
     ScoreRequest,
 )
 from .hf_text import HFTextMixin
+from ..prefix import shared_prefix_length
 from .transformers_backend import _as_int, derive_seed
 
 INSTALL_HINT = "pip install 'llama-cpp-python==0.3.36' (or `pip install -e '.[server]'`; it compiles llama.cpp, ~10 min)"
@@ -154,11 +155,7 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
 
         if len(tokens) > self.n_ctx:
             raise BackendError(f"{self.name}: a sequence of {len(tokens)} tokens does not fit n_ctx={self.n_ctx} (raise n_ctx)")
-        old = self._evaluated
-        common = 0
-        limit = min(len(old), len(tokens))
-        while common < limit and old[common] == tokens[common]:
-            common += 1
+        common = shared_prefix_length([self._evaluated, tokens], keep=0)
         wanted = set(want)
         start = min([common] + [p for p in wanted if p < common and p not in self._rows])
         if start < len(tokens):
@@ -203,6 +200,7 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
     def score(self, requests: Sequence[ScoreRequest]) -> list[ContinuationScore]:
         """Log-probability of each continuation given its context (natural log, summed over tokens)."""
         import numpy as np
+        from scipy.special import logsumexp
 
         results, encoded = self._encode_requests(requests)
         items = sorted((ctx + cont, len(ctx), i) for i, ctx, cont in encoded)  # neighbours share their longest prefixes
@@ -210,8 +208,7 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
         for seq, n_ctx, i in items:
             logits = np.asarray(self._feed(seq, range(n_ctx - 1, len(seq) - 1)), dtype=np.float64)
             targets = np.asarray(seq[n_ctx:])
-            top = logits.max(axis=1)
-            lse = top + np.log(np.exp(logits - top[:, None]).sum(axis=1))
+            lse = logsumexp(logits, axis=1)
             picked = logits[np.arange(len(targets)), targets]
             lps = (picked - lse).tolist()
             greedy = bool((logits.argmax(axis=1) == targets).all())
@@ -225,8 +222,6 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
 
         Each sample draws from its own generator (seeded from the request's seed and the sample's
         index, as in the Transformers backend), so neither order nor grouping changes what is drawn."""
-        import torch
-
         self._check_generation_requests(requests)
         results: list[list[str]] = [[""] * req.n for req in requests]
         prompts: dict[int, list[int]] = {}
@@ -237,12 +232,14 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
         for i in sorted(prompts, key=lambda k: (prompts[k], k)):
             req = requests[i]
             for j in range(req.n if req.do_sample else 1):
-                results[i][j] = self._sample(prompts[i], req, self._sampler(derive_seed(req.seed, j)) if req.do_sample else None, torch)
+                results[i][j] = self._sample(prompts[i], req, self._sampler(derive_seed(req.seed, j)) if req.do_sample else None)
             if not req.do_sample:
                 results[i] = [results[i][0]] * req.n
         return results
 
-    def _sample(self, prompt: list[int], req: GenerationRequest, generator: Any, torch: Any) -> str:
+    def _sample(self, prompt: list[int], req: GenerationRequest, generator: Any) -> str:
+        import torch
+
         generated: list[int] = []
         texts: list[str | None] = [None]
         sequence = list(prompt)
