@@ -20,7 +20,7 @@ from figlang.metrics.impli_analysis import (
     overlap_summary,
     replaced_span,
 )
-from figlang.metrics.plots import plot_accuracy_bars, plot_ice_scatter, plot_overlap_histograms
+from figlang.metrics.plots import place_labels, plot_accuracy_bars, plot_ice_scatter, plot_overlap_histograms
 
 
 @pytest.fixture(scope="module")
@@ -189,6 +189,30 @@ def test_plots_render(tmp_path: Path) -> None:
     _is_png(plot_overlap_histograms([3, 4, 5, 5, 6], [9, 12, 15], tmp_path / "a" / "hist.png"))
     _is_png(plot_ice_scatter([0.0, 0.0, 0.5, 1.0], [1.0, 1.0, 0.6, 0.2], ["a", "b", "c", "d"], tmp_path / "ice.png", rho=-0.9))
     _is_png(plot_accuracy_bars(["idiom", "simile", "metaphor"], [0.8, 0.7, 0.05], [0.7, 0.6, 0.0], [0.9, 0.8, 0.1], tmp_path / "acc.png", "Accuracy"))
+
+
+def test_labels_of_crowded_points_do_not_overlap() -> None:
+    """Thirty long labels on points a hair apart: the placed ones never cover each other or a marker."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6, 4))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    xs = [0.1 + 0.01 * i for i in range(30)]
+    ax.scatter(xs, [0.0] * 30)
+    ax.scatter([0.5], [0.5], s=400)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.1, 1)
+    placed = place_labels(ax, [(x, 0.0, f"a rather long idiom {i}", 3.0) for i, x in enumerate(xs)], max_labels=12,
+                          markers=[(0.5, 0.5, 10.0)])  # fmt: skip
+    renderer = fig.canvas.get_renderer()
+    boxes = [a.get_window_extent(renderer) for a in placed]
+    assert 2 <= len(boxes) <= 12
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    centre = ax.transData.transform((0.5, 0.5))
+    assert not any(b.contains(*centre) for b in boxes)
+    assert all(a.get_text().startswith("a rather long idiom") for a in placed)
 
 
 def test_plot_inputs_are_checked(tmp_path: Path) -> None:

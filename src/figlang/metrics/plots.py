@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["plot_accuracy_bars", "plot_ice_scatter", "plot_overlap_histograms"]
+__all__ = ["place_labels", "plot_accuracy_bars", "plot_ice_scatter", "plot_overlap_histograms"]
 
 _CORRECT = "#2a7ab9"
 _INCORRECT = "#d9622b"
@@ -67,8 +68,9 @@ def plot_ice_scatter(
     """One point per idiom; idioms sharing a point are drawn as one larger marker so none hides another.
 
     Per-idiom ICE and accuracy are often ratios of small counts, so many idioms coincide; marker area
-    grows with the number of idioms at a point, and only the ``max_labels`` points farthest from the
-    centre of the cloud are labelled (with the idiom, or with "k idioms") to keep the plot legible.
+    grows with the number of idioms at a point. Up to ``max_labels`` points are labelled (with the
+    idiom, or with "k idioms"), those farthest from the centre of the cloud first, each only where
+    its label overlaps no other label (:func:`place_labels`).
     """
     if not (len(ice) == len(acc) == len(labels)):
         raise ValueError(f"ice, acc and labels differ in length ({len(ice)}, {len(acc)}, {len(labels)})")
@@ -90,23 +92,69 @@ def plot_ice_scatter(
         slope, intercept = np.polyfit(x, y, 1)
         xs = np.linspace(x.min(), x.max(), 50)
         ax.plot(xs, slope * xs + intercept, color=_INCORRECT, linewidth=1.5, label="least-squares line")
-    order = np.argsort(-np.hypot(px - x.mean(), py - y.mean()))[:max_labels]
-    names = list(points.values())
-    for k in order:
-        text = names[k][0] if counts[k] == 1 else f"{counts[k]} idioms"
-        right = px[k] > 0.75
-        gap = np.sqrt(sizes[k]) / 2 + 3  # marker radius in points, plus a little air
-        ax.annotate(text, (px[k], py[k]), xytext=(-gap if right else gap, 2), textcoords="offset points",
-                    ha="right" if right else "left", fontsize=8, alpha=0.9)
     ax.set_title(title if rho is None else f"{title}\n(Spearman rho = {rho:.2f})")
     ax.set_xlabel("ICE score (share of occurrences not in base form)")
     ax.set_ylabel("accuracy on the idiom's items")
     ax.set_xlim(-0.05, 1.05)
     ax.set_ylim(-0.05, 1.12)
-    legend = ax.legend(frameon=True, framealpha=0.9, loc="best", fontsize=8)
+    # below the axes: "best" would be chosen again at save time, after the labels are placed
+    legend = ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=8)
     legend.legend_handles[0].set_sizes([30])  # a normal-size marker in the legend, whatever the data
+    order = np.argsort(-np.hypot(px - x.mean(), py - y.mean()))
+    names = list(points.values())
+    candidates = [(px[k], py[k], names[k][0] if counts[k] == 1 else f"{counts[k]} idioms", float(np.sqrt(sizes[k]) / 2))
+                  for k in order]  # fmt: skip
+    markers = [(float(a), float(b), float(np.sqrt(c) / 2)) for a, b, c in zip(px, py, sizes)]
+    place_labels(ax, candidates, max_labels=max_labels, markers=markers)
     ax.grid(alpha=0.3)
     return _save(fig, path)
+
+
+def place_labels(
+    ax: Any,
+    candidates: Sequence[tuple[float, float, str, float]],
+    max_labels: int = 12,
+    markers: Sequence[tuple[float, float, float]] = (),
+) -> list[Any]:
+    """Label points, most important first, each where its box covers no other label and no marker.
+
+    ``candidates`` are (x, y, text, marker radius in points) in priority order; ``markers`` are the
+    plot's markers as (x, y, radius in points), which labels must not cover either. Each label tries
+    eight spots around its point (right, left, above, below, then the diagonals) and is dropped when
+    none is free and inside the axes: a plot with fewer readable labels beats one whose labels print
+    over each other. Returns the placed annotations.
+    """
+    from matplotlib.transforms import Bbox
+
+    fig = ax.figure
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    to_pixels = fig.dpi / 72.0
+    taken: list[Any] = []
+    for mx, my, radius in markers:
+        cx, cy = ax.transData.transform((mx, my))
+        r = radius * to_pixels
+        taken.append(Bbox.from_extents(cx - r, cy - r, cx + r, cy + r))
+    placed: list[Any] = []
+    for x, y, text, radius in candidates:
+        if len(placed) >= max_labels:
+            break
+        gap = radius + 3  # the marker's radius in points, plus a little air
+        spots = [(gap, -3, "left", "baseline"), (-gap, -3, "right", "baseline"), (0, gap, "center", "bottom"),
+                 (0, -gap, "center", "top"), (gap, gap, "left", "bottom"), (-gap, gap, "right", "bottom"),
+                 (gap, -gap, "left", "top"), (-gap, -gap, "right", "top")]  # fmt: skip
+        for dx, dy, ha, va in spots:
+            note = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=8, alpha=0.9)
+            box = note.get_window_extent(renderer).padded(1)
+            inside = frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+            if inside and not any(box.overlaps(other) for other in taken):
+                taken.append(box)
+                placed.append(note)
+                break
+            note.remove()
+    return placed
 
 
 def plot_accuracy_bars(
