@@ -90,6 +90,22 @@ def test_results_do_not_depend_on_the_call(lcpp, requests_):
     assert [s.token_logprobs for s in together] == [s.token_logprobs for s in reversed_]
 
 
+def test_a_cache_that_cannot_drop_a_tail_is_evaluated_from_the_start(lcpp, requests_, monkeypatch):
+    """llama.cpp refuses to cut some caches (a sliding window that kept too little): then nothing stale is reused."""
+    expected = [s.logprob for s in lcpp.score(requests_)]
+    ctx = lcpp.llm._ctx
+    real = ctx.kv_cache_seq_rm
+    cuts = []
+
+    def refuse_tails(seq_id, p0, p1):
+        cuts.append(p0)
+        return False if p0 > 0 else real(seq_id, p0, p1)
+
+    monkeypatch.setattr(ctx, "kv_cache_seq_rm", refuse_tails)
+    assert [s.logprob for s in lcpp.score(requests_)] == expected
+    assert any(p > 0 for p in cuts)  # the reuse path was taken, refused, and fell back
+
+
 def test_generation(lcpp):
     greedy = GenerationRequest("The capital of France is", max_new_tokens=8, n=2)
     first = lcpp.generate([greedy])

@@ -105,6 +105,7 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
                 n_threads=self.threads,
                 n_threads_batch=self.threads,
                 logits_all=False,
+                swa_full=True,  # sliding-window layers keep every position, so any prefix can be reused
                 verbose=False,
             )
         except (ValueError, RuntimeError) as err:
@@ -160,7 +161,9 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
         start = min([common] + [p for p in wanted if p < common and p not in self._rows])
         if start < len(tokens):
             ctx = self.llm._ctx
-            ctx.kv_cache_seq_rm(-1, start, -1)
+            if not ctx.kv_cache_seq_rm(-1, start, -1):  # a cache that cannot drop a tail: start over
+                ctx.kv_cache_seq_rm(-1, 0, -1)
+                start = 0
             self._rows = {p: row for p, row in self._rows.items() if p < start}
             self._evaluated = list(tokens[:start])
             batch = _internals.LlamaBatch(n_tokens=self.n_batch, embd=0, n_seq_max=1, verbose=False)
