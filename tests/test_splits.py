@@ -14,7 +14,14 @@ import pytest
 
 from figlang.data.errors import DataError
 from figlang.data.records import ClozeRecord, NLIPair, expression_of
-from figlang.data.splits import expression_disjoint_split, expression_folds
+from figlang.data.splits import (
+    expression_disjoint_split,
+    expression_folds,
+    figurative_links,
+    linked_key,
+    narrative_links,
+    normalise_expression,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -111,7 +118,14 @@ _SCRIPT = """
 import json, random, sys
 sys.path.insert(0, {tests!r})
 from test_splits import toy_records
-from figlang.data.splits import expression_disjoint_split, expression_folds
+from figlang.data.splits import (
+    expression_disjoint_split,
+    expression_folds,
+    figurative_links,
+    linked_key,
+    narrative_links,
+    normalise_expression,
+)
 recs = toy_records()
 rest, dev = expression_disjoint_split(recs, seed=5)
 folds = expression_folds(recs, k=4, seed=2)
@@ -227,3 +241,87 @@ def test_impli_folds_by_expression(data_dir):
     assert set(owner.values()) == {1}
     sizes = [len(test) for _, test in folds]
     assert max(sizes) - min(sizes) <= max(Counter(expression_of(p) for p in with_expression).values())
+
+
+# ---------------------------------------------------------------------------------------------
+# linked groups: one expression known by several spellings or spans
+
+
+def test_normalise_expression_drops_punctuation_and_case():
+    assert normalise_expression("Out - of - the - blue’") == "out of the blue"
+    assert normalise_expression("out ~ of ~ the ~ blue") == normalise_expression("out of the blue.")
+    assert normalise_expression("-") == "" and normalise_expression(None) == ""
+
+
+def test_linked_key_joins_records_that_share_any_link_transitively():
+    def pair(i, premise, expression):
+        return NLIPair(id=f"p{i}", premise=premise, hypothesis=f"h{i}", label="entailment", expression=expression)
+
+    records = [
+        pair(0, "He held the line.", "hold the line"),
+        pair(1, "He held the line.", "the line"),  # same premise, another derived span
+        pair(2, "They held the line at dawn.", "The line"),  # same span as p1, other premise
+        pair(3, "She came out of the blue.", "out of the blue"),
+        pair(4, "Nothing shared here.", None),
+    ]
+    key = linked_key(records, figurative_links)
+    groups = Counter(key(r) for r in records)
+    assert key(records[0]) == key(records[1]) == key(records[2])
+    assert len({key(records[0]), key(records[3]), key(records[4])}) == 3 and len(groups) == 3
+    assert key(records[4]) == linked_key(records[::-1], figurative_links)(records[4])  # names do not depend on order
+    with pytest.raises(DataError, match="twice"):
+        linked_key(records + [records[0]], figurative_links)
+    with pytest.raises(DataError, match="not among"):
+        key(pair(9, "x", "y"))
+
+
+def test_split_links_keep_variants_out_of_train_and_leave_dev_unchanged():
+    records = [ClozeRecord(id=f"r{i}", narrative=f"story {i}", options=("a", "b"), label=0, expression=e, expression_type="idiom",
+                           meaning=m)
+               for i, (e, m) in enumerate([("to the hilt", "completely")] * 3 + [("up to the hilt", "completely")] * 3
+                                          + [(f"idiom {k}", f"gloss {k}") for k in range(30)])]  # fmt: skip
+    plain_rest, plain_dev = expression_disjoint_split(records, dev_fraction=0.2, seed=1)
+    rest, dev = expression_disjoint_split(records, dev_fraction=0.2, seed=1, links=narrative_links)
+    assert ids(dev) == ids(plain_dev)
+    hilt = {expression_of(r) for r in dev} & {"to the hilt", "up to the hilt"}
+    if hilt:  # one spelling went to dev: the other must not stay in train
+        assert not {expression_of(r) for r in rest} & {"to the hilt", "up to the hilt"}
+    assert set(ids(rest)) <= set(ids(plain_rest))
+
+
+def test_impli_folds_share_no_premise_and_no_normalised_idiom(data_dir):
+    """Grouping by the derived span alone put one premise (and "out of the blue") into several folds."""
+    from figlang.data.registry import get_task
+
+    pairs = get_task("impli").load("all", data_dir)
+    key = linked_key(pairs, figurative_links)
+    folds = expression_folds(pairs, k=10, seed=0, key=key)
+    assert_partition(pairs, [test for _, test in folds])
+    fold_of_premise: dict[str, set[int]] = {}
+    fold_of_idiom: dict[str, set[int]] = {}
+    for f, (_, test) in enumerate(folds):
+        for p in test:
+            fold_of_premise.setdefault(" ".join(p.premise.lower().split()), set()).add(f)
+            if normalise_expression(p.expression):
+                fold_of_idiom.setdefault(normalise_expression(p.expression), set()).add(f)
+    assert all(len(v) == 1 for v in fold_of_premise.values())
+    assert all(len(v) == 1 for v in fold_of_idiom.values())
+    assert len(fold_of_idiom["out of the blue"]) == 1
+    sizes = [len(test) for _, test in folds]
+    assert max(sizes) - min(sizes) < 0.05 * len(pairs) / 10
+
+
+def test_narrative_disjoint_splits_have_no_variant_leak_and_shapes_agree(data_dir):
+    from figlang.data.registry import get_task
+
+    for kind in ("idiom", "simile"):
+        cloze, gen = get_task(f"{kind}-cloze"), get_task(f"{kind}-generation")
+        dev, rest = cloze.load("dev-disjoint", data_dir), cloze.load("train-disjoint", data_dir)
+        dev_links = {v for r in dev for v in narrative_links(r)}
+        assert not any(v in dev_links for r in rest for v in narrative_links(r))
+        # the generation items of an expression are on the same side as its cloze records
+        gen_dev, gen_rest = gen.load("dev-disjoint", data_dir), gen.load("train-disjoint", data_dir)
+        assert {i for g in gen_dev for i in g.meta["cloze_ids"]} <= set(ids(dev))
+        assert {i for g in gen_rest for i in g.meta["cloze_ids"]} <= set(ids(rest))
+        assert {expression_of(g) for g in gen_dev} == {expression_of(r) for r in dev if r.reference}
+    assert len(get_task("idiom-cloze").load("dev-disjoint", data_dir)) == 278  # the published split did not move

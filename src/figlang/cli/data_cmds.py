@@ -144,16 +144,17 @@ def split_cmd(
     from ..data.splits import expression_disjoint_split, expression_folds
 
     from ..data.records import expression_of
+    from ..data.splits import figurative_links, linked_key
 
     t = get_task(task)
     which = split or ("train" if "train" in t.splits else t.default_split)
     records = t.load(which, data_dir)
     bare = sum(1 for r in records if not expression_of(r))
     if bare:
-        console.print(f"[yellow]{bare} records have no expression; each forms its own group[/yellow]")
-
-    def key(r):
-        return expression_of(r) or f"id:{r.id}"
+        console.print(f"[yellow]{bare} records have no expression; each is grouped with the records sharing its premise, if any[/yellow]")
+    # records sharing a normalised expression or a premise form one group (IMPLI's derived spans differ
+    # between pairs of one premise: grouping by the span alone let one idiom into several folds)
+    key = linked_key(records, figurative_links)
 
     if folds:
         for i, (train, test) in enumerate(expression_folds(records, k=folds, seed=seed, key=key)):

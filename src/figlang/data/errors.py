@@ -80,5 +80,13 @@ class LoadOptions:
         if self.report is not None:
             self.report.warn(error)
 
+    def degrade(self, error: DataError) -> None:
+        """Raise ``error`` in strict mode; in lenient mode keep the record without the broken part
+        and say so (not counted as skipped, since nothing was dropped)."""
+        if not self.lenient:
+            raise error
+        if self.report is not None:
+            self.report.warn(error, skipped=False)
+
 
 STRICT = LoadOptions()

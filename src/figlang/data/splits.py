@@ -12,7 +12,8 @@ original record order.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Hashable, Sequence
+import re
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
 from .errors import DataError
@@ -20,6 +21,81 @@ from .records import expression_of
 
 R = TypeVar("R")
 KeyFn = Callable[[R], Hashable | None]
+LinkFn = Callable[[R], Iterable[Hashable]]
+
+_NOT_WORD = re.compile(r"[^\w\s]|_")
+
+
+def normalise_expression(text: str | None) -> str:
+    """Lower case, punctuation dropped, single spaces: "Out - of - the - blue’" -> "out of the blue"."""
+    return " ".join(_NOT_WORD.sub(" ", str(text or "").lower()).split())
+
+
+def linked_key(records: Sequence[R], links: LinkFn) -> Callable[[R], str]:
+    """A grouping key under which records that share any link value (transitively) are one group.
+
+    Why: a single key per record can split one expression into several groups (IMPLI derives the
+    idiom from a premise/hypothesis diff, so the same premise yields "hold the line" in one pair
+    and "the line" in another), and such groups then land on both sides of a split. Linking by
+    every value a record is known by (its normalised expression, its premise, ...) and taking
+    connected components closes those leaks. Groups are named by their smallest link value, so
+    the key is deterministic; records are matched by ``id``, which must be unique.
+    """
+    parent: dict[Hashable, Hashable] = {}
+
+    def find(x: Hashable) -> Hashable:
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:  # path compression
+            parent[x], x = root, parent[x]
+        return root
+
+    own: dict[str, list[Hashable]] = {}
+    for record in records:
+        rid = str(getattr(record, "id"))
+        if rid in own:
+            raise DataError(f"record id {rid!r} occurs twice: a linked grouping needs unique ids")
+        values = [("id", rid)] + [v for v in links(record) if v not in (None, "")]
+        own[rid] = values
+        for v in values:
+            parent.setdefault(v, v)
+        first = find(values[0])
+        for v in values[1:]:
+            other = find(v)
+            if other != first:
+                parent[other] = first
+    members: dict[Hashable, list[Hashable]] = {}
+    for values in own.values():
+        members.setdefault(find(values[0]), []).extend(values)
+    def name(values: list[Hashable]) -> str:
+        told = [repr(v) for v in values if not (isinstance(v, tuple) and v[:1] == ("id",))]
+        return min(told) if told else min(repr(v) for v in values)
+
+    names = {root: name(values) for root, values in members.items()}
+    by_id = {rid: names[find(values[0])] for rid, values in own.items()}
+
+    def key(record: R) -> str:
+        try:
+            return by_id[str(getattr(record, "id"))]
+        except KeyError:
+            raise DataError(f"record {getattr(record, 'id', '?')!r} was not among the records the grouping was built on") from None
+
+    return key
+
+
+def figurative_links(record: object) -> list[Hashable]:
+    """What ties a record to others of the same expression: its normalised expression, and its
+    premise (NLI pairs built by rewriting one sentence share it: IMPLI's entailment, adversarial
+    and antonym pairs of one idiom all start from the same premise)."""
+    out: list[Hashable] = []
+    expression = normalise_expression(getattr(record, "expression", None))
+    if expression:
+        out.append(("expression", expression))
+    premise = " ".join(str(getattr(record, "premise", "") or "").lower().split())
+    if premise:
+        out.append(("premise", premise))
+    return out
 
 
 def group_by_expression(records: Sequence[R], key: KeyFn | None = None) -> dict[Hashable, list[int]]:
@@ -56,13 +132,16 @@ def _take(records: Sequence[R], indexes: set[int], inside: bool) -> list[R]:
 
 
 def expression_disjoint_split(
-    records: Sequence[R], dev_fraction: float = 0.1, seed: int = 0, key: KeyFn | None = None
+    records: Sequence[R], dev_fraction: float = 0.1, seed: int = 0, key: KeyFn | None = None, links: LinkFn | None = None
 ) -> tuple[list[R], list[R]]:
     """(train_rest, dev): whole expressions go to dev until it holds ``dev_fraction`` of the records.
 
     Expressions are sorted, shuffled with ``random.Random(seed)`` and taken in that order until
     the dev share of records reaches the fraction (so it may overshoot by part of one group).
-    No expression ends up in both parts.
+    No expression ends up in both parts. ``links`` names other ways a record can be the same
+    expression as another (a variant spelling, the same gloss): records of train_rest that share a
+    link value with a dev record are left out of train_rest, so the variant cannot leak, while the
+    dev part stays what the grouping key alone chose.
     """
     if not 0 < dev_fraction < 1:
         raise ValueError(f"dev_fraction must be between 0 and 1 (exclusive), got {dev_fraction}")
@@ -82,7 +161,25 @@ def expression_disjoint_split(
             f"dev_fraction {dev_fraction} took every expression into dev (one expression has most of the records)",
             hint="use a smaller dev_fraction",
         )
-    return _take(records, dev_idx, inside=False), _take(records, dev_idx, inside=True)
+    rest, dev = _take(records, dev_idx, inside=False), _take(records, dev_idx, inside=True)
+    if links is not None:
+        in_dev = {v for r in dev for v in links(r) if v not in (None, "")}
+        rest = [r for r in rest if not any(v in in_dev for v in links(r) if v not in (None, ""))]
+    return rest, dev
+
+
+def narrative_links(record: object) -> list[Hashable]:
+    """Variants of one narrative expression: the same words up to punctuation ("like a london fog."),
+    and for idioms the same gloss ("to the hilt" / "up to the hilt"). Simile properties are not
+    links: many different similes share one ("fast")."""
+    out: list[Hashable] = []
+    expression = normalise_expression(getattr(record, "expression", None))
+    if expression:
+        out.append(("expression", expression))
+    meaning = normalise_expression(getattr(record, "meaning", None))
+    if meaning and getattr(record, "expression_type", None) == "idiom":
+        out.append(("meaning", meaning))
+    return out
 
 
 def expression_folds(

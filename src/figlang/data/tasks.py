@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 
 from . import flute, impli, narrative
-from .errors import LoadOptions
+from .errors import DataError, LoadOptions
 from .records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, Record
 from .registry import TASKS, Task
 
@@ -21,18 +21,37 @@ DISJOINT_DEV_FRACTION = 0.1
 DISJOINT_SEED = 0
 
 
-def _with_disjoint(load_train_like):
-    """Wrap a (split, data_dir, options) loader so that it also serves the expression-disjoint splits."""
+def _with_disjoint(load_train_like, reference=None):
+    """Wrap a (split, data_dir, options) loader so that it also serves the expression-disjoint splits.
+
+    ``reference`` (a loader of the same data in another shape) makes the split follow the
+    reference's: the generation items of an expression are in dev-disjoint exactly when its cloze
+    records are, so a model trained on one shape is never selected on the other's dev expressions.
+    """
 
     def loader(split: str, data_dir: Path, options: LoadOptions) -> list[Record]:
         if split not in DISJOINT_SPLITS:
             return load_train_like(split, data_dir, options)
-        from .splits import expression_disjoint_split
+        from .splits import expression_disjoint_split, narrative_links
 
-        rest, dev = expression_disjoint_split(
-            load_train_like("train", data_dir, options), dev_fraction=DISJOINT_DEV_FRACTION, seed=DISJOINT_SEED
+        if reference is None:
+            rest, dev = expression_disjoint_split(
+                load_train_like("train", data_dir, options), dev_fraction=DISJOINT_DEV_FRACTION, seed=DISJOINT_SEED,
+                links=narrative_links,
+            )  # fmt: skip
+            return dev if split == "dev-disjoint" else rest
+        ref_rest, ref_dev = expression_disjoint_split(
+            reference("train", data_dir, options), dev_fraction=DISJOINT_DEV_FRACTION, seed=DISJOINT_SEED, links=narrative_links
         )
-        return dev if split == "dev-disjoint" else rest
+        wanted = {r.id for r in (ref_dev if split == "dev-disjoint" else ref_rest)}
+        out = []
+        for r in load_train_like("train", data_dir, options):
+            ids = set(r.meta.get("cloze_ids", ()))
+            if not ids:
+                raise DataError(f"{r.id} does not name its cloze records (meta.cloze_ids): cannot place it in {split}")
+            if ids <= wanted:
+                out.append(r)
+        return out
 
     return loader
 
@@ -53,7 +72,7 @@ for _kind in narrative.KINDS:
                 shape=_shape,  # type: ignore[arg-type]
                 description=f"Figurative narratives ({_kind}s): {_what}",
                 splits=narrative.SPLITS + DISJOINT_SPLITS,
-                loader=_with_disjoint(partial(_load, _kind)),
+                loader=_with_disjoint(partial(_load, _kind), None if _shape == "cloze" else partial(narrative.load_cloze, _kind)),
                 files_for=partial(_narrative_files, _kind),
                 default_split="dev",
                 datasets=(narrative.DATASET,),

@@ -255,7 +255,11 @@ def carve_key_fn(key: str, records: Sequence[Record]) -> Callable[[Record], str]
     if key == "auto":
         key = "expression" if any(expression_of(r) for r in records) else "premise"
     if key == "expression":
-        return lambda r: expression_of(r) or f"__id:{r.id}"  # records without one are their own group
+        # records sharing a normalised expression or a premise are one group (IMPLI names no idioms:
+        # its derived spans differ between pairs of one premise); records with neither stand alone
+        from ...data.splits import figurative_links, linked_key
+
+        return linked_key(records, figurative_links)
     if key == "premise":
         return lambda r: " ".join(str(getattr(r, "premise", r.id)).lower().split())
     if key == "id":
@@ -1009,7 +1013,7 @@ def train_folds(
     config.setdefault("preset", "cpu-impli-folds")
     base_cfg = make_config(t.name, method, model, out_dir, **config)
     records = t.load(base_cfg.train_split or t.default_split, base_cfg.data_dir)
-    key = carve_key_fn("expression", records)
+    key = carve_key_fn("expression", records)  # linked: one idiom's pairs never straddle two folds
     parts = expression_folds(records, k=k, seed=0, key=key)
     chosen = list(range(k)) if folds is None else [int(f) for f in folds]
     out = Path(out_dir)
