@@ -38,6 +38,7 @@ def test_malformed_json_line_strict_and_lenient(idiom_dev, tmp_path: Path) -> No
     records = get_task("idiom-cloze").load("dev", tmp_path, lenient=True, report=report)
     assert len(records) == 354 and report.skipped == 1
     assert any(w.line == 7 for w in report.warnings)
+    assert [r.id for r in records[5:7]] == ["idiom-dev-5", "idiom-dev-7"]  # ids follow the line: a skip shifts none
     # missing inference files are said, not hidden
     assert any("no context inferences" in str(w) for w in report.warnings)
 
@@ -190,3 +191,25 @@ def test_atomic_write_leaves_a_normal_file_and_nothing_half_written(tmp_path: Pa
         f.write("half")
         raise RuntimeError("interrupted")
     assert (tmp_path / "results.json").read_text() == "{}" and len(list(tmp_path.iterdir())) == 1
+
+
+def test_a_broken_inference_line_costs_one_record_its_inferences(data_dir: Path, tmp_path: Path) -> None:
+    """Inferences are aligned by line: one malformed inference line must not shift every later record's."""
+    src = data_dir / "fig_narrative" / "data"
+    for folder in ("simile", "simile_inferences_context", "simile_inferences_literal"):
+        (tmp_path / "fig_narrative" / "data" / folder).mkdir(parents=True)
+        lines = (src / folder / "dev.jsonl").read_text(encoding="utf-8").splitlines()
+        if folder == "simile_inferences_context":
+            lines[4] = lines[4][:40]  # line 5 is truncated JSON
+        _write(tmp_path / "fig_narrative" / "data" / folder / "dev.jsonl", lines)
+    with pytest.raises(DataError, match="malformed JSON"):
+        get_task("simile-cloze").load("dev", tmp_path)
+    report = LoadReport()
+    records = get_task("simile-cloze").load("dev", tmp_path, lenient=True, report=report)
+    assert len(records) == 376 and report.skipped == 1  # the broken inference line; no record was dropped
+    without = [r.id for r in records if "context" not in r.inferences]
+    assert without == ["simile-dev-4"]  # only the record on line 5
+    assert all("literal" in r.inferences for r in records)
+    assert any("no context inferences" in str(w) and "line 5" in str(w) for w in report.warnings)
+    clean = get_task("simile-cloze").load("dev", data_dir)
+    assert [r.inferences for r in records if r.id != "simile-dev-4"] == [r.inferences for r in clean if r.id != "simile-dev-4"]

@@ -80,11 +80,11 @@ def load_cloze(kind: str, split: str, data_dir: Path, options: LoadOptions, infe
     """Load one split of the idiom or simile cloze task, with its inferences where the files exist."""
     path = narrative_file(data_dir, kind, split)
     records: list[ClozeRecord] = []
-    lines: list[int] = []  # source line per record, to align the inference files
-    for index, (line, obj) in enumerate(iter_jsonl(path, options)):
+    lines: list[int] = []  # source line per record: the inference files have one line per narrative line
+    for line, obj in iter_jsonl(path, options):
         try:
-            records.append(_parse(kind, split, obj, path, line, len(records)))
-            lines.append(index)
+            records.append(_parse(kind, split, obj, path, line, line - 1))  # by line: a skipped line shifts no later id
+            lines.append(line)
         except DataError as err:
             options.fail(err)
     if inferences:
@@ -93,31 +93,36 @@ def load_cloze(kind: str, split: str, data_dir: Path, options: LoadOptions, infe
 
 
 def _attach_inferences(
-    records: list[ClozeRecord], positions: list[int], kind: str, split: str, data_dir: Path, options: LoadOptions
+    records: list[ClozeRecord], lines: list[int], kind: str, split: str, data_dir: Path, options: LoadOptions
 ) -> list[ClozeRecord]:
-    by_kind: dict[str, list[tuple[int, dict]]] = {}
+    """Each record gets the inferences on the same line number of each inference file.
+
+    Aligned by line, not by position: a malformed line skipped in lenient mode (in either file)
+    then costs one record its inferences instead of shifting every later record's. A record whose
+    inferences are missing or broken is kept without them, with a warning."""
+    by_kind: dict[str, dict[int, dict]] = {}
     for ik in INFERENCE_KINDS:
         path = inference_file(data_dir, kind, split, ik)
         if not path.exists():
             if options.report is not None:
                 options.report.warn(DataError(f"no {ik} inferences for {kind} {split}: file missing", path), skipped=False)
             continue
-        by_kind[ik] = list(iter_jsonl(path, options))
+        by_kind[ik] = dict(iter_jsonl(path, options))
     out = []
-    for record, pos in zip(records, positions):
+    for record, line in zip(records, lines):
         inferences: dict[str, tuple[str, ...]] = {}
         for ik, rows in by_kind.items():
             path = inference_file(data_dir, kind, split, ik)
-            if pos >= len(rows):
-                options.fail(DataError(f"{ik} inference file has fewer records than {kind}/{split}.jsonl", path))
+            obj = rows.get(line)
+            if obj is None:
+                options.degrade(DataError(f"no {ik} inferences for {kind}/{split}.jsonl line {line} ({record.id})", path, line))
                 continue
-            line, obj = rows[pos]
             if obj.get("narrative") != record.narrative:
-                options.fail(DataError(f"{ik} inferences are not aligned with {kind}/{split}.jsonl record {pos + 1}", path, line))
+                options.degrade(DataError(f"{ik} inferences are not aligned with {kind}/{split}.jsonl line {line} ({record.id})", path, line))
                 continue
             inf = obj.get("inferences")
             if not isinstance(inf, list) or not all(isinstance(s, str) for s in inf):
-                options.fail(DataError("field 'inferences' should be a list of strings", path, line))
+                options.degrade(DataError("field 'inferences' should be a list of strings", path, line))
                 continue
             inferences[ik] = tuple(inf)
         out.append(_replace_inferences(record, inferences))
