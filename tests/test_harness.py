@@ -185,6 +185,70 @@ def test_prediction_file_for_other_items(data_dir: Path, tmp_path: Path) -> None
         score_predictions_file(path, "idiom-cloze", "dev", data_dir)
 
 
+def _flute_rows(records, ids) -> list[dict]:
+    return [{"id": i, "premise": r.premise, "hypothesis": r.hypothesis, "predicted_label": r.label,
+             "model_explanation": r.explanation} for i, r in zip(ids, records)]  # fmt: skip
+
+
+def test_flute_submission_of_the_gold_itself_is_complete(data_dir: Path, tmp_path: Path) -> None:
+    """FLUTE val holds one (premise, hypothesis) pair twice (val-139, val-365): neither may swallow the other."""
+    from figlang.data.registry import get_task
+    from figlang.evaluation.predictions import read_predictions
+
+    task = get_task("flute")
+    val = task.load("val", data_dir)
+    twins = [r.id for r in val if (r.premise, r.hypothesis) == (val[139].premise, val[139].hypothesis)]
+    assert twins == ["val-139", "val-365"]
+    path = tmp_path / "submission.jsonl"
+    variants = {
+        "figlang ids": _flute_rows(val, [r.id for r in val]),
+        "bare ids, matched by content": _flute_rows(val, range(len(val))),
+        "bare ids, reversed rows": _flute_rows(val[::-1], range(len(val))),
+    }
+    # a content-only twin row before the row naming val-139: the content row must take val-365
+    variants["named twin after a content twin"] = _flute_rows(val[::-1], [r.id if r.id == "val-139" else None for r in val[::-1]])
+    for name, rows in variants.items():
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        preds, problems, fmt = read_predictions(path, val, task.labels)
+        assert fmt == "flute-submission"
+        assert not problems.blocking, (name, problems.summary())
+        assert set(preds) == {r.id for r in val}
+        assert all(preds[r.id].prediction == r.label for r in val), name
+    path.write_text("".join(json.dumps(r) + "\n" for r in variants["figlang ids"]))
+    result = score_predictions_file(path, "flute", "val", data_dir)
+    assert result.metrics["accuracy"]["n_correct"] == 499
+    # a third row with the twins' pair has no id left to take: reported, not dropped silently
+    extra = _flute_rows([val[139]], [None])
+    path.write_text("".join(json.dumps(r) + "\n" for r in variants["bare ids, matched by content"] + extra))
+    _preds, problems, _fmt = read_predictions(path, val, task.labels)
+    assert problems.duplicates == ["val-139"] and not problems.missing
+
+
+def test_null_and_out_of_range_figlang_predictions_are_invalid(data_dir: Path, tmp_path: Path) -> None:
+    from figlang.data.registry import get_task
+    from figlang.evaluation.predictions import read_predictions
+
+    dev = get_task("idiom-cloze").load("dev", data_dir)
+    rows = [{"id": r.id, "prediction": r.label} for r in dev]
+    rows[0]["prediction"] = 7  # two options: 0 or 1
+    rows[1]["prediction"] = None
+    rows[2]["prediction"] = -1
+    rows[3]["prediction"] = True
+    path = _figlang_rows(tmp_path, rows)
+    preds, problems, _fmt = read_predictions(path, dev)
+    assert problems.invalid == [r.id for r in dev[:4]]
+    assert "bad option index 7" in str(preds[dev[0].id].error) and "null" in str(preds[dev[1].id].error)
+    with pytest.raises(FiglangError, match="4 predictions are outside the label set"):
+        score_predictions_file(path, "idiom-cloze", "dev", data_dir)
+    m = score_predictions_file(path, "idiom-cloze", "dev", data_dir, allow_partial=True).metrics
+    assert m["n_invalid"] == 4 and m["accuracy"]["n_correct"] == len(dev) - 4
+    val = get_task("flute").load("val", data_dir)
+    rows = [{"id": r.id, "prediction": r.label} for r in val]
+    rows[0]["prediction"], rows[1]["prediction"] = None, 1
+    _preds, problems, _fmt = read_predictions(_figlang_rows(tmp_path, rows), val, ("entailment", "contradiction"))
+    assert problems.invalid == ["val-0", "val-1"]
+
+
 def test_compare_and_report_on_real_runs(data_dir: Path, tmp_path: Path) -> None:
     from figlang.evaluation.compare import compare_runs
     from figlang.evaluation.report import build_report
@@ -216,6 +280,47 @@ def test_compare_and_report_on_real_runs(data_dir: Path, tmp_path: Path) -> None
     right, wrong = (int(x) for x in re.findall(r"for the (\d+) (?:pairs )?answered", overlap))
     assert right + wrong == 1157
     assert "Spearman rho" in md or "impli_ice.png" not in names
+
+
+def _impli_run(folder: Path, task: str, rows: list[dict]) -> Path:
+    folder.mkdir(parents=True)
+    results = {"task": {"name": task, "split": "all"}, "method": {"name": "random", "options": {}},
+               "metrics": {"n_scored": len(rows)}}  # fmt: skip
+    (folder / "results.json").write_text(json.dumps(results))
+    (folder / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+def _impli_rows(figure: str, expressions: list[str]) -> list[dict]:
+    """Five pairs per expression: premises alternate canonical and varied forms, correctness varies by expression."""
+    rows = []
+    for e, expr in enumerate(expressions):
+        words = expr.split()
+        for k in range(5):
+            form = expr if k % (e + 2) == 0 else " ".join([words[0], "really", *words[1:]])
+            rows.append({"id": f"{figure}-{e}-{k}", "premise": f"Yesterday she said {form} at lunch {k}.",
+                         "hypothesis": f"Something else {k}.", "gold": "entailment", "figure_type": figure,
+                         "expression": expr, "correct": k < e + 1})  # fmt: skip
+    return rows
+
+
+def test_report_ice_analysis_uses_idiom_pairs_only(tmp_path: Path) -> None:
+    """`impli` mixes idiom and metaphor pairs; ICE is per idiom, so metaphor rows must not enter it."""
+    from figlang.evaluation.report import build_report
+
+    idioms = _impli_rows("idiom", ["spill the beans", "kick the bucket", "break the ice"])
+    metaphors = _impli_rows("metaphor", ["drown in paperwork", "boil with rage"])
+    mixed = _impli_run(tmp_path / "mixed", "impli", idioms + metaphors)
+    only_metaphors = _impli_run(tmp_path / "metaphors", "impli-metaphors", metaphors)
+    paths = build_report([mixed, only_metaphors], tmp_path / "report")
+    md = (tmp_path / "report" / "report.md").read_text()
+    ice = next(line for line in md.splitlines() if line.startswith("* mixed: ICE"))
+    assert "over 3 idioms" in ice and "idiom pairs only: 15 of 25" in ice
+    assert "* metaphors: no idiom pairs, so no ICE (syntactic flexibility) analysis." in md
+    assert not any(line.startswith("* metaphors: ICE") for line in md.splitlines())
+    names = {p.name for p in paths}
+    assert "mixed_ice.png" in names and "metaphors_ice.png" not in names
+    assert "metaphors_overlap.png" in names  # the Levenshtein analysis still covers metaphor runs
 
 
 def test_cli_eval_and_compare(data_dir: Path, tmp_path: Path) -> None:
@@ -291,3 +396,145 @@ def test_progress_goes_to_a_log_file_as_one_line_per_chunk(data_dir: Path, tmp_p
     evaluate("idiom-cloze", Longer(), split="dev", data_dir=data_dir, cache_dir=tmp_path / "cache", out_dir=tmp_path / "run", progress=True, chunk_size=100)
     lines = [line for line in capsys.readouterr().err.splitlines() if "items/s" in line]
     assert len(lines) == 4 and "355/355 items" in lines[-1] and "100/355 items" in lines[0] and "ETA 0:00:00" in lines[-1]
+
+
+class _Constant:
+    """Cloze answers fixed in advance (always option ``k``, or the gold / the other option) for compare tests."""
+
+    @staticmethod
+    def make(answer: str):
+        from figlang.models.base import Method, Prediction
+
+        class Constant(Method):
+            name = f"constant-{answer}"
+            shapes = ("cloze",)
+
+            def predict(self, records):
+                pick = {"0": lambda r: 0, "1": lambda r: 1, "gold": lambda r: r.label, "not-gold": lambda r: 1 - r.label}[answer]
+                return [Prediction(r.id, pick(r)) for r in records]
+
+            def config(self):
+                return {"answer": answer}
+
+        return Constant()
+
+
+def test_predict_only_runs_have_no_correctness_and_compare_refuses_them(data_dir: Path, tmp_path: Path) -> None:
+    """Every narrative test label is a placeholder (option1): a predict-only run must not claim right or wrong against it."""
+    from figlang.evaluation.compare import compare_runs
+
+    for k in ("0", "1"):
+        run = evaluate("simile-cloze", _Constant.make(k), split="test", data_dir=data_dir, limit=30, out_dir=tmp_path / k,
+                       use_cache=False, progress=False, predict_only=True)  # fmt: skip
+        assert run.results["scored"] is False
+        rows = [json.loads(x) for x in (tmp_path / k / "predictions.jsonl").read_text().splitlines()]
+        assert len(rows) == 30 and all(r["prediction"] == int(k) for r in rows)
+        assert all(r.get("correct") is None for r in rows)
+    with pytest.raises(FiglangError, match=r"predict-only run \(results.json says scored: false\).*without --predict-only"):
+        compare_runs(tmp_path / "0", tmp_path / "1")
+
+
+def test_seed_reaches_the_method_its_fingerprint_and_the_cache(data_dir: Path, tmp_path: Path) -> None:
+    from figlang.evaluation.scoring import MetricOptions
+
+    def run(**kw):
+        return evaluate("flute", "random", split="val", data_dir=data_dir, limit=60, cache_dir=tmp_path, progress=False, **kw)
+
+    five = run(seed=5)
+    assert five.results["method"]["fingerprint"]["seed"] == 5
+    assert five.results["seed"] == 5 and five.results["seeds"] == {"method": 5, "bootstrap": 5}
+    assert five.results["metric_config"]["seed"] == 5
+    zero = run(seed=0)
+    assert zero.results["method"]["fingerprint"]["seed"] == 0
+    assert zero.results["run"]["cache"] == {"cached": 0, "computed": 60, "dir": str(tmp_path)}  # seed 5's answers are not reused
+    assert [p.prediction for p in five.predictions.values()] != [p.prediction for p in zero.predictions.values()]
+    assert run(seed=5).results["run"]["cache"]["computed"] == 0  # the same seed is a cache hit
+    explicit = run(seed=5, method_options={"seed": 9})  # -O seed=N wins over --seed for the method
+    assert explicit.results["method"]["fingerprint"]["seed"] == 9 and explicit.results["seeds"] == {"method": 9, "bootstrap": 5}
+    # metric options given apart from the seed: both seeds are recorded, and the CIs follow the metric options
+    own = run(seed=5, metric_options=MetricOptions(seed=3))
+    assert own.results["seeds"] == {"method": 5, "bootstrap": 3} and own.results["metric_config"]["seed"] == 3
+    # a method without a seed parameter is not handed one
+    first = evaluate("flute", "always-first", split="val", data_dir=data_dir, limit=5, cache_dir=tmp_path, progress=False, seed=5)
+    assert "seed" not in first.results["method"]["fingerprint"] and first.results["seeds"]["method"] is None
+
+
+def test_impli_run_with_explanations_scores_labels_without_flute_metrics(data_dir: Path, tmp_path: Path, minilm_path: Path) -> None:
+    """IMPLI's gold includes non-entailment and has no gold explanations: FLUTE's explanation score does not apply."""
+    from figlang.evaluation.scoring import MetricOptions
+    from figlang.models.base import Method, Prediction
+
+    class Explains(Method):
+        name = "explains"
+        shapes = ("nli",)
+
+        def predict(self, records):
+            return [Prediction(r.id, "entailment", explanation="The idiom means what the hypothesis says.") for r in records]
+
+        def config(self):
+            return {"version": 1}
+
+    options = MetricOptions(bertscore_model=str(minilm_path), bertscore_layers=6, bleurt_checkpoint=str(minilm_path), bleurt_head_seed=0)
+    run = evaluate("impli-idioms-manual", Explains(), data_dir=data_dir, out_dir=tmp_path / "run", use_cache=False, progress=False,
+                   metric_options=options)  # fmt: skip
+    m = run.metrics
+    assert m["accuracy"]["n"] == 1157 and m["by_gold_label"]["non-entailment"]["accuracy"] == 0.0
+    exp = m["explanations"]
+    assert exp["computed"] is False and "non-entailment" in exp["reason"] and exp["n_with_explanation"] == 1157
+    rows = [json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert all(r["explanation"] == "The idiom means what the hypothesis says." for r in rows)
+    assert "explanation_score" not in rows[0]
+
+
+def _compare_output(c: dict, monkeypatch, capsys) -> str:
+    from figlang.evaluation.compare import print_comparison
+
+    monkeypatch.setenv("COLUMNS", "250")
+    print_comparison(c)
+    return capsys.readouterr().out
+
+
+def test_compare_shows_unpaired_items_and_warns_on_other_data(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    from figlang.evaluation.compare import compare_runs
+
+    evaluate("idiom-cloze", "always-first", split="dev", data_dir=data_dir, limit=100, out_dir=tmp_path / "a", cache_dir=tmp_path, progress=False)
+    evaluate("idiom-cloze", "longer-option", split="dev", data_dir=data_dir, limit=80, out_dir=tmp_path / "b", cache_dir=tmp_path, progress=False)
+    c = compare_runs(tmp_path / "a", tmp_path / "b")
+    assert (c["n_paired"], c["only_in_a"], c["only_in_b"]) == (80, 20, 0) and c["warnings"] == []
+    out = _compare_output(c, monkeypatch, capsys)
+    assert "unpaired (scored in one run only, left out of the tests): 20 only in A, 0 only in B" in out
+    assert "warning" not in out
+    # the same task and split names over another copy of the data: warned about
+    path = tmp_path / "b" / "results.json"
+    results = json.loads(path.read_text())
+    results["data"]["files"][0]["sha256"] = "0" * 64
+    path.write_text(json.dumps(results))
+    c = compare_runs(tmp_path / "a", tmp_path / "b")
+    assert len(c["warnings"]) == 1 and "different data files" in c["warnings"][0]
+    assert results["data"]["files"][0]["path"] in c["warnings"][0]
+    out = _compare_output(c, monkeypatch, capsys)
+    assert "warning: the runs read different data files" in out
+
+
+def test_compare_prints_an_undefined_t_test_readably(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    """One run right on every item, the other wrong on every item: every paired difference is 1, so t is undefined (NaN)."""
+    import math
+
+    from figlang.evaluation import compare
+    from figlang.metrics.significance import TestResult
+
+    for answer in ("gold", "not-gold"):
+        evaluate("idiom-cloze", _Constant.make(answer), split="dev", data_dir=data_dir, limit=30, out_dir=tmp_path / answer,
+                 use_cache=False, progress=False)  # fmt: skip
+    # significance.paired_t_test reports this case as NaN; pinned here so the test does not depend on scipy's inf
+    monkeypatch.setattr(compare, "paired_t_test", lambda a, b: TestResult("paired t-test (scipy.stats.ttest_rel)", math.nan, math.nan, len(a),
+                                                                          {"note": "every paired difference is 1"}))  # fmt: skip
+    c = compare.compare_runs(tmp_path / "gold", tmp_path / "not-gold")
+    assert (c["a"]["accuracy"], c["b"]["accuracy"]) == (1.0, 0.0)
+    t_test = c["tests"][0]
+    assert t_test["statistic"] is None and t_test["p_value"] is None and t_test["undefined"] == compare.T_TEST_UNDEFINED
+    json.dumps(c, allow_nan=False)  # --json prints valid JSON
+    out = _compare_output(c, monkeypatch, capsys)
+    line = next(x for x in out.splitlines() if "paired t-test" in x)
+    assert "undefined: every paired difference is the same" in line and "nan" not in line.lower() and "yes" not in line
+    assert any("McNemar" in x and "yes" in x for x in out.splitlines())  # the McNemar test is still defined (and significant)

@@ -112,6 +112,16 @@ def test_paired_t_test_identical_systems():
     assert "zero" in str(res)
 
 
+def test_paired_t_test_constant_nonzero_difference_is_undefined():
+    # d = [1, 1]: mean 1, variance 0, so t = 1 / 0 is undefined; scipy says inf and p = 0.
+    for a, b in (([1, 1], [0, 0]), ([1, 1, 0], [0, 0, -1]), ([0, 0, 0], [1, 1, 1])):
+        res = paired_t_test(a, b)
+        assert math.isnan(res.statistic) and math.isnan(res.p_value)
+        assert not res.significant()
+        assert "zero variance" in res.details["note"] and "undefined" in str(res)
+        assert res.n == len(a)
+
+
 def test_mcnemar_exact_by_hand():
     # b = items only A got right = 4, c = items only B got right = 1, 3 both right, 2 both wrong.
     a = [1, 1, 1, 1, 0] + [1] * 3 + [0] * 2
@@ -136,6 +146,21 @@ def test_mcnemar_chi_square_by_hand():
     assert "continuity" in res.test
     forced = mcnemar(a, b, exact=True)
     assert forced.exact and forced.p_value == pytest.approx(stats.binomtest(30, 40, 0.5).pvalue)
+
+
+def test_mcnemar_chi_square_balanced_discordant_pairs():
+    # b = c = 13: |b - c| - 1 = -1, clamped to 0, so statistic 0 and p = 1 (not 1/26, p = 0.84).
+    a = [1] * 13 + [0] * 13 + [1] * 4
+    b = [0] * 13 + [1] * 13 + [1] * 4
+    res = mcnemar(a, b, exact=False)
+    assert (res.b, res.c, res.exact) == (13, 13, False)
+    assert (res.statistic, res.p_value) == (0.0, 1.0)
+    # The default picks chi-square for b + c >= 25 and must agree.
+    big = mcnemar([1] * 20 + [0] * 20, [0] * 20 + [1] * 20)
+    assert not big.exact and (big.statistic, big.p_value) == (0.0, 1.0)
+    # |b - c| = 1 is also clamped to 0.
+    one = mcnemar([1] * 13 + [0] * 12, [0] * 13 + [1] * 12, exact=False)
+    assert (one.statistic, one.p_value) == (0.0, 1.0)
 
 
 def test_mcnemar_no_discordant_pairs():

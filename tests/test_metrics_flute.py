@@ -76,6 +76,21 @@ def test_label_normalisation():
         assert normalize_flute_label(raw) is None
 
 
+def test_label_normalisers_agree_with_the_loader():
+    """The scorer and the FLUTE loader / prediction reader share one normaliser: no label one accepts, the other refuses."""
+    from figlang.data.flute import normalise_label
+
+    for raw in ("entailment.", "Entails.", " Contradicts. ", "CONTRADICTION."):
+        assert normalize_flute_label(raw) is not None
+    assert normalize_flute_label("entailment.") == "entailment" and normalize_flute_label("Contradicts.") == "contradiction"
+    for raw in ("Entailment", "entails", "entailment.", "Contradicts.", "contradiction", "neutral", "", "entail", None, 1):
+        assert normalize_flute_label(raw) == normalise_label(raw), raw
+    gold = [g for g in GOLD if g.id in {"g1", "g2"}]
+    preds = [{"id": "g1", "label": "Entailment.", "explanation": "e1"}, {"id": "g2", "label": "contradicts.", "explanation": "e2"}]
+    report = flute_scores(gold, preds, SIMS)  # a trailing period is no longer a bad label
+    assert not report.problems.blocking and report.overall.accuracy[0] == 1.0
+
+
 def test_explanation_score_semantics():
     assert explanation_score(ExplanationSimilarity(0.75, 0.5), "shared_task") == 62.0
     assert explanation_score(ExplanationSimilarity(0.75, 0.5), "paper") == 62.5

@@ -40,7 +40,7 @@ def eval_cmd(
     data_dir: DataDirOption = None,
     cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache). Reruns and resumed runs read it.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
-    seed: Annotated[int, typer.Option(help="Seed for sampling methods and bootstrap CIs.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed for the bootstrap CIs and for methods that take one (random, few-shot, generate, nli-*, trained generators); -O seed=N sets the method's alone.")] = 0,
     option: Annotated[Optional[list[str]], typer.Option("--option", "-O", help="Method or backend option KEY=VALUE (JSON values allowed); repeatable. Backend: dtype=float32|bfloat16|auto, device=cuda, threads=N, batch_size=N; backend=llama.cpp runs a GGUF model in llama.cpp (threads=N, n_ctx=N).")] = None,
     predict_only: Annotated[bool, typer.Option("--predict-only", help="Write predictions without scoring (test-set submissions: the narrative test labels are hidden).")] = False,
     bertscore_model: Annotated[Optional[str], typer.Option(help="BERTScore model for generation/explanations (papers: microsoft/deberta-large-mnli).")] = None,
@@ -100,7 +100,11 @@ def compare_cmd(
     run_b: Annotated[Path, typer.Argument(help="Folder of the second run, on the same task and split.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Paired significance tests between two runs on the same items: paired t-test, McNemar, Wilcoxon."""
+    """Paired significance tests between two runs on the same items: paired t-test, McNemar, Wilcoxon.
+
+    Both runs must be scored (not --predict-only). Items scored in one run only are counted and left out;
+    runs that read different data files (sha256 in results.json) are warned about.
+    """
     from ..evaluation.compare import compare_runs, print_comparison
 
     comparison = compare_runs(run_a, run_b)

@@ -46,9 +46,15 @@ _LABELS = {
 }  # fmt: skip
 
 
-def normalise_label(raw: str) -> str | None:
-    """'Entailment', 'Entails', 'entails.' … → 'entailment'; None when it is none of FLUTE's labels."""
-    return _LABELS.get(raw.strip().strip(".").lower())
+def normalise_label(raw: object) -> str | None:
+    """'Entailment', 'Entails', 'entails.' … → 'entailment'; None when it is none of FLUTE's labels.
+
+    The one FLUTE label normaliser: loading, prediction files and the FLUTE scorer all use it,
+    so a label one of them accepts is never refused by another. Non-strings are None.
+    """
+    if not isinstance(raw, str):
+        return None
+    return _LABELS.get(raw.strip().strip(".").strip().lower())
 
 
 def parse_instruction(text: str) -> tuple[str, str] | None:

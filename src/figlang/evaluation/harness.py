@@ -7,9 +7,10 @@ second run's predictions and metrics are identical to an uninterrupted run's.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -123,7 +124,7 @@ def _results(
     task: Task, split: str, records: list[Record], predictions: dict[str, Prediction], problems: PredictionProblems,
     method_info: dict[str, Any], options: MetricOptions, data_dir: Path | None, seconds: float, extra: dict[str, Any],
 ) -> dict[str, Any]:  # fmt: skip
-    metrics = score(records, predictions, task.group_by, options)
+    metrics = score(records, predictions, task.group_by, options, labels=task.labels)
     per_item = (metrics.get("explanations") or {}).pop("explanation_scores", None) or {}
     metrics["coverage"] = {"gold_items": len(records), "predicted": sum(r.id in predictions for r in records)}
     root = data_dir if task.spec_path is None else Path(task.spec_path).parent
@@ -151,11 +152,47 @@ def _write(out_dir: Path | None, results: dict[str, Any], records: list[Record],
     from .tables import results_markdown
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    correct = {r.id: is_correct(r, predictions.get(r.id)) if r.id in predictions else None for r in records}
+    if results.get("scored", True):
+        correct = {r.id: is_correct(r, predictions.get(r.id)) if r.id in predictions else None for r in records}
+    else:  # predict-only: the gold labels may be hidden placeholders, so no row may claim to be right or wrong
+        correct = {r.id: None for r in records}
     write_predictions(out_dir / "predictions.jsonl", prediction_rows(records, predictions, correct, results.pop("_per_item", {})))
     write_json(out_dir / "results.json", results)
     with atomic_write(out_dir / "results.md") as f:
         f.write(results_markdown(results))
+
+
+def _takes_seed(factory: Callable[..., Any]) -> bool:
+    """Whether a method factory has a ``seed`` parameter, so that `--seed` reaches the methods that draw random
+    numbers and only them (a backend given an unknown ``seed`` option would refuse it). A factory that forwards
+    ``**options`` to the class it returns (``trained``) is judged by that class's constructor."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+    if "seed" in params and params["seed"].kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+        return True
+    if inspect.isclass(factory) or not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return False
+    import typing
+
+    try:
+        returned = typing.get_type_hints(factory).get("return")
+    except Exception:  # unresolvable annotations: say no rather than guess
+        return False
+    return inspect.isclass(returned) and _takes_seed(returned)
+
+
+def _create_method(name: str, model: str | None, options: dict[str, Any], seed: int) -> tuple[Method, Any]:
+    """The method, given the run seed when it takes one and ``-O seed=N`` did not set it (an explicit option wins);
+    the seed it was given, or None. The seed goes through the constructor, so it is in the method's configuration
+    and fingerprint: runs with other seeds never share cached predictions."""
+    registry = get_methods()
+    if "seed" in options:
+        return registry.create(name, model=model, **options), options["seed"]
+    if _takes_seed(registry.info(name).factory):
+        return registry.create(name, model=model, **options, seed=seed), seed
+    return registry.create(name, model=model, **options), None
 
 
 def evaluate(
@@ -179,9 +216,16 @@ def evaluate(
 
     ``predict_only`` writes predictions without scoring: the way to make test-set
     submissions, since the narrative test labels are hidden placeholders.
+
+    ``seed`` goes to a method named by string when its constructor takes one (``method_options``'
+    own ``seed`` wins) and, unless ``metric_options`` says otherwise, to the bootstrap CIs; the
+    results record each (``seeds``).
     """
     t = get_task(task) if isinstance(task, str) else task
-    m = get_methods().create(method, model=model, **(method_options or {})) if isinstance(method, str) else method
+    if isinstance(method, str):
+        m, method_seed = _create_method(method, model, dict(method_options or {}), seed)
+    else:
+        m, method_seed = method, getattr(method, "seed", None)
     m.check_shape(t.shape, t.name)
     data_root = resolve_data_dir(data_dir) if t.spec_path is None else None
     split, records, report = _load(t, split, data_dir, limit)
@@ -207,7 +251,8 @@ def evaluate(
         if cache is not None:
             cache.close()
     seconds = time.perf_counter() - start
-    extra = {"seed": seed, "limit": limit, "load_warnings": [str(w) for w in report.warnings], "scored": scoreable,
+    extra = {"seed": seed, "seeds": {"method": method_seed, "bootstrap": options.seed}, "limit": limit,
+             "load_warnings": [str(w) for w in report.warnings], "scored": scoreable,
              "run": {"cache": {**stats, "dir": str(cache.directory) if cache is not None else None}}}  # fmt: skip
     # the options as given (-O key=value), for people and tables; the fingerprint has the full configuration
     given = {k: v if isinstance(v, (bool, int, float, str)) or v is None else str(v) for k, v in sorted((method_options or {}).items())}
@@ -230,7 +275,11 @@ def score_predictions_file(
     metric_options: MetricOptions | None = None,
     seed: int = 0,
 ) -> RunResult:
-    """Score an existing prediction file (ours, the narrative paper's committed outputs, or a FLUTE submission)."""
+    """Score an existing prediction file (ours, the narrative paper's committed outputs, or a FLUTE submission).
+
+    The only seed a file's scoring uses is the bootstrap's: ``metric_options.seed`` when options
+    are given, else ``seed``; that one is recorded.
+    """
     t = get_task(task) if isinstance(task, str) else task
     data_root = resolve_data_dir(data_dir) if t.spec_path is None else None
     split, records, report = _load(t, split, data_dir, None)
@@ -246,7 +295,8 @@ def score_predictions_file(
 
     info = {"name": "predictions-file", "model": Path(path).name, "fingerprint": {"file": str(path), "sha256": file_sha256(path), "format": detected}}
     options = metric_options or MetricOptions(seed=seed)
-    extra = {"seed": seed, "limit": None, "allow_partial": allow_partial, "load_warnings": [str(w) for w in report.warnings], "scored": True}
+    extra = {"seed": options.seed, "seeds": {"method": None, "bootstrap": options.seed}, "limit": None, "allow_partial": allow_partial,
+             "load_warnings": [str(w) for w in report.warnings], "scored": True}  # fmt: skip
     results = _results(t, split, records, predictions, problems, info, options, data_root, time.perf_counter() - start, extra)
     out = Path(out_dir) if out_dir else None
     _write(out, results, records, predictions)

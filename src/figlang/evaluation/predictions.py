@@ -7,7 +7,10 @@ Formats read (detected from the first line):
   fields plus ``prediction``: the 0-based option index), matched by narrative and options.
 * ``narrative-generative``: ``{"input" (or "narrative"): narrative, "predictions": [...]}``, matched by narrative.
 * ``flute-submission``: ``id, predicted_label, model_explanation`` (optionally ``codalab_id``,
-  ``premise``, ``hypothesis``), matched by (premise, hypothesis), by our id, or by codalab id.
+  ``premise``, ``hypothesis``), matched by our id, else by (premise, hypothesis), else by codalab id.
+  A (premise, hypothesis) pair can occur more than once in the gold (FLUTE val: val-139 and
+  val-365), so rows matched by content take that pair's ids in row order, skipping ids that
+  another row names explicitly.
 
 Items are always matched by identity, never by position, so an empty or dropped row
 cannot shift every later prediction (the FLUTE shared-task script had that bug).
@@ -102,8 +105,10 @@ def read_predictions(
     problems = PredictionProblems()
     by_id: dict[str, Prediction] = {}
     seen: Counter[str] = Counter()
-    matcher = _matcher(fmt, records)
-    for line, obj in iter_jsonl(path):
+    lines = list(iter_jsonl(path))
+    matcher = _matcher(fmt, records, [obj for _line, obj in lines])
+    by_record = {r.id: r for r in records}
+    for line, obj in lines:
         try:
             rid = matcher(obj)
         except DataError as err:
@@ -116,7 +121,7 @@ def read_predictions(
             if seen[rid] == 2:
                 problems.duplicates.append(rid)
             continue
-        by_id[rid] = _to_prediction(fmt, rid, obj, labels)
+        by_id[rid] = _to_prediction(fmt, rid, obj, labels, by_record.get(rid))
     for r in records:
         if r.id not in by_id:
             problems.missing.append(r.id)
@@ -130,7 +135,9 @@ def read_predictions(
     return by_id, problems, fmt
 
 
-def _matcher(fmt: str, records: list[Record]):
+def _matcher(fmt: str, records: list[Record], rows: list[dict]):
+    """The row → gold id function for a format; ``rows`` (the whole file) lets FLUTE content matching
+    leave alone the ids that other rows claim by name."""
     ids = {r.id for r in records}
     if fmt == "figlang":
         return lambda obj: str(obj["id"]) if str(obj.get("id")) in ids else None
@@ -141,14 +148,25 @@ def _matcher(fmt: str, records: list[Record]):
         index = {_norm(r.source): r.id for r in records if isinstance(r, GenerationRecord)}
         return lambda obj: index.get(_norm(obj["input"] if "input" in obj else obj["narrative"]))
     # flute-submission
-    by_pair = {(_norm(r.premise), _norm(r.hypothesis)): r.id for r in records if isinstance(r, NLIPair)}
+    by_pair: dict[tuple[str, str], list[str]] = {}
+    for r in records:
+        if isinstance(r, NLIPair):
+            by_pair.setdefault((_norm(r.premise), _norm(r.hypothesis)), []).append(r.id)
     by_codalab = {str(r.meta.get("codalab_id")): r.id for r in records if r.meta.get("codalab_id") is not None}
+    named = {str(obj.get("id")) for obj in rows if str(obj.get("id")) in ids}
+    handed_out: set[str] = set()
 
     def match(obj: dict) -> str | None:
-        if "premise" in obj and "hypothesis" in obj:
-            return by_pair.get((_norm(obj["premise"]), _norm(obj["hypothesis"])))
         if str(obj.get("id")) in ids:
             return str(obj["id"])
+        if "premise" in obj and "hypothesis" in obj:
+            candidates = by_pair.get((_norm(obj["premise"]), _norm(obj["hypothesis"])))
+            if not candidates:
+                return None
+            free = [i for i in candidates if i not in handed_out and i not in named]
+            rid = free[0] if free else candidates[0]  # none left: a surplus row, reported as a duplicate
+            handed_out.add(rid)
+            return rid
         if obj.get("codalab_id") is not None:
             return by_codalab.get(str(obj["codalab_id"]))
         raise DataError(
@@ -159,7 +177,7 @@ def _matcher(fmt: str, records: list[Record]):
     return match
 
 
-def _to_prediction(fmt: str, rid: str, obj: dict, labels: tuple[str, ...]) -> Prediction:
+def _to_prediction(fmt: str, rid: str, obj: dict, labels: tuple[str, ...], record: Record | None = None) -> Prediction:
     if fmt == "narrative-discriminative":
         value = obj["prediction"]
         ok = isinstance(value, int) and value in (0, 1)
@@ -177,9 +195,35 @@ def _to_prediction(fmt: str, rid: str, obj: dict, labels: tuple[str, ...]) -> Pr
             valid=ok, error=None if ok else f"label {raw!r} is not one of {', '.join(labels) or 'the label set'}",
         )  # fmt: skip
     p = Prediction.from_dict({**obj, "id": rid})
-    if labels and isinstance(p.prediction, str) and p.prediction not in labels:
-        p.valid, p.error = False, f"label {p.prediction!r} is not one of {', '.join(labels)}"
+    error = _figlang_error(p.prediction, record, labels)
+    if error is not None and p.valid:
+        p.valid, p.error = False, error
     return p
+
+
+def _figlang_error(value: Any, record: Record | None, labels: tuple[str, ...]) -> str | None:
+    """Why a figlang-format prediction cannot be an answer to ``record`` (None: it can).
+
+    A null or out-of-range answer is scored wrong either way; flagging it makes ``n_invalid``
+    and the problems list say so instead of passing it off as an ordinary mistake.
+    """
+    if value is None:
+        return "no prediction (null)"
+    if isinstance(record, ClozeRecord):
+        n = len(record.options)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
+            return f"bad option index {value!r} (expected 0 to {n - 1})"
+    elif isinstance(record, NLIPair):
+        if not isinstance(value, str):
+            return f"label {value!r} is not a string"
+        if labels and value not in labels:
+            return f"label {value!r} is not one of {', '.join(labels)}"
+    elif isinstance(record, GenerationRecord):
+        if not isinstance(value, (str, list)):
+            return f"generation {value!r} is neither a string nor a list of strings"
+    elif labels and isinstance(value, str) and value not in labels:
+        return f"label {value!r} is not one of {', '.join(labels)}"
+    return None
 
 
 def prediction_rows(

@@ -117,22 +117,28 @@ def _plots_for_run(run: Run, out: Path, notes: list[str] | None = None) -> list[
             notes.append(f"{run.path.name}: premise–hypothesis Levenshtein distance (characters), median {median(right)} "
                          f"for the {len(right)} pairs answered right, {median(wrong)} for the {len(wrong)} answered wrong.")  # fmt: skip
         made.append(plots.plot_overlap_histograms(right, wrong, out / f"{name}_overlap.png"))
-        groups = idiom_groups(rows)
+        # ICE is a per-idiom measure: metaphor pairs (``impli``, ``impli-metaphors``) would be grouped
+        # by their metaphor's stems and mixed into the idiom correlation.
+        idiom_rows = [r for r in rows if r.get("figure_type") == "idiom"]
+        if not idiom_rows and notes is not None:
+            notes.append(f"{run.path.name}: no idiom pairs, so no ICE (syntactic flexibility) analysis.")
+        groups = idiom_groups(idiom_rows)
         if groups:
             from ..metrics.impli_analysis import ice_score
 
             premises: dict[str, list[str]] = defaultdict(list)
             for i, (key, _b) in groups.items():
-                if rows[i]["premise"] not in premises[key]:
-                    premises[key].append(rows[i]["premise"])
+                if idiom_rows[i]["premise"] not in premises[key]:
+                    premises[key].append(idiom_rows[i]["premise"])
             base = {key: b for key, b in groups.values()}
             ice = {key: ice_score(base[key], premises[key]) for key in premises}
             idx = sorted(groups)
-            corr = ice_accuracy_correlation(ice, [groups[i][0] for i in idx], [bool(rows[i]["correct"]) for i in idx])
+            corr = ice_accuracy_correlation(ice, [groups[i][0] for i in idx], [bool(idiom_rows[i]["correct"]) for i in idx])
             if notes is not None:
                 notes.append(f"{run.path.name}: ICE (syntactic flexibility) vs accuracy per idiom, Spearman rho = {corr.rho:.3f} "
                              f"(p = {corr.p_value:.3g}) over {corr.n} idioms with at least {corr.min_items} pairs "
-                             f"({corr.n_excluded_few_items} with fewer, {corr.n_excluded_no_ice} without an ICE score left out).")  # fmt: skip
+                             f"({corr.n_excluded_few_items} with fewer, {corr.n_excluded_no_ice} without an ICE score left out; "
+                             f"idiom pairs only: {len(idiom_rows)} of {len(rows)}).")  # fmt: skip
             if corr.n >= 3:
                 keys = sorted(corr.ice)
                 made.append(plots.plot_ice_scatter(

@@ -7,12 +7,16 @@ coverage is reported beside every number.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..data.records import ClozeRecord, GenerationRecord, NLIPair, Record
+from ..data.records import CONTRADICTION, ENTAILMENT, ClozeRecord, GenerationRecord, NLIPair, Record
 from ..metrics.classification import Accuracy
 from ..models.base import Prediction
+
+#: The label set FLUTE's explanation score is defined on (its scorer refuses any other gold label).
+FLUTE_LABEL_SET = frozenset((ENTAILMENT, CONTRADICTION))
 
 
 @dataclass
@@ -48,8 +52,15 @@ def _acc_dict(result) -> dict[str, Any]:
             "ci_low": result.ci_low, "ci_high": result.ci_high}  # fmt: skip
 
 
-def score(records: list[Record], predictions: dict[str, Prediction], group_by: tuple[str, ...], options: MetricOptions) -> dict[str, Any]:
-    """Metrics for the records that have predictions (callers decide what to do about missing ones)."""
+def score(
+    records: list[Record], predictions: dict[str, Prediction], group_by: tuple[str, ...], options: MetricOptions,
+    labels: Sequence[str] = (),
+) -> dict[str, Any]:  # fmt: skip
+    """Metrics for the records that have predictions (callers decide what to do about missing ones).
+
+    ``labels`` is the task's closed label set (NLI), which decides whether FLUTE's explanation
+    score applies; without it the gold labels of the records decide.
+    """
     scored = [r for r in records if r.id in predictions]
     if not scored:
         return {"n_scored": 0}
@@ -65,7 +76,7 @@ def score(records: list[Record], predictions: dict[str, Prediction], group_by: t
         if isinstance(first, ClozeRecord):
             out["prediction_balance"] = _balance(predictions[r.id].prediction for r in scored)
         if isinstance(first, NLIPair) and any(predictions[r.id].explanation is not None for r in scored):
-            out["explanations"] = _explanation_metrics(scored, predictions, options)
+            out["explanations"] = _explanation_metrics(scored, predictions, options, labels)
     else:
         out["generation"] = _generation_metrics(scored, predictions, options)
     return out
@@ -92,8 +103,32 @@ def _grouped(records: list[Record], correct: list[bool], key, metric: Accuracy) 
     return {k: _acc_dict(metric.from_correctness(v)) for k, v in sorted(buckets.items())}
 
 
-def _explanation_metrics(records: list[Record], predictions: dict[str, Prediction], options: MetricOptions) -> dict[str, Any]:
-    """FLUTE Acc@0/50/60 when both explanation metric models are configured; else say what is missing."""
+def _flute_mismatch(records: list[Record], labels: Sequence[str]) -> str | None:
+    """Why FLUTE's explanation score cannot be computed on these records (None: it can).
+
+    It compares each predicted explanation with a gold one and is defined on entailment vs
+    contradiction only, so an IMPLI run (non-entailment, no gold explanations) that generated
+    explanations gets label accuracy alone instead of a crash in the FLUTE scorer.
+    """
+    label_set = set(labels) or {r.label for r in records if isinstance(r, NLIPair)}
+    if not label_set <= FLUTE_LABEL_SET:
+        outside = ", ".join(sorted(str(x) for x in label_set - FLUTE_LABEL_SET))
+        return f"not computed: FLUTE's explanation score is defined on entailment/contradiction, and this task's labels include {outside}"
+    missing = sum(1 for r in records if not (isinstance(r, NLIPair) and r.explanation))
+    if missing:
+        return f"not computed: {missing} of {len(records)} gold items have no gold explanation to compare with"
+    return None
+
+
+def _explanation_metrics(
+    records: list[Record], predictions: dict[str, Prediction], options: MetricOptions, labels: Sequence[str] = (),
+) -> dict[str, Any]:  # fmt: skip
+    """FLUTE Acc@0/50/60 when the task has FLUTE's labels and gold explanations and both explanation metric models
+    are configured; else say why not (the generated explanations stay in the predictions either way)."""
+    mismatch = _flute_mismatch(records, labels)
+    if mismatch is not None:
+        n_explained = sum(1 for r in records if r.id in predictions and predictions[r.id].explanation is not None)
+        return {"computed": False, "reason": mismatch, "n_with_explanation": n_explained}
     if not (options.bertscore_model and options.bleurt_checkpoint):
         return {
             "computed": False,

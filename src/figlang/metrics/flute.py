@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from figlang.data.errors import FiglangError
+from figlang.data.flute import normalise_label
 from figlang.data.records import CONTRADICTION, ENTAILMENT
 
 if TYPE_CHECKING:
@@ -65,19 +66,14 @@ FluteSemantics = Literal["shared_task", "paper"]
 FLUTE_THRESHOLDS: tuple[int, ...] = (0, 50, 60)
 FLUTE_LABELS: tuple[str, ...] = (ENTAILMENT, CONTRADICTION)
 
-_LABEL_ALIASES = {
-    "entailment": ENTAILMENT,
-    "entails": ENTAILMENT,
-    "contradiction": CONTRADICTION,
-    "contradicts": CONTRADICTION,
-}
-
 
 def normalize_flute_label(label: object) -> str | None:
-    """``"Entailment"``/``"entails"``/``"entailment"`` (any case) → ``"entailment"``, same for contradiction; else None."""
-    if not isinstance(label, str):
-        return None
-    return _LABEL_ALIASES.get(label.strip().lower())
+    """``"Entailment"``/``"entails"``/``"entailment."`` (any case) → ``"entailment"``, same for contradiction; else None.
+
+    Delegates to the data layer's normaliser so the scorer accepts exactly the labels the
+    loader and the prediction-file reader accept.
+    """
+    return normalise_label(label)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ self-describing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -85,16 +86,27 @@ def paired_t_test(correct_a: Sequence[float], correct_b: Sequence[float]) -> Tes
     """Paired t-test (``scipy.stats.ttest_rel``) on per-item scores, typically 0/1 correctness.
 
     When every paired difference is zero scipy returns NaN; that case means "no
-    evidence of a difference", so it is reported as statistic 0, p = 1.
+    evidence of a difference", so it is reported as statistic 0, p = 1. When every
+    difference is the same nonzero value the differences have no variance, so t is
+    undefined (scipy gives inf and p = 0, which would read as a certain difference);
+    that is reported as statistic and p NaN with a note, never as significant.
     """
     x, y = _paired_arrays(correct_a, correct_b)
     details: dict[str, Any] = {"mean_a": float(x.mean()), "mean_b": float(y.mean())}
+    name = "paired t-test (scipy.stats.ttest_rel)"
     if np.all(x == y):
         details["note"] = "all paired differences are zero"
-        return TestResult("paired t-test (scipy.stats.ttest_rel)", 0.0, 1.0, int(x.size), details)
+        return TestResult(name, 0.0, 1.0, int(x.size), details)
+    diff = x - y
+    if np.all(diff == diff[0]):
+        details["df"] = int(x.size) - 1
+        details["note"] = (
+            f"every paired difference is {float(diff[0]):g}: zero variance, so the t statistic and p-value are undefined"
+        )
+        return TestResult(name, math.nan, math.nan, int(x.size), details)
     res = stats.ttest_rel(x, y)
     details["df"] = int(res.df)
-    return TestResult("paired t-test (scipy.stats.ttest_rel)", float(res.statistic), float(res.pvalue), int(x.size), details)
+    return TestResult(name, float(res.statistic), float(res.pvalue), int(x.size), details)
 
 
 def mcnemar(
@@ -107,7 +119,8 @@ def mcnemar(
 
     ``exact=None`` picks the exact two-sided binomial test (``scipy.stats.binomtest``,
     statistic = b) when b + c < :data:`MCNEMAR_EXACT_BELOW`, else the chi-square test with
-    Edwards' continuity correction, statistic = (|b - c| - 1)² / (b + c), 1 degree of freedom.
+    Edwards' continuity correction, statistic = max(|b - c| - 1, 0)² / (b + c), 1 degree of freedom
+    (the correction never pushes the statistic above 0 when b = c).
     """
     x, y = _paired_arrays([bool(v) for v in correct_a], [bool(v) for v in correct_b])
     b = int(np.sum((x == 1) & (y == 0)))
@@ -125,7 +138,7 @@ def mcnemar(
             "McNemar exact binomial (scipy.stats.binomtest)", float(b), float(res.pvalue), int(x.size), details,
             b=b, c=c, exact=True,
         )
-    statistic = (abs(b - c) - 1.0) ** 2 / n_disc
+    statistic = max(abs(b - c) - 1.0, 0.0) ** 2 / n_disc  # b == c: no evidence, not a small positive statistic
     p = float(stats.chi2.sf(statistic, df=1))
     return McNemarResult(
         "McNemar chi-square with continuity correction", float(statistic), p, int(x.size), details,
