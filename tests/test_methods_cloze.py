@@ -196,3 +196,110 @@ def test_ties_go_to_the_lowest_index_and_seeds_are_per_item() -> None:
     assert argmax_first([0.0, 2.0, 2.0]) == (1, True)
     assert argmax_first([3.0, 2.0]) == (0, False)
     assert item_seed(0, "a") == item_seed(0, "a") != item_seed(1, "a")
+
+
+# --- masked-LM PET and seq2seq QA on tiny real models ------------------------------------------------
+# No masked LM with its MLM head and no seq2seq model ships offline (all-MiniLM-L6-v2 has no MLM head),
+# so these run on tiny randomly initialised BERT-MLM / T5 checkpoints built here with MiniLM's real
+# tokenizer, loaded through the ordinary resolver (load_backend on the saved folder).
+
+
+@pytest.fixture
+def one_torch_thread():
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def tiny_mlm_t5(minilm_path: Path, tmp_path_factory) -> Path:
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, T5Config, T5ForConditionalGeneration
+
+    root = tmp_path_factory.mktemp("tiny-cloze")
+    tok = AutoTokenizer.from_pretrained(minilm_path)
+    torch.manual_seed(0)
+    models = {
+        "mlm": BertForMaskedLM(BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                          intermediate_size=64, max_position_embeddings=512)),  # fmt: skip
+        "t5": T5ForConditionalGeneration(T5Config(vocab_size=tok.vocab_size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=2,
+                                                  pad_token_id=0, eos_token_id=tok.sep_token_id, decoder_start_token_id=0)),  # fmt: skip
+    }
+    for name, model in models.items():
+        model.save_pretrained(root / name)
+        tok.save_pretrained(root / name)
+    return root
+
+
+PET_MASKED = {"idiom": ("You are", "right", "wrong"), "simile": ("That was", "expected", "unexpected")}
+
+
+def test_pet_on_a_masked_lm_scores_good_minus_bad_at_the_blank(tiny_mlm_t5: Path, data_dir: Path, tmp_path: Path, one_torch_thread) -> None:
+    from figlang.models.backends.base import MaskedScoreRequest
+
+    model = str(tiny_mlm_t5 / "mlm")
+    lm = backend_for(model)
+    assert lm.info().kind == "masked" and lm.can_score_masked
+    for task, kind, limit in (("idiom-cloze", "idiom", 4), ("simile-cloze", "simile", 3)):
+        result = evaluate(task, "pet", model=model, split="dev", data_dir=data_dir, limit=limit, cache_dir=tmp_path / task, progress=False)
+        assert len(result.records) == limit and result.metrics["n_invalid"] == 0
+        fp = result.results["method"]["fingerprint"]
+        assert fp["scorer"] == "masked" and fp["patterns"][kind]["good"] == PET_MASKED[kind][1]
+        stem, good, bad = PET_MASKED[kind]
+        for r in result.records:
+            p = result.predictions[r.id]
+            assert p.valid and p.error is None and p.meta["masked"] is True and p.meta["pattern"] == kind
+            assert len(p.scores) == len(r.options) and all(math.isfinite(s) for s in p.scores)
+            assert p.prediction == argmax_first(p.scores)[0]
+            # the same requests scored directly: "N C <stem> {mask}." with (good, bad)
+            direct = lm.score_masked([MaskedScoreRequest(f"{r.context.strip()} {o.strip()} {stem} {{mask}}.", (good, bad)) for o in r.options])
+            assert all(len(row) == 2 for row in direct)
+            assert p.scores == pytest.approx([row[0].logprob - row[1].logprob for row in direct], abs=1e-4)
+            assert p.meta["good"] == pytest.approx([row[0].logprob for row in direct], abs=1e-4)
+            assert p.meta["bad"] == pytest.approx([row[1].logprob for row in direct], abs=1e-4)
+
+
+def test_pet_on_a_masked_lm_does_not_depend_on_what_is_scored_together(tiny_mlm_t5: Path, data_dir: Path, one_torch_thread) -> None:
+    records = get_task("idiom-cloze").load("dev", data_dir)[:3] + get_task("simile-cloze").load("dev", data_dir)[:3]
+    method = get_methods().create("pet", model=str(tiny_mlm_t5 / "mlm"))
+    together = method.predict(records)
+    alone = [method.predict([r])[0] for r in records]
+    assert [p.id for p in together] == [r.id for r in records]
+    assert [p.prediction for p in together] == [p.prediction for p in alone]
+    for a, b in zip(together, alone):
+        assert a.scores == pytest.approx(b.scores, abs=1e-4)
+    assert [p.meta["pattern"] for p in together] == ["idiom"] * 3 + ["simile"] * 3
+
+
+def test_qa_on_a_seq2seq_model_applies_norm(tiny_mlm_t5: Path, data_dir: Path, tmp_path: Path, one_torch_thread) -> None:
+    """A seq2seq model scores the option texts, so norm applies (answer defaults to letter) and config() says so."""
+    from figlang.models.backends.base import ScoreRequest
+
+    model = str(tiny_mlm_t5 / "t5")
+    lm = backend_for(model)
+    assert lm.info().kind == "seq2seq"
+    runs = {norm: evaluate("idiom-cloze", "qa", model=model, split="dev", data_dir=data_dir, limit=3, cache_dir=tmp_path / norm,
+                           progress=False, method_options={"norm": norm})  # fmt: skip
+            for norm in ("sum", "token", "char")}
+    method = get_methods().create("qa", model=model)
+    for norm, result in runs.items():
+        fp = result.results["method"]["fingerprint"]
+        assert fp["fmt"] == "seq2seq" and fp["answer"] == "text" and fp["norm"] == norm
+        for r in result.records:
+            p = result.predictions[r.id]
+            assert len(p.meta["per_order"]) == len(r.options)  # permute: every rotation
+            for rot, view in enumerate(p.meta["per_order"]):
+                order = [(rot + j) % len(r.options) for j in range(len(r.options))]
+                prompt, conts = method._prompt(r.context.strip(), [r.options[i] for i in order])
+                direct = lm.score([ScoreRequest(prompt, c) for c in conts])
+                for pos, option in enumerate(order):
+                    s = direct[pos]
+                    assert s.n_tokens >= 2  # the option's tokens and the end token: mean != sum
+                    expected = {"sum": s.logprob, "token": s.logprob / s.n_tokens, "char": s.logprob / s.n_chars}[norm]
+                    assert view[option] == pytest.approx(expected, abs=1e-4)
+            assert p.scores == pytest.approx([sum(v[i] for v in p.meta["per_order"]) / len(r.options) for i in range(len(r.options))])
+    for r in runs["sum"].records:
+        assert runs["token"].predictions[r.id].scores != pytest.approx(runs["sum"].predictions[r.id].scores, abs=1e-4)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ...data.errors import FiglangError
 from ...data.records import ClozeRecord, Record, expression_of
-from ..backends.base import CapabilityError, ContinuationScore, ScoreRequest
+from ..backends.base import MASK, CapabilityError, ContinuationScore, MaskedScoreRequest, ScoreRequest
 from ..base import METHODS, Prediction
 from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int, same_text
 from . import prompts as P
@@ -135,6 +135,12 @@ class QA(ModelMethod):
             return self.fmt_option
         return "seq2seq" if self.lm.info().kind == "seq2seq" else "causal"
 
+    @property
+    def applied_norm(self) -> str:
+        """The normalisation the scores get: ``norm`` where option texts are scored (answer=text, or any
+        seq2seq prompt, which always scores the option text), the plain sum for letters."""
+        return self.norm if (self.answer == "text" or self.fmt == "seq2seq") else "sum"
+
     def _prompt(self, context: str, options: Sequence[str]) -> tuple[str, list[str]]:
         """(prompt, continuation per shown position)."""
         if len(options) > len(P.QA_LETTERS):
@@ -171,6 +177,7 @@ class QA(ModelMethod):
                 requests += [ScoreRequest(prompt, c) for c in conts]
             layout.append(views)
         results = self.lm.score(requests)
+        norm = self.applied_norm
         out = []
         for r, views in zip(items, layout):
             n = len(r.options)
@@ -179,7 +186,7 @@ class QA(ModelMethod):
             for start, order in views:
                 view = [0.0] * n
                 for pos, option in enumerate(order):
-                    view[option] = _normalise(results[start + pos], "sum" if self.answer == "letter" else self.norm)
+                    view[option] = _normalise(results[start + pos], norm)
                     totals[option] += view[option]
                 per_view.append(view)
             scores = [t / len(views) for t in totals]
@@ -199,7 +206,7 @@ class QA(ModelMethod):
                          "continuation": P.QA_PLAIN_LETTER_CONTINUATION if self.answer == "letter" else P.QA_PLAIN_TEXT_CONTINUATION}  # fmt: skip
         return {
             "question": P.QA_QUESTION, "answer": self.answer if fmt == "causal" else "text", "chat": self.chat_option,
-            "chat_used": chat, "permute": self.permute, "norm": self.norm if (self.answer == "text" or fmt == "seq2seq") else "sum",
+            "chat_used": chat, "permute": self.permute, "norm": self.applied_norm,
             "fmt": fmt, "templates": templates, "ties": "lowest index", **self.model_config(),
         }  # fmt: skip
 
@@ -377,22 +384,23 @@ class PET(ModelMethod):
         return out
 
     def _predict_masked(self, items: list[ClozeRecord]) -> list[Prediction]:
-        fill = getattr(self.lm, "score_masked", None)
-        if fill is None:
-            raise CapabilityError(f"pet needs a causal LM or a masked LM backend with score_masked(); {self.lm.info().model} has neither")
-        mask = getattr(self.lm, "mask_token", "[MASK]")
-        texts, words = [], []
-        for r in items:
+        if not getattr(self.lm, "can_score_masked", False):
+            raise CapabilityError(f"pet needs a causal LM or a masked LM backend that can fill a blank; {self.lm.info().model} has neither")
+        requests: list[MaskedScoreRequest] = []
+        for r in items:  # one request per option: the blank filled with the good and with the bad word
             pv = P.PET_MASKED_PATTERNS[self.kind(r)]
             for o in r.options:
-                texts.append(pv["pattern"].format(context=_context(r), option=o.strip(), mask=mask))
-                words.append((pv["good"], pv["bad"]))
-        scored = fill(texts, words)  # per text: log-probabilities of the candidate words at the mask
+                text = pv["pattern"].format(context=_context(r), option=o.strip(), mask=MASK)
+                requests.append(MaskedScoreRequest(text, (pv["good"], pv["bad"])))
+        results = self.lm.score_masked(requests)  # per request: [score of good, score of bad]
         out, k = [], 0
         for r in items:
             n = len(r.options)
-            pairs = scored[k : k + n]
-            out.append(_prediction(r, [float(g) - float(b) for g, b in pairs], {"pattern": self.kind(r), "masked": True}))
+            rows = results[k : k + n]
+            good = [row[0].logprob for row in rows]
+            bad = [row[1].logprob for row in rows]
+            meta = {"pattern": self.kind(r), "masked": True, "good": good, "bad": bad}
+            out.append(_prediction(r, [g - b for g, b in zip(good, bad)], meta))
             k += n
         return out
 
