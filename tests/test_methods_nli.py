@@ -71,6 +71,76 @@ def test_parse_nli_answer(text: str, flute: str | None, impli: str | None, expla
         assert parse_nli_answer(text, FLUTE).explanation == explanation
 
 
+# A "No" that is part of (or comes with) "no contradiction" / "does not contradict" is not a leading No.
+NEGATED_CONTRADICTION = [
+    "No contradiction here; the sentences agree.",
+    "No contradiction.",
+    "No, it does not contradict.",
+    "No\ncontradiction",
+    "Yes, no contradiction.",
+]
+
+
+@pytest.mark.parametrize("text", NEGATED_CONTRADICTION)
+def test_parse_no_contradiction_is_not_a_leading_no(text: str) -> None:
+    for labels in (FLUTE, IMPLI):
+        parsed = parse_nli_answer(text, labels)
+        assert parsed.label is None and parsed.valid is False
+        assert parsed.error and parsed.explanation is None
+
+
+def test_parse_no_contradiction_with_another_clear_label() -> None:
+    parsed = parse_nli_answer("No contradiction. The first sentence entails the second.", IMPLI)
+    assert parsed.label == ENTAILMENT and parsed.valid
+
+
+@pytest.mark.parametrize(
+    ("text", "flute", "explanation"),
+    [
+        ("Answer: (B) Contradicts", CONTRADICTION, None),
+        ("(B) Contradicts", CONTRADICTION, None),
+        ("B) contradicts, since the idiom is ironic.", CONTRADICTION, "since the idiom is ironic."),
+        ("Answer: (A) Entails. Both mean happy.", ENTAILMENT, "Both mean happy."),
+        ("B. Contradicts", CONTRADICTION, None),
+    ],
+)
+def test_parse_option_marker_is_not_the_explanation(text: str, flute: str, explanation: str | None) -> None:
+    parsed = parse_nli_answer(text, FLUTE)
+    assert parsed.label == flute and parsed.valid
+    assert parsed.explanation == explanation
+    assert parse_nli_answer(text, IMPLI).label == (ENTAILMENT if flute == ENTAILMENT else NON_ENTAILMENT)
+
+
+@pytest.mark.parametrize(
+    ("text", "explanation"),
+    [
+        ('Contradicts, because the premise says "it entails …"', 'because the premise says "it entails …"'),
+        ('Contradicts, because the premise says "it entails the opposite".', 'because the premise says "it entails the opposite".'),
+        ('"Contradicts" because "entails" would need the literal sense.', 'because "entails" would need the literal sense.'),
+        ('It contradicts: the premise says "it entails', 'the premise says "it entails'),  # cut off inside the quote
+    ],
+)
+def test_parse_leading_label_wins_over_quoted_label_words(text: str, explanation: str) -> None:
+    parsed = parse_nli_answer(text, FLUTE)
+    assert parsed.label == CONTRADICTION and parsed.valid and parsed.explanation == explanation
+    assert parse_nli_answer(text, IMPLI).label == NON_ENTAILMENT
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"Entails" or "Contradicts"',
+        'Entails, or "Contradicts"',
+        "Contradicts, because it entails the opposite.",  # unquoted: still two labels
+        'The premise says "it entails", so it contradicts.',  # no leading label
+    ],
+)
+def test_parse_quoted_labels_without_a_leading_label_stay_ambiguous(text: str) -> None:
+    for labels in (FLUTE, IMPLI):
+        parsed = parse_nli_answer(text, labels)
+        assert parsed.label is None and parsed.valid is False and parsed.error
+
+
 def test_parser_has_no_memory_and_maps_label_sets() -> None:
     outputs = ["Entails. A.", "garbage", "Contradicts. B.", None, "Entails"]
     parsed = [parse_nli_answer(t, FLUTE) for t in outputs]

@@ -20,6 +20,9 @@ length-sorted. A token prefix that all contexts of one ``score()`` call share (a
 system turn, an instruction, few-shot examples) is encoded once more upstream, and every
 context batch continues a copy of its cache. ``prefix_reuse=False`` selects the naive path (each context+continuation run in
 full), the correctness reference. Results do not depend on batching beyond float noise (~1e-6).
+A sliding-window mask (Gemma-3) counts cache slots, padding included: a continuation that would
+reach past the window behind its batch's widest context is scored on the naive path instead, and
+generation batches prompts of different lengths only when every row stays inside the window.
 
 Generation runs its own decoding loop so that every sample has its own ``torch.Generator``
 (seeded from the request's seed and the sample's index): batching cannot change what is drawn.
@@ -333,6 +336,16 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         window = getattr(cfg, "sliding_window", None)
         return window if isinstance(window, int) and window > 0 else None
 
+    def _outside_window(self, slots_before: int, n_new: int) -> bool:
+        """Whether ``n_new`` tokens run after ``slots_before`` cache slots (padding included) could lose
+        keys to a sliding window.
+
+        A sliding-window mask counts cache slots, not positions: a right-padded row whose prefix is
+        shorter than the batch's widest sees its first tokens leave the window sooner than it would
+        alone. Such rows must not share a padded batch (one slot of margin on the window's edge).
+        """
+        return self._sliding_window is not None and slots_before + n_new >= self._sliding_window
+
     # --- tokenization ---------------------------------------------------------------------------
 
     # --- scoring --------------------------------------------------------------------------------
@@ -350,7 +363,8 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         naive: list[tuple[int, list[int], list[int]]] = []
         groups: dict[tuple[int, ...], list[tuple[int, list[int]]]] = defaultdict(list)
         for i, ctx, cont in encoded:
-            too_long = self._sliding_window is not None and len(ctx) + len(cont) > self._sliding_window
+            # The cache holds ctx[:-1]; :meth:`_score_run` checks again against its batch's widest context.
+            too_long = self._outside_window(len(ctx) - 1, len(cont))
             if not self.prefix_reuse or not self._positions or len(ctx) < 2 or too_long:
                 naive.append((i, ctx, cont))
             else:
@@ -530,11 +544,20 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         """Score the continuations of ``contexts`` (longest first), each context continuing ``base``."""
         torch = self._torch
         skip = 0 if base is None else base[1]
+        outside: list[tuple[int, list[int], list[int]]] = []  # rows the padded batch would push past a sliding window
         for ctx_batch in _batches(contexts, len, self.batch_size, self.max_batch_tokens):
+            width_ctx = max(len(c) for c in ctx_batch) - 1  # cache slots before every continuation (base included)
+            rows = []
+            for g, ctx in enumerate(ctx_batch):
+                for i, cont in groups[ctx]:
+                    if self._outside_window(width_ctx, len(cont)):
+                        outside.append((i, list(ctx), cont))
+                    else:
+                        rows.append((g, i, cont))
+            if not rows:
+                continue
             cache, prefix_mask, prefix_len = self._encode_prefixes([list(c[skip:-1]) for c in ctx_batch], base)
-            rows = [(g, i, cont) for g, ctx in enumerate(ctx_batch) for i, cont in groups[ctx]]
             rows.sort(key=lambda x: -len(x[2]))
-            width_ctx = prefix_mask.shape[1]
             for batch in _batches(rows, lambda x: len(x[2]) + 1 + width_ctx, self.batch_size, self.max_batch_tokens):
                 seqs = [[ctx_batch[g][-1]] + cont[:-1] for g, _, cont in batch]
                 ids, mask = self._pad(seqs)
@@ -546,6 +569,7 @@ class TransformersBackend(HFTextMixin, LanguageModel):
                     n = len(cont)
                     yield i, (lps[r, :n].tolist(), bool(greedy[r, :n].all()))
             del cache
+        yield from self._score_naive(outside)  # each in full, at its own positions: what it scores alone
 
     # --- seq2seq --------------------------------------------------------------------------------
 
@@ -772,9 +796,11 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         """Whether prompts of different lengths may share a batch (position ids; within a sliding window)."""
         if not self._positions:
             return False
-        if self._sliding_window is None:
+        if self._sliding_window is None or not rows:
             return True
-        return all(len(prompts[i]) + 1 + max_new[i] <= self._sliding_window for i, _ in rows)
+        # every row's steps come after the widest prompt's cache slots (see _outside_window)
+        widest = max(len(prompts[i]) for i, _ in rows) - 1
+        return not any(self._outside_window(widest, 1 + max_new[i]) for i, _ in rows)
 
     def _decode_batch(self, batch: list[tuple[int, int]], prompts: dict[int, list[int]], requests: Sequence[GenerationRequest]) -> dict[tuple[int, int], str]:
         torch = self._torch

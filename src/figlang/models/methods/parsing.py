@@ -29,6 +29,14 @@ _NEG_PATTERNS = [
 _CON_PATTERN = re.compile(r"\bcontradict\w*", re.I)
 _ENT_PATTERN = re.compile(r"\bentail\w*", re.I)
 _YES_NO = re.compile(r"^(yes|no)\b", re.I)
+# An option marker before the label ("(B) Contradicts", "B) Contradicts", "B. Contradicts"): not part of the answer.
+_OPTION = re.compile(
+    r"^\(?[a-d1-4](?:\)|[.:](?=\s*[\"'“‘*(]*\s*(?:entail|contradict|non[-\s]?entail|neutral|not\b|does)))\s*(?=\S)", re.I
+)
+# What follows a label when the answer offers a choice rather than an explanation ('Entails, or "Contradicts"').
+_ALTERNATIVE = re.compile(r"^[\s,;:\-–—(]*(?:or|nor|and|vs\.?|versus)\b", re.I)
+# Spans in double quotes (an unclosed quote runs to the end of the text).
+_QUOTED = re.compile(r"\"[^\"\n]*(?:\"|$)|“[^”\n]*(?:”|$)")
 
 _PREFIX = re.compile(
     r"^\s*(?:(?:final\s+)?answer|label|prediction|output|a|response|assistant|verdict|relation(?:ship)?)\s*[:\-]\s*", re.I
@@ -95,6 +103,30 @@ def _mentions(text: str) -> list[tuple[int, int, str]]:
     return sorted(found)
 
 
+def _hidden(text: str) -> list[tuple[int, int]]:
+    """Spans of the negated "contradict" forms that :func:`_mentions` masks ("no contradiction", "does not contradict")."""
+    return [m.span() for m in _NEGATED_CONTRADICT.finditer(text)]
+
+
+def _unquoted_tail(first: str, mentions: list[tuple[int, int, str]]) -> list[tuple[int, int, str]] | None:
+    """``mentions`` less those in quotes, when the first one is a label at the very start of the sentence
+    followed by its explanation ("Contradicts, because the premise says \"it entails …\""); otherwise None.
+
+    A label that opens the answer wins over label words the explanation quotes; an answer echoing
+    the choices ('"Entails" or "Contradicts"') has no such leading label and stays ambiguous.
+    """
+    start, end, _ = mentions[0]
+    after = first[end:]
+    offset = end + len(after) - len(after.lstrip("\"”'’"))  # a closing quote left by the label ('"Contradicts" because …')
+    after = first[offset:]
+    if not (_FILLER.match(first[:start]) and _DETACHED.match(after) and after.strip(" \t.!?")):
+        return None
+    if _ALTERNATIVE.match(after):  # 'Entails, or "Contradicts"' offers a choice, it explains nothing
+        return None
+    quoted = [(qs + offset, qe + offset) for qs, qe in (m.span() for m in _QUOTED.finditer(after))]
+    return [(s, e, c) for s, e, c in mentions if s < offset or not any(qs <= s < qe for qs, qe in quoted)]
+
+
 def _first_sentence_end(text: str) -> int:
     """Index just past the first sentence of ``text`` (or its length)."""
     newline = text.find("\n")
@@ -114,6 +146,7 @@ def _clean(text: str) -> str:
         new = _PREFIX.sub("", text)
         new = _ANSWER_IS.sub("", new)
         new = new.lstrip(" \t\"'“”‘’([{").strip()
+        new = _OPTION.sub("", new)
         if new == text:
             break
         text = new
@@ -134,8 +167,12 @@ def parse_nli_answer(text: str | None, labels: tuple[str, ...] | list[str]) -> P
     ("entailment", "contradiction", "non-entailment"), negations ("does not entail",
     "doesn't entail", "not entailed"), answers wrapped in markdown or quotes or after
     "Answer:", a sentence that states the relation ("The first sentence entails the
-    second."), and a leading Yes/No. An answer naming two different labels in its first
-    sentence (e.g. echoing '"Entails" or "Contradicts"') is ambiguous, hence invalid.
+    second."), an option marker ("(B) Contradicts"), and a leading Yes/No. An answer naming
+    two different labels in its first sentence (e.g. echoing '"Entails" or "Contradicts"') is
+    ambiguous, hence invalid, except that a label opening the answer and followed by its
+    explanation wins over label words the explanation quotes ('Contradicts, because it says
+    "entails"'). "No contradiction" / "does not contradict" names no label, and a Yes/No that
+    comes with it is no answer either ("No, it does not contradict." is invalid).
     """
     labels = tuple(labels)
     if text is None or not str(text).strip():
@@ -149,7 +186,9 @@ def parse_nli_answer(text: str | None, labels: tuple[str, ...] | list[str]) -> P
     region_mentions, in_first = mentions, True
     if not mentions:
         yes_no = _YES_NO.match(first)
-        if yes_no:
+        # "No contradiction.", "No, it does not contradict.": the No belongs to (or comes with) a negated
+        # "contradict", which answers neither way; it is not a leading "No" for the negative class.
+        if yes_no and not _hidden(first) and not any(s <= yes_no.start() < e for s, e in _hidden(cleaned)):
             cls = ENT if yes_no.group(1).lower() == "yes" else NEG
             label = class_to_label(cls, labels)
             if label is not None:
@@ -159,6 +198,11 @@ def parse_nli_answer(text: str | None, labels: tuple[str, ...] | list[str]) -> P
     if not region_mentions:
         return ParsedAnswer(None, None, False, f"no label in the answer (expected one of: {', '.join(labels)})")
     mapped = {class_to_label(c, labels) for _, _, c in region_mentions}
+    if len(mapped) > 1 and in_first:
+        unquoted = _unquoted_tail(first, region_mentions)
+        if unquoted is not None and len({class_to_label(c, labels) for _, _, c in unquoted}) == 1:
+            region_mentions = unquoted
+            mapped = {class_to_label(c, labels) for _, _, c in region_mentions}
     if len(mapped) > 1:
         where = "its first sentence" if in_first else "the answer"
         return ParsedAnswer(None, None, False, f"ambiguous answer: {where} names {', '.join(sorted(mapped))}")  # type: ignore[arg-type]
@@ -169,7 +213,7 @@ def parse_nli_answer(text: str | None, labels: tuple[str, ...] | list[str]) -> P
     if rest.strip():  # "Entails. <explanation>"
         explanation = clean_explanation(rest)
     else:
-        after = first[end:]
+        after = first[end:].lstrip("\"”'’")  # a closing quote left by the label ('"Entails" because …')
         if _FILLER.match(first[:start]) and not after.strip(" \t.!?\"'”’)"):  # "Contradicts." alone
             explanation = None
         elif _FILLER.match(first[:start]) and _DETACHED.match(after):  # "Entails because …", "It contradicts, since …"
