@@ -134,7 +134,7 @@ def test_relations_of_the_real_inferences(idiom_dev, data_dir):
     context = {relation_of(i) for r in idiom_dev for i in r.inferences["context"]}
     assert context == {"xNeed", "xIntent", "xWant", "xReact", "xEffect", "xAttr"}
     literal = {relation_of(i) for r in idiom_dev for i in r.inferences["literal"]}
-    assert literal <= {"HasProperty", "CapableOf", "Desires", "AtLocation", "UsedFor", "MadeOf", "other"}
+    assert literal <= {"HasProperty", "CapableOf", "Desires", "AtLocation", "UsedFor", "MadeUpOf", "other"}
     assert sum(relation_of(i) == "other" for r in idiom_dev for i in r.inferences["literal"]) < 0.02 * 12 * len(idiom_dev)
     simile = get_task("simile-cloze").load("dev", data_dir)[0]
     assert set(relation_groups(simile, "literal")) == {"HasProperty"}

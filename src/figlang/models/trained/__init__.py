@@ -125,21 +125,27 @@ def special_ids(tokenizer: Any, decoder_only: bool = False) -> tuple[int, int]:
 
 # The narrative benchmark's inferences come from COMET (context: ATOMIC relations about the
 # narrator) and ConceptNet (literal: relations of the expression's constituent words, or the
-# simile vehicle's associated property); their surface templates tell the relation.
-RELATION_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("xNeed", r"\bneeded\b"),
-    ("xIntent", r"\bintended\b"),
-    ("xWant", r"\bwanted\b"),
-    ("xReact", r"\breacted\b"),
-    ("xEffect", r"^the effect on\b"),
-    ("xAttr", r"\bhas an attribute of\b"),
+# simile vehicle's associated property); their surface templates tell the relation. The context
+# templates describe the narrator and are anchored at the start ("The narrator needed …"): a
+# literal inference may contain the same words ("jobs has propetry of being needed to pay bills"
+# is HasProperty, not xNeed). The literal names are those of figlang.knowledge.providers.LITERAL_RELATIONS.
+CONTEXT_RELATION_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("xNeed", r"^(the )?narrator needed\b"),
+    ("xIntent", r"^(the )?narrator intended\b"),
+    ("xWant", r"^(the )?narrator wanted\b"),
+    ("xReact", r"^(the )?narrator reacted\b"),
+    ("xEffect", r"^the effect on (the )?narrator\b"),
+    ("xAttr", r"^(the )?narrator has an attribute of\b"),
+)
+LITERAL_RELATION_PATTERNS: tuple[tuple[str, str], ...] = (
     ("HasProperty", r"\bhas prope?t?rt?y of\b|^the associated property is\b"),
     ("CapableOf", r"\bis capable of\b"),
     ("Desires", r"\bdesires\b"),
     ("AtLocation", r"\bcan be found in\b"),
     ("UsedFor", r"\bis used for\b"),
-    ("MadeOf", r"\bis made of\b"),
+    ("MadeUpOf", r"\bis made of\b"),
 )
+RELATION_PATTERNS: tuple[tuple[str, str], ...] = CONTEXT_RELATION_PATTERNS + LITERAL_RELATION_PATTERNS
 
 
 def relation_of(inference: str) -> str:

@@ -495,7 +495,17 @@ class GeneratorModel:
         total = nn.functional.cross_entropy(flat, target.reshape(-1), ignore_index=-100, reduction="sum")
         return total, (target != -100).sum()
 
+    def target_tokens(self, feat: dict[str, Any]) -> int:
+        """How many target tokens of a feature the loss counts (what ``token_losses`` counts for it in any batch).
+
+        The loss is a mean over target tokens, so gradient accumulation weights each micro-batch by its share of
+        the group's target tokens (the trainer divides each micro-batch's summed loss by the group's count)."""
+        labels = feat["labels"] if self.seq2seq else feat["labels"][1:]  # causal: the first position predicts nothing
+        return sum(1 for x in labels if x != -100)
+
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Mean target-token cross-entropy of the batch (for a group of micro-batches the trainer uses
+        ``token_losses`` / the group's ``target_tokens``, which is the same mean over the whole group)."""
         total, n = self.token_losses(batch)
         return total / n.clamp(min=1)
 

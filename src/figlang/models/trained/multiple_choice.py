@@ -436,13 +436,29 @@ class ChoiceScorerModel:
             return []
         infs = list(record.inferences.get(self.knowledge, ()))[: self.max_inferences]
         if subset is not None:
-            infs = [infs[j] for j in subset if j < len(infs)]
+            available = len(infs)
+            infs = [infs[j] for j in subset if 0 <= j < available]
+            if available and not infs:  # the record has inferences, just none in these slots (predict marks such items)
+                raise FiglangError(self.missing_slots(record, subset) or f"record {record.id!r}: no inference in the selected slots")
         if not infs:
             raise FiglangError(
                 f"record {record.id!r} has no {self.knowledge} inferences; the {self.method} model needs the "
                 f"{self.knowledge} inference files of the narrative dataset"
             )
         return infs
+
+    def missing_slots(self, record: ClozeRecord, subset: Sequence[int] | None) -> str | None:
+        """Why the inference slots ``subset`` (0-based) select nothing from ``record`` although it has inferences
+        (it has fewer than the slot asks for: 21 idiom dev records have 9–11 literal ones); None when at least one
+        slot exists, when no subset is given, or when the record has no inferences at all (that is missing data)."""
+        if not self.knowledge or subset is None:
+            return None
+        n = min(len(record.inferences.get(self.knowledge, ())), self.max_inferences)
+        if n == 0 or any(0 <= j < n for j in subset):
+            return None
+        slots = ", ".join(str(j + 1) for j in subset)
+        return (f"record {record.id!r} has {n} {self.knowledge} inferences, none in the selected slot(s) {slots}: "
+                "skipped for this slot (marked invalid)")  # fmt: skip
 
     def sequence(self, narrative: str | None, continuation: str, inference: str | None = None) -> tuple[list[int], list[int]]:
         """The token ids (and token types) of one scored sequence."""
@@ -529,10 +545,23 @@ class ChoiceScorerModel:
         return out  # type: ignore[return-value]
 
     def predict(self, records: Sequence[ClozeRecord], batch_size: int = 16, inference_subset: Sequence[int] | None = None) -> list[Prediction]:
-        feats = [self.featurize(r, inference_subset) for r in records] if inference_subset is not None else self.features(records)
-        all_scores = self.predict_features(feats, batch_size)
+        """The chosen option per record. With ``inference_subset`` (0-based inference slots) a record that has fewer
+        inferences than the slots ask for gets an invalid prediction saying so (the run goes on)."""
+        if inference_subset is None:
+            skipped: list[str | None] = [None] * len(records)
+            feats = self.features(records)
+        else:
+            skipped = [self.missing_slots(r, inference_subset) for r in records]
+            feats = [self.featurize(r, inference_subset) for r, why in zip(records, skipped) if why is None]
+        scores = iter(self.predict_features(feats, batch_size))
         preds = []
-        for r, s in zip(records, all_scores):
+        for r, why in zip(records, skipped):
+            if why is not None:
+                preds.append(Prediction(id=r.id, prediction=None, valid=False, error=why,
+                                        meta={"skipped": "inference slot missing", "inference_slots": [j + 1 for j in inference_subset or ()],
+                                              "inferences": len(r.inferences.get(self.knowledge or "", ()))}))  # fmt: skip
+                continue
+            s = next(scores)
             best = max(range(len(s)), key=lambda k: (s[k], -k))  # first index on ties
             preds.append(Prediction(id=r.id, prediction=best, scores=[float(x) for x in s]))
         return preds

@@ -92,9 +92,11 @@ class TrainConfig:
     max_minutes: float | None = None  # stop after this wall time; a rerun continues
     # evaluation / early stopping / checkpoints
     eval_every: int = 0  # optimizer steps between dev evaluations (0: once per epoch)
-    patience: int = 2  # evaluations without improvement before stopping
+    patience: int = 2  # evaluations without improvement (on the best dev value seen so far) before stopping
     min_delta: float = 0.0
-    select: str = "best"  # best: keep the best dev accuracy; last: keep the latest evaluated model
+    # best: keep the model of the best dev value; last: keep the latest evaluated model (early stopping still
+    # counts evaluations that do not beat the best value seen, so patience applies with either)
+    select: str = "best"
     save_every: int = 100  # optimizer steps between resumable checkpoints
     log_every: int = 10
     eval_batch_size: int | None = None
@@ -418,6 +420,23 @@ def _save_checkpoint(out: Path, module: Any, optimizer: Any, scheduler: Any, sta
     shutil.rmtree(old, ignore_errors=True)
 
 
+def _check_resume_data(out: Path, saved: dict[str, Any] | None, now: dict[str, Any]) -> None:
+    """Refuse to resume a run on other train/dev records than those it was started on (checkpoints that stored none pass)."""
+    if not saved:
+        return
+    changed = []
+    for part in ("train", "dev"):
+        key = f"{part}_records_sha256"
+        if saved.get(key) is not None and saved.get(key) != now[key]:
+            changed.append(f"{part} records: {saved.get(f'{part}_items')} with sha256 {str(saved[key])[:12]}… → "
+                           f"{now[f'{part}_items']} with sha256 {now[key][:12]}…")  # fmt: skip
+    if changed:
+        raise FiglangError(
+            f"{out} holds a training run on other data ({'; '.join(changed)}): the dataset files, --data-dir, the split or the "
+            "record selection changed since it started; resume it on the same data, use a new --out, or pass --restart to start over"
+        )
+
+
 def _find_checkpoint(out: Path) -> Path | None:
     for name in (CHECKPOINT, f"{CHECKPOINT}.old"):
         p = out / name
@@ -426,8 +445,26 @@ def _find_checkpoint(out: Path) -> Path | None:
     return None
 
 
+def _finite_json(value: Any) -> Any:
+    """``value`` with every NaN/±Infinity float replaced by None (strict JSON has no such numbers); a dict that held
+    one says which in ``<key>_nonfinite`` ("nan", "inf", "-inf")."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            out[k] = _finite_json(v)
+            if isinstance(v, float) and not math.isfinite(v):
+                out[f"{k}_nonfinite"] = "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_finite_json(v) for v in value]
+    return value
+
+
 class TrainLog:
-    """train_log.jsonl: appended line by line; on resume, lines past the checkpoint are dropped."""
+    """train_log.jsonl: appended line by line; on resume, lines past the checkpoint are dropped. Strict JSON: a
+    non-finite number (a NaN loss) is written as null, with ``<key>_nonfinite`` saying what it was."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -446,9 +483,9 @@ class TrainLog:
         self.path.write_text("".join(k + "\n" for k in keep), encoding="utf-8")
 
     def write(self, **row: Any) -> None:
-        row = {"time": datetime.now(timezone.utc).isoformat(timespec="seconds"), **row}
+        row = _finite_json({"time": datetime.now(timezone.utc).isoformat(timespec="seconds"), **row})
         with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(row, default=str) + "\n")
+            handle.write(json.dumps(row, default=str, allow_nan=False) + "\n")
 
     def rows(self) -> list[dict[str, Any]]:
         if not self.path.exists():
@@ -476,17 +513,20 @@ def plot_loss_curve(log_path: Path, out_path: Path, title: str = "") -> Path | N
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
     if train:
-        ax.plot([r["step"] for r in train], [r["loss"] for r in train], color="tab:blue", lw=1.2, label="train loss")
+        ax.plot([r["step"] for r in train], [math.nan if r.get("loss") is None else r["loss"] for r in train], color="tab:blue", lw=1.2,
+                label="train loss")  # fmt: skip
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("cross-entropy loss", color="tab:blue")
     loss_evals = [r for r in evals if "loss" in r and "accuracy" not in r]
     evals = [r for r in evals if "accuracy" in r]
     if loss_evals:
-        ax.plot([r["step"] for r in loss_evals], [r["loss"] for r in loss_evals], "o-", color="tab:red", lw=1.2, label="dev loss")
+        ax.plot([r["step"] for r in loss_evals], [math.nan if r["loss"] is None else r["loss"] for r in loss_evals], "o-", color="tab:red",
+                lw=1.2, label="dev loss")  # fmt: skip
         ax.legend(fontsize=8)
     if evals:
         ax2 = ax.twinx()
-        ax2.plot([r["step"] for r in evals], [100 * r["accuracy"] for r in evals], "o-", color="tab:red", lw=1.2, label="dev accuracy")
+        ax2.plot([r["step"] for r in evals], [math.nan if r["accuracy"] is None else 100 * r["accuracy"] for r in evals], "o-",
+                 color="tab:red", lw=1.2, label="dev accuracy")  # fmt: skip
         ax2.set_ylabel("dev accuracy (%)", color="tab:red")
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
@@ -591,8 +631,11 @@ def run_training(
             shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
         ckpt = None
     state: dict[str, Any] | None = None
+    data_now = {"train_records_sha256": records_digest(train_records), "dev_records_sha256": records_digest(dev_records),
+                "train_items": len(train_records), "dev_items": len(dev_records)}  # fmt: skip
     if ckpt is not None:
         state = json.loads((ckpt / "state.json").read_text(encoding="utf-8"))
+        _check_resume_data(out, state.get("data"), data_now)
         saved, now = state["config"], cfg.training_fingerprint()
         defaults = TrainConfig(task="", method="", model="", out_dir="").to_dict()
         saved = {**{k: defaults[k] for k in now if k not in saved and k in defaults}, **saved}  # options added since: their defaults
@@ -618,6 +661,7 @@ def run_training(
     if not dev_feats:
         raise FiglangError("no dev records for model selection")
     lengths = [f["length"] for f in train_feats]
+    token_mean = hasattr(model, "target_tokens")  # a loss that is the mean over target tokens (generating models)
     steps_per_epoch = len(epoch_plan(lengths, cfg.batch_size, cfg.grad_accum, cfg.seed, 0))
     total_steps = steps_per_epoch * cfg.epochs
     if cfg.max_steps:
@@ -646,7 +690,7 @@ def run_training(
     if state is None:
         log.truncate_after(-1)
         state = {"step": 0, "epoch": 0, "group": 0, "best": None, "bad_evals": 0, "finished": None, "last_eval_step": -1,
-                 "config": cfg.training_fingerprint(), "evals": []}  # fmt: skip
+                 "config": cfg.training_fingerprint(), "data": data_now, "evals": []}  # fmt: skip
         log.write(event="start", step=0, config=cfg.to_dict(), train_items=len(train_feats), dev_items=len(dev_feats),
                   steps_per_epoch=steps_per_epoch, total_steps=total_steps, base_model=base)  # fmt: skip
     else:
@@ -662,8 +706,7 @@ def run_training(
         log.write(event="resume", step=state["step"], epoch=state["epoch"], group=state["group"])
 
     data_info = (meta_extra or {}).get("data", {})
-    data_info = {**data_info, "train_records_sha256": records_digest(train_records), "dev_records_sha256": records_digest(dev_records),
-                 "train_items": len(train_records), "dev_items": len(dev_records)}  # fmt: skip
+    data_info = {**data_info, **data_now}
 
     def figlang_meta(status: str, metrics: dict[str, Any] | None = None) -> dict[str, Any]:
         from ...evaluation.provenance import library_versions
@@ -698,19 +741,23 @@ def run_training(
         else:
             value = model.dev_metric(dev_feats, eval_bs)
         module.train()
-        best = state["best"]
-        if best is None or cfg.select == "last":
+        # patience counts evaluations that do not beat the best value seen so far, whichever model is kept
+        # (select=last keeps the latest one); checkpoints from before best_value was stored fall back to the kept model's
+        reference = state["best_value"] if "best_value" in state else (state["best"] or {}).get(sel_key)
+        if reference is None:
             improved = True
         elif sel_mode == "max":
-            improved = value > best[sel_key] + cfg.min_delta
+            improved = value > reference + cfg.min_delta
         else:
-            improved = value < best[sel_key] - cfg.min_delta
+            improved = value < reference - cfg.min_delta
         if improved:
-            state["best"] = {"step": state["step"], "epoch": round(epoch_float, 4), sel_key: value}
+            state["best_value"] = value
             state["bad_evals"] = 0
-            _save_best(model, out, figlang_meta("training"))
         else:
             state["bad_evals"] += 1
+        if improved or cfg.select == "last":
+            state["best"] = {"step": state["step"], "epoch": round(epoch_float, 4), sel_key: value}
+            _save_best(model, out, figlang_meta("training"))
         state["last_eval_step"] = state["step"]
         short = "accuracy" if sel_key == "dev_accuracy" else "loss"
         state["evals"].append({"step": state["step"], "epoch": round(epoch_float, 4), short: value})
@@ -744,9 +791,15 @@ def run_training(
                 n_group = sum(len(b) for b in group)
                 optimizer.zero_grad(set_to_none=True)
                 group_loss = 0.0
+                # the group's loss is the mean over its units (items; target tokens for a generating model's
+                # token-mean loss), whatever the split into micro-batches: each micro-batch adds its summed loss / the group's units
+                n_targets = sum(model.target_tokens(train_feats[i]) for b in group for i in b) if token_mean else 0
                 for micro in group:
                     batch = model.collate([train_feats[i] for i in micro])
-                    loss = model.loss(batch) * (len(micro) / n_group)
+                    if token_mean:
+                        loss = model.token_losses(batch)[0] / max(1, n_targets)
+                    else:
+                        loss = model.loss(batch) * (len(micro) / n_group)
                     loss.backward()
                     group_loss += float(loss.detach())
                 finite = math.isfinite(group_loss)
@@ -830,7 +883,7 @@ def run_training(
 
 def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record], dict[str, list[Record] | None], dict[str, Any]]:
     """Train records, dev records, the report sets (split name → records, None for a plain task split) and data provenance."""
-    from ...data.splits import expression_disjoint_split
+    from ...data.splits import expression_disjoint_split, narrative_links
     from ...evaluation.provenance import data_checksums
 
     train_split, dev_split, report = default_splits(task, cfg)
@@ -838,10 +891,22 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
     train = task.load(train_split, cfg.data_dir)
     carved: list[Record] | None = None
     if dev_split == "carve":
-        train, carved = expression_disjoint_split(train, dev_fraction=cfg.carve_fraction, seed=cfg.seed, key=carve_key_fn(cfg.carve_key, train))
+        # narrative records (cloze/generation: they have an expression_type) also link variants of one idiom (a
+        # punctuation variant, the same gloss) so that no variant of a dev expression stays in train, as dev-disjoint does
+        links = narrative_links if any(getattr(r, "expression_type", None) for r in train) else None
+        train, carved = expression_disjoint_split(train, dev_fraction=cfg.carve_fraction, seed=cfg.seed,
+                                                  key=carve_key_fn(cfg.carve_key, train), links=links)  # fmt: skip
         dev = carved
     else:
         dev = task.load(dev_split, cfg.data_dir)
+        train_ids = {r.id for r in train}
+        shared = [r.id for r in dev if r.id in train_ids]
+        if shared:
+            raise FiglangError(
+                f"the dev split {dev_split!r} shares {len(shared)} of its {len(dev)} records with the train split {train_split!r} "
+                f"(first: {shared[0]!r}): model selection would score training data. Pair train-disjoint with dev-disjoint, "
+                "or pick a dev split disjoint from the train split, or dev_split='carve' (a disjoint slice of train)"
+            )
     train = seeded_subset(train, cfg.limit, cfg.seed)
     dev = seeded_subset(dev, cfg.dev_limit, cfg.seed + 1)
     sets: dict[str, list[Record] | None] = {}

@@ -1,0 +1,260 @@
+"""Regression tests for reviewed trainer bugs: gradient accumulation of token-mean losses, resuming on other
+data, the relation of literal inferences, missing inference slots, the carved dev split and overlapping dev
+splits, strict JSON in the training log, and early stopping with select=last.
+
+Real small models (the catalog's MiniLM encoder; a tiny random Llama on MiniLM's tokenizer) and the real data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from figlang.data.errors import FiglangError
+from figlang.data.registry import get_task
+from figlang.models.trained import relation_of
+from figlang.models.training import trainer
+from figlang.models.training.trainer import TrainLog, make_config, run_training, seeded_subset
+
+TINY_MC = dict(epochs=1, batch_size=2, max_length=32, lr=1e-4, warmup_ratio=0.0, threads=1, progress=False, log_every=1, eval_batch_size=8)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory, minilm_path) -> Path:
+    """A 2-layer random Llama on MiniLM's (real) tokenizer, [SEP] as its end of sequence."""
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    tok = AutoTokenizer.from_pretrained(minilm_path)
+    tok.eos_token = tok.sep_token
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=tok.vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                      num_key_value_heads=1, max_position_embeddings=512, tie_word_embeddings=True, bos_token_id=tok.cls_token_id,
+                      eos_token_id=tok.sep_token_id, pad_token_id=tok.pad_token_id)  # fmt: skip
+    root = tmp_path_factory.mktemp("tiny-llama-minilm")
+    LlamaForCausalLM(cfg).save_pretrained(root)
+    tok.save_pretrained(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def idiom_cloze(data_dir):
+    task = get_task("idiom-cloze")
+    return task.load("train-disjoint", data_dir), task.load("dev-disjoint", data_dir)
+
+
+class _Captured(Exception):
+    pass
+
+
+def _first_step_gradient(monkeypatch, cfg, train_records, dev_records) -> list[torch.Tensor]:
+    """The accumulated gradient of the trainer's first optimizer step (read where it clips the gradient)."""
+    grads: list[torch.Tensor] = []
+
+    def capture(parameters, *args, **kwargs):
+        params = list(parameters)
+        grads.extend(torch.zeros_like(p) if p.grad is None else p.grad.detach().clone() for p in params)
+        raise _Captured
+
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", capture)
+    with pytest.raises(_Captured):
+        run_training(cfg, train_records, dev_records)
+    monkeypatch.undo()
+    return grads
+
+
+# --- 1. gradient accumulation of token-mean losses --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task_name,method", [("idiom-generation", "generator"), ("flute", "iro")])
+def test_grad_accum_split_gives_the_gradient_of_one_batch(task_name, method, monkeypatch, tmp_path, tiny_llama, data_dir):
+    task = get_task(task_name)
+    records = task.load("train", data_dir)
+    # four records whose targets differ in length (the weighting matters), one target each
+    picked, lengths = [], set()
+    for r in seeded_subset(records, 400, 0):
+        n = len(r.references) if method == "generator" else 1
+        size = len(str(r.references[0] if method == "generator" else r.explanation).split())
+        if n == 1 and size not in lengths:
+            picked.append(r)
+            lengths.add(size)
+        if len(picked) == 4:
+            break
+    dev = picked[:1]
+    common = dict(max_length=96, max_target_length=24, epochs=1, lr=1e-3, warmup_ratio=0.0, threads=1, progress=False, dropout=0.0)
+    one = make_config(task_name, method, str(tiny_llama), tmp_path / "one", batch_size=4, grad_accum=1, **common)
+    split = make_config(task_name, method, str(tiny_llama), tmp_path / "split", batch_size=2, grad_accum=2, **common)
+    g_one = _first_step_gradient(monkeypatch, one, picked, dev)
+    g_split = _first_step_gradient(monkeypatch, split, picked, dev)
+    assert len(g_one) == len(g_split) and g_one
+    diff = math.sqrt(sum(float((a - b).pow(2).sum()) for a, b in zip(g_one, g_split)))
+    norm = math.sqrt(sum(float(a.pow(2).sum()) for a in g_one))
+    assert norm > 0
+    assert diff / norm < 1e-4, f"relative gradient difference {diff / norm:.3%} between 1×4 and 2×2 micro-batches"
+    assert all(torch.allclose(a, b, rtol=1e-4, atol=1e-7) for a, b in zip(g_one, g_split))
+
+
+# --- 2. resuming on other data is refused -------------------------------------------------------------------------
+
+
+def test_resuming_on_other_data_is_refused(tmp_path, minilm_path, idiom_cloze):
+    train_all, dev_all = idiom_cloze
+    train_records, dev_records = seeded_subset(train_all, 4, 0), seeded_subset(dev_all, 2, 1)
+    cfg = make_config("idiom-cloze", "mc-continuation", str(minilm_path), tmp_path / "run", **TINY_MC)
+    run_training(cfg, train_records, dev_records)
+    other_train = seeded_subset(train_all, 4, 5)
+    with pytest.raises(FiglangError, match=r"other data \(train records: 4 with sha256 .*new --out.*--restart"):
+        run_training(cfg, other_train, dev_records)
+    with pytest.raises(FiglangError, match=r"other data \(dev records: 2 .* → 3 "):
+        run_training(cfg, train_records, seeded_subset(dev_all, 3, 1))
+    _, again = run_training(cfg, train_records, dev_records)  # the same data resumes (the run is finished: nothing to do)
+    assert again["resumed"]
+    state = json.loads((tmp_path / "run" / "checkpoint" / "state.json").read_text())
+    assert state["data"]["train_records_sha256"] == trainer.records_digest(train_records)
+    assert state["data"]["dev_records_sha256"] == trainer.records_digest(dev_records)
+    _, restarted = run_training(cfg, other_train, dev_records, restart=True)
+    assert not restarted["resumed"]
+
+
+# --- 3. relations of the shipped inferences -------------------------------------------------------------------------
+
+
+def test_every_shipped_inference_maps_to_a_relation_of_its_kind(data_dir):
+    from figlang.knowledge.providers import CONTEXT_RELATIONS, LITERAL_RELATIONS
+
+    assert relation_of("jobs has propetry of being needed to pay bills") == "HasProperty"
+    assert relation_of("The associated property is needed for construction") == "HasProperty"
+    assert relation_of("face is made of skin") == "MadeUpOf"
+    assert relation_of("The narrator needed to find a goat") == "xNeed"
+    seen: dict[str, set[str]] = {"context": set(), "literal": set()}
+    for name in ("idiom-cloze", "simile-cloze"):
+        task = get_task(name)
+        for split in ("train", "dev", "test"):
+            for r in task.load(split, data_dir):
+                for kind, allowed in (("context", CONTEXT_RELATIONS), ("literal", LITERAL_RELATIONS)):
+                    for inf in r.inferences.get(kind, ()):
+                        rel = relation_of(inf)
+                        assert rel in allowed, f"{name}/{split} {r.id}: {kind} inference {inf!r} → {rel}"
+                        seen[kind].add(rel)
+    assert seen["context"] == set(CONTEXT_RELATIONS)
+    assert seen["literal"] == set(LITERAL_RELATIONS)
+
+
+# --- 4. an inference slot a record lacks ---------------------------------------------------------------------------
+
+
+def test_missing_inference_slot_marks_the_item_instead_of_aborting(minilm_path, data_dir):
+    from figlang.models.trained.multiple_choice import ChoiceScorerModel
+
+    records = get_task("idiom-cloze").load("dev", data_dir)
+    short = next(r for r in records if r.id == "idiom-dev-45")
+    assert 0 < len(short.inferences["literal"]) < 12
+    full = [r for r in records if len(r.inferences["literal"]) >= 12][:2]
+    torch.manual_seed(0)
+    model = ChoiceScorerModel.from_base(str(minilm_path), "mc-literal", max_length=96)
+    preds = model.predict([full[0], short, full[1]], batch_size=8, inference_subset=[11])
+    assert [p.id for p in preds] == [full[0].id, short.id, full[1].id]
+    assert preds[0].valid and preds[2].valid and preds[0].prediction in (0, 1)
+    bad = preds[1]
+    assert not bad.valid and bad.prediction is None
+    assert f"has {len(short.inferences['literal'])} literal inferences, none in the selected slot(s) 12" in bad.error
+    assert "inference files" not in bad.error
+    # a slot the record has still answers; a record with no inferences at all is still missing data
+    assert model.predict([short], inference_subset=[0])[0].valid
+    from dataclasses import replace
+
+    with pytest.raises(FiglangError, match="needs the literal inference files"):
+        model.predict([replace(short, inferences={})], inference_subset=[11])
+
+
+# --- 5. the carved dev split and dev splits that overlap train --------------------------------------------------------
+
+
+def test_carved_dev_leaves_no_idiom_variant_in_train(data_dir):
+    from figlang.data.splits import narrative_links
+
+    task = get_task("idiom-cloze")
+    cfg = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train", dev_split="carve", data_dir=str(data_dir), seed=0)
+    train, dev, sets, _ = trainer._task_data(task, cfg)
+    in_dev = {v for r in dev for v in narrative_links(r)}
+    leaked = [r.id for r in train if any(v in in_dev for v in narrative_links(r))]
+    assert not leaked, f"{len(leaked)} train records share an expression or idiom gloss with the carved dev (first {leaked[0]})"
+    assert not {r.id for r in train} & {r.id for r in dev}
+    assert sets["carved-dev"] is dev
+
+
+def test_dev_split_overlapping_train_is_refused(data_dir):
+    task = get_task("idiom-cloze")
+    cfg = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train", dev_split="dev-disjoint", data_dir=str(data_dir))
+    with pytest.raises(FiglangError, match=r"dev split 'dev-disjoint' shares \d+ of its \d+ records with the train split 'train'"):
+        trainer._task_data(task, cfg)
+    ok = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", data_dir=str(data_dir))  # train-disjoint / dev-disjoint
+    train, dev, _, info = trainer._task_data(task, ok)
+    assert info["task"]["train_split"] == "train-disjoint" and not {r.id for r in train} & {r.id for r in dev}
+
+
+# --- 6. strict JSON in the training log -----------------------------------------------------------------------------
+
+
+def _strict_rows(path: Path) -> list[dict]:
+    def refuse(name):
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    return [json.loads(line, parse_constant=refuse) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_train_log_writes_non_finite_numbers_as_null(tmp_path):
+    log = TrainLog(tmp_path / "log.jsonl")
+    log.write(event="train", step=1, loss=float("nan"), lr=1e-4)
+    log.write(event="skipped", step=2, loss=float("inf"), best={"dev_loss": float("-inf")})
+    rows = _strict_rows(tmp_path / "log.jsonl")
+    assert rows[0]["loss"] is None and rows[0]["loss_nonfinite"] == "nan" and rows[0]["lr"] == 1e-4
+    assert rows[1]["loss"] is None and rows[1]["loss_nonfinite"] == "inf"
+    assert rows[1]["best"] == {"dev_loss": None, "dev_loss_nonfinite": "-inf"}
+
+
+def test_training_with_a_nan_loss_keeps_the_log_strict_json(tmp_path, minilm_path, idiom_cloze, monkeypatch):
+    from figlang.models.trained.multiple_choice import ChoiceScorerModel
+
+    original = ChoiceScorerModel.loss
+    monkeypatch.setattr(ChoiceScorerModel, "loss", lambda self, batch: original(self, batch) * float("nan"))
+    train_all, dev_all = idiom_cloze
+    cfg = make_config("idiom-cloze", "mc-continuation", str(minilm_path), tmp_path / "run", **TINY_MC)
+    _, summary = run_training(cfg, seeded_subset(train_all, 4, 0), seeded_subset(dev_all, 2, 1))
+    assert summary["state"]["skipped_steps"] == 2
+    rows = _strict_rows(tmp_path / "run" / "train_log.jsonl")
+    skipped = [r for r in rows if r["event"] == "skipped"]
+    assert len(skipped) == 2 and all(r["loss"] is None and r["loss_nonfinite"] == "nan" for r in skipped)
+    assert any(r["event"] == "train" and r["loss"] is None for r in rows)
+
+
+# --- 7. select=last keeps early stopping ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("select", ["last", "best"])
+def test_early_stopping_counts_with_select_last_too(select, tmp_path, minilm_path, idiom_cloze, monkeypatch):
+    calls = []
+
+    def falling(model, feats, batch_size):  # dev accuracy falls at every evaluation: 0.5, 0.45, 0.4, …
+        calls.append(1)
+        return 0.55 - 0.05 * len(calls)
+
+    monkeypatch.setattr(trainer, "_accuracy", falling)
+    train_all, dev_all = idiom_cloze
+    cfg = make_config("idiom-cloze", "mc-continuation", str(minilm_path), tmp_path / "run",
+                      **{**TINY_MC, "epochs": 2, "eval_every": 1, "patience": 2, "select": select})  # fmt: skip
+    _, summary = run_training(cfg, seeded_subset(train_all, 8, 0), seeded_subset(dev_all, 2, 1))
+    state = summary["state"]
+    assert summary["stopped"] == "early-stopping" and state["step"] == 3  # 0.5, then two evaluations without improvement
+    assert state["best"]["step"] == (3 if select == "last" else 1)  # select decides which model is kept, not when to stop
