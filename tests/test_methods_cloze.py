@@ -172,6 +172,15 @@ def test_few_shot_examples_never_include_the_item(data_dir: Path, idiom_train: l
     again = FewShot(model=MODEL, budget=3000, max_shots=8)
     again.fit(list(reversed(idiom_train)))
     assert again.examples_for(dev[5])[1] == method.examples_for(dev[5])[1]
+    # the examples are in the fingerprint: an edited train split of the same size cannot reuse cached answers
+    from dataclasses import replace
+
+    assert again.pool_sha256 == method.pool_sha256 is not None
+    edited = list(idiom_train)
+    edited[3] = replace(edited[3], options=(edited[3].options[0], edited[3].options[1] + " Then it rained."))
+    other = FewShot(model=MODEL, budget=3000, max_shots=8)
+    other.fit(edited)
+    assert other.pool_size == method.pool_size and other.pool_sha256 != method.pool_sha256
     loose = FewShot(model=MODEL, exclude="item")
     loose.fit(idiom_train)
     assert any(expression_of(ex) == expression_of(dev[0]) for ex in loose.pool) and loose.examples_for(dev[0])[0]

@@ -85,3 +85,4 @@ def test_generate_few_shot_uses_other_train_narratives(data_dir: Path, dev: list
             assert expression_of(ex) != expression_of(item)
     cfg = method.config()
     assert cfg["templates"]["example"] == "Q: {context} A: {continuation}" and cfg["pool_size"] == len(by_id)
+    assert isinstance(cfg["pool_sha256"], str) and len(cfg["pool_sha256"]) == 64  # the examples are in the fingerprint

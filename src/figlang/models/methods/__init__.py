@@ -108,6 +108,19 @@ def item_seed(seed: int, record_id: str) -> int:
     return int(digest[:8], 16)
 
 
+def pool_digest(pool: Sequence[Any] | None) -> str | None:
+    """A sha256 of the training examples a method may show (ids, texts, labels, in pool order).
+
+    Part of a few-shot method's configuration, hence of its cache fingerprint: a train split
+    edited to other examples of the same size must not answer from predictions cached with the old
+    ones."""
+    if pool is None:
+        return None
+    from ..cache import cache_key
+
+    return cache_key("example-pool", [r.to_dict() for r in pool])
+
+
 def same_text(a: str, b: str) -> bool:
     """Whether two texts are the same up to case and whitespace (an example must never be the item itself)."""
     return " ".join(a.lower().split()) == " ".join(b.lower().split())

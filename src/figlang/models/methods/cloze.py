@@ -20,7 +20,7 @@ from ...data.errors import FiglangError
 from ...data.records import ClozeRecord, Record, expression_of
 from ..backends.base import MASK, CapabilityError, ContinuationScore, MaskedScoreRequest, ScoreRequest
 from ..base import METHODS, Prediction
-from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int, same_text
+from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int, pool_digest, same_text
 from . import prompts as P
 
 NORMS = ("sum", "token", "char", "pmi")
@@ -242,6 +242,7 @@ class FewShot(ModelMethod):
         self.permute = parse_bool(permute, "permute")
         self.pool: list[ClozeRecord] | None = None
         self.pool_size = 0
+        self.pool_sha256: str | None = None
 
     def fit(self, train: Sequence[Record]) -> None:
         pool = [r for r in train if isinstance(r, ClozeRecord) and r.label is not None and not r.label_is_placeholder]
@@ -252,6 +253,7 @@ class FewShot(ModelMethod):
         rng.shuffle(pool)
         self.pool = pool
         self.pool_size = len(pool)
+        self.pool_sha256 = pool_digest(pool)
 
     @staticmethod
     def _options(options: Sequence[str]) -> str:
@@ -329,7 +331,7 @@ class FewShot(ModelMethod):
     def config(self) -> dict[str, Any]:
         return {
             "budget_chars": self.budget, "max_shots": self.max_shots, "seed": self.seed, "exclude": self.exclude,
-            "permute": self.permute, "pool_size": self.pool_size, "balanced_positions": True,
+            "permute": self.permute, "pool_size": self.pool_size, "pool_sha256": self.pool_sha256, "balanced_positions": True,
             "templates": {"example": P.FEW_SHOT_EXAMPLE, "query": P.FEW_SHOT_QUERY, "option": P.FEW_SHOT_OPTION,
                           "separator": P.FEW_SHOT_SEPARATOR, "continuation": P.FEW_SHOT_CONTINUATION},
             "ties": "lowest index", **self.model_config(),

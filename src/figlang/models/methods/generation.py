@@ -17,7 +17,7 @@ from ...data.errors import FiglangError
 from ...data.records import GenerationRecord, Record, expression_of, strip_markup
 from ..backends.base import GenerationRequest
 from ..base import METHODS, Prediction
-from . import ModelMethod, item_seed, parse_choice, parse_float, parse_int, same_text
+from . import ModelMethod, item_seed, parse_choice, parse_float, parse_int, pool_digest, same_text
 from . import prompts as P
 from .parsing import first_sentence
 
@@ -50,6 +50,7 @@ class Generate(ModelMethod):
         self.needs_train = self.shots > 0  # the harness calls fit() with the train split only then
         self.pool: list[GenerationRecord] | None = None
         self.pool_size = 0
+        self.pool_sha256: str | None = None
 
     def fit(self, train: Sequence[Record]) -> None:
         if self.shots == 0:
@@ -61,6 +62,7 @@ class Generate(ModelMethod):
         random.Random(self.seed).shuffle(pool)
         self.pool = pool
         self.pool_size = len(pool)
+        self.pool_sha256 = pool_digest(pool)
 
     def _excluded(self, example: GenerationRecord, item: GenerationRecord) -> bool:
         if example.id == item.id or same_text(_source(example), _source(item)):
@@ -128,7 +130,7 @@ class Generate(ModelMethod):
             "shots": self.shots, "samples": self.samples, "top_k": self.top_k, "temperature": self.temperature,
             "max_new_tokens": self.max_new_tokens, "min_new_tokens": self.min_new_tokens, "seed": self.seed, "seeding": "sha256(seed:item id)", "exclude": self.exclude,
             "stop": list(P.GEN_STOP), "postprocess": "first non-empty line, cut after its first sentence",
-            "pool_size": self.pool_size, "templates": templates, **self.model_config(),
+            "pool_size": self.pool_size, "pool_sha256": self.pool_sha256, "templates": templates, **self.model_config(),
         }  # fmt: skip
 
 
