@@ -87,3 +87,24 @@ def test_sliding_window_generation_does_not_depend_on_batching(gemma3):
     one_by_one = gemma3.generate([a, b])[1]
     _set(gemma3, batch_size=16)
     assert together == alone == one_by_one
+
+
+def test_prompts_longer_than_max_length_are_cut_with_a_warning():
+    """A context or prompt that loses its start must say so: its score is about a shorter text."""
+    import warnings
+
+    from figlang.models.backends.base import GenerationRequest, ScoreRequest
+    from figlang.models.backends.hf_text import TruncationWarning
+    from figlang.models.loading import load_backend
+
+    lm = load_backend("smollm2-135m", max_length=24, threads=1)
+    long = "The cat sat on the mat and looked at the dog, who was asleep by the fire all evening long."
+    with pytest.warns(TruncationWarning, match=r"1 of 2 scored contexts were longer than max_length=24"):
+        scores = lm.score([ScoreRequest(long, " It purred."), ScoreRequest("Hi.", " It purred.")])
+    assert all(s.n_tokens > 0 and s.logprob < 0 for s in scores)
+    with pytest.warns(TruncationWarning, match=r"1 of 1 generation prompts"):
+        lm.generate([GenerationRequest(long, max_new_tokens=4)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TruncationWarning)
+        lm.score([ScoreRequest("Hi.", " It purred.")])
+        lm.generate([GenerationRequest("Hi.", max_new_tokens=4)])

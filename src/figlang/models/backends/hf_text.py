@@ -7,11 +7,16 @@ same request becomes the same token ids, whichever engine computes the logits.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from ...data.errors import FiglangError
 from .base import BackendError, CapabilityError, ChatMessage, ContinuationScore, GenerationRequest, ScoreRequest
+
+
+class TruncationWarning(UserWarning):
+    """A prompt was longer than the model's window and lost tokens from its start."""
 
 # End-of-turn markers of common chat templates: generation stops at them when they are special tokens.
 END_OF_TURN_TOKENS = ("<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>", "<|endoftext|>", "<|end_of_text|>")
@@ -111,6 +116,7 @@ class HFTextMixin:
         results: list[ContinuationScore | None] = [None] * len(requests)
         contexts: dict[str, list[int]] = {}
         encoded: list[tuple[int, list[int], list[int]]] = []
+        cut = 0
         for i, req in enumerate(requests):
             if not isinstance(req, ScoreRequest):
                 raise FiglangError(f"score() takes ScoreRequest objects, got {type(req).__name__}")
@@ -120,8 +126,25 @@ class HFTextMixin:
                 continue
             if req.context not in contexts:
                 contexts[req.context] = self._encode_prompt(req.context)
-            encoded.append((i, self._fit(contexts[req.context], cont), cont))
+            fitted = self._fit(contexts[req.context], cont)
+            cut += len(fitted) < len(contexts[req.context])
+            encoded.append((i, fitted, cont))
+        self._warn_truncated("scored contexts", cut, len(encoded))
         return results, encoded
+
+    def _fit_prompt(self, ids: list[int], max_new_tokens: int) -> tuple[list[int], bool]:
+        """A generation prompt cut from the left so that it and its new tokens fit ``max_length``; and whether it was cut."""
+        keep = max(1, self.max_length - max_new_tokens)
+        return ids[-keep:], len(ids) > keep
+
+    def _warn_truncated(self, what: str, cut: int, total: int) -> None:
+        """Say when prompts lost their start: results are then about a shorter text than the one asked."""
+        if cut:
+            warnings.warn(
+                f"{self.name}: {cut} of {total} {what} were longer than max_length={self.max_length} and lost tokens "
+                "from their start (raise max_length, or n_ctx for llama.cpp, or shorten the prompts)",
+                TruncationWarning, stacklevel=3,
+            )  # fmt: skip
 
     @staticmethod
     def _check_generation_requests(requests: Sequence[GenerationRequest]) -> None:

@@ -228,9 +228,12 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
         self._check_generation_requests(requests)
         results: list[list[str]] = [[""] * req.n for req in requests]
         prompts: dict[int, list[int]] = {}
+        cut = 0
         for i, req in enumerate(requests):
             if req.max_new_tokens > 0:
-                prompts[i] = self._encode_prompt(req.prompt)[-max(1, self.max_length - req.max_new_tokens) :]
+                prompts[i], was_cut = self._fit_prompt(self._encode_prompt(req.prompt), req.max_new_tokens)
+                cut += was_cut
+        self._warn_truncated("generation prompts", cut, len(prompts))
         self._reset()
         for i in sorted(prompts, key=lambda k: (prompts[k], k)):
             req = requests[i]

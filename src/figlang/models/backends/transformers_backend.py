@@ -759,9 +759,12 @@ class TransformersBackend(HFTextMixin, LanguageModel):
             for j in range(req.n if req.do_sample else 1):
                 rows.append((i, j))
         prompts = {i: (self._encode_prompt(requests[i].prompt) if self.kind == "causal" else self._encode_source(requests[i].prompt)) for i in {i for i, _ in rows}}
+        cut = 0
         for i in prompts:
             if self.kind == "causal":
-                prompts[i] = prompts[i][-max(1, self.max_length - requests[i].max_new_tokens) :]
+                prompts[i], was_cut = self._fit_prompt(prompts[i], requests[i].max_new_tokens)
+                cut += was_cut
+        self._warn_truncated("generation prompts", cut, len(prompts))
         texts: dict[tuple[int, int], str] = {}
         max_new = {i: requests[i].max_new_tokens for i in prompts}
         order = sorted(rows, key=lambda x: (len(prompts[x[0]]) < 2, -len(prompts[x[0]]), x))
