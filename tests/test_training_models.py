@@ -101,6 +101,14 @@ def test_relation_analysis_on_baseline_errors(tmp_path, data_dir, minilm_path):
     assert all(m["n"] == 2 for m in result["per_group"].values())
     slots = relation_analysis(out, records, None, by="inference", batch_size=2)
     assert len(slots["per_group"]) == 12 and slots["items"] == 3
+    # the command line gives the same table, with the model placed by --device (cpu here; cuda on a GPU)
+    from figlang.cli.main import app
+
+    res = CliRunner().invoke(app, ["relations", "--model", str(out), "-t", "simile-cloze", "-s", "dev", "-n", "3", "--by", "inference",
+                                   "--device", "cpu", "--threads", "1", "-o", str(tmp_path / "rel.json"), "--data-dir", str(data_dir)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    cli = json.loads((tmp_path / "rel.json").read_text())
+    assert cli["per_group"] == slots["per_group"] and cli["all_inferences"] == slots["all_inferences"]
 
 
 @pytest.fixture(scope="module")

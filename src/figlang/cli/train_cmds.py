@@ -150,20 +150,23 @@ def relations_cmd(
     limit: Annotated[Optional[int], typer.Option("--limit", "-n")] = None,
     batch_size: Annotated[int, typer.Option("--batch-size")] = 8,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the analysis as JSON here.")] = None,
+    device: Annotated[str, typer.Option("--device", help="cpu (default), cuda, cuda:N or auto: where the model runs.")] = "cpu",
+    threads: Annotated[int, typer.Option("--threads", help="torch threads on CPU.")] = 2,
     data_dir: DataDirOption = None,
 ) -> None:
     """The paper's Table 3: accuracy of a knowledge-enhanced model fed one relation at a time."""
     import torch
 
     from ..data.registry import get_task
+    from ..models.trained import load_trained
     from ..models.trained.multiple_choice import baseline_correctness, relation_analysis
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads)
     records = get_task(task).load(split, data_dir)
     if limit:
         records = records[:limit]
     correct = baseline_correctness(baseline) if baseline else None
-    result = relation_analysis(model, records, correct, by=by, batch_size=batch_size)
+    result = relation_analysis(load_trained(model, device=device), records, correct, by=by, batch_size=batch_size)
     table = Table(title=f"{task}/{split}: {result['knowledge']} {by}s ({result['items']} items"
                   f"{', baseline errors only' if correct else ''})", title_justify="left")  # fmt: skip
     for col in (by, "n", "accuracy %"):
