@@ -99,15 +99,19 @@ def compare_cmd(
     run_a: Annotated[Path, typer.Argument(help="Folder of the first run (has predictions.jsonl).")],
     run_b: Annotated[Path, typer.Argument(help="Folder of the second run, on the same task and split.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    seed: Annotated[int, typer.Option(help="Seed of the paired bootstrap CI (generation runs).")] = 0,
+    resamples: Annotated[int, typer.Option(min=1000, help="Paired bootstrap resamples (generation runs).")] = 10_000,
 ) -> None:
     """Paired significance tests between two runs on the same items: paired t-test, McNemar, Wilcoxon.
 
     Both runs must be scored (not --predict-only). Items scored in one run only are counted and left out;
-    runs that read different data files (sha256 in results.json) are warned about.
+    runs that read different data files (sha256 in results.json) are warned about. Generation runs are compared on
+    per-item ROUGE-L, sentence sacreBLEU and NLTK BLEU, recomputed with the configuration each run's results.json
+    records: each run's mean, paired t-test, Wilcoxon signed-rank and a seeded paired-bootstrap CI of the difference.
     """
     from ..evaluation.compare import compare_runs, print_comparison
 
-    comparison = compare_runs(run_a, run_b)
+    comparison = compare_runs(run_a, run_b, seed=seed, n_resamples=resamples)
     if as_json:
         typer.echo(json.dumps(comparison, indent=2))
     else:

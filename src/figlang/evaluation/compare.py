@@ -6,9 +6,15 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..data.errors import FiglangError
 from ..metrics.significance import mcnemar, paired_t_test, wilcoxon_signed_rank
 from .runs import Run, load_run
+
+#: Paired-bootstrap resamples of the mean difference (percentile CI).
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_CONFIDENCE = 0.95
 
 #: What an undefined (NaN) paired t-test means: the differences have zero variance (all-zero ones are p = 1).
 T_TEST_UNDEFINED = "undefined: every paired difference is the same"
@@ -57,18 +63,31 @@ def _readable_test(t: dict[str, Any]) -> dict[str, Any]:
     return {**t, "statistic": None, "p_value": None, "undefined": reason}
 
 
-def compare_runs(run_a: str | Path, run_b: str | Path) -> dict[str, Any]:
-    """Paired tests on the items both runs scored; unpaired items are counted, and differing data is warned about."""
+def compare_runs(run_a: str | Path, run_b: str | Path, *, seed: int = 0, n_resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, Any]:
+    """Paired tests on the items both runs scored; unpaired items are counted, and differing data is warned about.
+
+    Generation runs (no per-item correctness) are compared on per-item metric scores instead: see
+    :func:`compare_generation_runs`; ``seed`` and ``n_resamples`` are its bootstrap's.
+    """
     a, b = load_run(run_a), load_run(run_b)
     for run in (a, b):
         _refuse_unscored(run)
     if a.task_split != b.task_split:
         raise FiglangError(f"runs are on different items: {a.task_split} vs {b.task_split}")
+    ga, gb = _is_generation(a), _is_generation(b)
+    if ga != gb:
+        gen, other = (a, b) if ga else (b, a)
+        raise FiglangError(
+            f"cannot compare a generation run with a discriminative one: {gen.path} scored generated text against "
+            f"references, {other.path} scored per-item correctness; compare runs of the same kind"
+        )
+    if ga:
+        return compare_generation_runs(a, b, seed=seed, n_resamples=n_resamples)
     ca = {r["id"]: r for r in a.rows if r.get("correct") is not None}
     cb = {r["id"]: r for r in b.rows if r.get("correct") is not None}
     ids = [i for i in ca if i in cb]
     if not ids:
-        raise FiglangError("the runs share no scored items (generation runs have no per-item correctness to compare)")
+        raise FiglangError("the runs share no scored items (no item has per-item correctness in both runs)")
     xa = [float(ca[i]["correct"]) for i in ids]
     xb = [float(cb[i]["correct"]) for i in ids]
     tests = [_readable_test(paired_t_test(xa, xb).to_dict()), _readable_test(mcnemar(xa, xb).to_dict())]
@@ -95,6 +114,9 @@ def print_comparison(c: dict[str, Any]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    if c.get("kind") == "generation":
+        print_generation_comparison(c)
+        return
     console = Console()
     for warning in c.get("warnings", []):
         console.print(f"[yellow]warning: {escape(warning)}[/yellow]")
@@ -113,3 +135,259 @@ def print_comparison(c: dict[str, Any]) -> None:
         else:
             table.add_row(t["test"], f"{t['statistic']:.4g}", f"{t['p_value']:.4g}", str(t["n"]), "yes" if t["p_value"] < 0.05 else "no")
     console.print(table)
+
+
+# --- generation runs -------------------------------------------------------------------------------------------------
+#
+# A generation run has no per-item correctness: each item is scored against its references by the metrics in
+# figlang.metrics.generation. The comparison recomputes those per-item scores for both runs with the metric class and the
+# configuration each run's results.json records (metrics.generation.configs), so a run's mean over its items is the
+# corpus figure the evaluation reported (checked, and warned about when not), then tests the paired differences.
+
+#: The per-item metrics compare recomputes (results.json key → metric class name in figlang.metrics.generation), in
+#: report order. BERTScore is not recomputed (it needs a model); it is compared only from per-item values in the rows.
+GENERATION_METRICS: tuple[str, ...] = ("rougeL", "sacrebleu_sentence", "bleu")
+BERTSCORE_KEY = "bertscore_f1"
+
+WILCOXON_ALL_ZERO = "undefined: every paired difference is zero, so the signed-rank test has nothing to rank"
+
+
+def _is_generation(run: Run) -> bool:
+    shape = (run.results.get("task") or {}).get("shape")
+    if shape:
+        return shape == "generation"
+    # a minimal results.json without task.shape: the rows tell (generation rows carry references, no gold label)
+    return bool(run.rows) and all("references" in r and "gold" not in r for r in run.rows)
+
+
+def _comparable_config(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A metric config without what does not change the scoring's definition (library versions are checked apart)."""
+    out = {k: v for k, v in cfg.items() if k != "library_version"}
+    if isinstance(out.get("signature"), str):
+        out["signature"] = "|".join(p for p in out["signature"].split("|") if not p.startswith("version:"))
+    return out
+
+
+def _sacrebleu_settings(signature: str) -> dict[str, Any]:
+    parts = dict(p.split(":", 1) for p in signature.split("|") if ":" in p)
+    return {
+        "tokenize": parts.get("tok", "13a"),
+        "smooth_method": parts.get("smooth", "exp"),
+        "lowercase": parts.get("case") == "lc",
+        "effective_order": parts.get("eff", "yes") == "yes",
+    }
+
+
+def _build_metric(key: str, cfg: dict[str, Any]):
+    """The metric the evaluation used for ``key``, built from its recorded config (figlang.metrics.generation)."""
+    from ..metrics.generation import NltkSentenceBleu, RougeL, SacreSentenceBleu
+
+    protocol = cfg.get("protocol", "max")
+    if key == "rougeL":
+        return RougeL(use_stemmer=bool(cfg.get("use_stemmer", False)), measure=cfg.get("measure", "fmeasure"), protocol=protocol)
+    if key == "bleu":
+        return NltkSentenceBleu(lowercase=bool(cfg.get("lowercase", False)),
+                                weights=tuple(cfg.get("weights", (0.25, 0.25, 0.25, 0.25))), protocol=protocol)  # fmt: skip
+    if key == "sacrebleu_sentence":
+        return SacreSentenceBleu(**_sacrebleu_settings(cfg.get("signature", "")), protocol=protocol)
+    raise ValueError(f"no per-item metric for {key!r}")
+
+
+def _generation_block(run: Run) -> dict[str, Any]:
+    return (run.results.get("metrics") or {}).get("generation") or {}
+
+
+def _recorded_config(run: Run, key: str, warnings: list[str]) -> dict[str, Any]:
+    gen = _generation_block(run)
+    cfg = (gen.get("configs") or {}).get(key)
+    if cfg:
+        return dict(cfg)
+    protocol = gen.get("protocol") or (run.results.get("metric_config") or {}).get("generation_protocol") or "max"
+    warnings.append(f"{run.path}: results.json records no configuration for {key}; using figlang's default one "
+                    f"(protocol {protocol})")  # fmt: skip
+    return {"protocol": protocol}
+
+
+def _samples(row: dict[str, Any]) -> list[str]:
+    """What the evaluation scored for a row: its samples, or none (scored as an empty prediction) when the prediction
+    is missing or invalid (as figlang.metrics.generation.generation_scores_from_records does)."""
+    if row.get("missing") or row.get("valid", True) is False:
+        return []
+    value = row.get("prediction")
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return ["" if v is None else str(v) for v in value]
+
+
+def _scored_rows(run: Run) -> dict[str, dict[str, Any]]:
+    """The rows the evaluation scored: those with references (hidden test items have none)."""
+    return {r["id"]: r for r in run.rows if r.get("references")}
+
+
+def _per_item_bertscore(row: dict[str, Any]) -> float | None:
+    for holder in (row, row.get("meta") or {}):
+        value = holder.get(BERTSCORE_KEY)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+def paired_bootstrap(
+    scores_a: Any, scores_b: Any, *, n_resamples: int = BOOTSTRAP_RESAMPLES, confidence: float = BOOTSTRAP_CONFIDENCE, seed: int = 0,
+) -> dict[str, Any]:  # fmt: skip
+    """Percentile CI of mean(a - b) from resampling the paired items with replacement (seeded numpy Generator)."""
+    x, y = np.asarray(scores_a, dtype=float), np.asarray(scores_b, dtype=float)
+    diff = x - y
+    rng = np.random.default_rng(seed)
+    means = np.empty(n_resamples)
+    step = max(1, 2_000_000 // max(diff.size, 1))  # resample in chunks: at most ~2M indices at once
+    for start in range(0, n_resamples, step):
+        k = min(step, n_resamples - start)
+        means[start:start + k] = diff[rng.integers(0, diff.size, size=(k, diff.size))].mean(axis=1)
+    alpha = (1 - confidence) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return {
+        "mean_difference": float(diff.mean()), "ci_low": float(low), "ci_high": float(high),
+        "confidence": confidence, "n_resamples": n_resamples, "seed": seed,
+        "method": "paired percentile bootstrap of the mean difference (A - B), items resampled with replacement (numpy default_rng)",
+    }  # fmt: skip
+
+
+def _generation_tests(metric: str, xa: list[float], xb: list[float]) -> list[dict[str, Any]]:
+    t = _readable_test(paired_t_test(xa, xb).to_dict())
+    if all(x == y for x, y in zip(xa, xb)):
+        w = {"test": "Wilcoxon signed-rank (scipy.stats.wilcoxon)", "statistic": None, "p_value": None, "n": len(xa),
+             "details": {"zero_method": "wilcox", "method": "auto", "median_difference": 0.0, "n_nonzero_differences": 0},
+             "undefined": WILCOXON_ALL_ZERO}  # fmt: skip
+    else:
+        w = _readable_test(wilcoxon_signed_rank(xa, xb).to_dict())
+    return [{**t, "metric": metric}, {**w, "metric": metric}]
+
+
+def compare_generation_runs(a: Run, b: Run, *, seed: int = 0, n_resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, Any]:
+    """Paired tests of two generation runs on the items both scored, per metric (ROUGE-L, sentence sacreBLEU, NLTK BLEU).
+
+    Each item is scored by the metric class and configuration the evaluation recorded (protocol over samples ×
+    references as recorded, empty or invalid predictions scoring 0), for each run with its own rows. Reported per
+    metric: each run's mean over the paired items, the paired t-test, the Wilcoxon signed-rank test (undefined when
+    every difference is zero) and a seeded paired-bootstrap CI of the mean difference. BERTScore is compared only when
+    both runs' rows carry per-item values (no model is loaded here).
+    """
+    warnings = _data_warnings(a, b)
+    ra, rb = _scored_rows(a), _scored_rows(b)
+    ids = [i for i in ra if i in rb]
+    if not ids:
+        raise FiglangError(
+            "the generation runs share no items with references (hidden test references are not scored): "
+            f"{len(ra)} scored items in {a.path}, {len(rb)} in {b.path}"
+        )
+    differing_refs = sum(1 for i in ids if list(ra[i]["references"]) != list(rb[i]["references"]))
+    if differing_refs:
+        warnings.append(f"{differing_refs} paired item(s) have different references in the two runs; each run is scored "
+                        "against its own")  # fmt: skip
+    metrics: dict[str, Any] = {}
+    skipped: dict[str, str] = {}
+    tests: list[dict[str, Any]] = []
+    for key in GENERATION_METRICS:
+        ca, cb = _recorded_config(a, key, warnings), _recorded_config(b, key, warnings)
+        if _comparable_config(ca) != _comparable_config(cb):
+            skipped[key] = "the runs computed it with different configurations (results.json metrics.generation.configs)"
+            continue
+        metric = _build_metric(key, ca)
+        built = metric.config()
+        if "metric" in ca and _comparable_config(built) != _comparable_config(ca):
+            diff = sorted(k for k in set(built) | set(ca) if _comparable_config(built).get(k) != _comparable_config(ca).get(k))
+            skipped[key] = f"its recorded configuration cannot be rebuilt here (differs in {', '.join(diff)})"
+            continue
+        for run, cfg in ((a, ca), (b, cb)):
+            if cfg.get("library_version") and cfg["library_version"] != built.get("library_version"):
+                warnings.append(f"{run.path} computed {key} with {cfg.get('library')} {cfg['library_version']}, "
+                                f"this environment has {built.get('library_version')}")  # fmt: skip
+        per_run: dict[str, dict[str, float]] = {}
+        recomputed: dict[str, float] = {}
+        for side, rows in (("a", ra), ("b", rb)):
+            order = list(rows)
+            result = metric.compute([_samples(rows[i]) for i in order], [list(rows[i]["references"]) for i in order])
+            per_run[side] = dict(zip(order, result.per_item))
+            recomputed[side] = result.score
+        xa = [per_run["a"][i] for i in ids]
+        xb = [per_run["b"][i] for i in ids]
+        entry: dict[str, Any] = {
+            "mean_a": sum(xa) / len(xa), "mean_b": sum(xb) / len(xb),
+            "scale": built.get("scale"), "config": built,
+            "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed),
+        }  # fmt: skip
+        for side, run in (("a", a), ("b", b)):
+            reported = _generation_block(run).get(key)
+            entry[f"run_mean_{side}"] = recomputed[side]  # over every item the run scored, paired or not
+            entry[f"results_json_{side}"] = reported
+            if isinstance(reported, (int, float)) and not math.isclose(recomputed[side], reported, rel_tol=1e-9, abs_tol=1e-12):
+                warnings.append(f"{key} recomputed for {run.path} is {recomputed[side]:.6g}, its results.json says "
+                                f"{reported:.6g}: the per-item scores may not be the evaluation's")  # fmt: skip
+        metrics[key] = entry
+        tests += _generation_tests(key, xa, xb)
+    if BERTSCORE_KEY in _generation_block(a) or BERTSCORE_KEY in _generation_block(b):
+        sa = [_per_item_bertscore(ra[i]) for i in ids]
+        sb = [_per_item_bertscore(rb[i]) for i in ids]
+        if all(v is not None for v in sa + sb):
+            xa, xb = [float(v) for v in sa], [float(v) for v in sb]  # type: ignore[arg-type]
+            metrics[BERTSCORE_KEY] = {"mean_a": sum(xa) / len(xa), "mean_b": sum(xb) / len(xb), "scale": "0-1",
+                                      "config": (_generation_block(a).get("configs") or {}).get(BERTSCORE_KEY),
+                                      "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed),
+                                      "source": "per-item values in predictions.jsonl"}  # fmt: skip
+            tests += _generation_tests(BERTSCORE_KEY, xa, xb)
+        else:
+            skipped[BERTSCORE_KEY] = ("predictions.jsonl has no per-item BERTScore in both runs, and compare loads no model; "
+                                      "only the corpus figures in results.json exist")  # fmt: skip
+    if not metrics:
+        raise FiglangError("no generation metric can be compared: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
+    return {
+        "kind": "generation", "task": a.task_split[0], "split": a.task_split[1], "n_paired": len(ids),
+        "only_in_a": len(ra) - len(ids), "only_in_b": len(rb) - len(ids),
+        "a": {"run": a.label, **{k: m["mean_a"] for k, m in metrics.items()}},
+        "b": {"run": b.label, **{k: m["mean_b"] for k, m in metrics.items()}},
+        "metrics": metrics, "skipped_metrics": skipped,
+        "tests": tests,
+        "warnings": warnings,
+    }  # fmt: skip
+
+
+def print_generation_comparison(c: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    for warning in c.get("warnings", []):
+        console.print(f"[yellow]warning: {escape(warning)}[/yellow]")
+    console.print(f"[bold]{c['task']} / {c['split']}[/bold] (generation): {c['n_paired']} paired items")
+    unpaired = f"  unpaired (scored in one run only, left out of the tests): {c['only_in_a']} only in A, {c['only_in_b']} only in B"
+    console.print(f"[yellow]{unpaired}[/yellow]" if c["only_in_a"] or c["only_in_b"] else unpaired)
+    console.print(f"  A = {escape(c['a']['run'])}")
+    console.print(f"  B = {escape(c['b']['run'])}")
+    tests = {(t["metric"], "t" if "t-test" in t["test"] else "w"): _readable_test(t) for t in c["tests"]}
+
+    def p(t: dict[str, Any] | None) -> str:
+        if t is None:
+            return ""
+        if t.get("undefined") or t.get("p_value") is None:
+            return "undefined"
+        return f"{t['p_value']:.4g}" + (" *" if t["p_value"] < 0.05 else "")
+
+    first = next(iter(c["metrics"].values()))["bootstrap"]
+    table = Table(title=f"per-item metrics, mean over the paired items; A - B with its {100 * first['confidence']:.0f}% paired bootstrap CI "
+                        f"({first['n_resamples']} resamples, seed {first['seed']}); two-sided p (* < 0.05)", title_justify="left")  # fmt: skip
+    for col in ("metric", "scale", "A", "B", "A - B", "bootstrap CI", "t-test p", "Wilcoxon p"):
+        table.add_column(col)
+    for key, m in c["metrics"].items():
+        bs = m["bootstrap"]
+        table.add_row(key, str(m.get("scale") or ""), f"{m['mean_a']:.4f}", f"{m['mean_b']:.4f}", f"{bs['mean_difference']:+.4f}",
+                      f"[{bs['ci_low']:+.4f}, {bs['ci_high']:+.4f}]", p(tests.get((key, "t"))), p(tests.get((key, "w"))))  # fmt: skip
+    console.print(table)
+    for t in tests.values():
+        if t.get("undefined"):
+            console.print(f"  {t['metric']} {t['test']}: {escape(t['undefined'])}")
+    for key, reason in c.get("skipped_metrics", {}).items():
+        console.print(f"[dim]  {key} not compared: {escape(reason)}[/dim]")
