@@ -184,6 +184,14 @@ def test_few_shot_examples_never_include_the_item(data_dir: Path, idiom_train: l
     loose = FewShot(model=MODEL, exclude="item")
     loose.fit(idiom_train)
     assert any(expression_of(ex) == expression_of(dev[0]) for ex in loose.pool) and loose.examples_for(dev[0])[0]
+    # the default (linked) also keeps out an idiom's spelling variants and same-gloss idioms, as the disjoint splits do
+    hilt = next(r for r in idiom_train if expression_of(r) == "up to the hilt")
+    variants = [ex for ex in idiom_train if expression_of(ex) == "to the hilt"]
+    assert variants and method.exclude == "linked"
+    assert all(method._excluded(ex, hilt) for ex in variants)
+    assert not any(FewShot(model=MODEL, exclude="expression")._excluded(ex, hilt) for ex in variants)
+    method_examples = method.examples_for(hilt)[0]
+    assert method_examples and not any(expression_of(ex) in ("to the hilt", "up to the hilt") for ex, _ in method_examples)
 
 
 def test_few_shot_end_to_end(data_dir: Path, cache: Path, idiom_train: list) -> None:

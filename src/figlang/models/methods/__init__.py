@@ -108,6 +108,29 @@ def item_seed(seed: int, record_id: str) -> int:
     return int(digest[:8], 16)
 
 
+EXCLUDE_CHOICES = ("item", "expression", "linked")
+
+
+def excluded_by_figure(example: Any, item: Any, exclude: str) -> bool:
+    """Whether a training example shares the item's figure under the ``exclude`` rule.
+
+    ``expression``: the same expression (case and spacing aside). ``linked`` (default): also its
+    spelling variants and idioms with the same gloss ("to the hilt" / "up to the hilt"), the links
+    the expression-disjoint splits are carved by, so a few-shot prompt on a disjoint split never
+    shows the held-out idiom under another spelling. ``item``: nothing beyond the item itself
+    (callers always exclude the item and its own narrative).
+    """
+    from ...data.records import expression_of
+    from ...data.splits import narrative_links
+
+    if exclude == "expression":
+        e = expression_of(example)
+        return e is not None and e == expression_of(item)
+    if exclude == "linked":
+        return bool(set(narrative_links(example)) & set(narrative_links(item)))
+    return False
+
+
 def pool_digest(pool: Sequence[Any] | None) -> str | None:
     """A sha256 of the training examples a method may show (ids, texts, labels, in pool order).
 

@@ -17,10 +17,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...data.errors import FiglangError
-from ...data.records import ClozeRecord, Record, expression_of
+from ...data.records import ClozeRecord, Record
 from ..backends.base import MASK, CapabilityError, ContinuationScore, MaskedScoreRequest, ScoreRequest
 from ..base import METHODS, Prediction
-from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int, pool_digest, same_text
+from . import (
+    EXCLUDE_CHOICES, ModelMethod, argmax_first, excluded_by_figure, parse_bool, parse_chat, parse_choice, parse_int, pool_digest,
+    same_text,
+)
 from . import prompts as P
 
 NORMS = ("sum", "token", "char", "pmi")
@@ -218,8 +221,9 @@ class FewShot(ModelMethod):
     Examples come from the task's train split in one seeded order; for each item they are
     taken in that order while they fit the character budget (prompt included; one too long
     for what is left is skipped), up to ``max_shots``, never the item itself (same
-    narrative) and, with ``exclude=expression`` (default), never one with the same
-    idiom/simile. Answer positions among the examples are balanced (the gold option is
+    narrative) and, with ``exclude=linked`` (default), never one with the same idiom/simile
+    or a variant of it (``exclude=expression``: the same expression only, the rule before
+    2026-11-24; ``exclude=item``: only the item itself). Answer positions among the examples are balanced (the gold option is
     moved to an evenly spread, seeded position). ``permute=true`` (default) also scores the
     item with its options rotated and averages, cancelling a preference for "(1)" or "(2)"
     (small models otherwise answer "(1)" to everything); ``permute=false`` is the paper's
@@ -231,14 +235,14 @@ class FewShot(ModelMethod):
     needs_train = True
 
     def __init__(
-        self, model: Any = None, budget: Any = 3000, max_shots: Any = 8, seed: Any = 0, exclude: str = "expression",
+        self, model: Any = None, budget: Any = 3000, max_shots: Any = 8, seed: Any = 0, exclude: str = "linked",
         permute: Any = True, **backend_options: Any,
     ) -> None:  # fmt: skip
         super().__init__(model, backend_options)
         self.budget = parse_int(budget, "budget", 0)
         self.max_shots = parse_int(max_shots, "max_shots", 0)
         self.seed = parse_int(seed, "seed")
-        self.exclude = parse_choice(exclude, "exclude", ("item", "expression"))
+        self.exclude = parse_choice(exclude, "exclude", EXCLUDE_CHOICES)
         self.permute = parse_bool(permute, "permute")
         self.pool: list[ClozeRecord] | None = None
         self.pool_size = 0
@@ -262,11 +266,7 @@ class FewShot(ModelMethod):
     def _excluded(self, example: ClozeRecord, item: ClozeRecord) -> bool:
         if example.id == item.id or same_text(example.context, item.context):
             return True
-        if self.exclude == "expression":
-            e, i = expression_of(example), expression_of(item)
-            if e is not None and e == i:
-                return True
-        return False
+        return excluded_by_figure(example, item, self.exclude)
 
     def examples_for(self, item: ClozeRecord) -> tuple[list[tuple[ClozeRecord, int]], str]:
         """The (example, gold position shown) pairs used for ``item`` and the prompt prefix they make."""
@@ -415,5 +415,5 @@ class PET(ModelMethod):
 
 METHODS.register("lm-score", ("cloze",), "LM scoring of each continuation given the narrative; -O norm=sum|token|char|pmi (default pmi), neutral=answer|empty|story|<text>.")(LMScore)
 METHODS.register("qa", ("cloze",), "UnifiedQA-style question with lettered options; -O answer=letter|text, chat=auto|true|false, permute=true|false, norm=sum|token|char (text answers), fmt=auto|causal|seq2seq.")(QA)
-METHODS.register("few-shot", ("cloze",), "Few-shot 'Q: N (1) C1 (2) C2 A: (1)' from train; -O budget=<chars> max_shots=N seed=N exclude=item|expression permute=true|false.")(FewShot)
+METHODS.register("few-shot", ("cloze",), "Few-shot 'Q: N (1) C1 (2) C2 A: (1)' from train; -O budget=<chars> max_shots=N seed=N exclude=linked|expression|item permute=true|false.")(FewShot)
 METHODS.register("pet", ("cloze",), "PET zero-shot pattern-verbalizer ('You are right/wrong', 'That was expected/unexpected'); -O pattern=auto|idiom|simile.")(PET)

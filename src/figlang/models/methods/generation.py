@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...data.errors import FiglangError
-from ...data.records import GenerationRecord, Record, expression_of, strip_markup
+from ...data.records import GenerationRecord, Record, strip_markup
 from ..backends.base import GenerationRequest
 from ..base import METHODS, Prediction
-from . import ModelMethod, item_seed, parse_choice, parse_float, parse_int, pool_digest, same_text
+from . import EXCLUDE_CHOICES, ModelMethod, excluded_by_figure, item_seed, parse_choice, parse_float, parse_int, pool_digest, same_text
 from . import prompts as P
 from .parsing import first_sentence
 
@@ -34,7 +34,7 @@ class Generate(ModelMethod):
 
     def __init__(
         self, model: Any = None, shots: Any = 0, samples: Any = 1, top_k: Any = 5, temperature: Any = 0.7,
-        max_new_tokens: Any = 20, min_new_tokens: Any = 1, seed: Any = 0, exclude: str = "expression", **backend_options: Any,
+        max_new_tokens: Any = 20, min_new_tokens: Any = 1, seed: Any = 0, exclude: str = "linked", **backend_options: Any,
     ) -> None:  # fmt: skip
         super().__init__(model, backend_options)
         self.shots = parse_int(shots, "shots", 0)
@@ -46,7 +46,7 @@ class Generate(ModelMethod):
         self.max_new_tokens = parse_int(max_new_tokens, "max_new_tokens", 1)
         self.min_new_tokens = parse_int(min_new_tokens, "min_new_tokens", 0)
         self.seed = parse_int(seed, "seed")
-        self.exclude = parse_choice(exclude, "exclude", ("item", "expression"))
+        self.exclude = parse_choice(exclude, "exclude", EXCLUDE_CHOICES)
         self.needs_train = self.shots > 0  # the harness calls fit() with the train split only then
         self.pool: list[GenerationRecord] | None = None
         self.pool_size = 0
@@ -67,10 +67,7 @@ class Generate(ModelMethod):
     def _excluded(self, example: GenerationRecord, item: GenerationRecord) -> bool:
         if example.id == item.id or same_text(_source(example), _source(item)):
             return True
-        if self.exclude == "expression":
-            e = expression_of(example)
-            return e is not None and e == expression_of(item)
-        return False
+        return excluded_by_figure(example, item, self.exclude)
 
     def examples_for(self, item: GenerationRecord) -> list[GenerationRecord]:
         if self.shots == 0:
