@@ -40,13 +40,7 @@ def _smollm_gguf() -> Path:
     return Path(spec.submodule_search_locations[0]) / SMOLLM_GGUF
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """One torch thread: tiny models gain little from two, and two threads slow to a crawl on a busy machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -44,12 +44,7 @@ LITERAL_NAME = {"has propetry of being": "HasProperty", "is capable of": "Capabl
                 "can be found in": "AtLocation", "is used for": "UsedFor", "is made of": "MadeUpOf"}  # fmt: skip
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -118,11 +118,7 @@ def print_comparison(c: dict[str, Any]) -> None:
         print_generation_comparison(c)
         return
     console = Console()
-    for warning in c.get("warnings", []):
-        console.print(f"[yellow]warning: {escape(warning)}[/yellow]")
-    console.print(f"[bold]{c['task']} / {c['split']}[/bold]: {c['n_paired']} paired items")
-    unpaired = f"  unpaired (scored in one run only, left out of the tests): {c['only_in_a']} only in A, {c['only_in_b']} only in B"
-    console.print(f"[yellow]{unpaired}[/yellow]" if c["only_in_a"] or c["only_in_b"] else unpaired)
+    _print_pairing(console, c, "")
     console.print(f"  A = {escape(c['a']['run'])}: {100 * c['a']['accuracy']:.2f}%")
     console.print(f"  B = {escape(c['b']['run'])}: {100 * c['b']['accuracy']:.2f}%")
     console.print(f"  both right {c['both_right']}, only A {c['only_a_right']}, only B {c['only_b_right']}, both wrong {c['both_wrong']}")
@@ -360,11 +356,7 @@ def print_generation_comparison(c: dict[str, Any]) -> None:
     from rich.table import Table
 
     console = Console()
-    for warning in c.get("warnings", []):
-        console.print(f"[yellow]warning: {escape(warning)}[/yellow]")
-    console.print(f"[bold]{c['task']} / {c['split']}[/bold] (generation): {c['n_paired']} paired items")
-    unpaired = f"  unpaired (scored in one run only, left out of the tests): {c['only_in_a']} only in A, {c['only_in_b']} only in B"
-    console.print(f"[yellow]{unpaired}[/yellow]" if c["only_in_a"] or c["only_in_b"] else unpaired)
+    _print_pairing(console, c, " (generation)")
     console.print(f"  A = {escape(c['a']['run'])}")
     console.print(f"  B = {escape(c['b']['run'])}")
     tests = {(t["metric"], "t" if "t-test" in t["test"] else "w"): _readable_test(t) for t in c["tests"]}
@@ -391,3 +383,14 @@ def print_generation_comparison(c: dict[str, Any]) -> None:
             console.print(f"  {t['metric']} {t['test']}: {escape(t['undefined'])}")
     for key, reason in c.get("skipped_metrics", {}).items():
         console.print(f"[dim]  {key} not compared: {escape(reason)}[/dim]")
+
+
+def _print_pairing(console: Any, c: dict[str, Any], kind: str) -> None:
+    """Warnings, the task/split line and the unpaired counts, shared by both kinds of comparison."""
+    from rich.markup import escape
+
+    for warning in c.get("warnings", []):
+        console.print(f"[yellow]warning: {escape(warning)}[/yellow]")
+    console.print(f"[bold]{c['task']} / {c['split']}[/bold]{kind}: {c['n_paired']} paired items")
+    unpaired = f"  unpaired (scored in one run only, left out of the tests): {c['only_in_a']} only in A, {c['only_in_b']} only in B"
+    console.print(f"[yellow]{unpaired}[/yellow]" if c["only_in_a"] or c["only_in_b"] else unpaired)
