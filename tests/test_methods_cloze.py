@@ -221,16 +221,6 @@ def test_ties_go_to_the_lowest_index_and_seeds_are_per_item() -> None:
 # tokenizer, loaded through the ordinary resolver (load_backend on the saved folder).
 
 
-@pytest.fixture
-def one_torch_thread():
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def tiny_mlm_t5(minilm_path: Path, tmp_path_factory) -> Path:
     import torch

@@ -18,14 +18,12 @@ from figlang.models.trained.nli_classifier import NLIClassifierModel
 from figlang.models.training import train
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-def _tiny_llama(root: Path, drop_bos: bool = False) -> Path:
-    """A 2-layer random Llama with smollm2-135m's real tokenizer; ``drop_bos`` mimics Qwen (no start token, pad = end)."""
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+def _smollm2_tokenizer(drop_bos: bool = False):
+    """smollm2-135m's real tokenizer; ``drop_bos`` mimics Qwen (no start token, pad = end)."""
+    from transformers import AutoTokenizer
 
     from figlang.models.loading import resolve
 
@@ -36,23 +34,17 @@ def _tiny_llama(root: Path, drop_bos: bool = False) -> Path:
     if drop_bos:
         tok.bos_token = None
         tok.pad_token = tok.eos_token
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                      num_key_value_heads=1, max_position_embeddings=512, bos_token_id=tok.bos_token_id,
-                      eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)  # fmt: skip
-    LlamaForCausalLM(cfg).save_pretrained(root)
-    tok.save_pretrained(root)
-    return root
+    return tok
 
 
 @pytest.fixture(scope="module")
-def tiny_llama(tmp_path_factory) -> Path:
-    return _tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+def tiny_llama(tmp_path_factory, save_tiny_llama) -> Path:
+    return save_tiny_llama(_smollm2_tokenizer(), tmp_path_factory.mktemp("tiny-llama"), tie=False)
 
 
 @pytest.fixture(scope="module")
-def tiny_qwenlike(tmp_path_factory) -> Path:
-    return _tiny_llama(tmp_path_factory.mktemp("tiny-qwenlike"), drop_bos=True)
+def tiny_qwenlike(tmp_path_factory, save_tiny_llama) -> Path:
+    return save_tiny_llama(_smollm2_tokenizer(drop_bos=True), tmp_path_factory.mktemp("tiny-qwenlike"), tie=False)
 
 
 def test_decoder_only_detection(tiny_llama, minilm_path):

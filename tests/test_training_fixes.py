@@ -23,29 +23,17 @@ from figlang.models.training.trainer import TrainLog, make_config, run_training,
 TINY_MC = dict(epochs=1, batch_size=2, max_length=32, lr=1e-4, warmup_ratio=0.0, threads=1, progress=False, log_every=1, eval_batch_size=8)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
-def tiny_llama(tmp_path_factory, minilm_path) -> Path:
+def tiny_llama(tmp_path_factory, minilm_path, save_tiny_llama) -> Path:
     """A 2-layer random Llama on MiniLM's (real) tokenizer, [SEP] as its end of sequence."""
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+    from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(minilm_path)
     tok.eos_token = tok.sep_token
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=tok.vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                      num_key_value_heads=1, max_position_embeddings=512, tie_word_embeddings=True, bos_token_id=tok.cls_token_id,
-                      eos_token_id=tok.sep_token_id, pad_token_id=tok.pad_token_id)  # fmt: skip
-    root = tmp_path_factory.mktemp("tiny-llama-minilm")
-    LlamaForCausalLM(cfg).save_pretrained(root)
-    tok.save_pretrained(root)
-    return root
+    return save_tiny_llama(tok, tmp_path_factory.mktemp("tiny-llama-minilm"), bos_token_id=tok.cls_token_id)
 
 
 @pytest.fixture(scope="module")
@@ -224,6 +212,8 @@ def test_train_log_writes_non_finite_numbers_as_null(tmp_path):
     assert rows[1]["best"] == {"dev_loss": None, "dev_loss_nonfinite": "-inf"}
 
 
+# every update is skipped here, so torch warns that the schedule stepped without the optimizer: that is the point
+@pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step\\(\\)` before:UserWarning")
 def test_training_with_a_nan_loss_keeps_the_log_strict_json(tmp_path, minilm_path, idiom_cloze, monkeypatch):
     from figlang.models.trained.multiple_choice import ChoiceScorerModel
 

@@ -38,15 +38,13 @@ TINY = dict(limit=6, dev_limit=3, report_limit=3, epochs=2, batch_size=2, lr=3e-
             max_target_length=24, select="last", threads=1, progress=False, log_every=1, eval_batch_size=8)  # fmt: skip
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
-def tiny_llama(tmp_path_factory) -> Path:
+def tiny_llama(tmp_path_factory, save_tiny_llama) -> Path:
     """A 2-layer random Llama with smollm2-135m's tokenizer (49,152 tokens, <|im_end|> as end of sequence)."""
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+    from transformers import AutoTokenizer
 
     from figlang.models.loading import resolve
 
@@ -54,14 +52,7 @@ def tiny_llama(tmp_path_factory) -> Path:
         tok = AutoTokenizer.from_pretrained(resolve("smollm2-135m").path)
     except Exception as err:  # pragma: no cover - the catalog model ships with the dev environment
         pytest.skip(f"smollm2-135m is not available: {err}")
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                      num_key_value_heads=1, max_position_embeddings=512, tie_word_embeddings=True, bos_token_id=tok.bos_token_id,
-                      eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)  # fmt: skip
-    root = tmp_path_factory.mktemp("tiny-llama")
-    LlamaForCausalLM(cfg).save_pretrained(root)
-    tok.save_pretrained(root)
-    return root
+    return save_tiny_llama(tok, tmp_path_factory.mktemp("tiny-llama"))
 
 
 @pytest.fixture(scope="module")
