@@ -41,12 +41,21 @@ def test_stats_json_reports_the_benchmarks(data_dir: Path) -> None:
     overlap = tasks["idiom-cloze"]["overlap"]
     train_dev = next(p for p in overlap["pairs"] if (p["a"], p["b"]) == ("train", "dev"))
     assert train_dev["shared_expressions"]["distinct"] == 230
+    assert [len(tasks[t]["conflicts"]) for t in tasks] == [0, 0, 1, 11]
+    assert {r["id"] for r in tasks["flute"]["conflicts"][0]["records"]} == {"train-4539", "train-5830"}
 
 
 def test_stats_tables_and_env_var(data_dir: Path) -> None:
     run = figlang("data", "stats", "--task", "idiom-cloze", env={"FIGLANG_DATA_DIR": str(data_dir)})
     assert run.returncode == 0, run.stderr
     assert "2,715" in run.stdout and "placeholder labels" in run.stdout and "overlap between splits" in run.stdout
+
+
+def test_overlap_names_items_with_different_gold_labels(data_dir: Path) -> None:
+    run = figlang("data", "overlap", "flute", "--data-dir", str(data_dir))
+    assert run.returncode == 0, run.stderr
+    out = " ".join(run.stdout.split())
+    assert "flute: 1 item(s) occur with different gold labels" in out and "train:train-5830 → 'entailment'" in out
 
 
 def test_missing_data_dir_says_how_to_fix(tmp_path: Path) -> None:

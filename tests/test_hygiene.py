@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from figlang.data.hygiene import context_key, detect_placeholder_labels, item_key, normalise_text, overlap_report
+from figlang.data.hygiene import (
+    context_key,
+    detect_placeholder_labels,
+    item_key,
+    label_conflicts,
+    normalise_text,
+    overlap_report,
+)
 from figlang.data.records import ENTAILMENT, NON_ENTAILMENT, ClozeRecord, GenerationRecord, NLIPair
 
 
@@ -201,3 +208,37 @@ def test_disjoint_dev_split_of_the_builtin_task_shares_nothing(data_dir):
     report = overlap_report({"dev": task.load("dev-disjoint", data_dir), "rest": task.load("train-disjoint", data_dir)})
     p = report.pair("dev", "rest")
     assert p.expressions.distinct == 0 and p.contexts.distinct == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# the same item with different gold labels
+
+
+def test_label_conflicts_compare_the_gold_text_not_the_option_index():
+    same_gold_swapped = [cloze(1, options=("a", "b"), label=0), cloze(2, options=("b", "a"), label=1)]
+    assert label_conflicts({"train": same_gold_swapped}) == []
+    other_gold = [cloze(1, options=("a", "b"), label=0), cloze(2, options=("B", "a"), label=0)]
+    (c,) = label_conflicts({"train": other_gold[:1], "dev": other_gold[1:]})
+    assert c.splits == ("dev", "train") and [r[1] for r in c.records] == ["c1", "c2"] and {r[2] for r in c.records} == {"a", "b"}
+
+
+def test_label_conflicts_skip_placeholders_and_unlabelled_copies():
+    records = [nli(1, "P", "H"), nli(2, "p", "h ", label=None), nli(3, "P", "H", label=NON_ENTAILMENT)]
+    (c,) = label_conflicts({"all": records})
+    assert [r[1] for r in c.records] == ["p1", "p3"] and "'P'" not in str(c) and "all:p3 → 'non-entailment'" in str(c)
+    hidden = [cloze(1), cloze(2, options=("b", "a"), label=0, label_is_placeholder=True)]
+    assert label_conflicts({"test": hidden}) == []
+
+
+def test_real_benchmarks_hold_contradictory_duplicates(data_dir):
+    """FLUTE train holds one pair with both labels; IMPLI holds sentences used as a figurative and as a literal
+    context of the same idiom (source corpora disagree), and one manual pair labelled both ways."""
+    from figlang.data.registry import get_task
+
+    flute = get_task("flute")
+    (c,) = label_conflicts({s: flute.load(s, data_dir) for s in ("train", "val")})
+    assert {r[1] for r in c.records} == {"train-4539", "train-5830"}
+    impli = label_conflicts({"all": get_task("impli").load("all", data_dir)})
+    ids = {r[1] for c in impli for r in c.records}
+    assert len(impli) == 11 and {"idioms/manual_e-303", "idioms/manual_ne-168", "idioms/lit_context_pie_ne-32"} <= ids
+    assert all({r[2] for r in c.records} == {ENTAILMENT, NON_ENTAILMENT} for c in impli)

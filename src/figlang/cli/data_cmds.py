@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape as rich_escape
 from rich.table import Table
 
 from ..data.errors import LoadReport
@@ -90,11 +91,24 @@ def render_stats(result: TaskStats) -> None:
             console.print(g)
     if result.overlap:
         render_overlap(result.task, result.overlap)
+    render_conflicts(result.task, result.conflicts)
 
 
 def render_overlap(task: str, overlap) -> None:
     console.print(f"[bold]{task}[/bold]: overlap between splits (leakage check)")
     console.print(overlap)
+
+
+def render_conflicts(task: str, conflicts, shown: int = 10) -> None:
+    """Identical items with different gold labels: no model can be right on both copies."""
+    if not conflicts:
+        return
+    console.print(f"[bold yellow]{task}: {len(conflicts)} item(s) occur with different gold labels[/bold yellow] "
+                  "(same text shown to the model; no model can be right on every copy)")
+    for c in conflicts[:shown]:
+        console.print(f"  {rich_escape(str(c))}")
+    if len(conflicts) > shown:
+        console.print(f"  … and {len(conflicts) - shown} more (--json lists all)")
 
 
 @app.command("show")
@@ -117,16 +131,19 @@ def overlap_cmd(
     data_dir: DataDirOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Identical items and shared expressions between every pair of a task's splits (leakage check)."""
-    from ..data.hygiene import overlap_report
+    """Identical items and shared expressions between every pair of a task's splits (leakage check), and items
+    that occur with different gold labels (within a split or across splits)."""
+    from ..data.hygiene import label_conflicts, overlap_report
 
     t = get_task(task)
     loaded = {s: t.load(s, data_dir, report=LoadReport()) for s in t.splits}
     report = overlap_report(loaded)
+    conflicts = label_conflicts(loaded)
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=2))
+        typer.echo(json.dumps({**report.to_dict(), "conflicts": [c.to_dict() for c in conflicts]}, indent=2))
     else:
         render_overlap(t.name, report)
+        render_conflicts(t.name, conflicts)
 
 
 @app.command("split")

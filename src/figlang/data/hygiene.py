@@ -243,3 +243,59 @@ def overlap_report(splits: Mapping[str, Sequence[Record]]) -> OverlapReport:
         for a, b in itertools.combinations(list(splits), 2)
     )
     return OverlapReport(splits=summaries, pairs=pairs)
+
+
+# ---------------------------------------------------------------------------------------------
+# The same item with different gold labels
+
+
+@dataclass(frozen=True)
+class LabelConflict:
+    """One item (what the model is shown) that carries different gold labels, within a split or across splits.
+
+    A model cannot be right on both copies; in training data such a pair teaches nothing and, across
+    splits, scores a correct model as wrong. FLUTE train has one (train-4539 / train-5830).
+    """
+
+    item: str  # the premise / narrative, shortened, for people to find it
+    records: tuple[tuple[str, str, str], ...]  # (split, record id, gold) for every labelled copy
+
+    @property
+    def splits(self) -> tuple[str, ...]:
+        return tuple(sorted({s for s, _, _ in self.records}))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"item": self.item, "splits": list(self.splits),
+                "records": [{"split": s, "id": i, "gold": g} for s, i, g in self.records]}
+
+    def __str__(self) -> str:
+        copies = "; ".join(f"{s}:{i} → {g!r}" for s, i, g in self.records)
+        return f"{self.item!r}: {copies}"
+
+
+def _gold(record: Record) -> str | None:
+    """The gold as text (a cloze label is an index into options whose order may differ between copies)."""
+    if getattr(record, "label_is_placeholder", False) or getattr(record, "label", None) is None:
+        return None
+    if isinstance(record, ClozeRecord):
+        return normalise_text(record.options[record.label])
+    if isinstance(record, NLIPair):
+        return str(record.label)
+    return None
+
+
+def label_conflicts(splits: Mapping[str, Sequence[Record]]) -> list[LabelConflict]:
+    """Items that occur more than once (compared as in ``item_key``) with more than one gold label."""
+    copies: dict[str, list[tuple[str, Record, str]]] = {}
+    for name, recs in splits.items():
+        for r in recs:
+            gold = _gold(r)
+            if gold is not None:
+                copies.setdefault(item_key(r), []).append((name, r, gold))
+    out = []
+    for key, group in copies.items():
+        if len({g for _, _, g in group}) > 1:
+            text = context_key(group[0][1])
+            shown = text if len(text) <= 80 else text[:77] + "..."
+            out.append(LabelConflict(shown, tuple((s, r.id, g) for s, r, g in group)))
+    return out

@@ -9,7 +9,7 @@ from statistics import mean
 from typing import Any
 
 from .errors import DataError, LoadReport
-from .hygiene import OverlapReport, overlap_report
+from .hygiene import LabelConflict, OverlapReport, label_conflicts, overlap_report
 from .records import ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
 from .registry import Task
 
@@ -36,10 +36,12 @@ class TaskStats:
     shape: str
     splits: list[SplitStats]
     overlap: OverlapReport | None = None
+    conflicts: list[LabelConflict] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["overlap"] = self.overlap.to_dict() if self.overlap is not None else None
+        d["conflicts"] = [c.to_dict() for c in self.conflicts]
         return d
 
 
@@ -108,4 +110,4 @@ def task_stats(task: Task, data_dir: str | Path | None = None, splits: list[str]
         loaded[split] = records
         out.append(split_stats(task, split, records, report))
     over = overlap_report(loaded) if overlap and len(loaded) > 1 else None
-    return TaskStats(task=task.name, shape=task.shape, splits=out, overlap=over)
+    return TaskStats(task=task.name, shape=task.shape, splits=out, overlap=over, conflicts=label_conflicts(loaded))
