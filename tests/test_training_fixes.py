@@ -166,6 +166,32 @@ def test_missing_inference_slot_marks_the_item_instead_of_aborting(minilm_path, 
         model.predict([replace(short, inferences={})], inference_subset=[11])
 
 
+def test_a_record_without_inferences_is_marked_and_left_out_of_training(tmp_path, minilm_path, idiom_cloze, capsys):
+    """A provider that finds nothing for one rare word must not abort a run over thousands of records."""
+    from dataclasses import replace
+
+    from figlang.models.trained.multiple_choice import ChoiceScorerModel
+
+    train_all, dev_all = idiom_cloze
+    train_records, dev_records = list(seeded_subset(train_all, 4, 0)), list(seeded_subset(dev_all, 3, 1))
+    bare = replace(dev_records[1], inferences={**dev_records[1].inferences, "literal": ()})
+    torch.manual_seed(0)
+    model = ChoiceScorerModel.from_base(str(minilm_path), "mc-literal", max_length=96)
+    preds = model.predict([dev_records[0], bare, dev_records[2]], batch_size=8)
+    assert [p.valid for p in preds] == [True, False, True] and preds[1].prediction is None
+    assert "has no literal inferences (the knowledge provider found none)" in preds[1].error and preds[1].meta["inferences"] == 0
+    alone = model.predict([dev_records[0], dev_records[2]], batch_size=8)
+    assert [p.scores for p in alone] == [preds[0].scores, preds[2].scores]
+
+    train_records[2] = replace(train_records[2], inferences={**train_records[2].inferences, "literal": ()})
+    cfg = make_config("idiom-cloze", "mc-literal", str(minilm_path), tmp_path / "run", **{**TINY_MC, "progress": True, "max_length": 96})
+    run_training(cfg, train_records, dev_records)
+    start = next(json.loads(line) for line in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines()
+                 if json.loads(line)["event"] == "start")  # fmt: skip
+    assert start["dropped"] == {"train": [train_records[2].id], "dev": []} and start["train_items"] == 3
+    assert "train: 1 of 4 records left out" in capsys.readouterr().err
+
+
 # --- 5. the carved dev split and dev splits that overlap train --------------------------------------------------------
 
 

@@ -447,6 +447,13 @@ class ChoiceScorerModel:
             )
         return infs
 
+    def unusable(self, record: ClozeRecord) -> str | None:
+        """Why a knowledge model cannot score ``record`` at all (no inference of its kind), or None."""
+        if self.knowledge and not record.inferences.get(self.knowledge):
+            return (f"record {record.id!r} has no {self.knowledge} inferences (the knowledge provider found none): "
+                    "no knowledge-enhanced score, marked invalid")  # fmt: skip
+        return None
+
     def missing_slots(self, record: ClozeRecord, subset: Sequence[int] | None) -> str | None:
         """Why the inference slots ``subset`` (0-based) select nothing from ``record`` although it has inferences
         (it has fewer than the slot asks for: 21 idiom dev records have 9–11 literal ones); None when at least one
@@ -546,20 +553,25 @@ class ChoiceScorerModel:
 
     def predict(self, records: Sequence[ClozeRecord], batch_size: int = 16, inference_subset: Sequence[int] | None = None) -> list[Prediction]:
         """The chosen option per record. With ``inference_subset`` (0-based inference slots) a record that has fewer
-        inferences than the slots ask for gets an invalid prediction saying so (the run goes on)."""
-        if inference_subset is None:
-            skipped: list[str | None] = [None] * len(records)
-            feats = self.features(records)
-        else:
-            skipped = [self.missing_slots(r, inference_subset) for r in records]
-            feats = [self.featurize(r, inference_subset) for r, why in zip(records, skipped) if why is None]
+        inferences than the slots ask for gets an invalid prediction saying so (the run goes on). A knowledge model
+        given some records without any inference (a provider found nothing for a rare word) marks those invalid
+        too; only when no record has any is that an error (the inference files are missing, not one item)."""
+        for r in records:
+            if not isinstance(r, ClozeRecord):
+                raise FiglangError(f"the multiple-choice scorer answers cloze records, got {type(r).__name__}")
+        bare = [self.unusable(r) for r in records]
+        if records and all(bare):
+            self.inferences_of(records[0])  # raises the error that says which files are missing
+        skipped = [b or self.missing_slots(r, inference_subset) for r, b in zip(records, bare)]
+        feats = [self.featurize(r, inference_subset) for r, why in zip(records, skipped) if why is None]
         scores = iter(self.predict_features(feats, batch_size))
         preds = []
-        for r, why in zip(records, skipped):
+        for r, why, b in zip(records, skipped, bare):
             if why is not None:
-                preds.append(Prediction(id=r.id, prediction=None, valid=False, error=why,
-                                        meta={"skipped": "inference slot missing", "inference_slots": [j + 1 for j in inference_subset or ()],
-                                              "inferences": len(r.inferences.get(self.knowledge or "", ()))}))  # fmt: skip
+                meta: dict[str, Any] = ({"skipped": "no inferences"} if b else
+                        {"skipped": "inference slot missing", "inference_slots": [j + 1 for j in inference_subset or ()]})
+                meta["inferences"] = len(r.inferences.get(self.knowledge or "", ()))
+                preds.append(Prediction(id=r.id, prediction=None, valid=False, error=why, meta=meta))
                 continue
             s = next(scores)
             best = max(range(len(s)), key=lambda k: (s[k], -k))  # first index on ties

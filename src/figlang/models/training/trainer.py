@@ -600,6 +600,23 @@ class _Progress:
             self.bar.stop()
 
 
+def _usable(model: Any, records: Sequence[Record], split: str, say: bool) -> tuple[Sequence[Record], list[str]]:
+    """The records the model can learn from, and the ids of those it cannot (a knowledge model's record for which
+    the provider found no inference). When none is usable all are kept, so featurizing raises the error that
+    names the missing inference files."""
+    unusable = getattr(model, "unusable", None)
+    if unusable is None:
+        return records, []
+    reasons = [unusable(r) for r in records]
+    dropped = [r.id for r, why in zip(records, reasons) if why]
+    if not dropped or len(dropped) == len(records):
+        return records, []
+    if say:
+        print(f"[warn] {split}: {len(dropped)} of {len(records)} records left out ({reasons[[r.id for r in records].index(dropped[0])]}; "
+              "ids in the training log's start event)", file=sys.stderr, flush=True)  # fmt: skip
+    return [r for r, why in zip(records, reasons) if not why], dropped
+
+
 def _accuracy(model: Any, feats: Sequence[dict[str, Any]], batch_size: int) -> float:
     scores = model.predict_features(feats, batch_size)
     correct = [max(range(len(s)), key=lambda k: (s[k], -k)) == f["label"] for f, s in zip(feats, scores)]
@@ -654,6 +671,8 @@ def run_training(
     if device != "cpu":
         module.to(device)
     sel_key, sel_mode = getattr(model, "selects_on", ("dev_accuracy", "max"))
+    train_records, dropped_train = _usable(model, train_records, "train", cfg.progress)
+    dev_records, dropped_dev = _usable(model, dev_records, "dev", cfg.progress)
     train_feats = model.features(train_records)
     dev_feats = model.features(dev_records)
     if not train_feats:
@@ -692,7 +711,8 @@ def run_training(
         state = {"step": 0, "epoch": 0, "group": 0, "best": None, "bad_evals": 0, "finished": None, "last_eval_step": -1,
                  "config": cfg.training_fingerprint(), "data": data_now, "evals": []}  # fmt: skip
         log.write(event="start", step=0, config=cfg.to_dict(), train_items=len(train_feats), dev_items=len(dev_feats),
-                  steps_per_epoch=steps_per_epoch, total_steps=total_steps, base_model=base)  # fmt: skip
+                  steps_per_epoch=steps_per_epoch, total_steps=total_steps, base_model=base,
+                  dropped={"train": dropped_train, "dev": dropped_dev})  # fmt: skip
     else:
         frozen = getattr(module, "frozen", False)
         module.load_state_dict(torch.load(ckpt / "model.pt", weights_only=True, map_location=device), strict=not frozen)
