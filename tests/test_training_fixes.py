@@ -228,6 +228,13 @@ def _strict_rows(path: Path) -> list[dict]:
     return [json.loads(line, parse_constant=refuse) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def test_result_files_are_strict_json(tmp_path):
+    """figlang.json and train_result.json are read by people and other tools (jq, JavaScript): no NaN literals."""
+    trainer._atomic_json(tmp_path / "figlang.json", {"metrics": {"dev_loss": float("nan"), "dev_accuracy": 0.5}, "best": [float("-inf")]})
+    meta = json.loads((tmp_path / "figlang.json").read_text(), parse_constant=lambda c: pytest.fail(f"non-strict JSON: {c}"))
+    assert meta == {"metrics": {"dev_loss": None, "dev_loss_nonfinite": "nan", "dev_accuracy": 0.5}, "best": [None]}
+
+
 def test_train_log_writes_non_finite_numbers_as_null(tmp_path):
     log = TrainLog(tmp_path / "log.jsonl")
     log.write(event="train", step=1, loss=float("nan"), lr=1e-4)

@@ -382,9 +382,15 @@ def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
 # --- files ---------------------------------------------------------------------------------------------------
 
 
+def _strict_json(obj: Any) -> str:
+    """The files people and other tools read (figlang.json, train_result.json) are strict JSON: a NaN dev loss is
+    null plus ``<key>_nonfinite``. state.json is figlang's own and keeps NaN, so a resumed run compares as before."""
+    return json.dumps(_finite_json(obj), indent=2, ensure_ascii=False, default=str, allow_nan=False)
+
+
 def _atomic_json(path: Path, obj: Any) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    tmp.write_text(_strict_json(obj), encoding="utf-8")
     os.replace(tmp, path)
 
 
@@ -393,7 +399,7 @@ def _save_best(model: Any, out: Path, meta: dict[str, Any]) -> None:
     tmp = out / ".best.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     model.save(tmp)
-    (tmp / FIGLANG_JSON).write_text(json.dumps(meta, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    (tmp / FIGLANG_JSON).write_text(_strict_json(meta), encoding="utf-8")
     names = sorted(p.name for p in tmp.iterdir())
     for name in [n for n in names if n != FIGLANG_JSON] + [FIGLANG_JSON]:
         os.replace(tmp / name, out / name)
