@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+import json
 from pathlib import Path
 
 import httpx
@@ -596,3 +597,31 @@ def test_the_alignment_probe_accepts_an_aligned_server_and_refuses_a_shifted_one
         assert "add_bos_token" in str(err.value)
     finally:
         shifted.stop()
+
+
+def test_a_run_records_the_sampling_fields_the_endpoint_refused(tmp_path: Path, data_dir: Path) -> None:
+    """The generate method asks for top-k 5; an endpoint that refuses top_k samples without it, and the result
+    file has to say so instead of letting the method's configuration claim top-k 5."""
+    from figlang.evaluation import evaluate
+
+    def reject_top_k(method: str, path: str, body):
+        if method == "POST" and body and "top_k" in body:
+            return 400, {"error": {"message": "Unrecognized request argument supplied: top_k"}}
+        return None
+
+    with StubServer(intercept=reject_top_k) as stub:
+        with pytest.warns(UserWarning, match="rejects top_k"):
+            run = evaluate("idiom-generation", "generate", model=f"openai:stub@{stub.base_url}", split="dev", limit=2,
+                           data_dir=data_dir, out_dir=tmp_path / "run", use_cache=False, progress=False,
+                           method_options={"concurrency": 1, "check_alignment": False, "use_cache": False})  # fmt: skip
+        assert any("top_k" in (e.body or {}) for e in stub.posts()) and not all("top_k" in (e.body or {}) for e in stub.posts())
+    notes = json.loads((tmp_path / "run" / "results.json").read_text())["run"]["backend"]
+    assert notes["not_sent"] == ["top_k"] and "rejected top_k" in notes["why"]
+    assert "**Note:**" in (tmp_path / "run" / "results.md").read_text()
+    assert run.results["method"]["fingerprint"]  # the configuration is still what was asked for
+
+    with StubServer() as stub:  # an endpoint that takes top_k: nothing to note
+        run = evaluate("idiom-generation", "generate", model=f"openai:stub@{stub.base_url}", split="dev", limit=1, data_dir=data_dir,
+                       use_cache=False, progress=False, method_options={"check_alignment": False, "use_cache": False})  # fmt: skip
+        assert all(e.body.get("top_k") == 5 for e in stub.posts())
+    assert "backend" not in run.results["run"]

@@ -254,6 +254,9 @@ def evaluate(
     extra = {"seed": seed, "seeds": {"method": method_seed, "bootstrap": options.seed}, "limit": limit,
              "load_warnings": [str(w) for w in report.warnings], "scored": scoreable,
              "run": {"cache": {**stats, "dir": str(cache.directory) if cache is not None else None}}}  # fmt: skip
+    notes = m.run_notes()
+    if notes:
+        extra["run"]["backend"] = notes
     # the options as given (-O key=value), for people and tables; the fingerprint has the full configuration
     given = {k: v if isinstance(v, (bool, int, float, str)) or v is None else str(v) for k, v in sorted((method_options or {}).items())}
     info = {"name": m.name, "model": model, "options": given, "fingerprint": m.fingerprint()}

@@ -55,6 +55,9 @@ def results_markdown(results: dict[str, Any]) -> str:
         "|---|---|",
     ]
     lines += [f"| {k.strip()} | {v} |" for k, v in summary_rows(results)]
+    backend = (results.get("run") or {}).get("backend") or {}
+    if backend.get("why"):
+        lines += ["", f"**Note:** {backend['why']}."]
     lines += ["", f"figlang {results['versions'].get('figlang')}, finished {results['timing']['finished']}, "
               f"{results['timing']['seconds']} s. Data files and checksums, metric configuration and versions: results.json.", ""]  # fmt: skip
     return "\n".join(lines)

@@ -136,6 +136,11 @@ class LanguageModel(ABC):
         """Per request, the log-probability of each of the classifier's labels (e.g. an MNLI model's three)."""
         raise CapabilityError(f"{self.info().model} is not a sequence classifier")
 
+    def run_notes(self) -> dict[str, Any]:
+        """What the backend did differently from what was asked during this run (an endpoint that refused a
+        sampling field); recorded in results.json, since the configuration alone would claim otherwise."""
+        return {}
+
     def fingerprint(self) -> dict[str, Any]:
         i = self.info()
         return {"backend": i.backend, "model": i.model, "revision": i.revision, "kind": i.kind, "options": i.options}

@@ -414,6 +414,13 @@ class OpenAIBackend(LanguageModel):
             options["extra_body"] = dict(self.extra_body)
         return options
 
+    def run_notes(self) -> dict[str, Any]:
+        dropped = [name for name, on in (("top_k", self._drop_top_k), ("min_tokens", self._drop_min_tokens)) if on]
+        if not dropped:
+            return {}
+        return {"not_sent": dropped, "why": f"{self.base_url} rejected {' and '.join(dropped)}: requests were sent without "
+                "them, so the server sampled with its own defaults for those fields (the method's configuration still names them)"}
+
     def identity(self) -> dict[str, Any]:
         """What the cache keys on besides endpoint and payload (never the API key)."""
         return {"base_url": self.base_url, "model": self.model, "revision": self.revision}
