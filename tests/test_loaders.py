@@ -126,6 +126,26 @@ def test_flute_test_gold_is_read_when_present(data_dir: Path, tmp_path: Path) ->
     assert [r.id for r in get_task("flute-simile").load("test", tmp_path)] == ["simile-1"]
 
 
+def test_partial_flute_test_gold_is_refused_for_the_whole_test(data_dir: Path, tmp_path: Path) -> None:
+    """Only the idiom gold present: flute/test would be an idiom score under the whole test's name."""
+    from figlang.data.errors import DataError
+
+    shutil.copytree(data_dir / "flute", tmp_path / "flute")
+    gold = tmp_path / "flute" / "testgolddata"
+    gold.mkdir()
+    row = {"id": 2, "premise": "P4", "hypothesis": "H4", "label": "Contradiction", "explanation": "E4", "idiom": "spill the beans"}
+    (gold / "idiom_test.jsonl").write_text(json.dumps(row) + "\n")
+    with pytest.raises(DataError, match="gold incomplete: no file for metaphor, sarcasm, simile.*cover only idiom") as err:
+        get_task("flute").load("test", tmp_path)
+    assert "flute-idiom" in str(err.value.hint)
+    report = LoadReport()
+    assert [r.id for r in get_task("flute").load("test", tmp_path, lenient=True, report=report)] == ["idiom-2"]
+    assert any("incomplete" in str(e) for e in report.warnings) and report.skipped == 0
+    assert [r.id for r in get_task("flute-idiom").load("test", tmp_path)] == ["idiom-2"]
+    with pytest.raises(DataNotFoundError, match="gold for simile is missing"):
+        get_task("flute-simile").load("test", tmp_path)
+
+
 IMPLI_COUNTS = {
     "idioms/fig_context_magpie_e": 15431, "idioms/fig_context_pie_e": 634, "idioms/fig_context_semeval_e": 587,
     "idioms/lit_context_magpie_ne": 687, "idioms/lit_context_pie_ne": 57, "idioms/lit_context_semeval_ne": 142,

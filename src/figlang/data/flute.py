@@ -88,7 +88,7 @@ def _phenomenon_index(data_dir: Path, options: LoadOptions) -> dict[tuple[str, s
 def load_flute(split: str, data_dir: Path, options: LoadOptions, figure_type: str | None = None) -> list[NLIPair]:
     """One FLUTE split as NLI pairs with figure type recovered; optionally only one figure type."""
     if split == "test":
-        records = load_flute_test(data_dir, options)
+        records = load_flute_test(data_dir, options, figure_type)
         if figure_type is not None and records and records[0].figure_type is None:
             raise DataNotFoundError(
                 f"the FLUTE test gold is absent, so the {figure_type} test pairs cannot be told apart",
@@ -153,15 +153,35 @@ def _pick(matches: list[tuple[str, dict]], explanation: str) -> tuple[str | None
     return matches[0]
 
 
-def load_flute_test(data_dir: Path, options: LoadOptions) -> list[NLIPair]:
-    """The test gold when ``testgolddata/`` is present; else the unlabeled test with a warning."""
+def load_flute_test(data_dir: Path, options: LoadOptions, figure_type: str | None = None) -> list[NLIPair]:
+    """The test gold when ``testgolddata/`` is present; else the unlabeled test with a warning.
+
+    Some but not all gold files is an error for the whole test (its score would silently cover only some figure
+    types under the name flute/test; lenient loading goes on with what is there and says so); a figure type's own
+    task needs only its own file."""
     root = data_dir / DATASET
     gold_paths = {t: root / rel for t, rel in GOLD_FILES.items()}
     present = {t: p for t, p in gold_paths.items() if p.exists()}
+    if figure_type is not None and present:
+        if figure_type not in present:
+            raise DataNotFoundError(
+                f"the FLUTE test gold for {figure_type} is missing (present: {', '.join(present)})", gold_paths[figure_type],
+                hint="run `figlang data download flute` to fetch all of testgolddata/",
+            )
+        present = {figure_type: present[figure_type]}
     if present:
-        if len(present) < len(gold_paths) and options.report is not None:
+        if len(present) < len(gold_paths) and figure_type is None:
             missing = ", ".join(sorted(set(gold_paths) - set(present)))
-            options.report.warn(DataError(f"FLUTE test gold incomplete: no file for {missing}", root / "testgolddata"), skipped=False)
+            incomplete = DataError(
+                f"FLUTE test gold incomplete: no file for {missing}, so a flute/test score would cover only "
+                f"{', '.join(present)} pairs", root / "testgolddata",
+                hint="run `figlang data download flute` to fetch all four files, or evaluate a figure type's own task "
+                f"(e.g. flute-{next(iter(present))})",
+            )  # fmt: skip
+            if not options.lenient:
+                raise incomplete
+            if options.report is not None:  # lenient: go on with the files there are, and say so
+                options.report.warn(incomplete, skipped=False)
         out: list[NLIPair] = []
         for figure, path in present.items():
             for line, obj in iter_jsonl(path, options):
