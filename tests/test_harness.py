@@ -538,3 +538,23 @@ def test_compare_prints_an_undefined_t_test_readably(data_dir: Path, tmp_path: P
     line = next(x for x in out.splitlines() if "paired t-test" in x)
     assert "undefined: every paired difference is the same" in line and "nan" not in line.lower() and "yes" not in line
     assert any("McNemar" in x and "yes" in x for x in out.splitlines())  # the McNemar test is still defined (and significant)
+
+
+def test_cluster_cis_are_recorded_and_bad_units_refused(data_dir: Path, tmp_path: Path) -> None:
+    """--ci-cluster: IMPLI pairs of one idiom resampled together; the unit and the cluster count are in the results."""
+    from figlang.data.records import expression_of
+    from figlang.data.registry import get_task
+    from figlang.evaluation.scoring import MetricOptions
+
+    run = evaluate("impli-idioms-manual", "random", data_dir=data_dir, out_dir=tmp_path / "run", use_cache=False, progress=False,
+                   metric_options=MetricOptions(ci_cluster="expression"))  # fmt: skip
+    records = get_task("impli-idioms-manual").load("all", data_dir)
+    assert run.results["metric_config"]["ci_cluster"] == "expression"
+    n_expr = len({expression_of(r) for r in records if expression_of(r)}) + sum(not expression_of(r) for r in records)
+    assert run.results["metrics"]["accuracy"]["n_clusters"] == n_expr < len(records)
+    assert "expression clusters]" in (tmp_path / "run" / "results.md").read_text()
+    plain = evaluate("impli-idioms-manual", "random", data_dir=data_dir, use_cache=False, progress=False)
+    assert plain.results["metrics"]["accuracy"]["accuracy"] == run.results["metrics"]["accuracy"]["accuracy"]
+    assert "n_clusters" not in plain.results["metrics"]["accuracy"]
+    with pytest.raises(FiglangError, match="unknown CI cluster 'premise': use context, expression"):
+        MetricOptions(ci_cluster="premise")

@@ -74,6 +74,25 @@ def test_accuracy_degenerate_and_errors():
         accuracy([], [])
 
 
+def test_cluster_bootstrap_widens_for_correlated_items_and_reduces_to_the_item_bootstrap():
+    rng = np.random.default_rng(0)
+    per_cluster = rng.random(100) < 0.6
+    correct = np.repeat(per_cluster, 10).tolist()  # 100 clusters of 10 items that are all right or all wrong
+    clusters = np.repeat(np.arange(100), 10).tolist()
+    metric = Accuracy(seed=3)
+    items = metric.from_correctness(correct)
+    grouped = metric.from_correctness(correct, clusters)
+    assert grouped.accuracy == items.accuracy and grouped.n_clusters == 100 and items.n_clusters is None
+    # 100 independent draws, not 1000: the interval is about sqrt(10) times wider
+    assert 2.5 < (grouped.ci_high - grouped.ci_low) / (items.ci_high - items.ci_low) < 4.0
+    singletons = metric.from_correctness(correct, list(range(len(correct))))
+    assert (singletons.ci_low, singletons.ci_high) == (items.ci_low, items.ci_high)
+    one = metric.from_correctness([True, False, True], ["a", "a", "a"])
+    assert one.ci_low == one.ci_high == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="2 cluster keys for 3 items"):
+        metric.from_correctness([True, False, True], ["a", "b"])
+
+
 def test_none_prediction_is_wrong():
     assert correctness([None, "a"], [None, "a"]) == [False, True]
 

@@ -48,6 +48,7 @@ def eval_cmd(
     bleurt_checkpoint: Annotated[Optional[str], typer.Option(help="BLEURT checkpoint for FLUTE explanation scores (paper: lucadiliello/BLEURT-20).")] = None,
     protocol: Annotated[str, typer.Option(help="Generation scoring over samples × references: max (narrative paper) or mean.")] = "max",
     explanation_semantics: Annotated[str, typer.Option(help="FLUTE explanation score: shared-task (int(50×(BERTScore+BLEURT)) ≥ t) or paper (mean on 0–100 > t).")] = "shared-task",
+    ci_cluster: Annotated[Optional[str], typer.Option("--ci-cluster", help="Bootstrap CIs over clusters instead of items: context (pairs of one IMPLI premise or one narrative together) or expression (one idiom's pairs together). The papers resample items; IMPLI's pairs of one premise are not independent, so item CIs are too narrow.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run a method on a task split, or score a prediction file, and print the results table.
@@ -65,7 +66,7 @@ def eval_cmd(
 
     options = MetricOptions(seed=seed, generation_protocol=protocol, bertscore_model=bertscore_model,
                             bertscore_layers=bertscore_layers, bleurt_checkpoint=bleurt_checkpoint,
-                            explanation_semantics=explanation_semantics)  # fmt: skip
+                            explanation_semantics=explanation_semantics, ci_cluster=ci_cluster)  # fmt: skip
     if predictions is not None:
         result = score_predictions_file(predictions, task, split, data_dir, prediction_format, allow_partial, out, options, seed)
         if result.problems.blocking or result.problems.empty_explanations or result.problems.empty_generations:

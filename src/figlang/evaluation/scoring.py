@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..data.records import CONTRADICTION, ENTAILMENT, ClozeRecord, GenerationRecord, NLIPair, Record
+from ..data.errors import FiglangError
+from ..data.hygiene import context_key
+from ..data.records import CONTRADICTION, ENTAILMENT, ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
 from ..metrics.classification import Accuracy
 from ..models.base import Prediction
 
@@ -32,10 +34,33 @@ class MetricOptions:
     bleurt_checkpoint: str | None = None  # None: skip BLEURT (FLUTE explanation score needs both)
     bleurt_head_seed: int | None = None  # only for a bare encoder as BLEURT stand-in (tests): seeds its untrained head
     explanation_semantics: str = "shared-task"  # or "paper"
+    ci_cluster: str | None = None  # resample CIs by "context" (premise / narrative) or "expression"; None: by item
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.ci_cluster not in CI_CLUSTERS:
+            raise FiglangError(f"unknown CI cluster {self.ci_cluster!r}: use {', '.join(k for k in CI_CLUSTERS if k)} (or none)")
 
     def accuracy(self) -> Accuracy:
         return Accuracy(n_resamples=self.n_resamples, confidence=self.confidence, seed=self.seed)
+
+
+#: What a bootstrap CI may resample instead of items: the papers resample items (None), but IMPLI derives several
+#: pairs from one premise and one idiom, and a narrative's options share it, so items are not independent.
+CI_CLUSTERS: dict[str | None, str] = {
+    None: "items",
+    "context": "pairs sharing a premise (NLI) or narrative (cloze) resampled together",
+    "expression": "pairs sharing an idiom or simile resampled together (items without one: alone)",
+}
+
+
+def cluster_keys(records: Sequence[Record], unit: str | None) -> list[str] | None:
+    """One resampling-cluster key per record (None: resample items)."""
+    if unit is None:
+        return None
+    if unit == "context":
+        return [context_key(r) for r in records]
+    return [f"expr:{e}" if (e := expression_of(r)) else f"id:{r.id}" for r in records]
 
 
 def is_correct(record: Record, prediction: Prediction | None) -> bool | None:
@@ -48,8 +73,11 @@ def is_correct(record: Record, prediction: Prediction | None) -> bool | None:
 
 
 def _acc_dict(result) -> dict[str, Any]:
-    return {"accuracy": result.accuracy, "n": result.n, "n_correct": result.n_correct,
-            "ci_low": result.ci_low, "ci_high": result.ci_high}  # fmt: skip
+    out = {"accuracy": result.accuracy, "n": result.n, "n_correct": result.n_correct,
+           "ci_low": result.ci_low, "ci_high": result.ci_high}  # fmt: skip
+    if result.n_clusters is not None:
+        out["n_clusters"] = result.n_clusters
+    return out
 
 
 def score(
@@ -69,10 +97,11 @@ def score(
     if isinstance(first, (ClozeRecord, NLIPair)):
         metric = options.accuracy()
         correct = [bool(is_correct(r, predictions[r.id])) for r in scored]
-        out["accuracy"] = _acc_dict(metric.from_correctness(correct))
-        out["by_gold_label"] = _grouped(scored, correct, lambda r: _gold_name(r), metric)
+        clusters = cluster_keys(scored, options.ci_cluster)
+        out["accuracy"] = _acc_dict(metric.from_correctness(correct, clusters))
+        out["by_gold_label"] = _grouped(scored, correct, lambda r: _gold_name(r), metric, clusters)
         for name in group_by:
-            out[f"by_{name}"] = _grouped(scored, correct, lambda r, n=name: getattr(r, n, None), metric)
+            out[f"by_{name}"] = _grouped(scored, correct, lambda r, n=name: getattr(r, n, None), metric, clusters)
         if isinstance(first, ClozeRecord):
             out["prediction_balance"] = _balance(predictions[r.id].prediction for r in scored)
         if isinstance(first, NLIPair) and any(predictions[r.id].explanation is not None for r in scored):
@@ -95,12 +124,13 @@ def _balance(values) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def _grouped(records: list[Record], correct: list[bool], key, metric: Accuracy) -> dict[str, Any]:
-    buckets: dict[str, list[bool]] = {}
-    for r, c in zip(records, correct):
+def _grouped(records: list[Record], correct: list[bool], key, metric: Accuracy, clusters: list[str] | None = None) -> dict[str, Any]:
+    buckets: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
         k = key(r)
-        buckets.setdefault("unknown" if k is None else str(k), []).append(c)
-    return {k: _acc_dict(metric.from_correctness(v)) for k, v in sorted(buckets.items())}
+        buckets.setdefault("unknown" if k is None else str(k), []).append(i)
+    return {k: _acc_dict(metric.from_correctness([correct[i] for i in idx], None if clusters is None else [clusters[i] for i in idx]))
+            for k, idx in sorted(buckets.items())}  # fmt: skip
 
 
 def _flute_mismatch(records: list[Record], labels: Sequence[str]) -> str | None:

@@ -22,7 +22,9 @@ def summary_rows(results: dict[str, Any]) -> list[tuple[str, str]]:
     if m.get("n_invalid"):
         rows.append(("invalid predictions", str(m["n_invalid"])))
     if "accuracy" in m:
-        rows.append(("accuracy % [95% CI]", _acc_cell(m["accuracy"])))
+        unit = (results.get("metric_config") or {}).get("ci_cluster")
+        label = "accuracy % [95% CI]" if not unit else f"accuracy % [95% CI, {m['accuracy'].get('n_clusters', '?')} {unit} clusters]"
+        rows.append((label, _acc_cell(m["accuracy"])))
         for key, groups in m.items():
             if key.startswith("by_") and isinstance(groups, dict):
                 for g, acc in groups.items():

@@ -38,6 +38,7 @@ class AccuracyResult:
     n_resamples: int
     seed: int
     method: str = "percentile bootstrap (scipy.stats.bootstrap)"
+    n_clusters: int | None = None  # resampled units when items were resampled in clusters (None: items)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,16 +76,40 @@ class Accuracy:
 
     __call__ = compute
 
-    def from_correctness(self, correct: Sequence[bool]) -> AccuracyResult:
-        """Accuracy of per-item 0/1 outcomes (for callers that decide correctness themselves)."""
+    def from_correctness(self, correct: Sequence[bool], clusters: Sequence[Hashable] | None = None) -> AccuracyResult:
+        """Accuracy of per-item 0/1 outcomes (for callers that decide correctness themselves).
+
+        ``clusters`` (one key per item) resamples whole clusters instead of items: IMPLI's pairs of one premise,
+        or the two options of one narrative, are not independent, and an item bootstrap makes their CI too
+        narrow. The statistic is then the pooled accuracy of the resampled clusters (a ratio estimator)."""
         values = np.asarray(correct, dtype=float)
         n = int(values.size)
         if n == 0:
             raise ValueError("accuracy of zero items is undefined")
         acc = float(values.mean())
-        if n == 1 or np.all(values == values[0]):
+        n_clusters = None
+        if clusters is not None:
+            if len(clusters) != n:
+                raise ValueError(f"{len(clusters)} cluster keys for {n} items")
+            index: dict[Hashable, int] = {}
+            ids = np.asarray([index.setdefault(c, len(index)) for c in clusters])
+            n_clusters = len(index)
+            sums, sizes = np.bincount(ids, weights=values), np.bincount(ids).astype(float)
+        if n == 1 or np.all(values == values[0]) or n_clusters == 1:
             # Every resample has the same mean; scipy warns about degenerate data, the CI is the point.
             low = high = acc
+        elif n_clusters is not None:
+            res = stats.bootstrap(
+                (sums, sizes),
+                lambda a, b, axis=-1: a.sum(axis=axis) / b.sum(axis=axis),
+                paired=True,
+                vectorized=True,
+                n_resamples=self.n_resamples,
+                confidence_level=self.confidence,
+                method="percentile",
+                rng=np.random.default_rng(self.seed),
+            )
+            low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
         else:
             res = stats.bootstrap(
                 (values,),
@@ -104,6 +129,7 @@ class Accuracy:
             confidence=self.confidence,
             n_resamples=self.n_resamples,
             seed=self.seed,
+            n_clusters=n_clusters,
         )
 
 
