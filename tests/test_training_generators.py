@@ -329,3 +329,30 @@ def test_sentence_end_detection():
     assert sentence_done("He left\nand")
     assert not sentence_done("\nHe left")
     assert not sentence_done("Mr. Smith")
+
+
+@pytest.mark.parametrize("spare_rows", [0, 16])
+def test_separators_start_at_the_mean_of_the_real_tokens_even_in_a_padded_matrix(minilm_path, spare_rows):
+    """Qwen's matrix has spare rows past its tokenizer: <sep1>/<sep2> land there, on rows no token ever trained."""
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from figlang.models.trained.generator import SEP1, SEP2, add_separators
+
+    tok = AutoTokenizer.from_pretrained(minilm_path)
+    real = len(tok)
+    torch.manual_seed(0)
+    module = LlamaForCausalLM(LlamaConfig(vocab_size=real + spare_rows, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                          num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=False))  # fmt: skip
+    with torch.no_grad():
+        module.get_input_embeddings().weight[real:] = 100.0  # what a spare row might hold
+        module.get_output_embeddings().weight[real:] = -100.0
+    add_separators(module, tok)
+    ids = tok.convert_tokens_to_ids([SEP1, SEP2])
+    assert ids == [real, real + 1]
+    rows = module.get_input_embeddings().weight
+    assert rows.shape[0] == real + max(spare_rows, 2)  # grown only when there was no spare row
+    for weight in (rows, module.get_output_embeddings().weight):
+        expected = weight[:real].mean(0)
+        assert torch.allclose(weight[ids[0]], expected) and torch.allclose(weight[ids[1]], expected)
+    add_separators(module, tok)  # a second call changes nothing
+    assert tok.convert_tokens_to_ids([SEP1, SEP2]) == ids and module.get_input_embeddings().weight.shape[0] == rows.shape[0]

@@ -604,21 +604,24 @@ class GeneratorModel:
 
 
 def add_separators(module: nn.Module, tokenizer: Any) -> None:
-    """Add <sep1>/<sep2> as special tokens (once) and grow the embeddings (new rows at the mean embedding)."""
+    """Add <sep1>/<sep2> as special tokens (once), growing the embeddings where needed, and start their rows at the
+    mean embedding of the real tokens. Qwen pads its matrix past the tokenizer (151,936 rows for 151,665 tokens):
+    there the new ids land on spare rows that exist but were never trained, so they are set as well."""
     vocab = tokenizer.get_vocab()
     missing = [t for t in (SEP1, SEP2) if t not in vocab]
     if not missing:
         return
-    old = module.get_input_embeddings().weight.shape[0]
+    real = len(tokenizer)  # rows of real tokens: the spare rows of a padded matrix are not averaged in
     tokenizer.add_tokens(missing, special_tokens=True)
-    if len(tokenizer) > old:
+    new_ids = tokenizer.convert_tokens_to_ids(missing)
+    if len(tokenizer) > module.get_input_embeddings().weight.shape[0]:
         module.resize_token_embeddings(len(tokenizer), mean_resizing=False)
-        with torch.no_grad():
-            emb = module.get_input_embeddings().weight
-            emb[old:] = emb[:old].mean(0, keepdim=True)
-            out = module.get_output_embeddings()
-            if out is not None and out.weight.data_ptr() != emb.data_ptr():
-                out.weight[old:] = out.weight[:old].mean(0, keepdim=True)
+    with torch.no_grad():
+        emb = module.get_input_embeddings().weight
+        emb[new_ids] = emb[:real].mean(0, keepdim=True)
+        out = module.get_output_embeddings()
+        if out is not None and out.weight.data_ptr() != emb.data_ptr():
+            out.weight[new_ids] = out.weight[:real].mean(0, keepdim=True)
 
 
 def is_generator_dir(path: str | Path) -> bool:
