@@ -216,3 +216,20 @@ def test_cli_json_and_table(tmp_path: Path) -> None:
     assert c["metrics"]["rougeL"]["bootstrap"]["n_resamples"] == 1000 and c["tests"][0]["metric"] == "rougeL"
     table = subprocess.run(cmd, capture_output=True, text=True, check=True, env={"COLUMNS": "200", "PATH": ""}).stdout
     assert "rougeL" in table and "sacrebleu_sentence" in table and f"{c['metrics']['rougeL']['mean_a']:.4f}" in table
+
+
+def test_paired_bootstrap_by_cluster_reduces_to_items_and_widens_for_correlated_items() -> None:
+    import numpy as np
+
+    from figlang.evaluation.compare import paired_bootstrap
+
+    rng = np.random.default_rng(1)
+    a = np.repeat(rng.random(60) < 0.7, 8).astype(float)  # 60 clusters of 8 items that move together
+    b = np.repeat(rng.random(60) < 0.5, 8).astype(float)
+    keys = [str(k) for k in np.repeat(np.arange(60), 8)]
+    items = paired_bootstrap(a, b, n_resamples=2000, seed=0)
+    singles = paired_bootstrap(a, b, n_resamples=2000, seed=0, clusters=[str(i) for i in range(a.size)])
+    grouped = paired_bootstrap(a, b, n_resamples=2000, seed=0, clusters=keys)
+    assert (singles["ci_low"], singles["ci_high"]) == pytest.approx((items["ci_low"], items["ci_high"]))
+    assert grouped["n_clusters"] == 60 and grouped["mean_difference"] == items["mean_difference"]
+    assert (grouped["ci_high"] - grouped["ci_low"]) > 2 * (items["ci_high"] - items["ci_low"])

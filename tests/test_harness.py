@@ -261,6 +261,12 @@ def test_compare_and_report_on_real_runs(data_dir: Path, tmp_path: Path) -> None
     names = [t["test"] for t in c["tests"]]
     assert any("t-test" in n for n in names) and any("McNemar" in n for n in names)
     assert all(0 < t["p_value"] < 1 for t in c["tests"])
+    bs = c["bootstrap"]  # the accuracy difference with its paired bootstrap CI (items)
+    assert bs["mean_difference"] == (323 - 331) / 355 and bs["ci_low"] < bs["mean_difference"] < bs["ci_high"] and "n_clusters" not in bs
+    by_idiom = compare_runs(tmp_path / "base", tmp_path / "literal", ci_cluster="expression")["bootstrap"]
+    assert by_idiom["mean_difference"] == bs["mean_difference"] and by_idiom["n_clusters"] == 230  # dev's 230 idioms
+    with pytest.raises(FiglangError, match="unknown CI cluster 'idiom'"):
+        compare_runs(tmp_path / "base", tmp_path / "literal", ci_cluster="idiom")
     evaluate("impli-idioms-manual", "random", data_dir=data_dir, out_dir=tmp_path / "impli", cache_dir=tmp_path, progress=False)
     (tmp_path / "archived").mkdir()  # a results archive keeps results.json alone: it still goes in the tables
     shutil.copy(tmp_path / "literal" / "results.json", tmp_path / "archived" / "results.json")

@@ -100,19 +100,21 @@ def compare_cmd(
     run_a: Annotated[Path, typer.Argument(help="Folder of the first run (has predictions.jsonl).")],
     run_b: Annotated[Path, typer.Argument(help="Folder of the second run, on the same task and split.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    seed: Annotated[int, typer.Option(help="Seed of the paired bootstrap CI (generation runs).")] = 0,
-    resamples: Annotated[int, typer.Option(min=1000, help="Paired bootstrap resamples (generation runs).")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Seed of the paired bootstrap CI of the difference.")] = 0,
+    resamples: Annotated[int, typer.Option(min=1000, help="Paired bootstrap resamples.")] = 10_000,
+    ci_cluster: Annotated[Optional[str], typer.Option("--ci-cluster", help="Resample clusters in the paired bootstrap: context (one premise's or narrative's items together) or expression (one idiom's). IMPLI's pairs of one idiom are not independent.")] = None,
 ) -> None:
     """Paired significance tests between two runs on the same items: paired t-test, McNemar, Wilcoxon.
 
-    Both runs must be scored (not --predict-only). Items scored in one run only are counted and left out;
+    Discriminative runs also get a paired bootstrap CI of the accuracy difference (by item, or by cluster with
+    --ci-cluster). Both runs must be scored (not --predict-only). Items scored in one run only are counted and left out;
     runs that read different data files (sha256 in results.json) are warned about. Generation runs are compared on
     per-item ROUGE-L, sentence sacreBLEU and NLTK BLEU, recomputed with the configuration each run's results.json
     records: each run's mean, paired t-test, Wilcoxon signed-rank and a seeded paired-bootstrap CI of the difference.
     """
     from ..evaluation.compare import compare_runs, print_comparison
 
-    comparison = compare_runs(run_a, run_b, seed=seed, n_resamples=resamples)
+    comparison = compare_runs(run_a, run_b, seed=seed, n_resamples=resamples, ci_cluster=ci_cluster)
     if as_json:
         typer.echo(json.dumps(comparison, indent=2))
     else:

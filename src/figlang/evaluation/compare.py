@@ -63,11 +63,14 @@ def _readable_test(t: dict[str, Any]) -> dict[str, Any]:
     return {**t, "statistic": None, "p_value": None, "undefined": reason}
 
 
-def compare_runs(run_a: str | Path, run_b: str | Path, *, seed: int = 0, n_resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, Any]:
+def compare_runs(
+    run_a: str | Path, run_b: str | Path, *, seed: int = 0, n_resamples: int = BOOTSTRAP_RESAMPLES, ci_cluster: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Paired tests on the items both runs scored; unpaired items are counted, and differing data is warned about.
 
     Generation runs (no per-item correctness) are compared on per-item metric scores instead: see
-    :func:`compare_generation_runs`; ``seed`` and ``n_resamples`` are its bootstrap's.
+    :func:`compare_generation_runs`. ``seed`` and ``n_resamples`` are the paired bootstrap's (of the accuracy
+    difference, or of each metric's); ``ci_cluster`` (context | expression) resamples clusters of items instead.
     """
     a, b = load_run(run_a), load_run(run_b)
     for run in (a, b):
@@ -81,8 +84,10 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, seed: int = 0, n_resam
             f"cannot compare a generation run with a discriminative one: {gen.path} scored generated text against "
             f"references, {other.path} scored per-item correctness; compare runs of the same kind"
         )
+    if ci_cluster is not None:
+        row_cluster({"id": ""}, ci_cluster)  # refuse an unknown unit before any work
     if ga:
-        return compare_generation_runs(a, b, seed=seed, n_resamples=n_resamples)
+        return compare_generation_runs(a, b, seed=seed, n_resamples=n_resamples, ci_cluster=ci_cluster)
     ca = {r["id"]: r for r in a.rows if r.get("correct") is not None}
     cb = {r["id"]: r for r in b.rows if r.get("correct") is not None}
     ids = [i for i in ca if i in cb]
@@ -95,6 +100,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, seed: int = 0, n_resam
     sb = [cb[i].get("explanation_score") for i in ids]
     if all(v is not None for v in sa + sb):
         tests.append(_readable_test(wilcoxon_signed_rank(sa, sb).to_dict()))
+    clusters = [row_cluster(ca[i], ci_cluster) for i in ids] if ci_cluster else None
     return {
         "task": a.task_split[0], "split": a.task_split[1], "n_paired": len(ids),
         "only_in_a": len(ca) - len(ids), "only_in_b": len(cb) - len(ids),
@@ -105,6 +111,8 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, seed: int = 0, n_resam
         "only_b_right": sum(1 for x, y in zip(xa, xb) if y and not x),
         "both_wrong": sum(1 for x, y in zip(xa, xb) if not x and not y),
         "tests": tests,
+        "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed, clusters=clusters),
+        "ci_cluster": ci_cluster,
         "warnings": _data_warnings(a, b),
     }  # fmt: skip
 
@@ -131,6 +139,11 @@ def print_comparison(c: dict[str, Any]) -> None:
         else:
             table.add_row(t["test"], f"{t['statistic']:.4g}", f"{t['p_value']:.4g}", str(t["n"]), "yes" if t["p_value"] < 0.05 else "no")
     console.print(table)
+    bs = c.get("bootstrap")
+    if bs:
+        unit = f"{bs['n_clusters']} {c.get('ci_cluster')} clusters" if "n_clusters" in bs else "items"
+        console.print(f"  accuracy A - B: {100 * bs['mean_difference']:+.2f} points, {100 * bs['confidence']:.0f}% paired bootstrap CI "
+                      f"[{100 * bs['ci_low']:+.2f}, {100 * bs['ci_high']:+.2f}] ({unit} resampled, {bs['n_resamples']:,}, seed {bs['seed']})")  # fmt: skip
 
 
 # --- generation runs -------------------------------------------------------------------------------------------------
@@ -232,23 +245,51 @@ def _per_item_bertscore(row: dict[str, Any]) -> float | None:
 
 def paired_bootstrap(
     scores_a: Any, scores_b: Any, *, n_resamples: int = BOOTSTRAP_RESAMPLES, confidence: float = BOOTSTRAP_CONFIDENCE, seed: int = 0,
+    clusters: list[str] | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Percentile CI of mean(a - b) from resampling the paired items with replacement (seeded numpy Generator)."""
+    """Percentile CI of mean(a - b) from resampling the paired items with replacement (seeded numpy Generator).
+
+    With ``clusters`` (one key per item) whole clusters are resampled and the statistic is the pooled mean difference
+    of the drawn clusters: an idiom's IMPLI pairs, or a narrative's, rise and fall together."""
     x, y = np.asarray(scores_a, dtype=float), np.asarray(scores_b, dtype=float)
     diff = x - y
+    if clusters is not None:
+        if len(clusters) != diff.size:
+            raise ValueError(f"{len(clusters)} cluster keys for {diff.size} paired items")
+        index: dict[str, int] = {}
+        ids = np.asarray([index.setdefault(c, len(index)) for c in clusters])
+        units, sizes = np.bincount(ids, weights=diff), np.bincount(ids).astype(float)
+    else:
+        units, sizes = diff, np.ones_like(diff)
     rng = np.random.default_rng(seed)
     means = np.empty(n_resamples)
-    step = max(1, 2_000_000 // max(diff.size, 1))  # resample in chunks: at most ~2M indices at once
+    step = max(1, 2_000_000 // max(units.size, 1))  # resample in chunks: at most ~2M indices at once
     for start in range(0, n_resamples, step):
         k = min(step, n_resamples - start)
-        means[start:start + k] = diff[rng.integers(0, diff.size, size=(k, diff.size))].mean(axis=1)
+        drawn = rng.integers(0, units.size, size=(k, units.size))
+        means[start:start + k] = units[drawn].sum(axis=1) / sizes[drawn].sum(axis=1)
     alpha = (1 - confidence) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
+    unit = "items" if clusters is None else f"{units.size} clusters"
     return {
         "mean_difference": float(diff.mean()), "ci_low": float(low), "ci_high": float(high),
         "confidence": confidence, "n_resamples": n_resamples, "seed": seed,
-        "method": "paired percentile bootstrap of the mean difference (A - B), items resampled with replacement (numpy default_rng)",
+        **({"n_clusters": int(units.size)} if clusters is not None else {}),
+        "method": f"paired percentile bootstrap of the mean difference (A - B), {unit} resampled with replacement (numpy default_rng)",
     }  # fmt: skip
+
+
+def row_cluster(row: dict[str, Any], unit: str) -> str:
+    """The resampling cluster of a prediction row: its context (premise, narrative or source) or its expression."""
+    from ..data.hygiene import normalise_text
+
+    if unit == "context":
+        text = row.get("premise") or row.get("narrative") or row.get("source")
+        return f"ctx:{normalise_text(text)}" if text else f"id:{row['id']}"
+    if unit == "expression":
+        expr = row.get("expression")
+        return f"expr:{' '.join(str(expr).lower().split())}" if expr else f"id:{row['id']}"
+    raise FiglangError(f"unknown CI cluster {unit!r}: use context or expression")
 
 
 def _generation_tests(metric: str, xa: list[float], xb: list[float]) -> list[dict[str, Any]]:
@@ -262,7 +303,9 @@ def _generation_tests(metric: str, xa: list[float], xb: list[float]) -> list[dic
     return [{**t, "metric": metric}, {**w, "metric": metric}]
 
 
-def compare_generation_runs(a: Run, b: Run, *, seed: int = 0, n_resamples: int = BOOTSTRAP_RESAMPLES) -> dict[str, Any]:
+def compare_generation_runs(
+    a: Run, b: Run, *, seed: int = 0, n_resamples: int = BOOTSTRAP_RESAMPLES, ci_cluster: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Paired tests of two generation runs on the items both scored, per metric (ROUGE-L, sentence sacreBLEU, NLTK BLEU).
 
     Each item is scored by the metric class and configuration the evaluation recorded (protocol over samples ×
@@ -286,6 +329,7 @@ def compare_generation_runs(a: Run, b: Run, *, seed: int = 0, n_resamples: int =
     metrics: dict[str, Any] = {}
     skipped: dict[str, str] = {}
     tests: list[dict[str, Any]] = []
+    clusters = [row_cluster(ra[i], ci_cluster) for i in ids] if ci_cluster else None
     for key in GENERATION_METRICS:
         ca, cb = _recorded_config(a, key, warnings), _recorded_config(b, key, warnings)
         if _comparable_config(ca) != _comparable_config(cb):
@@ -313,7 +357,7 @@ def compare_generation_runs(a: Run, b: Run, *, seed: int = 0, n_resamples: int =
         entry: dict[str, Any] = {
             "mean_a": sum(xa) / len(xa), "mean_b": sum(xb) / len(xb),
             "scale": built.get("scale"), "config": built,
-            "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed),
+            "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed, clusters=clusters),
         }  # fmt: skip
         for side, run in (("a", a), ("b", b)):
             reported = _generation_block(run).get(key)
@@ -331,7 +375,7 @@ def compare_generation_runs(a: Run, b: Run, *, seed: int = 0, n_resamples: int =
             xa, xb = [float(v) for v in sa], [float(v) for v in sb]  # type: ignore[arg-type]
             metrics[BERTSCORE_KEY] = {"mean_a": sum(xa) / len(xa), "mean_b": sum(xb) / len(xb), "scale": "0-1",
                                       "config": (_generation_block(a).get("configs") or {}).get(BERTSCORE_KEY),
-                                      "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed),
+                                      "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed, clusters=clusters),
                                       "source": "per-item values in predictions.jsonl"}  # fmt: skip
             tests += _generation_tests(BERTSCORE_KEY, xa, xb)
         else:
@@ -345,7 +389,7 @@ def compare_generation_runs(a: Run, b: Run, *, seed: int = 0, n_resamples: int =
         "a": {"run": a.label, **{k: m["mean_a"] for k, m in metrics.items()}},
         "b": {"run": b.label, **{k: m["mean_b"] for k, m in metrics.items()}},
         "metrics": metrics, "skipped_metrics": skipped,
-        "tests": tests,
+        "tests": tests, "ci_cluster": ci_cluster,
         "warnings": warnings,
     }  # fmt: skip
 
