@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from figlang.data.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.evaluation import evaluate
 from figlang.models.trained import load_trained, read_figlang_json
@@ -356,3 +357,34 @@ def test_separators_start_at_the_mean_of_the_real_tokens_even_in_a_padded_matrix
         assert torch.allclose(weight[ids[0]], expected) and torch.allclose(weight[ids[1]], expected)
     add_separators(module, tok)  # a second call changes nothing
     assert tok.convert_tokens_to_ids([SEP1, SEP2]) == ids and module.get_input_embeddings().weight.shape[0] == rows.shape[0]
+
+
+def test_epoch_plan_draws_one_feature_per_group_anew_each_epoch():
+    from figlang.models.training import epoch_plan
+
+    groups = [(f"r{i // 12}", 0) for i in range(12 * 10)]  # 10 narratives × 12 inferences
+    lengths = [10 + i % 7 for i in range(len(groups))]
+    flat = lambda plan: [i for step in plan for batch in step for i in batch]  # noqa: E731
+    picks = [flat(epoch_plan(lengths, 4, 1, seed=0, epoch=e, groups=groups)) for e in range(3)]
+    for pick in picks:
+        assert len(pick) == 10 and sorted(groups[i] for i in pick) == sorted(set(groups))  # each narrative once
+    assert len({tuple(sorted(p)) for p in picks}) == 3  # other inferences in other epochs
+    assert flat(epoch_plan(lengths, 4, 1, seed=0, epoch=1, groups=groups)) == picks[1]  # resuming recomputes it
+    assert sorted(flat(epoch_plan(lengths, 4, 1, seed=0, epoch=0))) == list(range(120))  # without groups: every feature
+
+
+def test_one_inference_per_epoch_trains_a_knowledge_generator_on_each_narrative_once(tmp_path, data_dir, tiny_llama):
+    opts = {**TINY, "limit": 3, "max_inferences": 3, "report_limit": 1, "epochs": 2, "report_splits": ("dev",)}
+    result = train("idiom-generation", "generator-context", str(tiny_llama), tmp_path / "one", data_dir=str(data_dir),
+                   inference_sampling="one-per-epoch", **opts)  # fmt: skip
+    start = next(json.loads(line) for line in (tmp_path / "one" / "train_log.jsonl").read_text().splitlines()
+                 if json.loads(line)["event"] == "start")  # fmt: skip
+    # 3 narratives × their references × 3 inferences; one inference per (narrative, reference) each epoch, batches of 2
+    n_groups = start["train_items"] // 3
+    assert start["train_items"] % 3 == 0 and start["steps_per_epoch"] == -(-n_groups // 2) < start["train_items"] // 2
+    assert result.steps == 2 * start["steps_per_epoch"] and start["config"]["inference_sampling"] == "one-per-epoch"
+    assert read_figlang_json(tmp_path / "one")["training"]["inference_sampling"] == "one-per-epoch"
+    with pytest.raises(FiglangError, match="generator-context, generator-literal.*'generator' has none"):
+        make_config("idiom-generation", "generator", str(tiny_llama), tmp_path / "x", inference_sampling="one-per-epoch")
+    with pytest.raises(FiglangError, match="one of all, one-per-epoch"):
+        make_config("idiom-generation", "generator-context", str(tiny_llama), tmp_path / "y", inference_sampling="some")

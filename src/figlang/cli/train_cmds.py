@@ -77,6 +77,7 @@ def train_cmd(
     report_split: Annotated[Optional[list[str]], typer.Option("--report-split", help="Splits to score the best model on (repeatable; default: dev split + official dev/val).")] = None,
     eval_batch_size: Annotated[Optional[int], typer.Option("--eval-batch-size")] = None,
     max_target_length: Annotated[Optional[int], typer.Option("--max-target-length", help="Generating methods: tokens of the target (continuation, or label + explanation).")] = None,
+    inference_sampling: Annotated[Optional[str], typer.Option("--inference-sampling", help="Knowledge generators: all (every inference with every narrative each epoch, the paper's) or one-per-epoch (one inference per narrative, drawn anew each epoch: a narrative seen once an epoch, not 12 times).")] = None,
     freeze_base: Annotated[Optional[bool], typer.Option("--freeze-base/--fine-tune", help="Multiple-choice methods: train only the scoring head on the fixed base (a linear probe). Each sequence is encoded once and its features kept, so a 1.5B decoder fits a CPU; the saved model names the base instead of copying it. Preset cpu-probe.")] = None,
     base_layers: Annotated[Optional[int], typer.Option("--base-layers", help="With --freeze-base: read the base's first N layers (cut there; a decoder's middle layers probe better than its last, and cost half; qwen2.5-1.5b has 28).")] = None,
     bf16: Annotated[Optional[bool], typer.Option("--bf16/--fp32", help="bfloat16 autocast on CPU: about 2× faster for base-size encoders on CPUs with AVX512-BF16/AMX, several times slower on others (emulated). A preset's bf16 is dropped on such CPUs; --bf16 keeps it.")] = None,
@@ -112,7 +113,7 @@ def train_cmd(
         "max_steps": max_steps, "max_minutes": max_minutes, "eval_every": eval_every, "save_every": save_every,
         "log_every": log_every, "patience": patience, "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "train_split": train_split,
         "dev_split": dev_split, "report_splits": tuple(report_split) if report_split else None,
-        "eval_batch_size": eval_batch_size, "max_target_length": max_target_length, "bf16": bf16, "freeze_base": freeze_base, "base_layers": base_layers, "threads": threads,
+        "eval_batch_size": eval_batch_size, "max_target_length": max_target_length, "inference_sampling": inference_sampling, "bf16": bf16, "freeze_base": freeze_base, "base_layers": base_layers, "threads": threads,
         "device": device, "data_dir": str(data_dir) if data_dir else None, "progress": not quiet,
     }  # fmt: skip
     options = {k: v for k, v in options.items() if v is not None}

@@ -39,7 +39,7 @@ import random
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -102,6 +102,10 @@ class TrainConfig:
     eval_batch_size: int | None = None
     # model
     max_inferences: int = 12
+    # knowledge generators: "all" trains on every (inference, narrative) pair each epoch, as the paper; "one-per-epoch"
+    # on one inference per narrative and target, drawn anew each epoch (seeded): the narrative is seen once an epoch,
+    # not 12 times, which memorises its continuation in well under an epoch
+    inference_sampling: str = "all"
     max_target_length: int = 64  # generating methods: tokens of the target (continuation / label + explanation)
     freeze_base: bool = False  # multiple-choice scorers: train the head alone on the fixed base (a linear probe; features cached)
     base_layers: int | None = None  # with freeze_base: read the base's first N layers (a decoder's middle layers probe best)
@@ -172,6 +176,11 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
         raise FiglangError(f"select must be 'best' or 'last', got {cfg.select!r}")
     if cfg.lr <= 0:
         raise FiglangError(f"lr must be positive, got {cfg.lr}")
+    if cfg.inference_sampling not in INFERENCE_SAMPLING:
+        raise FiglangError(f"inference_sampling must be one of {', '.join(INFERENCE_SAMPLING)}, got {cfg.inference_sampling!r}")
+    if cfg.inference_sampling != "all" and not (TRAINED_METHODS[cfg.method][1] == "generator" and cfg.method.endswith(("-context", "-literal"))):
+        raise FiglangError(f"inference_sampling={cfg.inference_sampling!r} draws among a knowledge generator's per-inference "
+                           f"sequences (generator-context, generator-literal); {cfg.method!r} has none to draw from")  # fmt: skip
     if cfg.freeze_base and TRAINED_METHODS[cfg.method][1] != "choice-scorer":
         raise FiglangError(f"freeze_base trains a multiple-choice head on a fixed base (mc, mc-continuation, …), not {cfg.method!r}")
     if cfg.base_layers is not None and not cfg.freeze_base:
@@ -220,14 +229,25 @@ def seeded_subset(records: Sequence[Record], n: int | None, seed: int) -> list[R
     return [r for i, r in enumerate(records) if i in keep]
 
 
-def epoch_plan(lengths: Sequence[int], batch_size: int, grad_accum: int, seed: int, epoch: int, bucket: int = 32) -> list[list[list[int]]]:
+INFERENCE_SAMPLING = ("all", "one-per-epoch")
+
+
+def epoch_plan(lengths: Sequence[int], batch_size: int, grad_accum: int, seed: int, epoch: int, bucket: int = 32,
+               groups: Sequence[Hashable] | None = None) -> list[list[list[int]]]:  # fmt: skip
     """The optimizer steps of one epoch: lists of micro-batches of feature indexes.
 
     Shuffled by (seed, epoch); within windows of ``bucket`` batches sorted by length (less
-    padding), then the batches shuffled again. A pure function: resuming recomputes it.
+    padding), then the batches shuffled again. ``groups`` (one key per feature) keeps one feature
+    of each group, drawn by (seed, epoch). A pure function: resuming recomputes it.
     """
     rng = random.Random(seed * 1_000_003 + epoch)
-    order = list(range(len(lengths)))
+    if groups is None:
+        order = list(range(len(lengths)))
+    else:
+        members: dict[Hashable, list[int]] = {}
+        for i, g in enumerate(groups):
+            members.setdefault(g, []).append(i)
+        order = [rng.choice(m) for m in members.values()]
     rng.shuffle(order)
     window = batch_size * bucket
     batches: list[list[int]] = []
@@ -687,7 +707,9 @@ def run_training(
         raise FiglangError("no dev records for model selection")
     lengths = [f["length"] for f in train_feats]
     token_mean = hasattr(model, "target_tokens")  # a loss that is the mean over target tokens (generating models)
-    steps_per_epoch = len(epoch_plan(lengths, cfg.batch_size, cfg.grad_accum, cfg.seed, 0))
+    # one-per-epoch: the features of one narrative and target (its inferences) form a group; each epoch draws one
+    draw_groups = [(f["id"], f.get("t")) for f in train_feats] if cfg.inference_sampling == "one-per-epoch" else None
+    steps_per_epoch = len(epoch_plan(lengths, cfg.batch_size, cfg.grad_accum, cfg.seed, 0, groups=draw_groups))
     total_steps = steps_per_epoch * cfg.epochs
     if cfg.max_steps:
         total_steps = min(total_steps, int(cfg.max_steps))
@@ -805,13 +827,13 @@ def run_training(
     if getattr(module, "frozen", False) and len(module.features) < len(train_feats):
         progress.message("[probe] the base is frozen: the first epoch encodes every training sequence once and keeps its "
                          "features; later epochs train the head alone in seconds (the ETA shown is that of the first epoch)")  # fmt: skip
-        progress.encode_until = state["step"] + len(epoch_plan(lengths, cfg.batch_size, cfg.grad_accum, cfg.seed, state["epoch"])) - state["group"]
+        progress.encode_until = state["step"] + len(epoch_plan(lengths, cfg.batch_size, cfg.grad_accum, cfg.seed, state["epoch"], groups=draw_groups)) - state["group"]
     module.train()
     running: list[float] = list(state.get("running_losses") or [])
     stop_reason = state.get("finished")
     try:
         while stop_reason is None and state["epoch"] < cfg.epochs:
-            plan = epoch_plan(lengths, cfg.batch_size, cfg.grad_accum, cfg.seed, state["epoch"])
+            plan = epoch_plan(lengths, cfg.batch_size, cfg.grad_accum, cfg.seed, state["epoch"], groups=draw_groups)
             while state["group"] < len(plan):
                 group = plan[state["group"]]
                 n_group = sum(len(b) for b in group)
