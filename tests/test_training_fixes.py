@@ -281,3 +281,17 @@ def test_early_stopping_counts_with_select_last_too(select, tmp_path, minilm_pat
     state = summary["state"]
     assert summary["stopped"] == "early-stopping" and state["step"] == 3  # 0.5, then two evaluations without improvement
     assert state["best"]["step"] == (3 if select == "last" else 1)  # select decides which model is kept, not when to stop
+
+
+def test_training_data_with_contradictory_copies_is_named(data_dir, capsys):
+    """FLUTE train holds one pair labelled both ways: training keeps it (as published) and says so in figlang.json."""
+    from figlang.models.training.trainer import _task_data
+
+    cfg = make_config("flute", "nli", "minilm", "/tmp/unused", data_dir=str(data_dir), progress=True)
+    train, dev, _, info = _task_data(get_task("flute"), cfg)
+    (conflict,) = info["data"]["label_conflicts"]
+    ids = {r["id"] for r in conflict["records"]}
+    assert ids == {"train-4539", "train-5830"} and ids <= {r.id for r in [*train, *dev]}
+    assert "1 item(s) in the training data occur with different gold labels" in capsys.readouterr().err
+    quiet = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", data_dir=str(data_dir), progress=True)
+    assert "label_conflicts" not in _task_data(get_task("idiom-cloze"), quiet)[3]["data"]

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from ...data.errors import FiglangError
+from ...data.hygiene import label_conflicts
 from ...data.records import Record, expression_of
 from ..devices import bf16_is_emulated
 from ..trained import FIGLANG_JSON, FORMAT_VERSION, KNOWLEDGE, TRAINED_METHODS, check_method, is_trained_dir, read_figlang_json, resolve_device
@@ -972,6 +973,12 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
                  f"carved from {train_split}: {cfg.carve_fraction:g} by {cfg.carve_key}", "report_splits": list(sets)},
         "data": {"files": files},
     }  # fmt: skip
+    conflicts = label_conflicts({"train": train, "dev": dev})
+    if conflicts:  # no model can fit both copies; across train and dev, selection scores a right answer as wrong
+        info["data"]["label_conflicts"] = [c.to_dict() for c in conflicts]
+        if cfg.progress:
+            print(f"[warn] {len(conflicts)} item(s) in the training data occur with different gold labels, e.g. {conflicts[0]} "
+                  "(kept, as in the published setups; listed in figlang.json data.label_conflicts)", file=sys.stderr, flush=True)  # fmt: skip
     return train, dev, sets, info
 
 
