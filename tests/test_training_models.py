@@ -188,6 +188,8 @@ def test_impli_idiom_disjoint_folds(tmp_path, data_dir, minilm_path):
     fold = summary["per_fold"]["3"]
     assert fold["items"] == 10 and fold["train_items"] == 8
     assert set(summary["pooled"]["by_gold_label"]) <= {"entailment", "non-entailment"}
+    by_idiom = summary["pooled_ci_by_expression"]["accuracy"]  # idiom-disjoint folds: the CI resamples idioms
+    assert by_idiom["accuracy"] == summary["pooled"]["accuracy"]["accuracy"] and 1 <= by_idiom["n_clusters"] <= 10
     assert (tmp_path / "folds" / "fold_03" / "eval" / "test-fold" / "predictions.jsonl").is_file()
     meta = read_figlang_json(tmp_path / "folds" / "fold_03")
     assert meta["task"]["fold"] == 3 and meta["task"]["folds"] == 10

@@ -123,6 +123,9 @@ def train_cmd(
         _print_metrics({"pooled test folds": pooled}, f"{task} · {method} · {folds} folds")
         means = ", ".join(f"{k} {_pct(v)}" for k, v in summary["mean_over_folds"].items())
         console.print(f"mean over folds: {means}")
+        ci = summary["pooled_ci_by_expression"]["accuracy"]
+        console.print(f"pooled accuracy with idioms resampled (the folds are idiom-disjoint): {_pct(ci['accuracy'])} "
+                      f"[{_pct(ci['ci_low'])}, {_pct(ci['ci_high'])}] over {ci['n_clusters']} expressions")  # fmt: skip
         console.print(f"[dim]wrote {out}/folds_summary.json and {out}/fold_XX/[/dim]")
         return
     if fold:

@@ -1166,6 +1166,7 @@ def train_folds(
     options = MetricOptions(seed=base_cfg.seed)
     pooled = score(pooled_records, pooled_preds, t.group_by, options)
     _write_pooled(out / "pooled", t, k, chosen, pooled_records, pooled_preds, pooled, options, model, time.perf_counter() - started)
+    by_idiom = score(pooled_records, pooled_preds, (), MetricOptions(seed=base_cfg.seed, ci_cluster="expression"))
     accs = [v["accuracy"]["accuracy"] for v in per_fold.values()]
     per_label: dict[str, list[float]] = {}
     for v in per_fold.values():
@@ -1177,6 +1178,8 @@ def train_folds(
         "pooled": {"accuracy": pooled["accuracy"], "by_gold_label": pooled["by_gold_label"],
                    **{k2: v for k2, v in pooled.items() if k2.startswith("by_") and k2 != "by_gold_label"}},
         "mean_over_folds": {"accuracy": sum(accs) / len(accs), **{f"accuracy_{lab}": sum(v) / len(v) for lab, v in per_label.items()}},
+        # the folds are disjoint by idiom, so the question is how a model does on new idioms: resample idioms, not pairs
+        "pooled_ci_by_expression": {key: by_idiom[key] for key in ("accuracy", "by_gold_label")},
         "per_fold": per_fold,
     }  # fmt: skip
     _atomic_json(out / "folds_summary.json", summary_out)
