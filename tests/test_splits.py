@@ -118,14 +118,7 @@ _SCRIPT = """
 import json, random, sys
 sys.path.insert(0, {tests!r})
 from test_splits import toy_records
-from figlang.data.splits import (
-    expression_disjoint_split,
-    expression_folds,
-    figurative_links,
-    linked_key,
-    narrative_links,
-    normalise_expression,
-)
+from figlang.data.splits import expression_disjoint_split, expression_folds
 recs = toy_records()
 rest, dev = expression_disjoint_split(recs, seed=5)
 folds = expression_folds(recs, k=4, seed=2)
