@@ -564,3 +564,7 @@ def test_cluster_cis_are_recorded_and_bad_units_refused(data_dir: Path, tmp_path
     assert "n_clusters" not in plain.results["metrics"]["accuracy"]
     with pytest.raises(FiglangError, match="unknown CI cluster 'premise': use context, expression"):
         MetricOptions(ci_cluster="premise")
+    from figlang.evaluation.report import build_report
+
+    build_report([tmp_path / "run"], tmp_path / "report")  # the combined table says how its interval was made
+    assert f"over {n_expr} clusters]" in (tmp_path / "report" / "report.md").read_text()

@@ -27,7 +27,10 @@ def method_label(method: dict[str, Any]) -> str:
 
 
 def _accuracy_text(acc: dict[str, Any]) -> str:
-    return f"{100 * acc['accuracy']:.2f} [{100 * acc['ci_low']:.1f}, {100 * acc['ci_high']:.1f}]"
+    """Accuracy [95% CI]; a CI that resampled clusters (--ci-cluster) says over how many, so that runs whose
+    intervals were made differently are not read as comparable."""
+    clusters = f" over {acc['n_clusters']} clusters" if acc.get("n_clusters") is not None else ""
+    return f"{100 * acc['accuracy']:.2f} [{100 * acc['ci_low']:.1f}, {100 * acc['ci_high']:.1f}{clusters}]"
 
 
 def run_row(run: Run) -> dict[str, Any]:
