@@ -9,8 +9,10 @@ from typing import Any
 import numpy as np
 
 from ..data.errors import FiglangError
+from ..data.hygiene import normalise_text
 from ..metrics.significance import mcnemar, paired_t_test, wilcoxon_signed_rank
 from .runs import Run, load_run
+from .scoring import check_ci_cluster, cluster_key
 
 #: Paired-bootstrap resamples of the mean difference (percentile CI).
 BOOTSTRAP_RESAMPLES = 10_000
@@ -84,8 +86,7 @@ def compare_runs(
             f"cannot compare a generation run with a discriminative one: {gen.path} scored generated text against "
             f"references, {other.path} scored per-item correctness; compare runs of the same kind"
         )
-    if ci_cluster is not None:
-        row_cluster({"id": ""}, ci_cluster)  # refuse an unknown unit before any work
+    check_ci_cluster(ci_cluster)  # refuse an unknown unit before any work
     if ga:
         return compare_generation_runs(a, b, seed=seed, n_resamples=n_resamples, ci_cluster=ci_cluster)
     ca = {r["id"]: r for r in a.rows if r.get("correct") is not None}
@@ -280,16 +281,9 @@ def paired_bootstrap(
 
 
 def row_cluster(row: dict[str, Any], unit: str) -> str:
-    """The resampling cluster of a prediction row: its context (premise, narrative or source) or its expression."""
-    from ..data.hygiene import normalise_text
-
-    if unit == "context":
-        text = row.get("premise") or row.get("narrative") or row.get("source")
-        return f"ctx:{normalise_text(text)}" if text else f"id:{row['id']}"
-    if unit == "expression":
-        expr = row.get("expression")
-        return f"expr:{' '.join(str(expr).lower().split())}" if expr else f"id:{row['id']}"
-    raise FiglangError(f"unknown CI cluster {unit!r}: use context or expression")
+    """The resampling cluster of a prediction row, keyed as scoring keys the records (``scoring.cluster_key``)."""
+    text = row.get("premise") or row.get("narrative") or row.get("source")
+    return cluster_key(unit, row["id"], normalise_text(text) if text else None, row.get("expression"))
 
 
 def _generation_tests(metric: str, xa: list[float], xb: list[float]) -> list[dict[str, Any]]:

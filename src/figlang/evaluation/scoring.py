@@ -38,8 +38,7 @@ class MetricOptions:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.ci_cluster not in CI_CLUSTERS:
-            raise FiglangError(f"unknown CI cluster {self.ci_cluster!r}: use {', '.join(k for k in CI_CLUSTERS if k)} (or none)")
+        check_ci_cluster(self.ci_cluster)
 
     def accuracy(self) -> Accuracy:
         return Accuracy(n_resamples=self.n_resamples, confidence=self.confidence, seed=self.seed)
@@ -54,13 +53,25 @@ CI_CLUSTERS: dict[str | None, str] = {
 }
 
 
+def check_ci_cluster(unit: str | None) -> None:
+    if unit not in CI_CLUSTERS:
+        raise FiglangError(f"unknown CI cluster {unit!r}: use {', '.join(k for k in CI_CLUSTERS if k)} (or none)")
+
+
+def cluster_key(unit: str, item_id: str, context: str | None, expression: str | None) -> str:
+    """The resampling cluster of one item, from its normalised context (``hygiene.context_key``) or its expression;
+    an item without one is a cluster of its own. Scoring (records) and `figlang compare` (prediction rows) share it."""
+    check_ci_cluster(unit)
+    if unit == "context":
+        return f"ctx:{context}" if context else f"id:{item_id}"
+    return f"expr:{expression}" if expression else f"id:{item_id}"
+
+
 def cluster_keys(records: Sequence[Record], unit: str | None) -> list[str] | None:
     """One resampling-cluster key per record (None: resample items)."""
     if unit is None:
         return None
-    if unit == "context":
-        return [context_key(r) for r in records]
-    return [f"expr:{e}" if (e := expression_of(r)) else f"id:{r.id}" for r in records]
+    return [cluster_key(unit, r.id, context_key(r), expression_of(r)) for r in records]
 
 
 def is_correct(record: Record, prediction: Prediction | None) -> bool | None:
