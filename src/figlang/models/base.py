@@ -62,8 +62,7 @@ class Method(ABC):
 
     def run_notes(self) -> dict[str, Any]:
         """What the model's backend did differently from what was asked (empty for most runs)."""
-        lm = getattr(self, "_lm", None)
-        return lm.run_notes() if lm is not None and hasattr(lm, "run_notes") else {}
+        return {}
 
     def fingerprint(self) -> dict[str, Any]:
         """What identifies this method's answers: name and configuration (keys the request cache)."""

@@ -176,6 +176,9 @@ class ModelMethod(Method):
             self._lm = backend_for(self.model, **self.backend_options)
         return self._lm
 
+    def run_notes(self) -> dict[str, Any]:
+        return self._lm.run_notes() if self._lm is not None else {}  # a backend never loaded did nothing to note
+
     def model_config(self) -> dict[str, Any]:
         """Model identity for the fingerprint: the reference, the backend's fingerprint and the backend
         options that can change answers (speed-only options the backend lists in ``runtime_options()``,

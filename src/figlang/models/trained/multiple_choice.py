@@ -496,10 +496,14 @@ class ChoiceScorerModel:
         return {"id": record.id, "seqs": seqs, "choice": choice, "n_options": len(record.options), "label": label,
                 "length": sum(len(s[0]) for s in seqs)}  # fmt: skip
 
-    def features(self, records: Sequence[ClozeRecord]) -> list[dict[str, Any]]:
+    @staticmethod
+    def _check_cloze(records: Sequence[Any]) -> None:
         for r in records:
             if not isinstance(r, ClozeRecord):
                 raise FiglangError(f"the multiple-choice scorer answers cloze records, got {type(r).__name__}")
+
+    def features(self, records: Sequence[ClozeRecord]) -> list[dict[str, Any]]:
+        self._check_cloze(records)
         return [self.featurize(r) for r in records]
 
     def collate(self, feats: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
@@ -556,9 +560,7 @@ class ChoiceScorerModel:
         inferences than the slots ask for gets an invalid prediction saying so (the run goes on). A knowledge model
         given some records without any inference (a provider found nothing for a rare word) marks those invalid
         too; only when no record has any is that an error (the inference files are missing, not one item)."""
-        for r in records:
-            if not isinstance(r, ClozeRecord):
-                raise FiglangError(f"the multiple-choice scorer answers cloze records, got {type(r).__name__}")
+        self._check_cloze(records)
         bare = [self.unusable(r) for r in records]
         if records and all(bare):
             self.inferences_of(records[0])  # raises the error that says which files are missing

@@ -179,7 +179,7 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
         raise FiglangError(f"lr must be positive, got {cfg.lr}")
     if cfg.inference_sampling not in INFERENCE_SAMPLING:
         raise FiglangError(f"inference_sampling must be one of {', '.join(INFERENCE_SAMPLING)}, got {cfg.inference_sampling!r}")
-    if cfg.inference_sampling != "all" and not (TRAINED_METHODS[cfg.method][1] == "generator" and cfg.method.endswith(("-context", "-literal"))):
+    if cfg.inference_sampling != "all" and not (cfg.method in KNOWLEDGE and TRAINED_METHODS[cfg.method][1] == "generator"):
         raise FiglangError(f"inference_sampling={cfg.inference_sampling!r} draws among a knowledge generator's per-inference "
                            f"sequences (generator-context, generator-literal); {cfg.method!r} has none to draw from")  # fmt: skip
     if cfg.freeze_base and TRAINED_METHODS[cfg.method][1] != "choice-scorer":
@@ -639,8 +639,9 @@ def _usable(model: Any, records: Sequence[Record], split: str, say: bool) -> tup
     if not dropped or len(dropped) == len(records):
         return records, []
     if say:
-        print(f"[warn] {split}: {len(dropped)} of {len(records)} records left out ({reasons[[r.id for r in records].index(dropped[0])]}; "
-              "ids in the training log's start event)", file=sys.stderr, flush=True)  # fmt: skip
+        first = next(why for why in reasons if why)
+        print(f"[warn] {split}: {len(dropped)} of {len(records)} records left out ({first}; ids in the training log's start event)",
+              file=sys.stderr, flush=True)  # fmt: skip
     return [r for r, why in zip(records, reasons) if not why], dropped
 
 
