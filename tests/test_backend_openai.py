@@ -618,7 +618,7 @@ def test_a_run_records_the_sampling_fields_the_endpoint_refused(tmp_path: Path, 
     notes = json.loads((tmp_path / "run" / "results.json").read_text())["run"]["backend"]
     assert notes["not_sent"] == ["top_k"] and "rejected top_k" in notes["why"]
     assert "**Note:**" in (tmp_path / "run" / "results.md").read_text()
-    assert run.results["method"]["fingerprint"]  # the configuration is still what was asked for
+    assert run.results["method"]["fingerprint"]["top_k"] == 5  # the configuration is still what was asked for
 
     with StubServer() as stub:  # an endpoint that takes top_k: nothing to note
         run = evaluate("idiom-generation", "generate", model=f"openai:stub@{stub.base_url}", split="dev", limit=1, data_dir=data_dir,
