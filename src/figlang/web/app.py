@@ -1,0 +1,377 @@
+"""`figlang serve`: the local web app over figlang's data, runs, interpretation and review queues.
+
+Every page calls figlang's own functions (the task registry, the run readers, `figlang compare`, the FLUTE
+creator's review module, `figlang.interpret`); this module only routes requests to them and renders the
+answers. It serves files only from the configured runs folder (plots) and writes only the review files
+the CLI writes (``RUN/review/verdicts.jsonl``, through :func:`figlang.builders.flute_review.record_verdict`).
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, redirect, render_template, request, send_file, url_for
+from markupsafe import Markup, escape
+
+from ..data.errors import FiglangError
+from ..evaluation.run_index import PREDICTIONS_FILE, Filters, PredictionIndex, describe_run, find_runs, read_results
+from .paths import OutsideRootError, resolve_under
+
+PAGE_SIZE = 25
+IMAGE_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
+#: Where `figlang serve` records itself as the origin of a verdict (the CLI records the queue file:line).
+VERDICT_ORIGIN = "figlang serve"
+
+
+@dataclass
+class ServeConfig:
+    runs_dir: Path
+    data_dir: Path | None
+    started: float = field(default_factory=time.time)
+
+
+class _FormExpired(Exception):
+    """A form posted without this server's token (an old page, or another site posting to localhost)."""
+
+
+class _StillLoading(Exception):
+    """Work behind a page (loading a 26k-record split, indexing a run, `figlang compare`) is still running."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
+class _Jobs:
+    """Slow loads run in worker threads, cached by key (which includes the files' modification stamps).
+
+    A page waits for its load at most ``wait`` seconds; if it is not done the page says what is being loaded and
+    reloads itself, so no request blocks for long and the work is done once. A load that failed is forgotten
+    (the next request tries again) after its error was shown.
+    """
+
+    def __init__(self, workers: int = 2, size: int = 24, wait: float = 0.6) -> None:
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="figlang-serve")
+        self._futures: OrderedDict[Any, Future] = OrderedDict()
+        self._lock = threading.Lock()
+        self._size, self.wait = size, wait
+
+    def submit(self, key: Any, make: Callable[[], Any]) -> Future:
+        with self._lock:
+            fut = self._futures.get(key)
+            if fut is None:
+                fut = self._futures[key] = self._pool.submit(make)
+                while len(self._futures) > self._size:
+                    self._futures.popitem(last=False)
+            else:
+                self._futures.move_to_end(key)
+            return fut
+
+    def get(self, key: Any, make: Callable[[], Any], what: str) -> Any:
+        fut = self.submit(key, make)
+        try:
+            return fut.result(timeout=self.wait)
+        except FutureTimeout:
+            raise _StillLoading(what) from None
+        except BaseException:
+            with self._lock:
+                if self._futures.get(key) is fut:
+                    del self._futures[key]
+            raise
+
+
+def _bold_markup(text: Any) -> Markup:
+    """The narrative benchmark marks its idiom with <b>…</b>: keep that one tag, escape everything else."""
+    safe = str(escape("" if text is None else text))
+    return Markup(safe.replace("&lt;b&gt;", "<b>").replace("&lt;/b&gt;", "</b>"))
+
+
+def _pct(x: Any) -> str:
+    return "–" if not isinstance(x, (int, float)) or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.2f}"
+
+
+def _num(x: Any, fmt: str = ".4g") -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, float) and math.isnan(x):
+        return "undefined"
+    return format(x, fmt) if isinstance(x, (int, float)) else str(x)
+
+
+def _page_of(total: int) -> tuple[int, int]:
+    """(page number, number of pages) from the request's ``page`` argument, clamped."""
+    pages = max(1, math.ceil(total / PAGE_SIZE))
+    try:
+        page = int(request.args.get("page", "1"))
+    except ValueError:
+        page = 1
+    return min(max(page, 1), pages), pages
+
+
+def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, testing: bool = False, warm: bool = True,
+               wait: float = 0.6) -> Flask:  # fmt: skip
+    """The web app serving ``runs_dir`` (run folders, FLUTE creator runs) and the datasets in ``data_dir``.
+
+    ``warm`` indexes every run's predictions in a background thread from the start; ``wait`` is how long a page waits
+    for a slow load before it shows a "loading" page that reloads itself."""
+    runs_root = Path(runs_dir).resolve()
+    if not runs_root.is_dir():
+        raise FiglangError(f"--runs {runs_dir} is not a folder: point it at the folder that holds your `figlang eval --out` runs")
+    config = ServeConfig(runs_root, Path(data_dir).resolve() if data_dir else None)
+    app = Flask(__name__)
+    app.config.update(TESTING=testing, MAX_CONTENT_LENGTH=1 << 20, FIGLANG=config)
+    csrf_token = secrets.token_urlsafe(24)  # forms carry it: another site cannot post verdicts into a local review
+    jobs = _Jobs(wait=wait)
+    review_lock = threading.Lock()
+
+    app.jinja_env.filters.update(bold=_bold_markup, pct=_pct, num=_num)
+    app.jinja_env.globals.update(csrf_token=csrf_token, runs_root=runs_root, data_dir=config.data_dir)
+
+    def fail(status: int, title: str, message: str) -> tuple[str, int]:
+        return render_template("error.html", title=title, message=message, status=status), status
+
+    @app.errorhandler(404)
+    def not_found(_e: Any) -> tuple[str, int]:
+        return fail(404, "Not found", f"There is no page at {request.path}.")
+
+    @app.errorhandler(OutsideRootError)
+    def outside(e: OutsideRootError) -> tuple[str, int]:
+        return fail(403, "Refused", str(e))
+
+    @app.errorhandler(FiglangError)
+    def figlang_error(e: FiglangError) -> tuple[str, int]:
+        return fail(422, "Cannot show this", str(e))
+
+    @app.errorhandler(_StillLoading)
+    def still_loading(e: _StillLoading) -> tuple[str, int]:
+        return render_template("loading.html", what=e.what), 202
+
+    def index_of(path: Path) -> PredictionIndex:
+        st = path.stat()
+        return jobs.get(("index", str(path), st.st_mtime_ns, st.st_size), lambda: PredictionIndex.build(path),
+                        f"indexing {path.parent.name}/{path.name} ({st.st_size / 1e6:.1f} MB), once per file")  # fmt: skip
+
+    def run_folder(rel: str) -> Path:
+        folder = resolve_under(runs_root, rel)
+        if not folder.exists():
+            raise FiglangError(f"no run folder {rel!r} under the runs folder (see the list of runs)")
+        return folder
+
+    @app.errorhandler(_FormExpired)
+    def form_expired(_e: _FormExpired) -> tuple[str, int]:
+        return fail(400, "Form expired", "This form came from an older page or another site: reload the page and try again.")
+
+    def check_post() -> None:
+        if not secrets.compare_digest(request.form.get("csrf", ""), csrf_token):
+            raise _FormExpired()
+
+    # --- home and tasks -------------------------------------------------------------------------------------------
+
+    @app.get("/")
+    def index() -> str:
+        from ..data.registry import all_tasks
+
+        return render_template("index.html", runs=find_runs(runs_root), tasks=all_tasks(), reviews=_review_runs(runs_root))
+
+    @app.get("/tasks")
+    def tasks() -> str:
+        from ..data.registry import all_tasks
+
+        return render_template("tasks.html", tasks=all_tasks())
+
+    @app.get("/tasks/<name>/<split>")
+    def task_page(name: str, split: str) -> Any:
+        from ..data.records import expression_of
+        from ..data.registry import all_tasks
+
+        task = next((t for t in all_tasks() if t.name == name), None)  # registered names only: never a spec path
+        if task is None:
+            return fail(404, "Unknown task", f"There is no task {name!r}; the tasks page lists them.")
+        split = task.check_split(split)
+        records = jobs.get(("task", name, split), lambda: task.load(split, data_dir=config.data_dir),
+                           f"loading {name} / {split} from the data folder, once per split")  # fmt: skip
+        query = request.args.get("q", "").strip()
+        shown = [r for r in records if query.lower() in (expression_of(r) or "")] if query else records
+        page, pages = _page_of(len(shown))
+        items = [r.to_dict() for r in shown[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]]
+        return render_template("task.html", task=task, split=split, items=items, total=len(records), matched=len(shown),
+                               q=query, page=page, pages=pages, first=(page - 1) * PAGE_SIZE)  # fmt: skip
+
+    # --- runs -------------------------------------------------------------------------------------------------------
+
+    @app.get("/runs")
+    def runs() -> str:
+        return render_template("runs.html", runs=find_runs(runs_root))
+
+    @app.get("/run/<path:rel>")
+    def run_page(rel: str) -> Any:
+        folder = run_folder(rel)
+        info = describe_run(runs_root, folder)
+        if info.problem:
+            return fail(422, "This run folder cannot be read", info.problem)
+        results = read_results(folder)
+        groups = {k[3:]: v for k, v in results["metrics"].items() if k.startswith("by_") and isinstance(v, dict)}
+        plots = sorted(p.relative_to(runs_root).as_posix() for p in folder.rglob("*") if p.suffix.lower() in IMAGE_TYPES
+                       and p.is_file() and p.resolve().is_relative_to(runs_root))  # fmt: skip
+        filters = Filters(wrong=request.args.get("show", "wrong") == "wrong", label=request.args.get("label", ""),
+                          figure_type=request.args.get("type", ""), pair_type=request.args.get("pair", ""),
+                          expression=request.args.get("expr", "").strip())  # fmt: skip
+        preds = folder / PREDICTIONS_FILE
+        listing: dict[str, Any] = {"present": preds.is_file()}
+        if preds.is_file():
+            index = index_of(preds)
+            chosen = index.select(filters)
+            page, pages = _page_of(len(chosen))
+            listing.update(total=len(index), matched=len(chosen), page=page, pages=pages, problems=index.problems[:5],
+                           n_problems=len(index.problems), rows=index.rows(chosen[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]),
+                           labels=index.values("gold"), types=index.values("figure_type"), pairs=index.values("pair_type"),
+                           has_correct=any("correct" in k for k in index.keys[:50]))  # fmt: skip
+        return render_template("run.html", rel=info.rel, info=info, results=results, groups=groups, plots=plots,
+                               f=filters, show="wrong" if filters.wrong else "all", listing=listing)  # fmt: skip
+
+    @app.get("/file/<path:rel>")
+    def run_file(rel: str) -> Any:
+        path = resolve_under(runs_root, rel)
+        kind = IMAGE_TYPES.get(path.suffix.lower())
+        if kind is None or not path.is_file():
+            return fail(404, "Not found", f"No image {rel!r} under the runs folder (only plots are served).")
+        return send_file(path, mimetype=kind, max_age=0)
+
+    @app.get("/compare")
+    def compare() -> Any:
+        from ..evaluation.compare import compare_runs
+
+        all_runs = [r for r in find_runs(runs_root) if r.has_predictions and not r.problem]
+        a, b = request.args.get("a", ""), request.args.get("b", "")
+        if not (a and b):
+            return render_template("compare.html", runs=all_runs, a=a, b=b, c=None)
+        fa, fb = run_folder(a), run_folder(b)
+        pa, pb = fa / PREDICTIONS_FILE, fb / PREDICTIONS_FILE
+        for rel, p in ((a, pa), (b, pb)):
+            if not p.is_file():
+                raise FiglangError(f"{rel} has no {PREDICTIONS_FILE}: compare needs per-item predictions")
+        stamp = tuple((p.stat().st_mtime_ns, p.stat().st_size) for p in (pa, pb))
+        ia, ib = index_of(pa), index_of(pb)
+        c = jobs.get(("compare", str(fa), str(fb), stamp), lambda: compare_runs(fa, fb),
+                     f"running figlang compare's paired tests and bootstrap over {min(len(ia), len(ib)):,} items, once per pair of runs")
+        generation = c.get("kind") == "generation"
+        field_ = "prediction" if generation else "correct"
+        differ = [(i, ib.by_id[k["id"]]) for i, k in enumerate(ia.keys)
+                  if k["id"] in ib.by_id and (k.get(field_) != ib.keys[ib.by_id[k["id"]]].get(field_) or generation)]  # fmt: skip
+        page, pages = _page_of(len(differ))
+        chunk = differ[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+        pairs = list(zip(ia.rows([x for x, _ in chunk]), ib.rows([y for _, y in chunk])))
+        return render_template("compare.html", runs=all_runs, a=a, b=b, c=c, pairs=pairs, n_differ=len(differ),
+                               page=page, pages=pages, generation=generation)  # fmt: skip
+
+    # --- interpret --------------------------------------------------------------------------------------------------
+
+    @app.route("/interpret", methods=["GET", "POST"])
+    def interpret_page() -> Any:
+        try:
+            from ..interpret import interpret  # the interpreter is optional here: a branch may not have it yet
+        except ImportError as exc:
+            return render_template("interpret.html", available=False, reason=str(exc), text="", result=None), 200
+        text, result, error = "", None, None
+        paraphrase = True
+        if request.method == "POST":
+            check_post()
+            text = request.form.get("text", "")
+            paraphrase = request.form.get("paraphrase") == "on"
+            try:
+                result = interpret(text, data_dir=config.data_dir, paraphrase=paraphrase).to_dict()
+            except FiglangError as exc:
+                error = str(exc)
+        return render_template("interpret.html", available=True, text=text, result=result, error=error, paraphrase=paraphrase)
+
+    # --- review -----------------------------------------------------------------------------------------------------
+
+    @app.get("/review")
+    def review_list() -> str:
+        from ..builders.flute_review import review_rates
+
+        rows = []
+        for rel, path in _review_runs(runs_root):
+            try:
+                rows.append((rel, review_rates(path), None))
+            except FiglangError as exc:
+                rows.append((rel, {}, str(exc)))
+        return render_template("review_list.html", rows=rows)
+
+    @app.get("/review/flute/<path:rel>")
+    def review_page(rel: str) -> Any:
+        from ..builders.flute_review import queue_items, review_rates
+
+        folder = run_folder(rel)
+        items = queue_items(folder)
+        show = request.args.get("show", "todo")
+        shown = [i for i in items if i["review"] is None] if show == "todo" else items
+        page, pages = _page_of(len(shown))
+        return render_template("review.html", rel=rel, rates=review_rates(folder), items=shown[(page - 1) * PAGE_SIZE: page * PAGE_SIZE],
+                               matched=len(shown), total=len(items), show=show, page=page, pages=pages,
+                               message=request.args.get("msg", ""), error=request.args.get("err", ""))  # fmt: skip
+
+    @app.post("/review/flute/<path:rel>")
+    def review_post(rel: str) -> Any:
+        from ..builders.flute_review import EDITABLE, record_verdict
+
+        check_post()
+        folder = run_folder(rel)
+        form = request.form
+        verdict = form.get("verdict", "").strip().lower()
+        row = {"id": form.get("id", ""), "revision": form.get("revision", ""), "verdict": verdict, "note": form.get("note", "")}
+        if verdict == "edit":
+            row.update({f"edited_{f}": form.get(f"edited_{f}", "") for f in EDITABLE})
+        back = {"show": form.get("show", "todo"), "page": form.get("page", "1")}
+        if verdict == "reject" and not row["note"].strip():
+            return redirect(url_for("review_page", rel=rel, err=f"{row['id']}: say why you reject it (the reason is kept with the verdict)", **back))
+        with review_lock:  # one read-modify-write of verdicts.jsonl at a time
+            report = record_verdict(folder, row, VERDICT_ORIGIN)
+        if report.errors:
+            return redirect(url_for("review_page", rel=rel, err="; ".join(e.removeprefix(f"{VERDICT_ORIGIN}: ") for e in report.errors), **back))
+        if report.blank:
+            return redirect(url_for("review_page", rel=rel, err=f"{row['id']}: choose accept, edit or reject", **back))
+        return redirect(url_for("review_page", rel=rel, msg=f"{row['id']}: {verdict} stored", **back))
+
+    if warm:
+        def warm_up() -> None:
+            for run in find_runs(runs_root):
+                if run.has_predictions and not run.problem:
+                    path = run.path / PREDICTIONS_FILE
+                    st = path.stat()
+                    jobs.submit(("index", str(path), st.st_mtime_ns, st.st_size), lambda p=path: PredictionIndex.build(p))
+
+        threading.Thread(target=warm_up, name="figlang-serve-warm-up", daemon=True).start()
+    return app
+
+
+def _review_runs(root: Path, max_depth: int = 5) -> list[tuple[str, Path]]:
+    """FLUTE creator run folders (items.jsonl + candidates.jsonl) under ``root``."""
+    from ..builders.flute_creator import CANDIDATES_FILE, ITEMS_FILE
+
+    found: list[tuple[str, Path]] = []
+
+    def walk(folder: Path, depth: int) -> None:
+        if (folder / ITEMS_FILE).is_file() and (folder / CANDIDATES_FILE).is_file():
+            found.append((folder.relative_to(root).as_posix(), folder))
+        if depth >= max_depth:
+            return
+        try:
+            subs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
+        except OSError:
+            return
+        for p in subs:
+            walk(p, depth + 1)
+
+    walk(root, 0)
+    return found
