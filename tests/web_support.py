@@ -1,0 +1,122 @@
+"""What the web app's tests share: real run folders (a 26,124-item IMPLI run made by `figlang eval`, a second one to
+compare with, a real FLUTE creator run made with smollm2-135m) and a real `figlang serve` process on a free port.
+
+The folders are made once per test session (memoised here, so the two test modules that use them share them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+_MADE: dict[str, Path] = {}
+
+FLUTE_IDIOMS = [
+    {"idiom": "spill the beans", "meaning": "to reveal a secret", "sentence": "Tom spilled the beans about the wedding plans."},
+    {"idiom": "break the ice", "meaning": "to make people feel more relaxed at first meeting",
+     "sentence": "She told a joke to break the ice at the meeting."},
+    {"idiom": "hit the sack", "meaning": "to go to bed", "sentence": "After the long hike we hit the sack early."},
+]  # fmt: skip
+
+
+def figlang(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """The real CLI in a subprocess (this checkout's sources first)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""), "OMP_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, "-m", "figlang.cli.main", *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def runs_folder(root: Path, data_dir: Path) -> Path:
+    """runs/ with impli-first (always-first) and impli-random (random), both over all 26,124 IMPLI pairs."""
+    if "runs" in _MADE:
+        return _MADE["runs"]
+    runs = root / "runs"
+    reuse = os.environ.get("FIGLANG_TEST_WEB_RUNS")  # a folder holding both runs from an earlier session (saves a minute)
+    if reuse and all((Path(reuse) / n / "predictions.jsonl").is_file() for n in ("impli-first", "impli-random")):
+        import shutil
+
+        for name in ("impli-first", "impli-random"):
+            shutil.copytree(Path(reuse) / name, runs / name)
+        _MADE["runs"] = runs
+        return runs
+    for name, method in (("impli-first", "always-first"), ("impli-random", "random")):
+        done = figlang("eval", "-t", "impli", "-m", method, "-o", str(runs / name), "--data-dir", str(data_dir))
+        assert done.returncode == 0, done.stderr[-2000:]
+    _MADE["runs"] = runs
+    return runs
+
+
+def flute_run(runs: Path) -> Path:
+    """A real FLUTE creator run (smollm2-135m writes the pairs, the checks run) inside the runs folder."""
+    if "flute" in _MADE:
+        return _MADE["flute"]
+    reuse = os.environ.get("FIGLANG_TEST_WEB_RUNS")
+    if reuse and (Path(reuse) / "flute-created" / "candidates.jsonl").is_file():
+        import shutil
+
+        shutil.copytree(Path(reuse) / "flute-created", runs / "flute-created", ignore=shutil.ignore_patterns("review"))
+        _MADE["flute"] = runs / "flute-created"
+        return _MADE["flute"]
+    import torch
+
+    from figlang.builders.flute_creator import CreatorConfig, create
+    from figlang.builders.flute_inputs import read_input_file, select
+
+    torch.set_num_threads(1)
+    src = runs.parent / "flute-idioms.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in FLUTE_IDIOMS), encoding="utf-8")
+    out = runs / "flute-created"
+    config = CreatorConfig(model="smollm2-135m", max_new_tokens=40, rounds=3, seed=0, backend_options={"threads": 1})
+    create([select(read_input_file(src, "idiom"), None)], out, config)
+    _MADE["flute"] = out
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """`figlang serve` in a subprocess; ``startup_s`` is the time from spawning it to its first answered page."""
+
+    def __init__(self, runs: Path, data_dir: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "PYTHONPATH": str(REPO / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""), "OMP_NUM_THREADS": "1"}
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "figlang.cli.main", "serve", "--runs", str(runs), "--data-dir", str(data_dir), "--port", str(self.port)],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        deadline = t0 + 120
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"figlang serve exited: {self.proc.stdout.read()[-2000:]}")
+            try:
+                with urllib.request.urlopen(self.url + "/", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.perf_counter() > deadline:
+                self.stop()
+                raise RuntimeError("figlang serve did not answer within 120 s")
+            time.sleep(0.05)
+        self.startup_s = time.perf_counter() - t0
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
