@@ -32,21 +32,30 @@ def figlang(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "figlang.cli.main", *args], env=env, capture_output=True, text=True, timeout=timeout)
 
 
+#: The runs the web tests browse: two over all 26,124 IMPLI pairs (cheap methods), a generation run and an explaining
+#: NLI run (smollm2-135m on 6 items: generated text and explanations beside their references).
+RUNS = {
+    "impli-first": ("-t", "impli", "-m", "always-first"),
+    "impli-random": ("-t", "impli", "-m", "random"),
+    "idiom-gen": ("-t", "idiom-generation", "-s", "dev", "-m", "generate", "--model", "smollm2-135m", "-n", "6", "-O", "threads=1"),
+    "flute-explain": ("-t", "flute", "-s", "val", "-m", "nli-generate", "--model", "smollm2-135m", "-n", "6", "-O", "threads=1"),
+}  # fmt: skip
+
+
 def runs_folder(root: Path, data_dir: Path) -> Path:
-    """runs/ with impli-first (always-first) and impli-random (random), both over all 26,124 IMPLI pairs."""
+    """runs/ holding the RUNS, made by `figlang eval` (or copied from $FIGLANG_TEST_WEB_RUNS, a folder holding them from
+    an earlier session: saves minutes when iterating)."""
     if "runs" in _MADE:
         return _MADE["runs"]
-    runs = root / "runs"
-    reuse = os.environ.get("FIGLANG_TEST_WEB_RUNS")  # a folder holding both runs from an earlier session (saves a minute)
-    if reuse and all((Path(reuse) / n / "predictions.jsonl").is_file() for n in ("impli-first", "impli-random")):
-        import shutil
+    import shutil
 
-        for name in ("impli-first", "impli-random"):
+    runs = root / "runs"
+    reuse = os.environ.get("FIGLANG_TEST_WEB_RUNS")
+    for name, args in RUNS.items():
+        if reuse and (Path(reuse) / name / "predictions.jsonl").is_file():
             shutil.copytree(Path(reuse) / name, runs / name)
-        _MADE["runs"] = runs
-        return runs
-    for name, method in (("impli-first", "always-first"), ("impli-random", "random")):
-        done = figlang("eval", "-t", "impli", "-m", method, "-o", str(runs / name), "--data-dir", str(data_dir))
+            continue
+        done = figlang("eval", *args, "-q", "-o", str(runs / name), "--data-dir", str(data_dir))
         assert done.returncode == 0, done.stderr[-2000:]
     _MADE["runs"] = runs
     return runs
@@ -85,7 +94,8 @@ def free_port() -> int:
 
 
 class Server:
-    """`figlang serve` in a subprocess; ``startup_s`` is the time from spawning it to its first answered page."""
+    """`figlang serve` in a subprocess; ``startup_s`` is the time from spawning it to its first answered page,
+    ``startup_cpu_s`` the CPU time it used for that."""
 
     def __init__(self, runs: Path, data_dir: Path) -> None:
         self.port = free_port()
@@ -111,6 +121,13 @@ class Server:
                 raise RuntimeError("figlang serve did not answer within 120 s")
             time.sleep(0.05)
         self.startup_s = time.perf_counter() - t0
+        try:  # CPU seconds the server used until then: a figure a busy machine does not inflate as it does wall time
+            import psutil
+
+            cpu = psutil.Process(self.proc.pid).cpu_times()
+            self.startup_cpu_s: float | None = cpu.user + cpu.system
+        except Exception:
+            self.startup_cpu_s = None
 
     def stop(self) -> None:
         if self.proc.poll() is None:

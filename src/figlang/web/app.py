@@ -344,6 +344,8 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
         return redirect(url_for("review_page", rel=rel, msg=f"{row['id']}: {verdict} stored", **back))
 
     if warm:
+        started = threading.Event()
+
         def warm_up() -> None:
             for run in find_runs(runs_root):
                 if run.has_predictions and not run.problem:
@@ -351,7 +353,16 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
                     st = path.stat()
                     jobs.submit(("index", str(path), st.st_mtime_ns, st.st_size), lambda p=path: PredictionIndex.build(p))
 
-        threading.Thread(target=warm_up, name="figlang-serve-warm-up", daemon=True).start()
+        @app.after_request
+        def _warm_after_first_page(response: Any) -> Any:
+            # index every run's predictions once the first page is out (not before: it would slow that page down)
+            if not started.is_set():
+                started.set()
+                timer = threading.Timer(0.5, warm_up)
+                timer.daemon = True
+                timer.start()
+            return response
+
     return app
 
 
