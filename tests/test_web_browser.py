@@ -89,7 +89,7 @@ def _write_timings(runs: Path) -> None:
                 "over a runs folder holding two 26,124-item IMPLI runs (always-first, random), two 6-item smollm2-135m runs "
                 "and a FLUTE creator run; first_response_s = navigation until the load event, ready_s = until the page's "
                 "content shows (a slow first load answers with a self-reloading 'loading' page)",
-        "command": "FIGLANG_SERVE_BENCH=docs/results/serve/bench_serve.json pytest -q tests/test_web_browser.py",
+        "command": "sh scripts/web_screenshots.sh (= FIGLANG_SERVE_BENCH=docs/results/serve/bench_serve.json FIGLANG_WEB_SCREENSHOTS=docs/images pytest -q tests/test_web_browser.py)",
         "big_run_items": sum(1 for _ in preds.open(encoding="utf-8")) if preds.exists() else None,
         "big_run_predictions_mb": round(preds.stat().st_size / 1e6, 1) if preds.exists() else None,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
@@ -136,6 +136,9 @@ def test_run_page_scores_plots_and_filtered_errors(server, page, runs: Path) -> 
     text = page.inner_text("main")
     assert f"{100 * acc['accuracy']:.2f}" in text and f"[{100 * acc['ci_low']:.2f}, {100 * acc['ci_high']:.2f}]" in text
     assert "by pair type" in text and "by figure type" in text
+    assert page.locator(".plots img").count() >= 3  # figlang report's plots, kept in the run folder
+    assert page.evaluate("Array.from(document.querySelectorAll('.plots img')).every(i => i.complete && i.naturalWidth > 100)")
+    shot(page, "run")
     assert page.inner_text("#matched") == f"{acc['n'] - acc['n_correct']} of 26124 items"
     page.select_option("select[name=type]", "metaphor")
     page.select_option("select[name=pair]", "manual")
@@ -143,13 +146,14 @@ def test_run_page_scores_plots_and_filtered_errors(server, page, runs: Path) -> 
     page.wait_for_selector(".card")
     tags = page.locator(".card .head").all_inner_texts()
     assert tags and all("wrong" in t and "metaphor" in t and "manual" in t for t in tags)
-    shot(page, "run")
+    page.evaluate("document.querySelector('#items').scrollIntoView()")
+    shot(page, "run-items")
     t0 = time.perf_counter()
     page.click("text=next →")
     page.wait_for_selector("text=page 2 of")
     TIMINGS["pages"].append({"page": "run, filtered, page 2", "url": page.url.split("/", 3)[3], "ready_s": round(time.perf_counter() - t0, 3)})
 
-    visit(page, server.url + "/run/idiom-gen?show=all", ".card", "generation run")
+    visit(page, server.url + "/run/idiom-gen", ".card", "generation run")  # no correctness: all items by default
     first = page.inner_text(".card >> nth=0")
     assert "generated" in first and "references" in first
     gen = json.loads((runs / "idiom-gen" / "predictions.jsonl").read_text().split("\n")[0])
@@ -219,7 +223,6 @@ def test_review_round_trip_survives_a_restart(server, page, runs: Path, data_dir
     page.locator(f"#pair-{ids[2]} button[value=reject]").click()
     page.wait_for_selector(f"text={ids[2]}: reject stored")
     assert page.locator("form.review").count() == n - 3  # the unreviewed queue shrank
-    shot(page, "review")
 
     # the server goes away mid-review; a new one shows the same state from the same files
     server.stop()
@@ -234,6 +237,7 @@ def test_review_round_trip_survives_a_restart(server, page, runs: Path, data_dir
         assert page.locator(f"#pair-{ids[2]} .tag.bad").inner_text() == "reject"
         assert "<b>at all</b>" in page.locator(f"#pair-{ids[2]} .head").inner_text()  # shown as text, not markup
         assert page.locator(f"#pair-{ids[1]} textarea[name=edited_explanation]").input_value().startswith("A clearer explanation")
+        shot(page, "review")
         page.goto(again.url + "/review/flute/flute-created")
         page.wait_for_selector("h1")
         assert page.locator("form.review").count() == n - 3

@@ -57,6 +57,9 @@ def runs_folder(root: Path, data_dir: Path) -> Path:
             continue
         done = figlang("eval", *args, "-q", "-o", str(runs / name), "--data-dir", str(data_dir))
         assert done.returncode == 0, done.stderr[-2000:]
+        if name == "impli-first":  # its plots, inside the run folder, as a user keeps them
+            done = figlang("report", str(runs / name), "-o", str(runs / name / "plots"))
+            assert done.returncode == 0, done.stderr[-2000:]
     _MADE["runs"] = runs
     return runs
 

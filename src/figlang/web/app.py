@@ -223,19 +223,20 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
         groups = {k[3:]: v for k, v in results["metrics"].items() if k.startswith("by_") and isinstance(v, dict)}
         plots = sorted(p.relative_to(runs_root).as_posix() for p in folder.rglob("*") if p.suffix.lower() in IMAGE_TYPES
                        and p.is_file() and p.resolve().is_relative_to(runs_root))  # fmt: skip
-        filters = Filters(wrong=request.args.get("show", "wrong") == "wrong", label=request.args.get("label", ""),
-                          figure_type=request.args.get("type", ""), pair_type=request.args.get("pair", ""),
-                          expression=request.args.get("expr", "").strip())  # fmt: skip
         preds = folder / PREDICTIONS_FILE
         listing: dict[str, Any] = {"present": preds.is_file()}
-        if preds.is_file():
-            index = index_of(preds)
+        index = index_of(preds) if preds.is_file() else None
+        has_correct = index is not None and any("correct" in k for k in index.keys)
+        filters = Filters(wrong=request.args.get("show", "wrong" if has_correct else "all") == "wrong",
+                          label=request.args.get("label", ""), figure_type=request.args.get("type", ""),
+                          pair_type=request.args.get("pair", ""), expression=request.args.get("expr", "").strip())  # fmt: skip
+        if index is not None:
             chosen = index.select(filters)
             page, pages = _page_of(len(chosen))
             listing.update(total=len(index), matched=len(chosen), page=page, pages=pages, problems=index.problems[:5],
                            n_problems=len(index.problems), rows=index.rows(chosen[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]),
                            labels=index.values("gold"), types=index.values("figure_type"), pairs=index.values("pair_type"),
-                           has_correct=any("correct" in k for k in index.keys[:50]))  # fmt: skip
+                           has_correct=has_correct)  # fmt: skip
         return render_template("run.html", rel=info.rel, info=info, results=results, groups=groups, plots=plots,
                                f=filters, show="wrong" if filters.wrong else "all", listing=listing)  # fmt: skip
 
