@@ -46,12 +46,17 @@ def interpret_cmd(
     WordNet, then (with --meaning-model) an offline LM. English only. docs/interpret.md has the
     measured precision, recall and speed.
     """
-    from ..interpret import check, get_interpreter, read_inputs
+    from ..interpret import check, get_interpreter, read_inputs, validate_text
     from ..interpret.api import InterpretInputError
 
     if (text is None) == (file is None):
         raise InterpretInputError("give the text as an argument or with --file (one of the two)")
     items = read_inputs(file) if file is not None else [("text", text)]
+    for item_id, item_text in items:  # every text is checked before the (slow) lexicon and models load
+        try:
+            validate_text(item_text)
+        except InterpretInputError as err:
+            raise InterpretInputError(f"{item_id}: {err}" if file is not None else str(err)) from None
     if check_sentence is not None and len(items) != 1:
         raise InterpretInputError("--check compares one text with one sentence: give a single text, not a file of several")
     engine = get_interpreter(data_dir)
@@ -107,7 +112,7 @@ def render(out: Console, result) -> None:
 
 
 def _indented(out: Console, text: Text) -> None:
-    out.print(Padding(text, (0, 0, 0, 3)))
+    out.print(Padding(text, (0, 0, 0, 3), expand=False))
 
 
 def render_check(out: Console, verdict) -> None:

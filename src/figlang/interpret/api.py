@@ -247,7 +247,7 @@ class Interpreter:
             if meaning.text is None and model:
                 meaning = Meaning(lm_meaning(sh.explicit, h.doc.text, model, **model_opts), f"lm:{model}")
             if paraphrase and meaning.text:
-                para = simile_paraphrase(h, meaning.text if lex is None or sh.property is None else simile_meaning(h) or meaning.text)
+                para = simile_paraphrase(h, clean_definition(meaning.text))
             conf = {"as_as": 0.85, "bare_as": 0.65, "adj_like": 0.6, "verb_like": 0.4}.get(sh.pattern, 0.5) + (0.1 if lex else 0.0)
             details = {"pattern": sh.pattern, "implicit": sh.implicit, "lexicon": lex.expression if lex else None, "ops": list(para.ops)}
             return Expression(**base, type="simile", canonical=lex.expression if lex else sh.explicit, meaning=meaning.text,
