@@ -1,0 +1,44 @@
+"""Interpret anyone's text: idioms, similes and metaphor candidates, with meanings and literal paraphrases.
+
+    >>> from figlang.interpret import interpret                     # doctest: +SKIP
+    >>> interpret("He finally kicked the bucket last year.").expressions[0].canonical
+    'kick the bucket'
+
+Layers: :mod:`.lexicon_all` (one lexicon from every idiom resource, cached), :mod:`.detect`
+(the narrative miner's matcher and simile patterns, the metaphor lists), :mod:`.paraphrase`
+(meanings and the IMPLI builder's substitution), :mod:`.api` (the entry point and ``check``).
+"""
+
+from .api import (
+    MAX_CHARS,
+    CheckResult,
+    Expression,
+    InterpretInputError,
+    Interpretation,
+    Interpreter,
+    UnsupportedLanguageError,
+    check,
+    get_interpreter,
+    interpret,
+    read_inputs,
+    validate_text,
+)
+from .lexicon_all import RESOURCES, Holdout, assemble
+
+__all__ = [
+    "MAX_CHARS",
+    "RESOURCES",
+    "CheckResult",
+    "Expression",
+    "Holdout",
+    "InterpretInputError",
+    "Interpretation",
+    "Interpreter",
+    "UnsupportedLanguageError",
+    "assemble",
+    "check",
+    "get_interpreter",
+    "interpret",
+    "read_inputs",
+    "validate_text",
+]

@@ -1,0 +1,347 @@
+"""``interpret(text)``: every figurative expression in a text, with its meaning and a literal paraphrase.
+
+This is the one entry point the CLI (``figlang interpret``) and the web app call. It checks the
+input (:func:`validate_text`), finds idioms, similes and metaphor candidates
+(:class:`~figlang.interpret.detect.Detector`, the narrative miner's matcher over the assembled
+lexicon of :mod:`~figlang.interpret.lexicon_all`), then gives each a meaning (lexicon gloss,
+then WordNet, then the offline LM only when ``meaning_model`` names one) and a paraphrase
+(:mod:`~figlang.interpret.paraphrase`).
+
+``confidence`` is a heuristic rank in [0, 1], not a calibrated probability: it rises with how
+exactly the text matched (as written > inflected > with insertions), how many resources list the
+idiom and how specific the pattern is; explicit "as ADJ as NP" similes rank above implicit ones;
+metaphor candidates from a list rank lowest, since a listed pair is often literal in context.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..data.errors import FiglangError
+from .detect import Detector, RawHit, surface_exact
+from .lexicon_all import RESOURCES, AssembledLexicon, Holdout, assemble
+from .paraphrase import (
+    IdiomParaphraser,
+    Meaning,
+    Paraphrase,
+    clean_definition,
+    lm_meaning,
+    metaphor_paraphrase,
+    simile_meaning,
+    simile_paraphrase,
+    wordnet_gloss,
+)
+
+MAX_CHARS = 100_000  # one call; longer documents: split them (JSON lines, one text a line)
+MAX_FILE_BYTES = 5_000_000
+SCHEMA_VERSION = 1
+
+
+class InterpretInputError(FiglangError, ValueError):
+    """Input ``interpret`` cannot read: empty, binary, not UTF-8, too long or not English."""
+
+
+class UnsupportedLanguageError(InterpretInputError):
+    """The text does not look like English, the only language the lexicon covers."""
+
+
+# ----------------------------------------------------------------------------------------------- results
+
+
+@dataclass
+class Expression:
+    start: int  # character span in the text
+    end: int
+    text: str  # text[start:end]
+    sentence: str
+    sentence_start: int
+    type: str  # idiom | simile | metaphor
+    canonical: str  # the lexicon's form, the simile as written, the listed metaphor pair
+    meaning: str | None
+    meaning_source: str | None  # lexicon:<resource> | wordnet | pattern | lm:<model> | None
+    paraphrase: str | None  # the sentence with the expression replaced by its meaning
+    confidence: float
+    topic: str | None = None  # similes
+    vehicle: str | None = None
+    property: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)  # resources, pattern, insertions, slots, ops
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Interpretation:
+    text: str
+    expressions: list[Expression]
+    lexicon: dict[str, Any] = field(default_factory=dict)  # entries, fingerprint, resources
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": SCHEMA_VERSION, "text": self.text, "expressions": [e.to_dict() for e in self.expressions],
+                "lexicon": self.lexicon, "notes": list(self.notes)}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+
+# ----------------------------------------------------------------------------------------------- input checks
+
+_STOP = frozenset(
+    """the a an and or but of to in on at by for with from as is are was were be been it its he she they we you i me my
+    his her their our your this that these those not no so if then than there here what who which when where how all
+    had has have do did does will would can could should just very up out into over about after before""".split()
+)
+
+
+def english_share(text: str) -> tuple[float, float]:
+    """(share of words that are English function words, share of letters outside ASCII)."""
+    words = re.findall(r"[^\W\d_]+", text.lower())
+    letters = sum(len(w) for w in words)
+    if not words:
+        return 0.0, 0.0
+    stop = sum(w in _STOP for w in words) / len(words)
+    non_ascii = sum(1 for w in words for c in w if ord(c) > 127) / max(letters, 1)
+    return stop, non_ascii
+
+
+def validate_text(text: Any, max_chars: int = MAX_CHARS) -> str:
+    """The text if ``interpret`` can read it, else an InterpretInputError that says what to do."""
+    if not isinstance(text, str):
+        raise InterpretInputError(f"interpret needs a string, got {type(text).__name__}")
+    if not text.strip():
+        raise InterpretInputError("the text is empty: give a sentence or a document to interpret")
+    if len(text) > max_chars:
+        raise InterpretInputError(
+            f"the text has {len(text):,} characters, more than the limit of {max_chars:,} for one call; "
+            "split it (for example one paragraph per line in a JSON lines file for --file)"
+        )
+    if "\x00" in text or sum(ord(c) < 32 and c not in "\n\r\t\f\v" for c in text) > 0.01 * len(text):
+        raise InterpretInputError("the text contains control characters (binary data?): give plain text")
+    words = re.findall(r"[^\W\d_]+", text)
+    if len(words) >= 5:
+        stop, non_ascii = english_share(text)
+        if non_ascii > 0.2 or (len(words) >= 8 and stop < 0.08):
+            raise UnsupportedLanguageError(
+                f"the text does not look like English ({stop:.0%} of its words are English function words, "
+                f"{non_ascii:.0%} of its letters are not ASCII); the idiom lexicon and the metaphor lists cover English only"
+            )
+    return text
+
+
+def read_inputs(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> list[tuple[str, str]]:
+    """(id, text) items of a plain-text file (one item) or a JSON lines file (a ``text`` field per line)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InterpretInputError(f"{p}: no such file")
+    size = p.stat().st_size
+    if size > max_bytes:
+        raise InterpretInputError(f"{p}: {size:,} bytes, more than the limit of {max_bytes:,}; split the file")
+    raw = p.read_bytes()
+    if b"\x00" in raw[:8192]:
+        raise InterpretInputError(f"{p}: a binary file (NUL bytes); give UTF-8 plain text or JSON lines")
+    try:
+        content = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InterpretInputError(f"{p}:{line}: not UTF-8 (byte {exc.start}); convert it, e.g. `iconv -f latin1 -t utf-8`") from None
+    lines = [ln for ln in content.splitlines() if ln.strip()]
+    if not lines:
+        raise InterpretInputError(f"{p}: the file is empty")
+    if p.suffix.lower() in (".jsonl", ".ndjson") or all(ln.lstrip().startswith("{") for ln in lines):
+        items: list[tuple[str, str]] = []
+        for number, ln in enumerate(content.splitlines(), start=1):
+            if not ln.strip():
+                continue
+            try:
+                obj = json.loads(ln)
+            except json.JSONDecodeError as exc:
+                raise InterpretInputError(f"{p}:{number}: malformed JSON ({exc.msg})") from None
+            if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+                raise InterpretInputError(f"{p}:{number}: each JSON line needs a string field 'text'")
+            items.append((str(obj.get("id", number)), obj["text"]))
+        return items
+    return [(p.name, content)]
+
+
+# ----------------------------------------------------------------------------------------------- engine
+
+
+class Interpreter:
+    """Lexicon, detector and paraphraser kept together (building them is the slow part; reuse one)."""
+
+    def __init__(self, data_dir: str | Path | None = None, holdout: Holdout | None = None,
+                 resources: tuple[str, ...] = RESOURCES, progress=None) -> None:  # fmt: skip
+        from ..data.paths import resolve_data_dir
+
+        self.data_dir = resolve_data_dir(data_dir)
+        self.lexicon: AssembledLexicon = assemble(self.data_dir, resources, holdout, progress)
+        self.detector = Detector(self.lexicon, self.data_dir)
+        self._paraphraser: IdiomParaphraser | None = None
+
+    @property
+    def paraphraser(self) -> IdiomParaphraser:
+        if self._paraphraser is None:
+            self._paraphraser = IdiomParaphraser()
+        return self._paraphraser
+
+    def interpret(self, text: str, *, paraphrase: bool = True, meaning_model: str | None = None,
+                  meaning_options: dict[str, Any] | None = None, max_chars: int = MAX_CHARS) -> Interpretation:  # fmt: skip
+        text = validate_text(text, max_chars)
+        _, hits = self.detector.detect(text)
+        notes: list[str] = []
+        out = [self._expression(text, h, paraphrase, meaning_model, meaning_options or {}, notes) for h in hits]
+        info = {"entries": len(self.lexicon), "fingerprint": self.lexicon.fingerprint, "resources": list(self.lexicon.resources),
+                "holdout": self.lexicon.holdout.to_dict() if self.lexicon.holdout else None}
+        return Interpretation(text, out, info, sorted(set(notes)))
+
+    # -- one expression ---------------------------------------------------------------------------
+    def _meaning(self, key: str) -> Meaning:
+        for definition, resource in self.lexicon.meanings.get(key, []):
+            return Meaning(clean_definition(definition), f"lexicon:{resource}")
+        return Meaning(None, None)
+
+    def _expression(self, text: str, h: RawHit, paraphrase: bool, model: str | None, model_opts: dict, notes: list[str]) -> Expression:
+        s = h.sentence
+        sentence = s.text_in(text)
+        base = dict(start=h.start, end=h.end, text=text[h.start : h.end], sentence=sentence, sentence_start=s.start)
+        details: dict[str, Any] = {}
+        para = Paraphrase(None, None)
+        if h.type == "idiom":
+            entry = h.pattern.entry
+            keys = [entry.key] + [a.pattern.entry.key for a in h.alternatives]
+            meaning = next((m for m in map(self._meaning, keys) if m.text), Meaning(None, None))
+            if meaning.text is None:
+                gloss = wordnet_gloss(entry.expression)
+                meaning = Meaning(gloss, "wordnet") if gloss else meaning
+            if meaning.text is None and model:
+                meaning = Meaning(lm_meaning(entry.expression, h.doc.text, model, **model_opts), f"lm:{model}")
+            if paraphrase and meaning.text:
+                para = self.paraphraser.paraphrase(h, meaning.text)
+            resources = tuple(dict.fromkeys(r for k in keys for r in self.lexicon.resources_of.get(k, ())))
+            details = {"resources": list(resources), "source": entry.source, "alternatives": [a.pattern.entry.expression for a in h.alternatives],
+                       "insertions": [h.doc[i].text for i in h.idiom.insertions],
+                       "slots": [list(x) for x in h.idiom.slots], "category": entry.category}
+            exact = surface_exact(h)
+            words = sum(1 for e in h.pattern.elements if e.kind == "WORD")
+            conf = 0.55 + 0.15 * exact + 0.05 * min(len(resources) - 1, 3) + 0.05 * (words >= 3) - 0.1 * bool(h.idiom.insertions)
+            if entry.category == "Literal":
+                conf -= 0.2
+            return Expression(**base, type="idiom", canonical=entry.expression, meaning=meaning.text, meaning_source=meaning.source,
+                              paraphrase=para.text, confidence=round(min(max(conf, 0.05), 0.95), 2),
+                              details={**details, "ops": list(para.ops), "paraphrase_problems": list(para.problems)})
+        if h.type == "simile":
+            sh = h.simile
+            meaning = Meaning(None, None)
+            lex = h.merged[0].pattern.entry if h.merged else None
+            if lex is not None:
+                meaning = self._meaning(lex.key)
+            if meaning.text is None and sh.property:
+                meaning = Meaning(simile_meaning(h), "pattern")
+            if meaning.text is None and model:
+                meaning = Meaning(lm_meaning(sh.explicit, h.doc.text, model, **model_opts), f"lm:{model}")
+            if paraphrase and meaning.text:
+                para = simile_paraphrase(h, clean_definition(meaning.text))
+            conf = {"as_as": 0.85, "bare_as": 0.65, "adj_like": 0.6, "verb_like": 0.4}.get(sh.pattern, 0.5) + (0.1 if lex else 0.0)
+            details = {"pattern": sh.pattern, "implicit": sh.implicit, "lexicon": lex.expression if lex else None, "ops": list(para.ops)}
+            return Expression(**base, type="simile", canonical=lex.expression if lex else sh.explicit, meaning=meaning.text,
+                              meaning_source=meaning.source, paraphrase=para.text, confidence=round(min(conf, 0.95), 2),
+                              topic=sh.topic, vehicle=sh.vehicle, property=sh.property, details=details)
+        kind, words, name = h.metaphor
+        meaning, para = Meaning(None, None), Paraphrase(None, None)
+        if paraphrase or True:
+            meaning, para = metaphor_paraphrase(h, self.paraphraser.nlp)
+            if "wordnet_not_installed" in para.problems:
+                notes.append("WordNet is not installed, so metaphor candidates have no meaning (scripts/install_wordnet.sh)")
+        if meaning.text is None and model:
+            meaning = Meaning(lm_meaning(text[h.start : h.end], h.doc.text, model, **model_opts), f"lm:{model}")
+        conf = 0.45 if name.endswith("test") else 0.35
+        return Expression(**base, type="metaphor", canonical=" ".join(w for w in words if w), meaning=meaning.text,
+                          meaning_source=meaning.source, paraphrase=para.text if paraphrase else None, confidence=conf,
+                          details={"kind": kind, "list": name, "ops": list(para.ops)})
+
+
+_ENGINES: dict[tuple, Interpreter] = {}
+_LOCK = threading.Lock()
+
+
+def get_interpreter(data_dir: str | Path | None = None, holdout: Holdout | None = None,
+                    resources: tuple[str, ...] = RESOURCES) -> Interpreter:  # fmt: skip
+    """One Interpreter per (data dir, holdout, resources) per process: the second call is fast."""
+    from ..data.paths import resolve_data_dir
+
+    key = (str(resolve_data_dir(data_dir)), holdout, tuple(resources))
+    with _LOCK:
+        if key not in _ENGINES:
+            _ENGINES[key] = Interpreter(data_dir, holdout, tuple(resources))
+        return _ENGINES[key]
+
+
+def interpret(
+    text: str,
+    *,
+    data_dir: str | Path | None = None,
+    paraphrase: bool = True,
+    meaning_model: str | None = None,
+    holdout: Holdout | None = None,
+) -> Interpretation:
+    """The figurative expressions in ``text``: span, type, canonical form, meaning (with its source),
+    literal paraphrase, confidence, and for similes topic / vehicle / property.
+
+    ``meaning_model`` (a catalog model, e.g. ``qwen2.5-1.5b``) is asked for meanings the lexicon and
+    WordNet do not have; it is off by default because the default small model (smollm2-135m) is
+    too weak to rely on. ``holdout`` removes a seeded fraction of PIE's idioms from the lexicon
+    (for measuring detection on idioms it was not built from).
+    """
+    text = validate_text(text)
+    return get_interpreter(data_dir, holdout).interpret(text, paraphrase=paraphrase, meaning_model=meaning_model)
+
+
+def iter_interpret(items: list[tuple[str, str]], **kwargs: Any) -> Iterator[tuple[str, Interpretation]]:
+    for item_id, text in items:
+        yield item_id, interpret(text, **kwargs)
+
+
+# ----------------------------------------------------------------------------------------------- --check
+
+CHECK_MODEL = "qwen2.5-1.5b"
+CHECK_OPTIONS: dict[str, Any] = {"backend": "llama.cpp", "threads": 1}
+
+
+@dataclass
+class CheckResult:
+    premise: str
+    hypothesis: str
+    label: str  # entailment | contradiction
+    scores: dict[str, float]
+    explanation: str | None
+    method: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def check(premise: str, hypothesis: str, *, model: str = CHECK_MODEL, explain: bool = True, **options: Any) -> CheckResult:
+    """Does ``premise`` entail or contradict the figurative ``hypothesis``, and why?
+
+    figlang's best zero-shot FLUTE method (docs/zero_shot_results.md: qwen2.5-1.5b, nli-score with
+    the "do they mean the same thing?" question and content-free calibration, 71.5% on FLUTE val),
+    with an explanation generated after the label. The FLUTE explaining system replaces this
+    function's body when it lands; callers keep this signature.
+    """
+    from ..data.records import NLIPair
+    from ..models.base import get_methods
+
+    validate_text(premise)
+    validate_text(hypothesis)
+    opts = {**(CHECK_OPTIONS if model == CHECK_MODEL else {}), **options}
+    method = get_methods().create("nli-score", model=model, explain=explain, question="meaning", calibrate="content-free", **opts)
+    pred = method.predict([NLIPair("check", premise, hypothesis, None)])[0]
+    return CheckResult(premise, hypothesis, str(pred.prediction), dict(pred.scores or {}), pred.explanation,
+                       {"name": "nli-score", "model": model, "question": "meaning", "calibrate": "content-free", **opts})

@@ -1,0 +1,228 @@
+"""Meanings and literal paraphrases, with the builders' own machinery.
+
+* Idioms: the meaning is the lexicon's gloss (resources in preference order), else WordNet's
+  gloss of the idiom as a multi-word lemma ("kick_the_bucket"), else, only when asked for, an
+  offline LM's answer. The paraphrase replaces the idiom by its meaning through the IMPLI
+  builder's :func:`~figlang.builders.impli_pairs.realise` (the head verb takes the idiom's
+  inflection, slots are filled, a sentence-initial capital kept) and its well-formedness check
+  :func:`~figlang.builders.impli_pairs.check_pair`. The miner's match is handed to it as the
+  IMPLI builder's match type (:func:`to_impli_match`); nothing is matched twice.
+* Similes: an explicit simile's meaning is its property made strong ("as busy as a bee" ->
+  "very busy"), the paraphrase that phrase in the simile's place; an implicit one ("fought like
+  a tiger") has a meaning only from the lexicon or the LM.
+* Metaphor candidates: the IMPLI builder's metaphor replacement
+  (:func:`~figlang.builders.impli_pairs.build_metaphor_pairs`, WordNet's literal word for the
+  metaphorical adjective or verb, inflected), with the chosen WordNet sense's gloss as meaning.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ..builders.idiom_matcher import BE, FUNC, OBJ, POSS, REFL, WORD
+from ..data.errors import FiglangError
+from .detect import RawHit
+
+SLOT_WORDS = {"one's", "oneself", "someone", "somebody", "something", "someone's", "sb", "sth", "one", "sb's"}
+
+
+@dataclass(frozen=True)
+class Meaning:
+    text: str | None
+    source: str | None  # lexicon:<resource> | wordnet | pattern | lm:<model> | None
+
+
+@dataclass(frozen=True)
+class Paraphrase:
+    text: str | None  # the sentence with the expression replaced by its meaning
+    replacement: str | None  # what replaced the expression
+    ops: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()  # check_pair's reasons
+
+
+def clean_definition(text: str) -> str:
+    """A gloss made to fit a sentence: first alternative, no final full stop, no capital from the dictionary."""
+    d = re.split(r";|\s\|\s", text)[0].strip().rstrip(".").strip()
+    d = re.sub(r"^(?:an? |the )?(?:euphemism|euphemistic|metaphor|idiom|expression|phrase)(?: \w+)? for ", "", d, flags=re.IGNORECASE) or d
+    if d[:1].isupper() and not d.startswith("I ") and not d[:2].isupper():
+        d = d[:1].lower() + d[1:]
+    return d
+
+
+# ------------------------------------------------------------------------------------------ WordNet
+
+
+_WN: list[Any] = []
+
+
+def wordnet() -> Any | None:
+    """The offline WordNet, or None when it is not installed (meanings then skip WordNet)."""
+    if not _WN:
+        try:
+            from ..knowledge.wordnet_data import load_wordnet
+
+            _WN.append(load_wordnet())
+        except FiglangError:
+            _WN.append(None)
+    return _WN[0]
+
+
+def wordnet_gloss(expression: str) -> str | None:
+    """WordNet's gloss of a multi-word expression it lists as one lemma ("kick the bucket" -> "pass from physical life ...")."""
+    wn = wordnet()
+    if wn is None:
+        return None
+    words = [w for w in expression.lower().replace("\u2019", "'").split() if w not in SLOT_WORDS]
+    if len(words) < 2:
+        return None
+    for name in ("_".join(words), "_".join(w for w in words if w not in ("a", "an", "the"))):
+        syns = wn.synsets(name)
+        if syns:
+            return syns[0].definition()
+    return None
+
+
+# ------------------------------------------------------------------------------------------ the LM
+
+
+@lru_cache(maxsize=2)
+def _backend(model: str, options: tuple[tuple[str, Any], ...]) -> Any:
+    from ..models.loading import load_backend
+
+    return load_backend(model, **dict(options))
+
+
+def lm_meaning(expression: str, sentence: str, model: str, **options: Any) -> str | None:
+    """An offline LM's short answer to "what does EXPRESSION mean in SENTENCE?" (opt-in: small models are weak at it)."""
+    from ..models.backends.base import ChatMessage, GenerationRequest
+
+    lm = _backend(model, tuple(sorted(options.items())))
+    question = f'In the sentence "{sentence.strip()}", what does "{expression}" mean? Answer with a short phrase only.'
+    prompt = lm.chat_prompt([ChatMessage("user", question)]) if lm.has_chat_template else f"Question: {question}\nAnswer:"
+    out = lm.generate([GenerationRequest(prompt, max_new_tokens=24, stop=("\n",))])[0]
+    text = out[0].strip().strip('"').strip() if out else ""
+    text = re.sub(r"^(it |this )?(means|refers to)\s+", "", text, flags=re.IGNORECASE).rstrip(".").strip()
+    return text or None
+
+
+# ------------------------------------------------------------------------------------------ idioms
+
+
+class IdiomParaphraser:
+    """The IMPLI builder's definition substitution applied to the miner's matches."""
+
+    def __init__(self) -> None:
+        from ..builders.impli_pairs import TemplateCache, load_nlp
+
+        self.nlp = load_nlp()
+        self.templates = TemplateCache(self.nlp)
+        self._patterns: dict[str, Any] = {}
+
+    def impli_pattern(self, key: str):
+        from ..builders.impli_pairs import compile_pattern
+
+        if key not in self._patterns:
+            self._patterns[key] = compile_pattern(key, self.nlp)
+        return self._patterns[key]
+
+    def to_impli_match(self, hit: RawHit):
+        """The miner's match as the IMPLI builder's match (its words aligned to the IMPLI pattern's)."""
+        from ..builders.impli_pairs import NP_SLOT_WORDS, IdiomMatch
+
+        m, pattern, doc = hit.idiom, hit.pattern, hit.doc
+        ipat = self.impli_pattern(pattern.entry.key)
+        texted = [(el, sp) for el, sp in zip(pattern.elements, m.element_tokens) if sp is not None and el.kind in (WORD, FUNC, BE)]
+        aligned: list[tuple[int, int]] = []
+        j = 0
+        for p, pt in enumerate(ipat):
+            if pt.kind != "word":
+                continue
+            for q in range(j, len(texted)):
+                el, sp = texted[q]
+                if el.text == pt.text or (el.kind == BE and pt.text in ("be", "is", "are")):
+                    aligned.append((p, sp[0]))
+                    j = q + 1
+                    break
+        slots: list[tuple[str, int, int]] = []
+        for el, sp in zip(pattern.elements, m.element_tokens):
+            if sp is None:
+                continue
+            if el.kind == POSS:
+                slots.append(("poss", sp[0], sp[1]))
+            elif el.kind == REFL:
+                slots.append(("refl", sp[0], sp[1]))
+            elif el.kind == OBJ:
+                slots.append((NP_SLOT_WORDS.get(el.text.rstrip("."), "someone"), sp[0], sp[1]))
+        span = doc[m.start : m.end]
+        return IdiomMatch(pattern.entry.expression, m.start, m.end, span.start_char, span.end_char, span.text,
+                          tuple(slots), tuple(aligned)), ipat
+
+    def paraphrase(self, hit: RawHit, definition: str) -> Paraphrase:
+        from ..builders.impli_pairs import check_pair, realise
+
+        match, ipat = self.to_impli_match(hit)
+        doc = hit.doc
+        r = realise(self.templates(clean_definition(definition)), match, doc, ipat)
+        text = doc.text[: match.start_char] + r.text + doc.text[match.end_char :]
+        problems = check_pair(doc.text, text, span=(match.start_char, match.end_char), matched=match.text,
+                              replacement=r.text, unfilled=r.unfilled)
+        if {"empty_definition", "span_mismatch", "unchanged"} & set(problems):
+            return Paraphrase(None, r.text, r.ops, tuple(problems))
+        return Paraphrase(text, r.text, r.ops, tuple(problems))
+
+
+# ------------------------------------------------------------------------------------------ similes
+
+
+def simile_meaning(hit: RawHit) -> str | None:
+    prop = hit.simile.property if hit.simile else None
+    return f"very {prop}" if prop else None
+
+
+def simile_paraphrase(hit: RawHit, replacement: str) -> Paraphrase:
+    """The explicit simile (or the implicit "like NP", with the verb kept) replaced by ``replacement``."""
+    doc, h = hit.doc, hit.simile
+    a, b = h.span
+    if h.pattern == "verb_like":  # "fought like a tiger" -> "fought <meaning>"
+        text = doc.text[:a] + replacement + doc.text[b:]
+    else:
+        text = doc.text[:a] + replacement + doc.text[b:]
+    if a == 0 or doc.text[:a].rstrip().endswith((".", "!", "?", '"', "\u201c")):
+        text = text[:a] + text[a : a + 1].upper() + text[a + 1 :]
+    return Paraphrase(text, replacement, (f"simile:{h.explicit}->{replacement}",))
+
+
+# ------------------------------------------------------------------------------------------ metaphors
+
+
+def metaphor_paraphrase(hit: RawHit, nlp: Any) -> tuple[Meaning, Paraphrase]:
+    """WordNet's literal word for the metaphorical adjective/verb, put in its place by the IMPLI builder."""
+    from ..builders.impli_pairs import MetaphorItem, build_metaphor_pairs
+
+    wn = wordnet()
+    if wn is None:
+        return Meaning(None, None), Paraphrase(None, None, (), ("wordnet_not_installed",))
+    kind, words, name = hit.metaphor
+    target = hit.doc[hit.target]
+    if kind == "AN":
+        item_words = (target.text.lower(), hit.doc[hit.tok_end - 1].text.lower())
+    else:
+        item_words = (words[0], target.text.lower(), words[2])
+    item = MetaphorItem(kind, item_words, hit.doc.text, name)
+    result = build_metaphor_pairs([item], nlp=nlp, wordnet=wn, source="interpret")
+    if not result.pairs:
+        return Meaning(None, None), Paraphrase(None, None, (), tuple(result.report.skipped) if hasattr(result.report, "skipped") else ())
+    pair = result.pairs[0]
+    gloss = None
+    for op in pair.ops:
+        m = re.search(r"wordnet:([^:]+):", op)
+        if m:
+            try:
+                gloss = wn.synset(m.group(1)).definition()
+            except Exception:  # noqa: BLE001 - a gloss is extra information
+                gloss = None
+    meaning = f"{pair.definition} ({gloss})" if gloss else pair.definition
+    return Meaning(meaning, "wordnet"), Paraphrase(pair.hypothesis, pair.realised, tuple(pair.ops))
