@@ -226,16 +226,19 @@ def load_flute_test(data_dir: Path, options: LoadOptions, figure_type: str | Non
                 options.report.warn(incomplete, skipped=False)
         out: list[NLIPair] = []
         for figure, path in present.items():
+            occurrences: Counter[str] = Counter()  # the gold shares one id between the pairs of one premise family
             for line, obj in iter_jsonl(path, options):
                 try:
+                    pid = require(obj, "id", path, line, (str, int))
+                    nth = occurrences[str(pid)]
+                    occurrences[str(pid)] += 1  # counted before validation, so a skipped row never renames the next
                     raw = require(obj, "label", path, line)
                     label = normalise_label(raw)
                     if label is None:
                         raise DataError(f"unknown label {raw!r} (expected Entailment or Contradiction)", path, line)
-                    pid = require(obj, "id", path, line, (str, int))
                     out.append(
                         NLIPair(
-                            id=f"{figure}-{pid}",
+                            id=test_gold_id(figure, pid, nth),
                             premise=require(obj, "premise", path, line),
                             hypothesis=require(obj, "hypothesis", path, line),
                             label=label,
@@ -275,6 +278,16 @@ def load_flute_test(data_dir: Path, options: LoadOptions, figure_type: str | Non
         except DataError as err:
             options.fail(err)
     return out
+
+
+def test_gold_id(figure: str, gold_id: str | int, nth: int) -> str:
+    """A test-gold pair's figlang id: ``idiom-14-0``, ``idiom-14-1`` for the first and second row with gold id 14.
+
+    The gold files give one id to every pair of a premise family (the entailing and the contradicting
+    one), and anything keyed by id would hand each pair its sibling's prediction; the gold's own id is
+    kept in ``meta["gold_id"]``.
+    """
+    return f"{figure}-{gold_id}-{nth}"
 
 
 def flute_files(split: str, data_dir: Path) -> list[Path]:
