@@ -180,5 +180,8 @@ def test_interpret_page(client) -> None:
         page = client.get("/interpret").get_data(as_text=True)
         assert "not available" in page and "figlang.interpret" in page
         return
-    r = client.post("/interpret", data={"text": "She finally spilled the beans about the party.", "paraphrase": "on", "csrf": csrf(client)})
-    assert r.status_code == 200 and "spilled the beans" in r.get_data(as_text=True)
+    r = client.post("/interpret", data={"text": "He finally kicked the bucket last year.", "paraphrase": "on", "csrf": csrf(client)})
+    assert r.status_code == 200 and "kick the bucket" in r.get_data(as_text=True)
+    r = client.post("/interpret", data={"text": "   ", "csrf": csrf(client)})  # bad input: the API's own message, no traceback
+    assert r.status_code == 200 and 'class="msg err"' in r.get_data(as_text=True)
+    assert client.post("/interpret", data={"text": "x"}).status_code == 400  # no token

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from web_support import REPO, Server, flute_run, runs_folder
+from web_support import REPO, Server, flute_run, human_export, runs_folder
 
 CHROMIUM = os.environ.get("FIGLANG_CHROMIUM", "/usr/bin/chromium")
 playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright is in the test extra: pip install -e '.[test]'")
@@ -33,6 +33,7 @@ SHOTS = os.environ.get("FIGLANG_WEB_SCREENSHOTS")
 def runs(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     runs = runs_folder(tmp_path_factory.mktemp("webb"), data_dir)
     flute_run(runs)
+    human_export(runs)
     return runs
 
 
@@ -188,14 +189,54 @@ def test_interpret_page(server, page) -> None:
         assert "not available" in page.inner_text("main")
         shot(page, "interpret")
         pytest.skip("figlang.interpret is not on this branch: the page says it is not available (checked); nothing to interpret")
-    page.fill("textarea[name=text]", "She finally spilled the beans about the party. He runs as fast as a cheetah.")
+    page.fill("textarea[name=text]", "He finally kicked the bucket last year. She was as busy as a bee.")
     t0 = time.perf_counter()
     page.click("button:has-text('Interpret')")
     page.wait_for_selector(".expression", timeout=300_000)
     TIMINGS["pages"].append({"page": "interpret two sentences (first call loads the lexicon)", "ready_s": round(time.perf_counter() - t0, 3)})
     text = page.inner_text("main")
-    assert "spilled the beans" in text and "meaning" in text
+    assert page.locator(".expression").count() >= 2
+    assert "kicked the bucket" in text and "canonical: kick the bucket" in text and "busy as a bee" in text
+    assert "paraphrase" in text and "property" in text
     shot(page, "interpret")
+
+
+def test_flute_human_evaluation_form(server, page, runs: Path) -> None:
+    from figlang.metrics.flute_human_eval import import_flute_judgements, load_flute_key, summarize_flute_human
+
+    export = runs / "human-eval"
+    visit(page, server.url + "/human", "h1", "human evaluation list")
+    page.click("text=human-eval")
+    page.fill("input[name=judge]", "ann")
+    page.click("button:has-text('Start')")
+    page.wait_for_selector("form.judge")
+    n = page.locator("form.judge").count()
+    assert n == 3 and page.inner_text("#progress") == "0 of 3 items answered by ann"
+    assert "flute-explain" not in page.inner_text("main") and "references" not in page.inner_text("main")  # judges are blind
+    # a Yes with a shortcoming is refused by the importer's own check
+    form = page.locator("form.judge").first
+    form.locator("input[name=rating_1][value='Yes']").check()
+    form.locator("input[name=shortcomings_1][value='Too Verbose']").check()
+    form.locator("input[name=rating_2][value='No']").check()
+    form.locator("button").click()
+    page.wait_for_selector(".msg.err")
+    assert "shortcomings are for answers other than Yes" in page.inner_text(".msg.err")
+    assert not (export / "answers.jsonl").exists()
+    shot(page, "human-eval")
+    for i in range(3):
+        form = page.locator("form.judge").first
+        form.locator("input[name=rating_1][value='Weak Yes']").check()
+        form.locator("input[name=shortcomings_1][value='Too Verbose']").check()
+        form.locator("input[name=rating_2][value='Yes']").check()
+        form.locator("button").click()
+        page.wait_for_selector(f"text={i + 1} of 3 items answered by ann")
+    assert page.locator("form.judge").count() == 0
+    # the file figlang human flute-import reads: complete, and scored as the answers say
+    judgements = import_flute_judgements(export / "answers.jsonl", export / "flute_human_eval_key.jsonl", judges_per_item=1)
+    summary = summarize_flute_human(judgements).to_dict()
+    key = load_flute_key(export / "flute_human_eval_key.jsonl")  # which system sat at position 1 (Weak Yes) per item
+    expected = {s: 100 * sum(2 / 3 if k.systems[0] == s else 1.0 for k in key.values()) / 3 for s in ("flute-explain", "references")}
+    assert {name: s["h_score"] for name, s in summary["scores"].items()} == pytest.approx(expected)
 
 
 def test_review_round_trip_survives_a_restart(server, page, runs: Path, data_dir: Path) -> None:

@@ -140,3 +140,22 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
+
+
+def human_export(runs: Path) -> Path:
+    """A FLUTE human-evaluation export (`figlang.metrics.flute_human_eval`, as `figlang human flute-export` writes it)
+    inside the runs folder: smollm2-135m's explanations (the flute-explain run) beside FLUTE's reference explanations
+    as the second system, one pair per figure type the 6-item run has."""
+    if "human" in _MADE:
+        return _MADE["human"]
+    from figlang.evaluation.runs import load_run
+    from figlang.metrics.flute_human_eval import export_flute_for_judges, sample_flute_items
+
+    rows = load_run(runs / "flute-explain").rows
+    references = [{**r, "prediction": r["gold"], "explanation": r["gold_explanation"], "correct": True} for r in rows]
+    sample = sample_flute_items({"flute-explain": rows, "references": references}, per_type=1, seed=13, require_correct=False,
+                                figure_types=("sarcasm", "metaphor", "idiom"))  # fmt: skip
+    out = runs / "human-eval"
+    export_flute_for_judges(sample, out)
+    _MADE["human"] = out
+    return out

@@ -31,6 +31,10 @@ PAGE_SIZE = 25
 IMAGE_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
 #: Where `figlang serve` records itself as the origin of a verdict (the CLI records the queue file:line).
 VERDICT_ORIGIN = "figlang serve"
+#: `figlang human flute-export`'s file stem, and the judgement file the form writes beside them (one row per item and
+#: judge, the format `figlang human flute-import` reads).
+HUMAN_STEM = "flute_human_eval"
+HUMAN_ANSWERS = "answers.jsonl"
 
 
 @dataclass
@@ -344,6 +348,83 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
             return redirect(url_for("review_page", rel=rel, err=f"{row['id']}: choose accept, edit or reject", **back))
         return redirect(url_for("review_page", rel=rel, msg=f"{row['id']}: {verdict} stored", **back))
 
+    # --- FLUTE human evaluation -------------------------------------------------------------------------------------
+
+    @app.get("/human")
+    def human_list() -> str:
+        return render_template("human_list.html", exports=_human_exports(runs_root))
+
+    def human_export(rel: str) -> tuple[Path, list[dict[str, Any]], dict[str, Any]]:
+        from ..data.io import iter_json_objects
+        from ..metrics.flute_human_eval import load_flute_key
+
+        folder = run_folder(rel)
+        items_file, key_file = folder / f"{HUMAN_STEM}_items.jsonl", folder / f"{HUMAN_STEM}_key.jsonl"
+        if not items_file.is_file() or not key_file.is_file():
+            raise FiglangError(f"{rel} is not a `figlang human flute-export` folder (it needs {items_file.name} and {key_file.name})")
+        items = [obj for _line, obj in iter_json_objects(items_file)]
+        return folder, items, load_flute_key(key_file)
+
+    def human_answers(folder: Path) -> list[dict[str, Any]]:
+        from ..data.io import iter_json_objects
+
+        path = folder / HUMAN_ANSWERS
+        return [obj for _line, obj in iter_json_objects(path)] if path.is_file() and path.stat().st_size else []
+
+    @app.get("/human/flute/<path:rel>")
+    def human_page(rel: str) -> Any:
+        from ..metrics.flute_human_eval import RATING_NAMES, SHORTCOMINGS
+
+        folder, items, _key = human_export(rel)
+        judge = request.args.get("judge", "").strip()
+        mine = {a["item_id"]: a for a in human_answers(folder) if judge and a.get("judge") == judge}
+        show = request.args.get("show", "todo")
+        shown = [i for i in items if i["item_id"] not in mine] if show == "todo" else items
+        per_page = 5
+        pages = max(1, math.ceil(len(shown) / per_page))
+        try:
+            page = min(max(int(request.args.get("page", "1")), 1), pages)
+        except ValueError:
+            page = 1
+        return render_template("human.html", rel=rel, judge=judge, items=shown[(page - 1) * per_page: page * per_page], mine=mine,
+                               n_items=len(items), n_done=len(mine), show=show, page=page, pages=pages,
+                               ratings=list(RATING_NAMES.values()), shortcomings=SHORTCOMINGS, answers_file=HUMAN_ANSWERS,
+                               message=request.args.get("msg", ""), error=request.args.get("err", ""))  # fmt: skip
+
+    @app.post("/human/flute/<path:rel>")
+    def human_post(rel: str) -> Any:
+        import tempfile
+
+        from ..data.io import write_jsonl
+        from ..metrics.flute_human_eval import import_flute_judgements
+
+        check_post()
+        folder, items, key = human_export(rel)
+        form = request.form
+        judge, item_id = form.get("judge", "").strip(), form.get("item_id", "")
+        back = {"judge": judge, "show": form.get("show", "todo"), "page": form.get("page", "1")}
+        if not judge:
+            return redirect(url_for("human_page", rel=rel, err="write your judge name first", **back))
+        item = next((i for i in items if i["item_id"] == item_id), None)
+        if item is None:
+            return redirect(url_for("human_page", rel=rel, err=f"unknown item {item_id!r}", **back))
+        row: dict[str, Any] = {"item_id": item_id, "judge": judge}
+        for k in range(1, len(item["explanations"]) + 1):
+            row[f"rating_{k}"] = form.get(f"rating_{k}", "")
+            row[f"shortcomings_{k}"] = form.getlist(f"shortcomings_{k}")
+        with review_lock:
+            rows = [a for a in human_answers(folder) if (a.get("item_id"), a.get("judge")) != (item_id, judge)] + [row]
+            # checked by the importer itself, over the answers so far (only the items answered yet are asked for)
+            with tempfile.TemporaryDirectory() as tmp:
+                trial = Path(tmp) / HUMAN_ANSWERS
+                write_jsonl(trial, rows)
+                try:
+                    import_flute_judgements(trial, {i: key[i] for i in {r["item_id"] for r in rows} if i in key}, judges_per_item=None)
+                except FiglangError as exc:
+                    return redirect(url_for("human_page", rel=rel, err=str(getattr(exc, "message", exc)), **back))
+            write_jsonl(folder / HUMAN_ANSWERS, rows)
+        return redirect(url_for("human_page", rel=rel, msg=f"item {item['position']} stored for {judge}", **back))
+
     if warm:
         started = threading.Event()
 
@@ -365,6 +446,12 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
             return response
 
     return app
+
+
+def _human_exports(root: Path, max_depth: int = 5) -> list[str]:
+    """Folders written by `figlang human flute-export` under ``root``."""
+    return sorted(p.parent.relative_to(root).as_posix() for p in root.rglob(f"{HUMAN_STEM}_manifest.json")
+                  if len(p.relative_to(root).parts) <= max_depth + 1)  # fmt: skip
 
 
 def _review_runs(root: Path, max_depth: int = 5) -> list[tuple[str, Path]]:
