@@ -38,6 +38,7 @@ def csrf(client) -> str:
     ("/file/..%2F..%2Fetc%2Fpasswd", 403),
     ("/file/impli-first/..%2F..%2Fsecret.png", 403),
     ("/review/flute/..%2F..%2Ftmp", 403),
+    ("/human/flute/..%2F..%2Ftmp", 403),
     ("/compare?a=..%2F..&b=impli-first", 403),
     # an absolute path: "/run//etc" is redirected to "/run/etc", which is inside the folder (and absent)
     ("/run/%2Fetc", 422),

@@ -140,6 +140,8 @@ def test_run_page_scores_plots_and_filtered_errors(server, page, runs: Path) -> 
     assert page.locator(".plots img").count() >= 3  # figlang report's plots, kept in the run folder
     assert page.evaluate("Array.from(document.querySelectorAll('.plots img')).every(i => i.complete && i.naturalWidth > 100)")
     shot(page, "run")
+    page.evaluate("document.querySelector('.plots').scrollIntoView()")
+    shot(page, "run-plots")
     assert page.inner_text("#matched") == f"{acc['n'] - acc['n_correct']} of 26124 items"
     page.select_option("select[name=type]", "metaphor")
     page.select_option("select[name=pair]", "manual")
