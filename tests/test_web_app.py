@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from web_support import flute_run, runs_folder
+from web_support import figlang, flute_run, runs_folder
 
 from figlang.builders.flute_review import current_verdicts
 from figlang.web import create_app
@@ -186,3 +186,18 @@ def test_interpret_page(client) -> None:
     r = client.post("/interpret", data={"text": "   ", "csrf": csrf(client)})  # bad input: the API's own message, no traceback
     assert r.status_code == 200 and 'class="msg err"' in r.get_data(as_text=True)
     assert client.post("/interpret", data={"text": "x"}).status_code == 400  # no token
+
+
+def test_serve_command_bad_input_is_one_clear_line(tmp_path: Path) -> None:
+    done = figlang("serve", "--runs", str(tmp_path / "nowhere"), timeout=120)
+    said = " ".join(done.stderr.split())  # rich wraps long lines
+    assert done.returncode == 2 and "nowhere is not a folder" in said and "Traceback" not in said
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        done = figlang("serve", "--runs", str(tmp_path), "--port", str(busy.getsockname()[1]), timeout=120)
+    said = " ".join(done.stderr.split())
+    # werkzeug says it itself ("Port N is in use by another program … start the server with a different port") and exits 1
+    assert done.returncode != 0 and "is in use" in said and "different port" in said and "Traceback" not in said

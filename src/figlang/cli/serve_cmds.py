@@ -25,10 +25,14 @@ def serve_cmd(
     """
     from werkzeug.serving import make_server
 
+    from ..data.errors import FiglangError
     from ..web import create_app
 
     app = create_app(runs, data_dir)
-    server = make_server(host, port, app, threaded=True)
+    try:
+        server = make_server(host, port, app, threaded=True)
+    except OSError as exc:  # the port is taken, or the address is not this machine's
+        raise FiglangError(f"cannot listen on {host}:{port} ({exc.strerror or exc}): choose another --port, or stop what uses it") from None
     url = f"http://{host}:{server.server_port}/"
     console.print(f"figlang serve: [bold]{url}[/bold] (runs: {runs}; Ctrl-C stops)", highlight=False)
     try:
