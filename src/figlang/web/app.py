@@ -126,7 +126,7 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
                wait: float = 0.6) -> Flask:  # fmt: skip
     """The web app serving ``runs_dir`` (run folders, FLUTE creator runs) and the datasets in ``data_dir``.
 
-    ``warm`` indexes every run's predictions in a background thread from the start; ``wait`` is how long a page waits
+    ``warm`` indexes every run's predictions in a background thread once the first page is served; ``wait`` is how long a page waits
     for a slow load before it shows a "loading" page that reloads itself."""
     runs_root = Path(runs_dir).resolve()
     if not runs_root.is_dir():
@@ -147,6 +147,11 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
     @app.errorhandler(404)
     def not_found(_e: Any) -> tuple[str, int]:
         return fail(404, "Not found", f"There is no page at {request.path}.")
+
+    @app.errorhandler(500)
+    def server_error(_e: Any) -> tuple[str, int]:  # the traceback goes to the server's terminal, not the page
+        return fail(500, "Something went wrong", "figlang could not show this page; the terminal running `figlang serve` "
+                    "has the details. Please report it with the address of this page.")  # fmt: skip
 
     @app.errorhandler(OutsideRootError)
     def outside(e: OutsideRootError) -> tuple[str, int]:
