@@ -218,13 +218,14 @@ def test_cli_json_and_readable_view(data_dir: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_check_with_the_default_small_model() -> None:
+def test_check_with_the_default_small_model(data_dir: Path) -> None:
     """check() runs the NLI method end to end (the small model's answer itself is not trusted)."""
     from figlang.interpret import check
 
     verdict = check("He died last year.", "He finally kicked the bucket last year.", model="smollm2-135m", max_new_tokens=16,
-                    threads=1)
+                    threads=1, data_dir=data_dir)
     assert verdict.label in ("entailment", "contradiction")
     assert set(verdict.scores) == {"entailment", "contradiction"}
-    assert isinstance(verdict.explanation, str)
+    assert verdict.why == verdict.explanation or "He finally died last year." in verdict.why
+    assert verdict.expressions[0]["canonical"] == "kick the bucket"
     assert verdict.method["question"] == "meaning" and verdict.method["calibrate"] == "content-free"

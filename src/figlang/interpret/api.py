@@ -320,28 +320,43 @@ class CheckResult:
     hypothesis: str
     label: str  # entailment | contradiction
     scores: dict[str, float]
-    explanation: str | None
+    explanation: str | None  # the model's own, generated after its label (may be None for a small model)
+    why: str  # the explanation, else what the figurative sentence says literally (its expressions' meanings)
     method: dict[str, Any]
+    expressions: list[dict[str, Any]] = field(default_factory=list)  # interpret(hypothesis)'s expressions
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def check(premise: str, hypothesis: str, *, model: str = CHECK_MODEL, explain: bool = True, **options: Any) -> CheckResult:
+def _literal_reading(result: Interpretation) -> str:
+    parts = [f"\u201c{e.text}\u201d means \u201c{e.meaning}\u201d" for e in result.expressions if e.meaning]
+    para = next((e.paraphrase for e in result.expressions if e.paraphrase), None)
+    if not parts:
+        return "no figurative expression with a known meaning was found in the figurative sentence"
+    return "; ".join(parts) + (f", so it says: {para}" if para else "")
+
+
+def check(premise: str, hypothesis: str, *, model: str = CHECK_MODEL, explain: bool = True, data_dir: str | Path | None = None,
+          **options: Any) -> CheckResult:  # fmt: skip
     """Does ``premise`` entail or contradict the figurative ``hypothesis``, and why?
 
     figlang's best zero-shot FLUTE method (docs/zero_shot_results.md: qwen2.5-1.5b, nli-score with
     the "do they mean the same thing?" question and content-free calibration, 71.5% on FLUTE val),
-    with an explanation generated after the label. The FLUTE explaining system replaces this
-    function's body when it lands; callers keep this signature.
+    with an explanation generated after the label; ``why`` falls back to the hypothesis's literal
+    reading from :func:`interpret` when the model gives none. The FLUTE explaining system
+    replaces the model call when it lands; callers keep this signature.
     """
     from ..data.records import NLIPair
     from ..models.base import get_methods
 
     validate_text(premise)
     validate_text(hypothesis)
+    reading = interpret(hypothesis, data_dir=data_dir)
     opts = {**(CHECK_OPTIONS if model == CHECK_MODEL else {}), **options}
     method = get_methods().create("nli-score", model=model, explain=explain, question="meaning", calibrate="content-free", **opts)
     pred = method.predict([NLIPair("check", premise, hypothesis, None)])[0]
-    return CheckResult(premise, hypothesis, str(pred.prediction), dict(pred.scores or {}), pred.explanation,
-                       {"name": "nli-score", "model": model, "question": "meaning", "calibrate": "content-free", **opts})
+    why = pred.explanation or _literal_reading(reading)
+    return CheckResult(premise, hypothesis, str(pred.prediction), dict(pred.scores or {}), pred.explanation, why,
+                       {"name": "nli-score", "model": model, "question": "meaning", "calibrate": "content-free", **opts},
+                       [e.to_dict() for e in reading.expressions])
