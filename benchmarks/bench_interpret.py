@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import platform
 import random
 import sys
@@ -232,16 +233,17 @@ def cmd_speed(args) -> None:
     det = engine.detector
     items: list[dict] = []
     totals = Counter()
-    seconds = 0.0
+    seconds = cpu = 0.0
     found_sentences: list[str] = []
     for idx in chosen:
         src = sources[idx]
         for doc in read_documents(src, ReadOptions()):
             text = "\n\n".join(p.text for p in doc.paragraphs if not p.is_break)
-            t = time.time()
+            t, c = time.time(), time.process_time()
             sents, hits = det.detect(text)
             dt = time.time() - t
             seconds += dt
+            cpu += time.process_time() - c
             kinds = Counter(h.type for h in hits)
             totals["sentences"] += len(sents)
             totals["characters"] += len(text)
@@ -254,7 +256,7 @@ def cmd_speed(args) -> None:
     # full interpretation (meanings + paraphrases) of a seeded sample of sentences that hold something
     sample = rng.sample(found_sentences, min(args.paraphrase_sentences, len(found_sentences)))
     engine.interpret(sample[0])  # loads the paraphraser, WordNet and the definition parser once (not timed)
-    t = time.time()
+    t, c = time.time(), time.process_time()
     n_expr = Counter()
     for s in sample:
         r = engine.interpret(s)
@@ -262,13 +264,17 @@ def cmd_speed(args) -> None:
             n_expr[e.type] += 1
             n_expr["with_paraphrase"] += e.paraphrase is not None
     full_seconds = time.time() - t
+    full_cpu = time.process_time() - c
     total_expr = sum(v for k, v in n_expr.items() if k != "with_paraphrase")
     report = {
         "seed": args.seed, "books": [Path(sources[i].path).name for i in chosen], "books_total": len(sources),
         "threads": 1, "load_seconds": round(load_seconds, 1),
-        "detection": {**dict(totals), "seconds": round(seconds, 1), "sentences_per_second": round(totals["sentences"] / seconds, 1)},
+        "detection": {**dict(totals), "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
+                      "sentences_per_second": round(totals["sentences"] / seconds, 1), "sentences_per_cpu_second": round(totals["sentences"] / cpu, 1)},
         "full_interpretation": {"sentences": len(sample), "expressions": total_expr, "by_type": dict(n_expr), "seconds": round(full_seconds, 1),
-                                "seconds_per_expression": round(full_seconds / max(total_expr, 1), 3)},
+                                "cpu_seconds": round(full_cpu, 1), "seconds_per_expression": round(full_seconds / max(total_expr, 1), 3),
+                                "cpu_seconds_per_expression": round(full_cpu / max(total_expr, 1), 3)},
+        "machine": {"cpus": os.cpu_count(), "load_average_at_end": os.getloadavg()},
         "lexicon": engine.lexicon.describe(), "checksums": data_checksums(data),
     }
     _write(Path(args.out), "speed", report, items)

@@ -168,6 +168,14 @@ def test_bad_files(tmp_path: Path) -> None:
     assert read_inputs(jl) == [("x", "one"), ("3", "two")]
 
 
+def test_missing_data_is_a_clear_error(tmp_path: Path) -> None:
+    from figlang.data.errors import FiglangError
+    from figlang.interpret import interpret
+
+    with pytest.raises(FiglangError, match="figlang data download"):
+        interpret("He finally kicked the bucket last year.", data_dir=tmp_path)
+
+
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "figlang.cli.main", "interpret", *args], capture_output=True, text=True, cwd=cwd)
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,6 +183,7 @@ class Interpreter:
         self.lexicon: AssembledLexicon = assemble(self.data_dir, resources, holdout, progress)
         self.detector = Detector(self.lexicon, self.data_dir)
         self._paraphraser: IdiomParaphraser | None = None
+        self._lock = threading.Lock()
 
     @property
     def paraphraser(self) -> IdiomParaphraser:
@@ -194,9 +194,10 @@ class Interpreter:
     def interpret(self, text: str, *, paraphrase: bool = True, meaning_model: str | None = None,
                   meaning_options: dict[str, Any] | None = None, max_chars: int = MAX_CHARS) -> Interpretation:  # fmt: skip
         text = validate_text(text, max_chars)
-        _, hits = self.detector.detect(text)
         notes: list[str] = []
-        out = [self._expression(text, h, paraphrase, meaning_model, meaning_options or {}, notes) for h in hits]
+        with self._lock:  # spaCy pipelines and the caches are not shared across threads (the web app's workers)
+            _, hits = self.detector.detect(text)
+            out = [self._expression(text, h, paraphrase, meaning_model, meaning_options or {}, notes) for h in hits]
         info = {"entries": len(self.lexicon), "fingerprint": self.lexicon.fingerprint, "resources": list(self.lexicon.resources),
                 "holdout": self.lexicon.holdout.to_dict() if self.lexicon.holdout else None}
         return Interpretation(text, out, info, sorted(set(notes)))
@@ -254,11 +255,9 @@ class Interpreter:
                               meaning_source=meaning.source, paraphrase=para.text, confidence=round(min(conf, 0.95), 2),
                               topic=sh.topic, vehicle=sh.vehicle, property=sh.property, details=details)
         kind, words, name = h.metaphor
-        meaning, para = Meaning(None, None), Paraphrase(None, None)
-        if paraphrase or True:
-            meaning, para = metaphor_paraphrase(h, self.paraphraser.nlp)
-            if "wordnet_not_installed" in para.problems:
-                notes.append("WordNet is not installed, so metaphor candidates have no meaning (scripts/install_wordnet.sh)")
+        meaning, para = metaphor_paraphrase(h, self.paraphraser.nlp)  # the meaning is the literal word the substitution picks
+        if "wordnet_not_installed" in para.problems:
+            notes.append("WordNet is not installed, so metaphor candidates have no meaning (scripts/install_wordnet.sh)")
         if meaning.text is None and model:
             meaning = Meaning(lm_meaning(text[h.start : h.end], h.doc.text, model, **model_opts), f"lm:{model}")
         conf = 0.45 if name.endswith("test") else 0.35
@@ -301,11 +300,6 @@ def interpret(
     """
     text = validate_text(text)
     return get_interpreter(data_dir, holdout).interpret(text, paraphrase=paraphrase, meaning_model=meaning_model)
-
-
-def iter_interpret(items: list[tuple[str, str]], **kwargs: Any) -> Iterator[tuple[str, Interpretation]]:
-    for item_id, text in items:
-        yield item_id, interpret(text, **kwargs)
 
 
 # ----------------------------------------------------------------------------------------------- --check
