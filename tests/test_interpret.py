@@ -237,3 +237,14 @@ def test_check_with_the_default_small_model(data_dir: Path) -> None:
     assert verdict.why == verdict.explanation or "He finally died last year." in verdict.why
     assert verdict.expressions[0]["canonical"] == "kick the bucket"
     assert verdict.method["question"] == "meaning" and verdict.method["calibrate"] == "content-free"
+
+
+@pytest.mark.slow
+def test_lm_meaning_is_opt_in(engine) -> None:
+    """Without meaning_model an implicit simile has no meaning; with one, the LM's answer is marked as such."""
+    text = "He fought like a tiger."
+    assert _one(engine, text, "simile").meaning is None
+    r = engine.interpret(text, meaning_model="smollm2-135m", meaning_options={"threads": 1})
+    e = next(x for x in r.expressions if x.type == "simile")
+    assert e.meaning_source == "lm:smollm2-135m"
+    assert isinstance(e.meaning, str) and e.meaning
