@@ -248,3 +248,4 @@ def test_lm_meaning_is_opt_in(engine) -> None:
     e = next(x for x in r.expressions if x.type == "simile")
     assert e.meaning_source == "lm:smollm2-135m"
     assert isinstance(e.meaning, str) and e.meaning
+    assert e.paraphrase is None  # an LM's free answer is not put into the sentence

@@ -223,7 +223,7 @@ class Interpreter:
                 meaning = Meaning(gloss, "wordnet") if gloss else meaning
             if meaning.text is None and model:
                 meaning = Meaning(lm_meaning(entry.expression, h.doc.text, model, **model_opts), f"lm:{model}")
-            if paraphrase and meaning.text:
+            if paraphrase and meaning.text and (not (meaning.source or "").startswith("lm:") or len(meaning.text.split()) <= 8):
                 para = self.paraphraser.paraphrase(h, meaning.text)
             resources = tuple(dict.fromkeys(r for k in keys for r in self.lexicon.resources_of.get(k, ())))
             details = {"resources": list(resources), "source": entry.source, "alternatives": [a.pattern.entry.expression for a in h.alternatives],
@@ -247,7 +247,7 @@ class Interpreter:
                 meaning = Meaning(simile_meaning(h), "pattern")
             if meaning.text is None and model:
                 meaning = Meaning(lm_meaning(sh.explicit, h.doc.text, model, **model_opts), f"lm:{model}")
-            if paraphrase and meaning.text:
+            if paraphrase and meaning.text and not (meaning.source or "").startswith("lm:"):  # an LM's free answer rarely fits the slot
                 para = simile_paraphrase(h, clean_definition(meaning.text))
             conf = {"as_as": 0.85, "bare_as": 0.65, "adj_like": 0.6, "verb_like": 0.4}.get(sh.pattern, 0.5) + (0.1 if lex else 0.0)
             details = {"pattern": sh.pattern, "implicit": sh.implicit, "lexicon": lex.expression if lex else None, "ops": list(para.ops)}
