@@ -168,6 +168,14 @@ def test_bad_files(tmp_path: Path) -> None:
     assert read_inputs(jl) == [("x", "one"), ("3", "two")]
 
 
+def test_missing_data_is_a_clear_error(tmp_path: Path) -> None:
+    from figlang.data.errors import FiglangError
+    from figlang.interpret import interpret
+
+    with pytest.raises(FiglangError, match="figlang data download"):
+        interpret("He finally kicked the bucket last year.", data_dir=tmp_path)
+
+
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "figlang.cli.main", "interpret", *args], capture_output=True, text=True, cwd=cwd)
 
@@ -218,13 +226,26 @@ def test_cli_json_and_readable_view(data_dir: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_check_with_the_default_small_model() -> None:
+def test_check_with_the_default_small_model(data_dir: Path) -> None:
     """check() runs the NLI method end to end (the small model's answer itself is not trusted)."""
     from figlang.interpret import check
 
     verdict = check("He died last year.", "He finally kicked the bucket last year.", model="smollm2-135m", max_new_tokens=16,
-                    threads=1)
+                    threads=1, data_dir=data_dir)
     assert verdict.label in ("entailment", "contradiction")
     assert set(verdict.scores) == {"entailment", "contradiction"}
-    assert isinstance(verdict.explanation, str)
+    assert verdict.why == verdict.explanation or "He finally died last year." in verdict.why
+    assert verdict.expressions[0]["canonical"] == "kick the bucket"
     assert verdict.method["question"] == "meaning" and verdict.method["calibrate"] == "content-free"
+
+
+@pytest.mark.slow
+def test_lm_meaning_is_opt_in(engine) -> None:
+    """Without meaning_model an implicit simile has no meaning; with one, the LM's answer is marked as such."""
+    text = "He fought like a tiger."
+    assert _one(engine, text, "simile").meaning is None
+    r = engine.interpret(text, meaning_model="smollm2-135m", meaning_options={"threads": 1})
+    e = next(x for x in r.expressions if x.type == "simile")
+    assert e.meaning_source == "lm:smollm2-135m"
+    assert isinstance(e.meaning, str) and e.meaning
+    assert e.paraphrase is None  # an LM's free answer is not put into the sentence

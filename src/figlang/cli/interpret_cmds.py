@@ -41,10 +41,7 @@ def interpret_cmd(
 
       figlang interpret "She was as busy as a bee." --check "She had a lot to do."
 
-    Idioms come from one lexicon built from every idiom resource in the data (the narrative
-    benchmark, IMPLI, PIE, FLUTE; cached after the first run); meanings from that lexicon, then
-    WordNet, then (with --meaning-model) an offline LM. English only. docs/interpret.md has the
-    measured precision, recall and speed.
+    Idioms come from one lexicon built from every idiom resource in the data (the narrative benchmark, IMPLI, PIE, FLUTE; cached after the first run); meanings from that lexicon, then WordNet, then (with --meaning-model) an offline LM. English only. docs/interpret.md has the measured precision, recall and speed.
     """
     from ..interpret import check, get_interpreter, read_inputs, validate_text
     from ..interpret.api import InterpretInputError
@@ -63,7 +60,7 @@ def interpret_cmd(
     out = Console(width=min(console.width, WIDTH)) if not as_json else None
     for item_id, item_text in items:
         result = engine.interpret(item_text, paraphrase=not no_paraphrase, meaning_model=meaning_model)
-        verdict = check(check_sentence, item_text, model=check_model) if check_sentence is not None else None
+        verdict = check(check_sentence, item_text, model=check_model, data_dir=data_dir) if check_sentence is not None else None
         if as_json:
             obj = result.to_dict()
             if len(items) > 1:
@@ -121,8 +118,7 @@ def render_check(out: Console, verdict) -> None:
     out.print()
     out.print(Text.from_markup(f"[bold]check:[/bold] the sentence [{colour}]{verb}[/{colour}] the figurative text"))
     _indented(out, Text(verdict.premise, style="italic"))
-    if verdict.explanation:
-        _indented(out, Text("why: ", style="bold") + Text(verdict.explanation))
+    _indented(out, Text("why: ", style="bold") + Text(verdict.why))
     margin = verdict.scores.get("entailment", 0.0) - verdict.scores.get("contradiction", 0.0)
     _indented(out, Text(f"{verdict.method['model']}, nli-score (meaning question, content-free calibration); "
                    f"entailment margin {margin:+.2f}", style="dim"))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,6 +183,7 @@ class Interpreter:
         self.lexicon: AssembledLexicon = assemble(self.data_dir, resources, holdout, progress)
         self.detector = Detector(self.lexicon, self.data_dir)
         self._paraphraser: IdiomParaphraser | None = None
+        self._lock = threading.Lock()
 
     @property
     def paraphraser(self) -> IdiomParaphraser:
@@ -194,9 +194,10 @@ class Interpreter:
     def interpret(self, text: str, *, paraphrase: bool = True, meaning_model: str | None = None,
                   meaning_options: dict[str, Any] | None = None, max_chars: int = MAX_CHARS) -> Interpretation:  # fmt: skip
         text = validate_text(text, max_chars)
-        _, hits = self.detector.detect(text)
         notes: list[str] = []
-        out = [self._expression(text, h, paraphrase, meaning_model, meaning_options or {}, notes) for h in hits]
+        with self._lock:  # spaCy pipelines and the caches are not shared across threads (the web app's workers)
+            _, hits = self.detector.detect(text)
+            out = [self._expression(text, h, paraphrase, meaning_model, meaning_options or {}, notes) for h in hits]
         info = {"entries": len(self.lexicon), "fingerprint": self.lexicon.fingerprint, "resources": list(self.lexicon.resources),
                 "holdout": self.lexicon.holdout.to_dict() if self.lexicon.holdout else None}
         return Interpretation(text, out, info, sorted(set(notes)))
@@ -222,7 +223,7 @@ class Interpreter:
                 meaning = Meaning(gloss, "wordnet") if gloss else meaning
             if meaning.text is None and model:
                 meaning = Meaning(lm_meaning(entry.expression, h.doc.text, model, **model_opts), f"lm:{model}")
-            if paraphrase and meaning.text:
+            if paraphrase and meaning.text and (not (meaning.source or "").startswith("lm:") or len(meaning.text.split()) <= 8):
                 para = self.paraphraser.paraphrase(h, meaning.text)
             resources = tuple(dict.fromkeys(r for k in keys for r in self.lexicon.resources_of.get(k, ())))
             details = {"resources": list(resources), "source": entry.source, "alternatives": [a.pattern.entry.expression for a in h.alternatives],
@@ -246,7 +247,7 @@ class Interpreter:
                 meaning = Meaning(simile_meaning(h), "pattern")
             if meaning.text is None and model:
                 meaning = Meaning(lm_meaning(sh.explicit, h.doc.text, model, **model_opts), f"lm:{model}")
-            if paraphrase and meaning.text:
+            if paraphrase and meaning.text and not (meaning.source or "").startswith("lm:"):  # an LM's free answer rarely fits the slot
                 para = simile_paraphrase(h, clean_definition(meaning.text))
             conf = {"as_as": 0.85, "bare_as": 0.65, "adj_like": 0.6, "verb_like": 0.4}.get(sh.pattern, 0.5) + (0.1 if lex else 0.0)
             details = {"pattern": sh.pattern, "implicit": sh.implicit, "lexicon": lex.expression if lex else None, "ops": list(para.ops)}
@@ -254,11 +255,9 @@ class Interpreter:
                               meaning_source=meaning.source, paraphrase=para.text, confidence=round(min(conf, 0.95), 2),
                               topic=sh.topic, vehicle=sh.vehicle, property=sh.property, details=details)
         kind, words, name = h.metaphor
-        meaning, para = Meaning(None, None), Paraphrase(None, None)
-        if paraphrase or True:
-            meaning, para = metaphor_paraphrase(h, self.paraphraser.nlp)
-            if "wordnet_not_installed" in para.problems:
-                notes.append("WordNet is not installed, so metaphor candidates have no meaning (scripts/install_wordnet.sh)")
+        meaning, para = metaphor_paraphrase(h, self.paraphraser.nlp)  # the meaning is the literal word the substitution picks
+        if "wordnet_not_installed" in para.problems:
+            notes.append("WordNet is not installed, so metaphor candidates have no meaning (scripts/install_wordnet.sh)")
         if meaning.text is None and model:
             meaning = Meaning(lm_meaning(text[h.start : h.end], h.doc.text, model, **model_opts), f"lm:{model}")
         conf = 0.45 if name.endswith("test") else 0.35
@@ -303,11 +302,6 @@ def interpret(
     return get_interpreter(data_dir, holdout).interpret(text, paraphrase=paraphrase, meaning_model=meaning_model)
 
 
-def iter_interpret(items: list[tuple[str, str]], **kwargs: Any) -> Iterator[tuple[str, Interpretation]]:
-    for item_id, text in items:
-        yield item_id, interpret(text, **kwargs)
-
-
 # ----------------------------------------------------------------------------------------------- --check
 
 CHECK_MODEL = "qwen2.5-1.5b"
@@ -320,28 +314,43 @@ class CheckResult:
     hypothesis: str
     label: str  # entailment | contradiction
     scores: dict[str, float]
-    explanation: str | None
+    explanation: str | None  # the model's own, generated after its label (may be None for a small model)
+    why: str  # the explanation, else what the figurative sentence says literally (its expressions' meanings)
     method: dict[str, Any]
+    expressions: list[dict[str, Any]] = field(default_factory=list)  # interpret(hypothesis)'s expressions
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def check(premise: str, hypothesis: str, *, model: str = CHECK_MODEL, explain: bool = True, **options: Any) -> CheckResult:
+def _literal_reading(result: Interpretation) -> str:
+    parts = [f"\u201c{e.text}\u201d means \u201c{e.meaning}\u201d" for e in result.expressions if e.meaning]
+    para = next((e.paraphrase for e in result.expressions if e.paraphrase), None)
+    if not parts:
+        return "no figurative expression with a known meaning was found in the figurative sentence"
+    return "; ".join(parts) + (f", so it says: {para}" if para else "")
+
+
+def check(premise: str, hypothesis: str, *, model: str = CHECK_MODEL, explain: bool = True, data_dir: str | Path | None = None,
+          **options: Any) -> CheckResult:  # fmt: skip
     """Does ``premise`` entail or contradict the figurative ``hypothesis``, and why?
 
     figlang's best zero-shot FLUTE method (docs/zero_shot_results.md: qwen2.5-1.5b, nli-score with
     the "do they mean the same thing?" question and content-free calibration, 71.5% on FLUTE val),
-    with an explanation generated after the label. The FLUTE explaining system replaces this
-    function's body when it lands; callers keep this signature.
+    with an explanation generated after the label; ``why`` falls back to the hypothesis's literal
+    reading from :func:`interpret` when the model gives none. The FLUTE explaining system
+    replaces the model call when it lands; callers keep this signature.
     """
     from ..data.records import NLIPair
     from ..models.base import get_methods
 
     validate_text(premise)
     validate_text(hypothesis)
+    reading = interpret(hypothesis, data_dir=data_dir)
     opts = {**(CHECK_OPTIONS if model == CHECK_MODEL else {}), **options}
     method = get_methods().create("nli-score", model=model, explain=explain, question="meaning", calibrate="content-free", **opts)
     pred = method.predict([NLIPair("check", premise, hypothesis, None)])[0]
-    return CheckResult(premise, hypothesis, str(pred.prediction), dict(pred.scores or {}), pred.explanation,
-                       {"name": "nli-score", "model": model, "question": "meaning", "calibrate": "content-free", **opts})
+    why = pred.explanation or _literal_reading(reading)
+    return CheckResult(premise, hypothesis, str(pred.prediction), dict(pred.scores or {}), pred.explanation, why,
+                       {"name": "nli-score", "model": model, "question": "meaning", "calibrate": "content-free", **opts},
+                       [e.to_dict() for e in reading.expressions])

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..builders.idiom_matcher import FUNC, WORD, IdiomMatch, IdiomPattern, word_forms
+from ..builders.idiom_matcher import DET, FUNC, WORD, IdiomMatch, IdiomPattern, word_forms
 from ..builders.narratives import MinerConfig, MinerPipeline
 from ..builders.similes import SimileHit, find_similes, simile_prefilter
 from ..data.io import read_text
@@ -176,6 +176,8 @@ class Detector:
             found: list[RawHit] = []
             if k in idiom_cands:
                 for m in self.matcher.match(doc, idiom_cands[k]):
+                    if not plausible(self.matcher.patterns[m.pattern_index], m, doc):
+                        continue
                     found.append(self._hit("idiom", s, doc, m.start, m.end, idiom=m, pattern=self.matcher.patterns[m.pattern_index]))
             if k in simile_cands:
                 for h in find_similes(doc, bare_as=self.config.bare_as, implicit_like=self.config.implicit_like):
@@ -227,6 +229,20 @@ class Detector:
             similes += simile_prefilter(lowers, bare_as=self.config.bare_as, implicit_like=self.config.implicit_like)
             metaphors += bool(self._metaphor_forms.intersection(lowers))
         return {"sentences": n, "idiom_candidates": idioms, "simile_candidates": similes, "metaphor_candidates": metaphors}
+
+
+def plausible(pattern: IdiomPattern, match: IdiomMatch, doc) -> bool:
+    """False for a match that skipped the idiom's inner article before a word the tagger reads as a verb:
+    "have a go" on "had gone", "had to go" (the article is optional so that "a piece of cake" is found
+    as "piece of cake"; before a verb form that option only makes false hits)."""
+    elements, spans = pattern.elements, match.element_tokens
+    for i, (el, span) in enumerate(zip(elements, spans)):
+        if el.kind != DET or span is not None or i == 0:
+            continue
+        nxt = next((s for s in spans[i + 1 :] if s is not None), None)
+        if nxt is not None and doc[nxt[0]].pos_ in ("VERB", "AUX"):
+            return False
+    return True
 
 
 def _char_to_tokens(doc, span: tuple[int, int]) -> tuple[int, int]:
