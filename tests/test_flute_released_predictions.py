@@ -157,3 +157,29 @@ def test_cli_scores_the_released_files(flute_gold_data_dir: Path, tmp_path: Path
     assert folder.returncode == 0, folder.stderr
     a, b = (json.loads((tmp_path / x / "results.json").read_text())["metrics"]["accuracy"] for x in "ab")
     assert a == b and a["n_correct"] == 14
+
+
+def test_the_released_rows_as_json_lines_score_the_same(flute_gold_data_dir: Path, tmp_path: Path) -> None:
+    """Converted to JSON lines the shared ids used to be refused ("ids are predicted more than once")."""
+    folder = tmp_path / "jsonl"
+    folder.mkdir()
+    for path in FILES:
+        rows = json.loads(path.read_text())
+        (folder / f"{path.stem}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = score_predictions_file(folder, "flute", "test", flute_gold_data_dir)
+    assert _by_figure(result.metrics) == EXPECTED and not result.problems.duplicates
+
+
+def test_a_figlang_id_that_contradicts_its_sentences_yields_to_them(flute_gold_data_dir: Path, tmp_path: Path) -> None:
+    from figlang.data.registry import get_task
+
+    records = get_task("flute-idiom").load("test", flute_gold_data_dir)
+    by_id = {r.id: r for r in records}
+    rows = [{"id": r.id, "premise": r.premise, "hypothesis": r.hypothesis, "predicted_label": r.label, "model_explanation": "x"}
+            for r in records]  # fmt: skip
+    rows[0]["id"], rows[1]["id"] = rows[1]["id"], rows[0]["id"]  # each row names its sibling but carries its own sentences
+    path = tmp_path / "swapped.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    preds, problems, _fmt = read_predictions(path, records, ("entailment", "contradiction"))
+    assert not problems.blocking
+    assert all(preds[i].prediction == by_id[i].label for i in by_id)

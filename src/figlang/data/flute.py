@@ -23,6 +23,7 @@ from pathlib import Path
 from .errors import DataError, DataNotFoundError, LoadOptions
 from .io import iter_jsonl, require
 from .records import CONTRADICTION, ENTAILMENT, NLIPair
+from .splits import grouped_stratified_split, normalise_expression
 
 DATASET = "flute"
 FIGURE_TYPES = ("sarcasm", "simile", "metaphor", "idiom")
@@ -123,8 +124,6 @@ def selection_links(record: NLIPair) -> list[tuple]:
     if pid is not None:
         out.append(("phenomenon", record.figure_type, pid))
     if record.figure_type == "idiom" and record.expression:
-        from .splits import normalise_expression
-
         out.append(("idiom", normalise_expression(record.expression)))
     return out
 
@@ -139,8 +138,6 @@ def selection_stratum(group: list[NLIPair]) -> tuple:
 def carve_selection(train: list[NLIPair]) -> tuple[list[NLIPair], list[NLIPair]]:
     """(train-fit, selection) from the whole FLUTE train; ``flute-<type>`` tasks filter the result, so a
     figure type's selection is exactly its part of the ``flute`` selection."""
-    from .splits import grouped_stratified_split
-
     return grouped_stratified_split(train, SELECTION_FRACTION, SELECTION_SEED, selection_links, selection_stratum)
 
 
@@ -238,7 +235,7 @@ def load_flute_test(data_dir: Path, options: LoadOptions, figure_type: str | Non
                         raise DataError(f"unknown label {raw!r} (expected Entailment or Contradiction)", path, line)
                     out.append(
                         NLIPair(
-                            id=test_gold_id(figure, pid, nth),
+                            id=gold_pair_id(figure, pid, nth),
                             premise=require(obj, "premise", path, line),
                             hypothesis=require(obj, "hypothesis", path, line),
                             label=label,
@@ -280,7 +277,7 @@ def load_flute_test(data_dir: Path, options: LoadOptions, figure_type: str | Non
     return out
 
 
-def test_gold_id(figure: str, gold_id: str | int, nth: int) -> str:
+def gold_pair_id(figure: str, gold_id: str | int, nth: int) -> str:
     """A test-gold pair's figlang id: ``idiom-14-0``, ``idiom-14-1`` for the first and second row with gold id 14.
 
     The gold files give one id to every pair of a premise family (the entailing and the contradicting

@@ -9,6 +9,7 @@ from statistics import mean
 from typing import Any
 
 from .errors import DataError, LoadReport
+from .flute import SELECTION_SPLITS
 from .hygiene import LabelConflict, OverlapReport, label_conflicts, overlap_report
 from .records import ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
 from .registry import Task
@@ -100,7 +101,8 @@ def task_stats(task: Task, data_dir: str | Path | None = None, splits: list[str]
     """Statistics of every split of a task, and the overlap between its splits."""
     loaded: dict[str, list[Record]] = {}
     out: list[SplitStats] = []
-    for split in splits or [s for s in task.splits if "disjoint" not in s]:
+    official = [s for s in task.splits if "disjoint" not in s and s not in SELECTION_SPLITS]  # not the ones carved from train
+    for split in splits or official:
         report = LoadReport()
         try:
             records = task.load(split, data_dir, report=report)
