@@ -230,7 +230,8 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
             return fail(422, "This run folder cannot be read", info.problem)
         results = read_results(folder)
         groups = {k[3:]: v for k, v in results["metrics"].items() if k.startswith("by_") and isinstance(v, dict)}
-        plots = sorted(p.relative_to(runs_root).as_posix() for p in folder.rglob("*") if p.suffix.lower() in IMAGE_TYPES
+        candidates = [*folder.glob("*"), *folder.glob("*/*")]  # the folder and one level down (RUN/plots): not a model's tree
+        plots = sorted(p.relative_to(runs_root).as_posix() for p in candidates if p.suffix.lower() in IMAGE_TYPES
                        and p.is_file() and p.resolve().is_relative_to(runs_root))  # fmt: skip
         preds = folder / PREDICTIONS_FILE
         listing: dict[str, Any] = {"present": preds.is_file()}
