@@ -74,6 +74,9 @@ def test_several_expressions_with_offsets_into_the_original_text(engine) -> None
 def test_literal_text_has_no_idiom(engine) -> None:
     r = engine.interpret("The report lists the prices of the three houses on the street.")
     assert [e for e in r.expressions if e.type == "idiom"] == []
+    # "have a go" must not match "had gone" (the idiom's article skipped before a verb form)
+    assert engine.interpret("He had gone home early.").expressions == []
+    assert [e.canonical for e in engine.interpret("He had a go at fixing it.").expressions] == ["have a go"]
 
 
 def test_metaphor_candidate_from_the_adjective_noun_list(engine) -> None:
