@@ -14,7 +14,6 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
-from ..data.errors import FiglangError
 from .common import DataDirOption, console
 
 WIDTH = 80
@@ -124,4 +123,4 @@ def render_check(out: Console, verdict) -> None:
                    f"entailment margin {margin:+.2f}", style="dim"))
 
 
-__all__ = ["interpret_cmd", "render", "render_check", "FiglangError"]
+__all__ = ["interpret_cmd", "render", "render_check"]
