@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from ..data.text import normalise_word as norm
 from .lexicon import Lexicon, LexiconEntry
 
 WORD, FUNC, DET, POSS, REFL, OBJ, BE, PUNCT = "WORD", "FUNC", "DET", "POSS", "REFL", "OBJ", "BE", "PUNCT"
@@ -63,10 +64,6 @@ ALIASES = {"not": {"not", "n't", "never", "nt"}, "n't": {"not", "n't", "nt"}, "n
 # gap (insertion) tokens allowed between elements
 GAP_POS = frozenset({"ADV", "ADJ", "DET", "NUM", "PART"})
 GAP_TAGS = frozenset({"RB", "RBR", "RBS", "JJ", "JJR", "JJS", "DT", "PDT", "PRP$", "CD"})
-
-
-def norm(text: str) -> str:
-    return text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
 
 
 @lru_cache(maxsize=100_000)

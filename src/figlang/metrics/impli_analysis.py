@@ -23,6 +23,7 @@ from rapidfuzz.distance import Levenshtein
 from scipy import stats
 
 from ..data.impli import figurative_span
+from ..data.text import normalise_spacing as normalize_expression  # the key idioms are grouped by (punctuation kept)
 
 __all__ = [
     "IceCorrelation",
@@ -47,11 +48,6 @@ class _HasExpressionAndPremise(Protocol):
 
     @property
     def premise(self) -> str: ...
-
-
-def normalize_expression(text: str) -> str:
-    """Lower case, single spaces: the key idioms are grouped by."""
-    return " ".join(text.lower().split())
 
 
 def is_base_form(base_form: str, sentence: str) -> bool:
