@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import random
 import re
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import DataError, DataNotFoundError, LoadReport
-from ..data.io import read_text
+from ..data.io import parse_jsonl, read_text
 
 FIGURE_TYPES = ("sarcasm", "simile", "metaphor", "idiom")
 
@@ -189,17 +188,9 @@ def read_input_file(path: str | Path, figure_type: str, strict: bool = False) ->
     r = _Reader(figure_type, str(path), strict)
     suffix = path.suffix.lower()
     if suffix in {".jsonl", ".ndjson", ".json"}:
-        for number, raw in enumerate(text.split("\n"), start=1):
-            line = raw.removesuffix("\r")
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                r.problem(f"malformed JSON ({exc.msg} at column {exc.colno})", number)
-                continue
-            if not isinstance(obj, dict):
-                r.problem(f"expected a JSON object, got {type(obj).__name__}", number)
+        for number, obj, problem in parse_jsonl(text):
+            if obj is None:
+                r.problem(problem or "unreadable line", number)
                 continue
             r.add(obj, number)
     elif suffix in {".tsv", ".csv", ".txt"}:

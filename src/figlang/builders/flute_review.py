@@ -30,8 +30,8 @@ from typing import Any
 import yaml
 
 from ..data.errors import DataError, DataNotFoundError
-from ..data.flute import INSTRUCTION, PHENOMENON_FILES
-from ..data.io import atomic_write, read_text, write_json, write_jsonl
+from ..data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
+from ..data.io import atomic_write, parse_jsonl, read_jsonl, read_text, write_json, write_jsonl
 from .flute_creator import REVIEW_DIR, load_candidates, load_records, pairs_of
 from .flute_inputs import FIGURE_TYPES
 
@@ -43,7 +43,6 @@ VERDICTS = {"accept": "accept", "accepted": "accept", "a": "accept", "yes": "acc
             "edit": "edit", "edited": "edit", "e": "edit",
             "reject": "reject", "rejected": "reject", "r": "reject", "no": "reject"}  # fmt: skip
 EDITABLE = ("premise", "hypothesis", "label", "explanation")
-FLUTE_LABELS = {"entailment": "Entailment", "entails": "Entailment", "contradiction": "Contradiction", "contradicts": "Contradiction"}
 VERDICTS_FILE = "verdicts.jsonl"
 
 
@@ -63,16 +62,9 @@ def read_table(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list
     rows: list[tuple[int, dict[str, Any]]] = []
     problems: list[str] = []
     if path.suffix.lower() in {".jsonl", ".ndjson", ".json"}:
-        for number, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{path}:{number}: malformed JSON ({exc.msg} at column {exc.colno})")
-                continue
-            if not isinstance(obj, dict):
-                problems.append(f"{path}:{number}: expected a JSON object, got {type(obj).__name__}")
+        for number, obj, problem in parse_jsonl(text):
+            if obj is None:
+                problems.append(f"{path}:{number}: {problem}")
                 continue
             rows.append((number, obj))
         return rows, problems
@@ -117,13 +109,7 @@ def _verdicts_path(run: str | Path) -> Path:
 def current_verdicts(run: str | Path) -> dict[tuple[str, int], dict[str, Any]]:
     """Every stored verdict, by (pair id, revision); the latest import wins."""
     path = _verdicts_path(run)
-    out: dict[tuple[str, int], dict[str, Any]] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").split("\n"):
-            if line.strip():
-                v = json.loads(line)
-                out[(v["id"], int(v["revision"]))] = v
-    return out
+    return {(v["id"], int(v["revision"])): v for v in read_jsonl(path)}
 
 
 def _current_pairs(run: str | Path) -> dict[str, dict[str, Any]]:
@@ -154,7 +140,7 @@ def export_queue(run: str | Path, out: str | Path, fmt: str | None = None, inclu
 
 
 @dataclass
-class ImportReport:
+class VerdictsImportReport:
     rows: int = 0
     stored: int = 0
     blank: int = 0
@@ -167,9 +153,9 @@ class ImportReport:
                 "errors": self.errors, "notes": self.notes}  # fmt: skip
 
 
-def import_verdicts(run: str | Path, path: str | Path) -> ImportReport:
+def import_verdicts(run: str | Path, path: str | Path) -> VerdictsImportReport:
     """Validate and store a reviewed queue; bad rows are reported (file:line) and left out."""
-    report = ImportReport()
+    report = VerdictsImportReport()
     rows, problems = read_table(path)
     report.errors.extend(problems)
     pairs = _current_pairs(run)
@@ -214,11 +200,11 @@ def import_verdicts(run: str | Path, path: str | Path) -> ImportReport:
             if not value:
                 continue
             if f == "label":
-                label = FLUTE_LABELS.get(value.lower().strip("."))
+                label = normalise_label(value)  # FLUTE's label normaliser: the loader accepts what review accepts
                 if label is None:
                     bad = f"edited_label {value!r} is not Entailment or Contradiction"
                     break
-                value = label
+                value = label.capitalize()  # the creator's pairs spell labels "Entailment" / "Contradiction"
             if value != _squash(pair[f]):
                 edits[f] = value
         if bad:

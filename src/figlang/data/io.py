@@ -47,16 +47,48 @@ def iter_lines(path: str | Path, encoding: str = "utf-8") -> Iterator[tuple[int,
             yield number, line
 
 
+def parse_jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """(1-based line number, object, problem) for each non-blank line of JSON-lines text.
+
+    The one JSON-lines parser: ``problem`` says why a line is not a JSON object ("malformed JSON
+    (... at column N)", "expected a JSON object, got list"), and ``object`` is then None, so each
+    caller decides whether a bad line raises, is reported, or (a journal's torn last line) is redone.
+    Splits on "\n" only, like :func:`iter_lines`.
+    """
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            yield number, *parse_json_line(line)
+
+
+def parse_json_line(line: str) -> tuple[dict[str, Any], None] | tuple[None, str]:
+    """(object, None) for a line holding one JSON object, else (None, why not): :func:`parse_jsonl` for one line."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return None, f"malformed JSON ({exc.msg} at column {exc.colno})"
+    if not isinstance(obj, dict):
+        return None, f"expected a JSON object, got {type(obj).__name__}"
+    return obj, None
+
+
+def read_jsonl(path: str | Path, encoding: str = "utf-8") -> list[dict[str, Any]]:
+    """Every object of a JSON-lines file figlang wrote itself (a missing or empty file: none); a bad line raises, located."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    out = []
+    for number, obj, problem in parse_jsonl(path.read_text(encoding=encoding)):
+        if obj is None:
+            raise DataError(problem or "unreadable line", path, number)
+        out.append(obj)
+    return out
+
+
 def iter_jsonl(path: str | Path, options: LoadOptions = STRICT, encoding: str = "utf-8") -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each JSON line; malformed lines raise (strict) or are skipped and reported (lenient)."""
-    for number, line in iter_lines(path, encoding):
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            options.fail(DataError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, number))
-            continue
-        if not isinstance(obj, dict):
-            options.fail(DataError(f"expected a JSON object, got {type(obj).__name__}", path, number))
+    for number, obj, problem in parse_jsonl(read_text(path, encoding)):
+        if obj is None:
+            options.fail(DataError(problem or "unreadable line", path, number))
             continue
         yield number, obj
 
@@ -91,6 +123,7 @@ def git_blob_sha1(data: bytes) -> str:
 
 
 def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file's bytes, read in chunks (the one file-hash helper: data checksums, model files)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while block := f.read(chunk):

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError
+from ..data.io import read_jsonl
 from ..data.records import ClozeRecord, GenerationRecord, Record, strip_markup
 
 __all__ = [
@@ -418,11 +419,7 @@ class PrecomputedProvider(KnowledgeProvider):
                         path = inference_file(root, etype, split, kind)
                         if not path.is_file():
                             continue
-                        with path.open(encoding="utf-8") as fh:
-                            for line in fh:
-                                if not line.strip():
-                                    continue
-                                obj = json.loads(line)
+                        for obj in read_jsonl(path):
                                 expr = obj.get("idiom") if etype == "idiom" else obj.get("simile")
                                 key = (_norm(obj.get("narrative", "")), _norm(expr or ""))
                                 index[kind].setdefault(key, tuple(obj.get("inferences") or ()))

@@ -165,9 +165,7 @@ class Generator:
                         reasons.append("duplicate_pair")
                     case = {"premise": doc.text, "hypothesis": hyp, "idiom": entry.idiom, "definition": text, "origin": sentence.origin}
                     if reasons:
-                        for why in reasons:
-                            report.filtered[why] += 1
-                            report.example(why, case)
+                        report.drop(reasons, case)
                         continue
                     seen.add(key)
                     pairs.append(

@@ -257,9 +257,7 @@ def build_metaphor_pairs(
             reasons.append("duplicate_pair")
         case = {"premise": doc.text, "hypothesis": hyp, "metaphor": item.metaphor, "literal": literal, "origin": item.origin}
         if reasons:
-            for why in reasons:
-                report.filtered[why] += 1
-                report.example(why, case)
+            report.drop(reasons, case)
             continue
         seen.add((doc.text, hyp))
         label, figure = PAIR_TYPES["metaphor_replacement"]

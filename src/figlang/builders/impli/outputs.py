@@ -86,6 +86,12 @@ class BuildReport:
         if len(cases) < self.max_examples:
             cases.append(case)
 
+    def drop(self, reasons: list[str], case: dict[str, Any]) -> None:
+        """Count a generated pair that a filter dropped, under each of its reasons, keeping a few cases."""
+        for why in reasons:
+            self.filtered[why] += 1
+            self.example(why, case)
+
     def skip(self, reason: str, sentence: IdiomSentence, **extra: Any) -> None:
         self.skipped[reason] += 1
         self.example(reason, {"sentence": sentence.sentence, "idiom": sentence.idiom, "origin": sentence.origin, **extra})

@@ -27,17 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from ...data.errors import FiglangError
+from ...data.io import file_sha256
 from ...data.records import Record
 from ..base import METHODS, Method, Prediction
 from . import FIGLANG_JSON, TRAINED_METHODS, read_figlang_json
-
-
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 class TrainedMethod(Method):
@@ -140,7 +133,7 @@ class TrainedMethod(Method):
             "model": str(self.model_dir),
             "trained_method": self.meta["method"],
             "base_model": (self.meta.get("base_model") or {}).get("reference"),
-            "figlang_json_sha256": _file_sha256(meta_path) if meta_path.is_file() else None,
+            "figlang_json_sha256": file_sha256(meta_path) if meta_path.is_file() else None,
             "weights_identity": identity.hexdigest(),
             "best": self.meta.get("best"),
         }
@@ -148,7 +141,7 @@ class TrainedMethod(Method):
             src = self.rationales or getattr(self._model, "rationale_source", None) or "gold"
             out["rationales"] = str(src)
             if src != "gold" and Path(str(src)).is_file():
-                out["rationales_sha256"] = _file_sha256(Path(str(src)))
+                out["rationales_sha256"] = file_sha256(Path(str(src)))
             out["rationale_field"] = self.rationale_field
         if self.inference_subset is not None:
             out["inferences"] = [j + 1 for j in self.inference_subset]

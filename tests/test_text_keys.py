@@ -1,0 +1,73 @@
+"""The shared helpers that replaced per-module copies: text keys, the JSON-lines parser, the -O parser."""
+
+from __future__ import annotations
+
+import pytest
+
+from figlang.builders.idiom_matcher import norm
+from figlang.builders.lexicon import normalise_idiom as lexicon_key
+from figlang.cli.common import parse_key_values
+from figlang.data import hygiene, splits
+from figlang.data.errors import DataError, FiglangError
+from figlang.data.io import iter_jsonl, parse_jsonl, read_jsonl
+from figlang.data.records import NLIPair, expression_of
+from figlang.data.text import normalise_expression, normalise_idiom, normalise_spacing, normalise_text, normalise_word
+from figlang.metrics.impli_analysis import normalize_expression
+
+
+def test_each_caller_uses_the_one_module() -> None:
+    # the old per-module names are the shared functions, not copies
+    assert splits.normalise_expression is normalise_expression
+    assert hygiene.normalise_text is normalise_text
+    assert normalize_expression is normalise_spacing
+    assert lexicon_key is normalise_idiom
+    assert norm is normalise_word
+
+
+@pytest.mark.parametrize(
+    ("text", "expression", "spacing", "idiom"),
+    [
+        ("Out - of - the - blue’", "out of the blue", "out - of - the - blue’", "out - of - the - blue'"),
+        ("  Spill the Beans. ", "spill the beans", "spill the beans.", "spill the beans"),
+        ("lose one’s temper", "lose one s temper", "lose one’s temper", "lose one's temper"),
+        ("a duck 's back", "a duck s back", "a duck 's back", "a duck's back"),
+        ("snake_case", "snake case", "snake_case", "snake_case"),
+    ],
+)
+def test_the_variants_differ_only_where_documented(text: str, expression: str, spacing: str, idiom: str) -> None:
+    assert normalise_expression(text) == expression
+    assert normalise_spacing(text) == spacing
+    assert normalise_idiom(text) == idiom
+
+
+def test_text_and_word_keys() -> None:
+    assert normalise_text("He  <b>Spilled the\nBeans</b>. ") == "he spilled the beans."
+    assert normalise_word("Can’t") == "can't" and normalise_word("`Tis") == "'tis"
+    assert expression_of(NLIPair("x", "p", "h", None, expression="  Kick THE  bucket")) == "kick the bucket"
+
+
+def test_parse_jsonl_reports_each_bad_line_where_it_is() -> None:
+    text = '{"a": 1}\n\n[1, 2]\n{"b": \n{"c": 3}\r\n'
+    rows = list(parse_jsonl(text))
+    assert [(n, obj) for n, obj, _ in rows] == [(1, {"a": 1}), (3, None), (4, None), (5, {"c": 3})]
+    assert rows[1][2] == "expected a JSON object, got list"
+    assert rows[2][2].startswith("malformed JSON (") and "column" in rows[2][2]
+
+
+def test_read_jsonl_and_iter_jsonl(tmp_path) -> None:
+    path = tmp_path / "x.jsonl"
+    assert read_jsonl(path) == []  # a journal not written yet
+    path.write_text('{"a": 1}\n{"a": 2}\n', encoding="utf-8")
+    assert read_jsonl(path) == [{"a": 1}, {"a": 2}]
+    assert [n for n, _ in iter_jsonl(path)] == [1, 2]
+    path.write_text('{"a": 1}\nnot json\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"x\.jsonl:2: malformed JSON"):
+        read_jsonl(path)
+
+
+def test_one_key_value_parser() -> None:
+    got = parse_key_values(["threads=1", "bf16=True", "temperature=0.5", "stop=[\"\\n\"]", "name=smollm2-135m", " device = cuda"])
+    assert got == {"threads": 1, "bf16": True, "temperature": 0.5, "stop": ["\n"], "name": "smollm2-135m", "device": "cuda"}
+    assert parse_key_values(None) == {}
+    with pytest.raises(FiglangError, match=r"--backend-option expects KEY=VALUE .*'threads'"):
+        parse_key_values(["threads"], "--backend-option")
