@@ -22,8 +22,6 @@ or a file with no valid line raises.
 
 from __future__ import annotations
 
-import csv
-import io
 import random
 import re
 from dataclasses import dataclass, field
@@ -31,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import DataError, DataNotFoundError, LoadReport
-from ..data.io import parse_jsonl, read_text
+from ..data.io import parse_jsonl, parse_table, read_text
 
 FIGURE_TYPES = ("sarcasm", "simile", "metaphor", "idiom")
 
@@ -162,21 +160,6 @@ def replace_span(sentence: str, span: str, replacement: str) -> str | None:
     return _squash(out.replace(" ,", ",") if not replacement else out)
 
 
-def _table_rows(text: str, delimiter: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    rows = []
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE)
-    header: list[str] | None = None
-    for row in reader:
-        line = reader.line_num
-        if not any(c.strip() for c in row):
-            continue
-        if header is None:
-            header = [c.strip().lower() for c in row]
-            continue
-        rows.append((line, row))
-    return header or [], rows
-
-
 def read_input_file(path: str | Path, figure_type: str, strict: bool = False) -> InputSet:
     """Items of ``figure_type`` from a JSONL, TSV or CSV file (a header row names the fields)."""
     if figure_type not in FIGURE_TYPES:
@@ -195,7 +178,8 @@ def read_input_file(path: str | Path, figure_type: str, strict: bool = False) ->
             r.add(obj, number)
     elif suffix in {".tsv", ".csv", ".txt"}:
         delimiter = "," if suffix == ".csv" else "\t"
-        header, rows = _table_rows(text, delimiter)
+        header, rows = parse_table(text, delimiter, quoting=delimiter == ",")
+        header = [h.lower() for h in header]
         known = {s for spellings in ALIASES[figure_type].values() for s in spellings} | {"id"}
         if not set(header) & known:
             if figure_type == "idiom" and suffix != ".csv":  # a headerless idiom<TAB>definition lexicon

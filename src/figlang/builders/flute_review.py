@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import csv
-import io
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -31,7 +30,7 @@ import yaml
 
 from ..data.errors import DataError, DataNotFoundError
 from ..data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
-from ..data.io import atomic_write, parse_jsonl, read_jsonl, read_text, write_json, write_jsonl
+from ..data.io import atomic_write, parse_jsonl, parse_table, read_jsonl, read_text, write_json, write_jsonl
 from .flute_creator import REVIEW_DIR, load_candidates, load_records, pairs_of
 from .flute_inputs import FIGURE_TYPES
 
@@ -69,15 +68,8 @@ def read_table(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list
             rows.append((number, obj))
         return rows, problems
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter=delimiter)
-    header: list[str] | None = None
-    for row in reader:
-        line = reader.line_num
-        if not any(c.strip() for c in row):
-            continue
-        if header is None:
-            header = [c.strip() for c in row]
-            continue
+    header, table = parse_table(text, delimiter)
+    for line, row in table:
         if len(row) > len(header) and any(c.strip() for c in row[len(header):]):
             problems.append(f"{path}:{line}: {len(row)} cells but the header has {len(header)} columns")
             continue

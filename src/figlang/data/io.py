@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -101,6 +103,22 @@ def iter_tsv(path: str | Path, options: LoadOptions = STRICT, encoding: str = "u
             options.fail(DataError(f"expected at least {min_columns} tab-separated columns, found {len(cols)}", path, number))
             continue
         yield number, cols
+
+
+def parse_table(text: str, delimiter: str = ",", quoting: bool = True) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """(header, [(line number, cells)]) of CSV/TSV text with a header row: blank rows skipped, header cells
+    stripped, a byte-order mark dropped. ``quoting=False`` reads quotes as text (TSV cells with a bare '"')."""
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if quoting else csv.QUOTE_NONE)
+    header: list[str] | None = None
+    rows: list[tuple[int, list[str]]] = []
+    for row in reader:
+        if not any(c.strip() for c in row):
+            continue
+        if header is None:
+            header = [c.strip() for c in row]
+            continue
+        rows.append((reader.line_num, row))
+    return header or [], rows
 
 
 def require(obj: dict[str, Any], key: str, path: str | Path, line: int, kinds: type | tuple[type, ...] = str) -> Any:
