@@ -33,7 +33,7 @@ _TERMINAL = set(".!?…\"'”’)»]")
 _DOUBLED = re.compile(r"\b(\w+)\s+\1\b", re.IGNORECASE)
 
 
-def _squash(text: str) -> str:
+def squash(text: str) -> str:
     return " ".join(text.lower().split())
 
 
@@ -56,7 +56,7 @@ def check_pair(
         reasons.append("span_mismatch")
     if replacement is not None and not replacement.strip():
         reasons.append("empty_definition")
-    if _squash(hypothesis) == _squash(premise):
+    if squash(hypothesis) == squash(premise):
         reasons.append("unchanged")
     if unfilled:
         reasons.append("unfilled_slot")

@@ -10,7 +10,7 @@ from ...metrics.impli_analysis import ice_by_idiom
 from .filters import check_pair
 from .lexicon import ImpliLexicon
 from .matching import ImpliIdiomMatch, ImpliIdiomMatcher, resolve_overlaps
-from .nlp import DEFAULT_MODEL, Progress, _no_progress, load_nlp, parse_texts
+from .nlp import DEFAULT_MODEL, Progress, load_nlp, no_progress, parse_texts
 from .outputs import PAIR_TYPES, BuildReport, BuildResult, GeneratedPair
 from .sentences import FIGURATIVE, IdiomSentence
 from .substitution import Realisation, TemplateCache, realise
@@ -50,7 +50,7 @@ class Generator:
 
     # -- parsing and matching ---------------------------------------------------------------
 
-    def parse(self, texts: Iterable[str], progress: Progress = _no_progress) -> dict[str, Doc]:
+    def parse(self, texts: Iterable[str], progress: Progress = no_progress) -> dict[str, Doc]:
         todo = [t for t in dict.fromkeys(texts) if t not in self._docs]
         if todo:
             self._docs.update(parse_texts(todo, self.nlp, progress, "parse sentences"))
@@ -77,16 +77,16 @@ class Generator:
 
     # -- builders ---------------------------------------------------------------------------
 
-    def substitute(self, sentences: Sequence[IdiomSentence], progress: Progress = _no_progress) -> BuildResult:
+    def substitute(self, sentences: Sequence[IdiomSentence], progress: Progress = no_progress) -> BuildResult:
         """Silver pairs: the idiom replaced by each definition; figurative -> entailment, literal -> non-entailment."""
         return self._build(sentences, "substitute", progress)
 
-    def adversarial(self, sentences: Sequence[IdiomSentence], progress: Progress = _no_progress) -> BuildResult:
+    def adversarial(self, sentences: Sequence[IdiomSentence], progress: Progress = no_progress) -> BuildResult:
         """Adversarial definitions in figurative contexts -> non-entailment."""
         return self._build(sentences, "adversarial", progress)
 
     def antonyms(
-        self, sentences: Sequence[IdiomSentence], wordnet: WordNetCorpusReader | None = None, progress: Progress = _no_progress
+        self, sentences: Sequence[IdiomSentence], wordnet: WordNetCorpusReader | None = None, progress: Progress = no_progress
     ) -> BuildResult:
         """Definitions with a key word replaced by its WordNet antonym, in figurative contexts -> non-entailment."""
         from ...knowledge.wordnet_data import load_wordnet

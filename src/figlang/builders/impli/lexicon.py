@@ -93,7 +93,7 @@ class ImpliLexicon:
 _LEXICON_HEADER = ("idiom", "definition")
 
 
-def _check_idiom_text(idiom: str, path: Path, line: int) -> str | None:
+def check_idiom_text(idiom: str, path: Path, line: int) -> str | None:
     if not idiom:
         return "empty idiom"
     if not re.search(r"\w", idiom):
@@ -160,7 +160,7 @@ def read_lexicon(
 
 
 def _add_checked(lex: ImpliLexicon, idiom: str, items: list[tuple[str, Any]], path: Path, line: int, options: LoadOptions) -> None:
-    problem = _check_idiom_text(idiom, path, line)
+    problem = check_idiom_text(idiom, path, line)
     if problem:
         options.fail(DataError(problem, path, line))
         return

@@ -44,7 +44,7 @@ class PatternToken:
     keys: frozenset[str] = frozenset()  # word: the forms and lemmas it matches
 
 
-def _words_of(text: str, nlp: Language) -> list[tuple[str, str, str | None]]:
+def words_of(text: str, nlp: Language) -> list[tuple[str, str, str | None]]:
     """(word, whitespace after, slot kind) with "one 's" merged into one possessive slot word."""
     toks = list(nlp.tokenizer(text))
     out: list[tuple[str, str, str | None]] = []
@@ -69,7 +69,7 @@ def _words_of(text: str, nlp: Language) -> list[tuple[str, str, str | None]]:
 def compile_pattern(idiom: str, nlp: Language) -> tuple[PatternToken, ...]:
     """An idiom's base form as match tokens (words, determiners, optional hyphens, slots)."""
     out: list[PatternToken] = []
-    for word, _ws, slot in _words_of(idiom, nlp):
+    for word, _ws, slot in words_of(idiom, nlp):
         low = normalise_word(word)
         if slot:
             out.append(PatternToken(slot, SLOT_TEXT[slot]))
@@ -109,7 +109,7 @@ class ImpliIdiomMatch:
         return None
 
 
-def _token_keys(doc: Doc) -> list[frozenset[str]]:
+def token_keys(doc: Doc) -> list[frozenset[str]]:
     return [frozenset({normalise_word(t.text), normalise_word(t.lemma_)}) for t in doc]
 
 
@@ -180,7 +180,7 @@ class ImpliIdiomMatcher:
 
     def find(self, doc: Doc, only: str | None = None) -> list[ImpliIdiomMatch]:
         """Every occurrence of every idiom (or of idiom ``only``) in ``doc``, in sentence order."""
-        keys = _token_keys(doc)
+        keys = token_keys(doc)
         chunk_end = {c.start: c.end for c in doc.noun_chunks} if doc.has_annotation("DEP") else {}
         only_key = normalise_spacing(only) if only else None
         tried: set[tuple[str, int]] = set()

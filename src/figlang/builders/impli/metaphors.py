@@ -16,11 +16,11 @@ from ...data.impli import FILES as IMPLI_FILES, figurative_span, load_impli_file
 from ...data.io import iter_tsv
 from ...data.text import normalise_spacing, normalise_word
 from ..inflection import VERB_TAGS, capitalize_first, indefinite_article, inflect_verb, lemma_keys, same_lemma, subject_features
-from .filters import _squash, check_pair
-from .matching import _token_keys
-from .nlp import Progress, _no_progress, load_nlp, parse_texts
+from .filters import check_pair, squash
+from .matching import token_keys
+from .nlp import Progress, load_nlp, no_progress, parse_texts
 from .outputs import PAIR_TYPES, BuildReport, BuildResult, GeneratedPair
-from .sentences import FIGURATIVE, IdiomSentence, _clean_sentence, _safe_source
+from .sentences import FIGURATIVE, IdiomSentence, clean_sentence, safe_source
 
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
@@ -142,7 +142,7 @@ def read_tsvetkov_xlsx(path: str | Path, kinds: Sequence[str] = ("SVO", "AN")) -
                 continue
             words = tuple("" if cell(f).startswith("*") else cell(f).lower() for f in fields)
             votes = tuple(int(float(cells[i])) for i in judges if i < len(cells) and re.fullmatch(r"\d+(\.0)?", cells[i].strip()))
-            out.append(MetaphorItem(kind, words, _clean_sentence(sentence), f"{path}:{sheet}:{number}", votes))
+            out.append(MetaphorItem(kind, words, clean_sentence(sentence), f"{path}:{sheet}:{number}", votes))
     return out
 
 
@@ -168,7 +168,7 @@ def read_metaphor_replacements(path: str | Path, options: LoadOptions = STRICT) 
 
 def _find_target(item: MetaphorItem, doc: Doc) -> int | None:
     target_keys = lemma_keys(item.target)
-    keys = _token_keys(doc)
+    keys = token_keys(doc)
     if item.kind == "SVO":
         hits = [t.i for t in doc if keys[t.i] & target_keys and t.pos_ in ("VERB", "AUX")]
         hits = hits or [t.i for t in doc if keys[t.i] & target_keys]
@@ -188,7 +188,7 @@ def build_metaphor_pairs(
     wordnet: WordNetCorpusReader | None = None,
     replacements: dict[str, str] | None = None,
     source: str = "tsvetkov",
-    progress: Progress = _no_progress,
+    progress: Progress = no_progress,
 ) -> BuildResult:
     """Metaphor-replacement pairs: the metaphorical adjective/verb replaced by a literal word -> entailment.
 
@@ -264,12 +264,12 @@ def build_metaphor_pairs(
         pairs.append(
             GeneratedPair(
                 id=f"metaphor_replacement-{source}-{item.kind}-{n}", premise=doc.text, hypothesis=hyp, label=label,
-                pair_type="metaphor_replacement", source=_safe_source(source), figure_type=figure, expression=item.metaphor,
+                pair_type="metaphor_replacement", source=safe_source(source), figure_type=figure, expression=item.metaphor,
                 definition=literal, realised=new, span=(start_char, end_char), matched=tok.text, ops=tuple(ops),
                 sentence_id=item.origin, origin=item.origin,
             )  # fmt: skip
         )
-        report.counts[f"metaphor_replacement/{_safe_source(source)}/{label}"] += 1
+        report.counts[f"metaphor_replacement/{safe_source(source)}/{label}"] += 1
     return BuildResult(pairs, report)
 
 
@@ -279,11 +279,11 @@ def compare_with_impli_metaphors(pairs: Sequence[GeneratedPair], data_dir: str |
     spec = next(f for f in IMPLI_FILES if f.path == "metaphors/replacement_tsvetkov_e.tsv")
     gold: dict[str, set[str]] = defaultdict(set)
     for r in load_impli_file(spec, Path(data_dir), STRICT):
-        gold[_squash(r.premise)].add(r.hypothesis)
+        gold[squash(r.premise)].add(r.hypothesis)
     shared = exact = same_word = 0
     rows = []
     for p in pairs:
-        golds = gold.get(_squash(p.premise))
+        golds = gold.get(squash(p.premise))
         if not golds:
             continue
         shared += 1

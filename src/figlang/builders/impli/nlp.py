@@ -19,7 +19,7 @@ Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): called as work advances (the CLI draws it as progress bars)."""
 
 
-def _no_progress(stage: str, done: int, total: int) -> None:
+def no_progress(stage: str, done: int, total: int) -> None:
     return None
 
 
@@ -43,7 +43,7 @@ def load_nlp(model: str = DEFAULT_MODEL) -> Language:
 
 
 def parse_texts(
-    texts: Iterable[str], nlp: Language, progress: Progress = _no_progress, stage: str = "parse", batch_size: int = 128
+    texts: Iterable[str], nlp: Language, progress: Progress = no_progress, stage: str = "parse", batch_size: int = 128
 ) -> dict[str, Doc]:
     """text -> Doc for each distinct text, parsed in batches with progress."""
     unique = list(dict.fromkeys(texts))

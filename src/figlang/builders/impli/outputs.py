@@ -13,7 +13,7 @@ from ...data.impli import ImpliFile, load_impli_file
 from ...data.io import atomic_write, write_json, write_jsonl
 from ...data.records import ENTAILMENT, NON_ENTAILMENT, NLIPair
 from .filters import FILTER_REASONS, SKIP_REASONS
-from .sentences import IdiomSentence, _one_line, _safe_source
+from .sentences import IdiomSentence, one_line, safe_source
 
 
 GENERATOR_VERSION = "figlang-impli-generator/1"
@@ -122,7 +122,7 @@ class BuildResult:
 
 def output_name(pair_type: str, source: str, label: str | None = None) -> str:
     """The pair file's path inside ``<out>/impli``, named as IMPLI names its files."""
-    source = _safe_source(source)
+    source = safe_source(source)
     names = {
         "fig_context": f"idioms/fig_context_{source}_e.tsv",
         "lit_context": f"idioms/lit_context_{source}_ne.tsv",
@@ -179,7 +179,7 @@ def write_outputs(result: BuildResult, out_dir: str | Path, report_name: str = "
         tsv = out / "impli" / rel
         with atomic_write(tsv) as f:
             for p in pairs:
-                f.write(f"{_one_line(p.premise)}\t{_one_line(p.hypothesis)}\n")
+                f.write(f"{one_line(p.premise)}\t{one_line(p.hypothesis)}\n")
         jsonl = out / "jsonl" / (Path(rel).stem + ".jsonl")
         write_jsonl(jsonl, [p.to_json() for p in pairs])
         written += [tsv, jsonl]

@@ -18,10 +18,10 @@ from ...data.text import normalise_spacing, normalise_word
 from ..inflection import REFLEXIVES, VERB_TAGS, lemma_keys, same_lemma
 from .filters import check_pair
 from .generator import Generator
-from .lexicon import ImpliLexicon, _check_idiom_text
+from .lexicon import ImpliLexicon, check_idiom_text
 from .matching import POSSESSIVES, ImpliIdiomMatch
-from .nlp import Progress, _no_progress, load_nlp, parse_texts
-from .substitution import DefinitionTemplate, TemplateCache, _all_lemmas, _is_verb_head, _reflexive_to_possessive, _verb_lemma
+from .nlp import Progress, load_nlp, no_progress, parse_texts
+from .substitution import DefinitionTemplate, TemplateCache, all_lemmas, is_verb_head, lemma_of_verb, reflexive_to_possessive
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -77,14 +77,14 @@ class Derivation:
 
 def _base_idiom(span: Any) -> tuple[str, set[str], set[str], bool]:
     """(base form, possessive words, reflexive words, verbal?) of an idiom occurrence."""
-    head = next((t for t in span if _is_verb_head(t, span.start, span.end)), None)
+    head = next((t for t in span if is_verb_head(t, span.start, span.end)), None)
     poss: set[str] = set()
     refl: set[str] = set()
     parts: list[str] = []
     for k, t in enumerate(span):
         low = normalise_word(t.text)
         if head is not None and (t.i == head.i or (t.dep_ == "conj" and t.head.i == head.i and t.pos_ == "VERB" and t.tag_ in VERB_TAGS)):
-            word = _verb_lemma(t)
+            word = lemma_of_verb(t)
         elif t.tag_ == "PRP$" and low in POSSESSIVES:
             word = "one's"
             poss.add(low)
@@ -107,9 +107,9 @@ def _base_definition(template: DefinitionTemplate, verbal: bool, poss: set[str],
         low = normalise_word(w)
         if poss and low in poss and template.tags[wi] in ("PRP$", "PRP", ""):
             words[wi] = "one's"
-        elif low in REFLEXIVES and (low in refl or (_reflexive_to_possessive(low) or "") in poss):
+        elif low in REFLEXIVES and (low in refl or (reflexive_to_possessive(low) or "") in poss):
             words[wi] = "oneself"
-    if sentence_initial and words and words[0][:1].isupper() and words[0] != "I" and (_all_lemmas(words[0].lower()) or len(words[0]) <= 3):
+    if sentence_initial and words and words[0][:1].isupper() and words[0] != "I" and (all_lemmas(words[0].lower()) or len(words[0]) <= 3):
         words[0] = words[0][:1].lower() + words[0][1:]
     return " ".join("".join(w + s for w, s in zip(words, template.spaces)).split())
 
@@ -123,7 +123,7 @@ def derive_lexicon(
     pair_types: Sequence[str] = ("fig_context",),
     sources: Sequence[str] | None = None,
     nlp: Language | None = None,
-    progress: Progress = _no_progress,
+    progress: Progress = no_progress,
     options: LoadOptions = STRICT,
     kind: str = "definition",
 ) -> Derivation:
@@ -178,7 +178,7 @@ def derive_lexicon(
             problem("span_not_aligned", r)
             continue
         idiom, poss, refl, verbal = _base_idiom(span)
-        if _check_idiom_text(idiom, Path(r.meta["file"]), r.meta["line"]):
+        if check_idiom_text(idiom, Path(r.meta["file"]), r.meta["line"]):
             problem("idiom_without_words", r)
             continue
         template = templates(r.hypothesis[hs:he])
@@ -301,7 +301,7 @@ def regenerate_impli(
     sample: int | None = None,
     seed: int = 13,
     nlp: Language | None = None,
-    progress: Progress = _no_progress,
+    progress: Progress = no_progress,
     max_examples: int = 5,
     capitalise: bool = True,
 ) -> RegenerationResult:

@@ -12,7 +12,7 @@ from ...data.errors import STRICT, DataError, LoadOptions
 from ...data.impli import FILES as IMPLI_FILES, load_impli_file
 from ...data.io import atomic_write, iter_jsonl, iter_lines
 from ...data.text import normalise_spacing
-from .lexicon import _check_idiom_text
+from .lexicon import check_idiom_text
 
 
 # --------------------------------------------------------------------------------------------
@@ -41,7 +41,7 @@ class IdiomSentence:
         return f"{self.path}:{self.line}" if self.path else None
 
 
-def _clean_sentence(text: str) -> str:
+def clean_sentence(text: str) -> str:
     """Tabs and line breaks become spaces (they would break the TSV output); nothing else changes."""
     return text.replace("\t", " ").replace("\r", " ").replace("\n", " ").strip()
 
@@ -56,7 +56,7 @@ def read_sentences(path: str | Path, options: LoadOptions = STRICT, source: str 
     in the output file names (default: the file's stem). Located errors as for the lexicon.
     """
     path = Path(path)
-    src = _safe_source(source or path.stem)
+    src = safe_source(source or path.stem)
     out: list[IdiomSentence] = []
     seen: dict[tuple[str, str | None, str], int] = {}
 
@@ -72,11 +72,11 @@ def read_sentences(path: str | Path, options: LoadOptions = STRICT, source: str 
             return
         idiom_text = idiom.strip() if isinstance(idiom, str) and idiom.strip() else None
         if idiom_text:
-            problem = _check_idiom_text(idiom_text, path, line)
+            problem = check_idiom_text(idiom_text, path, line)
             if problem:
                 options.fail(DataError(problem, path, line))
                 return
-        sentence = _clean_sentence(sentence)
+        sentence = clean_sentence(sentence)
         lab = _LABELS[label.strip().lower()]
         key = (sentence, normalise_spacing(idiom_text) if idiom_text else None, lab)
         if key in seen:
@@ -84,7 +84,7 @@ def read_sentences(path: str | Path, options: LoadOptions = STRICT, source: str 
             return
         seen[key] = line
         out.append(IdiomSentence(str(sid) if sid is not None else f"{path.stem}-{line}", sentence, lab, idiom_text,
-                                 _safe_source(s_src) if isinstance(s_src, str) and s_src else src, str(path), line))  # fmt: skip
+                                 safe_source(s_src) if isinstance(s_src, str) and s_src else src, str(path), line))  # fmt: skip
 
     if path.suffix in (".jsonl", ".json"):
         for line, obj in iter_jsonl(path, options):
@@ -110,7 +110,7 @@ def write_sentences(sentences: Iterable[IdiomSentence], path: str | Path) -> int
     with atomic_write(path) as f:
         f.write("sentence\tidiom\tlabel\tsource\n")
         for s in sentences:
-            f.write(f"{_one_line(s.sentence)}\t{s.idiom or ''}\t{s.label}\t{s.source or ''}\n")
+            f.write(f"{one_line(s.sentence)}\t{s.idiom or ''}\t{s.label}\t{s.source or ''}\n")
             n += 1
     return n
 
@@ -131,11 +131,11 @@ def sentences_from_impli(data_dir: str | Path, sources: Sequence[str] | None = N
     return out
 
 
-def _safe_source(name: str | None) -> str:
+def safe_source(name: str | None) -> str:
     """A corpus name usable inside IMPLI file names: [a-z0-9-] only (an underscore could fake "_ne")."""
     text = re.sub(r"[^a-z0-9]+", "-", (name or "custom").lower()).strip("-")
     return text or "custom"
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     return text.replace("\t", " ").replace("\r", " ").replace("\n", " ")

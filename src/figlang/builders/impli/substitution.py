@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from ...data.text import normalise_word
 from ..inflection import VERB_TAGS, capitalize_first, infer_verb_tag, inflect_noun, inflect_verb, possessive_to_reflexive, subject_features
-from .matching import ImpliIdiomMatch, PatternToken, _words_of
-from .nlp import Progress, _no_progress, parse_texts
+from .matching import ImpliIdiomMatch, PatternToken, words_of
+from .nlp import Progress, no_progress, parse_texts
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -49,14 +49,14 @@ class TemplateCache:
             t = self._cache[text] = self._make(text)
         return t
 
-    def prepare(self, texts: Iterable[str], progress: Progress = _no_progress, stage: str = "definitions") -> None:
+    def prepare(self, texts: Iterable[str], progress: Progress = no_progress, stage: str = "definitions") -> None:
         """Parse many definitions in batches (faster than one by one)."""
         todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if not todo:
             return
         verbal_texts = [self._verbal_text(t) for t in todo]
         verbal = parse_texts(verbal_texts, self.nlp, progress, stage)
-        nominal = parse_texts(todo, self.nlp, _no_progress, stage)
+        nominal = parse_texts(todo, self.nlp, no_progress, stage)
         for t, vt in zip(todo, verbal_texts):
             self._cache[t] = self._make(t, verbal[vt], nominal[t])
 
@@ -65,7 +65,7 @@ class TemplateCache:
         return text if normalise_word(text).startswith("to ") else "to " + text
 
     def _make(self, text: str, vdoc: Doc | None = None, ndoc: Doc | None = None) -> DefinitionTemplate:
-        words_ws = _words_of(text, self.nlp)
+        words_ws = words_of(text, self.nlp)
         words = tuple(w for w, _, _ in words_ws)
         spaces = tuple(ws for _, ws, _ in words_ws)
         slots = tuple(s for _, _, s in words_ws)
@@ -98,10 +98,10 @@ class TemplateCache:
             if wi < start or slots[wi]:
                 continue
             if t.pos_ in ("VERB", "AUX") and t.tag_ in VERB_TAGS:
-                verb_head, verb_lemma = wi, _verb_lemma(t)
+                verb_head, verb_lemma = wi, lemma_of_verb(t)
                 for c in t.children:
                     if c.dep_ == "conj" and c.pos_ == "VERB" and c.tag_ in VERB_TAGS and c.i in vmap:
-                        conj.append((vmap[c.i], _verb_lemma(c)))
+                        conj.append((vmap[c.i], lemma_of_verb(c)))
                 break
         # nominal reading: the last noun of the leading noun phrase ("a misleading clue", "bits and pieces"
         # -> "bits"); modifiers before it may be determiners, adjectives, numbers, participles
@@ -121,14 +121,14 @@ class TemplateCache:
         return DefinitionTemplate(text, words, spaces, slots, tuple(tags), verb_head, verb_lemma, tuple(conj), noun_head, leading_to)
 
 
-def _verb_lemma(tok: Any) -> str:
+def lemma_of_verb(tok: Any) -> str:
     """A verb token's lemma. lemminflect's dictionary first: spaCy keeps "issued" as its own lemma
     when the tagger reads it as VB (as in the verbal reading "to issued a challenge")."""
     low = normalise_word(tok.text)
     lemma = tok.lemma_.lower()
     if low in ("'s", "'re", "'m", "am", "is", "are", "was", "were", "been", "being") or lemma == "be":
         return "be"
-    known = _all_lemmas(low)
+    known = all_lemmas(low)
     verbs = known.get("VERB") or known.get("AUX")
     if verbs and low not in verbs:
         return verbs[0]
@@ -138,7 +138,7 @@ def _verb_lemma(tok: Any) -> str:
 _NOT_BEFORE_VERB = {"a", "an", "the", "my", "your", "his", "her", "its", "our", "their", "every", "no"}
 
 
-def _is_verb_head(tok: Any, start: int | None = None, end: int | None = None) -> bool:
+def is_verb_head(tok: Any, start: int | None = None, end: int | None = None) -> bool:
     """Can this token carry the idiom's verb inflection? A verb tag, not right after an article or
     possessive ("A light at the end of the tunnel": "light" is a noun, whatever the tagger says) and,
     given the idiom's token span, the root of that span ("true to form": "form" depends on "true",
@@ -176,13 +176,13 @@ def _head_verb(match: ImpliIdiomMatch, doc: Doc, pattern: Sequence[PatternToken]
     """(token index, Penn tag) of the idiom's head verb in the sentence, or None for a non-verbal idiom."""
     for p, d in match.aligned:
         t = doc[d]
-        if _is_verb_head(t, match.start, match.end):
+        if is_verb_head(t, match.start, match.end):
             return d, _effective_tag(t)
     # spaCy sometimes reads an idiom's verb as a noun ("flies in the face of"): trust the idiom's first word
     for p, d in match.aligned[:1]:
         word = pattern[p].text
         form = normalise_word(doc[d].text)
-        if p == 0 and form != word and doc[d].pos_ in ("NOUN", "ADJ", "PROPN") and word in _all_lemmas(word).get("VERB", ()):
+        if p == 0 and form != word and doc[d].pos_ in ("NOUN", "ADJ", "PROPN") and word in all_lemmas(word).get("VERB", ()):
             tag = infer_verb_tag(word, form)  # only an inflected form says which tag ("flies" -> VBZ)
             if tag:
                 return d, tag
@@ -190,7 +190,7 @@ def _head_verb(match: ImpliIdiomMatch, doc: Doc, pattern: Sequence[PatternToken]
 
 
 @lru_cache(maxsize=50_000)
-def _all_lemmas(word: str) -> dict[str, tuple[str, ...]]:
+def all_lemmas(word: str) -> dict[str, tuple[str, ...]]:
     from lemminflect import getAllLemmas
 
     return getAllLemmas(word)
@@ -281,7 +281,7 @@ def realise(
         filler: str | None = None
         how = ""
         if slot == "poss":
-            filler = poss or (_reflexive_to_possessive(refl) if refl else None)
+            filler = poss or (reflexive_to_possessive(refl) if refl else None)
             if filler is None and subject_poss:
                 filler, how = subject_poss, "(subject)"
         elif slot == "refl":
@@ -333,7 +333,7 @@ _REFL_TO_POSS = {"myself": "my", "yourself": "your", "himself": "his", "herself"
                  "ourselves": "our", "themselves": "their", "yourselves": "your", "oneself": "one's", "themself": "their"}  # fmt: skip
 
 
-def _reflexive_to_possessive(refl: str) -> str | None:
+def reflexive_to_possessive(refl: str) -> str | None:
     return _REFL_TO_POSS.get(normalise_word(refl))
 
 
