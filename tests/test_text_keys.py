@@ -11,7 +11,15 @@ from figlang.data import hygiene, splits
 from figlang.data.errors import DataError, FiglangError
 from figlang.data.io import iter_jsonl, parse_jsonl, parse_table, read_jsonl
 from figlang.data.records import NLIPair, expression_of
-from figlang.data.text import normalise_expression, normalise_idiom, normalise_spacing, normalise_text, normalise_word
+from figlang.data.text import (
+    collapse_spaces,
+    normalise_expression,
+    normalise_idiom,
+    normalise_sentence,
+    normalise_spacing,
+    normalise_text,
+    normalise_word,
+)
 from figlang.metrics import impli_analysis
 
 
@@ -29,11 +37,13 @@ def test_the_variants_differ_only_where_documented() -> None:
     assert [normalise_expression(t) for t in texts] == ["out of the blue", "spill the beans", "lose one s temper", "a duck s back", "snake case"]
     assert [normalise_spacing(t) for t in texts] == ["out - of - the - blue’", "spill the beans.", "lose one’s temper", "a duck 's back", "snake_case"]
     assert [normalise_idiom(t) for t in texts] == ["out - of - the - blue'", "spill the beans", "lose one's temper", "a duck's back", "snake_case"]
+    assert [normalise_sentence(t) for t in texts] == ["out - of - the - blue", "spill the beans", "lose one's temper", "a duck 's back", "snake_case"]
 
 
 def test_text_and_word_keys() -> None:
     assert normalise_text("He  <b>Spilled the\nBeans</b>. ") == "he spilled the beans."
     assert normalise_word("Can’t") == "can't" and normalise_word("`Tis") == "'tis"
+    assert collapse_spaces(" Kick\tthe\n Bucket ") == "Kick the Bucket" and collapse_spaces(None) == ""
     assert expression_of(NLIPair("x", "p", "h", None, expression="  Kick THE  bucket")) == "kick the bucket"
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..data.errors import DataError, DataNotFoundError, LoadReport
 from ..data.io import parse_jsonl, parse_table, read_text
+from ..data.text import collapse_spaces, normalise_sentence
 
 FIGURE_TYPES = ("sarcasm", "simile", "metaphor", "idiom")
 
@@ -42,16 +43,6 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "sarcasm": {"sentence": ("sentence", "prompt", "literal", "premise"), "emotion": ("emotion",)},
 }  # fmt: skip
 REQUIRED = {"idiom": ("idiom", "meaning"), "simile": ("sentence", "property"), "metaphor": ("sentence",), "sarcasm": ("sentence", "emotion")}
-
-
-def _squash(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-def norm_text(text: str) -> str:
-    """Comparison key of a sentence: lower case, straight quotes, single spaces, no edge punctuation."""
-    t = str(text).replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"').lower()
-    return " ".join(t.split()).strip(" .!?;:,\"'")
 
 
 @dataclass(frozen=True)
@@ -118,8 +109,8 @@ class _Reader:
                 if not isinstance(value, (str, int, float)) or isinstance(value, bool):
                     self.problem(f"field {s!r} should be text, got {type(value).__name__} {value!r}", line)
                     return
-                if _squash(str(value)):
-                    fields[name] = _squash(str(value))
+                if collapse_spaces(str(value)):
+                    fields[name] = collapse_spaces(str(value))
                     break
         missing = [f for f in REQUIRED[ftype] if not fields.get(f)]
         if missing:
@@ -141,7 +132,7 @@ class _Reader:
         if ftype == "metaphor" and fields.get("metaphor") and replace_span(fields["sentence"], fields["metaphor"], "") is None:
             self.problem(f"metaphor {fields['metaphor']!r} does not occur in its sentence {fields['sentence'][:60]!r}", line)
             return
-        key = norm_text(fields["idiom"]) + " || " + norm_text(fields.get("sentence", "")) if ftype == "idiom" else norm_text(fields["sentence"])
+        key = normalise_sentence(fields["idiom"]) + " || " + normalise_sentence(fields.get("sentence", "")) if ftype == "idiom" else normalise_sentence(fields["sentence"])
         location = where or f"{self.path}:{line}"
         if key in self._seen:
             self.problem(f"duplicate {ftype} input (first at {self._seen[key]}); skipped", line)
@@ -157,7 +148,7 @@ def replace_span(sentence: str, span: str, replacement: str) -> str | None:
     if m is None:
         return None
     out = sentence[: m.start()] + replacement + sentence[m.end() :]
-    return _squash(out.replace(" ,", ",") if not replacement else out)
+    return collapse_spaces(out.replace(" ,", ",") if not replacement else out)
 
 
 def read_input_file(path: str | Path, figure_type: str, strict: bool = False) -> InputSet:

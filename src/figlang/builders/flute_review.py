@@ -31,6 +31,7 @@ import yaml
 from ..data.errors import DataError, DataNotFoundError
 from ..data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
 from ..data.io import atomic_write, parse_jsonl, parse_table, read_jsonl, read_text, write_json, write_jsonl
+from ..data.text import collapse_spaces
 from .flute_creator import REVIEW_DIR, load_candidates, load_records, pairs_of
 from .flute_inputs import FIGURE_TYPES
 
@@ -43,10 +44,6 @@ VERDICTS = {"accept": "accept", "accepted": "accept", "a": "accept", "yes": "acc
             "reject": "reject", "rejected": "reject", "r": "reject", "no": "reject"}  # fmt: skip
 EDITABLE = ("premise", "hypothesis", "label", "explanation")
 VERDICTS_FILE = "verdicts.jsonl"
-
-
-def _squash(value: Any) -> str:
-    return " ".join(str(value if value is not None else "").split())
 
 
 # --- tables -----------------------------------------------------------------------------------------
@@ -157,7 +154,7 @@ def import_verdicts(run: str | Path, path: str | Path) -> VerdictsImportReport:
     for line, row in rows:
         report.rows += 1
         where = f"{path}:{line}"
-        pid = _squash(row.get("id"))
+        pid = collapse_spaces(row.get("id"))
         if not pid:
             report.errors.append(f"{where}: no id")
             continue
@@ -169,7 +166,7 @@ def import_verdicts(run: str | Path, path: str | Path) -> VerdictsImportReport:
         if pair is None:
             report.errors.append(f"{where}: unknown id {pid!r} (not a pair of this run)")
             continue
-        raw_verdict = _squash(row.get("verdict")).lower()
+        raw_verdict = collapse_spaces(row.get("verdict")).lower()
         if not raw_verdict:
             report.blank += 1
             continue
@@ -178,7 +175,7 @@ def import_verdicts(run: str | Path, path: str | Path) -> VerdictsImportReport:
             report.errors.append(f"{where}: verdict {row.get('verdict')!r} is not accept, edit or reject")
             continue
         revision = pair["revision"]
-        if _squash(row.get("revision")) not in ("", str(revision)):
+        if collapse_spaces(row.get("revision")) not in ("", str(revision)):
             report.errors.append(f"{where}: {pid} was reviewed at revision {row.get('revision')}, but it was resampled since "
                                  f"(now revision {revision}): export the queue again")  # fmt: skip
             continue
@@ -188,7 +185,7 @@ def import_verdicts(run: str | Path, path: str | Path) -> VerdictsImportReport:
         edits: dict[str, str] = {}
         bad = None
         for f in EDITABLE:
-            value = _squash(row.get(f"edited_{f}"))
+            value = collapse_spaces(row.get(f"edited_{f}"))
             if not value:
                 continue
             if f == "label":
@@ -197,7 +194,7 @@ def import_verdicts(run: str | Path, path: str | Path) -> VerdictsImportReport:
                     bad = f"edited_label {value!r} is not Entailment or Contradiction"
                     break
                 value = label.capitalize()  # the creator's pairs spell labels "Entailment" / "Contradiction"
-            if value != _squash(pair[f]):
+            if value != collapse_spaces(pair[f]):
                 edits[f] = value
         if bad:
             report.errors.append(f"{where}: {bad}")
@@ -209,14 +206,14 @@ def import_verdicts(run: str | Path, path: str | Path) -> VerdictsImportReport:
             report.errors.append(f"{where}: verdict {verdict!r} with edited fields ({', '.join(edits)}): use verdict 'edit' to keep them")
             continue
         final = {f: edits.get(f, pair[f]) for f in EDITABLE}
-        if verdict == "edit" and _squash(final["premise"]).lower() == _squash(final["hypothesis"]).lower():
+        if verdict == "edit" and collapse_spaces(final["premise"]).lower() == collapse_spaces(final["hypothesis"]).lower():
             report.errors.append(f"{where}: the edited premise and hypothesis are the same sentence")
             continue
         key = (pid, revision)
         if key in stored and stored[key]["verdict"] != verdict:
             report.notes.append(f"{where}: {pid} had verdict {stored[key]['verdict']!r} ({stored[key]['from']}); now {verdict!r}")
         new[key] = {"id": pid, "revision": revision, "figure_type": pair["figure_type"], "verdict": verdict, "edits": edits,
-                    "note": _squash(row.get("note")), "from": where}  # fmt: skip
+                    "note": collapse_spaces(row.get("note")), "from": where}  # fmt: skip
         report.verdicts[verdict] += 1
     stored.update(new)
     report.stored = len(new)

@@ -15,15 +15,23 @@ each difference is there because a caller's results depend on it:
   joined, edge punctuation trimmed but inner punctuation kept: two lexicons' spellings of one
   idiom ("spill the beans." from one source, "spill the beans" from another) meet, while
   "one's" stays a possessive slot for the idiom matcher.
+* :func:`normalise_sentence`: :func:`normalise_idiom`'s quotes and edge trimming, quotes trimmed
+  too, no possessive joining: the FLUTE creator's check that a generated sentence is not just
+  its input again with a full stop or quotes added.
 * :func:`normalise_word`: one token, lower case with straight apostrophes (no space folding):
   what token matchers compare.
+
+:func:`collapse_spaces` alone keeps case: it only folds white space, for texts kept as written.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["strip_markup", "normalise_expression", "normalise_idiom", "normalise_spacing", "normalise_text", "normalise_word"]
+__all__ = [
+    "collapse_spaces", "normalise_expression", "normalise_idiom", "normalise_sentence", "normalise_spacing", "normalise_text",
+    "normalise_word", "strip_markup",
+]
 
 _NOT_WORD = re.compile(r"[^\w\s]|_")
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
@@ -34,6 +42,11 @@ _EDGE_PUNCTUATION = " .!?;:,\""
 def strip_markup(text: str) -> str:
     """Remove the ``<b>``/``</b>`` tags the narrative benchmark uses to mark the idiom."""
     return text.replace("<b>", "").replace("</b>", "")
+
+
+def collapse_spaces(text: object) -> str:
+    """Single spaces, case kept (None -> ""): texts compared or stored as a person wrote them, bar line breaks and runs of blanks."""
+    return " ".join(str(text if text is not None else "").split())
 
 
 def normalise_spacing(text: str | None) -> str:
@@ -56,6 +69,11 @@ def normalise_idiom(text: str | None) -> str:
     t = str(text or "").translate(_QUOTES).lower()
     t = re.sub(r"\s+'s\b", "'s", t)  # PIE's tokenised "duck 's" -> "duck's"
     return " ".join(t.split()).strip(_EDGE_PUNCTUATION)
+
+
+def normalise_sentence(text: object) -> str:
+    """Lower case, straight quotes, single spaces, edge punctuation and quotes trimmed: '“Spill the beans.”' -> "spill the beans"."""
+    return " ".join(str(text).translate(_QUOTES).lower().split()).strip(_EDGE_PUNCTUATION + "'")
 
 
 def normalise_word(token: str) -> str:

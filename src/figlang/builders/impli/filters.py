@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ...data.text import normalise_spacing
+
 
 # --------------------------------------------------------------------------------------------
 # Post-processing filters
@@ -33,10 +35,6 @@ _TERMINAL = set(".!?…\"'”’)»]")
 _DOUBLED = re.compile(r"\b(\w+)\s+\1\b", re.IGNORECASE)
 
 
-def squash(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def check_pair(
     premise: str,
     hypothesis: str,
@@ -56,7 +54,7 @@ def check_pair(
         reasons.append("span_mismatch")
     if replacement is not None and not replacement.strip():
         reasons.append("empty_definition")
-    if squash(hypothesis) == squash(premise):
+    if normalise_spacing(hypothesis) == normalise_spacing(premise):
         reasons.append("unchanged")
     if unfilled:
         reasons.append("unfilled_slot")

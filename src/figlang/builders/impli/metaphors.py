@@ -16,7 +16,7 @@ from ...data.impli import FILES as IMPLI_FILES, figurative_span, load_impli_file
 from ...data.io import iter_tsv
 from ...data.text import normalise_spacing, normalise_word
 from ..inflection import VERB_TAGS, capitalize_first, indefinite_article, inflect_verb, lemma_keys, same_lemma, subject_features
-from .filters import check_pair, squash
+from .filters import check_pair
 from .matching import token_keys
 from .nlp import Progress, load_nlp, no_progress, parse_texts
 from .outputs import PAIR_TYPES, BuildReport, BuildResult, GeneratedPair
@@ -279,11 +279,11 @@ def compare_with_impli_metaphors(pairs: Sequence[GeneratedPair], data_dir: str |
     spec = next(f for f in IMPLI_FILES if f.path == "metaphors/replacement_tsvetkov_e.tsv")
     gold: dict[str, set[str]] = defaultdict(set)
     for r in load_impli_file(spec, Path(data_dir), STRICT):
-        gold[squash(r.premise)].add(r.hypothesis)
+        gold[normalise_spacing(r.premise)].add(r.hypothesis)
     shared = exact = same_word = 0
     rows = []
     for p in pairs:
-        golds = gold.get(squash(p.premise))
+        golds = gold.get(normalise_spacing(p.premise))
         if not golds:
             continue
         shared += 1

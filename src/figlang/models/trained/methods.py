@@ -30,6 +30,7 @@ from ...data.errors import FiglangError
 from ...data.io import file_sha256
 from ...data.records import Record
 from ..base import METHODS, Method, Prediction
+from ..methods import parse_bool
 from . import FIGLANG_JSON, TRAINED_METHODS, read_figlang_json
 
 
@@ -63,7 +64,7 @@ class TrainedMethod(Method):
         self.batch_size = int(batch_size)
         self.threads = int(threads) if threads not in (None, "") else None
         self.device = device or None
-        self.bf16 = None if bf16 is None else str(bf16).lower() in ("1", "true", "yes", "on")
+        self.bf16 = None if bf16 is None else parse_bool(bf16, "bf16")
         self.rationales = rationales
         self.rationale_field = rationale_field
         if isinstance(inferences, str):
@@ -75,7 +76,7 @@ class TrainedMethod(Method):
             if value not in (None, ""):
                 self.decoding[key] = kind(value)
         if do_sample not in (None, ""):
-            self.decoding["do_sample"] = str(do_sample).lower() in ("1", "true", "yes", "on")
+            self.decoding["do_sample"] = parse_bool(do_sample, "do_sample")
         if TRAINED_METHODS[self.meta["method"]][1] != "generator":
             self.decoding.pop("seed", None)  # a deterministic scorer has nothing to seed
             if self.decoding:
