@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from figlang.builders.corpus import (
+    CorpusFile,
     CorpusReport,
     ReadOptions,
-    SourceFile,
     decode_bytes,
     discover,
     paragraphs_of,
@@ -20,8 +20,8 @@ from figlang.builders.corpus import (
 )
 
 
-def _src(path: Path, kind: str = "text", compressed: bool = False) -> SourceFile:
-    return SourceFile(str(path), path.name, kind, compressed)
+def _src(path: Path, kind: str = "text", compressed: bool = False) -> CorpusFile:
+    return CorpusFile(str(path), path.name, kind, compressed)
 
 
 def _read(path: Path, **kw) -> tuple[list, CorpusReport]:

@@ -8,12 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from figlang.builders.impli_pairs import (
-    ENTAILMENT,
-    NON_ENTAILMENT,
+from figlang.builders.impli import (
     Generator,
     IdiomSentence,
-    Lexicon,
+    ImpliLexicon,
     check_pair,
     generated_files,
     load_generated,
@@ -24,6 +22,7 @@ from figlang.builders.impli_pairs import (
 )
 from figlang.cli.build_impli import app
 from figlang.data.errors import DataError, LoadOptions, LoadReport
+from figlang.data.records import ENTAILMENT, NON_ENTAILMENT
 
 LEXICON = [
     ("kick the bucket", "die"),
@@ -50,7 +49,7 @@ def nlp():
 
 @pytest.fixture(scope="module")
 def gen(nlp) -> Generator:
-    lex = Lexicon()
+    lex = ImpliLexicon()
     for idiom, definition in LEXICON:
         lex.add(idiom, definition)
     return Generator(lex, nlp)
@@ -180,7 +179,7 @@ def test_substitute_labels_filters_and_report(gen: Generator) -> None:
 
 
 def test_adversarial_only_in_figurative_contexts(nlp) -> None:
-    lex = Lexicon()
+    lex = ImpliLexicon()
     lex.add("kick the bucket", "die")
     lex.add("kick the bucket", "kick a pail with one's foot", kind="adversarial")
     g = Generator(lex, nlp)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from figlang.builders.impli_pairs import (
+from figlang.builders.impli import (
     MISMATCH_CATEGORIES,
     categorize_mismatch,
     derive_lexicon,

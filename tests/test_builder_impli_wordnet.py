@@ -8,13 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from figlang.builders.impli_pairs import (
-    ENTAILMENT,
-    NON_ENTAILMENT,
+from figlang.builders.impli import (
     TSVETKOV_XLSX,
     Generator,
     IdiomSentence,
-    Lexicon,
+    ImpliLexicon,
     build_metaphor_pairs,
     compare_with_impli_metaphors,
     load_nlp,
@@ -24,6 +22,7 @@ from figlang.builders.impli_pairs import (
 )
 from figlang.builders.wordnet import antonymize, antonyms_of, literal_replacement
 from figlang.data.errors import DataError
+from figlang.data.records import ENTAILMENT, NON_ENTAILMENT
 from figlang.knowledge.wordnet_data import INSTALL_COMMAND, WordNetNotFoundError, find_wordnet_source, lexnames_text, load_wordnet
 
 
@@ -89,7 +88,7 @@ def test_antonyms_direct_indirect_and_adverbs(wn) -> None:
 
 
 def test_antonymize_keeps_form_and_slots(wn, nlp) -> None:
-    gen = Generator(Lexicon(), nlp)
+    gen = Generator(ImpliLexicon(), nlp)
     assert antonymize(gen.templates("be very happy"), wn) == ("be very unhappy", (("happy", "unhappy"),))
     assert antonymize(gen.templates("lose one's composure"), wn) == ("keep one's composure", (("lose", "keep"),))
     assert antonymize(gen.templates("a difficult situation"), wn)[0] == "an easy situation"  # article agrees
@@ -98,7 +97,7 @@ def test_antonymize_keeps_form_and_slots(wn, nlp) -> None:
 
 
 def test_antonym_pairs_in_figurative_contexts(wn, nlp) -> None:
-    lex = Lexicon()
+    lex = ImpliLexicon()
     lex.add("lose one's temper", "lose one's composure")
     lex.add("lose one's temper", "reveal the secret")  # no antonym: reported, not generated
     gen = Generator(lex, nlp)

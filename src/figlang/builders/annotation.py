@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import DataError, DataNotFoundError
-from ..data.io import atomic_write, write_json
+from ..data.io import atomic_write, parse_jsonl, write_json
+from ..data.text import normalise_expression, strip_markup
 from .corpus import DecodeProblem, decode_bytes
 
 TASK_FIELDS = ["task_id", "type", "narrative", "expression", "definition", "sentence", "matched", "source",
@@ -51,13 +52,9 @@ def load_candidates(path: str | Path) -> list[dict]:
     if not path.exists():
         raise DataNotFoundError("no mined narratives here", path, hint="run `figlang build narratives mine` first")
     out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"malformed JSON ({exc.msg})", path, number) from None
+    for number, rec, problem in parse_jsonl(path.read_text(encoding="utf-8")):
+        if rec is None:
+            raise DataError(problem or "unreadable line", path, number)
         if "narrative" not in rec or ("idiom" not in rec and "simile" not in rec):
             raise DataError("not a mined narrative (needs 'narrative' and 'idiom' or 'simile')", path, number)
         out.append(rec)
@@ -110,7 +107,7 @@ def export_tasks(candidates: list[dict], dest: str | Path, fmt: str | None = Non
 
 
 @dataclass
-class ImportReport:
+class AnswersImportReport:
     accepted: list[dict] = field(default_factory=list)  # benchmark records with "_kind", "_task_id", "_line"
     rejected: list[dict] = field(default_factory=list)  # {"line", "task_id", "reasons"}
     literal: list[dict] = field(default_factory=list)  # {"line", "task_id"}
@@ -149,15 +146,8 @@ def read_rows(path: str | Path) -> tuple[list[tuple[int, dict]], list[str]]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     rows: list[tuple[int, dict]] = []
     if path.suffix.lower() in {".jsonl", ".json"}:
-        for number, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                rows.append((number, {"__error__": f"malformed JSON ({exc.msg} at column {exc.colno})"}))
-                continue
-            rows.append((number, obj if isinstance(obj, dict) else {"__error__": "not a JSON object"}))
+        for number, obj, problem in parse_jsonl(text):
+            rows.append((number, obj if obj is not None else {"__error__": problem}))
         return rows, notes
     reader = csv.DictReader(io.StringIO(text))
     if reader.fieldnames is None or "task_id" not in reader.fieldnames:
@@ -170,12 +160,12 @@ def read_rows(path: str | Path) -> tuple[list[tuple[int, dict]], list[str]]:
 
 
 def _norm(text: str) -> str:
-    text = text.replace("<b>", "").replace("</b>", "").lower()
-    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
+    """The expression key of the text without its ``<b>`` markup: copies are found whatever their punctuation."""
+    return normalise_expression(strip_markup(text))
 
 
 def _sentences(text: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[.!?])[\"'”’]?\s+", text.replace("<b>", "").replace("</b>", "")) if s.strip()]
+    return [s for s in re.split(r"(?<=[.!?])[\"'”’]?\s+", strip_markup(text)) if s.strip()]
 
 
 def _repeats(continuation: str, narrative: str) -> bool:
@@ -242,14 +232,14 @@ def validate_row(row: dict, tasks: dict[str, dict] | None = None) -> tuple[list[
     return reasons, False
 
 
-def import_answers(answers: str | Path, out_dir: str | Path, tasks_file: str | Path | None = None, seed: int = 0) -> ImportReport:
+def import_answers(answers: str | Path, out_dir: str | Path, tasks_file: str | Path | None = None, seed: int = 0) -> AnswersImportReport:
     """Validate writers' answers and write the accepted ones in the benchmark format."""
     rows, notes = read_rows(answers)
     tasks = None
     if tasks_file is not None:
         task_rows, _ = read_rows(tasks_file)
         tasks = {r.get("task_id", ""): r for _, r in task_rows if r.get("task_id")}
-    report = ImportReport(rows=len(rows), notes=notes)
+    report = AnswersImportReport(rows=len(rows), notes=notes)
     seen: dict[str, int] = {}
     for line, row in rows:
         reasons, literal = validate_row(row, tasks)

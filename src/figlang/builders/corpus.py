@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import fnmatch
 import gzip
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..data.io import parse_json_line
 
 DEFAULT_PATTERNS = ("*.txt", "*.text", "*.jsonl", "*.txt.gz", "*.jsonl.gz", "*.text.gz")
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
@@ -90,8 +91,8 @@ class CorpusReport:
 
 
 @dataclass(frozen=True)
-class SourceFile:
-    """One input file. ``display`` is the stable name used in document ids (relative to the input)."""
+class CorpusFile:
+    """One input file of a corpus (not :class:`figlang.data.sources.SourceFile`, a dataset's download). ``display`` is the stable name used in document ids (relative to the input)."""
 
     path: str
     display: str
@@ -102,7 +103,7 @@ class SourceFile:
         return {"path": self.path, "display": self.display, "kind": self.kind, "compressed": self.compressed}
 
     @classmethod
-    def from_dict(cls, d: dict) -> SourceFile:
+    def from_dict(cls, d: dict) -> CorpusFile:
         return cls(d["path"], d["display"], d["kind"], d.get("compressed", False))
 
 
@@ -114,14 +115,14 @@ def _kind_of(path: Path) -> tuple[str, bool]:
 
 def discover(
     inputs: Iterable[str | Path], patterns: tuple[str, ...] = DEFAULT_PATTERNS, report: CorpusReport | None = None
-) -> list[SourceFile]:
+) -> list[CorpusFile]:
     """The files to read, in a deterministic order (inputs as given, folder contents sorted).
 
     Files named explicitly are always read. Inside folders only names matching ``patterns`` are
     read; the others (and hidden files) are recorded in ``report`` as ``not_matched`` so that a
     user sees them.
     """
-    out: list[SourceFile] = []
+    out: list[CorpusFile] = []
     seen: set[str] = set()
     for item in inputs:
         p = Path(item)
@@ -151,7 +152,7 @@ def discover(
                 continue
             seen.add(key)
             kind, compressed = _kind_of(f)
-            out.append(SourceFile(key, display, kind, compressed))
+            out.append(CorpusFile(key, display, kind, compressed))
     return out
 
 
@@ -168,7 +169,7 @@ class DecodeProblem(Exception):
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
 
-def read_bytes(source: SourceFile) -> bytes:
+def read_bytes(source: CorpusFile) -> bytes:
     path = Path(source.path)
     if source.compressed:
         try:
@@ -434,7 +435,7 @@ def _normalise_newlines(text: str) -> str:
 
 
 def read_documents(
-    source: SourceFile,
+    source: CorpusFile,
     options: ReadOptions = ReadOptions(),
     report: CorpusReport | None = None,
     line_range: tuple[int, int] | None = None,
@@ -496,7 +497,7 @@ def _text_document(
 
 
 def _jsonl_documents(
-    source: SourceFile, text: str, options: ReadOptions, report: CorpusReport, line_range: tuple[int, int] | None
+    source: CorpusFile, text: str, options: ReadOptions, report: CorpusReport, line_range: tuple[int, int] | None
 ) -> Iterator[Document]:
     lo, hi = line_range if line_range is not None else (1, None)
     for number, line in enumerate(text.split("\n"), start=1):
@@ -506,13 +507,9 @@ def _jsonl_documents(
             break
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            report.skip(source.path, "malformed_json", number, f"{exc.msg} at column {exc.colno}")
-            continue
-        if not isinstance(obj, dict):
-            report.skip(source.path, "malformed_json", number, f"expected a JSON object, got {type(obj).__name__}")
+        obj, problem = parse_json_line(line)
+        if obj is None:
+            report.skip(source.path, "malformed_json", number, problem)
             continue
         value = obj.get(options.text_field)
         if not isinstance(value, str):
@@ -530,7 +527,7 @@ def _jsonl_documents(
             yield doc
 
 
-def jsonl_line_count(source: SourceFile) -> int:
+def jsonl_line_count(source: CorpusFile) -> int:
     """Number of lines of a (possibly gzipped) JSONL file, to cut it into shards."""
     opener = gzip.open if source.compressed else open
     n = 0

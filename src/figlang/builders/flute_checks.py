@@ -32,7 +32,8 @@ from typing import Any
 import yaml
 
 from ..data.errors import DataError, FiglangError
-from .flute_inputs import FIGURE_TYPES, SourceItem, norm_text
+from ..data.text import normalise_sentence
+from .flute_inputs import FIGURE_TYPES, SourceItem
 
 PROMPT_PACKAGE = "figlang.resources"
 PROMPT_FOLDER = "flute_prompts"
@@ -213,7 +214,7 @@ SLOT_WORDS = {"one's", "ones", "someone", "someone's", "somebody", "something", 
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"[\w']+", norm_text(text))
+    return re.findall(r"[\w']+", normalise_sentence(text))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -264,7 +265,7 @@ def _keeps(text: str, expression: str) -> bool:
     if len(content) >= 2:  # any order and distance: a passive ("the beans were spilled") still keeps the figure
         words = set(_words(text))
         return all(words & _forms(w) for w in content)
-    return norm_text(expression) in norm_text(text)
+    return normalise_sentence(expression) in normalise_sentence(text)
 
 
 def similarity(a: str, b: str) -> float:
@@ -283,7 +284,7 @@ def builtin_checks(ctx: CheckContext, limits: CheckLimits) -> list[str]:
             failed.append("too_short")
         if n > limits.max_explanation_words:
             failed.append("too_long")
-        if any(norm_text(text) == norm_text(c.get(k, "")) for k in ("premise", "hypothesis")):
+        if any(normalise_sentence(text) == normalise_sentence(c.get(k, "")) for k in ("premise", "hypothesis")):
             failed.append("explanation_copy")
         return failed
     if n < limits.min_words:
@@ -293,16 +294,16 @@ def builtin_checks(ctx: CheckContext, limits: CheckLimits) -> list[str]:
     if ctx.source == "model" and LEAK.search(text):
         failed.append("label_leak")
     base = c.get("base", "")
-    if base and norm_text(text) == norm_text(base):
+    if base and normalise_sentence(text) == normalise_sentence(base):
         failed.append("copy_of_input")
     other = c.get("other_side", "")
-    if other and norm_text(text) == norm_text(other):
+    if other and normalise_sentence(text) == normalise_sentence(other):
         failed.append("same_as_premise")
     if ctx.kind == "contradiction":
         ent = c.get("entailment", "")
-        if ent and norm_text(text) == norm_text(ent):
+        if ent and normalise_sentence(text) == normalise_sentence(ent):
             failed.append("same_as_entailment")
-        if ctx.source == "model" and base and norm_text(text) != norm_text(base) and similarity(text, base) < limits.min_edit_similarity:
+        if ctx.source == "model" and base and normalise_sentence(text) != normalise_sentence(base) and similarity(text, base) < limits.min_edit_similarity:
             failed.append("not_minimal_edit")
     ftype = item.figure_type
     if ftype == "idiom":

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import DataError, FiglangError
-from ..data.io import atomic_write, write_json, write_jsonl
+from ..data.io import atomic_write, parse_jsonl, read_jsonl, write_json, write_jsonl
 from .flute_checks import (
     Check,
     CheckContext,
@@ -234,15 +234,11 @@ def read_journal(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
     notes: list[str] = []
     if not path.exists():
         return records, notes
-    lines = path.read_text(encoding="utf-8").split("\n")
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-            records[rec["uid"]] = rec
-        except (json.JSONDecodeError, KeyError, TypeError):
+    for number, rec, _ in parse_jsonl(path.read_text(encoding="utf-8")):
+        if rec is None or "uid" not in rec:
             notes.append(f"{path}:{number}: unreadable journal line ignored (an interrupted write); that item is redone")
+            continue
+        records[rec["uid"]] = rec
     return records, notes
 
 
@@ -511,13 +507,7 @@ def reopen_rejected(rec: dict[str, Any], side: str, rounds: int) -> bool:
 
 def load_human_edits(out_dir: Path) -> dict[str, dict[str, Any]]:
     path = out_dir / EDITS_FILE
-    edits: dict[str, dict[str, Any]] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").split("\n"):
-            if line.strip():
-                obj = json.loads(line)
-                edits[obj["uid"]] = obj
-    return edits
+    return {obj["uid"]: obj for obj in read_jsonl(path)}
 
 
 def _is_settled(rec: dict[str, Any], item: SourceItem, sarcasm_model: bool, edit: dict[str, Any] | None) -> bool:
@@ -672,7 +662,7 @@ def load_candidates(out_dir: str | Path) -> list[dict[str, Any]]:
     path = Path(out_dir) / CANDIDATES_FILE
     if not path.exists():
         raise DataError("no candidates here: run `figlang build flute generate` first", path)
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+    return read_jsonl(path)
 
 
 # --- sarcasm: the human edit tasks --------------------------------------------------------------------

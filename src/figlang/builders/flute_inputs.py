@@ -22,9 +22,6 @@ or a file with no valid line raises.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import random
 import re
 from dataclasses import dataclass, field
@@ -32,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import DataError, DataNotFoundError, LoadReport
-from ..data.io import read_text
+from ..data.io import parse_jsonl, parse_table, read_text
+from ..data.text import collapse_spaces, normalise_sentence
 
 FIGURE_TYPES = ("sarcasm", "simile", "metaphor", "idiom")
 
@@ -45,16 +43,6 @@ ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "sarcasm": {"sentence": ("sentence", "prompt", "literal", "premise"), "emotion": ("emotion",)},
 }  # fmt: skip
 REQUIRED = {"idiom": ("idiom", "meaning"), "simile": ("sentence", "property"), "metaphor": ("sentence",), "sarcasm": ("sentence", "emotion")}
-
-
-def _squash(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-def norm_text(text: str) -> str:
-    """Comparison key of a sentence: lower case, straight quotes, single spaces, no edge punctuation."""
-    t = str(text).replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"').lower()
-    return " ".join(t.split()).strip(" .!?;:,\"'")
 
 
 @dataclass(frozen=True)
@@ -121,8 +109,8 @@ class _Reader:
                 if not isinstance(value, (str, int, float)) or isinstance(value, bool):
                     self.problem(f"field {s!r} should be text, got {type(value).__name__} {value!r}", line)
                     return
-                if _squash(str(value)):
-                    fields[name] = _squash(str(value))
+                if collapse_spaces(str(value)):
+                    fields[name] = collapse_spaces(str(value))
                     break
         missing = [f for f in REQUIRED[ftype] if not fields.get(f)]
         if missing:
@@ -144,7 +132,7 @@ class _Reader:
         if ftype == "metaphor" and fields.get("metaphor") and replace_span(fields["sentence"], fields["metaphor"], "") is None:
             self.problem(f"metaphor {fields['metaphor']!r} does not occur in its sentence {fields['sentence'][:60]!r}", line)
             return
-        key = norm_text(fields["idiom"]) + " || " + norm_text(fields.get("sentence", "")) if ftype == "idiom" else norm_text(fields["sentence"])
+        key = normalise_sentence(fields["idiom"]) + " || " + normalise_sentence(fields.get("sentence", "")) if ftype == "idiom" else normalise_sentence(fields["sentence"])
         location = where or f"{self.path}:{line}"
         if key in self._seen:
             self.problem(f"duplicate {ftype} input (first at {self._seen[key]}); skipped", line)
@@ -160,22 +148,7 @@ def replace_span(sentence: str, span: str, replacement: str) -> str | None:
     if m is None:
         return None
     out = sentence[: m.start()] + replacement + sentence[m.end() :]
-    return _squash(out.replace(" ,", ",") if not replacement else out)
-
-
-def _table_rows(text: str, delimiter: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    rows = []
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE)
-    header: list[str] | None = None
-    for row in reader:
-        line = reader.line_num
-        if not any(c.strip() for c in row):
-            continue
-        if header is None:
-            header = [c.strip().lower() for c in row]
-            continue
-        rows.append((line, row))
-    return header or [], rows
+    return collapse_spaces(out.replace(" ,", ",") if not replacement else out)
 
 
 def read_input_file(path: str | Path, figure_type: str, strict: bool = False) -> InputSet:
@@ -189,22 +162,15 @@ def read_input_file(path: str | Path, figure_type: str, strict: bool = False) ->
     r = _Reader(figure_type, str(path), strict)
     suffix = path.suffix.lower()
     if suffix in {".jsonl", ".ndjson", ".json"}:
-        for number, raw in enumerate(text.split("\n"), start=1):
-            line = raw.removesuffix("\r")
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                r.problem(f"malformed JSON ({exc.msg} at column {exc.colno})", number)
-                continue
-            if not isinstance(obj, dict):
-                r.problem(f"expected a JSON object, got {type(obj).__name__}", number)
+        for number, obj, problem in parse_jsonl(text):
+            if obj is None:
+                r.problem(problem or "unreadable line", number)
                 continue
             r.add(obj, number)
     elif suffix in {".tsv", ".csv", ".txt"}:
         delimiter = "," if suffix == ".csv" else "\t"
-        header, rows = _table_rows(text, delimiter)
+        header, rows = parse_table(text, delimiter, quoting=delimiter == ",")
+        header = [h.lower() for h in header]
         known = {s for spellings in ALIASES[figure_type].values() for s in spellings} | {"id"}
         if not set(header) & known:
             if figure_type == "idiom" and suffix != ".csv":  # a headerless idiom<TAB>definition lexicon

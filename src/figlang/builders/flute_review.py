@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 import csv
-import io
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -30,8 +29,9 @@ from typing import Any
 import yaml
 
 from ..data.errors import DataError, DataNotFoundError
-from ..data.flute import INSTRUCTION, PHENOMENON_FILES
-from ..data.io import atomic_write, read_text, write_json, write_jsonl
+from ..data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
+from ..data.io import atomic_write, parse_jsonl, parse_table, read_jsonl, read_text, write_json, write_jsonl
+from ..data.text import collapse_spaces
 from .flute_creator import REVIEW_DIR, load_candidates, load_records, pairs_of
 from .flute_inputs import FIGURE_TYPES
 
@@ -43,12 +43,7 @@ VERDICTS = {"accept": "accept", "accepted": "accept", "a": "accept", "yes": "acc
             "edit": "edit", "edited": "edit", "e": "edit",
             "reject": "reject", "rejected": "reject", "r": "reject", "no": "reject"}  # fmt: skip
 EDITABLE = ("premise", "hypothesis", "label", "explanation")
-FLUTE_LABELS = {"entailment": "Entailment", "entails": "Entailment", "contradiction": "Contradiction", "contradicts": "Contradiction"}
 VERDICTS_FILE = "verdicts.jsonl"
-
-
-def _squash(value: Any) -> str:
-    return " ".join(str(value if value is not None else "").split())
 
 
 # --- tables -----------------------------------------------------------------------------------------
@@ -63,29 +58,15 @@ def read_table(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list
     rows: list[tuple[int, dict[str, Any]]] = []
     problems: list[str] = []
     if path.suffix.lower() in {".jsonl", ".ndjson", ".json"}:
-        for number, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.append(f"{path}:{number}: malformed JSON ({exc.msg} at column {exc.colno})")
-                continue
-            if not isinstance(obj, dict):
-                problems.append(f"{path}:{number}: expected a JSON object, got {type(obj).__name__}")
+        for number, obj, problem in parse_jsonl(text):
+            if obj is None:
+                problems.append(f"{path}:{number}: {problem}")
                 continue
             rows.append((number, obj))
         return rows, problems
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter=delimiter)
-    header: list[str] | None = None
-    for row in reader:
-        line = reader.line_num
-        if not any(c.strip() for c in row):
-            continue
-        if header is None:
-            header = [c.strip() for c in row]
-            continue
+    header, table = parse_table(text, delimiter)
+    for line, row in table:
         if len(row) > len(header) and any(c.strip() for c in row[len(header):]):
             problems.append(f"{path}:{line}: {len(row)} cells but the header has {len(header)} columns")
             continue
@@ -117,13 +98,7 @@ def _verdicts_path(run: str | Path) -> Path:
 def current_verdicts(run: str | Path) -> dict[tuple[str, int], dict[str, Any]]:
     """Every stored verdict, by (pair id, revision); the latest import wins."""
     path = _verdicts_path(run)
-    out: dict[tuple[str, int], dict[str, Any]] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").split("\n"):
-            if line.strip():
-                v = json.loads(line)
-                out[(v["id"], int(v["revision"]))] = v
-    return out
+    return {(v["id"], int(v["revision"])): v for v in read_jsonl(path)}
 
 
 def _current_pairs(run: str | Path) -> dict[str, dict[str, Any]]:
@@ -154,7 +129,7 @@ def export_queue(run: str | Path, out: str | Path, fmt: str | None = None, inclu
 
 
 @dataclass
-class ImportReport:
+class VerdictsImportReport:
     rows: int = 0
     stored: int = 0
     blank: int = 0
@@ -167,22 +142,22 @@ class ImportReport:
                 "errors": self.errors, "notes": self.notes}  # fmt: skip
 
 
-def import_verdicts(run: str | Path, path: str | Path) -> ImportReport:
+def import_verdicts(run: str | Path, path: str | Path) -> VerdictsImportReport:
     """Validate and store a reviewed queue; bad rows are reported (file:line) and left out."""
-    report = ImportReport()
+    report = VerdictsImportReport()
     rows, problems = read_table(path)
     report.errors.extend(problems)
     return store_verdicts(run, [(f"{path}:{line}", line, row) for line, row in rows], report)
 
 
-def record_verdict(run: str | Path, row: dict[str, Any], where: str) -> ImportReport:
+def record_verdict(run: str | Path, row: dict[str, Any], where: str) -> VerdictsImportReport:
     """Store one verdict given as a queue row (``id``, ``revision``, ``verdict``, ``edited_*``, ``note``), checked
     exactly as an imported queue row is; ``where`` is recorded as its origin (e.g. "figlang serve"). The verdicts
     file is rewritten atomically, so a review stopped between two verdicts keeps every one stored before."""
-    return store_verdicts(run, [(where, 1, row)], ImportReport())
+    return store_verdicts(run, [(where, 1, row)], VerdictsImportReport())
 
 
-def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]], report: ImportReport) -> ImportReport:
+def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]], report: VerdictsImportReport) -> VerdictsImportReport:
     """Validate (origin, line, row) verdict rows against the run's current pairs and store the good ones."""
     pairs = _current_pairs(run)
     stored = current_verdicts(run)
@@ -190,7 +165,7 @@ def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
     new: dict[tuple[str, int], dict[str, Any]] = {}
     for where, line, row in rows:
         report.rows += 1
-        pid = _squash(row.get("id"))
+        pid = collapse_spaces(row.get("id"))
         if not pid:
             report.errors.append(f"{where}: no id")
             continue
@@ -202,7 +177,7 @@ def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
         if pair is None:
             report.errors.append(f"{where}: unknown id {pid!r} (not a pair of this run)")
             continue
-        raw_verdict = _squash(row.get("verdict")).lower()
+        raw_verdict = collapse_spaces(row.get("verdict")).lower()
         if not raw_verdict:
             report.blank += 1
             continue
@@ -211,7 +186,7 @@ def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
             report.errors.append(f"{where}: verdict {row.get('verdict')!r} is not accept, edit or reject")
             continue
         revision = pair["revision"]
-        if _squash(row.get("revision")) not in ("", str(revision)):
+        if collapse_spaces(row.get("revision")) not in ("", str(revision)):
             report.errors.append(f"{where}: {pid} was reviewed at revision {row.get('revision')}, but it was resampled since "
                                  f"(now revision {revision}): export the queue again")  # fmt: skip
             continue
@@ -221,16 +196,16 @@ def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
         edits: dict[str, str] = {}
         bad = None
         for f in EDITABLE:
-            value = _squash(row.get(f"edited_{f}"))
+            value = collapse_spaces(row.get(f"edited_{f}"))
             if not value:
                 continue
             if f == "label":
-                label = FLUTE_LABELS.get(value.lower().strip("."))
+                label = normalise_label(value)  # FLUTE's label normaliser: the loader accepts what review accepts
                 if label is None:
                     bad = f"edited_label {value!r} is not Entailment or Contradiction"
                     break
-                value = label
-            if value != _squash(pair[f]):
+                value = label.capitalize()  # the creator's pairs spell labels "Entailment" / "Contradiction"
+            if value != collapse_spaces(pair[f]):
                 edits[f] = value
         if bad:
             report.errors.append(f"{where}: {bad}")
@@ -242,14 +217,14 @@ def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
             report.errors.append(f"{where}: verdict {verdict!r} with edited fields ({', '.join(edits)}): use verdict 'edit' to keep them")
             continue
         final = {f: edits.get(f, pair[f]) for f in EDITABLE}
-        if verdict == "edit" and _squash(final["premise"]).lower() == _squash(final["hypothesis"]).lower():
+        if verdict == "edit" and collapse_spaces(final["premise"]).lower() == collapse_spaces(final["hypothesis"]).lower():
             report.errors.append(f"{where}: the edited premise and hypothesis are the same sentence")
             continue
         key = (pid, revision)
         if key in stored and stored[key]["verdict"] != verdict:
             report.notes.append(f"{where}: {pid} had verdict {stored[key]['verdict']!r} ({stored[key]['from']}); now {verdict!r}")
         new[key] = {"id": pid, "revision": revision, "figure_type": pair["figure_type"], "verdict": verdict, "edits": edits,
-                    "note": _squash(row.get("note")), "from": where}  # fmt: skip
+                    "note": collapse_spaces(row.get("note")), "from": where}  # fmt: skip
         report.verdicts[verdict] += 1
     stored.update(new)
     report.stored = len(new)

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from ..data.text import normalise_word
 from .lexicon import Lexicon, LexiconEntry
 
 WORD, FUNC, DET, POSS, REFL, OBJ, BE, PUNCT = "WORD", "FUNC", "DET", "POSS", "REFL", "OBJ", "BE", "PUNCT"
@@ -63,10 +64,6 @@ ALIASES = {"not": {"not", "n't", "never", "nt"}, "n't": {"not", "n't", "nt"}, "n
 # gap (insertion) tokens allowed between elements
 GAP_POS = frozenset({"ADV", "ADJ", "DET", "NUM", "PART"})
 GAP_TAGS = frozenset({"RB", "RBR", "RBS", "JJ", "JJR", "JJS", "DT", "PDT", "PRP$", "CD"})
-
-
-def norm(text: str) -> str:
-    return text.lower().replace("\u2019", "'").replace("\u2018", "'").replace("`", "'")
 
 
 @lru_cache(maxsize=100_000)
@@ -134,7 +131,7 @@ class IdiomMatch:
 
 def compile_pattern(entry: LexiconEntry, index: int, tokenize) -> IdiomPattern | None:
     """Turn an idiom into elements; ``tokenize`` splits a string like the text tokenizer does."""
-    toks = [norm(t) for t in tokenize(entry.key)]
+    toks = [normalise_word(t) for t in tokenize(entry.key)]
     toks = [t for t in toks if t and (any(c.isalnum() for c in t) or t in {"'s", "'", ",", ";", ":", "-", "--", "—"})]
     elements: list[Element] = []
     i = 0
@@ -240,7 +237,7 @@ class IdiomMatcher:
     # ---------------------------------------------------------------- pre-filter
     def candidates(self, lower_tokens: Iterable[str]) -> list[int]:
         """Patterns whose required words all occur (in some form) among the sentence's lower-cased tokens."""
-        present = {norm(t) for t in lower_tokens}
+        present = {normalise_word(t) for t in lower_tokens}
         seen: set[int] = set()
         out: list[int] = []
         for t in present:
@@ -340,7 +337,7 @@ class _Tok:
         if isinstance(t, _Tok):
             return t
         text = t.text
-        return cls(text, norm(text), norm(t.lemma_ or text), t.pos_, t.tag_)
+        return cls(text, normalise_word(text), normalise_word(t.lemma_ or text), t.pos_, t.tag_)
 
 
 def _element_ends(el: Element, toks: list[_Tok], i: int) -> list[int]:

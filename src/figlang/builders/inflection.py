@@ -3,7 +3,7 @@
 When IMPLI replaces an idiom by its definition, the definition's head must take the idiom's
 inflection: "kicked the bucket" -> "died" (VBD), "is spilling the beans" -> "is revealing the
 secret" (VBG), "flies in the face of" -> "contradicts" (VBZ), "red herrings" -> "misleading
-clues" (NNS). These helpers do that for one word at a time; ``impli_pairs`` decides which word.
+clues" (NNS). These helpers do that for one word at a time; ``figlang.builders.impli`` decides which word.
 """
 
 from __future__ import annotations

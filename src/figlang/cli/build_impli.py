@@ -6,13 +6,13 @@ import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ..builders.impli_pairs import (
+from ..builders.impli import (
     DEFAULT_MODEL,
     FILTER_REASONS,
     MISMATCH_CATEGORIES,
@@ -206,11 +206,19 @@ def substitute_cmd(
     capitalise: CapitaliseOption = True,
 ) -> None:
     """Silver pairs: replace each idiom by its definitions (figurative -> entailment, literal -> non-entailment)."""
-    sents, lex, problems = _load_inputs(sentences, lexicon, lenient, source)
+    _generate("substitute", "substitution", sentences, lexicon, out, source, lenient, model, capitalise)
+
+
+def _generate(
+    build: str, what: str, sentences: Path, lexicon: Path | None, out: Path, source: str | None, lenient: bool, model: str,
+    capitalise: bool, adversarial: Path | None = None, **options: Any,
+) -> None:
+    """Load the inputs, run one of the generator's builds (substitute, adversarial, antonyms) and write its outputs."""
+    sents, lex, problems = _load_inputs(sentences, lexicon, lenient, source, adversarial)
     gen = Generator(lex, load_nlp(model), capitalise=capitalise)
     with _progress() as progress:
-        result = gen.substitute(sents, progress)
-    _finish(result, out, "report_substitute.json", "substitution", problems)
+        result = getattr(gen, build)(sents, progress=progress, **options)
+    _finish(result, out, f"report_{build}.json", what, problems)
 
 
 @app.command("adversarial")
@@ -225,11 +233,7 @@ def adversarial_cmd(
     capitalise: CapitaliseOption = True,
 ) -> None:
     """Adversarial pairs: wrong-but-plausible definitions in figurative contexts -> non-entailment."""
-    sents, lex, problems = _load_inputs(sentences, lexicon, lenient, source, adversarial)
-    gen = Generator(lex, load_nlp(model), capitalise=capitalise)
-    with _progress() as progress:
-        result = gen.adversarial(sents, progress)
-    _finish(result, out, "report_adversarial.json", "adversarial definitions", problems)
+    _generate("adversarial", "adversarial definitions", sentences, lexicon, out, source, lenient, model, capitalise, adversarial=adversarial)
 
 
 @app.command("antonyms")
@@ -246,12 +250,8 @@ def antonyms_cmd(
     """Antonym pairs: a key word of the definition replaced by its WordNet antonym, in figurative contexts -> non-entailment."""
     from ..knowledge.wordnet_data import load_wordnet
 
-    wn = load_wordnet(wordnet_dir)
-    sents, lex, problems = _load_inputs(sentences, lexicon, lenient, source)
-    gen = Generator(lex, load_nlp(model), capitalise=capitalise)
-    with _progress() as progress:
-        result = gen.antonyms(sents, wn, progress)
-    _finish(result, out, "report_antonyms.json", "antonym replacement", problems)
+    wn = load_wordnet(wordnet_dir)  # before parsing anything: a missing WordNet fails fast
+    _generate("antonyms", "antonym replacement", sentences, lexicon, out, source, lenient, model, capitalise, wordnet=wn)
 
 
 @app.command("metaphors")

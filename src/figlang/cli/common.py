@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
+
+from ..data.errors import FiglangError
 
 console = Console()
 err_console = Console(stderr=True)
@@ -21,6 +24,25 @@ DataDirOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+def parse_key_values(pairs: list[str] | None, flag: str = "--option") -> dict[str, Any]:
+    """``-O KEY=VALUE`` pairs as a dict: each value read as JSON (5, 0.5, true, [1, 2], "x"), else kept as text.
+
+    One parser for every command's ``-O``, so one value means the same everywhere; ``True``/``False``
+    count as booleans too (people write them as in Python). A pair without ``=`` is refused, naming it.
+    """
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise FiglangError(f"{flag} expects KEY=VALUE (e.g. {flag} threads=1), got {pair!r}")
+        value = value.strip()
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = {"true": True, "false": False}.get(value.lower(), value)
+    return out
 
 
 def print_problems(what: str, problems: list[str], limit: int = 10) -> None:

@@ -11,20 +11,7 @@ from rich.table import Table
 
 from ..data.errors import FiglangError
 from ..evaluation.scoring import MetricOptions
-from .common import DataDirOption, console
-
-
-def _parse_options(pairs: list[str] | None) -> dict:
-    out: dict = {}
-    for pair in pairs or []:
-        if "=" not in pair:
-            raise FiglangError(f"--option expects KEY=VALUE, got {pair!r}")
-        key, value = pair.split("=", 1)
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
+from .common import DataDirOption, console, parse_key_values
 
 
 def eval_cmd(
@@ -80,7 +67,7 @@ def eval_cmd(
             raise FiglangError("pass --method (see `figlang methods`) or --predictions FILE")
         result = evaluate(
             task, method, model=model, split=split, data_dir=data_dir, limit=limit, out_dir=out, cache_dir=cache_dir,
-            use_cache=not no_cache, seed=seed, metric_options=options, method_options=_parse_options(option),
+            use_cache=not no_cache, seed=seed, metric_options=options, method_options=parse_key_values(option),
             progress=not quiet, predict_only=predict_only,
         )  # fmt: skip
     print_summary(result.results)

@@ -17,7 +17,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..data.errors import FiglangError
-from .common import DataDirOption, console, err_console
+from .common import DataDirOption, console, err_console, parse_key_values
 
 app = typer.Typer(
     help="Knowledge inferences for figurative narratives (TACL 2022): shipped, WordNet, an instruction model or COMET.",
@@ -44,33 +44,11 @@ CacheOption = Annotated[
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the cache.")]
 
 
-def _value(text: str):
-    low = text.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _options(pairs: list[str] | None) -> dict:
-    out = {}
-    for pair in pairs or []:
-        if "=" not in pair:
-            raise FiglangError(f"--option needs KEY=VALUE, got {pair!r}")
-        key, value = pair.split("=", 1)
-        out[key.strip()] = _value(value)
-    return out
-
-
 def _provider(provider: str, model: str | None, data_dir: Path | None, options: list[str] | None, cache_dir: Path | None, no_cache: bool):
     from ..knowledge.providers import get_provider
 
     cache = False if no_cache else cache_dir
-    return get_provider(provider, model=model, data_dir=data_dir, cache=cache, **_options(options))
+    return get_provider(provider, model=model, data_dir=data_dir, cache=cache, **parse_key_values(options))
 
 
 def _kind(provider, kind: str | None) -> str:

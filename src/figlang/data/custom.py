@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from .errors import DataError, DataNotFoundError, FiglangError, LoadOptions
+from .io import parse_json_line
 from .paths import resolve_data_dir
 from .records import NLI_LABELS, ClozeRecord, GenerationRecord, NLIPair, Record
 from .registry import Task
@@ -548,17 +549,10 @@ def _jsonl_rows(path: Path, text: str, bad: set[int], options: LoadOptions) -> I
         if not line.strip():
             continue
         seen = True
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            options.fail(DataError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, number,
-                                   hint="each line must be one complete JSON object"))
-            yield number, None
-            continue
-        if not isinstance(obj, dict):
-            options.fail(DataError(f"expected a JSON object, got {type(obj).__name__}", path, number))
-            yield number, None
-            continue
+        obj, problem = parse_json_line(line)
+        if obj is None:
+            hint = "each line must be one complete JSON object" if problem.startswith("malformed") else None
+            options.fail(DataError(problem, path, number, hint=hint))
         yield number, obj
     if not seen and not bad:
         options.fail(DataError("file has no records", path))

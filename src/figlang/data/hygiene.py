@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .records import ClozeRecord, GenerationRecord, NLIPair, Record, expression_of, strip_markup
+from .records import ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
+from .text import normalise_text
 
 MIN_RECORDS_FOR_HEURISTIC = 50
 
@@ -46,11 +47,6 @@ def detect_placeholder_labels(records: Sequence[Record], min_records: int = MIN_
 
 # ---------------------------------------------------------------------------------------------
 # Overlap between splits
-
-
-def normalise_text(text: str) -> str:
-    """The comparison key for texts: no ``<b>`` markup, lower case, single spaces."""
-    return " ".join(strip_markup(text).lower().split())
 
 
 def item_key(record: Record) -> str:

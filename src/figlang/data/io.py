@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -47,16 +49,48 @@ def iter_lines(path: str | Path, encoding: str = "utf-8") -> Iterator[tuple[int,
             yield number, line
 
 
+def parse_jsonl(text: str) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """(1-based line number, object, problem) for each non-blank line of JSON-lines text.
+
+    The one JSON-lines parser: ``problem`` says why a line is not a JSON object ("malformed JSON
+    (... at column N)", "expected a JSON object, got list"), and ``object`` is then None, so each
+    caller decides whether a bad line raises, is reported, or (a journal's torn last line) is redone.
+    Splits on "\n" only, like :func:`iter_lines`.
+    """
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            yield number, *parse_json_line(line)
+
+
+def parse_json_line(line: str) -> tuple[dict[str, Any], None] | tuple[None, str]:
+    """(object, None) for a line holding one JSON object, else (None, why not): :func:`parse_jsonl` for one line."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return None, f"malformed JSON ({exc.msg} at column {exc.colno})"
+    if not isinstance(obj, dict):
+        return None, f"expected a JSON object, got {type(obj).__name__}"
+    return obj, None
+
+
+def read_jsonl(path: str | Path, encoding: str = "utf-8") -> list[dict[str, Any]]:
+    """Every object of a JSON-lines file figlang wrote itself (a missing or empty file: none); a bad line raises, located."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    out = []
+    for number, obj, problem in parse_jsonl(path.read_text(encoding=encoding)):
+        if obj is None:
+            raise DataError(problem or "unreadable line", path, number)
+        out.append(obj)
+    return out
+
+
 def iter_jsonl(path: str | Path, options: LoadOptions = STRICT, encoding: str = "utf-8") -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each JSON line; malformed lines raise (strict) or are skipped and reported (lenient)."""
-    for number, line in iter_lines(path, encoding):
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            options.fail(DataError(f"malformed JSON ({exc.msg} at column {exc.colno})", path, number))
-            continue
-        if not isinstance(obj, dict):
-            options.fail(DataError(f"expected a JSON object, got {type(obj).__name__}", path, number))
+    for number, obj, problem in parse_jsonl(read_text(path, encoding)):
+        if obj is None:
+            options.fail(DataError(problem or "unreadable line", path, number))
             continue
         yield number, obj
 
@@ -113,6 +147,22 @@ def iter_tsv(path: str | Path, options: LoadOptions = STRICT, encoding: str = "u
         yield number, cols
 
 
+def parse_table(text: str, delimiter: str = ",", quoting: bool = True) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """(header, [(line number, cells)]) of CSV/TSV text with a header row: blank rows skipped, header cells
+    stripped, a byte-order mark dropped. ``quoting=False`` reads quotes as text (TSV cells with a bare '"')."""
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")), delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if quoting else csv.QUOTE_NONE)
+    header: list[str] | None = None
+    rows: list[tuple[int, list[str]]] = []
+    for row in reader:
+        if not any(c.strip() for c in row):
+            continue
+        if header is None:
+            header = [c.strip() for c in row]
+            continue
+        rows.append((reader.line_num, row))
+    return header or [], rows
+
+
 def require(obj: dict[str, Any], key: str, path: str | Path, line: int, kinds: type | tuple[type, ...] = str) -> Any:
     """obj[key], or a DataError naming the missing or mistyped field."""
     if key not in obj:
@@ -133,6 +183,7 @@ def git_blob_sha1(data: bytes) -> str:
 
 
 def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file's bytes, read in chunks (the one file-hash helper: data checksums, model files)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         while block := f.read(chunk):

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Union
 
+from .text import normalise_spacing, strip_markup
+
 Shape = Literal["cloze", "nli", "generation"]
 
 ENTAILMENT = "entailment"
@@ -100,14 +102,9 @@ class GenerationRecord:
 Record = Union[ClozeRecord, NLIPair, GenerationRecord]
 
 
-def strip_markup(text: str) -> str:
-    """Remove the ``<b>``/``</b>`` tags the narrative benchmark uses to mark the idiom."""
-    return text.replace("<b>", "").replace("</b>", "")
-
-
 def expression_of(record: Record) -> str | None:
     """The figurative expression a record is about, normalised for grouping (lower case, single spaces)."""
     expr = getattr(record, "expression", None)
     if not expr:
         return None
-    return " ".join(str(expr).lower().split())
+    return normalise_spacing(str(expr))

@@ -12,24 +12,16 @@ original record order.
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
 from .errors import DataError
 from .records import expression_of
+from .text import normalise_expression
 
 R = TypeVar("R")
 KeyFn = Callable[[R], Hashable | None]
 LinkFn = Callable[[R], Iterable[Hashable]]
-
-_NOT_WORD = re.compile(r"[^\w\s]|_")
-
-
-def normalise_expression(text: str | None) -> str:
-    """Lower case, punctuation dropped, single spaces: "Out - of - the - blue’" -> "out of the blue"."""
-    return " ".join(_NOT_WORD.sub(" ", str(text or "").lower()).split())
-
 
 def linked_key(records: Sequence[R], links: LinkFn) -> Callable[[R], str]:
     """A grouping key under which records that share any link value (transitively) are one group.

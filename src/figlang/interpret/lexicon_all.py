@@ -9,7 +9,7 @@ Resources (``RESOURCES``, in the order their meanings are preferred):
 * ``flute``: FLUTE's idioms (``flute/idiomNLI/idiom_train.jsonl``); FLUTE has no definition
   field, so the meaning is read off the explanation's "X means Y" clause where there is one;
 * ``impli``: IMPLI's idioms and definitions, read off its figurative-context pairs by the IMPLI
-  builder (:func:`figlang.builders.impli_pairs.derive_lexicon`: the premise span the hypothesis
+  builder (:func:`figlang.builders.impli.derive_lexicon`: the premise span the hypothesis
   replaced is the idiom, the replacement its definition). IMPLI's ``pie`` premises are
   PIE-English sentences, so each IMPLI row remembers the premise it came from: a holdout drops
   the rows made from its test sentences, so no test text builds the lexicon.
@@ -139,7 +139,7 @@ def _flute_rows(data_dir: Path) -> list[Row]:
 
 
 def _impli_rows(data_dir: Path, progress=None) -> list[Row]:
-    from ..builders.impli_pairs import derive_lexicon
+    from ..builders.impli import derive_lexicon
 
     kwargs = {"progress": progress} if progress is not None else {}
     derivation = derive_lexicon(data_dir, ("fig_context",), **kwargs)

@@ -3,15 +3,15 @@
 * Idioms: the meaning is the lexicon's gloss (resources in preference order), else WordNet's
   gloss of the idiom as a multi-word lemma ("kick_the_bucket"), else, only when asked for, an
   offline LM's answer. The paraphrase replaces the idiom by its meaning through the IMPLI
-  builder's :func:`~figlang.builders.impli_pairs.realise` (the head verb takes the idiom's
+  builder's :func:`~figlang.builders.impli.realise` (the head verb takes the idiom's
   inflection, slots are filled, a sentence-initial capital kept) and its well-formedness check
-  :func:`~figlang.builders.impli_pairs.check_pair`. The miner's match is handed to it as the
+  :func:`~figlang.builders.impli.check_pair`. The miner's match is handed to it as the
   IMPLI builder's match type (:func:`to_impli_match`); nothing is matched twice.
 * Similes: an explicit simile's meaning is its property made strong ("as busy as a bee" ->
   "very busy"), the paraphrase that phrase in the simile's place; an implicit one ("fought like
   a tiger") has a meaning only from the lexicon or the LM.
 * Metaphor candidates: the IMPLI builder's metaphor replacement
-  (:func:`~figlang.builders.impli_pairs.build_metaphor_pairs`, WordNet's literal word for the
+  (:func:`~figlang.builders.impli.build_metaphor_pairs`, WordNet's literal word for the
   metaphorical adjective or verb, inflected), with the chosen WordNet sense's gloss as meaning.
 """
 
@@ -115,14 +115,14 @@ class IdiomParaphraser:
     """The IMPLI builder's definition substitution applied to the miner's matches."""
 
     def __init__(self) -> None:
-        from ..builders.impli_pairs import TemplateCache, load_nlp
+        from ..builders.impli import TemplateCache, load_nlp
 
         self.nlp = load_nlp()
         self.templates = TemplateCache(self.nlp)
         self._patterns: dict[str, Any] = {}
 
     def impli_pattern(self, key: str):
-        from ..builders.impli_pairs import compile_pattern
+        from ..builders.impli import compile_pattern
 
         if key not in self._patterns:
             self._patterns[key] = compile_pattern(key, self.nlp)
@@ -130,7 +130,8 @@ class IdiomParaphraser:
 
     def to_impli_match(self, hit: RawHit):
         """The miner's match as the IMPLI builder's match (its words aligned to the IMPLI pattern's)."""
-        from ..builders.impli_pairs import NP_SLOT_WORDS, IdiomMatch
+        from ..builders.impli import ImpliIdiomMatch as IdiomMatch
+        from ..builders.impli.matching import NP_SLOT_WORDS
 
         m, pattern, doc = hit.idiom, hit.pattern, hit.doc
         ipat = self.impli_pattern(pattern.entry.key)
@@ -161,7 +162,7 @@ class IdiomParaphraser:
                           tuple(slots), tuple(aligned)), ipat
 
     def paraphrase(self, hit: RawHit, definition: str) -> Paraphrase:
-        from ..builders.impli_pairs import check_pair, realise
+        from ..builders.impli import check_pair, realise
 
         match, ipat = self.to_impli_match(hit)
         doc = hit.doc
@@ -200,7 +201,7 @@ def simile_paraphrase(hit: RawHit, replacement: str) -> Paraphrase:
 
 def metaphor_paraphrase(hit: RawHit, nlp: Any) -> tuple[Meaning, Paraphrase]:
     """WordNet's literal word for the metaphorical adjective/verb, put in its place by the IMPLI builder."""
-    from ..builders.impli_pairs import MetaphorItem, build_metaphor_pairs
+    from ..builders.impli import MetaphorItem, build_metaphor_pairs
 
     wn = wordnet()
     if wn is None:

@@ -44,7 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError
+from ..data.io import read_jsonl
 from ..data.records import ClozeRecord, GenerationRecord, Record, strip_markup
+from ..data.text import collapse_spaces
 
 __all__ = [
     "CONTEXT_RELATIONS",
@@ -418,13 +420,9 @@ class PrecomputedProvider(KnowledgeProvider):
                         path = inference_file(root, etype, split, kind)
                         if not path.is_file():
                             continue
-                        with path.open(encoding="utf-8") as fh:
-                            for line in fh:
-                                if not line.strip():
-                                    continue
-                                obj = json.loads(line)
+                        for obj in read_jsonl(path):
                                 expr = obj.get("idiom") if etype == "idiom" else obj.get("simile")
-                                key = (_norm(obj.get("narrative", "")), _norm(expr or ""))
+                                key = (collapse_spaces(obj.get("narrative", "")), collapse_spaces(expr or ""))
                                 index[kind].setdefault(key, tuple(obj.get("inferences") or ()))
             if not any(index.values()):
                 raise KnowledgeError(f"no shipped inference files under {root}/fig_narrative/data (run `figlang data download fig_narrative`)")
@@ -440,7 +438,7 @@ class PrecomputedProvider(KnowledgeProvider):
                 out.append(tuple(attached[kind]))
                 continue
             inp = KnowledgeInput.from_record(r)
-            found = self._load_index()[kind].get((_norm(inp.narrative), _norm(inp.expression or "")))
+            found = self._load_index()[kind].get((collapse_spaces(inp.narrative), collapse_spaces(inp.expression or "")))
             if found is None:
                 raise KnowledgeError(
                     f"no shipped {kind} inferences for record {getattr(r, 'id', '?')!r}: the precomputed provider only "
@@ -451,10 +449,6 @@ class PrecomputedProvider(KnowledgeProvider):
 
     def compute(self, inputs: Sequence[KnowledgeInput], kind: str) -> list[list[str]]:
         return [list(x) for x in self.infer(inputs, kind)]
-
-
-def _norm(text: str) -> str:
-    return " ".join(str(text).split())
 
 
 PROVIDERS = ("precomputed", "wordnet", "generative", "comet")

@@ -23,6 +23,7 @@ from rapidfuzz.distance import Levenshtein
 from scipy import stats
 
 from ..data.impli import figurative_span
+from ..data.text import normalise_spacing  # the key idioms are grouped by (punctuation kept)
 
 __all__ = [
     "IceCorrelation",
@@ -34,7 +35,6 @@ __all__ = [
     "ice_score",
     "is_base_form",
     "levenshtein_overlap",
-    "normalize_expression",
     "overlap_scores",
     "overlap_summary",
     "replaced_span",
@@ -49,22 +49,17 @@ class _HasExpressionAndPremise(Protocol):
     def premise(self) -> str: ...
 
 
-def normalize_expression(text: str) -> str:
-    """Lower case, single spaces: the key idioms are grouped by."""
-    return " ".join(text.lower().split())
-
-
 def is_base_form(base_form: str, sentence: str) -> bool:
     """Does ``sentence`` contain the base form verbatim (lower-cased, whitespace-normalised, whole words)?
 
     Whole words so that "spill the bean" is not found inside "spill the beans": a different form is a
     different form, even when one string contains the other.
     """
-    base = normalize_expression(base_form)
+    base = normalise_spacing(base_form)
     if not base:
         raise ValueError("empty base form")
     pattern = r"(?<!\w)" + re.escape(base) + r"(?!\w)"
-    return re.search(pattern, normalize_expression(sentence)) is not None
+    return re.search(pattern, normalise_spacing(sentence)) is not None
 
 
 def ice_score(base_form: str, sentences: Sequence[str]) -> float:
@@ -86,7 +81,7 @@ def ice_by_idiom(records: Iterable[_HasExpressionAndPremise], unique_sentences: 
     for r in records:
         if not r.expression:
             continue
-        key = normalize_expression(r.expression)
+        key = normalise_spacing(r.expression)
         if unique_sentences:
             if (key, r.premise) in seen:
                 continue
@@ -101,7 +96,7 @@ def accuracy_by_idiom(idioms: Sequence[str], correct: Sequence[bool]) -> dict[st
         raise ValueError(f"{len(idioms)} idioms but {len(correct)} correctness values")
     hits: dict[str, list[bool]] = defaultdict(list)
     for idiom, ok in zip(idioms, correct):
-        hits[normalize_expression(idiom)].append(bool(ok))
+        hits[normalise_spacing(idiom)].append(bool(ok))
     return {k: (sum(v) / len(v), len(v)) for k, v in hits.items()}
 
 
@@ -126,7 +121,7 @@ def ice_accuracy_correlation(
     if min_items < 1:
         raise ValueError("min_items must be at least 1")
     acc = accuracy_by_idiom(idioms, correct)
-    ice_n = {normalize_expression(k): v for k, v in ice.items()}
+    ice_n = {normalise_spacing(k): v for k, v in ice.items()}
     few = [k for k, (_, n) in acc.items() if n < min_items]
     no_ice = [k for k, (_, n) in acc.items() if n >= min_items and k not in ice_n]
     keep = sorted(k for k, (_, n) in acc.items() if n >= min_items and k in ice_n)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError
+from ..data.io import file_sha256
 from . import catalog as _catalog
 from .backends.base import BackendError, LanguageModel
 from .catalog import METADATA_FILE, CatalogEntry, CatalogError, models_dir
@@ -61,11 +62,7 @@ def sha256_file(path: str | Path, cache_dir: str | Path | None = None) -> str:
         index = {}
     if key in index:
         return index[key]
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 22):
-            digest.update(block)
-    value = digest.hexdigest()
+    value = file_sha256(path, chunk=1 << 22)
     index[key] = value
     try:
         index_path.parent.mkdir(parents=True, exist_ok=True)

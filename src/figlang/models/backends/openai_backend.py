@@ -136,6 +136,9 @@ def parse_label(text: str, labels: Sequence[str], aliases: Mapping[str, Sequence
        labels overlap, as "entailment" inside "non-entailment"), and it is not negated.
 
     Anything else — no label, several different labels, a negated label — is invalid: never guessed.
+    This is the generic matcher for any closed label set (:meth:`OpenAIBackend.answer_labels`); NLI
+    answers with an explanation ("Contradicts. The premise …") are read by the methods with
+    :func:`figlang.models.methods.parsing.parse_nli_answer`, which knows what a negated NLI label means.
     """
     raw = text if isinstance(text, str) else str(text)
     if not labels:

@@ -27,17 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from ...data.errors import FiglangError
+from ...data.io import file_sha256
 from ...data.records import Record
 from ..base import METHODS, Method, Prediction
+from ..methods import parse_bool
 from . import FIGLANG_JSON, TRAINED_METHODS, read_figlang_json
-
-
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 class TrainedMethod(Method):
@@ -70,7 +64,7 @@ class TrainedMethod(Method):
         self.batch_size = int(batch_size)
         self.threads = int(threads) if threads not in (None, "") else None
         self.device = device or None
-        self.bf16 = None if bf16 is None else str(bf16).lower() in ("1", "true", "yes", "on")
+        self.bf16 = None if bf16 is None else parse_bool(bf16, "bf16")
         self.rationales = rationales
         self.rationale_field = rationale_field
         if isinstance(inferences, str):
@@ -82,7 +76,7 @@ class TrainedMethod(Method):
             if value not in (None, ""):
                 self.decoding[key] = kind(value)
         if do_sample not in (None, ""):
-            self.decoding["do_sample"] = str(do_sample).lower() in ("1", "true", "yes", "on")
+            self.decoding["do_sample"] = parse_bool(do_sample, "do_sample")
         if TRAINED_METHODS[self.meta["method"]][1] != "generator":
             self.decoding.pop("seed", None)  # a deterministic scorer has nothing to seed
             if self.decoding:
@@ -140,7 +134,7 @@ class TrainedMethod(Method):
             "model": str(self.model_dir),
             "trained_method": self.meta["method"],
             "base_model": (self.meta.get("base_model") or {}).get("reference"),
-            "figlang_json_sha256": _file_sha256(meta_path) if meta_path.is_file() else None,
+            "figlang_json_sha256": file_sha256(meta_path) if meta_path.is_file() else None,
             "weights_identity": identity.hexdigest(),
             "best": self.meta.get("best"),
         }
@@ -148,7 +142,7 @@ class TrainedMethod(Method):
             src = self.rationales or getattr(self._model, "rationale_source", None) or "gold"
             out["rationales"] = str(src)
             if src != "gold" and Path(str(src)).is_file():
-                out["rationales_sha256"] = _file_sha256(Path(str(src)))
+                out["rationales_sha256"] = file_sha256(Path(str(src)))
             out["rationale_field"] = self.rationale_field
         if self.inference_subset is not None:
             out["inferences"] = [j + 1 for j in self.inference_subset]

@@ -25,7 +25,6 @@ A saved model is the encoder's and tokenizer's ``save_pretrained`` directory plu
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -35,6 +34,7 @@ import torch
 from torch import nn
 
 from ...data.errors import FiglangError
+from ...data.io import iter_jsonl
 from ...data.records import ClozeRecord, strip_markup
 from ..base import Prediction
 from ..prefix import shared_prefix_length
@@ -651,14 +651,10 @@ def relation_analysis(
 def baseline_correctness(predictions_jsonl: str | Path) -> dict[str, bool]:
     """record id → correct, from a `figlang eval --out` predictions.jsonl (its 'correct' column)."""
     out: dict[str, bool] = {}
-    with open(predictions_jsonl, encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if "correct" not in row:
-                raise FiglangError(f"{predictions_jsonl}: rows need a 'correct' field (write it with `figlang eval --out DIR`)")
-            out[str(row["id"])] = bool(row["correct"])
+    for _, row in iter_jsonl(predictions_jsonl):
+        if "correct" not in row:
+            raise FiglangError(f"{predictions_jsonl}: rows need a 'correct' field (write it with `figlang eval --out DIR`)")
+        out[str(row["id"])] = bool(row["correct"])
     return out
 
 

@@ -17,7 +17,6 @@ or a dict id → rationale. Simulatability is accuracy(IR→O) − accuracy(I→
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ import torch
 from torch import nn
 
 from ...data.errors import FiglangError
+from ...data.io import iter_jsonl
 from ...data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, NLIPair
 from ..base import Prediction
 from . import TRAINED_METHODS, assemble, read_figlang_json, special_ids
@@ -60,20 +60,13 @@ def load_rationales(source: RationaleSource, field: str = "explanation") -> Call
     if not path.is_file():
         raise FiglangError(f"rationale source {source!r} is neither 'gold' nor a JSONL file of predictions")
     table: dict[str, str | None] = {}
-    with path.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise FiglangError(f"{path}:{n}: not JSON ({err})") from err
-            if "id" not in row:
-                raise FiglangError(f"{path}:{n}: a rationale row needs an 'id'")
-            value = row.get(field)
-            # a row without one (an unparseable answer of a self-rationalizing model) is an empty rationale;
-            # an id absent from the file is still an error at prediction time
-            table[str(row["id"])] = "" if value is None else str(value)
+    for n, row in iter_jsonl(path):
+        if "id" not in row:
+            raise FiglangError(f"{path}:{n}: a rationale row needs an 'id'")
+        value = row.get(field)
+        # a row without one (an unparseable answer of a self-rationalizing model) is an empty rationale;
+        # an id absent from the file is still an error at prediction time
+        table[str(row["id"])] = "" if value is None else str(value)
     if not any(v for v in table.values()):
         raise FiglangError(f"{path} has no non-empty {field!r} values; pass rationale_field=<column>")
     return lambda r: table.get(r.id)
