@@ -46,7 +46,7 @@ def print_suite(result: SuiteResult, to: Console | None = None) -> None:
     out.print(suite_table(result))
     for r in result.rows:
         if r.sampled:
-            out.print(f"* {r.entry.task}: a seeded sample of {r.n} of {r.n_split}, stratified by gold label (--full: all)")
+            out.print(f"* {r.entry.task}: a seeded sample of {r.n} of {r.n_split}, stratified by gold label")
     load = ", ".join(f"{x:.2f}" for x in result.load_average) if result.load_average else "n/a"
     cpu = f", {result.cpu_seconds:.0f} CPU s" if result.cpu_seconds is not None else ""
     out.print(f"wall time {result.seconds:.0f} s{cpu} (load average {load}); weights in {result.dtype or 'default dtype'}")
@@ -81,4 +81,4 @@ def suite_cmd(
     result = suite(model, data_dir=data_dir, out=out, limit=limit, only=only, cache_dir=cache_dir, use_cache=not no_cache,
                    threads=threads, seed=seed, progress=not quiet, full=full, dtype=dtype)  # fmt: skip
     print_suite(result)
-    console.print(f"[dim]per-label and per-type accuracy, and the commands: {out}/suite.md (suite.json; one folder per entry)[/dim]")
+    console.print(f"[dim]by gold label and by type, options, commands: {out}/suite.md; --full: whole splits[/dim]")
