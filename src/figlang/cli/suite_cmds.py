@@ -81,4 +81,4 @@ def suite_cmd(
     result = suite(model, data_dir=data_dir, out=out, limit=limit, only=only, cache_dir=cache_dir, use_cache=not no_cache,
                    threads=threads, seed=seed, progress=not quiet, full=full, dtype=dtype)  # fmt: skip
     print_suite(result)
-    console.print(f"[dim]by gold label and by type, options, commands: {out}/suite.md; --full: whole splits[/dim]")
+    console.print(f"[dim]breakdowns by label and type, and the commands: {out}/suite.md[/dim]")
