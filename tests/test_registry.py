@@ -126,3 +126,19 @@ def test_a_broken_plugin_says_which_one(tmp_path: Path) -> None:
             print(err)
     """, site)
     assert "broken = broken_plugin_module:Nope" in out and "broken-plugin" in out and "uninstall" in out
+
+
+def test_optional_api_functions_follow_their_modules() -> None:
+    """figlang.explain / figlang.interpret exist exactly when their modules do (added by their own features)."""
+    import importlib.util
+
+    import figlang
+
+    for name in ("explain", "interpret"):
+        if importlib.util.find_spec(f"figlang.{name}") is None:
+            with pytest.raises(AttributeError, match="not part of this figlang version"):
+                getattr(figlang, name)
+        else:
+            assert callable(getattr(figlang, name))
+    with pytest.raises(AttributeError):
+        figlang.no_such_function  # noqa: B018

@@ -66,15 +66,19 @@ def suite_cmd(
     dtype: Annotated[str, typer.Option("--dtype", help="Model weights: auto (default: bfloat16 on CPUs with AVX512-BF16/AMX, where it halves CPU time; float32 elsewhere), bfloat16, or float32 (the `figlang eval` default).")] = DEFAULT_DTYPE,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
-    """Evaluate one offline model on the dev sets of all three benchmarks and print one table.
+    """Evaluate one offline model on the dev sets of all three benchmarks.
 
-    Entries: idiom and simile cloze dev (lm-score, PMI), FLUTE val (nli-score; Acc@0 by figure
-    type), each on its whole split, and IMPLI idiom manual pairs (nli-score) on a seeded
-    500-pair sample stratified by gold label (`--full`: all 1,157): about 6 minutes with
-    smollm2-135m on an idle 2-core CPU with AVX512-BF16 (bfloat16), about 9 in float32 on an
-    AVX2-only one. `--limit 75` gives a quick look on samples of every entry.
+    Entries: idiom and simile cloze dev (lm-score, PMI), FLUTE val
+    (nli-score; Acc@0 by figure type), each on its whole split, and IMPLI's
+    manual idiom pairs (nli-score) on a seeded 500-pair sample stratified by
+    gold label (--full: all 1,157). About 6 minutes with smollm2-135m on an
+    idle 2-core CPU with AVX512-BF16, about 9 in float32 on an AVX2-only one.
+    --limit 75 gives a quick look at every entry.
 
-      figlang suite --model smollm2-135m --data-dir ../shared/data --out runs/suite
+    The terminal shows one line per entry; suite.md has the breakdowns by
+    gold label and by figure / pair type, and a command per entry.
+
+      figlang suite --model smollm2-135m --data-dir ../shared/data
     """
     from ..api import suite
 
