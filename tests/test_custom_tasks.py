@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -61,8 +62,9 @@ def test_cloze_jsonl_spec_loads_typed_records():
     task = load_task_spec(FIXTURES / "cloze.yaml")
     assert task.name == "toy-idiom-cloze" and task.shape == "cloze"
     assert task.splits == ("train", "test") and task.default_split == "test"
-    assert task.spec_path == str((FIXTURES / "cloze.yaml").resolve())
-    assert task.files("train") == [(FIXTURES / "data" / "cloze_train.jsonl").resolve()]
+    # paths as given, made absolute (figlang never resolves links: see test_data_dir_through_a_symlink_is_reported_as_given)
+    assert task.spec_path == os.path.abspath(FIXTURES / "cloze.yaml")
+    assert task.files("train") == [Path(os.path.abspath(FIXTURES / "data" / "cloze_train.jsonl"))]
 
     train = task.load("train")
     assert [r.id for r in train] == ["a1", "a2", "a3"]
@@ -132,6 +134,36 @@ def test_headerless_tsv_from_the_data_dir_reads_impli_manual_pairs(data_dir):
     assert task.files("all", data_dir) == [source]
 
 
+def test_data_dir_through_a_symlink_is_reported_as_given(data_dir, tmp_path):
+    """figlang reports paths as given, never with links resolved: a data folder shared through a symbolic link
+    keeps the name the user gave it, in a spec task's files and in results.json, whose checksums describe the
+    data directory's files (not the spec's folder, where `{data_dir}/...` names nothing)."""
+    from figlang.evaluation import evaluate
+
+    link = tmp_path / "shared-data"
+    link.symlink_to(data_dir.resolve(), target_is_directory=True)
+    spec = tmp_path / "spec" / "impli_manual.yaml"  # the fixture, with the label set a baseline answers from
+    spec.parent.mkdir()
+    spec.write_text((FIXTURES / "impli_manual.yaml").read_text(encoding="utf-8") + "labels: [entailment, non-entailment]\n", encoding="utf-8")
+    task = load_task_spec(spec)
+    source = link / "impli" / "idioms" / "manual_e.tsv"
+    assert task.files("all", link) == [source]  # not data_dir.resolve() / ...
+    assert len(task.load("all", link)) == len(task.load("all", data_dir)) > 0
+
+    run = evaluate(task, "always-first", data_dir=link, out_dir=tmp_path / "run", use_cache=False, progress=False, predict_only=True)
+    results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    assert results["data"]["data_dir"] == str(link)
+    [entry] = results["data"]["files"]
+    assert entry["path"] == "impli/idioms/manual_e.tsv"  # relative to the data dir, so no machine path
+    assert entry["sha256"] is not None and entry["bytes"] == source.stat().st_size
+    assert run.results["data"] == results["data"]
+
+    builtin = evaluate("simile-cloze", "longer-option", split="dev", data_dir=link, use_cache=False, progress=False)
+    assert builtin.results["data"]["data_dir"] == str(link)
+    paths = [f["path"] for f in builtin.results["data"]["files"]]
+    assert paths[0] == "fig_narrative/data/simile/dev.jsonl" and not any(p.startswith("/") for p in paths)
+
+
 # ---------------------------------------------------------------------------------------------
 # templates
 
@@ -192,7 +224,7 @@ def test_spec_errors_say_what_to_fix(tmp_path, change, message):
     spec = {k: v for k, v in spec.items() if v is not None}
     with pytest.raises(DataError, match=message) as info:
         make_task(tmp_path, spec, {"train.jsonl": jsonl(row())})
-    assert info.value.path == str((tmp_path / "spec.yaml").resolve())
+    assert info.value.path == os.path.abspath(tmp_path / "spec.yaml")
 
 
 def test_spec_error_points_at_the_yaml_line(tmp_path):

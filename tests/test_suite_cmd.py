@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from figlang.cli.suite_cmds import DEFAULT_SUITE, stratified_sample, suite_entries
 from figlang.data.errors import FiglangError
 from figlang.data.registry import get_task
+from figlang.evaluation.suite import DEFAULT_SUITE, SuiteResult, SuiteRow, entry_command, stratified_sample, suite_entries, suite_markdown
 
 pytestmark = pytest.mark.slow
 
@@ -94,6 +94,9 @@ def test_suite_runs_and_writes_the_table(data_dir: Path, tmp_path: Path) -> None
     assert len(table) == 1 + len(DEFAULT_SUITE)
     assert re.search(r"\| idiom-cloze \| dev \| lm-score norm=pmi \| 4 of 355\* \| \d+\.\d \[", md)
     assert "stratified by gold label" in md and "Wall time" in md
+    commands = md.split("The same runs one at a time:")[1]
+    for entry in DEFAULT_SUITE:  # every entry, the sampled IMPLI one too
+        assert f"--only {entry.name} " in commands
 
     # a rerun answers from the request cache and gives the same numbers
     again = suite(*args)
@@ -101,3 +104,43 @@ def test_suite_runs_and_writes_the_table(data_dir: Path, tmp_path: Path) -> None
     rerun = json.loads((out / "suite.json").read_text(encoding="utf-8"))
     for a, b in zip(summary["rows"], rerun["rows"]):
         assert a["accuracy"] == b["accuracy"] and b["cache"]["computed"] == 0 and b["cache"]["cached"] == N
+
+
+def _row(entry, n: int, n_split: int, acc: float) -> SuiteRow:
+    groups = {"entailment": {"accuracy": 1.0, "n": n // 2}, "non-entailment": {"accuracy": 0.0, "n": n - n // 2}}
+    metrics = {"accuracy": {"accuracy": acc, "ci_low": acc - 0.031, "ci_high": acc + 0.029, "n": n}, "by_gold_label": groups,
+               "by_pair_type": {"manual": {"accuracy": 0.675, "n": 300}, "manual_antonym": {"accuracy": 0.0, "n": 200}}}  # fmt: skip
+    return SuiteRow(entry, entry.split or "dev", n, n_split, n < n_split, metrics, 0.544, 1.0, None, {})
+
+
+def _result() -> SuiteResult:
+    sizes = {"idiom-dev": (355, 355), "simile-dev": (376, 376), "flute-val": (499, 499), "impli-idioms-manual": (500, 1157)}
+    rows = [_row(e, *sizes[e.name], 0.571) for e in DEFAULT_SUITE]
+    return SuiteResult("smollm2-135m", rows, 551.0, (1.9, 1.8, 1.7), None, None, "float32", 1079.0)
+
+
+def test_terminal_table_fits_80_columns() -> None:
+    """The table a newcomer sees in an 80-column terminal: every line fits, no cell is folded over two lines."""
+    from rich.console import Console
+
+    from figlang.cli.suite_cmds import print_suite
+
+    console = Console(width=80, record=True, color_system=None, force_terminal=False)
+    print_suite(_result(), to=console)
+    text = console.export_text()
+    lines = text.splitlines()
+    assert max(len(ln) for ln in lines) <= 80, "\n" + text
+    for entry in DEFAULT_SUITE:  # one line per entry, with its task, method, size and accuracy whole
+        [line] = [ln for ln in lines if ln.lstrip().startswith(entry.task + " ")]
+        assert entry.method in line and "57.1 [54.0, 60.0]" in line, line
+    assert "500*" in text and "a seeded sample of 500 of 1157" in text
+
+
+def test_markdown_names_every_entry_with_its_command() -> None:
+    md = suite_markdown(_result())
+    block = md.split("The same runs one at a time:")[1]
+    commands = [ln for ln in block.splitlines() if ln.startswith("figlang ")]
+    assert len(commands) == len(DEFAULT_SUITE)
+    assert commands[0] == "figlang eval -t idiom-cloze -s dev -m lm-score --model smollm2-135m -O norm=pmi -O dtype=float32"
+    assert commands[-1] == "figlang suite --only impli-idioms-manual --model smollm2-135m --dtype float32"
+    assert entry_command(_result().rows[-1], "m", None) == "figlang suite --only impli-idioms-manual --model m"

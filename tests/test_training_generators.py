@@ -20,7 +20,6 @@ from figlang.data.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.evaluation import evaluate
 from figlang.models.trained import load_trained, read_figlang_json
-from figlang.models.trained import methods as _registered  # noqa: F401  (registers `trained`)
 from figlang.models.trained.generator import (
     SEP1,
     SEP2,

@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 from figlang.data.registry import get_task
 from figlang.evaluation import evaluate
 from figlang.models.trained import load_trained, read_figlang_json
-from figlang.models.trained import methods as _registered  # noqa: F401  (registers `trained`)
 from figlang.models.trained.multiple_choice import ChoiceScorerModel, relation_analysis
 from figlang.models.trained.nli_classifier import NLIClassifierModel, map_label, simulatability_from_models
 from figlang.models.training import train, train_folds

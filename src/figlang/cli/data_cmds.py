@@ -48,11 +48,12 @@ def stats_cmd(
     Without --task it covers the three benchmarks: idiom-cloze, simile-cloze, flute and impli.
     """
     names = task or list(DEFAULT_TASKS)
-    results = [task_stats(get_task(name), data_dir if get_task(name).spec_path is None else None, split) for name in names]
+    root = resolve_data_dir(data_dir)  # once; a spec task's {data_dir}/... paths need it too
+    results = [task_stats(get_task(name), root, split) for name in names]
     if as_json:
-        typer.echo(json.dumps({"data_dir": str(resolve_data_dir(data_dir)), "tasks": [r.to_dict() for r in results]}, indent=2))
+        typer.echo(json.dumps({"data_dir": str(root), "tasks": [r.to_dict() for r in results]}, indent=2))
         return
-    console.print(f"[dim]data dir: {resolve_data_dir(data_dir)}[/dim]")
+    console.print(f"[dim]data dir: {root}[/dim]")
     for result in results:
         render_stats(result)
     if any(s.error for r in results for s in r.splits):

@@ -15,7 +15,6 @@ import typer
 from rich.table import Table
 
 from ..data.errors import FiglangError
-from ..models.trained import methods as _register_trained  # noqa: F401  (registers the `trained` eval method)
 from .common import DataDirOption, console
 
 

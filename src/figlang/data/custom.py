@@ -22,6 +22,7 @@ import csv
 import difflib
 import io
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,6 @@ import yaml
 
 from .errors import DataError, DataNotFoundError, FiglangError, LoadOptions
 from .io import parse_json_line
-from .paths import resolve_data_dir
 from .records import NLI_LABELS, ClozeRecord, GenerationRecord, NLIPair, Record
 from .registry import Task
 
@@ -446,7 +446,7 @@ def read_task_spec(path: str | Path) -> TaskSpec:
     if not isinstance(raw, dict):
         raise DataError(f"a task spec must be a mapping of keys (name, shape, splits, columns …), got {type(raw).__name__}", path,
                         hint="print a starter spec with `figlang data spec-template`")
-    return _SpecReader(raw, path.resolve(), lines).read()
+    return _SpecReader(raw, Path(os.path.abspath(path)), lines).read()  # as given: links are not resolved
 
 
 def load_task_spec(path: str | Path) -> Task:
@@ -478,11 +478,12 @@ def load_task_spec(path: str | Path) -> Task:
 # Loading rows
 
 
-def _resolve(spec: TaskSpec, written: str, root: Path | None) -> Path:
+def _resolve(spec: TaskSpec, written: str, root: Path) -> Path:
+    """A spec's file path: ``{data_dir}/…`` under ``root`` (the data directory the caller resolved), a
+    relative path under the spec's folder. Links are not resolved (figlang reports paths as given)."""
     if written.startswith(DATA_DIR_PREFIX):
         rest = written[len(DATA_DIR_PREFIX):].lstrip("/\\")
-        base = resolve_data_dir(None if root is None or str(root) == "." else root)
-        return base / rest
+        return root / rest
     p = Path(written).expanduser()
     return p if p.is_absolute() else spec.folder / p
 

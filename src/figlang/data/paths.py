@@ -21,13 +21,24 @@ def default_cache_dir() -> Path:
 
 
 def resolve_data_dir(explicit: str | Path | None = None) -> Path:
-    """The data directory to use: the explicit argument, then $FIGLANG_DATA_DIR, then the user cache."""
+    """The data directory to use: the explicit argument, then $FIGLANG_DATA_DIR, then the user cache.
+
+    Called once where a run starts (the harness, the trainer, a CLI command) and the result is
+    carried down. The path is made absolute *as given*: symbolic links are not resolved, so a data
+    folder reached through a link (a common way to share datasets) is reported under the name the
+    user gave it, in task files, results and errors alike. Idempotent on its own output.
+    """
     if explicit:
-        return Path(explicit).expanduser().resolve()
+        return _absolute(explicit)
     env = os.environ.get(ENV_VAR)
     if env:
-        return Path(env).expanduser().resolve()
+        return _absolute(env)
     return default_cache_dir() / "data"
+
+
+def _absolute(path: str | Path) -> Path:
+    """``path`` made absolute without resolving symbolic links (``..`` steps are collapsed as written)."""
+    return Path(os.path.abspath(Path(path).expanduser()))
 
 
 def dataset_dir(dataset: str, data_dir: str | Path | None = None) -> Path:

@@ -1,7 +1,10 @@
 """The task registry: a name → a Task that knows its shape, splits and how to load them.
 
-Built-in tasks register themselves in ``figlang.data.tasks``; a user's own task is a
-spec file (``figlang.data.custom``) and, once loaded, is an ordinary Task. Anything
+Nothing registers itself by being imported. The registry fills itself on first use from an
+explicit list: the built-in tasks (:func:`figlang.data.tasks.builtin_tasks`), then the tasks
+third-party packages declare under the ``figlang.tasks`` entry-point group (an entry point
+names a :class:`Task`, or a callable returning one Task or an iterable of them). A user's own
+task is a spec file (``figlang.data.custom``) and, once loaded, is an ordinary Task. Anything
 that takes a task name (the CLI, the harness) also takes a path to a spec file.
 """
 
@@ -52,27 +55,57 @@ class Task:
     ) -> list[Record]:
         """Load one split. Strict by default; ``lenient=True`` skips bad records into ``report``."""
         split = self.check_split(split)
-        root = resolve_data_dir(data_dir) if self.spec_path is None else Path(data_dir or ".")
         options = LoadOptions(lenient=lenient, report=report if report is not None else LoadReport())
-        return self.loader(split, root, options)
+        return self.loader(split, resolve_data_dir(data_dir), options)
 
     def files(self, split: str | None = None, data_dir: str | Path | None = None) -> list[Path]:
+        """The files ``split`` is read from (spec tasks: relative paths against the spec's folder,
+        ``{data_dir}/…`` against the data directory)."""
         split = self.check_split(split)
-        root = resolve_data_dir(data_dir) if self.spec_path is None else Path(data_dir or ".")
-        return self.files_for(split, root)
+        return self.files_for(split, resolve_data_dir(data_dir))
+
+
+TASK_ENTRY_POINTS = "figlang.tasks"
 
 
 class TaskRegistry:
+    """Tasks by name. Filled on first use: the built-in tasks, then the ``figlang.tasks`` entry points."""
+
     def __init__(self) -> None:
         self._tasks: dict[str, Task] = {}
+        self._filled = False
+
+    def _fill(self) -> None:
+        if self._filled:
+            return
+        self._filled = True  # set first: a plugin that looks a task up while loading must not recurse
+        from .tasks import builtin_tasks
+
+        for task in builtin_tasks():
+            self.add(task)
+        from ..plugins import entry_point_objects
+
+        for where, obj in entry_point_objects(TASK_ENTRY_POINTS):
+            made = obj() if callable(obj) and not isinstance(obj, Task) else obj
+            tasks = [made] if isinstance(made, Task) else list(made) if made is not None else []
+            for task in tasks:
+                if not isinstance(task, Task):
+                    raise FiglangError(f"entry point {where} (group {TASK_ENTRY_POINTS}) gave a {type(task).__name__}, "
+                                       "not a figlang.data.registry.Task: it must name a Task or a callable returning Tasks")  # fmt: skip
+                if task.name in self._tasks:
+                    raise FiglangError(f"entry point {where} registers task {task.name!r}, which already exists: rename the plugin's task")
+                self._tasks[task.name] = task
 
     def add(self, task: Task) -> Task:
+        """Register a task (a program's own; packages use the ``figlang.tasks`` entry-point group)."""
+        self._fill()
         if task.name in self._tasks:
             raise FiglangError(f"a task named {task.name!r} is already registered")
         self._tasks[task.name] = task
         return task
 
     def get(self, name: str) -> Task:
+        self._fill()
         if name in self._tasks:
             return self._tasks[name]
         path = Path(name)
@@ -87,12 +120,15 @@ class TaskRegistry:
         )
 
     def names(self) -> list[str]:
+        self._fill()
         return list(self._tasks)
 
     def __iter__(self) -> Iterator[Task]:
-        return iter(self._tasks.values())
+        self._fill()
+        return iter(list(self._tasks.values()))
 
     def __contains__(self, name: str) -> bool:
+        self._fill()
         return name in self._tasks
 
 
@@ -100,15 +136,12 @@ TASKS = TaskRegistry()
 
 
 def get_task(name: str) -> Task:
-    """A built-in task by name, or a user task from a spec file path."""
-    from . import tasks as _builtin  # noqa: F401  (registers the built-in tasks)
-
+    """A registered task by name (built-in or a plugin's), or a user task from a spec file path."""
     return TASKS.get(name)
 
 
 def all_tasks() -> list[Task]:
-    from . import tasks as _builtin  # noqa: F401
-
+    """Every registered task: the built-in ones, then the plugins'."""
     return list(TASKS)
 
 

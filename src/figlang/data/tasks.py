@@ -1,4 +1,5 @@
-"""The built-in tasks. Importing this module registers them in ``registry.TASKS``.
+"""The built-in tasks: :func:`builtin_tasks`, which ``registry.TASKS`` reads on first use (importing
+this module registers nothing).
 
 Cloze tasks also offer ``dev-disjoint`` (a deterministic dev carved from train whose
 idioms/similes never occur in the rest of train) and ``train-disjoint`` (the rest): the
@@ -18,7 +19,7 @@ from pathlib import Path
 from . import flute, impli, narrative
 from .errors import DataError, LoadOptions
 from .records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, Record
-from .registry import TASKS, Task
+from .registry import Task
 
 DISJOINT_SPLITS = ("dev-disjoint", "train-disjoint")
 DISJOINT_DEV_FRACTION = 0.1
@@ -68,38 +69,10 @@ _NARRATIVE_SHAPES = {
     "cloze": ("pick the plausible of two continuations (TACL 2022).", narrative.load_cloze),
     "generation": ("write a plausible continuation; references are the plausible options.", narrative.load_generation),
 }
-for _kind in narrative.KINDS:
-    for _shape, (_what, _load) in _NARRATIVE_SHAPES.items():
-        TASKS.add(
-            Task(
-                name=f"{_kind}-{_shape}",
-                shape=_shape,  # type: ignore[arg-type]
-                description=f"Figurative narratives ({_kind}s): {_what}",
-                splits=narrative.SPLITS + DISJOINT_SPLITS,
-                loader=_with_disjoint(partial(_load, _kind), None if _shape == "cloze" else partial(narrative.load_cloze, _kind)),
-                files_for=partial(_narrative_files, _kind),
-                default_split="dev",
-                datasets=(narrative.DATASET,),
-            )
-        )
+
 
 _FLUTE_TASKS = {"flute": (None, "FLUTE: does the literal premise entail or contradict the figurative hypothesis, and why (EMNLP 2022).")}
 _FLUTE_TASKS.update({f"flute-{f}": (f, f"FLUTE, {f} pairs only.") for f in flute.FIGURE_TYPES})
-for _name, (_figure, _desc) in _FLUTE_TASKS.items():
-    TASKS.add(
-        Task(
-            name=_name,
-            shape="nli",
-            description=_desc,
-            splits=flute.TASK_SPLITS,
-            loader=partial(lambda f, s, d, o: flute.load_flute(s, d, o, figure_type=f), _figure),
-            files_for=flute.flute_files,
-            default_split="val",
-            labels=(ENTAILMENT, CONTRADICTION),
-            datasets=(flute.DATASET,),
-            group_by=("figure_type",),
-        )
-    )
 
 _IMPLI_TASKS = {
     "impli": ("All IMPLI pairs: idioms and metaphors, entailment vs non-entailment (ACL 2022).", None, None),
@@ -109,18 +82,47 @@ _IMPLI_TASKS = {
     "impli-idioms-silver": ("IMPLI automatically made idiom pairs (figurative/literal contexts, adversarial definitions).", "idiom", ("fig_context", "lit_context", "adversarial_definition")),
     "impli-metaphors-manual": ("IMPLI hand-written metaphor pairs.", "metaphor", ("manual",)),
 }  # fmt: skip
-for _name, (_desc, _fig, _types) in _IMPLI_TASKS.items():
-    TASKS.add(
-        Task(
-            name=_name,
+
+
+def builtin_tasks() -> list[Task]:
+    """figlang's own tasks, in listing order: the narrative cloze and generation tasks, FLUTE, IMPLI."""
+    tasks: list[Task] = []
+    for kind in narrative.KINDS:
+        for shape, (what, load) in _NARRATIVE_SHAPES.items():
+            tasks.append(Task(
+                name=f"{kind}-{shape}",
+                shape=shape,  # type: ignore[arg-type]
+                description=f"Figurative narratives ({kind}s): {what}",
+                splits=narrative.SPLITS + DISJOINT_SPLITS,
+                loader=_with_disjoint(partial(load, kind), None if shape == "cloze" else partial(narrative.load_cloze, kind)),
+                files_for=partial(_narrative_files, kind),
+                default_split="dev",
+                datasets=(narrative.DATASET,),
+            ))  # fmt: skip
+    for name, (figure, desc) in _FLUTE_TASKS.items():
+        tasks.append(Task(
+            name=name,
             shape="nli",
-            description=_desc + " No official split: one split 'all'; use expression folds.",
+            description=desc,
+            splits=flute.TASK_SPLITS,
+            loader=partial(lambda f, s, d, o: flute.load_flute(s, d, o, figure_type=f), figure),
+            files_for=flute.flute_files,
+            default_split="val",
+            labels=(ENTAILMENT, CONTRADICTION),
+            datasets=(flute.DATASET,),
+            group_by=("figure_type",),
+        ))  # fmt: skip
+    for name, (desc, fig, types) in _IMPLI_TASKS.items():
+        tasks.append(Task(
+            name=name,
+            shape="nli",
+            description=desc + " No official split: one split 'all'; use expression folds.",
             splits=("all",),
-            loader=partial(lambda f, t, s, d, o: impli.load_impli(d, o, figure_type=f, pair_types=t), _fig, _types),
-            files_for=partial(lambda f, t, s, d: impli.impli_files(d, f, t), _fig, _types),
+            loader=partial(lambda f, t, s, d, o: impli.load_impli(d, o, figure_type=f, pair_types=t), fig, types),
+            files_for=partial(lambda f, t, s, d: impli.impli_files(d, f, t), fig, types),
             default_split="all",
             labels=(ENTAILMENT, NON_ENTAILMENT),
             datasets=(impli.DATASET,),
             group_by=("pair_type", "figure_type", "source"),
-        )
-    )
+        ))  # fmt: skip
+    return tasks

@@ -23,7 +23,7 @@ from ..data.registry import Task, ensure_labels_scoreable, ensure_unique_ids, ge
 from ..models.base import Method, Prediction, get_methods
 from ..models.cache import RequestCache, cache_key
 from .predictions import PredictionProblems, prediction_files, prediction_rows, read_predictions, write_predictions
-from .provenance import data_checksums, library_versions, machine
+from .provenance import data_checksums, library_versions, machine, records_digest
 from .scoring import MetricOptions, is_correct, score
 
 RESULTS_FORMAT = 1
@@ -49,7 +49,7 @@ def _record_input(record: Record) -> dict[str, Any]:
     return d
 
 
-def _load(task: Task, split: str | None, data_dir: str | Path | None, limit: int | None) -> tuple[str, list[Record], LoadReport]:
+def _load(task: Task, split: str | None, data_dir: Path, limit: int | None) -> tuple[str, list[Record], LoadReport]:
     split = task.check_split(split)
     report = LoadReport()
     records = task.load(split, data_dir, report=report)
@@ -121,46 +121,109 @@ def _progress_line(description: str, done: int, total: int, rate: float, elapsed
     return f"{description} {done}/{total} items, {rate:.2f} items/s, {_clock(elapsed)} elapsed, ETA {eta}"
 
 
-def _results(
-    task: Task, split: str, records: list[Record], predictions: dict[str, Prediction], problems: PredictionProblems,
-    method_info: dict[str, Any], options: MetricOptions, data_dir: Path | None, seconds: float, extra: dict[str, Any],
-) -> dict[str, Any]:  # fmt: skip
+def build_results(
+    task: Task,
+    split: str,
+    records: Sequence[Record],
+    predictions: dict[str, Prediction],
+    method_info: dict[str, Any],
+    options: MetricOptions,
+    seconds: float,
+    *,
+    data_dir: Path | None = None,
+    problems: PredictionProblems | None = None,
+    extra: dict[str, Any] | None = None,
+    task_extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A results.json document: metrics of ``predictions`` on ``records`` and how they were made.
+
+    ``data_dir`` (already resolved by the caller) is given when ``records`` are a whole task split:
+    the split's files are checksummed, with paths relative to the data directory (or to a spec
+    task's folder). Without it the records are a set made on the fly (a carved dev, a test fold, a
+    pooled set) and their content digest stands for the files. ``task_extra`` goes into the task
+    section (fold numbers), ``extra`` at the top level.
+    """
+    records = list(records)
     metrics = score(records, predictions, task.group_by, options, labels=task.labels)
     per_item = (metrics.get("explanations") or {}).pop("explanation_scores", None) or {}
     metrics["coverage"] = {"gold_items": len(records), "predicted": sum(r.id in predictions for r in records)}
-    root = data_dir if task.spec_path is None else Path(task.spec_path).parent
+    task_info: dict[str, Any] = {"name": task.name, "split": split, "shape": task.shape, "items": len(records),
+                                 "spec_path": task.spec_path, "labels": list(task.labels)}  # fmt: skip
+    if data_dir is not None:
+        spec_dir = (Path(task.spec_path).parent,) if task.spec_path else ()
+        data: dict[str, Any] = {"data_dir": str(data_dir), "files": data_checksums(task.files(split, data_dir), data_dir, *spec_dir)}
+    else:
+        task_info["records_sha256"] = records_digest(records)
+        data = {"records_sha256": task_info["records_sha256"]}
+    task_info.update(task_extra or {})
     return {
         "format": RESULTS_FORMAT,
-        "task": {"name": task.name, "split": split, "shape": task.shape, "items": len(records),
-                 "spec_path": task.spec_path, "labels": list(task.labels)},  # fmt: skip
-        "data": {"data_dir": str(root) if root else None, "files": data_checksums(task.files(split, root), root)},
+        "task": task_info,
+        "data": data,
         "method": method_info,
         "metrics": metrics,
         "metric_config": {**options.__dict__, "accuracy": options.accuracy().config()},
-        "problems": problems.to_dict(),
+        "problems": (problems or PredictionProblems()).to_dict(),
         "versions": library_versions(),
         "machine": machine(),
         "timing": {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
-        **extra,
+        **(extra or {}),
         "_per_item": {"explanation_score": per_item} if per_item else {},
     }
 
 
-def _write(out_dir: Path | None, results: dict[str, Any], records: list[Record], predictions: dict[str, Prediction]) -> None:
+def write_run(out_dir: str | Path | None, results: dict[str, Any], records: Sequence[Record], predictions: dict[str, Prediction]) -> None:
+    """Write a run folder: ``predictions.jsonl``, ``results.json`` and ``results.md``, each atomically.
+
+    ``results`` is what :func:`build_results` made; its per-item scores go into the predictions
+    file (and leave ``results``). Nothing is written when ``out_dir`` is None.
+    """
+    per_item = results.pop("_per_item", {})
     if out_dir is None:
         return
     from ..data.io import atomic_write, write_json
     from .tables import results_markdown
 
+    out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     if results.get("scored", True):
         correct = {r.id: is_correct(r, predictions.get(r.id)) if r.id in predictions else None for r in records}
     else:  # predict-only: the gold labels may be hidden placeholders, so no row may claim to be right or wrong
         correct = {r.id: None for r in records}
-    write_predictions(out_dir / "predictions.jsonl", prediction_rows(records, predictions, correct, results.pop("_per_item", {})))
+    write_predictions(out_dir / "predictions.jsonl", prediction_rows(list(records), predictions, correct, per_item))
     write_json(out_dir / "results.json", results)
     with atomic_write(out_dir / "results.md") as f:
         f.write(results_markdown(results))
+
+
+def evaluate_records(
+    task: Task,
+    method: Method,
+    records: Sequence[Record],
+    name: str,
+    *,
+    out_dir: str | Path | None = None,
+    seed: int = 0,
+    metric_options: MetricOptions | None = None,
+    task_extra: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> RunResult:
+    """Run ``method`` on records that are not a whole task split (a carved dev, a test fold) and score them.
+
+    The harness's results and run folder, with ``name`` standing for the split and the records'
+    content digest for the data files. Not cached: such sets are made on the fly.
+    """
+    records = list(records)
+    start = time.perf_counter()
+    method.bind(task)
+    predictions, _ = run_method(method, records, None, chunk_size=max(1, len(records)), progress=False, description=f"{task.name}/{name}")
+    options = metric_options or MetricOptions(seed=seed)
+    info = {"name": method.name, "model": str(getattr(method, "model_dir", None) or getattr(method, "model", None)),
+            "fingerprint": method.fingerprint()}  # fmt: skip
+    results = build_results(task, name, records, predictions, info, options, time.perf_counter() - start,
+                            task_extra=task_extra, extra=extra)  # fmt: skip
+    write_run(out_dir, results, records, predictions)
+    return RunResult(results, predictions, records, Path(out_dir) if out_dir else None)
 
 
 def _takes_seed(factory: Callable[..., Any]) -> bool:
@@ -212,6 +275,7 @@ def evaluate(
     progress: bool = True,
     chunk_size: int = 32,
     predict_only: bool = False,
+    extra: dict[str, Any] | None = None,
 ) -> RunResult:
     """Run ``method`` on one split of ``task`` and score it (the Python face of `figlang eval`).
 
@@ -220,7 +284,8 @@ def evaluate(
 
     ``seed`` goes to a method named by string when its constructor takes one (``method_options``'
     own ``seed`` wins) and, unless ``metric_options`` says otherwise, to the bootstrap CIs; the
-    results record each (``seeds``).
+    results record each (``seeds``). ``extra`` is recorded as is at the top of results.json
+    (how a caller made the run: the suite's sample, say), so nothing rewrites results afterwards.
     """
     t = get_task(task) if isinstance(task, str) else task
     if isinstance(method, str):
@@ -228,8 +293,8 @@ def evaluate(
     else:
         m, method_seed = method, getattr(method, "seed", None)
     m.check_shape(t.shape, t.name)
-    data_root = resolve_data_dir(data_dir) if t.spec_path is None else None
-    split, records, report = _load(t, split, data_dir, limit)
+    root = resolve_data_dir(data_dir)  # once; everything below gets this path
+    split, records, report = _load(t, split, root, limit)
     scoreable = not predict_only
     if scoreable and t.shape != "generation":
         ensure_labels_scoreable(records, f"{t.name}/{split}")  # placeholder test labels are refused here
@@ -242,7 +307,7 @@ def evaluate(
                 f"{m.name} learns from the task's train split, and {t.name!r} has none (its splits: {', '.join(t.splits)}); "
                 "use a method that needs no training data, or train on another task (figlang train) and evaluate that model here"
             )
-        m.fit(t.load("train", data_dir))
+        m.fit(t.load("train", root))
     options = metric_options or MetricOptions(seed=seed)
     cache = RequestCache(cache_dir) if use_cache else None
     start = time.perf_counter()
@@ -252,7 +317,7 @@ def evaluate(
         if cache is not None:
             cache.close()
     seconds = time.perf_counter() - start
-    extra = {"seed": seed, "seeds": {"method": method_seed, "bootstrap": options.seed}, "limit": limit,
+    extra = {**(extra or {}), "seed": seed, "seeds": {"method": method_seed, "bootstrap": options.seed}, "limit": limit,
              "load_warnings": [str(w) for w in report.warnings], "scored": scoreable,
              "run": {"cache": {**stats, "dir": str(cache.directory) if cache is not None else None}}}  # fmt: skip
     notes = m.run_notes()
@@ -261,10 +326,9 @@ def evaluate(
     # the options as given (-O key=value), for people and tables; the fingerprint has the full configuration
     given = {k: v if isinstance(v, (bool, int, float, str)) or v is None else str(v) for k, v in sorted((method_options or {}).items())}
     info = {"name": m.name, "model": model, "options": given, "fingerprint": m.fingerprint()}
-    results = _results(t, split, records, predictions if scoreable else {}, PredictionProblems(), info, options, data_root, seconds, extra)
+    results = build_results(t, split, records, predictions if scoreable else {}, info, options, seconds, data_dir=root, extra=extra)
     out = Path(out_dir) if out_dir else None
-    _write(out, results, records, predictions)
-    results.pop("_per_item", None)
+    write_run(out, results, records, predictions)
     return RunResult(results, predictions, records, out)
 
 
@@ -288,8 +352,8 @@ def score_predictions_file(
     are given, else ``seed``; that one is recorded.
     """
     t = get_task(task) if isinstance(task, str) else task
-    data_root = resolve_data_dir(data_dir) if t.spec_path is None else None
-    split, records, report = _load(t, split, data_dir, None)
+    root = resolve_data_dir(data_dir)
+    split, records, report = _load(t, split, root, None)
     if t.shape != "generation":
         ensure_labels_scoreable(records, f"{t.name}/{split}")
     start = time.perf_counter()
@@ -310,8 +374,8 @@ def score_predictions_file(
     options = metric_options or MetricOptions(seed=seed)
     extra = {"seed": options.seed, "seeds": {"method": None, "bootstrap": options.seed}, "limit": None, "allow_partial": allow_partial,
              "load_warnings": [str(w) for w in report.warnings], "scored": True}  # fmt: skip
-    results = _results(t, split, records, predictions, problems, info, options, data_root, time.perf_counter() - start, extra)
+    results = build_results(t, split, records, predictions, info, options, time.perf_counter() - start, data_dir=root,
+                            problems=problems, extra=extra)  # fmt: skip
     out = Path(out_dir) if out_dir else None
-    _write(out, results, records, predictions)
-    results.pop("_per_item", None)
+    write_run(out, results, records, predictions)
     return RunResult(results, predictions, records, out, problems)

@@ -30,17 +30,43 @@ def machine() -> dict[str, Any]:
     return {"platform": platform.platform(), "processor": platform.machine(), "cpus": os.cpu_count()}
 
 
-def data_checksums(files: list[Path], root: Path | None = None) -> list[dict[str, Any]]:
-    """sha256 and size of every file a split was read from (paths relative to the data dir where possible)."""
+def records_digest(records: Any) -> str:
+    """sha256 over the records' content (ids, texts, labels; not file paths): the provenance of a set of
+    records that is not a whole task split (a carved dev, a test fold, a sample)."""
+    import hashlib
+    import json
+
+    h = hashlib.sha256()
+    for r in records:
+        d = r.to_dict()
+        d.pop("meta", None)
+        h.update(json.dumps(d, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def _relative(f: Path, roots: tuple[Path, ...]) -> str:
+    """``f`` relative to the first root that holds it (as given, then with links resolved on both sides), else as given."""
+    for root in roots:
+        for a, b in ((f, root), (f.resolve(), root.resolve())):
+            try:
+                return str(a.relative_to(b))
+            except ValueError:
+                continue
+    return str(f)
+
+
+def data_checksums(files: list[Path], root: Path | None = None, *more_roots: Path) -> list[dict[str, Any]]:
+    """sha256 and size of every file a split was read from.
+
+    Paths are relative to the data directory ``root`` where possible, else to the next of
+    ``more_roots`` that holds them (a spec task's own folder), so that results carry no machine paths.
+    """
+    roots = tuple(Path(r) for r in (root, *more_roots) if r is not None)
     out = []
     for f in files:
         f = Path(f)
-        rel = str(f)
-        if root is not None:
-            try:
-                rel = str(f.resolve().relative_to(Path(root).resolve()))
-            except ValueError:
-                pass
+        rel = _relative(f, roots)
         if f.exists():
             out.append({"path": rel, "sha256": file_sha256(f), "bytes": f.stat().st_size})
         else:

@@ -401,7 +401,9 @@ class PrecomputedProvider(KnowledgeProvider):
 
     def __init__(self, data_dir: str | Path | None = None, cache: Any = False) -> None:
         super().__init__(cache=False)
-        self.data_dir = data_dir
+        from ..data.paths import resolve_data_dir
+
+        self.data_dir = resolve_data_dir(data_dir)  # once, when the provider is made
         self._index: dict[str, dict[tuple[str, str], tuple[str, ...]]] | None = None
 
     def fingerprint(self) -> dict[str, Any]:
@@ -410,9 +412,8 @@ class PrecomputedProvider(KnowledgeProvider):
     def _load_index(self) -> dict[str, dict[tuple[str, str], tuple[str, ...]]]:
         if self._index is None:
             from ..data.narrative import INFERENCE_KINDS, KINDS as TYPES, SPLITS, inference_file
-            from ..data.paths import resolve_data_dir
 
-            root = resolve_data_dir(self.data_dir)
+            root = self.data_dir
             index: dict[str, dict[tuple[str, str], tuple[str, ...]]] = {k: {} for k in INFERENCE_KINDS}
             for etype in TYPES:
                 for split in SPLITS:

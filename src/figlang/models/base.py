@@ -88,11 +88,47 @@ class MethodInfo:
     needs_model: bool
 
 
-class MethodRegistry:
-    """Methods by name, created with ``create(name, model=..., **options)``."""
+METHOD_ENTRY_POINTS = "figlang.methods"
 
-    def __init__(self) -> None:
+# The built-in methods: modules with a ``register(registry)`` function, read by the registry on first use.
+# Named, not imported, so that this layer does not import the layers above it and importing a module
+# registers nothing (spaCy-style registries). Third-party methods come from the ``figlang.methods``
+# entry points: a Method subclass (``name``, ``shapes``, a docstring; ``needs_model`` default True)
+# or a ``register(registry)`` callable.
+BUILTIN_METHOD_MODULES = ("figlang.models.baselines", "figlang.models.methods", "figlang.models.trained.methods")
+
+
+class MethodRegistry:
+    """Methods by name, created with ``create(name, model=..., **options)``.
+
+    Filled on first use from ``builtins`` (module names, see ``BUILTIN_METHOD_MODULES``), then from
+    the ``figlang.methods`` entry points. ``register`` adds a program's own method at any time.
+    """
+
+    def __init__(self, builtins: tuple[str, ...] = ()) -> None:
         self._methods: dict[str, MethodInfo] = {}
+        self._builtins = tuple(builtins)
+        self._filled = not self._builtins
+
+    def _fill(self) -> None:
+        if self._filled:
+            return
+        self._filled = True  # first: a plugin that asks the registry while registering must not recurse
+        import importlib
+
+        for module in self._builtins:
+            importlib.import_module(module).register(self)
+        from ..plugins import entry_point_objects
+
+        for where, obj in entry_point_objects(METHOD_ENTRY_POINTS):
+            if isinstance(obj, type) and issubclass(obj, Method):
+                doc = (obj.__doc__ or obj.name).strip().splitlines()[0]
+                self.register(obj.name, tuple(obj.shapes), doc, needs_model=bool(getattr(obj, "needs_model", True)))(obj)
+            elif callable(obj):
+                obj(self)
+            else:
+                raise FiglangError(f"entry point {where} (group {METHOD_ENTRY_POINTS}) must name a Method subclass or a "
+                                   f"register(registry) function, not a {type(obj).__name__}")  # fmt: skip
 
     def register(self, name: str, shapes: tuple[Shape, ...], description: str, needs_model: bool = True):
         def deco(factory: MethodFactory) -> MethodFactory:
@@ -104,6 +140,7 @@ class MethodRegistry:
         return deco
 
     def info(self, name: str) -> MethodInfo:
+        self._fill()
         if name not in self._methods:
             import difflib
 
@@ -118,19 +155,22 @@ class MethodRegistry:
             raise FiglangError(f"method {name!r} needs a model: pass --model (a catalog name, hub id, local path or endpoint)")
         return info.factory(model=model, **options) if info.needs_model else info.factory(**options)
 
+    def names(self) -> list[str]:
+        self._fill()
+        return list(self._methods)
+
+    def __contains__(self, name: str) -> bool:
+        self._fill()
+        return name in self._methods
+
     def __iter__(self):
-        return iter(self._methods.values())
+        self._fill()
+        return iter(list(self._methods.values()))
 
 
-METHODS = MethodRegistry()
+METHODS = MethodRegistry(BUILTIN_METHOD_MODULES)
 
 
 def get_methods() -> MethodRegistry:
-    """The registry with every built-in method imported (registration happens on import)."""
-    from . import baselines  # noqa: F401
-
-    import importlib.util
-
-    if importlib.util.find_spec("figlang.models.methods") is not None:  # model-backed methods
-        importlib.import_module("figlang.models.methods")
+    """The method registry: built-in methods and the plugins' (filled on first use, in any fresh interpreter)."""
     return METHODS

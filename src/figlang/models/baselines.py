@@ -13,7 +13,7 @@ from typing import Any
 
 from ..data.errors import FiglangError
 from ..data.records import ClozeRecord, NLIPair, Record
-from .base import METHODS, Method, Prediction
+from .base import Method, MethodRegistry, Prediction
 
 
 class AlwaysFirst(Method):
@@ -115,7 +115,9 @@ class RandomGuess(Method):
         return {"seed": self.seed, "labels": list(self.labels)}
 
 
-METHODS.register("always-first", ("cloze", "nli"), "Always the first option / first label.", needs_model=False)(AlwaysFirst)
-METHODS.register("longer-option", ("cloze",), "The longest continuation (length-artifact check).", needs_model=False)(LongerOption)
-METHODS.register("majority", ("cloze", "nli"), "The most frequent answer of the train split.", needs_model=False)(Majority)
-METHODS.register("random", ("cloze", "nli"), "A seeded random guess (chance level).", needs_model=False)(RandomGuess)
+def register(registry: MethodRegistry) -> None:
+    """Add the baselines to ``registry`` (called by the registry on first use; importing registers nothing)."""
+    registry.register("always-first", ("cloze", "nli"), "Always the first option / first label.", needs_model=False)(AlwaysFirst)
+    registry.register("longer-option", ("cloze",), "The longest continuation (length-artifact check).", needs_model=False)(LongerOption)
+    registry.register("majority", ("cloze", "nli"), "The most frequent answer of the train split.", needs_model=False)(Majority)
+    registry.register("random", ("cloze", "nli"), "A seeded random guess (chance level).", needs_model=False)(RandomGuess)

@@ -210,6 +210,9 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         import torch
         import transformers
 
+        from ..hf_quiet import quiet_cache_rename
+
+        quiet_cache_rename()  # figlang's own past_key_values= calls: not the user's business
         self._torch = torch
         if gguf_file:
             from ..loading import prepare_gguf

@@ -1,4 +1,4 @@
-"""Model-backed methods of the three papers, registered in ``figlang.models.base.METHODS``.
+"""Model-backed methods of the three papers, added to ``figlang.models.base.METHODS`` by :func:`register`.
 
 * cloze: ``lm-score`` (sum / token / char / PMI), ``qa`` (UnifiedQA-style question),
   ``few-shot`` (the paper's GPT-3 format), ``pet`` (pattern-verbalizer, zero-shot)
@@ -214,6 +214,12 @@ def parse_chat(value: Any) -> str:
     return parse_choice(value, "chat", ("auto", "true", "false"))
 
 
-from . import cloze, generation, nli  # noqa: E402  (register the methods; they import the helpers above)
+def register(registry: Any) -> None:
+    """Add the model-backed methods (cloze, generation, NLI) to ``registry``; the registry calls this on first use."""
+    from . import cloze, generation, nli
 
-__all__ = ["ModelMethod", "backend_for", "clear_backends", "cloze", "generation", "nli"]
+    for module in (cloze, generation, nli):
+        module.register(registry)
+
+
+__all__ = ["ModelMethod", "backend_for", "clear_backends", "register"]

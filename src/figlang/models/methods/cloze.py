@@ -19,7 +19,7 @@ from typing import Any
 from ...data.errors import FiglangError
 from ...data.records import ClozeRecord, Record
 from ..backends.base import MASK, CapabilityError, ContinuationScore, MaskedScoreRequest, ScoreRequest
-from ..base import METHODS, Prediction
+from ..base import MethodRegistry, Prediction
 from . import (
     EXCLUDE_CHOICES, ModelMethod, argmax_first, excluded_by_figure, parse_bool, parse_chat, parse_choice, parse_int, pool_digest,
     same_text,
@@ -413,7 +413,9 @@ class PET(ModelMethod):
                 **self.model_config()}  # fmt: skip
 
 
-METHODS.register("lm-score", ("cloze",), "LM scoring of each continuation given the narrative; -O norm=sum|token|char|pmi (default pmi), neutral=answer|empty|story|<text>.")(LMScore)
-METHODS.register("qa", ("cloze",), "UnifiedQA-style question with lettered options; -O answer=letter|text, chat=auto|true|false, permute=true|false, norm=sum|token|char (text answers), fmt=auto|causal|seq2seq.")(QA)
-METHODS.register("few-shot", ("cloze",), "Few-shot 'Q: N (1) C1 (2) C2 A: (1)' from train; -O budget=<chars> max_shots=N seed=N exclude=linked|expression|item permute=true|false.")(FewShot)
-METHODS.register("pet", ("cloze",), "PET zero-shot pattern-verbalizer ('You are right/wrong', 'That was expected/unexpected'); -O pattern=auto|idiom|simile.")(PET)
+def register(registry: MethodRegistry) -> None:
+    """Add this module's methods to ``registry`` (called by the registry on first use)."""
+    registry.register("lm-score", ("cloze",), "LM scoring of each continuation given the narrative; -O norm=sum|token|char|pmi (default pmi), neutral=answer|empty|story|<text>.")(LMScore)
+    registry.register("qa", ("cloze",), "UnifiedQA-style question with lettered options; -O answer=letter|text, chat=auto|true|false, permute=true|false, norm=sum|token|char (text answers), fmt=auto|causal|seq2seq.")(QA)
+    registry.register("few-shot", ("cloze",), "Few-shot 'Q: N (1) C1 (2) C2 A: (1)' from train; -O budget=<chars> max_shots=N seed=N exclude=linked|expression|item permute=true|false.")(FewShot)
+    registry.register("pet", ("cloze",), "PET zero-shot pattern-verbalizer ('You are right/wrong', 'That was expected/unexpected'); -O pattern=auto|idiom|simile.")(PET)

@@ -16,7 +16,7 @@ from typing import Any
 from ...data.errors import FiglangError
 from ...data.records import GenerationRecord, Record, strip_markup
 from ..backends.base import GenerationRequest
-from ..base import METHODS, Prediction
+from ..base import MethodRegistry, Prediction
 from . import EXCLUDE_CHOICES, ModelMethod, excluded_by_figure, item_seed, parse_choice, parse_float, parse_int, pool_digest, same_text
 from . import prompts as P
 from .parsing import first_sentence
@@ -131,4 +131,6 @@ class Generate(ModelMethod):
         }  # fmt: skip
 
 
-METHODS.register("generate", ("generation",), "Sample continuations (top-k 5, temperature 0.7, 20 tokens, one sentence); -O shots=0|N samples=N seed=N top_k temperature max_new_tokens min_new_tokens (default 1: no empty samples).")(Generate)
+def register(registry: MethodRegistry) -> None:
+    """Add this module's methods to ``registry`` (called by the registry on first use)."""
+    registry.register("generate", ("generation",), "Sample continuations (top-k 5, temperature 0.7, 20 tokens, one sentence); -O shots=0|N samples=N seed=N top_k temperature max_new_tokens min_new_tokens (default 1: no empty samples).")(Generate)

@@ -29,7 +29,7 @@ from typing import Any
 from ...data.errors import FiglangError
 from ...data.records import NLI_LABELS, NLIPair, Record
 from ..backends.base import ChatMessage, GenerationRequest, ScoreRequest
-from ..base import METHODS, Prediction
+from ..base import MethodRegistry, Prediction
 from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int, same_text
 from . import prompts as P
 from .parsing import clean_explanation, parse_nli_answer
@@ -276,5 +276,7 @@ class NLIScore(_NLIMethod):
                 "explanation_decoding": "greedy" if self.explain else None, "stop": list(self.STOP), "ties": "first label"}  # fmt: skip
 
 
-METHODS.register("nli-generate", ("nli",), "Generate the answer to FLUTE's instruction and parse label + explanation (unparseable → invalid); -O chat=auto|true|false explain=true|false max_new_tokens=N shots=K (train examples first) seed=N.")(NLIGenerate)
-METHODS.register("nli-score", ("nli",), "Score the label words ('Entails'/'Contradicts', IMPLI: 'Entails'/'Does not entail') and generate the explanation; -O explain=true|false calibrate=none|content-free norm=sum|token chat=auto|true|false shots=K (train examples first) seed=N question=task|meaning ('Do the two sentences mean the same thing?' Yes/No).")(NLIScore)
+def register(registry: MethodRegistry) -> None:
+    """Add this module's methods to ``registry`` (called by the registry on first use)."""
+    registry.register("nli-generate", ("nli",), "Generate the answer to FLUTE's instruction and parse label + explanation (unparseable → invalid); -O chat=auto|true|false explain=true|false max_new_tokens=N shots=K (train examples first) seed=N.")(NLIGenerate)
+    registry.register("nli-score", ("nli",), "Score the label words ('Entails'/'Contradicts', IMPLI: 'Entails'/'Does not entail') and generate the explanation; -O explain=true|false calibrate=none|content-free norm=sum|token chat=auto|true|false shots=K (train examples first) seed=N question=task|meaning ('Do the two sentences mean the same thing?' Yes/No).")(NLIScore)

@@ -145,6 +145,9 @@ class IncrementalDecoder:
 
     @torch.no_grad()
     def prefill(self, rows: Sequence[Sequence[int]]) -> torch.Tensor:
+        from ..hf_quiet import quiet_cache_rename
+
+        quiet_cache_rename()  # step() passes past_key_values= on every token
         ids, mask = _left_pad(rows, self.pad_id)
         ids, mask = ids.to(self.device), mask.to(self.device)
         with autocast(self.bf16, self.device):

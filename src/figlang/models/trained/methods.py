@@ -15,8 +15,8 @@ sha256(seed:id), as in the ``generate`` method), ``samples``, ``top_k``, ``tempe
 ``max_new_tokens`` and ``do_sample`` (default: greedy for ``iro``; top-k 5, temperature 0.7, 20
 tokens for the generators, as trained and recorded in figlang.json).
 
-Importing this module registers the method (``figlang.models.base.METHODS``); it imports
-no torch until a model is loaded.
+The method registry adds it on first use (:func:`register`; importing this module registers
+nothing); it imports no torch until a model is loaded.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 from ...data.errors import FiglangError
 from ...data.io import file_sha256
 from ...data.records import Record
-from ..base import METHODS, Method, Prediction
+from ..base import Method, MethodRegistry, Prediction
 from ..methods import parse_bool
 from . import FIGLANG_JSON, TRAINED_METHODS, read_figlang_json
 
@@ -154,9 +154,13 @@ class TrainedMethod(Method):
         return out
 
 
-@METHODS.register("trained", ("cloze", "nli", "generation"), "A model trained with `figlang train` (--model DIR; reads DIR/figlang.json).")
 def _trained(model: str | None = None, **options: Any) -> TrainedMethod:
     return TrainedMethod(model=model, **options)
+
+
+def register(registry: MethodRegistry) -> None:
+    """Add the ``trained`` method to ``registry`` (called by the registry on first use)."""
+    registry.register("trained", ("cloze", "nli", "generation"), "A model trained with `figlang train` (--model DIR; reads DIR/figlang.json).")(_trained)
 
 
 __all__ = ["TrainedMethod"]

@@ -94,6 +94,9 @@ class ChoiceScorer(nn.Module):
 
     def _encode_shared(self, rows: list[list[int]], device: torch.device) -> list[torch.Tensor]:
         """Last-token vectors of decoder rows; consecutive rows sharing a prefix run it once (its KV cache)."""
+        from ..hf_quiet import quiet_cache_rename
+
+        quiet_cache_rename()
         out: list[torch.Tensor | None] = [None] * len(rows)
         plain: list[int] = []
         i = 0

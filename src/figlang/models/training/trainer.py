@@ -31,7 +31,6 @@ official dev/val is reported too.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -48,6 +47,7 @@ from typing import Any
 from ...data.errors import FiglangError
 from ...data.hygiene import label_conflicts
 from ...data.records import Record, expression_of
+from ...evaluation.provenance import records_digest  # noqa: F401  (re-exported: figlang.json's data provenance)
 from ..devices import bf16_is_emulated
 from ..trained import FIGLANG_JSON, FORMAT_VERSION, KNOWLEDGE, TRAINED_METHODS, check_method, is_trained_dir, read_figlang_json, resolve_device
 from .presets import default_preset, get_preset
@@ -169,6 +169,9 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
         values["bf16"] = False  # a preset's bf16 assumes AVX512-BF16/AMX; emulated bf16 would be several times slower
     if values.get("report_splits") is not None:
         values["report_splits"] = tuple(values["report_splits"])
+    from ...data.paths import resolve_data_dir
+
+    values["data_dir"] = str(resolve_data_dir(values.get("data_dir")))  # once: loading, checksums and reports share it
     cfg = TrainConfig(task=str(task), method=method, model=str(model), out_dir=str(out_dir), **values)
     for name in ("epochs", "batch_size", "grad_accum", "max_length", "save_every", "log_every"):
         if getattr(cfg, name) < 1:
@@ -260,17 +263,6 @@ def epoch_plan(lengths: Sequence[int], batch_size: int, grad_accum: int, seed: i
 
 
 # --- data --------------------------------------------------------------------------------------------------
-
-
-def records_digest(records: Sequence[Record]) -> str:
-    """sha256 over the records' content (ids, texts, labels; not file paths)."""
-    h = hashlib.sha256()
-    for r in records:
-        d = r.to_dict()
-        d.pop("meta", None)
-        h.update(json.dumps(d, sort_keys=True, ensure_ascii=False).encode("utf-8"))
-        h.update(b"\n")
-    return h.hexdigest()
 
 
 def carve_key_fn(key: str, records: Sequence[Record]) -> Callable[[Record], str]:
@@ -937,7 +929,6 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
     from ...evaluation.provenance import data_checksums
 
     train_split, dev_split, report = default_splits(task, cfg)
-    data_root = Path(cfg.data_dir) if cfg.data_dir else None
     train = task.load(train_split, cfg.data_dir)
     carved: list[Record] | None = None
     if dev_split == "carve":
@@ -965,10 +956,10 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
             sets["carved-dev"] = dev
         else:
             sets[name] = None
-    from ...data.paths import resolve_data_dir
-
-    root = resolve_data_dir(cfg.data_dir) if task.spec_path is None else data_root
-    files = {s: data_checksums(task.files(s, cfg.data_dir), root) for s in sorted({train_split, *(x for x in (dev_split, *report) if x != "carve")})}
+    root = Path(cfg.data_dir)  # resolved by make_config
+    spec_dir = (Path(task.spec_path).parent,) if task.spec_path else ()
+    files = {s: data_checksums(task.files(s, root), root, *spec_dir)
+             for s in sorted({train_split, *(x for x in (dev_split, *report) if x != "carve")})}  # fmt: skip
     info = {
         "task": {"shape": task.shape, "train_split": train_split, "dev_split": dev_split if dev_split != "carve" else
                  f"carved from {train_split}: {cfg.carve_fraction:g} by {cfg.carve_key}", "report_splits": list(sets)},
@@ -983,54 +974,31 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
     return train, dev, sets, info
 
 
-def _results(task: Any, split: str, records: Sequence[Record], method_info: dict[str, Any], metrics: dict[str, Any], options: Any,
-             seconds: float, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A harness-format results.json for records that are not a task split (a carved dev, a test fold, pooled folds)."""
-    from ...evaluation.harness import RESULTS_FORMAT
-    from ...evaluation.provenance import library_versions, machine
+def _records_results(task: Any, name: str, records: Sequence[Record], method: Any, seed: int, extra: dict[str, Any] | None = None,
+                     out_dir: Path | None = None):
+    """Predict and score a set of records that is not a task split (a carved dev, a test fold) through the harness;
+    writes its run folder when ``out_dir`` is given."""
+    from ...evaluation import evaluate_records
 
-    return {
-        "format": RESULTS_FORMAT,
-        "task": {"name": task.name, "split": split, "shape": task.shape, "items": len(records), "labels": list(task.labels),
-                 "records_sha256": records_digest(records), **(extra or {})},
-        "method": method_info,
-        "metrics": metrics,
-        "metric_config": {**options.__dict__, "accuracy": options.accuracy().config()},
-        "versions": library_versions(),
-        "machine": machine(),
-        "timing": {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
-    }  # fmt: skip
-
-
-def _records_results(task: Any, name: str, records: Sequence[Record], method: Any, seed: int, extra: dict[str, Any] | None = None):
-    """Predict and score a set of records that is not a task split (a carved dev, a test fold), harness-style."""
-    from ...evaluation.scoring import MetricOptions, score
-
-    start = time.perf_counter()
-    method.bind(task)
-    preds = {p.id: p for p in method.predict(list(records))}
-    options = MetricOptions(seed=seed)
-    metrics = score(list(records), preds, task.group_by, options)
-    method_info = {"name": method.name, "model": str(method.model_dir), "fingerprint": method.fingerprint()}
-    return preds, metrics, _results(task, name, records, method_info, metrics, options, time.perf_counter() - start, extra)
+    run = evaluate_records(task, method, records, name, out_dir=out_dir, seed=seed, task_extra=extra)
+    return run.predictions, run.metrics, run.results
 
 
 def _write_pooled(target: Path, task: Any, k: int, chosen: Sequence[int], records: Sequence[Record], preds: dict[str, Any],
-                  metrics: dict[str, Any], options: Any, model: str, seconds: float) -> None:
+                  options: Any, model: str, seconds: float) -> None:
     """The pooled test folds as one harness run folder, so `figlang report DIR/pooled` draws the ICE and overlap plots."""
-    from ...evaluation.harness import _write
+    from ...evaluation import build_results, write_run
 
     method_info = {"name": "trained", "model": str(target.parent), "base_model": model,
                    "fingerprint": {"folds": [str(target.parent / f"fold_{f:02d}") for f in chosen]}}  # fmt: skip
-    results = _results(task, f"{k}-fold test folds, pooled", records, method_info, metrics, options, seconds,
-                       {"folds": k, "folds_run": list(chosen)})  # fmt: skip
-    _write(target, results, list(records), preds)
+    results = build_results(task, f"{k}-fold test folds, pooled", records, preds, method_info, options, seconds,
+                            task_extra={"folds": k, "folds_run": list(chosen)})  # fmt: skip
+    write_run(target, results, list(records), preds)
 
 
 def final_report(model: Any, task: Any, sets: dict[str, list[Record] | None], cfg: TrainConfig, out: Path) -> dict[str, Any]:
     """Score the best model on every report set with the evaluation harness; writes eval/<name>/."""
     from ...evaluation import evaluate
-    from ...evaluation.harness import _write
     from ..trained.methods import TrainedMethod
 
     method = TrainedMethod(model=str(out), loaded=model, batch_size=cfg.eval_batch_size or max(cfg.batch_size, 8), seed=cfg.seed)
@@ -1042,8 +1010,7 @@ def final_report(model: Any, task: Any, sets: dict[str, list[Record] | None], cf
                            use_cache=False, progress=cfg.progress)  # fmt: skip
             metrics[name] = run.metrics
         else:
-            preds, m, results = _records_results(task, name, records, method, cfg.seed)
-            _write(target, results, list(records), preds)
+            _, m, _ = _records_results(task, name, records, method, cfg.seed, out_dir=target)
             metrics[name] = m
     return metrics
 
@@ -1125,7 +1092,6 @@ def train_folds(
     """
     from ...data.registry import get_task
     from ...data.splits import expression_disjoint_split, expression_folds
-    from ...evaluation.harness import _write
     from ...evaluation.scoring import MetricOptions, score
     from ..trained.methods import TrainedMethod
 
@@ -1156,8 +1122,8 @@ def train_folds(
                          "fold_test_records_sha256": records_digest(fold_test)}}  # fmt: skip
         best_model, summary = run_training(cfg, rest, dev, labels=t.labels, meta_extra=info, restart=restart)
         method_obj = TrainedMethod(model=str(cfg.out_dir), loaded=best_model, batch_size=cfg.eval_batch_size or 64)
-        preds, m, results = _records_results(t, f"test-fold-{f}", fold_test, method_obj, cfg.seed, {"fold": f, "folds": k})
-        _write(Path(cfg.out_dir) / "eval" / "test-fold", results, list(fold_test), preds)
+        preds, m, _ = _records_results(t, f"test-fold-{f}", fold_test, method_obj, cfg.seed, {"fold": f, "folds": k},
+                                       out_dir=Path(cfg.out_dir) / "eval" / "test-fold")  # fmt: skip
         meta = summary["figlang_meta"]("complete", _compact({"test-fold": m}))
         _atomic_json(Path(cfg.out_dir) / FIGLANG_JSON, meta)
         per_fold[str(f)] = {"accuracy": m["accuracy"], "by_gold_label": m["by_gold_label"], "items": len(fold_test),
@@ -1166,7 +1132,7 @@ def train_folds(
         pooled_preds.update(preds)
     options = MetricOptions(seed=base_cfg.seed)
     pooled = score(pooled_records, pooled_preds, t.group_by, options)
-    _write_pooled(out / "pooled", t, k, chosen, pooled_records, pooled_preds, pooled, options, model, time.perf_counter() - started)
+    _write_pooled(out / "pooled", t, k, chosen, pooled_records, pooled_preds, options, model, time.perf_counter() - started)
     by_idiom = score(pooled_records, pooled_preds, (), MetricOptions(seed=base_cfg.seed, ci_cluster="expression"))
     accs = [v["accuracy"]["accuracy"] for v in per_fold.values()]
     per_label: dict[str, list[float]] = {}

@@ -1,0 +1,158 @@
+"""figlang's public Python API: what ``import figlang`` offers (``figlang.evaluate`` …).
+
+One function per thing a person does, each a thin, typed face over the layer that does the work
+(the registries, :mod:`figlang.evaluation`, :mod:`figlang.models.training`); the CLI calls the
+same functions, so Python and the command line cannot drift apart. Heavy libraries (torch,
+transformers) load only when a function needs a model.
+
+    import figlang
+
+    task = figlang.load_task("idiom-cloze")
+    run = figlang.evaluate("idiom-cloze", "lm-score", model="smollm2-135m", split="dev", out_dir="runs/idiom")
+    print(run.metrics["accuracy"])
+    figlang.compare("runs/a", "runs/b")["bootstrap"]
+    figlang.suite("smollm2-135m", limit=20, out="runs/suite")
+    figlang.train("idiom-cloze", "mc", "distilroberta-base", "runs/idiom-mc", preset="cpu-fast")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # names for the annotations only: importing the API loads nothing heavy
+    from .data.registry import Task
+    from .evaluation.harness import RunResult
+    from .evaluation.scoring import MetricOptions
+    from .evaluation.suite import SuiteResult
+    from .models.base import Method
+    from .models.training.trainer import TrainResult
+
+__all__ = ["compare", "evaluate", "load_task", "methods", "score_predictions", "suite", "tasks", "train"]
+
+
+def load_task(task: str | Path) -> Task:
+    """A task by name (built-in or a plugin's: see :func:`tasks`) or from a task spec file (.yaml/.json).
+
+    ``figlang.load_task("flute").load("val", data_dir)`` gives the split's typed records.
+    """
+    from .data.registry import get_task
+
+    return get_task(str(task))
+
+
+def tasks() -> list[str]:
+    """The registered task names: figlang's own, then those of installed plugins (entry points ``figlang.tasks``)."""
+    from .data.registry import TASKS
+
+    return TASKS.names()
+
+
+def methods() -> list[str]:
+    """The registered method names: baselines, model-backed, ``trained``, then plugins' (entry points ``figlang.methods``)."""
+    from .models.base import get_methods
+
+    return get_methods().names()
+
+
+def evaluate(
+    task: str | Path | Task,
+    method: str | Method,
+    model: str | None = None,
+    *,
+    split: str | None = None,
+    data_dir: str | Path | None = None,
+    limit: int | None = None,
+    out_dir: str | Path | None = None,
+    options: dict[str, Any] | None = None,
+    seed: int = 0,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    metric_options: MetricOptions | None = None,
+    predict_only: bool = False,
+    progress: bool = False,
+) -> RunResult:
+    """Run ``method`` on one split of ``task`` and score it, as `figlang eval` does.
+
+    ``method`` is a registered name (``options`` are its ``-O key=value`` options; ``model`` a catalog
+    name, hub id, local path, endpoint, or a `figlang train` folder for ``trained``) or a Method
+    object. Every prediction goes through the request cache, so a rerun costs nothing. With
+    ``out_dir`` the run folder (predictions.jsonl, results.json, results.md) is written.
+    """
+    from .evaluation.harness import evaluate as _evaluate
+
+    return _evaluate(
+        task if not isinstance(task, Path) else str(task), method, model=model, split=split, data_dir=data_dir, limit=limit,
+        out_dir=out_dir, cache_dir=cache_dir, use_cache=use_cache, seed=seed, metric_options=metric_options,
+        method_options=options, progress=progress, predict_only=predict_only,
+    )  # fmt: skip
+
+
+def score_predictions(
+    path: str | Path,
+    task: str | Path | Task,
+    split: str | None = None,
+    *,
+    data_dir: str | Path | None = None,
+    fmt: str | None = None,
+    allow_partial: bool = False,
+    out_dir: str | Path | None = None,
+    seed: int = 0,
+) -> RunResult:
+    """Score an existing prediction file (figlang's, the papers' released outputs, a FLUTE submission), as `figlang eval -p`."""
+    from .evaluation.harness import score_predictions_file
+
+    return score_predictions_file(path, task if not isinstance(task, Path) else str(task), split, data_dir, fmt, allow_partial,
+                                  out_dir, seed=seed)  # fmt: skip
+
+
+def compare(run_a: str | Path, run_b: str | Path, *, seed: int = 0, n_resamples: int = 10_000, ci_cluster: str | None = None) -> dict[str, Any]:
+    """Paired tests between two run folders on the same items, as `figlang compare --json` prints them.
+
+    Discriminative runs: paired t-test, McNemar (and Wilcoxon on explanation scores) and a paired
+    bootstrap CI of the accuracy difference (``ci_cluster``: context | expression resamples clusters);
+    generation runs: per-item metric scores.
+    """
+    from .evaluation.compare import compare_runs
+
+    return compare_runs(run_a, run_b, seed=seed, n_resamples=n_resamples, ci_cluster=ci_cluster)
+
+
+def suite(
+    model: str | None = None,
+    *,
+    data_dir: str | Path | None = None,
+    out: str | Path | None = None,
+    limit: int | None = None,
+    only: Sequence[str] | None = None,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    threads: int | None = None,
+    seed: int = 0,
+    progress: bool = False,
+    full: bool = False,
+    dtype: str | None = "auto",
+) -> SuiteResult:
+    """The main job, as `figlang suite`: one model on the dev sets of all three benchmarks.
+
+    ``only`` picks entries (names or task names); ``limit`` caps every entry with a seeded,
+    label-stratified sample; ``full`` lifts the entries' own caps. With ``out``: suite.md,
+    suite.json and one run folder per entry.
+    """
+    from .evaluation.suite import DEFAULT_MODEL, run_suite, suite_entries
+
+    return run_suite(model or DEFAULT_MODEL, data_dir, out, limit, suite_entries(list(only) if only else None), cache_dir, use_cache,
+                     threads, seed, progress, full, dtype)  # fmt: skip
+
+
+def train(task: str | Path | Task, method: str, model: str, out_dir: str | Path, *, restart: bool = False, **config: Any) -> TrainResult:
+    """Train a figlang model (``mc``, ``nli``, ``iro``, ``generator`` …) on ``task`` from base ``model``, as `figlang train`.
+
+    ``config`` takes any training option (``preset``, ``epochs``, ``lr``, ``batch_size``, ``seed``,
+    ``limit``, ``data_dir`` …). A run left in ``out_dir`` resumes. Evaluate the result with
+    ``figlang.evaluate(task, "trained", model=out_dir)``.
+    """
+    from .models.training.trainer import train as _train
+
+    return _train(task if not isinstance(task, Path) else str(task), method, model, out_dir, restart=restart, **config)
