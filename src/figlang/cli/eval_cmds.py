@@ -27,6 +27,17 @@ def _parse_options(pairs: list[str] | None) -> dict:
     return out
 
 
+def parse_chosen_on(pairs: list[str] | None) -> dict[str, str]:
+    """``--chosen-on layer=selection`` -> {"layer": "selection"}."""
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        choice, _, split = pair.partition("=")
+        if not choice.strip() or not split.strip():
+            raise FiglangError(f"--chosen-on expects CHOICE=SPLIT (e.g. prompt=selection), got {pair!r}")
+        out[choice.strip()] = split.strip()
+    return out
+
+
 def eval_cmd(
     task: Annotated[str, typer.Option("--task", "-t", help="Task name (`figlang data tasks`) or a task spec file (.yaml/.json).")],
     method: Annotated[Optional[str], typer.Option("--method", "-m", help="Method name (`figlang methods`). Not needed with --predictions.")] = None,
@@ -50,6 +61,7 @@ def eval_cmd(
     explanation_semantics: Annotated[str, typer.Option(help="FLUTE explanation score: shared-task (int(50×(BERTScore+BLEURT)) ≥ t) or paper (mean on 0–100 > t).")] = "shared-task",
     ci_cluster: Annotated[Optional[str], typer.Option("--ci-cluster", help="Bootstrap CIs over clusters instead of items: context (pairs of one IMPLI premise or one narrative together) or expression (one idiom's pairs together). The papers resample items; IMPLI's pairs of one premise are not independent, so item CIs are too narrow.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    chosen_on: Annotated[Optional[list[str]], typer.Option("--chosen-on", help="CHOICE=SPLIT: the split a choice behind this run was made on (prompt=selection, calibration=selection, threshold=selection); repeatable; recorded in results.json provenance.selection_split, and flagged when it is the split scored here.")] = None,
 ) -> None:
     """Run a method on a task split, or score a prediction file, and print the results table.
 
@@ -77,7 +89,7 @@ def eval_cmd(
         result = evaluate(
             task, method, model=model, split=split, data_dir=data_dir, limit=limit, out_dir=out, cache_dir=cache_dir,
             use_cache=not no_cache, seed=seed, metric_options=options, method_options=_parse_options(option),
-            progress=not quiet, predict_only=predict_only,
+            progress=not quiet, predict_only=predict_only, chosen_on=parse_chosen_on(chosen_on),
         )  # fmt: skip
     print_summary(result.results)
     if out:

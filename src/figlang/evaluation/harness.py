@@ -23,7 +23,7 @@ from ..data.registry import Task, ensure_labels_scoreable, get_task
 from ..models.base import Method, Prediction, get_methods
 from ..models.cache import RequestCache, cache_key
 from .predictions import PredictionProblems, prediction_rows, read_predictions, write_predictions
-from .provenance import data_checksums, library_versions, machine
+from .provenance import data_checksums, library_versions, machine, provenance
 from .scoring import MetricOptions, is_correct, score
 
 RESULTS_FORMAT = 1
@@ -128,6 +128,8 @@ def _results(
     per_item = (metrics.get("explanations") or {}).pop("explanation_scores", None) or {}
     metrics["coverage"] = {"gold_items": len(records), "predicted": sum(r.id in predictions for r in records)}
     root = data_dir if task.spec_path is None else Path(task.spec_path).parent
+    extra = dict(extra)
+    chosen = extra.pop("selection_split", None) or {}
     return {
         "format": RESULTS_FORMAT,
         "task": {"name": task.name, "split": split, "shape": task.shape, "items": len(records),
@@ -140,6 +142,8 @@ def _results(
         "versions": library_versions(),
         "machine": machine(),
         "timing": {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
+        # the code, the evaluated ids and the split of every choice: a figure chosen on the split it reports says so
+        "provenance": provenance({split: records}, chosen, chosen_on_evaluated_split=split in chosen.values()),
         **extra,
         "_per_item": {"explanation_score": per_item} if per_item else {},
     }
@@ -183,6 +187,13 @@ def _takes_seed(factory: Callable[..., Any]) -> bool:
     return inspect.isclass(returned) and _takes_seed(returned)
 
 
+def _recorded_selection(method: Method) -> dict[str, str]:
+    """The choices a trained model's figlang.json says were made, and on which split (empty for other methods)."""
+    meta = getattr(method, "meta", None)
+    found = (meta.get("provenance") or {}).get("selection_split") if isinstance(meta, dict) else None
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
 def _create_method(name: str, model: str | None, options: dict[str, Any], seed: int) -> tuple[Method, Any]:
     """The method, given the run seed when it takes one and ``-O seed=N`` did not set it (an explicit option wins);
     the seed it was given, or None. The seed goes through the constructor, so it is in the method's configuration
@@ -211,6 +222,7 @@ def evaluate(
     progress: bool = True,
     chunk_size: int = 32,
     predict_only: bool = False,
+    chosen_on: dict[str, str] | None = None,
 ) -> RunResult:
     """Run ``method`` on one split of ``task`` and score it (the Python face of `figlang eval`).
 
@@ -220,6 +232,9 @@ def evaluate(
     ``seed`` goes to a method named by string when its constructor takes one (``method_options``'
     own ``seed`` wins) and, unless ``metric_options`` says otherwise, to the bootstrap CIs; the
     results record each (``seeds``).
+
+    ``chosen_on`` names the split each choice behind this run was made on (``{"prompt": "selection"}``);
+    it is recorded with what a trained model's figlang.json says it chose (provenance.selection_split).
     """
     t = get_task(task) if isinstance(task, str) else task
     if isinstance(method, str):
@@ -260,6 +275,7 @@ def evaluate(
     # the options as given (-O key=value), for people and tables; the fingerprint has the full configuration
     given = {k: v if isinstance(v, (bool, int, float, str)) or v is None else str(v) for k, v in sorted((method_options or {}).items())}
     info = {"name": m.name, "model": model, "options": given, "fingerprint": m.fingerprint()}
+    extra["selection_split"] = {**_recorded_selection(m), **(chosen_on or {})}
     results = _results(t, split, records, predictions if scoreable else {}, PredictionProblems(), info, options, data_root, seconds, extra)
     out = Path(out_dir) if out_dir else None
     _write(out, results, records, predictions)
