@@ -133,12 +133,40 @@ def compare_cmd(
         print_comparison(comparison)
 
 
+def _regenerate_readme_tables(runs: list[Path], doc: Path) -> None:
+    from ..data.io import atomic_write
+    from ..evaluation.registry import load_index, regenerate_tables
+
+    if len(runs) != 1:
+        raise FiglangError(f"--readme-tables takes one results folder (the one with INDEX.yaml, e.g. docs/results), got {len(runs)}")
+    if not doc.exists():
+        raise FiglangError(f"{doc}: no such document to regenerate tables in")
+    figures = load_index(runs[0])
+    name = doc.name if doc.name == "README.md" else str(doc)
+    text = doc.read_text(encoding="utf-8")
+    new, changes = regenerate_tables(text, name, figures, runs[0])
+    if new != text:
+        with atomic_write(doc) as f:
+            f.write(new)
+    for change in changes:
+        console.print(change)
+    console.print(f"{len(changes)} figure(s) changed in {doc}; {sum(f.doc == name and f.table is not None for f in figures)} registered")
+
+
 def report_cmd(
     runs: Annotated[list[Path], typer.Argument(help="Run folders (results.json; predictions.jsonl too for the per-item plots and analyses). Runs over several tasks/splits also get a model × method grid.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.md, report.html and the plots.")] = Path("report"),
+    readme_tables: Annotated[Optional[Path], typer.Option("--readme-tables", help="Instead of a report: reprint every registered figure of this document's results tables (<!-- results-table: NAME -->) from the result files that RUNS (one folder: docs/results) lists in INDEX.yaml, in place; prints what changed.")] = None,
 ) -> None:
-    """Combine runs into one table (Markdown and HTML) with plots: accuracy with CIs, IMPLI overlap histograms, ICE scatter."""
+    """Combine runs into one table (Markdown and HTML) with plots: accuracy with CIs, IMPLI overlap histograms, ICE scatter.
+
+    `figlang report docs/results --readme-tables README.md` regenerates README.md's results tables from docs/results.
+    """
     from ..evaluation.report import build_report
+
+    if readme_tables is not None:
+        _regenerate_readme_tables(runs, readme_tables)
+        return
 
     # `figlang report runs/* -o runs/report` must not read its own earlier output as a run.
     runs = [r for r in runs if r.resolve() != out.resolve()]
