@@ -23,7 +23,7 @@ from ..data.registry import Task, ensure_labels_scoreable, get_task
 from ..models.base import Method, Prediction, get_methods
 from ..models.cache import RequestCache, cache_key
 from .predictions import PredictionProblems, prediction_rows, read_predictions, write_predictions
-from .provenance import data_checksums, library_versions, machine, provenance
+from .provenance import data_checksums, library_versions, machine, portable_path, provenance
 from .scoring import MetricOptions, is_correct, score
 
 RESULTS_FORMAT = 1
@@ -134,7 +134,7 @@ def _results(
         "format": RESULTS_FORMAT,
         "task": {"name": task.name, "split": split, "shape": task.shape, "items": len(records),
                  "spec_path": task.spec_path, "labels": list(task.labels)},  # fmt: skip
-        "data": {"data_dir": str(root) if root else None, "files": data_checksums(task.files(split, root), root)},
+        "data": {"data_dir": portable_path(root) if root else None, "files": data_checksums(task.files(split, root), root)},
         "method": method_info,
         "metrics": metrics,
         "metric_config": {**options.__dict__, "accuracy": options.accuracy().config()},
@@ -268,7 +268,7 @@ def evaluate(
     seconds = time.perf_counter() - start
     extra = {"seed": seed, "seeds": {"method": method_seed, "bootstrap": options.seed}, "limit": limit,
              "load_warnings": [str(w) for w in report.warnings], "scored": scoreable,
-             "run": {"cache": {**stats, "dir": str(cache.directory) if cache is not None else None}}}  # fmt: skip
+             "run": {"cache": {**stats, "dir": portable_path(cache.directory) if cache is not None else None}}}  # fmt: skip
     notes = m.run_notes()
     if notes:
         extra["run"]["backend"] = notes

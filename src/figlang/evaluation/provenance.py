@@ -97,3 +97,24 @@ def provenance(splits: dict[str, Any], selection_split: dict[str, str] | None = 
         "selection_split": dict(selection_split or {}),
         **extra,
     }
+
+
+def portable_path(path: str | Path | None) -> str | None:
+    """A path as a result file should record it: ``~/...`` under the home directory (the cache), relative to the
+    working directory when it is near (the data in ``../shared/data``), else as given. Result files are committed and read on
+    other machines, where this machine's absolute paths mean nothing."""
+    import os
+
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        return str(path)
+    home = Path.home()
+    if p.is_relative_to(home) and not Path.cwd().is_relative_to(home):
+        return "~/" + str(p.relative_to(home))
+    try:
+        rel = os.path.relpath(p)
+    except ValueError:
+        return str(p)
+    return rel if not rel.startswith("../..") else str(p)
