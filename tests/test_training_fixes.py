@@ -228,11 +228,14 @@ def test_selecting_on_a_reported_split_is_refused_unless_asked_and_then_recorded
     """The split that early-stops and keeps the checkpoint may not also be a reported figure, unless the run says so;
     then the provenance says which choice was made on it."""
     task = get_task("idiom-cloze")
-    old = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train-disjoint", data_dir=str(data_dir))
+    quiet = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train-disjoint", data_dir=str(data_dir))
+    assert list(trainer._task_data(task, quiet)[2]) == ["dev"]  # selecting on dev-disjoint: it is left out of the report
+    old = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train-disjoint", data_dir=str(data_dir),
+                      report_splits=("dev-disjoint", "dev"))  # fmt: skip
     with pytest.raises(FiglangError, match=r"'dev-disjoint' would both choose the model .* --select-on-eval-split"):
         trainer._task_data(task, old)  # the pre-selection default: train-disjoint, chosen and reported on dev-disjoint
     told = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train-disjoint", data_dir=str(data_dir),
-                       select_on_eval_split=True, chosen_on={"layer": "dev-disjoint"})  # fmt: skip
+                       report_splits=("dev-disjoint", "dev"), select_on_eval_split=True, chosen_on={"layer": "dev-disjoint"})  # fmt: skip
     _, dev, sets, info = trainer._task_data(task, told)
     prov = info["provenance"]
     assert "dev-disjoint" in sets and prov["selection_reported"] and prov["select_on_eval_split"]

@@ -198,6 +198,13 @@ def test_impli_idiom_disjoint_folds(tmp_path, data_dir, minilm_path):
     assert (tmp_path / "folds" / "fold_03" / "eval" / "test-fold" / "predictions.jsonl").is_file()
     meta = read_figlang_json(tmp_path / "folds" / "fold_03")
     assert meta["task"]["fold"] == 3 and meta["task"]["folds"] == 10
+    # the fold records how folds were grouped and that its model was chosen inside its own training part
+    assert summary["fold_grouping"].startswith("linked") and "training part" in summary["selection"]
+    prov = meta["provenance"]
+    assert prov["selection_split"]["epoch"] == "fold-3-selection" and prov["fold_grouping"].startswith("linked")
+    assert not prov["selection_reported"] and prov["splits"]["fold-3-train"]["items"] == 8
+    test_prov = json.loads((tmp_path / "folds" / "fold_03" / "eval" / "test-fold" / "results.json").read_text())["provenance"]
+    assert test_prov["splits"]["test-fold-3"]["items"] == 10 and not test_prov["chosen_on_evaluated_split"]
     assert load_trained(tmp_path / "folds" / "fold_03").labels == ("entailment", "non-entailment")
     # the pooled test folds are a run folder: `figlang report` draws the overlap (and, with enough idioms, ICE) plots
     from figlang.evaluation.report import build_report
