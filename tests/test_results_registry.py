@@ -71,8 +71,12 @@ def test_a_table_number_without_a_file_fails_unless_its_row_says_so(figures, tmp
     changed = readme.replace(rows[-1], rows[-1] + "\n" + extra)
     problems = unmarked_numbers("README.md", changed, figures)
     assert len(problems) == 3 and all("coin flip" in p for p in problems)
-    marked = readme.replace(rows[-1], rows[-1] + "\n" + extra.replace("coin flip", f"coin flip {NO_RESULT_FILE}"))
-    assert not unmarked_numbers("README.md", marked, figures)
+    marked = readme.replace(rows[-1], rows[-1] + "\n" + extra.replace("impli / all", f"impli / all {NO_RESULT_FILE}"))
+    assert not unmarked_numbers("README.md", marked, figures)  # in the first cell: the whole row
+    # elsewhere the marker excuses its own cell only
+    cell = "| impli / all | coin flip | 50.00 " + NO_RESULT_FILE + " | [47.1, 52.9] | `figlang eval -t impli -m random` |"
+    problems = unmarked_numbers("README.md", readme.replace(rows[-1], rows[-1] + "\n" + cell), figures)
+    assert [p.split(": ")[1].split(" ")[0] for p in problems] == ["47.1", "52.9"]
     # a registered figure whose file is gone
     gone = dataclasses.replace(figures[0], file="nowhere/results.json")
     assert any("does not exist" in p for p in check_index([gone], RESULTS, REPO))
