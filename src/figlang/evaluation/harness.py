@@ -23,7 +23,7 @@ from ..data.registry import Task, ensure_labels_scoreable, get_task
 from ..models.base import Method, Prediction, get_methods
 from ..models.cache import RequestCache, cache_key
 from .predictions import PredictionProblems, prediction_rows, read_predictions, write_predictions
-from .provenance import data_checksums, library_versions, machine, portable_path, provenance
+from .provenance import code_provenance, data_checksums, library_versions, machine, portable_path, provenance
 from .scoring import MetricOptions, is_correct, score
 
 RESULTS_FORMAT = 1
@@ -236,6 +236,7 @@ def evaluate(
     ``chosen_on`` names the split each choice behind this run was made on (``{"prompt": "selection"}``);
     it is recorded with what a trained model's figlang.json says it chose (provenance.selection_split).
     """
+    code_provenance()  # read now: the commit and dirty state of the code this run starts with
     t = get_task(task) if isinstance(task, str) else task
     if isinstance(method, str):
         m, method_seed = _create_method(method, model, dict(method_options or {}), seed)

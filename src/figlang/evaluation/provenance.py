@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import platform
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -58,10 +59,12 @@ def _git(args: list[str], cwd: Path) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+@functools.lru_cache(maxsize=1)
 def code_provenance() -> dict[str, Any]:
     """Which code made a result: figlang's version and, when figlang runs from a git checkout, its commit and
     whether the tree had uncommitted changes (``git_dirty``). Found from the imported package's own source tree,
-    not the working directory, so a run made from elsewhere still names its code; None outside a checkout."""
+    not the working directory, so a run made from elsewhere still names its code; None outside a checkout.
+    Read once per process (the harness asks when a run starts): the code a process runs is the code it loaded."""
     import figlang
 
     try:
