@@ -1,0 +1,108 @@
+"""Write docs/results/INDEX.yaml: README.md's results-table and prose figures, each tied to its result file.
+
+    python scripts/results_index.py      # from the repository root, after a rerun or a new quoted figure
+
+The printed texts are formatted from the files at the precision README prints them; the registry test
+(tests/test_results_registry.py) then checks that README prints exactly these. Add a figure here (a
+table row: group(...); prose: prose(...)) rather than editing INDEX.yaml by hand, so the two stay one.
+"""
+
+import glob
+import json
+import os
+R = "docs/results/"
+groups = []
+acc = lambda: [["accuracy", None, "metrics.accuracy.accuracy", 100], ["ci_low", None, "metrics.accuracy.ci_low", 100],
+               ["ci_high", None, "metrics.accuracy.ci_high", 100], ["n", None, "metrics.accuracy.n"]]
+def fmt(v, places):
+    return f"{v:.{places}f}" if places else str(int(round(v)))
+def val(d, key):
+    for k in key.split("."): d = d[k]
+    return d
+def group(doc, table, row, file, figs):
+    d = json.load(open(R + file))
+    out = []
+    for fid, places, key, *rest in figs:
+        v = val(d, key)
+        if len(rest) > 1 and rest[1] == "majority":
+            c = [x["n"] for x in v["by_gold_label"].values()]; v = max(c) / sum(c)
+        v = v * (rest[0] if rest else 1)
+        out.append([fid, fmt(v, places), key] + rest)
+    groups.append({"doc": doc, "table": table, "row": row, "file": file, "figures": out})
+# the narrative paper's committed outputs
+for kind, name, stem in [("idiom", "RoBERTa-large (baseline)", "idiom_dev_predictions"), ("idiom", "+ context knowledge", "idiom_context_dev_predictions"),
+                         ("idiom", "+ literal knowledge", "idiom_literal_dev_predictions"), ("simile", "RoBERTa-large (baseline)", "dev_predictions"),
+                         ("simile", "+ context knowledge", "simile_context_dev_predictions"), ("simile", "+ literal knowledge", "simile_literal_dev_predictions")]:
+    group("README.md", "paper-discriminative", f"| {kind} | {name} |", f"paper-outputs/{kind}-{stem}/results.json",
+          [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100],
+           ["ci_high", 1, "metrics.accuracy.ci_high", 100], ["n", 0, "metrics.accuracy.n"]])
+for kind in ("idiom", "simile"):
+    for path in sorted(glob.glob(f"../shared/data/fig_narrative/output/{kind}/generative/*dev*.jsonl")):
+        stem = os.path.basename(path)[:-6]
+        group("README.md", "paper-generation", f"| {kind} | {stem}.jsonl |", f"paper-outputs/{kind}-{stem}/results.json",
+              [["items", 0, "metrics.generation.n_items"], ["empty", 0, "problems.empty_generations.count"],
+               ["rougeL", 4, "metrics.generation.rougeL"], ["bleu", 4, "metrics.generation.bleu"], ["sacrebleu", 2, "metrics.generation.sacrebleu_sentence"]])
+group("README.md", "baselines", "| flute / val |", "baselines/flute-val-majority/results.json",
+      [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100], ["ci_high", 1, "metrics.accuracy.ci_high", 100]])
+group("README.md", "baselines", "| idiom-cloze / dev |", "baselines/idiom-dev-longer-option/results.json",
+      [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100], ["ci_high", 1, "metrics.accuracy.ci_high", 100]])
+def suite(row, file, labels, types):
+    figs = [["n", 0, "metrics.accuracy.n"], ["accuracy", 1, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100],
+            ["ci_high", 1, "metrics.accuracy.ci_high", 100], ["majority", 1, "metrics", 100, "majority"]]
+    for lab in labels:
+        figs += [[f"{lab}", 1, f"metrics.by_gold_label.{lab}.accuracy", 100], [f"{lab}_n", 0, f"metrics.by_gold_label.{lab}.n"]]
+    for grp, t in types:
+        figs += [[t, 1, f"metrics.{grp}.{t}.accuracy", 100]]
+    group("README.md", "suite", row, file, figs)
+suite("| impli-idioms-manual |", "zs/impli-manual-nli-score-smollm2/results.json", ["entailment", "non-entailment"],
+      [("by_pair_type", "manual"), ("by_pair_type", "manual_antonym")])
+if os.path.exists(R + "suite-smollm2/idiom-dev/results.json"):
+    suite("| idiom-cloze |", "suite-smollm2/idiom-dev/results.json", ["option1", "option2"], [])
+if os.path.exists(R + "suite-smollm2/simile-dev/results.json"):
+    suite("| simile-cloze |", "suite-smollm2/simile-dev/results.json", ["option1", "option2"], [])
+if os.path.exists(R + "suite-smollm2/flute-val/results.json"):
+    suite("| flute |", "suite-smollm2/flute-val/results.json", ["contradiction", "entailment"],
+          [("by_figure_type", t) for t in ("idiom", "metaphor", "sarcasm", "simile")])
+head = """# Every figure README.md and docs/ quote, tied to its result file (paths relative to docs/results).
+# Written by scripts/results_index.py. Format and checks: src/figlang/evaluation/registry.py; test: tests/test_results_registry.py.
+# A group: the quoting document, the results table and a text that picks its row (table figures), the file,
+# and figures as [id, printed text, key path, scale, derivation]. A table figure is matched to the first
+# equal, not yet matched number of its row, in this order.
+# Regenerate the tables from the files: figlang report docs/results --readme-tables README.md
+"""
+# prose figures of README.md (no table): checked against their files; the document must print them
+def prose(doc, file, figs):
+    group(doc, None, None, file, figs)
+A = "metrics.accuracy"
+prose("README.md", "gpu-minilm/impli-folds10-linked-ci/item/results.json",
+      [["pooled-accuracy", 2, f"{A}.accuracy", 100], ["ci-low-by-item", 2, f"{A}.ci_low", 100], ["ci-high-by-item", 2, f"{A}.ci_high", 100],
+       ["nonent-ci-low-by-item", 2, "metrics.by_gold_label.non-entailment.ci_low", 100], ["nonent-ci-high-by-item", 2, "metrics.by_gold_label.non-entailment.ci_high", 100]])
+prose("README.md", "gpu-minilm/impli-folds10-linked-ci/expression/results.json",
+      [["ci-low-by-idiom", 2, f"{A}.ci_low", 100], ["ci-high-by-idiom", 2, f"{A}.ci_high", 100],
+       ["nonent-ci-low-by-idiom", 2, "metrics.by_gold_label.non-entailment.ci_low", 100], ["nonent-ci-high-by-idiom", 2, "metrics.by_gold_label.non-entailment.ci_high", 100]])
+prose("README.md", "gpu-qwen/idiom-mc-qwen/eval/dev-disjoint/results.json", [["gpu-qwen-mc-idiom", 1, f"{A}.accuracy", 100]])
+prose("README.md", "gpu-qwen/simile-mc-qwen/eval/dev-disjoint/results.json", [["gpu-qwen-mc-simile", 1, f"{A}.accuracy", 100]])
+prose("README.md", "cpu/idiom-probe-qwen-l14/eval/dev-disjoint/results.json", [["probe-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
+prose("README.md", "cpu/simile-probe-qwen-l14/eval/dev-disjoint/results.json", [["probe-simile-dev-disjoint", 1, f"{A}.accuracy", 100]])
+prose("README.md", "cpu/idiom-probe-qwen-l14/eval/dev/results.json", [["probe-idiom-dev", 1, f"{A}.accuracy", 100]])
+prose("README.md", "cpu/simile-probe-qwen-l14/eval/dev/results.json", [["probe-simile-dev", 1, f"{A}.accuracy", 100]])
+prose("README.md", "zs/idiom-dev-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])
+prose("README.md", "zs/idiom-devdisjoint-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
+prose("README.md", "zs/simile-devdisjoint-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-simile-dev-disjoint", 1, f"{A}.accuracy", 100]])
+prose("README.md", "zs/impli-manual-meaning-cf-qwen-llamacpp/results.json", [["impli-manual-meaning-cf-qwen", 1, f"{A}.accuracy", 100]])
+prose("README.md", "cpu/flute-nli-mpnet/eval/val/results.json", [["flute-nli-mpnet-val", 1, f"{A}.accuracy", 100]])
+prose("README.md", "gpu-minilm/impli-folds10-linked/pooled/results.json",
+      [["impli-folds-pooled", 1, f"{A}.accuracy", 100], ["impli-folds-entailment", 1, "metrics.by_gold_label.entailment.accuracy", 100],
+       ["impli-folds-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
+prose("README.md", "gpu-minilm/impli-folds10-linked-all/pooled/results.json",
+      [["impli-folds-all-pooled", 1, f"{A}.accuracy", 100], ["impli-folds-all-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
+def dump(g):
+    lines = [f"- doc: {g['doc']}"]
+    for k in ("table", "row"):
+        if g.get(k): lines.append(f"  {k}: {json.dumps(g[k])}")
+    lines.append(f"  file: {g['file']}")
+    lines.append("  figures:")
+    for f in g["figures"]:
+        lines.append("    - " + json.dumps(f))
+    return "\n".join(lines)
+open(R + "INDEX.yaml", "w").write(head + "\n".join(dump(g) for g in groups) + "\n")
