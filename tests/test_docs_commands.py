@@ -140,3 +140,20 @@ def test_a_misspelt_option_or_command_fails():
         parse(["train", "-t", "idiom-cloze", "-m", "mc", "-o", "runs/x"])  # --model is required
     assert parse(["eval", "-t", "flute", "-m", "majority"]).name == "eval"
     assert CliRunner().invoke(app, ["eval", "-t", "flute", "-m", "majority", "--help"]).exit_code == 0
+
+
+def test_no_absolute_machine_paths_in_readme_or_docs():
+    """Docs and committed result files name paths relative to the repository (or ~): another machine's /tmp,
+    /root or /work means nothing to a reader."""
+    pattern = re.compile(r"/(root|home|work|tmp)/")
+    files = [REPO / "README.md", *(p for p in (REPO / "docs").rglob("*") if p.is_file() and p.suffix != ".png")]
+    found = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            if pattern.search(line):
+                found.append(f"{path.relative_to(REPO)}:{n}: {line.strip()[:100]}")
+    assert not found, "\n".join(found[:20])
