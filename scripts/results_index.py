@@ -63,6 +63,25 @@ if os.path.exists(R + "suite-smollm2/simile-dev/results.json"):
 if os.path.exists(R + "suite-smollm2/flute-val/results.json"):
     suite("| flute |", "suite-smollm2/flute-val/results.json", ["contradiction", "entailment"],
           [("by_figure_type", t) for t in ("idiom", "metaphor", "sarcasm", "simile")])
+# docs/zero_shot_results.md, the zero-/few-shot cloze table: the cells with a result file
+ZS = "docs/zero_shot_results.md"
+CELL = [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100],
+        ["ci_high", 1, "metrics.accuracy.ci_high", 100]]
+for row, files in {
+    "| smollm2-135m | lm-score pmi |": ["suite-smollm2/idiom-dev", "suite-smollm2/simile-dev"],
+    "| smollm2-135m | few-shot |": ["zs/idiom-devdisjoint-fewshot-smollm2", "zs/simile-devdisjoint-fewshot-smollm2"],
+    "| gemma3-270m | pet |": ["zs/idiom-devdisjoint-pet-gemma", "zs/simile-devdisjoint-pet-gemma"],
+    "| gemma3-270m | qa |": ["zs/idiom-devdisjoint-qa-gemma", "zs/simile-devdisjoint-qa-gemma"],
+    "| gemma3-270m | few-shot |": ["zs/idiom-dev-fewshot-gemma-llamacpp", "zs/simile-dev-fewshot-gemma-llamacpp",
+                                   "zs/idiom-devdisjoint-fewshot-gemma-llamacpp", "zs/simile-devdisjoint-fewshot-gemma-llamacpp"],
+    "| qwen2.5-1.5b (bf16) | pet |": ["zs/simile-dev-pet-qwen-llamacpp", "zs/idiom-devdisjoint-pet-qwen-llamacpp",
+                                      "zs/simile-devdisjoint-pet-qwen-llamacpp"],
+    "| qwen2.5-1.5b (bf16) | qa |": ["zs/idiom-devdisjoint-qa-qwen-llamacpp", "zs/simile-devdisjoint-qa-qwen-llamacpp"],
+    "| qwen2.5-1.5b (bf16) | few-shot |": ["zs/idiom-dev-fewshot-qwen-llamacpp", "zs/simile-dev-fewshot-qwen-llamacpp",
+                                           "zs/idiom-devdisjoint-fewshot-qwen-llamacpp", "zs/simile-devdisjoint-fewshot-qwen-llamacpp"],
+}.items():
+    for f in files:
+        group(ZS, "zs-cloze", row, f + "/results.json", CELL)
 head = """# Every figure README.md and docs/ quote, tied to its result file (paths relative to docs/results).
 # Written by scripts/results_index.py. Format and checks: src/figlang/evaluation/registry.py; test: tests/test_results_registry.py.
 # A group: the quoting document, the results table and a text that picks its row (table figures), the file,

@@ -32,7 +32,9 @@ from ..data.errors import FiglangError
 
 INDEX_FILE = "INDEX.yaml"
 NO_RESULT_FILE = "(no result file; to be re-run)"
-_TABLE_MARK = re.compile(r"<!--\s*results-table:\s*([\w.-]+)\s*-->")
+# <!-- results-table: NAME --> or <!-- results-table: NAME no-file=ⁿ -->: ⁿ in a cell stands for NO_RESULT_FILE
+# (a table's legend must then say so), so a table of many unbacked cells stays readable
+_TABLE_MARK = re.compile(r"<!--\s*results-table:\s*([\w.-]+)(?:\s+no-file=(\S+))?\s*-->")
 # a number standing alone: not part of a word or a file name (option1, gpt2-xl, k5, p0.9.jsonl)
 NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|\.\w)")
 
@@ -148,6 +150,11 @@ def results_tables(markdown: str) -> dict[str, list[str]]:
     return out
 
 
+def table_markers(markdown: str) -> dict[str, str]:
+    """NAME -> the short marker a table declares for cells without a result file (``no-file=ⁿ``), if any."""
+    return {m.group(1): m.group(2) for m in _TABLE_MARK.finditer(markdown) if m.group(2)}
+
+
 def _row_of(rows: Sequence[str], figure: Figure) -> int | None:
     found = [i for i, r in enumerate(rows) if figure.row and figure.row in r]
     return found[0] if len(found) == 1 else None
@@ -209,12 +216,14 @@ def unmarked_numbers(doc: str, text: str, figures: Sequence[Figure]) -> list[str
     """Numbers in a marked results table of ``doc`` that no registered figure backs, outside rows (the marker in
     their first cell) or cells that say they have no result file."""
     problems: list[str] = []
+    markers = table_markers(text)
     for name, rows in results_tables(text).items():
         bound, _ = assign(rows, [f for f in figures if f.doc == doc and f.table == name])
+        said = "|".join(re.escape(m) for m in (NO_RESULT_FILE, markers.get(name)) if m)
         for i, row in enumerate(rows):
             if NO_RESULT_FILE in row.split("|")[1]:  # in the first cell: the whole row
                 continue
-            excused = [(m.start(), m.end()) for m in re.finditer(r"[^|]*" + re.escape(NO_RESULT_FILE) + r"[^|]*", row)]
+            excused = [(m.start(), m.end()) for m in re.finditer(rf"[^|]*(?:{said})[^|]*", row)]
             for t, m in enumerate(NUMBER.finditer(row)):
                 if t not in bound.get(i, {}) and not any(a <= m.start() < b for a, b in excused):
                     problems.append(f"{doc} table {name!r}: {m.group(0)} in row {row.strip()[:60]!r}… has no result file in {INDEX_FILE}")
