@@ -14,8 +14,8 @@ R = "docs/results/"
 groups = []
 acc = lambda: [["accuracy", None, "metrics.accuracy.accuracy", 100], ["ci_low", None, "metrics.accuracy.ci_low", 100],
                ["ci_high", None, "metrics.accuracy.ci_high", 100], ["n", None, "metrics.accuracy.n"]]
-def fmt(v, places):
-    return f"{v:.{places}f}" if places else str(int(round(v)))
+def fmt(v, places):  # places: decimals, or "," for an integer with thousands separators
+    return f"{int(round(v)):,}" if places == "," else f"{v:.{places}f}" if places else str(int(round(v)))
 def val(d, key):
     for k in key.split("."): d = d[k]
     return d
@@ -82,6 +82,25 @@ for row, files in {
 }.items():
     for f in files:
         group(ZS, "zs-cloze", row, f + "/results.json", CELL)
+# docs/zero_shot_results.md, the NLI table: the cells with a result file
+def nli(row, file, labels, invalid=None):
+    figs = CELL + [[f"{lab}", 1, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in labels]
+    if invalid:
+        figs.insert(3, ["invalid", 0, "metrics.n_invalid"])
+        if invalid == "of":
+            figs.insert(4, ["n", ",", "metrics.accuracy.n"])
+    group(ZS, "zs-nli", row, file + "/results.json", figs)
+FL, IM = ["contradiction", "entailment"], ["entailment", "non-entailment"]
+nli("| smollm2-135m | nli-score |", "zs/flute-val-nli-score-smollm2", FL)
+nli("| smollm2-135m | nli-score |", "zs/impli-manual-nli-score-smollm2", IM)
+nli("| smollm2-135m | nli-score question=meaning, content-free |", "zs/impli-manual-meaning-cf-smollm2", IM)
+nli("| smollm2-135m | nli-generate |", "zs/impli-manual-nli-generate-smollm2", IM, invalid="count")
+nli("| gemma3-270m | nli-score question=meaning, content-free |", "zs/impli-manual-meaning-cf-gemma", IM)
+nli("| gemma3-270m | nli-generate |", "zs/flute-val-nli-generate-gemma", FL, invalid="of")
+nli("| gemma3-270m | nli-generate |", "zs/impli-manual-nli-generate-gemma", IM, invalid="of")
+nli("| qwen2.5-1.5b (bf16) | nli-score question=meaning, content-free |", "zs/impli-manual-meaning-cf-qwen-llamacpp", IM)
+nli("| qwen2.5-1.5b (bf16) | nli-generate |", "zs/flute-val-nli-generate-qwen-llamacpp", FL, invalid="count")
+nli("| qwen2.5-1.5b (bf16) | nli-generate |", "zs/impli-manual-nli-generate-qwen-llamacpp", IM, invalid="count")
 head = """# Every figure README.md and docs/ quote, tied to its result file (paths relative to docs/results).
 # Written by scripts/results_index.py. Format and checks: src/figlang/evaluation/registry.py; test: tests/test_results_registry.py.
 # A group: the quoting document, the results table and a text that picks its row (table figures), the file,

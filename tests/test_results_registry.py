@@ -53,7 +53,7 @@ def test_every_number_of_a_marked_results_table_is_registered(figures):
 
 def test_a_figure_one_unit_off_in_its_last_digit_fails(figures):
     """Change each kind of printed figure by one unit of its last digit: the check must catch it."""
-    picked = {f.text.count(".") and len(f.text.split(".")[1]): f for f in figures}  # one per printed precision
+    picked = {f.text.count(".") and len(f.text.split(".")[1]): f for f in figures if "," not in f.text}  # one per precision
     assert len(picked) >= 3
     for figure in picked.values():
         places = len(figure.text.split(".")[1]) if "." in figure.text else 0
