@@ -101,6 +101,34 @@ nli("| gemma3-270m | nli-generate |", "zs/impli-manual-nli-generate-gemma", IM, 
 nli("| qwen2.5-1.5b (bf16) | nli-score question=meaning, content-free |", "zs/impli-manual-meaning-cf-qwen-llamacpp", IM)
 nli("| qwen2.5-1.5b (bf16) | nli-generate |", "zs/flute-val-nli-generate-qwen-llamacpp", FL, invalid="count")
 nli("| qwen2.5-1.5b (bf16) | nli-generate |", "zs/impli-manual-nli-generate-qwen-llamacpp", IM, invalid="count")
+# docs/trained_models.md: the qwen probe table and the GPU qwen `mc` table (configuration, figures, time)
+TM = "docs/trained_models.md"
+def scores(table, row, run, options):
+    dd = [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100],
+          ["ci_high", 2, "metrics.accuracy.ci_high", 100], ["n", 0, "metrics.accuracy.n"]]
+    group(TM, table, row, f"{run}/eval/dev-disjoint/results.json",
+          dd + [[o, 2, f"metrics.by_gold_label.{o}.accuracy", 100] for o in options])
+    group(TM, table, row, f"{run}/eval/dev/results.json", dd)
+for row, run, per_epoch in [("| idiom, `mc` probe |", "cpu/idiom-probe-qwen-l14", 153), ("| simile, `mc` probe |", "cpu/simile-probe-qwen-l14", 148)]:
+    group(TM, "qwen-probe", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"], ["best_epoch", 0, "best.epoch"]])
+    group(TM, "qwen-probe", row, f"{run}/train_result.json", [["epochs_run", 0, "steps", 1 / per_epoch]])
+    scores("qwen-probe", row, run, ["option1", "option2"])
+    group(TM, "qwen-probe", row, f"{run}/train_result.json", [["minutes", 0, "seconds", 1 / 60]])
+row, run = "| idiom `mc`, qwen2.5-1.5b |", "gpu-qwen/idiom-mc-qwen"
+group(TM, "qwen-gpu", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"]])
+group(TM, "qwen-gpu", row, f"{run}/train_result.json", [["steps", 0, "steps"]])
+group(TM, "qwen-gpu", row, f"{run}/figlang.json", [["batch", 0, "training.batch_size"]])
+group(TM, "qwen-gpu", row, f"{run}/train_result.json", [["epochs_run", 0, "steps", 1 / 153]])
+group(TM, "qwen-gpu", row, f"{run}/figlang.json", [["epochs", 0, "training.epochs"], ["max_minutes", 1, "training.max_minutes"],
+                                                   ["best_epoch", 0, "best.epoch"]])
+scores("qwen-gpu", row, run, ["option1", "option2"])
+group(TM, "qwen-gpu", row, f"{run}/train_result.json", [["seconds", 0, "seconds"]])
+row, run = "| simile `mc`, qwen2.5-1.5b |", "gpu-qwen/simile-mc-qwen"
+group(TM, "qwen-gpu", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"]])
+group(TM, "qwen-gpu", row, f"{run}/train_result.json", [["steps", 0, "steps"]])
+group(TM, "qwen-gpu", row, f"{run}/figlang.json", [["batch", 0, "training.batch_size"], ["epochs", 0, "training.epochs"]])
+scores("qwen-gpu", row, run, ["option1", "option2"])
+group(TM, "qwen-gpu", row, f"{run}/train_result.json", [["seconds", 0, "seconds"]])
 head = """# Every figure README.md and docs/ quote, tied to its result file (paths relative to docs/results).
 # Written by scripts/results_index.py. Format and checks: src/figlang/evaluation/registry.py; test: tests/test_results_registry.py.
 # A group: the quoting document, the results table and a text that picks its row (table figures), the file,
