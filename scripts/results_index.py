@@ -129,6 +129,14 @@ group(TM, "qwen-gpu", row, f"{run}/train_result.json", [["steps", 0, "steps"]])
 group(TM, "qwen-gpu", row, f"{run}/figlang.json", [["batch", 0, "training.batch_size"], ["epochs", 0, "training.epochs"]])
 scores("qwen-gpu", row, run, ["option1", "option2"])
 group(TM, "qwen-gpu", row, f"{run}/train_result.json", [["seconds", 0, "seconds"]])
+# docs/trained_models.md: the FLUTE NLI classifiers
+for row, run in [("| **mpnet** (all-mpnet-base-v2)", "cpu/flute-nli-mpnet"), ("| minilm (all-MiniLM-L6-v2)", "cpu/flute-nli-minilm")]:
+    group(TM, "flute-nli", row, f"{run}/figlang.json", [["best_epoch", 0, "best.epoch"]])
+    group(TM, "flute-nli", row, f"{run}/eval/carved-dev/results.json", [["carved_dev", 2, "metrics.accuracy.accuracy", 100]])
+    group(TM, "flute-nli", row, f"{run}/eval/val/results.json",
+          [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100], ["ci_high", 2, "metrics.accuracy.ci_high", 100]]
+          + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
+          + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")])
 head = """# Every figure README.md and docs/ quote, tied to its result file (paths relative to docs/results).
 # Written by scripts/results_index.py. Format and checks: src/figlang/evaluation/registry.py; test: tests/test_results_registry.py.
 # A group: the quoting document, the results table and a text that picks its row (table figures), the file,
