@@ -24,8 +24,11 @@ def group(doc, table, row, file, figs):
     out = []
     for fid, places, key, *rest in figs:
         v = val(d, key)
-        if len(rest) > 1 and rest[1] == "majority":
+        if len(rest) > 1 and rest[1] == "majority":  # as figlang.evaluation.registry.DERIVATIONS
             c = [x["n"] for x in v["by_gold_label"].values()]; v = max(c) / sum(c)
+        elif len(rest) > 1 and rest[1] in ("min_fold", "max_fold"):
+            accs = [x["accuracy"]["accuracy"] if isinstance(x["accuracy"], dict) else x["accuracy"] for x in v.values()]
+            v = min(accs) if rest[1] == "min_fold" else max(accs)
         v = v * (rest[0] if rest else 1)
         out.append([fid, fmt(v, places), key] + rest)
     groups.append({"doc": doc, "table": table, "row": row, "file": file, "figures": out})
@@ -137,6 +140,24 @@ for row, run in [("| **mpnet** (all-mpnet-base-v2)", "cpu/flute-nli-mpnet"), ("|
           [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100], ["ci_high", 2, "metrics.accuracy.ci_high", 100]]
           + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
           + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")])
+# docs/trained_models.md: IMPLI's 10 folds pooled, leaky vs linked folds
+FOLDS = ["cpu/impli-folds10-minilm", "gpu-minilm/impli-folds10-linked", "gpu-minilm/impli-folds10-linked-all"]
+POOLED = ["cpu/impli-folds10-minilm/results.json", "gpu-minilm/impli-folds10-linked/pooled/results.json",
+          "gpu-minilm/impli-folds10-linked-all/pooled/results.json"]
+for k, pooled in enumerate(POOLED):
+    group(TM, "impli-folds", "| **all** |", pooled, [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100],
+                                                   ["ci_high", 1, "metrics.accuracy.ci_high", 100]])
+    if k:
+        group(TM, "impli-folds", "| **all** |", FOLDS[k] + "/folds_summary.json",
+              [["worst_fold", 1, "per_fold", 100, "min_fold"], ["best_fold", 1, "per_fold", 100, "max_fold"]])
+for row, label in [("| **entailment** (", "entailment"), ("| **non-entailment** (", "non-entailment")]:
+    group(TM, "impli-folds", row, POOLED[0], [["n", ",", f"metrics.by_gold_label.{label}.n"]])
+    for pooled in POOLED:
+        group(TM, "impli-folds", row, pooled, [[label, 2, f"metrics.by_gold_label.{label}.accuracy", 100]])
+for row, pair in [("| fig_context (", "fig_context"), ("| metaphor_replacement |", "metaphor_replacement"), ("| manual (gold", "manual"),
+                  ("| adversarial_definition (", "adversarial_definition"), ("| lit_context (", "lit_context"), ("| manual_antonym (", "manual_antonym")]:
+    for pooled in POOLED:
+        group(TM, "impli-folds", row, pooled, [[pair, 2, f"metrics.by_pair_type.{pair}.accuracy", 100]])
 head = """# Every figure README.md and docs/ quote, tied to its result file (paths relative to docs/results).
 # Written by scripts/results_index.py. Format and checks: src/figlang/evaluation/registry.py; test: tests/test_results_registry.py.
 # A group: the quoting document, the results table and a text that picks its row (table figures), the file,

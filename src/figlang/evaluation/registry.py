@@ -83,9 +83,16 @@ def _majority(node: Any) -> float:
     return max(counts) / sum(counts)
 
 
+def _fold_accuracies(node: Any) -> list[float]:
+    """The test-fold accuracies of a folds_summary.json ``per_fold``."""
+    return [v["accuracy"]["accuracy"] if isinstance(v["accuracy"], dict) else v["accuracy"] for v in node.values()]
+
+
 DERIVATIONS: dict[str, Callable[[Any], float]] = {
     "majority": _majority,
     "count": lambda node: float(len(node)),
+    "min_fold": lambda node: min(_fold_accuracies(node)),
+    "max_fold": lambda node: max(_fold_accuracies(node)),
 }
 
 
