@@ -158,6 +158,16 @@ for row, pair in [("| fig_context (", "fig_context"), ("| metaphor_replacement |
                   ("| adversarial_definition (", "adversarial_definition"), ("| lit_context (", "lit_context"), ("| manual_antonym (", "manual_antonym")]:
     for pooled in POOLED:
         group(TM, "impli-folds", row, pooled, [[pair, 2, f"metrics.by_pair_type.{pair}.accuracy", 100]])
+# docs/trained_models.md: the pooled linked folds' 95% CIs, by pair, premise and idiom
+CI = "gpu-minilm/impli-folds10-linked-ci/"
+def ci(key):
+    return [["ci_low", 2, f"{key}.ci_low", 100], ["ci_high", 2, f"{key}.ci_high", 100]]
+group(TM, "impli-ci", "| by pair (the papers') |", CI + "item/results.json", ci("metrics.accuracy"))
+group(TM, "impli-ci", "| by premise (", CI + "context/results.json", [["premises", ",", "metrics.accuracy.n_clusters"]] + ci("metrics.accuracy"))
+group(TM, "impli-ci", "| **by idiom** (", CI + "expression/results.json", ci("metrics.accuracy"))
+for row, key in [("| non-entailment by pair", "metrics.by_gold_label.non-entailment"), ("| lit_context by pair", "metrics.by_pair_type.lit_context")]:
+    group(TM, "impli-ci", row, CI + "item/results.json", ci(key))
+    group(TM, "impli-ci", row, CI + "expression/results.json", ci(key))
 head = """# Every figure README.md and docs/ quote, tied to its result file (paths relative to docs/results).
 # Written by scripts/results_index.py. Format and checks: src/figlang/evaluation/registry.py; test: tests/test_results_registry.py.
 # A group: the quoting document, the results table and a text that picks its row (table figures), the file,
