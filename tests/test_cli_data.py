@@ -67,6 +67,7 @@ def test_missing_data_dir_says_how_to_fix(tmp_path: Path) -> None:
 def test_tasks_show_split_and_template(data_dir: Path, tmp_path: Path) -> None:
     run = figlang("data", "tasks")
     assert run.returncode == 0 and "impli-idioms-manual" in run.stdout
+    assert "selection" in run.stdout and "train-fit" in run.stdout  # the model-selection splits are listed
     run = figlang("data", "show", "flute-idiom", "-s", "val", "-n", "1", "--data-dir", str(data_dir))
     record = json.loads(run.stdout)
     assert record["figure_type"] == "idiom" and record["expression"]

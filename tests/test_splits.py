@@ -318,3 +318,46 @@ def test_narrative_disjoint_splits_have_no_variant_leak_and_shapes_agree(data_di
         assert {i for g in gen_rest for i in g.meta["cloze_ids"]} <= set(ids(rest))
         assert {expression_of(g) for g in gen_dev} == {expression_of(r) for r in dev if r.reference}
     assert len(get_task("idiom-cloze").load("dev-disjoint", data_dir)) == 278  # the published split did not move
+
+
+def test_selection_split_is_carved_from_train_disjoint_by_whole_linked_expressions(data_dir):
+    """`selection` (where every choice is made) and `train-fit` partition train-disjoint; neither shares an
+    expression, a punctuation variant or an idiom gloss with the other or with dev-disjoint; the size is
+    about dev-disjoint's; the carving is the same on every load; generation follows cloze."""
+    from figlang.data.registry import get_task
+
+    for kind in ("idiom", "simile"):
+        cloze, gen = get_task(f"{kind}-cloze"), get_task(f"{kind}-generation")
+        assert {"selection", "train-fit"} <= set(cloze.splits) and {"selection", "train-fit"} <= set(gen.splits)
+        parts = {s: cloze.load(s, data_dir) for s in ("dev-disjoint", "train-disjoint", "selection", "train-fit")}
+        assert_partition(parts["train-disjoint"], [parts["selection"], parts["train-fit"]])
+        links = {s: {v for r in rs for v in narrative_links(r)} for s, rs in parts.items()}
+        assert not links["selection"] & links["train-fit"]
+        assert not links["selection"] & links["dev-disjoint"] and not links["train-fit"] & links["dev-disjoint"]
+        assert 0.9 * len(parts["dev-disjoint"]) <= len(parts["selection"]) <= 1.25 * len(parts["dev-disjoint"])
+        assert len({expression_of(r) for r in parts["selection"]}) >= 20  # many expressions, not one big one
+        assert ids(cloze.load("selection", data_dir)) == ids(parts["selection"])  # deterministic
+        gen_sel, gen_fit = gen.load("selection", data_dir), gen.load("train-fit", data_dir)
+        assert {i for g in gen_sel for i in g.meta["cloze_ids"]} <= set(ids(parts["selection"]))
+        assert {i for g in gen_fit for i in g.meta["cloze_ids"]} <= set(ids(parts["train-fit"]))
+    assert len(get_task("idiom-cloze").load("selection", data_dir)) == 281  # the published selection split did not move
+
+
+def test_carve_selection_keeps_linked_variants_together_and_refuses_impossible_sizes():
+    from figlang.data.errors import DataError
+    from figlang.data.records import ClozeRecord
+    from figlang.data.splits import carve_selection
+
+    def rec(i: int, idiom: str, meaning: str) -> ClozeRecord:
+        return ClozeRecord(id=f"r{i}", narrative=f"story {i}", options=("a", "b"), label=0, expression=idiom,
+                           expression_type="idiom", meaning=meaning)  # fmt: skip
+
+    records = [rec(0, "to the hilt", "completely"), rec(1, "up to the hilt", "completely")]
+    records += [rec(2 + i, f"idiom {i}", f"gloss {i}") for i in range(20)]
+    for seed in range(5):
+        fit, sel = carve_selection(records, size=4, seed=seed)
+        assert len(fit) + len(sel) == len(records)
+        hilt = {r.id for r in sel} & {"r0", "r1"}
+        assert hilt in (set(), {"r0", "r1"})  # the two spellings share a gloss: one group, never split
+    with pytest.raises(DataError, match="cannot be carved"):
+        carve_selection(records, size=len(records), seed=0)

@@ -205,7 +205,12 @@ def test_carved_dev_leaves_no_idiom_variant_in_train(data_dir):
     leaked = [r.id for r in train if any(v in in_dev for v in narrative_links(r))]
     assert not leaked, f"{len(leaked)} train records share an expression or idiom gloss with the carved dev (first {leaked[0]})"
     assert not {r.id for r in train} & {r.id for r in dev}
-    assert sets["carved-dev"] is dev
+    assert "carved-dev" not in sets and list(sets) == ["dev"]  # the carved dev chooses the model; it is not reported
+    both = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train", dev_split="carve", data_dir=str(data_dir),
+                       seed=0, report_splits=("carve", "dev"), select_on_eval_split=True)  # fmt: skip
+    _, dev2, sets2, info = trainer._task_data(task, both)
+    assert sets2["carved-dev"] is dev2 and info["provenance"]["selection_reported"]
+    assert info["provenance"]["selection_split"]["epoch"] == "carved-dev"
 
 
 def test_dev_split_overlapping_train_is_refused(data_dir):
@@ -213,9 +218,33 @@ def test_dev_split_overlapping_train_is_refused(data_dir):
     cfg = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train", dev_split="dev-disjoint", data_dir=str(data_dir))
     with pytest.raises(FiglangError, match=r"dev split 'dev-disjoint' shares \d+ of its \d+ records with the train split 'train'"):
         trainer._task_data(task, cfg)
-    ok = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", data_dir=str(data_dir))  # train-disjoint / dev-disjoint
-    train, dev, _, info = trainer._task_data(task, ok)
-    assert info["task"]["train_split"] == "train-disjoint" and not {r.id for r in train} & {r.id for r in dev}
+    ok = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", data_dir=str(data_dir))  # train-fit / selection
+    train, dev, sets, info = trainer._task_data(task, ok)
+    assert info["task"]["train_split"] == "train-fit" and not {r.id for r in train} & {r.id for r in dev}
+    assert info["task"]["dev_split"] == "selection" and list(sets) == ["dev-disjoint", "dev"]
+
+
+def test_selecting_on_a_reported_split_is_refused_unless_asked_and_then_recorded(data_dir):
+    """The split that early-stops and keeps the checkpoint may not also be a reported figure, unless the run says so;
+    then the provenance says which choice was made on it."""
+    task = get_task("idiom-cloze")
+    quiet = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train-disjoint", data_dir=str(data_dir))
+    assert list(trainer._task_data(task, quiet)[2]) == ["dev"]  # selecting on dev-disjoint: it is left out of the report
+    old = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train-disjoint", data_dir=str(data_dir),
+                      report_splits=("dev-disjoint", "dev"))  # fmt: skip
+    with pytest.raises(FiglangError, match=r"'dev-disjoint' would both choose the model .* --select-on-eval-split"):
+        trainer._task_data(task, old)  # the pre-selection default: train-disjoint, chosen and reported on dev-disjoint
+    told = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train-disjoint", data_dir=str(data_dir),
+                       report_splits=("dev-disjoint", "dev"), select_on_eval_split=True, chosen_on={"layer": "dev-disjoint"})  # fmt: skip
+    _, dev, sets, info = trainer._task_data(task, told)
+    prov = info["provenance"]
+    assert "dev-disjoint" in sets and prov["selection_reported"] and prov["select_on_eval_split"]
+    assert prov["selection_split"] == {"epoch": "dev-disjoint", "checkpoint": "dev-disjoint", "layer": "dev-disjoint"}
+    assert prov["splits"]["dev-disjoint"]["items"] == len(dev) == 278
+    default = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", data_dir=str(data_dir))
+    prov = trainer._task_data(task, default)[3]["provenance"]
+    assert not prov["selection_reported"] and set(prov["splits"]) == {"train-fit", "selection"}
+    assert prov["code"]["git_commit"] is None or len(prov["code"]["git_commit"]) == 40
 
 
 # --- 6. strict JSON in the training log -----------------------------------------------------------------------------

@@ -61,14 +61,19 @@ def test_cloze_methods_train_save_load_eval(method, tmp_path, data_dir, minilm_p
     # knowledge models score 2 options × N inferences an item: 4 inferences keep this test quick (the format test covers 12)
     extra = {"limit": 4, "batch_size": 1, "epochs": 2, "lr": 1e-4, "max_inferences": 4, "report_limit": 3} if knowledge else {}
     opts = {**TINY, **extra}
-    train_records = seeded_subset(get_task(task).load("train-disjoint", data_dir), opts["limit"], 0)
+    train_records = seeded_subset(get_task(task).load("train-fit", data_dir), opts["limit"], 0)
     before = _initial_loss(task, method, minilm_path, train_records, **extra)
     out = tmp_path / method
     result = train(task, method, str(minilm_path), out, data_dir=str(data_dir), **opts)
     assert result.stopped == "complete" and not result.resumed
     assert set(result.metrics) == {"dev-disjoint", "dev"}  # expression-disjoint dev and the official dev
     meta = _check_saved_model(out, method, "cloze", lr=extra.get("lr", TINY["lr"]))
-    assert meta["task"]["train_split"] == "train-disjoint" and meta["task"]["dev_split"] == "dev-disjoint"
+    assert meta["task"]["train_split"] == "train-fit" and meta["task"]["dev_split"] == "selection"
+    assert meta["provenance"]["selection_split"]["epoch"] == "selection" and not meta["provenance"]["selection_reported"]
+    reported = json.loads((out / "eval" / "dev-disjoint" / "results.json").read_text())["provenance"]
+    assert reported["selection_split"]["epoch"] == "selection" and not reported["chosen_on_evaluated_split"]
+    saved = json.loads((out / "train_result.json").read_text())["provenance"]
+    assert {"train-fit", "selection", "dev-disjoint", "dev"} <= set(saved["splits"])
     if method in ("mc-context", "mc-literal"):
         assert meta["input_format"]["knowledge"] == method.split("-")[1]
         assert meta["input_format"]["aggregate"] == "sum over inferences"
@@ -123,7 +128,7 @@ def test_nli_classifier_trains_and_answers_flute_and_impli(flute_nli, data_dir, 
     meta = _check_saved_model(out, "nli", "nli")
     assert meta["labels"] == ["entailment", "contradiction"]
     assert meta["task"]["dev_split"].startswith("carved from train")  # model selection never sees val
-    assert set(result.metrics) == {"carved-dev", "val"}
+    assert set(result.metrics) == {"val"}  # the carved dev chose the model: it is not reported
     assert "by_figure_type" in result.metrics["val"]
     cfg = make_config("flute", "nli", str(minilm_path), out, data_dir=str(data_dir), **opts)
     train_records, _, _, _ = _task_data(get_task("flute"), cfg)  # exactly what the trainer trained on
@@ -192,6 +197,13 @@ def test_impli_idiom_disjoint_folds(tmp_path, data_dir, minilm_path):
     assert (tmp_path / "folds" / "fold_03" / "eval" / "test-fold" / "predictions.jsonl").is_file()
     meta = read_figlang_json(tmp_path / "folds" / "fold_03")
     assert meta["task"]["fold"] == 3 and meta["task"]["folds"] == 10
+    # the fold records how folds were grouped and that its model was chosen inside its own training part
+    assert summary["fold_grouping"].startswith("linked") and "training part" in summary["selection"]
+    prov = meta["provenance"]
+    assert prov["selection_split"]["epoch"] == "fold-3-selection" and prov["fold_grouping"].startswith("linked")
+    assert not prov["selection_reported"] and prov["splits"]["fold-3-train"]["items"] == 8
+    test_prov = json.loads((tmp_path / "folds" / "fold_03" / "eval" / "test-fold" / "results.json").read_text())["provenance"]
+    assert test_prov["splits"]["test-fold-3"]["items"] == 10 and not test_prov["chosen_on_evaluated_split"]
     assert load_trained(tmp_path / "folds" / "fold_03").labels == ("entailment", "non-entailment")
     # the pooled test folds are a run folder: `figlang report` draws the overlap (and, with enough idioms, ICE) plots
     from figlang.evaluation.report import build_report

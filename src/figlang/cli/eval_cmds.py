@@ -14,6 +14,17 @@ from ..evaluation.scoring import MetricOptions
 from .common import DataDirOption, console, parse_key_values
 
 
+def parse_chosen_on(pairs: list[str] | None) -> dict[str, str]:
+    """``--chosen-on layer=selection`` -> {"layer": "selection"}."""
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        choice, _, split = pair.partition("=")
+        if not choice.strip() or not split.strip():
+            raise FiglangError(f"--chosen-on expects CHOICE=SPLIT (e.g. prompt=selection), got {pair!r}")
+        out[choice.strip()] = split.strip()
+    return out
+
+
 def eval_cmd(
     task: Annotated[str, typer.Option("--task", "-t", help="Task name (`figlang data tasks`) or a task spec file (.yaml/.json).")],
     method: Annotated[Optional[str], typer.Option("--method", "-m", help="Method name (`figlang methods`). Not needed with --predictions.")] = None,
@@ -37,6 +48,7 @@ def eval_cmd(
     explanation_semantics: Annotated[str, typer.Option(help="FLUTE explanation score: shared-task (int(50×(BERTScore+BLEURT)) ≥ t) or paper (mean on 0–100 > t).")] = "shared-task",
     ci_cluster: Annotated[Optional[str], typer.Option("--ci-cluster", help="Bootstrap CIs over clusters instead of items: context (pairs of one IMPLI premise or one narrative together) or expression (one idiom's pairs together). The papers resample items; IMPLI's pairs of one premise are not independent, so item CIs are too narrow.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    chosen_on: Annotated[Optional[list[str]], typer.Option("--chosen-on", help="CHOICE=SPLIT: the split a choice behind this run was made on (prompt=selection, calibration=selection, threshold=selection); repeatable; recorded in results.json provenance.selection_split, and flagged when it is the split scored here.")] = None,
 ) -> None:
     """Run a method on a task split, or score a prediction file, and print the results table.
 
@@ -68,7 +80,7 @@ def eval_cmd(
         result = evaluate(
             task, method, model=model, split=split, data_dir=data_dir, limit=limit, out_dir=out, cache_dir=cache_dir,
             use_cache=not no_cache, seed=seed, metric_options=options, method_options=parse_key_values(option),
-            progress=not quiet, predict_only=predict_only,
+            progress=not quiet, predict_only=predict_only, chosen_on=parse_chosen_on(chosen_on),
         )  # fmt: skip
     print_summary(result.results)
     if out:
@@ -112,12 +124,40 @@ def compare_cmd(
         print_comparison(comparison)
 
 
+def _regenerate_readme_tables(runs: list[Path], doc: Path) -> None:
+    from ..data.io import atomic_write
+    from ..evaluation.registry import load_index, regenerate_tables
+
+    if len(runs) != 1:
+        raise FiglangError(f"--readme-tables takes one results folder (the one with INDEX.yaml, e.g. docs/results), got {len(runs)}")
+    if not doc.exists():
+        raise FiglangError(f"{doc}: no such document to regenerate tables in")
+    figures = load_index(runs[0])
+    name = doc.name if doc.name == "README.md" else str(doc)
+    text = doc.read_text(encoding="utf-8")
+    new, changes = regenerate_tables(text, name, figures, runs[0])
+    if new != text:
+        with atomic_write(doc) as f:
+            f.write(new)
+    for change in changes:
+        console.print(change)
+    console.print(f"{len(changes)} figure(s) changed in {doc}; {sum(f.doc == name and f.table is not None for f in figures)} registered")
+
+
 def report_cmd(
     runs: Annotated[list[Path], typer.Argument(help="Run folders (results.json; predictions.jsonl too for the per-item plots and analyses). Runs over several tasks/splits also get a model × method grid.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.md, report.html and the plots.")] = Path("report"),
+    readme_tables: Annotated[Optional[Path], typer.Option("--readme-tables", help="Instead of a report: reprint every registered figure of this document's results tables (<!-- results-table: NAME -->) from the result files that RUNS (one folder: docs/results) lists in INDEX.yaml, in place; prints what changed.")] = None,
 ) -> None:
-    """Combine runs into one table (Markdown and HTML) with plots: accuracy with CIs, IMPLI overlap histograms, ICE scatter."""
+    """Combine runs into one table (Markdown and HTML) with plots: accuracy with CIs, IMPLI overlap histograms, ICE scatter.
+
+    `figlang report docs/results --readme-tables README.md` regenerates README.md's results tables from docs/results.
+    """
     from ..evaluation.report import build_report
+
+    if readme_tables is not None:
+        _regenerate_readme_tables(runs, readme_tables)
+        return
 
     # `figlang report runs/* -o runs/report` must not read its own earlier output as a run.
     runs = [r for r in runs if r.resolve() != out.resolve()]

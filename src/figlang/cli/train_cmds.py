@@ -71,9 +71,11 @@ def train_cmd(
     patience: Annotated[Optional[int], typer.Option(help="Early stopping: evaluations without improvement.")] = None,
     warmup_ratio: Annotated[Optional[float], typer.Option("--warmup-ratio", help="Share of steps for linear warmup.")] = None,
     weight_decay: Annotated[Optional[float], typer.Option("--weight-decay")] = None,
-    train_split: Annotated[Optional[str], typer.Option("--train-split", help="Default: train-disjoint where the task has it, else train.")] = None,
-    dev_split: Annotated[Optional[str], typer.Option("--dev-split", help="Default: dev-disjoint, else 'carve' (a disjoint slice of train).")] = None,
-    report_split: Annotated[Optional[list[str]], typer.Option("--report-split", help="Splits to score the best model on (repeatable; default: dev split + official dev/val).")] = None,
+    train_split: Annotated[Optional[str], typer.Option("--train-split", help="Default: train-fit where the task has it (train-disjoint less the selection split), else train.")] = None,
+    dev_split: Annotated[Optional[str], typer.Option("--dev-split", help="Split that chooses the model (early stopping, kept checkpoint). Default: selection, else 'carve' (a disjoint slice of train).")] = None,
+    report_split: Annotated[Optional[list[str]], typer.Option("--report-split", help="Splits to score the best model on (repeatable; default: dev-disjoint + official dev/val, never the dev split).")] = None,
+    select_on_eval_split: Annotated[bool, typer.Option("--select-on-eval-split", help="Allow the dev split to be a reported split too (the figure is then chosen on the items it reports); recorded in figlang.json and results.json.")] = False,
+    chosen_on: Annotated[Optional[list[str]], typer.Option("--chosen-on", help="CHOICE=SPLIT for a choice made by hand before this run (layer=selection for --base-layers); repeatable; recorded as provenance.selection_split.")] = None,
     eval_batch_size: Annotated[Optional[int], typer.Option("--eval-batch-size")] = None,
     max_target_length: Annotated[Optional[int], typer.Option("--max-target-length", help="Generating methods: tokens of the target (continuation, or label + explanation).")] = None,
     inference_sampling: Annotated[Optional[str], typer.Option("--inference-sampling", help="Knowledge generators: all (every inference with every narrative each epoch, the paper's) or one-per-epoch (one inference per narrative, drawn anew each epoch: a narrative seen once an epoch, not 12 times).")] = None,
@@ -105,6 +107,7 @@ def train_cmd(
       figlang train -t idiom-generation -m generator-context --model smollm2-135m -o runs/idiom-gen-context
     """
     from ..models.training import train, train_folds
+    from .eval_cmds import parse_chosen_on
 
     options = {
         "preset": preset, "epochs": epochs, "lr": lr, "batch_size": batch_size, "grad_accum": grad_accum,
@@ -114,6 +117,7 @@ def train_cmd(
         "dev_split": dev_split, "report_splits": tuple(report_split) if report_split else None,
         "eval_batch_size": eval_batch_size, "max_target_length": max_target_length, "inference_sampling": inference_sampling, "bf16": bf16, "freeze_base": freeze_base, "base_layers": base_layers, "threads": threads,
         "device": device, "data_dir": str(data_dir) if data_dir else None, "progress": not quiet,
+        "select_on_eval_split": select_on_eval_split or None, "chosen_on": parse_chosen_on(chosen_on) or None,
     }  # fmt: skip
     options = {k: v for k, v in options.items() if v is not None}
     if folds:

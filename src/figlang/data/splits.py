@@ -239,3 +239,21 @@ def grouped_stratified_split(
             hint="use a larger fraction or more records",
         )
     return _take(records, held, inside=False), _take(records, held, inside=True)
+
+
+def carve_selection(
+    train_disjoint: Sequence[R], size: int, seed: int, links: LinkFn = narrative_links
+) -> tuple[list[R], list[R]]:
+    """(train_fit, selection): a model-selection split carved from ``train_disjoint`` by whole expressions.
+
+    Why: dev-disjoint is the split a figure on unseen expressions is reported on, so every choice a
+    method makes (layer, epoch, prompt, threshold, ensemble weight) needs another split that is just as
+    unseen. Expressions linked by ``links`` (a punctuation variant, the same gloss) are one group, so a
+    variant never sits on both sides; nothing is dropped. ``size`` is the target number of records
+    (dev-disjoint's, so the selection is as noisy as the report), reached by taking whole groups in a
+    shuffled (``seed``) order.
+    """
+    if not 0 < size < len(train_disjoint):
+        raise DataError(f"a selection split of {size} records cannot be carved from {len(train_disjoint)} records")
+    key = linked_key(train_disjoint, links)
+    return expression_disjoint_split(train_disjoint, dev_fraction=size / len(train_disjoint), seed=seed, key=key)

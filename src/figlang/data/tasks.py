@@ -1,10 +1,13 @@
 """The built-in tasks: :func:`builtin_tasks`, which ``registry.TASKS`` reads on first use (importing
 this module registers nothing).
 
-Cloze tasks also offer ``dev-disjoint`` (a deterministic dev carved from train whose
+Narrative tasks also offer ``dev-disjoint`` (a deterministic dev carved from train whose
 idioms/similes never occur in the rest of train) and ``train-disjoint`` (the rest): the
 official idiom dev shares all its idioms with train, so it overstates accuracy on unseen
-idioms, and model selection needs an expression-disjoint split.
+idioms. ``selection`` (carved from train-disjoint the same way, about dev-disjoint's size) is
+where every choice a method makes is made, so dev-disjoint is scored once per reported model;
+``train-fit`` is train-disjoint less the selection split.
+
 
 FLUTE tasks also offer ``selection`` (a seeded ~10% of train, stratified by figure type and
 label, premise/hypothesis/idiom families kept whole) and ``train-fit`` (the rest of train): pick
@@ -21,9 +24,19 @@ from .errors import DataError, LoadOptions
 from .records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, Record
 from .registry import Task
 
-DISJOINT_SPLITS = ("dev-disjoint", "train-disjoint")
+DISJOINT_SPLITS = ("dev-disjoint", "train-disjoint", "selection", "train-fit")
 DISJOINT_DEV_FRACTION = 0.1
 DISJOINT_SEED = 0
+SELECTION_SEED = 1  # another shuffle than dev-disjoint's, so the two carvings do not mirror each other
+
+
+def _disjoint_parts(train: list[Record]) -> dict[str, list[Record]]:
+    """The four carved splits of one narrative train set, by name (see the module docstring)."""
+    from .splits import carve_selection, expression_disjoint_split, narrative_links
+
+    rest, dev = expression_disjoint_split(train, dev_fraction=DISJOINT_DEV_FRACTION, seed=DISJOINT_SEED, links=narrative_links)
+    fit, selection = carve_selection(rest, size=len(dev), seed=SELECTION_SEED, links=narrative_links)
+    return {"dev-disjoint": dev, "train-disjoint": rest, "selection": selection, "train-fit": fit}
 
 
 def _with_disjoint(load_train_like, reference=None):
@@ -37,18 +50,9 @@ def _with_disjoint(load_train_like, reference=None):
     def loader(split: str, data_dir: Path, options: LoadOptions) -> list[Record]:
         if split not in DISJOINT_SPLITS:
             return load_train_like(split, data_dir, options)
-        from .splits import expression_disjoint_split, narrative_links
-
         if reference is None:
-            rest, dev = expression_disjoint_split(
-                load_train_like("train", data_dir, options), dev_fraction=DISJOINT_DEV_FRACTION, seed=DISJOINT_SEED,
-                links=narrative_links,
-            )  # fmt: skip
-            return dev if split == "dev-disjoint" else rest
-        ref_rest, ref_dev = expression_disjoint_split(
-            reference("train", data_dir, options), dev_fraction=DISJOINT_DEV_FRACTION, seed=DISJOINT_SEED, links=narrative_links
-        )
-        wanted = {r.id for r in (ref_dev if split == "dev-disjoint" else ref_rest)}
+            return _disjoint_parts(load_train_like("train", data_dir, options))[split]
+        wanted = {r.id for r in _disjoint_parts(reference("train", data_dir, options))[split]}
         out = []
         for r in load_train_like("train", data_dir, options):
             ids = set(r.meta.get("cloze_ids", ()))

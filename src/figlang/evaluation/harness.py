@@ -23,7 +23,7 @@ from ..data.registry import Task, ensure_labels_scoreable, ensure_unique_ids, ge
 from ..models.base import Method, Prediction, get_methods
 from ..models.cache import RequestCache, cache_key
 from .predictions import PredictionProblems, prediction_files, prediction_rows, read_predictions, write_predictions
-from .provenance import data_checksums, library_versions, machine, records_digest
+from .provenance import data_checksums, library_versions, machine, portable_path, provenance, records_digest
 from .scoring import MetricOptions, is_correct, score
 
 RESULTS_FORMAT = 1
@@ -151,11 +151,13 @@ def build_results(
                                  "spec_path": task.spec_path, "labels": list(task.labels)}  # fmt: skip
     if data_dir is not None:
         spec_dir = (Path(task.spec_path).parent,) if task.spec_path else ()
-        data: dict[str, Any] = {"data_dir": str(data_dir), "files": data_checksums(task.files(split, data_dir), data_dir, *spec_dir)}
+        data: dict[str, Any] = {"data_dir": portable_path(data_dir), "files": data_checksums(task.files(split, data_dir), data_dir, *spec_dir)}
     else:
         task_info["records_sha256"] = records_digest(records)
         data = {"records_sha256": task_info["records_sha256"]}
     task_info.update(task_extra or {})
+    extra = dict(extra or {})
+    chosen = extra.pop("selection_split", None) or {}
     return {
         "format": RESULTS_FORMAT,
         "task": task_info,
@@ -167,7 +169,9 @@ def build_results(
         "versions": library_versions(),
         "machine": machine(),
         "timing": {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
-        **(extra or {}),
+        # the code, the evaluated ids and the split of every choice: a figure chosen on the split it reports says so
+        "provenance": provenance({split: records}, chosen, chosen_on_evaluated_split=split in chosen.values()),
+        **extra,
         "_per_item": {"explanation_score": per_item} if per_item else {},
     }
 
@@ -247,6 +251,13 @@ def _takes_seed(factory: Callable[..., Any]) -> bool:
     return inspect.isclass(returned) and _takes_seed(returned)
 
 
+def _recorded_selection(method: Method) -> dict[str, str]:
+    """The choices a trained model's figlang.json says were made, and on which split (empty for other methods)."""
+    meta = getattr(method, "meta", None)
+    found = (meta.get("provenance") or {}).get("selection_split") if isinstance(meta, dict) else None
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
 def _create_method(name: str, model: str | None, options: dict[str, Any], seed: int) -> tuple[Method, Any]:
     """The method, given the run seed when it takes one and ``-O seed=N`` did not set it (an explicit option wins);
     the seed it was given, or None. The seed goes through the constructor, so it is in the method's configuration
@@ -276,6 +287,7 @@ def evaluate(
     chunk_size: int = 32,
     predict_only: bool = False,
     extra: dict[str, Any] | None = None,
+    chosen_on: dict[str, str] | None = None,
 ) -> RunResult:
     """Run ``method`` on one split of ``task`` and score it (the Python face of `figlang eval`).
 
@@ -286,7 +298,12 @@ def evaluate(
     own ``seed`` wins) and, unless ``metric_options`` says otherwise, to the bootstrap CIs; the
     results record each (``seeds``). ``extra`` is recorded as is at the top of results.json
     (how a caller made the run: the suite's sample, say), so nothing rewrites results afterwards.
+
+
+    ``chosen_on`` names the split each choice behind this run was made on (``{"prompt": "selection"}``);
+    it is recorded with what a trained model's figlang.json says it chose (provenance.selection_split).
     """
+    code_provenance()  # read now: the commit and dirty state of the code this run starts with
     t = get_task(task) if isinstance(task, str) else task
     if isinstance(method, str):
         m, method_seed = _create_method(method, model, dict(method_options or {}), seed)
@@ -319,13 +336,15 @@ def evaluate(
     seconds = time.perf_counter() - start
     extra = {**(extra or {}), "seed": seed, "seeds": {"method": method_seed, "bootstrap": options.seed}, "limit": limit,
              "load_warnings": [str(w) for w in report.warnings], "scored": scoreable,
-             "run": {"cache": {**stats, "dir": str(cache.directory) if cache is not None else None}}}  # fmt: skip
+             "run": {"cache": {**stats, "dir": portable_path(cache.directory) if cache is not None else None}}}  # fmt: skip
     notes = m.run_notes()
     if notes:
         extra["run"]["backend"] = notes
     # the options as given (-O key=value), for people and tables; the fingerprint has the full configuration
     given = {k: v if isinstance(v, (bool, int, float, str)) or v is None else str(v) for k, v in sorted((method_options or {}).items())}
     info = {"name": m.name, "model": model, "options": given, "fingerprint": m.fingerprint()}
+    extra = dict(extra or {})
+    extra["selection_split"] = {**_recorded_selection(m), **(chosen_on or {})}
     results = build_results(t, split, records, predictions if scoreable else {}, info, options, seconds, data_dir=root, extra=extra)
     out = Path(out_dir) if out_dir else None
     write_run(out, results, records, predictions)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import platform
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -72,3 +73,77 @@ def data_checksums(files: list[Path], root: Path | None = None, *more_roots: Pat
         else:
             out.append({"path": rel, "sha256": None, "bytes": None})
     return out
+
+
+def _git(args: list[str], cwd: Path) -> str | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+@functools.lru_cache(maxsize=1)
+def code_provenance() -> dict[str, Any]:
+    """Which code made a result: figlang's version and, when figlang runs from a git checkout, its commit and
+    whether the tree had uncommitted changes (``git_dirty``). Found from the imported package's own source tree,
+    not the working directory, so a run made from elsewhere still names its code; None outside a checkout.
+    Read once per process (the harness asks when a run starts): the code a process runs is the code it loaded."""
+    import figlang
+
+    try:
+        figlang_version: str | None = version("figlang")
+    except PackageNotFoundError:
+        figlang_version = None
+    source = Path(figlang.__file__).resolve().parent
+    top = _git(["rev-parse", "--show-toplevel"], source)
+    commit = dirty = None
+    if top and source.is_relative_to(Path(top).resolve()):
+        commit = _git(["rev-parse", "HEAD"], source)
+        status = _git(["status", "--porcelain", "--untracked-files=no"], source)
+        dirty = None if status is None else bool(status)
+    return {"figlang": figlang_version, "git_commit": commit, "git_dirty": dirty, "source": "git checkout" if commit else "installed package"}
+
+
+def split_fingerprint(records: Any) -> dict[str, Any]:
+    """How many records and the sha256 of their sorted ids: a change to a carved split (dev-disjoint, selection)
+    changes it, even when the data files do not change."""
+    import hashlib
+
+    ids = sorted(str(getattr(r, "id")) for r in records)
+    return {"items": len(ids), "ids_sha256": hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()}
+
+
+def provenance(splits: dict[str, Any], selection_split: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
+    """The ``provenance`` block of a results file: the code, every split used (name -> records) and the split each
+    choice was made on (``selection_split``: choice -> split, e.g. {"epoch": "selection", "layer": "selection"});
+    an empty ``selection_split`` says no choice was recorded, not that none was made."""
+    return {
+        "code": code_provenance(),
+        "splits": {name: split_fingerprint(records) for name, records in splits.items()},
+        "selection_split": dict(selection_split or {}),
+        **extra,
+    }
+
+
+def portable_path(path: str | Path | None) -> str | None:
+    """A path as a result file should record it: ``~/...`` under the home directory (the cache), relative to the
+    working directory when it is near (the data in ``../shared/data``), else as given. Result files are committed and read on
+    other machines, where this machine's absolute paths mean nothing."""
+    import os
+
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        return str(path)
+    home = Path.home()
+    if p.is_relative_to(home) and not Path.cwd().is_relative_to(home):
+        return "~/" + str(p.relative_to(home))
+    try:
+        rel = os.path.relpath(p)
+    except ValueError:
+        return str(p)
+    return rel if not rel.startswith("../..") else str(p)

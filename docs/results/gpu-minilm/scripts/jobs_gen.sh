@@ -1,5 +1,5 @@
-source /tmp/stage/s/env.sh
-cd /tmp/stage
+source docs/results/gpu-minilm/scripts/env.sh
+cd .
 echo "start $(date +%T)"
 python3 -c "from figlang.models.install import prepare; print(prepare('smollm2-135m'))" || exit 1
 gen() { # task short method bs evalbs extra...

@@ -1,5 +1,5 @@
-source /tmp/stage/s/env.sh
-cd /tmp/stage
+source docs/results/gpu-minilm/scripts/env.sh
+cd .
 nvidia-smi -L
 echo "start $(date +%T)"
 # IMPLI: the same preset as the leaky CPU table (cpu-impli-folds), on the linked folds; 5 processes x 2 folds

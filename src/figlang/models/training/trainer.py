@@ -24,9 +24,11 @@ Generating methods (``iro``, ``generator``, ``generator-context``, ``generator-l
 only and select on the dev loss (lower is better; ``best.dev_loss`` in figlang.json); their report
 splits are scored by decoding through the harness (FLUTE accuracy with explanations; ROUGE-L/BLEU).
 
-Model selection uses an expression-disjoint dev (``dev-disjoint`` of the narrative tasks,
-training on ``train-disjoint``; for FLUTE a premise-disjoint slice carved from train) and the
-official dev/val is reported too.
+Model selection uses a split the report never scores: ``selection`` of the narrative tasks (carved from
+train-disjoint by expression, training on ``train-fit``), else a slice carved from train; the reported
+splits are dev-disjoint and the official dev/val. Selecting on a split that is also reported is refused
+unless ``select_on_eval_split`` says so, and is then recorded (``provenance.selection_split`` in
+figlang.json, train_result.json and every results.json).
 """
 
 from __future__ import annotations
@@ -58,7 +60,8 @@ PLOT_FILE = "loss_curve.png"
 
 # configuration keys that do not change what is trained (may differ when resuming)
 RUNTIME_KEYS = {"out_dir", "data_dir", "threads", "progress", "save_every", "log_every", "eval_batch_size",
-                "report_splits", "report_limit", "max_minutes", "restart", "preset", "device"}  # fmt: skip
+                "report_splits", "report_limit", "max_minutes", "restart", "preset", "device",
+                "select_on_eval_split", "chosen_on"}  # fmt: skip
 
 
 @dataclass
@@ -70,9 +73,11 @@ class TrainConfig:
     preset: str | None = None
     data_dir: str | None = None
     # data
-    train_split: str | None = None  # default: train-disjoint where the task has it, else train / all
-    dev_split: str | None = None  # default: dev-disjoint where the task has it, else 'carve'
-    report_splits: tuple[str, ...] | None = None  # default: dev split + the official dev/val
+    train_split: str | None = None  # default: train-fit where the task has it, else train / all
+    dev_split: str | None = None  # default: selection where the task has it, else 'carve'
+    report_splits: tuple[str, ...] | None = None  # default: dev-disjoint + the official dev/val (never the dev split)
+    select_on_eval_split: bool = False  # allow early stopping on a split that is also reported (recorded)
+    chosen_on: dict[str, str] | None = None  # other choices made by hand and the split they were made on: {"layer": "selection"}
     carve_fraction: float = 0.1  # dev_split='carve': this share of train, disjoint by carve_key
     carve_key: str = "auto"  # expression | premise | id | auto (expression, else premise)
     limit: int | None = None  # train on a seeded random subset of this many records
@@ -140,6 +145,7 @@ class TrainResult:
     plot_path: Path | None
     extra: dict[str, Any] = field(default_factory=dict)
     best_dev_loss: float | None = None  # generating models select on dev loss
+    provenance: dict[str, Any] | None = None  # code, split fingerprints (train, selection, reported), selection_split
 
     def accuracy(self, split: str) -> float | None:
         m = self.metrics.get(split) or {}
@@ -287,6 +293,8 @@ def default_splits(task: Any, cfg: TrainConfig) -> tuple[str, str, tuple[str, ..
     splits = set(task.splits)
     if cfg.train_split:
         train_split = cfg.train_split
+    elif "train-fit" in splits:
+        train_split = "train-fit"
     elif "train-disjoint" in splits:
         train_split = "train-disjoint"
     elif "train" in splits:
@@ -295,6 +303,8 @@ def default_splits(task: Any, cfg: TrainConfig) -> tuple[str, str, tuple[str, ..
         train_split = task.default_split
     if cfg.dev_split:
         dev_split = cfg.dev_split
+    elif "selection" in splits and train_split == "train-fit":
+        dev_split = "selection"
     elif "dev-disjoint" in splits and train_split == "train-disjoint":
         dev_split = "dev-disjoint"
     else:
@@ -302,10 +312,21 @@ def default_splits(task: Any, cfg: TrainConfig) -> tuple[str, str, tuple[str, ..
     if cfg.report_splits is not None:
         report = tuple(cfg.report_splits)
     else:
-        official = [s for s in ("dev", "val") if s in splits and s != train_split]
-        report = tuple(([dev_split] if dev_split != "carve" else ["carve"]) + official)
+        # dev-disjoint only beside a train split carved from the same train (it shares expressions with the full train)
+        unseen = ("dev-disjoint",) if train_split in ("train-fit", "train-disjoint") else ()
+        report = tuple(s for s in (*unseen, "dev", "val") if s in splits and s not in (train_split, dev_split))
+        if not report:  # nothing else to report (a task with one split): the carved dev, which needs the explicit flag
+            report = (dev_split,)
     for s in (train_split, *(x for x in (dev_split, *report) if x != "carve")):
         task.check_split(s)
+    if dev_split in report and not cfg.select_on_eval_split:
+        shown = "the carved dev ('carve')" if dev_split == "carve" else repr(dev_split)
+        raise FiglangError(
+            f"{shown} would both choose the model (early stopping, the kept checkpoint) and be reported: the figure would "
+            "be chosen on the items it reports. Report other splits (--report-split dev-disjoint), select on another "
+            "(--dev-split selection), or pass --select-on-eval-split to do it anyway (recorded in figlang.json and "
+            "every results.json as provenance.selection_split)"
+        )
     return train_split, dev_split, report
 
 
@@ -767,6 +788,7 @@ def run_training(
             "training": cfg.to_dict() | {"steps_per_epoch": steps_per_epoch, "total_steps": total_steps, "warmup_steps": warmup},
             "data": data_info,
             "best": state["best"],
+            "provenance": (meta_extra or {}).get("provenance"),
             "dev_metrics": metrics or {},
             "versions": library_versions(),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -964,6 +986,8 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
         "task": {"shape": task.shape, "train_split": train_split, "dev_split": dev_split if dev_split != "carve" else
                  f"carved from {train_split}: {cfg.carve_fraction:g} by {cfg.carve_key}", "report_splits": list(sets)},
         "data": {"files": files},
+        "provenance": selection_provenance(cfg, train_split, train, "carved-dev" if dev_split == "carve" else dev_split, dev,
+                                           [s if s != "carve" else "carved-dev" for s in report]),
     }  # fmt: skip
     conflicts = label_conflicts({"train": train, "dev": dev})
     if conflicts:  # no model can fit both copies; across train and dev, selection scores a right answer as wrong
@@ -974,13 +998,26 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
     return train, dev, sets, info
 
 
+def selection_provenance(cfg: TrainConfig, train_name: str, train: Sequence[Record], dev_name: str, dev: Sequence[Record],
+                         reported: Sequence[str] = (), **extra: Any) -> dict[str, Any]:
+    """The provenance block of a training run: code, the train and selection records, and what was chosen where (the
+    epoch / kept checkpoint on the dev split; hand-made choices from ``chosen_on``)."""
+    from ...evaluation.provenance import provenance
+
+    chosen = {"epoch": dev_name, "checkpoint": dev_name, **(cfg.chosen_on or {})}
+    return provenance({train_name: train, dev_name: dev}, chosen, selection_reported=dev_name in reported,
+                      select_on_eval_split=cfg.select_on_eval_split, **extra)  # fmt: skip
+
+
 def _records_results(task: Any, name: str, records: Sequence[Record], method: Any, seed: int, extra: dict[str, Any] | None = None,
                      out_dir: Path | None = None):
     """Predict and score a set of records that is not a task split (a carved dev, a test fold) through the harness;
     writes its run folder when ``out_dir`` is given."""
     from ...evaluation import evaluate_records
 
-    run = evaluate_records(task, method, records, name, out_dir=out_dir, seed=seed, task_extra=extra)
+    chosen = ((getattr(method, "meta", None) or {}).get("provenance") or {}).get("selection_split") or {}
+    run = evaluate_records(task, method, records, name, out_dir=out_dir, seed=seed, task_extra=extra,
+                           extra={"selection_split": chosen})
     return run.predictions, run.metrics, run.results
 
 
@@ -1029,6 +1066,17 @@ def _compact(metrics: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _with_reported_splits(prov: dict[str, Any], out: Path, sets: dict[str, Any]) -> dict[str, Any]:
+    """The training provenance plus the fingerprint of every reported split, read back from its eval/<name>/results.json."""
+    splits = dict(prov.get("splits") or {})
+    for name in sets:
+        try:
+            splits.update(json.loads((out / "eval" / name / "results.json").read_text(encoding="utf-8"))["provenance"]["splits"])
+        except (OSError, KeyError, ValueError):
+            continue
+    return {**prov, "splits": splits, "reported_splits": list(sets)}
+
+
 def train(
     task: str | Any,
     method: str,
@@ -1065,10 +1113,15 @@ def train(
         out_dir=out, method=cfg.method, best_step=best.get("step"), best_epoch=best.get("epoch"),
         best_dev_accuracy=best.get("dev_accuracy"), metrics=metrics, steps=state["step"], stopped=summary["stopped"],
         resumed=summary["resumed"], seconds=summary["seconds"], log_path=out / LOG_FILE, plot_path=summary["plot"],
-        best_dev_loss=best.get("dev_loss"),
+        best_dev_loss=best.get("dev_loss"), provenance=_with_reported_splits(info["provenance"], out, sets),
     )  # fmt: skip
     _atomic_json(out / "train_result.json", result.to_dict())
     return result
+
+
+FOLD_GROUPING = "linked: records that share a normalised idiom or a premise are one group (no idiom, no premise in two folds)"
+FOLD_SELECTION = ("inside each fold: a seeded expression-disjoint slice (carve_fraction, linked grouping) of that fold's "
+                  "training part chooses the epoch and the kept checkpoint; the test fold is scored once")  # fmt: skip
 
 
 def train_folds(
@@ -1092,6 +1145,7 @@ def train_folds(
     """
     from ...data.registry import get_task
     from ...data.splits import expression_disjoint_split, expression_folds
+    from ...evaluation.provenance import code_provenance, split_fingerprint
     from ...evaluation.scoring import MetricOptions, score
     from ..trained.methods import TrainedMethod
 
@@ -1119,7 +1173,9 @@ def train_folds(
         rest = seeded_subset(rest, cfg.limit, cfg.seed + f)
         dev = seeded_subset(dev, cfg.dev_limit, cfg.seed + 1 + f)
         info = {"task": {"shape": t.shape, "folds": k, "fold": f, "fold_test_items": len(fold_test),
-                         "fold_test_records_sha256": records_digest(fold_test)}}  # fmt: skip
+                         "fold_test_records_sha256": records_digest(fold_test)},
+                "provenance": selection_provenance(cfg, f"fold-{f}-train", rest, f"fold-{f}-selection", dev, (f"test-fold-{f}",),
+                                                   fold_grouping=FOLD_GROUPING, selection_from=FOLD_SELECTION)}  # fmt: skip
         best_model, summary = run_training(cfg, rest, dev, labels=t.labels, meta_extra=info, restart=restart)
         method_obj = TrainedMethod(model=str(cfg.out_dir), loaded=best_model, batch_size=cfg.eval_batch_size or 64)
         preds, m, _ = _records_results(t, f"test-fold-{f}", fold_test, method_obj, cfg.seed, {"fold": f, "folds": k},
@@ -1148,6 +1204,12 @@ def train_folds(
         # the folds are disjoint by idiom, so the question is how a model does on new idioms: resample idioms, not pairs
         "pooled_ci_by_expression": {key: by_idiom[key] for key in ("accuracy", "by_gold_label")},
         "per_fold": per_fold,
+        # how the folds were made and where each fold's model was chosen: leaky (span) and leak-free (linked) fold
+        # summaries must not read alike
+        "fold_grouping": FOLD_GROUPING,
+        "selection": FOLD_SELECTION,
+        "provenance": {"code": code_provenance(), "splits": {"pooled-test-folds": split_fingerprint(pooled_records)},
+                       "selection_split": {"epoch": "fold-N-selection", "checkpoint": "fold-N-selection", **(base_cfg.chosen_on or {})}},
     }  # fmt: skip
     _atomic_json(out / "folds_summary.json", summary_out)
     return summary_out

@@ -1,0 +1,276 @@
+"""The results registry: every figure README.md and docs/ quote, tied to the result file it comes from.
+
+``docs/results/INDEX.yaml`` lists groups of quoted figures. A group names the document that quotes
+them, the result file (relative to docs/results) and, for a figure in a results table, the table
+(the Markdown table after a ``<!-- results-table: NAME -->`` comment) and a text that picks its row::
+
+    - doc: README.md
+      table: suite
+      row: impli-idioms-manual
+      file: zs/impli-manual-nli-score-smollm2/results.json
+      figures:
+        - [accuracy, "45.6", metrics.accuracy.accuracy, 100]    # id, printed text, key path, scale
+        - [majority, "54.4", metrics, 100, majority]             # ... and a derivation
+
+Why: a figure typed into a document drifts from the run that made it (a rerun, a rounding, a copy
+from another table). Here each printed figure is checked against its file at the printed precision
+(:func:`check_index`), every number of a marked results table must be a registered figure or sit in
+a row that says it has no result file (:func:`unmarked_numbers`), and the tables can be rewritten
+from the files (:func:`regenerate_tables`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..data.errors import FiglangError
+
+INDEX_FILE = "INDEX.yaml"
+NO_RESULT_FILE = "(no result file; to be re-run)"
+# <!-- results-table: NAME --> or <!-- results-table: NAME no-file=ⁿ -->: ⁿ in a cell stands for NO_RESULT_FILE
+# (a table's legend must then say so), so a table of many unbacked cells stays readable
+_TABLE_MARK = re.compile(r"<!--\s*results-table:\s*([\w.-]+)(?:\s+no-file=(\S+))?\s*-->")
+# a number standing alone: not part of a word or a file name (option1, gpt2-xl, k5, p0.9.jsonl)
+NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|\.\w)")
+
+
+@dataclass(frozen=True)
+class Figure:
+    doc: str  # the quoting document, relative to the repository root
+    id: str
+    text: str  # as printed: "73.24", "1,157"
+    file: str  # relative to the results folder
+    key: tuple[str, ...]
+    scale: float = 1.0
+    derive: str | None = None
+    table: str | None = None
+    row: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.doc} {self.table + ' ' if self.table else ''}{self.row + ' ' if self.row else ''}{self.id} ({self.text})"
+
+
+def load_index(results_dir: str | Path) -> list[Figure]:
+    """The figures of ``results_dir/INDEX.yaml``, in file order."""
+    import yaml
+
+    path = Path(results_dir) / INDEX_FILE
+    if not path.exists():
+        raise FiglangError(f"{path}: no results index; it lists every quoted figure and its result file")
+    groups = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+    out: list[Figure] = []
+    for g, group in enumerate(groups):
+        try:
+            for item in group["figures"]:
+                fid, text, key, *rest = item
+                out.append(Figure(doc=group["doc"], id=str(fid), text=str(text), file=group["file"],
+                                  key=tuple(str(key).split(".")) if key else (), scale=float(rest[0]) if rest else 1.0,
+                                  derive=rest[1] if len(rest) > 1 else None, table=group.get("table"), row=group.get("row")))  # fmt: skip
+        except (KeyError, TypeError, ValueError) as err:
+            raise FiglangError(f"{path}: group {g + 1} is malformed ({err}); see figlang.evaluation.registry for the format") from None
+    return out
+
+
+def _majority(node: Any) -> float:
+    """The majority-label rate of a scored split: the largest gold label's share."""
+    counts = [v["n"] for v in node["by_gold_label"].values()]
+    return max(counts) / sum(counts)
+
+
+def _fold_accuracies(node: Any) -> list[float]:
+    """The test-fold accuracies of a folds_summary.json ``per_fold``."""
+    return [v["accuracy"]["accuracy"] if isinstance(v["accuracy"], dict) else v["accuracy"] for v in node.values()]
+
+
+DERIVATIONS: dict[str, Callable[[Any], float]] = {
+    "majority": _majority,
+    "count": lambda node: float(len(node)),
+    "min_fold": lambda node: min(_fold_accuracies(node)),
+    "max_fold": lambda node: max(_fold_accuracies(node)),
+}
+
+
+def _read(path: Path, cache: dict[Path, Any]) -> Any:
+    if path not in cache:
+        cache[path] = json.loads(path.read_text(encoding="utf-8"))
+    return cache[path]
+
+
+def figure_value(figure: Figure, results_dir: str | Path, cache: dict[Path, Any] | None = None) -> float:
+    """The value the figure's key path names in its file, derived and scaled as the index says."""
+    path = Path(results_dir) / figure.file
+    if not path.exists():
+        raise FiglangError(f"{figure.where}: result file {path} does not exist")
+    node = _read(path, {} if cache is None else cache)
+    for part in figure.key:
+        try:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        except (KeyError, IndexError, ValueError, TypeError):
+            raise FiglangError(f"{figure.where}: {path} has no {'.'.join(figure.key)} (stops at {part!r})") from None
+    if figure.derive:
+        if figure.derive not in DERIVATIONS:
+            raise FiglangError(f"{figure.where}: unknown derivation {figure.derive!r} (known: {', '.join(DERIVATIONS)})")
+        node = DERIVATIONS[figure.derive](node)
+    if not isinstance(node, (int, float)) or isinstance(node, bool):
+        raise FiglangError(f"{figure.where}: {path} {'.'.join(figure.key)} is not a number: {node!r}")
+    return float(node) * figure.scale
+
+
+def decimals(text: str) -> int:
+    return len(text.split(".", 1)[1]) if "." in text else 0
+
+
+def format_like(value: float, text: str) -> str:
+    """``value`` printed as ``text`` is: the same number of decimals, thousands separators if it has them."""
+    places = decimals(text)
+    return f"{value:,.{places}f}" if "," in text else f"{value:.{places}f}"
+
+
+def matches(value: float, text: str) -> bool:
+    """Whether ``text`` is ``value`` rounded at its printed precision (half a unit of its last digit either way)."""
+    printed = float(text.replace(",", ""))
+    return abs(value - printed) <= 0.5 * 10 ** -decimals(text) + 1e-9 * max(1.0, abs(printed))
+
+
+def results_tables(markdown: str) -> dict[str, list[str]]:
+    """NAME -> the data rows of the Markdown table that follows ``<!-- results-table: NAME -->``."""
+    lines = markdown.splitlines()
+    out: dict[str, list[str]] = {}
+    for i, line in enumerate(lines):
+        mark = _TABLE_MARK.search(line)
+        if not mark:
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].lstrip().startswith("|"):
+            j += 1
+        rows = []
+        while j < len(lines) and lines[j].lstrip().startswith("|"):
+            rows.append(lines[j])
+            j += 1
+        out[mark.group(1)] = [r for r in rows[2:]]  # header and its |---| line carry no figures
+    return out
+
+
+def table_markers(markdown: str) -> dict[str, str]:
+    """NAME -> the short marker a table declares for cells without a result file (``no-file=ⁿ``), if any."""
+    return {m.group(1): m.group(2) for m in _TABLE_MARK.finditer(markdown) if m.group(2)}
+
+
+def _row_of(rows: Sequence[str], figure: Figure) -> int | None:
+    found = [i for i, r in enumerate(rows) if figure.row and figure.row in r]
+    return found[0] if len(found) == 1 else None
+
+
+def assign(rows: Sequence[str], figures: Sequence[Figure]) -> tuple[dict[int, dict[int, Figure]], list[str]]:
+    """Each table figure bound to a number token of its row (in index order, first free equal token), and problems."""
+    bound: dict[int, dict[int, Figure]] = {}
+    problems: list[str] = []
+    for figure in figures:
+        i = _row_of(rows, figure)
+        if i is None:
+            problems.append(f"{figure.where}: the row text {figure.row!r} picks no single row of table {figure.table!r}")
+            continue
+        tokens = [m.group(0) for m in NUMBER.finditer(rows[i])]
+        taken = bound.setdefault(i, {})
+        slot = next((t for t, tok in enumerate(tokens) if tok == figure.text and t not in taken), None)
+        if slot is None:
+            problems.append(f"{figure.where}: {figure.text!r} is not printed (or printed fewer times than registered) in its row")
+            continue
+        taken[slot] = figure
+    return bound, problems
+
+
+def check_index(figures: Sequence[Figure], results_dir: str | Path, root: str | Path) -> list[str]:
+    """Every problem with the registered figures: a missing file or key, a value that the printed text does not
+    round to, a figure the document does not print. Empty when all hold."""
+    root = Path(root)
+    problems: list[str] = []
+    cache: dict[Path, Any] = {}
+    docs: dict[str, str] = {}
+    for figure in figures:
+        doc = root / figure.doc
+        if figure.doc not in docs:
+            if not doc.exists():
+                problems.append(f"{figure.where}: the document {doc} does not exist")
+                continue
+            docs[figure.doc] = doc.read_text(encoding="utf-8")
+        try:
+            value = figure_value(figure, results_dir, cache)
+        except FiglangError as err:
+            problems.append(str(err))
+            continue
+        if not matches(value, figure.text):
+            problems.append(f"{figure.where}: the file says {format_like(value, figure.text)} ({value!r}), the document prints {figure.text}")
+        if figure.table is None and not re.search(rf"(?<![\w.]){re.escape(figure.text)}(?![\w]|\.\d)", docs[figure.doc]):
+            problems.append(f"{figure.where}: {figure.doc} does not print {figure.text}")
+    for doc, text in docs.items():
+        tables = results_tables(text)
+        for name in sorted({f.table for f in figures if f.doc == doc and f.table}):
+            if name not in tables:
+                problems.append(f"{doc}: no table marked <!-- results-table: {name} --> for the registered figures")
+                continue
+            problems += assign(tables[name], [f for f in figures if f.doc == doc and f.table == name])[1]
+    return problems
+
+
+def unmarked_numbers(doc: str, text: str, figures: Sequence[Figure]) -> list[str]:
+    """Numbers in a marked results table of ``doc`` that no registered figure backs, outside rows (the marker in
+    their first cell) or cells that say they have no result file."""
+    problems: list[str] = []
+    markers = table_markers(text)
+    for name, rows in results_tables(text).items():
+        bound, _ = assign(rows, [f for f in figures if f.doc == doc and f.table == name])
+        said = "|".join(re.escape(m) for m in (NO_RESULT_FILE, markers.get(name)) if m)
+        for i, row in enumerate(rows):
+            if NO_RESULT_FILE in row.split("|")[1]:  # in the first cell: the whole row
+                continue
+            excused = [(m.start(), m.end()) for m in re.finditer(rf"[^|]*(?:{said})[^|]*", row)]
+            for t, m in enumerate(NUMBER.finditer(row)):
+                if t not in bound.get(i, {}) and not any(a <= m.start() < b for a, b in excused):
+                    problems.append(f"{doc} table {name!r}: {m.group(0)} in row {row.strip()[:60]!r}… has no result file in {INDEX_FILE}")
+    return problems
+
+
+def regenerate_tables(text: str, doc: str, figures: Sequence[Figure], results_dir: str | Path) -> tuple[str, list[str]]:
+    """``text`` with every registered table figure reprinted from its file at its printed precision; the changes.
+
+    A row whose every number is registered is rewritten by position (the index lists a row's figures in the order
+    the row prints them), so a figure is restored whatever it prints now; other rows by their registered texts."""
+    lines = text.splitlines(keepends=True)
+    tables = results_tables(text)
+    changes: list[str] = []
+    cache: dict[Path, Any] = {}
+    for name, rows in tables.items():
+        mine = [f for f in figures if f.doc == doc and f.table == name]
+        bound, _ = assign(rows, mine)
+        for i, row in enumerate(rows):
+            in_row = [f for f in mine if _row_of(rows, f) == i]
+            if in_row and len(in_row) == len(NUMBER.findall(row)):
+                slots = dict(enumerate(in_row))  # every number registered, in row order: by position, whatever it prints now
+            else:
+                slots = bound.get(i, {})
+            if not slots:
+                continue
+            pieces, last = [], 0
+            for t, m in enumerate(NUMBER.finditer(row)):
+                if t in slots:
+                    new = format_like(figure_value(slots[t], results_dir, cache), slots[t].text)
+                    if new != m.group(0):
+                        changes.append(f"{doc} {name} {slots[t].row}: {m.group(0)} -> {new}")
+                    pieces += [row[last : m.start()], new]
+                    last = m.end()
+            new_row = "".join(pieces) + row[last:]
+            at = next(k for k, line in enumerate(lines) if line.rstrip("\r\n") == row)
+            lines[at] = new_row + lines[at][len(row):]
+    return "".join(lines), changes
+
+
+
+__all__ = ["Figure", "INDEX_FILE", "NO_RESULT_FILE", "check_index", "figure_value", "format_like", "load_index",
+           "matches", "regenerate_tables", "results_tables", "unmarked_numbers"]  # fmt: skip

@@ -1,0 +1,108 @@
+"""Every figure README.md and docs/ quote is backed by a committed result file (docs/results/INDEX.yaml).
+
+The registry test fails when a registered figure has no file or key, when the printed text differs from
+the file by one unit in its last printed digit, and when a marked results table prints a number that no
+registered figure backs (outside rows that say they have no result file).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from figlang.evaluation.registry import (
+    NO_RESULT_FILE,
+    Figure,
+    check_index,
+    figure_value,
+    load_index,
+    matches,
+    regenerate_tables,
+    results_tables,
+    unmarked_numbers,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "docs" / "results"
+DOCS = ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").glob("*.md"))]
+
+
+@pytest.fixture(scope="module")
+def figures() -> list[Figure]:
+    return load_index(RESULTS)
+
+
+def test_every_registered_figure_matches_its_result_file(figures):
+    assert len(figures) >= 90
+    problems = check_index(figures, RESULTS, REPO)
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_every_number_of_a_marked_results_table_is_registered(figures):
+    tables_seen = 0
+    problems: list[str] = []
+    for doc in DOCS:
+        text = (REPO / doc).read_text(encoding="utf-8")
+        tables_seen += len(results_tables(text))
+        problems += unmarked_numbers(doc, text, figures)
+    assert tables_seen >= 4  # README's suite, paper-output and baseline tables at least
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_a_figure_one_unit_off_in_its_last_digit_fails(figures):
+    """Change each kind of printed figure by one unit of its last digit: the check must catch it."""
+    picked = {f.text.count(".") and len(f.text.split(".")[1]): f for f in figures if "," not in f.text}  # one per precision
+    assert len(picked) >= 3
+    for figure in picked.values():
+        places = len(figure.text.split(".")[1]) if "." in figure.text else 0
+        for step in (1, -1):
+            shifted = f"{float(figure.text) + step * 10 ** -places:.{places}f}"
+            wrong = dataclasses.replace(figure, text=shifted)
+            assert not matches(figure_value(figure, RESULTS), shifted), wrong.where
+            assert check_index([wrong], RESULTS, REPO), f"{wrong.where} passed the check"
+
+
+def test_a_table_number_without_a_file_fails_unless_its_row_says_so(figures, tmp_path):
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    rows = results_tables(readme)["baselines"]
+    extra = "| impli / all | coin flip | 50.00 [47.1, 52.9] | `figlang eval -t impli -m random` |"
+    changed = readme.replace(rows[-1], rows[-1] + "\n" + extra)
+    problems = unmarked_numbers("README.md", changed, figures)
+    assert len(problems) == 3 and all("coin flip" in p for p in problems)
+    marked = readme.replace(rows[-1], rows[-1] + "\n" + extra.replace("impli / all", f"impli / all {NO_RESULT_FILE}"))
+    assert not unmarked_numbers("README.md", marked, figures)  # in the first cell: the whole row
+    # elsewhere the marker excuses its own cell only
+    cell = "| impli / all | coin flip | 50.00 " + NO_RESULT_FILE + " | [47.1, 52.9] | `figlang eval -t impli -m random` |"
+    problems = unmarked_numbers("README.md", readme.replace(rows[-1], rows[-1] + "\n" + cell), figures)
+    assert [p.split(": ")[1].split(" ")[0] for p in problems] == ["47.1", "52.9"]
+    # a registered figure whose file is gone
+    gone = dataclasses.replace(figures[0], file="nowhere/results.json")
+    assert any("does not exist" in p for p in check_index([gone], RESULTS, REPO))
+
+
+def test_regenerating_the_tables_from_the_files_restores_a_changed_figure(figures):
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    same, changes = regenerate_tables(readme, "README.md", figures, RESULTS)
+    assert same == readme and changes == []
+    figure = next(f for f in figures if f.table == "baselines" and f.id == "accuracy")
+    row = next(r for r in results_tables(readme)["baselines"] if figure.row in r)
+    broken = readme.replace(row, row.replace(figure.text, "12.34", 1))
+    fixed, changes = regenerate_tables(broken, "README.md", figures, RESULTS)
+    assert fixed == readme and changes == [f"README.md baselines {figure.row}: 12.34 -> {figure.text}"]
+
+
+def test_figlang_report_readme_tables_rewrites_the_readme(tmp_path, figures):
+    from typer.testing import CliRunner
+
+    from figlang.cli.main import app
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    figure = next(f for f in figures if f.table == "paper-discriminative")
+    row = next(r for r in results_tables(readme)["paper-discriminative"] if figure.row in r)
+    copy = tmp_path / "README.md"
+    copy.write_text(readme.replace(row, row.replace(figure.text, "99.99", 1)), encoding="utf-8")
+    res = CliRunner().invoke(app, ["report", str(RESULTS), "--readme-tables", str(copy)])
+    assert res.exit_code == 0, res.output
+    assert copy.read_text(encoding="utf-8") == readme and "99.99 ->" in res.output
