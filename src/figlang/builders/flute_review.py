@@ -74,7 +74,8 @@ def read_table(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list
     return rows, problems
 
 
-def _write_rows(path: Path, rows: list[dict[str, Any]], columns: tuple[str, ...], fmt: str | None) -> None:
+def write_table(path: Path, rows: list[dict[str, Any]], columns: tuple[str, ...], fmt: str | None) -> None:
+    """Write rows as CSV (TSV for a .tsv name) or JSONL, atomically; the format follows the name unless given."""
     fmt = fmt or ("csv" if path.suffix.lower() in (".csv", ".tsv") else "jsonl")
     if fmt == "csv":
         with atomic_write(path, encoding="utf-8") as fh:
@@ -124,7 +125,7 @@ def export_queue(run: str | Path, out: str | Path, fmt: str | None = None, inclu
                      "edited_label": "", "edited_explanation": "", "note": ""})  # fmt: skip
         if limit is not None and len(rows) >= limit:
             break
-    _write_rows(Path(out), rows, QUEUE_COLUMNS, fmt)
+    write_table(Path(out), rows, QUEUE_COLUMNS, fmt)
     return len(rows)
 
 

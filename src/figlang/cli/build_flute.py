@@ -185,10 +185,11 @@ def import_cmd(
         raise typer.Exit(1)
 
 
-def render_rates(rates: dict) -> None:
-    table = Table(title="verification (current candidates)")
-    for col in ("figure type", "candidates", "reviewed", "accept", "edit", "reject", "unreviewed"):
-        table.add_column(col, justify="left" if col == "figure type" else "right")
+def render_rates(rates: dict, group: str = "figure type", title: str = "verification (current candidates)") -> None:
+    """The accept / edit / reject table of a review (FLUTE creator per figure type, IMPLI generator per pair type)."""
+    table = Table(title=title)
+    for col in (group, "candidates", "reviewed", "accept", "edit", "reject", "unreviewed"):
+        table.add_column(col, justify="left" if col == group else "right")
     for t, r in rates.items():
         def pct(k: str) -> str:
             return f"{r[k]} ({r[k] / r['reviewed']:.0%})" if r["reviewed"] else str(r[k])
