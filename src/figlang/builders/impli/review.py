@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from ...data.errors import DataError
 from ...data.io import atomic_write, read_jsonl, write_json, write_jsonl
 from ...data.records import ENTAILMENT, NON_ENTAILMENT
 from ...data.text import collapse_spaces
-from ..flute_review import VERDICTS, read_table, write_table
+from ..review_queue import VerdictsImportReport, edits_of, located_rows, tally, verdict_of, write_table
 from .outputs import GENERATOR_VERSION, PAIR_TYPES
 from .sentences import one_line
 
@@ -116,67 +115,32 @@ def export_queue(out: str | Path, dest: str | Path, fmt: str | None = None, incl
     return len(rows)
 
 
-@dataclass
-class ReviewImport:
-    """What an import stored and what it refused (each refusal located as file:line)."""
-
-    rows: int = 0
-    stored: int = 0
-    blank: int = 0
-    verdicts: Counter = field(default_factory=Counter)
-    errors: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rows": self.rows, "stored": self.stored, "blank": self.blank, "verdicts": dict(self.verdicts),
-                "errors": self.errors, "notes": self.notes}  # fmt: skip
-
-
-def import_verdicts(out: str | Path, path: str | Path) -> ReviewImport:
+def import_verdicts(out: str | Path, path: str | Path) -> VerdictsImportReport:
     """Check and store a reviewed queue file; bad rows are reported (file:line) and left out."""
-    report = ReviewImport()
-    rows, problems = read_table(path)
-    report.errors.extend(problems)
-    return store_verdicts(out, [(f"{path}:{line}", line, row) for line, row in rows], report)
+    report = VerdictsImportReport()
+    return store_verdicts(out, located_rows(path, report), report)
 
 
-def record_verdict(out: str | Path, row: dict[str, Any], where: str) -> ReviewImport:
+def record_verdict(out: str | Path, row: dict[str, Any], where: str) -> VerdictsImportReport:
     """Store one verdict given as a queue row, checked as an imported row is (the web form's way in)."""
-    return store_verdicts(out, [(where, 1, row)], ReviewImport())
+    return store_verdicts(out, [(where, 1, row)], VerdictsImportReport())
 
 
 def _label(value: str) -> str | None:
     return _LABEL_SPELLINGS.get(value.lower().replace("  ", " "))
 
 
-def store_verdicts(out: str | Path, rows: list[tuple[str, int, dict[str, Any]]], report: ReviewImport) -> ReviewImport:
+def store_verdicts(out: str | Path, rows: list[tuple[str, int, dict[str, Any]]], report: VerdictsImportReport) -> VerdictsImportReport:
     """Check (origin, line, row) verdict rows against the folder's pairs and store the good ones atomically."""
     pairs = load_pairs(out)
     stored = {v["id"]: v for v in read_jsonl(_verdicts_path(out))}
     seen: dict[str, int] = {}
     new: dict[str, dict[str, Any]] = {}
     for where, line, row in rows:
-        report.rows += 1
-        pid = collapse_spaces(row.get("id"))
-        if not pid:
-            report.errors.append(f"{where}: no id")
+        checked = verdict_of(where, line, row, pairs, seen, report, str(out))
+        if checked is None:
             continue
-        if pid in seen:
-            report.errors.append(f"{where}: duplicate id {pid!r} (first at line {seen[pid]})")
-            continue
-        seen[pid] = line
-        pair = pairs.get(pid)
-        if pair is None:
-            report.errors.append(f"{where}: unknown id {pid!r} (not a pair of {out})")
-            continue
-        raw = collapse_spaces(row.get("verdict")).lower()
-        if not raw:
-            report.blank += 1
-            continue
-        verdict = VERDICTS.get(raw)
-        if verdict is None:
-            report.errors.append(f"{where}: verdict {row.get('verdict')!r} is not accept, edit or reject")
-            continue
+        pid, pair, verdict = checked
         reason = collapse_spaces(row.get("reason")).lower().replace(" ", "_")
         note = collapse_spaces(row.get("note"))
         if verdict == "reject":
@@ -192,32 +156,8 @@ def store_verdicts(out: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
         elif reason:
             report.errors.append(f"{where}: a reason ({reason!r}) is only for verdict 'reject'")
             continue
-        edits: dict[str, str] = {}
-        bad = None
-        for f in EDITABLE:
-            value = collapse_spaces(row.get(f"edited_{f}"))
-            if not value:
-                continue
-            if f == "label":
-                label = _label(value)
-                if label is None:
-                    bad = f"edited_label {value!r} is not {ENTAILMENT} or {NON_ENTAILMENT}"
-                    break
-                value = label
-            if value != collapse_spaces(pair[f]):
-                edits[f] = value
-        if bad:
-            report.errors.append(f"{where}: {bad}")
-            continue
-        if verdict == "edit" and not edits:
-            report.errors.append(f"{where}: verdict 'edit' but no edited_premise/hypothesis/label changes the pair")
-            continue
-        if verdict != "edit" and edits:
-            report.errors.append(f"{where}: verdict {verdict!r} with edited fields ({', '.join(edits)}): use verdict 'edit' to keep them")
-            continue
-        final = {f: edits.get(f, pair[f]) for f in EDITABLE}
-        if verdict == "edit" and final["premise"].lower() == final["hypothesis"].lower():
-            report.errors.append(f"{where}: the edited premise and hypothesis are the same sentence")
+        edits = edits_of(where, row, pair, verdict, EDITABLE, _label, f"{ENTAILMENT} or {NON_ENTAILMENT}", report)
+        if edits is None:
             continue
         fingerprint = _fingerprint(pair["premise"], pair["hypothesis"])
         old = stored.get(pid)
@@ -234,22 +174,7 @@ def store_verdicts(out: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
 
 def review_rates(out: str | Path) -> dict[str, dict[str, int]]:
     """Per pair type (and ``all`` when there are several): pairs, reviewed, accept, edit, reject, unreviewed."""
-    rates: dict[str, Counter] = {}
-    for item in queue_items(out):
-        r = rates.setdefault(item["pair_type"], Counter({"candidates": 0, "reviewed": 0, "accept": 0, "edit": 0, "reject": 0, "unreviewed": 0}))
-        r["candidates"] += 1
-        if item["review"] is None:
-            r["unreviewed"] += 1
-        else:
-            r["reviewed"] += 1
-            r[item["review"]["verdict"]] += 1
-    ordered = {t: dict(rates[t]) for t in list(PAIR_TYPES) + sorted(set(rates) - set(PAIR_TYPES)) if t in rates}
-    if len(ordered) > 1:
-        total: Counter = Counter()
-        for r in ordered.values():
-            total.update(r)
-        ordered["all"] = dict(total)
-    return ordered
+    return tally(((i["pair_type"], i["review"] and i["review"]["verdict"]) for i in queue_items(out)), PAIR_TYPES)
 
 
 def reject_reasons(out: str | Path) -> dict[str, int]:
