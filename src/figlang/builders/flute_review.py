@@ -31,7 +31,7 @@ from ..data.io import atomic_write, read_jsonl, write_json, write_jsonl
 from ..data.text import collapse_spaces
 from .flute_creator import REVIEW_DIR, load_candidates, load_records, pairs_of
 from .flute_inputs import FIGURE_TYPES
-from .review_queue import VerdictsImportReport, edits_of, located_rows, read_table, tally, verdict_of, write_table
+from .review_queue import VerdictsImportReport, edits_of, import_file, read_table, tally, verdict_of, write_queue
 
 __all__ = ["VerdictsImportReport", "current_verdicts", "export_queue", "finalize", "import_verdicts", "queue_items", "read_table",
            "record_verdict", "review_rates", "store_verdicts"]  # fmt: skip
@@ -70,24 +70,14 @@ def export_queue(run: str | Path, out: str | Path, fmt: str | None = None, inclu
                  figure_types: tuple[str, ...] | None = None, limit: int | None = None) -> int:  # fmt: skip
     """Write the candidates still waiting for a verdict (all with ``include_reviewed``) as a review queue."""
     verdicts = current_verdicts(run)
-    rows = []
-    for c in load_candidates(run):
-        if figure_types and c["figure_type"] not in figure_types:
-            continue
-        if not include_reviewed and (c["id"], int(c["revision"])) in verdicts:
-            continue
-        rows.append({**{k: c.get(k) for k in QUEUE_COLUMNS if k in c}, "verdict": "", "edited_premise": "", "edited_hypothesis": "",
-                     "edited_label": "", "edited_explanation": "", "note": ""})  # fmt: skip
-        if limit is not None and len(rows) >= limit:
-            break
-    write_table(Path(out), rows, QUEUE_COLUMNS, fmt)
-    return len(rows)
+    todo = (c for c in load_candidates(run) if (not figure_types or c["figure_type"] in figure_types)
+            and (include_reviewed or (c["id"], int(c["revision"])) not in verdicts))  # fmt: skip
+    return write_queue(out, todo, QUEUE_COLUMNS, fmt, limit)
 
 
 def import_verdicts(run: str | Path, path: str | Path) -> VerdictsImportReport:
     """Validate and store a reviewed queue; bad rows are reported (file:line) and left out."""
-    report = VerdictsImportReport()
-    return store_verdicts(run, located_rows(path, report), report)
+    return import_file(store_verdicts, run, path)
 
 
 def record_verdict(run: str | Path, row: dict[str, Any], where: str) -> VerdictsImportReport:

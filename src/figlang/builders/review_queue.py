@@ -10,6 +10,7 @@ import csv
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,16 @@ def write_table(path: Path, rows: list[dict[str, Any]], columns: tuple[str, ...]
         raise DataError(f"unknown format {fmt!r}: use csv or jsonl")
 
 
+def write_queue(dest: str | Path, items: Iterable[dict[str, Any]], columns: tuple[str, ...], fmt: str | None,
+                limit: int | None = None) -> int:  # fmt: skip
+    """Write a review queue: each item's fields for the columns before ``verdict``, the columns from ``verdict`` on
+    left blank for the reviewer; at most ``limit`` rows. Returns the rows written."""
+    fill = set(columns[columns.index("verdict"):])
+    rows = [{c: "" if c in fill else item.get(c) for c in columns} for item in islice(items, limit)]
+    write_table(Path(dest), rows, columns, fmt)
+    return len(rows)
+
+
 @dataclass
 class VerdictsImportReport:
     rows: int = 0
@@ -82,6 +93,12 @@ def located_rows(path: str | Path, report: VerdictsImportReport) -> list[tuple[s
     rows, problems = read_table(path)
     report.errors.extend(problems)
     return [(f"{path}:{line}", line, row) for line, row in rows]
+
+
+def import_file(store: Callable[..., VerdictsImportReport], folder: str | Path, path: str | Path) -> VerdictsImportReport:
+    """Run a review module's ``store(folder, rows, report)`` over a reviewed queue file (rows located file:line)."""
+    report = VerdictsImportReport()
+    return store(folder, located_rows(path, report), report)
 
 
 def verdict_of(where: str, line: int, row: dict[str, Any], pairs: dict[str, Any], seen: dict[str, int],

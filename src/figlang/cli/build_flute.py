@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from collections.abc import Callable
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -172,15 +173,19 @@ def import_cmd(
     from ..builders.flute_review import import_verdicts, review_rates
 
     report = import_verdicts(run, verdicts)
-    rates = review_rates(run)
+    show_import(verdicts, report, review_rates(run), as_json, render_rates)
+
+
+def show_import(queue: Path, report: Any, rates: dict, as_json: bool, render: Callable[[dict], None]) -> None:
+    """Print a review import (or its JSON) and the rates after it; exit 1 when rows were refused."""
     if as_json:
         typer.echo(json.dumps({"import": report.to_dict(), "rates": rates}, indent=2, ensure_ascii=False))
-        return
-    console.print(f"{verdicts}: {report.rows} row(s); {report.stored} verdict(s) stored, {report.blank} without a verdict, "
-                  f"{len(report.errors)} rejected")  # fmt: skip
-    print_problems("rows not imported", report.errors, limit=20)
-    print_problems("notes", report.notes)
-    render_rates(rates)
+    else:
+        console.print(f"{queue}: {report.rows} row(s); {report.stored} verdict(s) stored, {report.blank} without a verdict, "
+                      f"{len(report.errors)} rejected")  # fmt: skip
+        print_problems("rows not imported", report.errors, limit=20)
+        print_problems("notes", report.notes)
+        render(rates)
     if report.errors:
         raise typer.Exit(1)
 

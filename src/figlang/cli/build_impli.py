@@ -37,7 +37,7 @@ from ..builders.impli import (
 from ..data.errors import FiglangError, LoadOptions, LoadReport
 from ..data.io import write_json, write_jsonl
 from ..data.paths import resolve_data_dir
-from .common import DataDirOption, console, err_console, print_problems
+from .common import DataDirOption, console, err_console
 
 app = typer.Typer(
     help="Build IMPLI pairs (paper section 3): idioms replaced by definitions in figurative contexts "
@@ -375,19 +375,10 @@ def review_import_cmd(
 ) -> None:
     """Check and store verdicts in OUT/review/verdicts.jsonl (bad rows are listed with file:line and left out)."""
     from ..builders.impli.review import import_verdicts, review_rates
+    from .build_flute import show_import
 
     report = import_verdicts(out, queue)
-    rates = review_rates(out)
-    if as_json:
-        typer.echo(json.dumps({"import": report.to_dict(), "rates": rates}, indent=2, ensure_ascii=False))
-    else:
-        console.print(f"{queue}: {report.rows} row(s); {report.stored} verdict(s) stored, {report.blank} without a verdict, "
-                      f"{len(report.errors)} rejected")  # fmt: skip
-        print_problems("rows not imported", report.errors, limit=20)
-        print_problems("notes", report.notes)
-        _render_impli_rates(rates)
-    if report.errors:
-        raise typer.Exit(1)
+    show_import(queue, report, review_rates(out), as_json, _render_impli_rates)
 
 
 @app.command("review-stats")

@@ -26,7 +26,7 @@ from ...data.errors import DataError
 from ...data.io import atomic_write, read_jsonl, write_json, write_jsonl
 from ...data.records import ENTAILMENT, NON_ENTAILMENT
 from ...data.text import collapse_spaces
-from ..review_queue import VerdictsImportReport, edits_of, located_rows, tally, verdict_of, write_table
+from ..review_queue import VerdictsImportReport, edits_of, import_file, tally, verdict_of, write_queue
 from .outputs import GENERATOR_VERSION, PAIR_TYPES
 from .sentences import one_line
 
@@ -101,24 +101,13 @@ def queue_items(out: str | Path) -> list[dict[str, Any]]:
 def export_queue(out: str | Path, dest: str | Path, fmt: str | None = None, include_reviewed: bool = False,
                  pair_types: tuple[str, ...] | None = None, limit: int | None = None) -> int:  # fmt: skip
     """Write the pairs still waiting for a verdict (all with ``include_reviewed``) as a review queue; returns the rows."""
-    rows = []
-    for item in queue_items(out):
-        if pair_types and item["pair_type"] not in pair_types:
-            continue
-        if item["review"] is not None and not include_reviewed:
-            continue
-        rows.append({**{k: item.get(k) for k in QUEUE_COLUMNS[:8]}, "verdict": "", "reason": "", "edited_premise": "",
-                     "edited_hypothesis": "", "edited_label": "", "note": ""})  # fmt: skip
-        if limit is not None and len(rows) >= limit:
-            break
-    write_table(Path(dest), rows, QUEUE_COLUMNS, fmt)
-    return len(rows)
+    todo = (i for i in queue_items(out) if (not pair_types or i["pair_type"] in pair_types) and (include_reviewed or i["review"] is None))
+    return write_queue(dest, todo, QUEUE_COLUMNS, fmt, limit)
 
 
 def import_verdicts(out: str | Path, path: str | Path) -> VerdictsImportReport:
     """Check and store a reviewed queue file; bad rows are reported (file:line) and left out."""
-    report = VerdictsImportReport()
-    return store_verdicts(out, located_rows(path, report), report)
+    return import_file(store_verdicts, out, path)
 
 
 def record_verdict(out: str | Path, row: dict[str, Any], where: str) -> VerdictsImportReport:
