@@ -190,11 +190,12 @@ def show_import(queue: Path, report: Any, rates: dict, as_json: bool, render: Ca
         raise typer.Exit(1)
 
 
-def render_rates(rates: dict, group: str = "figure type", title: str = "verification (current candidates)") -> None:
+def render_rates(rates: dict, group: str = "figure type", title: str = "verification (current candidates)",
+                 items: str = "candidates", todo: str = "unreviewed") -> None:  # fmt: skip
     """The accept / edit / reject table of a review (FLUTE creator per figure type, IMPLI generator per pair type)."""
     table = Table(title=title)
-    for col in (group, "candidates", "reviewed", "accept", "edit", "reject", "unreviewed"):
-        table.add_column(col, justify="left" if col == group else "right")
+    for col in (group, items, "reviewed", "accept", "edit", "reject", todo):
+        table.add_column(col, justify="left" if col == group else "right", overflow="fold")  # long pair types wrap, not cut
     for t, r in rates.items():
         def pct(k: str) -> str:
             return f"{r[k]} ({r[k] / r['reviewed']:.0%})" if r["reviewed"] else str(r[k])

@@ -347,7 +347,7 @@ def regenerate_cmd(
 def _render_impli_rates(rates: dict) -> None:
     from .build_flute import render_rates
 
-    render_rates(rates, group="pair type", title="verification (generated pairs)")
+    render_rates(rates, group="pair type", title="verification (generated pairs)", items="pairs", todo="todo")  # 80 columns
 
 
 @app.command("review-export")
