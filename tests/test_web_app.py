@@ -11,9 +11,10 @@ import re
 from pathlib import Path
 
 import pytest
-from web_support import figlang, flute_run, runs_folder
+from web_support import figlang, flute_run, impli_output, runs_folder
 
 from figlang.builders.flute_review import current_verdicts
+from figlang.builders.impli.review import queue_items
 from figlang.web import create_app
 
 
@@ -201,3 +202,51 @@ def test_serve_command_bad_input_is_one_clear_line(tmp_path: Path) -> None:
     said = " ".join(done.stderr.split())
     # werkzeug says it itself ("Port N is in use by another program … start the server with a different port") and exits 1
     assert done.returncode != 0 and "is in use" in said and "different port" in said and "Traceback" not in said
+
+
+@pytest.fixture(scope="module")
+def impli_client(tmp_path_factory: pytest.TempPathFactory):
+    """A runs folder holding only a real IMPLI generator output (cheap: spaCy on three sentences)."""
+    runs = tmp_path_factory.mktemp("impli-web") / "runs"
+    out = impli_output(runs)
+    return create_app(runs, testing=True, warm=False, wait=120).test_client(), out
+
+
+def test_impli_review_queue_accept_edit_reject(impli_client) -> None:
+    client, out = impli_client
+    listing = client.get("/review").get_data(as_text=True)
+    assert "/review/impli/impli-generated" in listing and "fig_context" in listing and "lit_context" in listing
+    page = client.get("/review/impli/impli-generated").get_data(as_text=True)
+    ids = re.findall(r'name="id" value="([^"]+)"', page)
+    assert len(ids) == 3 and "He died last year." in page and "not figurative" in page
+    token = csrf(client)
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    r = client.post("/review/impli/impli-generated", data={"id": ids[0], "verdict": "reject", "reason": "", "csrf": token}, follow_redirects=True)
+    assert "a rejection needs a reason" in r.get_data(as_text=True)
+    r = client.post("/review/impli/impli-generated", data={"id": ids[0], "verdict": "reject", "reason": "not_figurative",
+                                                          "note": "<b>x</b>", "csrf": token}, follow_redirects=True)  # fmt: skip
+    assert f"{ids[0]}: reject stored" in r.get_data(as_text=True)
+    pairs = {i["id"]: i for i in queue_items(out)}
+    edit = {"id": ids[1], "verdict": "edit", "reason": "label_wrong", "edited_premise": pairs[ids[1]]["premise"],
+            "edited_hypothesis": "She got angry.", "edited_label": pairs[ids[1]]["label"], "note": "", "csrf": token}  # fmt: skip
+    r = client.post("/review/impli/impli-generated", data=edit, follow_redirects=True)
+    assert f"{ids[1]}: edit stored" in r.get_data(as_text=True)  # the reason select is ignored unless rejecting
+    r = client.post("/review/impli/impli-generated", data={"id": ids[2], "verdict": "accept", "reason": "ungrammatical", "csrf": token})
+    assert r.status_code == 302
+    items = {i["id"]: i["review"] for i in queue_items(out)}
+    assert items[ids[0]]["verdict"] == "reject" and items[ids[0]]["reason"] == "not_figurative" and items[ids[0]]["from"] == "figlang serve"
+    assert items[ids[1]]["edits"] == {"hypothesis": "She got angry."} and items[ids[2]]["verdict"] == "accept"
+    shown = client.get("/review/impli/impli-generated?show=all").get_data(as_text=True)
+    assert "She got angry." in shown and "[not_figurative]" in shown and "&lt;b&gt;x&lt;/b&gt;" in shown
+    changed = {p for p in out.rglob("*") if p.is_file() and before.get(p) != p.stat().st_mtime_ns}
+    assert changed == {out / "review" / "verdicts.jsonl"}  # the form writes nothing but the verdicts file
+    assert client.post("/review/impli/impli-generated", data={"id": ids[0], "verdict": "accept"}).status_code == 400  # no token
+
+
+@pytest.mark.parametrize("url", ["/review/impli/..%2F..%2Ftmp", "/review/impli/impli-generated%2F..%2F..%2F..%2Fetc"])
+def test_impli_review_traversal_is_refused(impli_client, url: str) -> None:
+    client, _out = impli_client
+    r = client.get(url)
+    assert r.status_code == 403 and "refused path" in r.get_data(as_text=True)
+    r = client.post(url, data={"id": "x", "verdict": "accept", "csrf": csrf(client)})
+    assert r.status_code == 403

@@ -293,3 +293,49 @@ def test_review_round_trip_survives_a_restart(server, page, runs: Path, data_dir
     assert by_id[ids[2]]["verdict"] == "reject" and "at all" in by_id[ids[2]]["note"] and by_id[ids[2]]["from"] == "figlang serve"
     total = review_rates(run)["idiom"]
     assert (total["accept"], total["edit"], total["reject"], total["unreviewed"]) == (1, 1, 1, total["candidates"] - 3)
+
+
+def test_impli_review_round_trip(browser, tmp_path: Path, data_dir: Path) -> None:
+    """An IMPLI generator output (spaCy on three sentences) reviewed in the browser: accept, edit the hypothesis,
+    reject with a reason from the list; a new server shows the same verdicts and finalize writes the kept pairs."""
+    from web_support import impli_output
+
+    from figlang.builders.impli.review import finalize, queue_items
+
+    runs = tmp_path / "runs"
+    out = impli_output(runs)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    srv = Server(runs, data_dir)
+    try:
+        page.goto(srv.url + "/review")
+        page.click("text=impli-generated")
+        page.wait_for_selector("form.review")
+        assert page.locator("form.review").count() == 3
+        ids = [page.locator("form.review input[name=id]").nth(i).get_attribute("value") for i in range(3)]
+        form = lambda pid: page.locator(f'form[id="pair-{pid}"]')  # noqa: E731
+        form(ids[0]).locator("button[value=accept]").click()
+        page.wait_for_selector(f"text={ids[0]}: accept stored")
+        form(ids[1]).locator("textarea[name=edited_hypothesis]").fill("She became very angry.")
+        form(ids[1]).locator("button[value=edit]").click()
+        page.wait_for_selector(f"text={ids[1]}: edit stored")
+        form(ids[2]).locator("button[value=reject]").click()  # no reason chosen: refused
+        page.wait_for_selector("text=a rejection needs a reason")
+        form(ids[2]).locator("select[name=reason]").select_option("not_figurative")
+        form(ids[2]).locator("button[value=reject]").click()
+        page.wait_for_selector(f"text={ids[2]}: reject stored")
+        assert page.locator("form.review").count() == 0
+    finally:
+        srv.stop()
+    again = Server(runs, data_dir)
+    try:
+        page.goto(again.url + "/review/impli/impli-generated?show=all")
+        page.wait_for_selector("form.review")
+        assert [form(i).locator(".head .tag").nth(1).inner_text() for i in ids] == ["accept", "edit", "reject"]
+        assert "[not_figurative]" in form(ids[2]).locator(".head").inner_text()
+    finally:
+        again.stop()
+        context.close()
+    reviews = {i["id"]: i["review"] for i in queue_items(out)}
+    assert reviews[ids[1]]["edits"] == {"hypothesis": "She became very angry."} and reviews[ids[2]]["reason"] == "not_figurative"
+    assert finalize(out)["pairs"] == 2

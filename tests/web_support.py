@@ -90,6 +90,27 @@ def flute_run(runs: Path) -> Path:
     return out
 
 
+IMPLI_SENTENCES = (
+    "He kicked the bucket last year.\tkick the bucket\tfigurative\n"
+    "She lost her temper.\tlose one's temper\tfigurative\n"
+    "The cook spilled the beans on the floor.\tspill the beans\tliteral\n"
+)
+IMPLI_LEXICON = "kick the bucket\tdie\nlose one's temper\tlose one's composure\nspill the beans\treveal the secret\n"
+
+
+def impli_output(runs: Path, name: str = "impli-generated") -> Path:
+    """A real IMPLI generator output folder inside the runs folder: `figlang build impli substitute` (spaCy) on three
+    sentences, giving two fig_context pairs and one lit_context pair to review."""
+    runs.mkdir(parents=True, exist_ok=True)
+    sentences, lexicon = runs.parent / f"{name}-sentences.tsv", runs.parent / f"{name}-lexicon.tsv"
+    sentences.write_text(IMPLI_SENTENCES, encoding="utf-8")
+    lexicon.write_text(IMPLI_LEXICON, encoding="utf-8")
+    out = runs / name
+    done = figlang("build", "impli", "substitute", "-s", str(sentences), "-l", str(lexicon), "-o", str(out), "--source", "demo")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

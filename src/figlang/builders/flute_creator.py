@@ -699,7 +699,7 @@ def export_edit_tasks(out_dir: str | Path, path: str | Path, fmt: str | None = N
 
 def import_edits(out_dir: str | Path, path: str | Path) -> tuple[int, list[str]]:
     """Read filled edit tasks; store them for the next ``create`` run. Returns (stored, problems with file:line)."""
-    from .flute_review import read_table
+    from .review_queue import read_table
 
     out = Path(out_dir)
     records = load_records(out)

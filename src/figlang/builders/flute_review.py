@@ -19,73 +19,29 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..data.errors import DataError, DataNotFoundError
 from ..data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
-from ..data.io import atomic_write, parse_jsonl, parse_table, read_jsonl, read_text, write_json, write_jsonl
+from ..data.io import atomic_write, read_jsonl, write_json, write_jsonl
 from ..data.text import collapse_spaces
 from .flute_creator import REVIEW_DIR, load_candidates, load_records, pairs_of
 from .flute_inputs import FIGURE_TYPES
+from .review_queue import VerdictsImportReport, edits_of, import_file, read_table, tally, verdict_of, write_queue
+
+__all__ = ["VerdictsImportReport", "current_verdicts", "export_queue", "finalize", "import_verdicts", "queue_items", "read_table",
+           "record_verdict", "review_rates", "store_verdicts"]  # fmt: skip
 
 QUEUE_COLUMNS = (
     "id", "revision", "figure_type", "expression", "premise", "hypothesis", "label", "explanation",
     "verdict", "edited_premise", "edited_hypothesis", "edited_label", "edited_explanation", "note",
 )  # fmt: skip
-VERDICTS = {"accept": "accept", "accepted": "accept", "a": "accept", "yes": "accept", "ok": "accept",
-            "edit": "edit", "edited": "edit", "e": "edit",
-            "reject": "reject", "rejected": "reject", "r": "reject", "no": "reject"}  # fmt: skip
 EDITABLE = ("premise", "hypothesis", "label", "explanation")
 VERDICTS_FILE = "verdicts.jsonl"
-
-
-# --- tables -----------------------------------------------------------------------------------------
-
-
-def read_table(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
-    """Rows of a CSV (header row) or JSONL file with their line numbers, and the lines that could not be read."""
-    path = Path(path)
-    if not path.exists():
-        raise DataNotFoundError("file not found", path)
-    text = read_text(path)  # an empty file raises here, with its path
-    rows: list[tuple[int, dict[str, Any]]] = []
-    problems: list[str] = []
-    if path.suffix.lower() in {".jsonl", ".ndjson", ".json"}:
-        for number, obj, problem in parse_jsonl(text):
-            if obj is None:
-                problems.append(f"{path}:{number}: {problem}")
-                continue
-            rows.append((number, obj))
-        return rows, problems
-    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
-    header, table = parse_table(text, delimiter)
-    for line, row in table:
-        if len(row) > len(header) and any(c.strip() for c in row[len(header):]):
-            problems.append(f"{path}:{line}: {len(row)} cells but the header has {len(header)} columns")
-            continue
-        rows.append((line, dict(zip(header, row))))
-    return rows, problems
-
-
-def _write_rows(path: Path, rows: list[dict[str, Any]], columns: tuple[str, ...], fmt: str | None) -> None:
-    fmt = fmt or ("csv" if path.suffix.lower() in (".csv", ".tsv") else "jsonl")
-    if fmt == "csv":
-        with atomic_write(path, encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(columns), lineterminator="\n", delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
-            w.writeheader()
-            for r in rows:
-                w.writerow({c: "" if r.get(c) is None else r.get(c) for c in columns})
-    elif fmt == "jsonl":
-        write_jsonl(path, [{c: r.get(c) for c in columns} for r in rows])
-    else:
-        raise DataError(f"unknown format {fmt!r}: use csv or jsonl")
 
 
 # --- verdicts ---------------------------------------------------------------------------------------
@@ -114,40 +70,14 @@ def export_queue(run: str | Path, out: str | Path, fmt: str | None = None, inclu
                  figure_types: tuple[str, ...] | None = None, limit: int | None = None) -> int:  # fmt: skip
     """Write the candidates still waiting for a verdict (all with ``include_reviewed``) as a review queue."""
     verdicts = current_verdicts(run)
-    rows = []
-    for c in load_candidates(run):
-        if figure_types and c["figure_type"] not in figure_types:
-            continue
-        if not include_reviewed and (c["id"], int(c["revision"])) in verdicts:
-            continue
-        rows.append({**{k: c.get(k) for k in QUEUE_COLUMNS if k in c}, "verdict": "", "edited_premise": "", "edited_hypothesis": "",
-                     "edited_label": "", "edited_explanation": "", "note": ""})  # fmt: skip
-        if limit is not None and len(rows) >= limit:
-            break
-    _write_rows(Path(out), rows, QUEUE_COLUMNS, fmt)
-    return len(rows)
-
-
-@dataclass
-class VerdictsImportReport:
-    rows: int = 0
-    stored: int = 0
-    blank: int = 0
-    verdicts: Counter = field(default_factory=Counter)
-    errors: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"rows": self.rows, "stored": self.stored, "blank": self.blank, "verdicts": dict(self.verdicts),
-                "errors": self.errors, "notes": self.notes}  # fmt: skip
+    todo = (c for c in load_candidates(run) if (not figure_types or c["figure_type"] in figure_types)
+            and (include_reviewed or (c["id"], int(c["revision"])) not in verdicts))  # fmt: skip
+    return write_queue(out, todo, QUEUE_COLUMNS, fmt, limit)
 
 
 def import_verdicts(run: str | Path, path: str | Path) -> VerdictsImportReport:
     """Validate and store a reviewed queue; bad rows are reported (file:line) and left out."""
-    report = VerdictsImportReport()
-    rows, problems = read_table(path)
-    report.errors.extend(problems)
-    return store_verdicts(run, [(f"{path}:{line}", line, row) for line, row in rows], report)
+    return import_file(store_verdicts, run, path)
 
 
 def record_verdict(run: str | Path, row: dict[str, Any], where: str) -> VerdictsImportReport:
@@ -164,27 +94,10 @@ def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
     seen: dict[str, int] = {}
     new: dict[tuple[str, int], dict[str, Any]] = {}
     for where, line, row in rows:
-        report.rows += 1
-        pid = collapse_spaces(row.get("id"))
-        if not pid:
-            report.errors.append(f"{where}: no id")
+        checked = verdict_of(where, line, row, pairs, seen, report, "this run")
+        if checked is None:
             continue
-        if pid in seen:
-            report.errors.append(f"{where}: duplicate id {pid!r} (first at line {seen[pid]})")
-            continue
-        seen[pid] = line
-        pair = pairs.get(pid)
-        if pair is None:
-            report.errors.append(f"{where}: unknown id {pid!r} (not a pair of this run)")
-            continue
-        raw_verdict = collapse_spaces(row.get("verdict")).lower()
-        if not raw_verdict:
-            report.blank += 1
-            continue
-        verdict = VERDICTS.get(raw_verdict)
-        if verdict is None:
-            report.errors.append(f"{where}: verdict {row.get('verdict')!r} is not accept, edit or reject")
-            continue
+        pid, pair, verdict = checked
         revision = pair["revision"]
         if collapse_spaces(row.get("revision")) not in ("", str(revision)):
             report.errors.append(f"{where}: {pid} was reviewed at revision {row.get('revision')}, but it was resampled since "
@@ -193,32 +106,8 @@ def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
         if pair["status"] != "candidate":
             report.errors.append(f"{where}: {pid} is not a candidate now ({pair['status']}: {pair['reason']})")
             continue
-        edits: dict[str, str] = {}
-        bad = None
-        for f in EDITABLE:
-            value = collapse_spaces(row.get(f"edited_{f}"))
-            if not value:
-                continue
-            if f == "label":
-                label = normalise_label(value)  # FLUTE's label normaliser: the loader accepts what review accepts
-                if label is None:
-                    bad = f"edited_label {value!r} is not Entailment or Contradiction"
-                    break
-                value = label.capitalize()  # the creator's pairs spell labels "Entailment" / "Contradiction"
-            if value != collapse_spaces(pair[f]):
-                edits[f] = value
-        if bad:
-            report.errors.append(f"{where}: {bad}")
-            continue
-        if verdict == "edit" and not edits:
-            report.errors.append(f"{where}: verdict 'edit' but no edited_premise/hypothesis/label/explanation changes the pair")
-            continue
-        if verdict != "edit" and edits:
-            report.errors.append(f"{where}: verdict {verdict!r} with edited fields ({', '.join(edits)}): use verdict 'edit' to keep them")
-            continue
-        final = {f: edits.get(f, pair[f]) for f in EDITABLE}
-        if verdict == "edit" and collapse_spaces(final["premise"]).lower() == collapse_spaces(final["hypothesis"]).lower():
-            report.errors.append(f"{where}: the edited premise and hypothesis are the same sentence")
+        edits = edits_of(where, row, pair, verdict, EDITABLE, _creator_label, "Entailment or Contradiction", report)
+        if edits is None:
             continue
         key = (pid, revision)
         if key in stored and stored[key]["verdict"] != verdict:
@@ -232,6 +121,11 @@ def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
     return report
 
 
+def _creator_label(value: str) -> str | None:
+    label = normalise_label(value)  # FLUTE's label normaliser: the loader accepts what review accepts
+    return label.capitalize() if label else None  # the creator's pairs spell labels "Entailment" / "Contradiction"
+
+
 def queue_items(run: str | Path) -> list[dict[str, Any]]:
     """The candidates in their current revision, each with its stored verdict under ``review`` (None while unreviewed):
     what a reviewer works through, in the order `export_queue` writes them."""
@@ -242,23 +136,8 @@ def queue_items(run: str | Path) -> list[dict[str, Any]]:
 def review_rates(run: str | Path) -> dict[str, dict[str, int]]:
     """Per figure type (and ``all``): candidates, reviewed, accept, edit, reject, unreviewed (current revisions)."""
     verdicts = current_verdicts(run)
-    rates: dict[str, dict[str, int]] = {}
-    for c in load_candidates(run):
-        r = rates.setdefault(c["figure_type"], Counter({"candidates": 0, "reviewed": 0, "accept": 0, "edit": 0, "reject": 0, "unreviewed": 0}))
-        r["candidates"] += 1
-        v = verdicts.get((c["id"], int(c["revision"])))
-        if v is None:
-            r["unreviewed"] += 1
-        else:
-            r["reviewed"] += 1
-            r[v["verdict"]] += 1
-    ordered = {t: dict(rates[t]) for t in FIGURE_TYPES if t in rates}
-    if len(ordered) > 1:
-        total: Counter = Counter()
-        for r in ordered.values():
-            total.update(r)
-        ordered["all"] = dict(total)
-    return ordered
+    found = [(c["figure_type"], (verdicts.get((c["id"], int(c["revision"]))) or {}).get("verdict")) for c in load_candidates(run)]
+    return {t: r for t, r in tally(found, FIGURE_TYPES).items() if t in FIGURE_TYPES or t == "all"}
 
 
 # --- final files ------------------------------------------------------------------------------------

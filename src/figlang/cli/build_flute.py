@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from collections.abc import Callable
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -172,23 +173,29 @@ def import_cmd(
     from ..builders.flute_review import import_verdicts, review_rates
 
     report = import_verdicts(run, verdicts)
-    rates = review_rates(run)
+    show_import(verdicts, report, review_rates(run), as_json, render_rates)
+
+
+def show_import(queue: Path, report: Any, rates: dict, as_json: bool, render: Callable[[dict], None]) -> None:
+    """Print a review import (or its JSON) and the rates after it; exit 1 when rows were refused."""
     if as_json:
         typer.echo(json.dumps({"import": report.to_dict(), "rates": rates}, indent=2, ensure_ascii=False))
-        return
-    console.print(f"{verdicts}: {report.rows} row(s); {report.stored} verdict(s) stored, {report.blank} without a verdict, "
-                  f"{len(report.errors)} rejected")  # fmt: skip
-    print_problems("rows not imported", report.errors, limit=20)
-    print_problems("notes", report.notes)
-    render_rates(rates)
+    else:
+        console.print(f"{queue}: {report.rows} row(s); {report.stored} verdict(s) stored, {report.blank} without a verdict, "
+                      f"{len(report.errors)} rejected")  # fmt: skip
+        print_problems("rows not imported", report.errors, limit=20)
+        print_problems("notes", report.notes)
+        render(rates)
     if report.errors:
         raise typer.Exit(1)
 
 
-def render_rates(rates: dict) -> None:
-    table = Table(title="verification (current candidates)")
-    for col in ("figure type", "candidates", "reviewed", "accept", "edit", "reject", "unreviewed"):
-        table.add_column(col, justify="left" if col == "figure type" else "right")
+def render_rates(rates: dict, group: str = "figure type", title: str = "verification (current candidates)",
+                 items: str = "candidates", todo: str = "unreviewed") -> None:  # fmt: skip
+    """The accept / edit / reject table of a review (FLUTE creator per figure type, IMPLI generator per pair type)."""
+    table = Table(title=title)
+    for col in (group, items, "reviewed", "accept", "edit", "reject", todo):
+        table.add_column(col, justify="left" if col == group else "right", overflow="fold")  # long pair types wrap, not cut
     for t, r in rates.items():
         def pct(k: str) -> str:
             return f"{r[k]} ({r[k] / r['reviewed']:.0%})" if r["reviewed"] else str(r[k])

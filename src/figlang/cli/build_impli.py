@@ -339,3 +339,76 @@ def regenerate_cmd(
             console.print(f"  IMPLI:     {gold}\n  generated: {gen if ex['generated'] else '(idiom not found)'}", markup=False, highlight=False)
     if out:
         console.print(f"[dim]details in {out}[/dim]")
+
+
+# --- review: IMPLI's manual verification step ----------------------------------------------------------------------
+
+
+def _render_impli_rates(rates: dict) -> None:
+    from .build_flute import render_rates
+
+    render_rates(rates, group="pair type", title="verification (generated pairs)", items="pairs", todo="todo")  # 80 columns
+
+
+@app.command("review-export")
+def review_export_cmd(
+    out: Annotated[Path, typer.Argument(help="The generator's output folder (the --out of substitute / adversarial / …).")],
+    queue: Annotated[Path, typer.Option("--queue", "-q", help="Review queue to write: .csv / .tsv (spreadsheets) or .jsonl.")],
+    include_reviewed: Annotated[bool, typer.Option("--all", help="Also pairs that already have a verdict.")] = False,
+    pair_type: Annotated[Optional[list[str]], typer.Option("--pair-type", help="Only these pair types (repeatable).")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="At most N rows.")] = None,
+) -> None:
+    """Write the verification queue: each pair with empty verdict / reason / edited_* / note columns to fill."""
+    from ..builders.impli.review import REJECT_REASONS, export_queue
+
+    n = export_queue(out, queue, include_reviewed=include_reviewed, pair_types=tuple(pair_type) if pair_type else None, limit=limit)
+    console.print(f"wrote {n} pair(s) to {queue}: set verdict to accept / edit / reject; edit: fill edited_premise / "
+                  f"edited_hypothesis / edited_label; reject: reason = {' | '.join(REJECT_REASONS)}")  # fmt: skip
+    console.print(f"then: figlang build impli review-import {out} {queue}")
+
+
+@app.command("review-import")
+def review_import_cmd(
+    out: Annotated[Path, typer.Argument(help="The generator's output folder.")],
+    queue: Annotated[Path, typer.Argument(help="The reviewed queue (CSV / TSV / JSONL).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Check and store verdicts in OUT/review/verdicts.jsonl (bad rows are listed with file:line and left out)."""
+    from ..builders.impli.review import import_verdicts, review_rates
+    from .build_flute import show_import
+
+    report = import_verdicts(out, queue)
+    show_import(queue, report, review_rates(out), as_json, _render_impli_rates)
+
+
+@app.command("review-stats")
+def review_stats_cmd(
+    out: Annotated[Path, typer.Argument(help="The generator's output folder.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the rates as JSON.")] = False,
+) -> None:
+    """Accept / edit / reject counts per pair type, and why pairs were rejected."""
+    from ..builders.impli.review import reject_reasons, review_rates
+
+    rates, reasons = review_rates(out), reject_reasons(out)
+    if as_json:
+        typer.echo(json.dumps({"rates": rates, "reject_reasons": reasons}, indent=2, ensure_ascii=False))
+        return
+    _render_impli_rates(rates)
+    if reasons:
+        console.print("rejected because: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())))
+
+
+@app.command("finalize")
+def finalize_cmd(
+    out: Annotated[Path, typer.Argument(help="The generator's output folder.")],
+    dest: Annotated[Optional[Path], typer.Option("--dest", "-d", help="Folder for the verified files (default OUT/final).")] = None,
+    include_unreviewed: Annotated[bool, typer.Option("--include-unreviewed", help="Also write pairs without a verdict.")] = False,
+) -> None:
+    """Write accepted and edited pairs in IMPLI's TSV layout (rejected ones left out) with manifest.json."""
+    from ..builders.impli.review import finalize
+
+    result = finalize(out, dest, include_unreviewed=include_unreviewed)
+    _render_impli_rates(result["rates"])
+    for rel, n in result["files"].items():
+        console.print(f"{n} pair(s) → {Path(result['out_dir']) / rel}")
+    console.print(f"not written: {result['left_out'] or 'nothing'}; manifest: {Path(result['out_dir']) / 'manifest.json'}")

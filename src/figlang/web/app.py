@@ -1,13 +1,14 @@
 """`figlang serve`: the local web app over figlang's data, runs, interpretation and review queues.
 
 Every page calls figlang's own functions (the task registry, the run readers, `figlang compare`, the FLUTE
-creator's review module, `figlang.interpret`); this module only routes requests to them and renders the
-answers. It serves files only from the configured runs folder (plots) and writes only the review files
-the CLI writes (``RUN/review/verdicts.jsonl``, through :func:`figlang.builders.flute_review.record_verdict`).
+creator's and IMPLI generator's review modules, `figlang.interpret`); this module only routes requests to them and
+renders the answers. It serves files only from the configured runs folder (plots) and writes only the review files
+the CLI writes (``RUN/review/verdicts.jsonl``, through the review module's ``record_verdict``).
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import secrets
 import threading
@@ -309,50 +310,49 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
 
     @app.get("/review")
     def review_list() -> str:
-        from ..builders.flute_review import review_rates
-
         rows = []
-        for rel, path in _review_runs(runs_root):
+        for rel, path, kind in _review_runs(runs_root):
             try:
-                rows.append((rel, review_rates(path), None))
+                rows.append((rel, kind, REVIEW_KINDS[kind].module().review_rates(path), None))
             except FiglangError as exc:
-                rows.append((rel, {}, str(exc)))
+                rows.append((rel, kind, {}, str(exc)))
         return render_template("review_list.html", rows=rows)
 
-    @app.get("/review/flute/<path:rel>")
-    def review_page(rel: str) -> Any:
-        from ..builders.flute_review import queue_items, review_rates
-
+    @app.get("/review/<any(flute, impli):kind>/<path:rel>")
+    def review_page(kind: str, rel: str) -> Any:
+        review = REVIEW_KINDS[kind]
         folder = run_folder(rel)
-        items = queue_items(folder)
+        items = review.module().queue_items(folder)
         show = request.args.get("show", "todo")
         shown = [i for i in items if i["review"] is None] if show == "todo" else items
         page, pages = _page_of(len(shown))
-        return render_template("review.html", rel=rel, rates=review_rates(folder), items=shown[(page - 1) * PAGE_SIZE: page * PAGE_SIZE],
-                               matched=len(shown), total=len(items), show=show, page=page, pages=pages,
-                               message=request.args.get("msg", ""), error=request.args.get("err", ""))  # fmt: skip
+        return render_template("review.html", rel=rel, kind=kind, review=review, rates=review.module().review_rates(folder),
+                               items=shown[(page - 1) * PAGE_SIZE: page * PAGE_SIZE], matched=len(shown), total=len(items),
+                               show=show, page=page, pages=pages, message=request.args.get("msg", ""), error=request.args.get("err", ""))  # fmt: skip
 
-    @app.post("/review/flute/<path:rel>")
-    def review_post(rel: str) -> Any:
-        from ..builders.flute_review import EDITABLE, record_verdict
-
+    @app.post("/review/<any(flute, impli):kind>/<path:rel>")
+    def review_post(kind: str, rel: str) -> Any:
+        review = REVIEW_KINDS[kind]
+        module = review.module()
         check_post()
         folder = run_folder(rel)
         form = request.form
         verdict = form.get("verdict", "").strip().lower()
         row = {"id": form.get("id", ""), "revision": form.get("revision", ""), "verdict": verdict, "note": form.get("note", "")}
         if verdict == "edit":
-            row.update({f"edited_{f}": form.get(f"edited_{f}", "") for f in EDITABLE})
-        back = {"show": form.get("show", "todo"), "page": form.get("page", "1")}
-        if verdict == "reject" and not row["note"].strip():
-            return redirect(url_for("review_page", rel=rel, err=f"{row['id']}: say why you reject it (the reason is kept with the verdict)", **back))
+            row.update({f"edited_{f}": form.get(f"edited_{f}", "") for f in module.EDITABLE})
+        if verdict == "reject" and review.reasons:
+            row["reason"] = form.get("reason", "")
+        back = {"kind": kind, "rel": rel, "show": form.get("show", "todo"), "page": form.get("page", "1")}
+        if verdict == "reject" and not review.reasons and not row["note"].strip():
+            return redirect(url_for("review_page", err=f"{row['id']}: say why you reject it (the reason is kept with the verdict)", **back))
         with review_lock:  # one read-modify-write of verdicts.jsonl at a time
-            report = record_verdict(folder, row, VERDICT_ORIGIN)
+            report = module.record_verdict(folder, row, VERDICT_ORIGIN)
         if report.errors:
-            return redirect(url_for("review_page", rel=rel, err="; ".join(e.removeprefix(f"{VERDICT_ORIGIN}: ") for e in report.errors), **back))
+            return redirect(url_for("review_page", err="; ".join(e.removeprefix(f"{VERDICT_ORIGIN}: ") for e in report.errors), **back))
         if report.blank:
-            return redirect(url_for("review_page", rel=rel, err=f"{row['id']}: choose accept, edit or reject", **back))
-        return redirect(url_for("review_page", rel=rel, msg=f"{row['id']}: {verdict} stored", **back))
+            return redirect(url_for("review_page", err=f"{row['id']}: choose accept, edit or reject", **back))
+        return redirect(url_for("review_page", msg=f"{row['id']}: {verdict} stored", **back))
 
     # --- FLUTE human evaluation -------------------------------------------------------------------------------------
 
@@ -460,15 +460,47 @@ def _human_exports(root: Path, max_depth: int = 5) -> list[str]:
                   if len(p.relative_to(root).parts) <= max_depth + 1)  # fmt: skip
 
 
-def _review_runs(root: Path, max_depth: int = 5) -> list[tuple[str, Path]]:
-    """FLUTE creator run folders (items.jsonl + candidates.jsonl) under ``root``."""
-    from ..builders.flute_creator import CANDIDATES_FILE, ITEMS_FILE
+@dataclass(frozen=True)
+class ReviewKind:
+    """One kind of verification queue the review page serves: the builder module that holds its logic (queue_items,
+    review_rates, record_verdict, EDITABLE), and what the form shows."""
 
-    found: list[tuple[str, Path]] = []
+    module_name: str
+    title: str
+    labels: tuple[str, ...]
+    import_cmd: str
+    finalize_cmd: str
+
+    def module(self) -> Any:
+        return importlib.import_module(self.module_name)
+
+    @property
+    def reasons(self) -> dict[str, str]:
+        """The module's fixed reject reasons (none: a free note is the reason)."""
+        return getattr(self.module(), "REJECT_REASONS", {})
+
+
+REVIEW_KINDS = {
+    "flute": ReviewKind("figlang.builders.flute_review", "FLUTE creator run", ("Entailment", "Contradiction"),
+                        "figlang build flute import", "figlang build flute finalize"),
+    "impli": ReviewKind("figlang.builders.impli.review", "IMPLI generator output", ("entailment", "non-entailment"),
+                        "figlang build impli review-import", "figlang build impli finalize"),
+}  # fmt: skip
+
+
+def _review_runs(root: Path, max_depth: int = 5) -> list[tuple[str, Path, str]]:
+    """Folders with a verification queue under ``root``, with their kind: FLUTE creator runs (items.jsonl +
+    candidates.jsonl) and IMPLI generator outputs (jsonl/*.jsonl)."""
+    from ..builders.flute_creator import CANDIDATES_FILE, ITEMS_FILE
+    from ..builders.impli.review import is_output_folder
+
+    found: list[tuple[str, Path, str]] = []
 
     def walk(folder: Path, depth: int) -> None:
         if (folder / ITEMS_FILE).is_file() and (folder / CANDIDATES_FILE).is_file():
-            found.append((folder.relative_to(root).as_posix(), folder))
+            found.append((folder.relative_to(root).as_posix(), folder, "flute"))
+        elif is_output_folder(folder):
+            found.append((folder.relative_to(root).as_posix(), folder, "impli"))
         if depth >= max_depth:
             return
         try:
