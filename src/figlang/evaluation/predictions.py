@@ -12,6 +12,9 @@ Formats read (detected from the first line):
   val-365), so rows matched by content take that pair's ids in row order, skipping ids that
   another row names explicitly.
 
+* ``lm-eval`` / ``lm-eval-acc_norm``: lm-evaluation-harness's ``--log_samples`` rows, the answer
+  its ``acc`` / ``acc_norm`` picks, matched by content (:mod:`figlang.interop.lm_eval_samples`).
+
 Items are always matched by identity, never by position, so an empty or dropped row
 cannot shift every later prediction (the FLUTE shared-task script had that bug).
 """
@@ -28,9 +31,10 @@ from ..data.errors import DataError, FiglangError
 from ..data.flute import normalise_label
 from ..data.io import iter_jsonl
 from ..data.records import ClozeRecord, GenerationRecord, NLIPair, Record, strip_markup
+from ..interop import lm_eval_samples
 from ..models.base import Prediction
 
-FORMATS = ("figlang", "narrative-discriminative", "narrative-generative", "flute-submission")
+FORMATS = ("figlang", "narrative-discriminative", "narrative-generative", "flute-submission", *lm_eval_samples.FORMATS)
 
 
 @dataclass
@@ -71,6 +75,8 @@ class PredictionProblems:
 
 def detect_format(path: Path) -> str:
     for _line, obj in iter_jsonl(path):
+        if lm_eval_samples.is_sample(obj):
+            return "lm-eval"
         if "predicted_label" in obj:
             return "flute-submission"
         if "predictions" in obj and ("input" in obj or ("narrative" in obj and "option1" not in obj)):
@@ -139,6 +145,8 @@ def _matcher(fmt: str, records: list[Record], rows: list[dict]):
     """The row → gold id function for a format; ``rows`` (the whole file) lets FLUTE content matching
     leave alone the ids that other rows claim by name."""
     ids = {r.id for r in records}
+    if fmt in lm_eval_samples.FORMATS:
+        return lm_eval_samples.matcher(records, rows)
     if fmt == "figlang":
         return lambda obj: str(obj["id"]) if str(obj.get("id")) in ids else None
     if fmt == "narrative-discriminative":
@@ -178,6 +186,8 @@ def _matcher(fmt: str, records: list[Record], rows: list[dict]):
 
 
 def _to_prediction(fmt: str, rid: str, obj: dict, labels: tuple[str, ...], record: Record | None = None) -> Prediction:
+    if fmt in lm_eval_samples.FORMATS:
+        return lm_eval_samples.to_prediction(rid, obj, record, lm_eval_samples.FORMATS[fmt], labels)
     if fmt == "narrative-discriminative":
         value = obj["prediction"]
         ok = isinstance(value, int) and value in (0, 1)
