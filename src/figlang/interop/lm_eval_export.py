@@ -87,7 +87,16 @@ def nli_doc(record: NLIPair, labels: Sequence[str]) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _check_shape(task: Task) -> None:
+    if task.shape not in ("cloze", "nli"):
+        raise FiglangError(
+            f"task {task.name!r} is a {task.shape} task; `figlang export lm-eval` writes cloze and NLI tasks "
+            "(multiple_choice) only"
+        )
+
+
 def _docs(task: Task, records: Sequence[Record]) -> list[dict[str, Any]]:
+    _check_shape(task)
     unlabeled = [r.id for r in records if getattr(r, "label", None) is None]
     if unlabeled:
         raise FiglangError(
@@ -96,13 +105,8 @@ def _docs(task: Task, records: Sequence[Record]) -> list[dict[str, Any]]:
         )
     if task.shape == "cloze":
         return [cloze_doc(r) for r in records]  # type: ignore[arg-type]
-    if task.shape == "nli":
-        labels = tuple(task.labels) or tuple(sorted({str(r.label) for r in records}))  # type: ignore[union-attr]
-        return [nli_doc(r, labels) for r in records]  # type: ignore[arg-type]
-    raise FiglangError(
-        f"task {task.name!r} is a {task.shape} task; `figlang export lm-eval` writes cloze and NLI tasks "
-        "(multiple_choice) only"
-    )
+    labels = tuple(task.labels) or tuple(sorted({str(r.label) for r in records}))  # type: ignore[union-attr]
+    return [nli_doc(r, labels) for r in records]  # type: ignore[arg-type]
 
 
 def task_yaml(name: str, shape: str, data_path: Path, meta: dict[str, Any]) -> dict[str, Any]:
@@ -130,6 +134,7 @@ def export_lm_eval(
     """Write ``<name>.yaml`` and ``<name>.jsonl`` under ``out_dir`` for one split of ``task``."""
     t = get_task(task) if isinstance(task, str) else task
     split = t.check_split(split)
+    _check_shape(t)
     records = t.load(split, data_dir)
     if limit is not None:
         records = records[:limit]
