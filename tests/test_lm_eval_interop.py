@@ -80,7 +80,7 @@ def test_lm_score_input_lm_eval_equals_lm_eval_item_for_item(lm_eval_run: dict, 
         theirs = {s["doc"]["id"]: predicted_index(s, metric) for s in lm_eval_run["samples"]}
         mine = {rid: p.prediction for rid, p in run.predictions.items()}
         assert mine == theirs, f"{metric}: {sum(mine[k] != theirs[k] for k in mine)} of {len(mine)} predictions differ"
-        assert run.metrics["accuracy"]["value"] == pytest.approx(lm_eval_run["results"][f"{metric},none"])
+        assert run.metrics["accuracy"]["accuracy"] == pytest.approx(lm_eval_run["results"][f"{metric},none"])
         # the log-likelihoods themselves agree to float32 noise
         for s in lm_eval_run["samples"]:
             got = run.predictions[s["doc"]["id"]].meta["logprob"]
@@ -97,11 +97,11 @@ def test_log_samples_score_through_figlang_eval(lm_eval_run: dict, data_dir: Pat
     assert res.exit_code == 0, res.output
     results = json.loads((out / "results.json").read_text())
     assert results["metrics"]["coverage"]["predicted"] == N_ITEMS
-    assert results["metrics"]["accuracy"]["value"] == pytest.approx(lm_eval_run["results"]["acc,none"])
-    assert "ci" in json.dumps(results["metrics"]["accuracy"]).lower()
+    assert results["metrics"]["accuracy"]["accuracy"] == pytest.approx(lm_eval_run["results"]["acc,none"])
+    assert results["metrics"]["accuracy"]["ci_low"] <= results["metrics"]["accuracy"]["accuracy"] <= results["metrics"]["accuracy"]["ci_high"]
     # detected without --format too, and acc_norm on request
     run = score_predictions_file(lm_eval_run["samples_path"], "idiom-cloze", "dev", data_dir, fmt="lm-eval-acc_norm", allow_partial=True)
-    assert run.metrics["accuracy"]["value"] == pytest.approx(lm_eval_run["results"]["acc_norm,none"])
+    assert run.metrics["accuracy"]["accuracy"] == pytest.approx(lm_eval_run["results"]["acc_norm,none"])
     assert score_predictions_file(lm_eval_run["samples_path"], "idiom-cloze", "dev", data_dir, allow_partial=True).results["method"]["fingerprint"]["format"] == "lm-eval"
 
 
