@@ -238,8 +238,13 @@ def main(argv: list[str] | None = None) -> None:
     args.passthrough = passthrough
     modes = [m.strip() for m in args.modes.split(",")] if args.modes else list(SMOLL_MODES) + (list(QWEN_MODES) if args.qwen else [])
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    results = {m: run_mode(m, args) for m in modes}
+    results: dict = {}
+    for m in modes:  # the report is rewritten after every mode: a run cut short keeps what it measured
+        results[m] = run_mode(m, args)
+        report(args, argv, exported, started, results, done=len(results) == len(modes))
 
+
+def report(args: argparse.Namespace, argv: list[str] | None, exported, started: str, results: dict, done: bool) -> None:
     def rate(r: dict) -> float:
         return r["items"] / r["seconds"]
 
@@ -291,6 +296,7 @@ def main(argv: list[str] | None = None) -> None:
                     "load_average_end": os.getloadavg() if hasattr(os, "getloadavg") else None},  # fmt: skip
         "versions": library_versions(),
         "command": " ".join(["python", "benchmarks/bench_lm_eval.py", *(argv if argv is not None else sys.argv[1:])]),
+        "complete": done, "modes_run": list(results),
         "summary": summary,
         "modes": {m: {k: v for k, v in r.items() if k not in ("logprobs", "predictions_norm")} for m, r in results.items()},
     }  # fmt: skip
