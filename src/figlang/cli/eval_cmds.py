@@ -31,7 +31,7 @@ def eval_cmd(
     model: Annotated[Optional[str], typer.Option("--model", help="Catalog name, Hugging Face id, local path, or endpoint model.")] = None,
     split: Annotated[Optional[str], typer.Option("--split", "-s", help="Split (default: the task's dev/val split).")] = None,
     predictions: Annotated[Optional[list[Path]], typer.Option("--predictions", "-p", help="Score this prediction file instead of running a method (figlang JSONL, the narrative paper's outputs, or a FLUTE submission, JSON lines or the FLUTE repository's JSON arrays). Repeat it, or name a folder, to score several files as one submission (FLUTE's four per-figure-type files).")] = None,
-    prediction_format: Annotated[Optional[str], typer.Option("--format", help="Prediction file format (default: detected).")] = None,
+    prediction_format: Annotated[Optional[str], typer.Option("--format", help="Prediction file format (default: detected): figlang, narrative-discriminative, narrative-generative, flute-submission, lm-eval (lm-evaluation-harness --log_samples rows, answered as its acc) or lm-eval-acc_norm.")] = None,
     allow_partial: Annotated[bool, typer.Option("--allow-partial", help="Score what can be scored when predictions are missing, duplicated or invalid (reported, never hidden).")] = False,
     limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="Only the first N items (for a quick look).")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for predictions.jsonl, results.json and results.md.")] = None,
@@ -59,6 +59,7 @@ def eval_cmd(
       figlang eval -t idiom-cloze -s dev -p output/idiom/discriminative/idiom_dev_predictions.jsonl
 
       figlang eval -t flute -s test -p modelpredictions/   (FLUTE's released sarcasm/simile/metaphor/idiom.json)
+      figlang eval -t idiom-cloze -s dev -p samples_figlang_idiom_cloze_dev_DATE.jsonl --format lm-eval -o runs/lm-eval
 
       figlang eval --model qwen2.5-1.5b -O backend=llama.cpp -O threads=2 -t idiom-cloze -s dev -m qa
     """

@@ -11,6 +11,7 @@ from ..data.errors import FiglangError
 from . import build_flute, build_impli, build_narratives, data_cmds, eval_cmds, human_cmds, knowledge_cmds, models_cmds, suite_cmds, train_cmds
 from .data_download import download_cmd, verify_cmd
 from .common import err_console
+from .export_cmds import app as export_app
 
 app = typer.Typer(
     name="figlang",
@@ -32,6 +33,7 @@ app.command("report")(eval_cmds.report_cmd)
 app.add_typer(human_cmds.app, name="human")
 app.add_typer(models_cmds.app, name="models")
 app.add_typer(knowledge_cmds.app, name="knowledge")
+app.add_typer(export_app, name="export")
 app.command("train")(train_cmds.train_cmd)
 app.command("relations")(train_cmds.relations_cmd)
 app.command("simulatability")(train_cmds.simulatability_cmd)

@@ -17,6 +17,9 @@ Formats read (detected from the first line):
   (``modelpredictions/{sarcasm,simile,metaphor,idiom}.json``); arrays are read like JSON lines, and
   several files (or a folder of them) score together as one submission.
 
+* ``lm-eval`` / ``lm-eval-acc_norm``: lm-evaluation-harness's ``--log_samples`` rows, the answer
+  its ``acc`` / ``acc_norm`` picks, matched by content (:mod:`figlang.interop.lm_eval_samples`).
+
 Items are always matched by identity, never by position, so an empty or dropped row
 cannot shift every later prediction (the FLUTE shared-task script had that bug).
 """
@@ -34,9 +37,10 @@ from ..data.errors import DataError, FiglangError
 from ..data.flute import normalise_label
 from ..data.io import iter_json_objects
 from ..data.records import ClozeRecord, GenerationRecord, NLIPair, Record, strip_markup
+from ..interop import lm_eval_samples
 from ..models.base import Prediction
 
-FORMATS = ("figlang", "narrative-discriminative", "narrative-generative", "flute-submission")
+FORMATS = ("figlang", "narrative-discriminative", "narrative-generative", "flute-submission", *lm_eval_samples.FORMATS)
 
 
 @dataclass
@@ -77,6 +81,8 @@ class PredictionProblems:
 
 def detect_format(path: Path) -> str:
     for _line, obj in iter_json_objects(path):
+        if lm_eval_samples.is_sample(obj):
+            return "lm-eval"
         if "predicted_label" in obj:
             return "flute-submission"
         if "predictions" in obj and ("input" in obj or ("narrative" in obj and "option1" not in obj)):
@@ -177,6 +183,8 @@ def _matcher(fmt: str, records: list[Record], rows: list[dict]):
     """The row → gold id function for a format; ``rows`` (the whole file) lets FLUTE content matching
     leave alone the ids that other rows claim by name."""
     ids = {r.id for r in records}
+    if fmt in lm_eval_samples.FORMATS:
+        return lm_eval_samples.matcher(records, rows)
     if fmt == "figlang":
         return lambda obj: str(obj["id"]) if str(obj.get("id")) in ids else None
     if fmt == "narrative-discriminative":
@@ -240,6 +248,8 @@ def _matcher(fmt: str, records: list[Record], rows: list[dict]):
 
 
 def _to_prediction(fmt: str, rid: str, obj: dict, labels: tuple[str, ...], record: Record | None = None) -> Prediction:
+    if fmt in lm_eval_samples.FORMATS:
+        return lm_eval_samples.to_prediction(rid, obj, record, lm_eval_samples.FORMATS[fmt], labels)
     if fmt == "narrative-discriminative":
         value = obj["prediction"]
         ok = isinstance(value, int) and value in (0, 1)

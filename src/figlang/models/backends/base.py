@@ -24,10 +24,16 @@ class CapabilityError(BackendError):
 
 @dataclass(frozen=True)
 class ScoreRequest:
-    """Log-probability of ``continuation`` given ``context``. Requests sharing a context share its encoding."""
+    """Log-probability of ``continuation`` given ``context``. Requests sharing a context share its encoding.
+
+    ``joint=True`` tokenizes ``context + continuation`` as one text and takes the continuation's
+    tokens as those after the context's own tokens (lm-evaluation-harness's way); by default the
+    two are tokenized apart. They differ only where a token would span the boundary.
+    """
 
     context: str
     continuation: str
+    joint: bool = False
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,16 @@ class HFTextMixin:
     def _encode_continuation(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"]) if text else []
 
+    def _encode_joint(self, context: str, continuation: str) -> list[int]:
+        """The continuation's tokens as lm-evaluation-harness takes them: those of ``context + continuation``
+        after the context's own tokens (a token spanning the boundary counts as the continuation's)."""
+        if not continuation:
+            return []
+        if not context:
+            return self._encode_continuation(continuation)
+        whole = self._encode_continuation(context + continuation)
+        return whole[len(self._encode_continuation(context)) :]
+
     def _encode_requests(self, requests: Sequence[ScoreRequest]) -> tuple[list[ContinuationScore | None], list[tuple[int, list[int], list[int]]]]:
         """Token ids of score requests, each context encoded once: (results with the empty continuations
         already scored, [(index, context ids fitted to max_length, continuation ids)])."""
@@ -120,7 +130,7 @@ class HFTextMixin:
         for i, req in enumerate(requests):
             if not isinstance(req, ScoreRequest):
                 raise FiglangError(f"score() takes ScoreRequest objects, got {type(req).__name__}")
-            cont = self._encode_continuation(req.continuation)
+            cont = self._encode_continuation(req.continuation) if not req.joint else self._encode_joint(req.context, req.continuation)
             if not cont:
                 results[i] = ContinuationScore(0.0, 0, len(req.continuation), (), True)
                 continue

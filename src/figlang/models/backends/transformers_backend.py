@@ -289,6 +289,7 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         # (ALiBi models such as BLOOM) gets no prefix reuse and equal-length generation batches.
         self._positions = "position_ids" in forward
         self._sliding_window = self._find_sliding_window()
+        self._packable = self._find_packable()
         self.can_score = self.kind in ("causal", "seq2seq")
         self.can_generate = self.kind in ("causal", "seq2seq")
         self.can_score_masked = self.kind == "masked"
@@ -338,6 +339,18 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         cfg = self.config.get_text_config() if hasattr(self.config, "get_text_config") else self.config
         window = getattr(cfg, "sliding_window", None)
         return window if isinstance(window, int) and window > 0 else None
+
+    # Decoders whose logits are a plain linear head over the last hidden state and that take a 4D
+    # attention mask with explicit positions: their scoring may pack a context and its continuations
+    # into one row (:meth:`_score_packed`).
+    PACKABLE_TYPES = ("llama", "qwen2", "qwen3", "mistral")
+
+    def _find_packable(self) -> bool:
+        cfg = self.config.get_text_config() if hasattr(self.config, "get_text_config") else self.config
+        attn = getattr(self.model.config, "_attn_implementation", None)
+        return (self.kind == "causal" and self._positions and self._sliding_window is None
+                and getattr(cfg, "model_type", "") in self.PACKABLE_TYPES and attn in ("sdpa", "eager")
+                and self.model.get_output_embeddings() is not None)  # fmt: skip
 
     def _outside_window(self, slots_before: int, n_new: int) -> bool:
         """Whether ``n_new`` tokens run after ``slots_before`` cache slots (padding included) could lose
@@ -489,9 +502,14 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         return self.model(**kwargs)
 
     def _score_shared(self, groups: dict[tuple[int, ...], list[tuple[int, list[int]]]]) -> Iterator[tuple[int, tuple[list[float], bool]]]:
-        """Contexts encoded once (batched), continuations batched on copies of their context's cache."""
+        """Contexts encoded once (batched), continuations batched on copies of their context's cache; or,
+        where no prefix is shared beyond single contexts and the model allows it, each context packed
+        with its continuations into one row (:meth:`_score_packed`, the same scores with less work)."""
         contexts = sorted(groups, key=len, reverse=True)
         base = self._common_prefix(contexts)
+        if base is None and self._packable and all(shared == 0 for _, shared in self._prefix_runs(contexts, 0)):
+            yield from self._score_packed(groups, contexts)
+            return
         skip = 0 if base is None else base[1]
         for members, shared in self._prefix_runs(contexts, skip):
             run_base = base
@@ -501,6 +519,75 @@ class TransformersBackend(HFTextMixin, LanguageModel):
             yield from self._score_run(groups, sorted(members, key=len, reverse=True), run_base)  # stable: ties keep their order
             del run_base
         del base
+
+    # A packed row holds its context and continuations up to this many tokens past the context (or the
+    # context's own length, if longer): a context shared by hundreds of options spreads over several rows.
+    PACK_ROOM = 64
+
+    def _score_packed(
+        self, groups: dict[tuple[int, ...], list[tuple[int, list[int]]]], contexts: list[tuple[int, ...]]
+    ) -> Iterator[tuple[int, tuple[list[float], bool]]]:
+        """Each context once, followed in the same row by its continuations, one forward pass per batch.
+
+        A continuation's tokens sit after the context at the positions they would have right after it,
+        and a 4D attention mask lets each see the context and its own earlier tokens only, so every
+        continuation is scored as if it ran alone after the context; the context's last token predicts
+        each continuation's first. Only the unique tokens run (no key/value copies, no recomputed context
+        token, no padding beyond the batch's widest row), and the LM head runs only where a continuation
+        token is predicted.
+        """
+        torch = self._torch
+        rows: list[tuple[tuple[int, ...], list[tuple[int, list[int]]]]] = []
+        for ctx in contexts:
+            room = max(len(ctx), self.PACK_ROOM)
+            current: list[tuple[int, list[int]]] = []
+            used = 0
+            for i, cont in groups[ctx]:
+                if current and used + len(cont) > room:
+                    rows.append((ctx, current))
+                    current, used = [], 0
+                current.append((i, cont))
+                used += len(cont)
+            rows.append((ctx, current))
+
+        def width(row: tuple[tuple[int, ...], list[tuple[int, list[int]]]]) -> int:
+            return len(row[0]) + sum(len(c) for _, c in row[1])
+
+        rows.sort(key=width, reverse=True)
+        base, head = self.model.base_model, self.model.get_output_embeddings()
+        for batch in _batches(rows, width, self.batch_size, self.max_batch_tokens):
+            w = width(batch[0])
+            ids = torch.full((len(batch), w), self.pad_id, dtype=torch.long)
+            pos = torch.zeros((len(batch), w), dtype=torch.long)
+            seg = torch.full((len(batch), w), -1, dtype=torch.long)
+            picks: list[tuple[int, int, list[int], list[int]]] = []  # (request, row, predicting positions, targets)
+            for b, (ctx, members) in enumerate(batch):
+                n = len(ctx)
+                ids[b, :n] = torch.tensor(ctx, dtype=torch.long)
+                pos[b, :n] = torch.arange(n)
+                seg[b, :n] = 0
+                off = n
+                for k, (i, cont) in enumerate(members):
+                    m = len(cont)
+                    ids[b, off : off + m] = torch.tensor(cont, dtype=torch.long)
+                    pos[b, off : off + m] = torch.arange(n, n + m)
+                    seg[b, off : off + m] = k + 1
+                    picks.append((i, b, [n - 1, *range(off, off + m - 1)], cont))
+                    off += m
+            key, query = seg.unsqueeze(1), seg.unsqueeze(2)
+            mask = torch.ones((w, w), dtype=torch.bool).tril() & ((key == 0) | (key == query)) & (key >= 0)
+            mask |= torch.eye(w, dtype=torch.bool) & (query < 0)  # padding attends to itself (no empty rows)
+            hidden = base(input_ids=ids.to(self.device), attention_mask=mask.unsqueeze(1).to(self.device),
+                          position_ids=pos.to(self.device), use_cache=False).last_hidden_state  # fmt: skip
+            row_index = torch.tensor([b for _, b, where, _ in picks for _ in where], device=self.device)
+            col_index = torch.tensor([p for _, _, where, _ in picks for p in where], device=self.device)
+            targets = torch.tensor([t for _, _, _, cont in picks for t in cont], device=self.device)
+            lps, greedy = self._token_scores(head(hidden[row_index, col_index]), targets)
+            start = 0
+            for i, _, _, cont in picks:
+                n = len(cont)
+                yield i, (lps[start : start + n].tolist(), bool(greedy[start : start + n].all()))
+                start += n
 
     def _prefix_runs(self, contexts: Sequence[tuple[int, ...]], skip: int) -> list[tuple[list[tuple[int, ...]], int]]:
         """Contexts split into runs that each share a long prefix beyond the first ``skip`` tokens.

@@ -27,6 +27,10 @@ from . import (
 from . import prompts as P
 
 NORMS = ("sum", "token", "char", "pmi")
+INPUTS = ("figlang", "lm-eval")
+# input=lm-eval: lm-evaluation-harness's multiple_choice request for a doc `figlang export lm-eval` writes.
+LM_EVAL_DELIMITER = " "  # its target_delimiter
+LM_EVAL_NORMS = {"sum": "acc", "char": "acc_norm", "byte": "acc_bytes"}
 
 
 def _cloze(records: Sequence[Record], method: str) -> list[ClozeRecord]:
@@ -45,6 +49,33 @@ def _context(record: ClozeRecord) -> str:
     return record.context.strip()
 
 
+def narrative_text(record: ClozeRecord) -> str:
+    """The text every cloze method conditions on; `figlang export lm-eval` writes it as the doc's context."""
+    return _context(record)
+
+
+def lm_eval_request(context: str, choice: str) -> ScoreRequest:
+    """lm-evaluation-harness's loglikelihood request for one choice: the continuation is the target
+    delimiter + the choice, the context's trailing whitespace moves to the continuation, and the two are
+    tokenized jointly (``TemplateLM._encode_pair``)."""
+    continuation = LM_EVAL_DELIMITER + choice
+    stripped = context.rstrip()
+    if stripped != context:
+        continuation = context[len(stripped) :] + continuation
+        context = stripped
+    return ScoreRequest(context, continuation, joint=True)
+
+
+def lm_eval_score(logprob: float, choice: str, norm: str) -> float:
+    """A choice's score as lm-eval ranks it: ``acc`` the summed log-probability, ``acc_norm`` divided by
+    the choice's length in characters, ``acc_bytes`` by its UTF-8 length (the delimiter not counted)."""
+    if norm == "char":
+        return logprob / max(len(choice), 1)
+    if norm == "byte":
+        return logprob / max(len(choice.encode("utf-8")), 1)
+    return logprob
+
+
 def _normalise(score: ContinuationScore, norm: str) -> float:
     if norm == "token":
         return score.logprob / max(score.n_tokens, 1)
@@ -60,20 +91,48 @@ def _prediction(record: ClozeRecord, scores: list[float], meta: dict[str, Any]) 
 
 # --------------------------------------------------------------------------------------------
 class LMScore(ModelMethod):
-    """Score each option as the continuation of the narrative; the best-scoring option wins."""
+    """Score each option as the continuation of the narrative; the best-scoring option wins.
+
+    ``input=lm-eval`` asks what lm-evaluation-harness asks of a task `figlang export lm-eval` wrote:
+    the same context, the " " target delimiter, joint tokenization, and its normalisations
+    (``norm=sum`` is ``acc``, the default there; ``norm=char`` is ``acc_norm``; ``norm=byte`` is
+    ``acc_bytes``), so the predictions equal lm-eval's item for item. The default (``input=figlang``)
+    tokenizes context and option apart and divides ``char`` by the continuation's length with its space.
+    """
 
     name = "lm-score"
     shapes = ("cloze",)
 
-    def __init__(self, model: Any = None, norm: str = "pmi", neutral: str = P.DEFAULT_NEUTRAL, **backend_options: Any) -> None:
+    def __init__(
+        self, model: Any = None, norm: str | None = None, neutral: str = P.DEFAULT_NEUTRAL, input: str = "figlang", **backend_options: Any
+    ) -> None:  # fmt: skip
         super().__init__(model, backend_options)
-        self.norm = parse_choice(norm, "norm", NORMS)
+        self.input = parse_choice(input, "input", INPUTS)
+        if self.input == "lm-eval":
+            self.norm = parse_choice(norm or "sum", "norm", tuple(LM_EVAL_NORMS))
+        else:
+            self.norm = parse_choice(norm or "pmi", "norm", NORMS)
         self.neutral_name = str(neutral)
         self.neutral = P.NEUTRAL_PROMPTS.get(self.neutral_name, self.neutral_name)
+
+    def _predict_lm_eval(self, items: list[ClozeRecord]) -> list[Prediction]:
+        requests = [lm_eval_request(_context(r), o) for r in items for o in r.options]
+        results = self.lm.score(requests)
+        out, k = [], 0
+        for r in items:
+            cond = results[k : k + len(r.options)]
+            scores = [lm_eval_score(c.logprob, o, self.norm) for c, o in zip(cond, r.options)]
+            meta: dict[str, Any] = {"logprob": [c.logprob for c in cond], "n_tokens": [c.n_tokens for c in cond],
+                                    "is_greedy": [c.is_greedy for c in cond]}  # fmt: skip
+            out.append(_prediction(r, scores, meta))
+            k += len(r.options)
+        return out
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
         items = _cloze(records, self.name)
         self.require("score")
+        if self.input == "lm-eval":
+            return self._predict_lm_eval(items)
         requests: list[ScoreRequest] = []
         for r in items:  # one context string per narrative: the backend encodes it once
             context = _context(r)
@@ -99,6 +158,10 @@ class LMScore(ModelMethod):
         return out
 
     def config(self) -> dict[str, Any]:
+        if self.input == "lm-eval":
+            return {"norm": self.norm, "input": "lm-eval", "lm_eval_metric": LM_EVAL_NORMS[self.norm],
+                    "context": "narrative without markup", "target_delimiter": LM_EVAL_DELIMITER,
+                    "tokenization": "joint", "ties": "lowest index", **self.model_config()}  # fmt: skip
         cfg: dict[str, Any] = {"norm": self.norm, "context": "narrative without markup", "continuation": P.LM_SCORE_CONTINUATION,
                                "ties": "lowest index"}  # fmt: skip
         if self.norm == "pmi":
@@ -415,7 +478,7 @@ class PET(ModelMethod):
 
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
-    registry.register("lm-score", ("cloze",), "LM scoring of each continuation given the narrative; -O norm=sum|token|char|pmi (default pmi), neutral=answer|empty|story|<text>.")(LMScore)
+    registry.register("lm-score", ("cloze",), "LM scoring of each continuation given the narrative; -O norm=sum|token|char|pmi (default pmi), neutral=answer|empty|story|<text>; input=lm-eval scores as lm-evaluation-harness does (norm=sum: its acc, char: acc_norm, byte: acc_bytes).")(LMScore)
     registry.register("qa", ("cloze",), "UnifiedQA-style question with lettered options; -O answer=letter|text, chat=auto|true|false, permute=true|false, norm=sum|token|char (text answers), fmt=auto|causal|seq2seq.")(QA)
     registry.register("few-shot", ("cloze",), "Few-shot 'Q: N (1) C1 (2) C2 A: (1)' from train; -O budget=<chars> max_shots=N seed=N exclude=linked|expression|item permute=true|false.")(FewShot)
     registry.register("pet", ("cloze",), "PET zero-shot pattern-verbalizer ('You are right/wrong', 'That was expected/unexpected'); -O pattern=auto|idiom|simile.")(PET)

@@ -1,0 +1,310 @@
+"""Benchmark: lm-evaluation-harness against figlang's lm-score on the same model and items, and the limit.
+
+One run, each mode in a fresh subprocess (so that peak RSS is its own), on one cloze split that
+`figlang export lm-eval` writes once:
+
+* ``lm-eval``          lm-eval 0.4.x's ``simple_evaluate`` (model ``hf``, float32) on the exported task
+* ``figlang``          ``lm-score -O input=lm-eval`` (the same requests, float32): must answer as lm-eval does
+* ``figlang-bf16``     the same in bfloat16, the CPU's fast dtype where it computes it natively (AVX512-BF16 /
+  AMX); on an AVX2-only CPU torch emulates it, and this row says how much slower that is
+* ``limit``            one batched forward pass over exactly the unique tokens the task needs (each narrative
+  once, each option once, packed into rows without padding), the LM head only where a
+  continuation token is predicted, tensors built before the clock starts: no Python in the loop
+* ``qwen-transformers`` / ``qwen-llama.cpp`` (with ``--qwen``): figlang's lm-score (input=lm-eval) with the
+  larger catalog model through the Transformers backend (float32) and through llama.cpp, on
+  ``--qwen-limit`` items
+
+Each mode reports items/s, wall and CPU seconds (``time.process_time``: all threads), peak RSS
+(``ru_maxrss``), and its predictions; agreement is counted item for item against lm-eval (or against
+figlang float32 / the Transformers backend). Load times are reported apart and not in items/s.
+
+    .venv/bin/python benchmarks/bench_lm_eval.py --threads 2 --qwen --out docs/results/bench/lm_eval_idiom_dev.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SMOLL_MODES = ("lm-eval", "figlang", "figlang-bf16", "limit")
+QWEN_MODES = ("qwen-transformers", "qwen-llama.cpp")
+
+
+def peak_rss_mb() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 1024
+
+
+def rss_mb() -> float:
+    import psutil
+
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def load_records(args: argparse.Namespace, limit: int | None):
+    from figlang.data.registry import get_task
+
+    records = get_task(args.task).load(args.split, args.data_dir)
+    return records[:limit] if limit else records
+
+
+def _clock(fn):
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+def worker_lm_eval(args: argparse.Namespace) -> dict:
+    import lm_eval
+    from lm_eval.models.huggingface import HFLM
+    from lm_eval.tasks import TaskManager
+
+    from figlang.interop.lm_eval_samples import loglikelihoods, predicted_index
+    from figlang.models.loading import resolve
+
+    lm, load_s, _ = _clock(lambda: HFLM(pretrained=resolve(args.model).path, dtype=args.dtype, batch_size=args.batch_size, device="cpu"))
+    rss_loaded = rss_mb()
+    name = args.lm_eval_task
+    out, seconds, cpu = _clock(lambda: lm_eval.simple_evaluate(model=lm, tasks=[name], task_manager=TaskManager(include_path=args.tasks_dir),
+                                                               log_samples=True))  # fmt: skip
+    samples = out["samples"][name]
+    return {
+        "seconds": seconds, "cpu_seconds": cpu, "load_seconds": load_s, "rss_loaded_mb": rss_loaded,
+        "predictions": {s["doc"]["id"]: predicted_index(s, "acc") for s in samples},
+        "predictions_norm": {s["doc"]["id"]: predicted_index(s, "acc_norm") for s in samples},
+        "logprobs": {s["doc"]["id"]: loglikelihoods(s) for s in samples},
+        "accuracy": out["results"][name]["acc,none"], "accuracy_norm": out["results"][name]["acc_norm,none"],
+        "items": len(samples), "batch_size": args.batch_size, "dtype": args.dtype,
+    }  # fmt: skip
+
+
+def worker_figlang(args: argparse.Namespace, model: str, dtype: str, limit: int | None, backend: str | None = None) -> dict:
+    from figlang.models.base import get_methods
+
+    records = load_records(args, limit)
+    options: dict = {"input": "lm-eval", "norm": "sum"}
+    if backend == "llama.cpp":
+        options.update(backend="llama.cpp", threads=args.threads or 2)
+    else:
+        options.update(dtype=dtype, batch_size=args.batch_size)
+    method = get_methods().create("lm-score", model=model, **options)
+    _, load_s, _ = _clock(lambda: method.lm)
+    rss_loaded = rss_mb()
+    preds, seconds, cpu = _clock(lambda: method.predict(records))
+    labels = {r.id: r.label for r in records}
+    return {
+        "seconds": seconds, "cpu_seconds": cpu, "load_seconds": load_s, "rss_loaded_mb": rss_loaded,
+        "predictions": {p.id: p.prediction for p in preds}, "logprobs": {p.id: p.meta["logprob"] for p in preds},
+        "accuracy": sum(p.prediction == labels[p.id] for p in preds) / len(preds), "items": len(preds),
+        "batch_size": args.batch_size, "dtype": dtype if backend != "llama.cpp" else "gguf (llama.cpp)",
+        "model": method.lm.fingerprint(),
+    }  # fmt: skip
+
+
+def worker_limit(args: argparse.Namespace) -> dict:
+    """The unique tokens through the model once, in rows packed without padding; logits only where needed."""
+    import torch
+
+    from figlang.models.loading import load_backend
+    from figlang.models.methods.cloze import lm_eval_request, narrative_text
+
+    records = load_records(args, args.limit)
+    lm, load_s, _ = _clock(lambda: load_backend(args.model, dtype=args.dtype))
+    requests = [lm_eval_request(narrative_text(r), o) for r in records for o in r.options]
+    _, encoded = lm._encode_requests(requests)
+    contexts: dict[tuple[int, ...], list[list[int]]] = {}
+    for _, ctx, cont in encoded:
+        contexts.setdefault(tuple(ctx), []).append(cont)
+    stream: list[int] = []
+    needed = 0
+    lengths = []
+    for ctx, conts in contexts.items():
+        row = list(ctx) + [t for c in conts for t in c]
+        stream += row
+        lengths.append(len(row))
+        needed += sum(len(c) for c in conts)
+    width = max(16, round(sum(lengths) / len(lengths)))  # rows as long as the task's own rows, on average
+    n_rows = -(-len(stream) // width)
+    stream += [lm.pad_id] * (n_rows * width - len(stream))
+    ids = torch.tensor(stream, dtype=torch.long).view(n_rows, width)
+    per_pass = max(1, lm.max_batch_tokens // width)
+    chunks = [ids[i : i + per_pass] for i in range(0, n_rows, per_pass)]
+    # the positions whose logits a scorer needs (one per continuation token), spread over the rows
+    picks = torch.linspace(0, n_rows * width - 1, needed).long()
+    pick_chunks = [picks[(picks >= i * width) & (picks < (i + len(c)) * width)] - i * width for i, c in zip(range(0, n_rows, per_pass), chunks)]
+    base, head = lm.model.base_model, lm.model.get_output_embeddings()
+    rss_loaded = rss_mb()
+
+    def run():
+        with torch.inference_mode():
+            for chunk, pick in zip(chunks, pick_chunks):
+                hidden = base(input_ids=chunk, use_cache=False).last_hidden_state.reshape(-1, lm.model.config.hidden_size)
+                torch.logsumexp(head(hidden[pick]).float(), dim=-1)
+
+    _, seconds, cpu = _clock(run)
+    return {
+        "seconds": seconds, "cpu_seconds": cpu, "load_seconds": load_s, "rss_loaded_mb": rss_loaded, "items": len(records),
+        "unique_tokens": len(stream) - (n_rows * width - sum(lengths)), "rows": n_rows, "row_width": width,
+        "scored_positions": needed, "forward_passes": len(chunks), "dtype": args.dtype,
+        "tokens_if_each_request_ran_in_full": sum(len(c) + len(t) for _, c, t in encoded),
+    }  # fmt: skip
+
+
+def worker(args: argparse.Namespace) -> None:
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    mode = args.worker
+    if mode == "lm-eval":
+        out = worker_lm_eval(args)
+    elif mode == "figlang":
+        out = worker_figlang(args, args.model, args.dtype, args.limit)
+    elif mode == "figlang-bf16":
+        out = worker_figlang(args, args.model, "bfloat16", args.bf16_limit or args.limit)
+    elif mode == "limit":
+        out = worker_limit(args)
+    elif mode == "qwen-transformers":
+        out = worker_figlang(args, args.qwen_model, "float32", args.qwen_limit)
+    else:
+        out = worker_figlang(args, args.qwen_model, "float32", args.qwen_limit, backend="llama.cpp")
+    out.update(mode=mode, peak_rss_mb=peak_rss_mb(), threads=torch.get_num_threads(),
+               load_average=os.getloadavg() if hasattr(os, "getloadavg") else None)  # fmt: skip
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+def run_mode(mode: str, args: argparse.Namespace) -> dict:
+    cmd = [sys.executable, __file__, "--worker", mode, *args.passthrough]
+    print(f"[{mode}] running", file=sys.stderr, flush=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, env={**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"})
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")]
+    if done.returncode != 0 or not lines:
+        sys.stderr.write(done.stderr[-4000:])
+        raise SystemExit(f"mode {mode} failed (exit {done.returncode})")
+    result = json.loads(lines[-1][len("RESULT ") :])
+    print(f"[{mode}] {result['items']} items in {result['seconds']:.1f} s ({result['cpu_seconds']:.1f} CPU s)", file=sys.stderr, flush=True)
+    return result
+
+
+def agreement(a: dict, b: dict) -> dict:
+    shared = [k for k in a if k in b]
+    same = sum(a[k] == b[k] for k in shared)
+    return {"items": len(shared), "identical": same, "share": same / len(shared) if shared else None,
+            "differing_ids": [k for k in shared if a[k] != b[k]][:20]}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="smollm2-135m")
+    parser.add_argument("--task", default="idiom-cloze")
+    parser.add_argument("--split", default="dev")
+    parser.add_argument("--data-dir", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--limit", type=int, default=None, help="first N items (default: the whole split)")
+    parser.add_argument("--bf16-limit", type=int, default=None, help="first N items for the bfloat16 row (emulated bfloat16 is slow)")
+    parser.add_argument("--batch-size", type=int, default=16, help="rows per forward pass, both lm-eval's and figlang's")
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    parser.add_argument("--qwen", action="store_true", help="also qwen2.5-1.5b through Transformers and llama.cpp")
+    parser.add_argument("--qwen-model", default="qwen2.5-1.5b")
+    parser.add_argument("--qwen-limit", type=int, default=40)
+    parser.add_argument("--modes", default=None, help=f"comma-separated subset of {', '.join(SMOLL_MODES + QWEN_MODES)}")
+    parser.add_argument("--out", default=str(REPO / "runs" / "bench_lm_eval.json"))
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--tasks-dir", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--lm-eval-task", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(args)
+        return
+
+    from figlang.interop.lm_eval_export import export_lm_eval
+
+    tasks_dir = REPO / "runs" / "bench_lm_eval_tasks"  # names its data file by absolute path: never committed
+    exported = export_lm_eval(args.task, tasks_dir, split=args.split, data_dir=args.data_dir, limit=args.limit)
+    passthrough = ["--model", args.model, "--task", args.task, "--split", args.split, "--data-dir", args.data_dir,
+                   "--batch-size", str(args.batch_size), "--dtype", args.dtype, "--qwen-model", args.qwen_model,
+                   "--qwen-limit", str(args.qwen_limit), "--tasks-dir", str(tasks_dir), "--lm-eval-task", exported.name]  # fmt: skip
+    for flag, value in (("--limit", args.limit), ("--bf16-limit", args.bf16_limit), ("--threads", args.threads)):
+        if value:
+            passthrough += [flag, str(value)]
+    args.passthrough = passthrough
+    modes = [m.strip() for m in args.modes.split(",")] if args.modes else list(SMOLL_MODES) + (list(QWEN_MODES) if args.qwen else [])
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    results: dict = {}
+    for m in modes:  # the report is rewritten after every mode: a run cut short keeps what it measured
+        results[m] = run_mode(m, args)
+        report(args, argv, exported, started, results, done=len(results) == len(modes))
+
+
+def report(args: argparse.Namespace, argv: list[str] | None, exported, started: str, results: dict, done: bool) -> None:
+    def rate(r: dict) -> float:
+        return r["items"] / r["seconds"]
+
+    summary: dict = {}
+    lm, fig, lim, bf = (results.get(k) for k in ("lm-eval", "figlang", "limit", "figlang-bf16"))
+    if lm and fig:
+        summary["figlang_vs_lm_eval_items_per_s"] = rate(fig) / rate(lm)
+        summary["figlang_vs_lm_eval_cpu_seconds"] = lm["cpu_seconds"] / fig["cpu_seconds"] * fig["items"] / lm["items"]
+        summary["agreement_figlang_lm_eval"] = agreement(fig["predictions"], lm["predictions"])
+        shared = [k for k in fig["logprobs"] if k in lm["logprobs"]]
+        summary["max_abs_logprob_diff_figlang_lm_eval"] = max(abs(x - y) for k in shared for x, y in zip(fig["logprobs"][k], lm["logprobs"][k]))
+    if fig and lim:
+        summary["figlang_time_over_limit"] = (fig["seconds"] / fig["items"]) / (lim["seconds"] / lim["items"])
+        summary["figlang_cpu_over_limit"] = (fig["cpu_seconds"] / fig["items"]) / (lim["cpu_seconds"] / lim["items"])
+    if bf and lm:
+        summary["bf16_vs_lm_eval_float32_items_per_s"] = rate(bf) / rate(lm)
+    if bf and fig:
+        summary["agreement_bf16_figlang_float32"] = agreement(bf["predictions"], fig["predictions"])
+    qt, ql = results.get("qwen-transformers"), results.get("qwen-llama.cpp")
+    if qt and ql:
+        summary["qwen_llama_cpp_vs_transformers_items_per_s"] = rate(ql) / rate(qt)
+        summary["qwen_llama_cpp_vs_transformers_cpu_seconds"] = qt["cpu_seconds"] / ql["cpu_seconds"]
+        summary["agreement_qwen_llama_cpp_transformers"] = agreement(ql["predictions"], qt["predictions"])
+
+    import torch
+
+    from figlang.models.devices import bf16_is_emulated
+
+    print(f"\n{args.task}/{args.split}, {args.model}, threads {args.threads or 'default'}, {os.cpu_count()} CPUs, "
+          f"bfloat16 {'emulated (no AVX512-BF16/AMX)' if bf16_is_emulated('cpu') else 'native'}")  # fmt: skip
+    header = f"{'mode':<18} {'items':>5} {'dtype':>9} {'seconds':>8} {'items/s':>8} {'CPU s':>7} {'peak RSS MB':>11} {'accuracy':>8}"
+    print(header + "\n" + "-" * len(header))
+    for m, r in results.items():
+        acc = r.get("accuracy")
+        print(f"{m:<18} {r['items']:>5} {str(r.get('dtype', ''))[:9]:>9} {r['seconds']:>8.1f} {rate(r):>8.2f} {r['cpu_seconds']:>7.1f} "
+              f"{r['peak_rss_mb']:>11.0f} {'' if acc is None else f'{acc:.3f}':>8}")  # fmt: skip
+    for k, v in summary.items():
+        shown = f"{v['identical']}/{v['items']} identical" if isinstance(v, dict) else f"{v:.3f}"
+        print(f"  {k}: {shown}")
+    from figlang.evaluation.provenance import library_versions
+
+    report = {
+        "benchmark": "lm_eval_vs_figlang", "task": args.task, "split": args.split, "model": args.model, "limit": args.limit,
+        "bf16_limit": args.bf16_limit, "qwen_model": args.qwen_model if args.qwen else None, "qwen_limit": args.qwen_limit if args.qwen else None,
+        "threads": args.threads, "batch_size": args.batch_size, "started": started,
+        "lm_eval_task": {"name": exported.name, "docs": exported.docs},
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
+                    "bf16_emulated": bf16_is_emulated("cpu"), "torch": torch.__version__,
+                    "load_average_end": os.getloadavg() if hasattr(os, "getloadavg") else None},  # fmt: skip
+        "versions": library_versions(),
+        "command": " ".join(["python", "benchmarks/bench_lm_eval.py", *(argv if argv is not None else sys.argv[1:])]),
+        "complete": done, "modes_run": list(results),
+        "summary": summary,
+        "modes": {m: {k: v for k, v in r.items() if k not in ("logprobs", "predictions_norm")} for m, r in results.items()},
+    }  # fmt: skip
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {out}")
+
+
+if __name__ == "__main__":
+    main()
