@@ -35,6 +35,7 @@ app.add_typer(knowledge_cmds.app, name="knowledge")
 app.command("train")(train_cmds.train_cmd)
 app.command("relations")(train_cmds.relations_cmd)
 app.command("simulatability")(train_cmds.simulatability_cmd)
+app.command("explain")(__import__("figlang.cli.explain_cmds", fromlist=["explain_cmd"]).explain_cmd)
 
 build_app = typer.Typer(
     help="Build new figurative data with the papers' pipelines: `narratives` (mine a corpus for idiom and "

@@ -214,6 +214,6 @@ def parse_chat(value: Any) -> str:
     return parse_choice(value, "chat", ("auto", "true", "false"))
 
 
-from . import cloze, generation, nli  # noqa: E402  (register the methods; they import the helpers above)
+from . import cloze, explain, generation, nli  # noqa: E402  (register the methods; they import the helpers above)
 
-__all__ = ["ModelMethod", "backend_for", "clear_backends", "cloze", "generation", "nli"]
+__all__ = ["ModelMethod", "backend_for", "clear_backends", "cloze", "explain", "generation", "nli"]
