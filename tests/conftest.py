@@ -62,3 +62,23 @@ def save_tiny_llama():
         return root
 
     return build
+
+
+FLUTE_TEST_GOLD_FIXTURE = REPO / "tests" / "fixtures" / "flute_test_gold"
+
+
+@pytest.fixture
+def flute_gold_data_dir(data_dir: Path, tmp_path: Path) -> Path:
+    """A data dir whose flute/ is the shared one (symlinked file by file) plus tests/fixtures/flute_test_gold as
+    testgolddata/: made-up pairs in the test gold's shape, one id shared by the pairs of a premise family."""
+    flute = tmp_path / "data" / "flute"
+    for src in (data_dir / "flute").rglob("*"):
+        if src.is_file():
+            dst = flute / src.relative_to(data_dir / "flute")
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.symlink_to(src)
+    gold = flute / "testgolddata"
+    gold.mkdir(parents=True)
+    for src in sorted(FLUTE_TEST_GOLD_FIXTURE.glob("*_test.jsonl")):
+        (gold / src.name).write_bytes(src.read_bytes())
+    return tmp_path / "data"

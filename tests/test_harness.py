@@ -377,12 +377,12 @@ def test_flute_submission_scored_by_content_with_offline_metric_models(data_dir:
     result = score_predictions_file(path, "flute", "test", tmp_path, allow_partial=True, metric_options=options, out_dir=tmp_path / "run")
     m = result.metrics
     assert m["accuracy"]["n"] == 3 and m["accuracy"]["n_correct"] == 2  # idiom and sarcasm right, simile wrong
-    assert result.problems.empty_explanations == ["sarcasm-0"] and result.problems.missing == ["metaphor-0"]
+    assert result.problems.empty_explanations == ["sarcasm-0-0"] and result.problems.missing == ["metaphor-0-0"]
     exp = m["explanations"]
     assert exp["computed"] and exp["comparable_to_published"] is False
     rows = {json.loads(x)["id"]: json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()}
-    assert rows["sarcasm-0"]["explanation_score"] == 0  # empty explanation scores 0, never a neighbour's score
-    assert rows["idiom-0"]["explanation_score"] > 0
+    assert rows["sarcasm-0-0"]["explanation_score"] == 0  # empty explanation scores 0, never a neighbour's score
+    assert rows["idiom-0-0"]["explanation_score"] > 0
 
 
 def test_progress_goes_to_a_log_file_as_one_line_per_chunk(data_dir: Path, tmp_path: Path, capsys) -> None:

@@ -119,11 +119,11 @@ def test_flute_test_gold_is_read_when_present(data_dir: Path, tmp_path: Path) ->
         (gold / f"{figure}_test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
     test = get_task("flute").load("test", tmp_path)
     assert [(r.id, r.figure_type, r.label) for r in test] == [
-        ("sarcasm-1", "sarcasm", CONTRADICTION), ("simile-1", "simile", ENTAILMENT),
-        ("metaphor-7", "metaphor", ENTAILMENT), ("idiom-2", "idiom", CONTRADICTION),
+        ("sarcasm-1-0", "sarcasm", CONTRADICTION), ("simile-1-0", "simile", ENTAILMENT),
+        ("metaphor-7-0", "metaphor", ENTAILMENT), ("idiom-2-0", "idiom", CONTRADICTION),
     ]  # fmt: skip
     assert test[3].expression == "spill the beans"
-    assert [r.id for r in get_task("flute-simile").load("test", tmp_path)] == ["simile-1"]
+    assert [r.id for r in get_task("flute-simile").load("test", tmp_path)] == ["simile-1-0"]
 
 
 def test_partial_flute_test_gold_is_refused_for_the_whole_test(data_dir: Path, tmp_path: Path) -> None:
@@ -139,9 +139,9 @@ def test_partial_flute_test_gold_is_refused_for_the_whole_test(data_dir: Path, t
         get_task("flute").load("test", tmp_path)
     assert "flute-idiom" in str(err.value.hint)
     report = LoadReport()
-    assert [r.id for r in get_task("flute").load("test", tmp_path, lenient=True, report=report)] == ["idiom-2"]
+    assert [r.id for r in get_task("flute").load("test", tmp_path, lenient=True, report=report)] == ["idiom-2-0"]
     assert any("incomplete" in str(e) for e in report.warnings) and report.skipped == 0
-    assert [r.id for r in get_task("flute-idiom").load("test", tmp_path)] == ["idiom-2"]
+    assert [r.id for r in get_task("flute-idiom").load("test", tmp_path)] == ["idiom-2-0"]
     with pytest.raises(DataNotFoundError, match="gold for simile is missing"):
         get_task("flute-simile").load("test", tmp_path)
 

@@ -32,7 +32,7 @@ def eval_cmd(
     method: Annotated[Optional[str], typer.Option("--method", "-m", help="Method name (`figlang methods`). Not needed with --predictions.")] = None,
     model: Annotated[Optional[str], typer.Option("--model", help="Catalog name, Hugging Face id, local path, or endpoint model.")] = None,
     split: Annotated[Optional[str], typer.Option("--split", "-s", help="Split (default: the task's dev/val split).")] = None,
-    predictions: Annotated[Optional[Path], typer.Option("--predictions", "-p", help="Score this prediction file instead of running a method (figlang JSONL, the narrative paper's outputs, or a FLUTE submission).")] = None,
+    predictions: Annotated[Optional[list[Path]], typer.Option("--predictions", "-p", help="Score this prediction file instead of running a method (figlang JSONL, the narrative paper's outputs, or a FLUTE submission, JSON lines or the FLUTE repository's JSON arrays). Repeat it, or name a folder, to score several files as one submission (FLUTE's four per-figure-type files).")] = None,
     prediction_format: Annotated[Optional[str], typer.Option("--format", help="Prediction file format (default: detected).")] = None,
     allow_partial: Annotated[bool, typer.Option("--allow-partial", help="Score what can be scored when predictions are missing, duplicated or invalid (reported, never hidden).")] = False,
     limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="Only the first N items (for a quick look).")] = None,
@@ -59,6 +59,8 @@ def eval_cmd(
 
       figlang eval -t idiom-cloze -s dev -p output/idiom/discriminative/idiom_dev_predictions.jsonl
 
+      figlang eval -t flute -s test -p modelpredictions/   (FLUTE's released sarcasm/simile/metaphor/idiom.json)
+
       figlang eval --model qwen2.5-1.5b -O backend=llama.cpp -O threads=2 -t idiom-cloze -s dev -m qa
     """
     from ..evaluation import evaluate, score_predictions_file
@@ -67,10 +69,12 @@ def eval_cmd(
     options = MetricOptions(seed=seed, generation_protocol=protocol, bertscore_model=bertscore_model,
                             bertscore_layers=bertscore_layers, bleurt_checkpoint=bleurt_checkpoint,
                             explanation_semantics=explanation_semantics, ci_cluster=ci_cluster)  # fmt: skip
-    if predictions is not None:
-        result = score_predictions_file(predictions, task, split, data_dir, prediction_format, allow_partial, out, options, seed)
+    if predictions:
+        source = predictions[0] if len(predictions) == 1 else predictions
+        result = score_predictions_file(source, task, split, data_dir, prediction_format, allow_partial, out, options, seed)
         if result.problems.blocking or result.problems.empty_explanations or result.problems.empty_generations:
-            console.print(f"[yellow]problems in {predictions}: {result.problems.summary()}[/yellow]")
+            named = ", ".join(map(str, predictions))
+            console.print(f"[yellow]problems in {named}: {result.problems.summary()}[/yellow]")
     else:
         if not method:
             raise FiglangError("pass --method (see `figlang methods`) or --predictions FILE")

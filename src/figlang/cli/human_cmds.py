@@ -1,4 +1,4 @@
-"""`figlang human …`: the narrative paper's human evaluation of generated continuations, as a round trip."""
+"""`figlang human …`: the narrative paper's human evaluation of generated continuations and FLUTE's of explanations, as round trips."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rich.table import Table
 from ..data.errors import FiglangError
 from .common import DataDirOption, console
 
-app = typer.Typer(help="Human evaluation of generated continuations: export for judges, import answers, aggregate.", no_args_is_help=True)
+app = typer.Typer(help="Human evaluation: generated continuations (narratives) and FLUTE explanations (flute-export, flute-import): export for judges, import answers, aggregate.", no_args_is_help=True)
 
 
 @app.command("export")
@@ -81,3 +81,79 @@ def table5_cmd(data_dir: DataDirOption = None) -> None:
     from ..metrics.human_eval import render_table5_markdown, table5
 
     typer.echo(render_table5_markdown(table5(data_dir)))
+
+
+@app.command("flute-export")
+def flute_export_cmd(
+    runs: Annotated[list[Path], typer.Argument(help="FLUTE run folders with explanations (`figlang eval -t flute … -o RUN`, or a scored prediction file); each is one system, named by its folder.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the judges' items (JSONL + CSV), the hidden key and the manifest.")],
+    per_type: Annotated[int, typer.Option("--per-type", help="Pairs per figure type (FLUTE: 50, so 200 in all).")] = 50,
+    seed: Annotated[int, typer.Option(help="Seed of the sample, the item order and the per-item order of the systems.")] = 13,
+    any_label: Annotated[bool, typer.Option("--any-label", help="Sample pairs whatever the systems predicted (default: only pairs every system labelled correctly).")] = False,
+) -> None:
+    """FLUTE's human evaluation, step 1: draw pairs and write both systems' explanations side by side for judges.
+
+    Judges answer Yes / Weak Yes / Weak No / No per explanation, with shortcomings; the answer file format is in docs/flute_explanations.md ("Human evaluation"). Then run `figlang human flute-import`.
+    """
+    from ..data.io import file_sha256
+    from ..evaluation.runs import load_run
+    from ..metrics.flute_human_eval import export_flute_for_judges, sample_flute_items
+
+    loaded = [load_run(p) for p in runs]
+    names = [run.path.resolve().name for run in loaded]
+    if len(set(names)) != len(names):
+        raise FiglangError(f"two runs have the same folder name ({', '.join(names)}): systems are named by their folders")
+    tasks = {run.task_split for run in loaded}
+    if len(tasks) != 1:
+        raise FiglangError(f"the runs are of different tasks or splits ({', '.join('/'.join(t) for t in sorted(tasks))})")
+    sample = sample_flute_items({n: run.rows for n, run in zip(names, loaded)}, per_type=per_type, seed=seed, require_correct=not any_label)
+    provenance = {"task": loaded[0].task_split[0], "split": loaded[0].task_split[1],
+                  "runs": {n: {"folder": str(run.path), "predictions_sha256": file_sha256(run.path / "predictions.jsonl"),
+                               "method": run.results.get("method", {}).get("name"), "model": run.results.get("method", {}).get("model")}
+                           for n, run in zip(names, loaded)}}  # fmt: skip
+    paths = export_flute_for_judges(sample, out, provenance=provenance)
+    console.print(f"{len(sample.items)} pairs ({per_type} per figure type), {len(names)} explanations each → {paths.items_jsonl}, {paths.items_csv}")
+    console.print(f"hidden key (do not show judges): {paths.key_jsonl}")
+
+
+@app.command("flute-import")
+def flute_import_cmd(
+    answers: Annotated[Path, typer.Argument(help="Judges' answers: JSON lines, a JSON array or CSV (item_id, judge, rating_1, shortcomings_1, rating_2, …).")],
+    key: Annotated[Path, typer.Option("--key", help="The key file written by `figlang human flute-export`.")],
+    judges: Annotated[int, typer.Option(help="Judges per item (0: any number).")] = 3,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the summary as JSON here.")] = None,
+) -> None:
+    """FLUTE's human evaluation, step 2: H score, Yes %, No %, shortcomings, alpha, Wilcoxon between systems."""
+    from ..data.io import file_sha256
+    from ..metrics.flute_human_eval import SHORTCOMINGS, import_flute_judgements, summarize_flute_human, write_flute_human_results
+
+    summary = summarize_flute_human(import_flute_judgements(answers, key, judges_per_item=judges or None))
+    table = Table(title=f"FLUTE human evaluation ({answers.name})", title_justify="left")
+    for col in ("system", "items", "H", "Yes %", "W.Yes %", "W.No %", "No %"):
+        table.add_column(col, justify="left" if col == "system" else "right", overflow="fold")
+    for name in summary.systems:
+        s = summary.scores[name]
+        r = s.rating_pct
+        table.add_row(name, str(s.n_items), f"{s.h_score:.1f}", f"{r['Yes']:.1f}", f"{r['Weak Yes']:.1f}", f"{r['Weak No']:.1f}", f"{r['No']:.1f}")
+    console.print(table)
+    detail = Table(title="shortcomings (% of judgements) and H by figure type", title_justify="left")
+    detail.add_column("")
+    for name in summary.systems:
+        detail.add_column(name, justify="right", overflow="fold")
+    for label in SHORTCOMINGS.values():
+        detail.add_row(label, *(f"{summary.scores[n].shortcoming_pct[label]:.1f}" for n in summary.systems))
+    figures = sorted({f for n in summary.systems for f in summary.scores[n].by_figure_type})
+    for figure in figures:
+        detail.add_row(f"H {figure}", *(f"{summary.scores[n].by_figure_type[figure]['h_score']:.1f}" if figure in summary.scores[n].by_figure_type else "-"
+                                       for n in summary.systems))  # fmt: skip
+    console.print(detail)
+    console.print(f"{summary.n_items} items, {len(summary.judges)} judges; Krippendorff's alpha: ordinal {summary.alpha_ordinal:.3f}, "
+                  f"nominal {summary.alpha_nominal:.3f}")  # fmt: skip
+    for c in summary.comparisons:
+        w = c["wilcoxon"]
+        console.print(f"{c['a']} vs {c['b']}: H {c['h_difference']:+.1f}; Wilcoxon signed-rank p = {w['p_value']:.4g} "
+                      f"(n={w['n']}, W={w['statistic']:.4g})")  # fmt: skip
+    if out:
+        write_flute_human_results(out, summary, {"answers": str(answers), "answers_sha256": file_sha256(answers),
+                                                 "key": str(key), "key_sha256": file_sha256(key)})  # fmt: skip
+        console.print(f"[dim]wrote {out}[/dim]")

@@ -7,11 +7,17 @@ per-phenomenon files, which hold the same records (train+val) as plain fields.
 
 Test: ``FLUTEfinaltest.json`` has no labels; the gold lives in
 ``testgolddata/{sarcasm,simile,metaphor,idiom}_test.jsonl`` (fetched by ``figlang data download flute``).
+
+Model selection: ``selection`` is a seeded ~10% of train (never val), stratified by figure type and
+label, that keeps every pair of one premise, one figurative hypothesis and (for idioms) one idiom
+together; ``train-fit`` is the rest of train. Choose prompts, thresholds and checkpoints on
+``selection`` and fit on ``train-fit``, so val stays a held-out estimate.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 from .errors import DataError, DataNotFoundError, LoadOptions
@@ -21,6 +27,10 @@ from .records import CONTRADICTION, ENTAILMENT, NLIPair
 DATASET = "flute"
 FIGURE_TYPES = ("sarcasm", "simile", "metaphor", "idiom")
 SPLITS = ("train", "val", "test")
+SELECTION_SPLITS = ("selection", "train-fit")  # carved from train: select on the first, fit on the second
+TASK_SPLITS = SPLITS + SELECTION_SPLITS
+SELECTION_FRACTION = 0.1
+SELECTION_SEED = 0
 SPLIT_FILES = {"train": "FLUTEfinaltrain.json", "val": "FLUTEfinalval.json", "test": "FLUTEfinaltest.json"}
 PHENOMENON_FILES = {
     "sarcasm": "SarcasmNLI/sarcasm_train.jsonl",
@@ -87,7 +97,10 @@ def _phenomenon_index(data_dir: Path, options: LoadOptions) -> dict[tuple[str, s
 
 def load_flute(split: str, data_dir: Path, options: LoadOptions, figure_type: str | None = None) -> list[NLIPair]:
     """One FLUTE split as NLI pairs with figure type recovered; optionally only one figure type."""
-    if split == "test":
+    if split in SELECTION_SPLITS:
+        fit, selection = carve_selection(_load_translation("train", data_dir, options))
+        records = selection if split == "selection" else fit
+    elif split == "test":
         records = load_flute_test(data_dir, options, figure_type)
         if figure_type is not None and records and records[0].figure_type is None:
             raise DataNotFoundError(
@@ -100,6 +113,35 @@ def load_flute(split: str, data_dir: Path, options: LoadOptions, figure_type: st
     if figure_type is not None:
         records = [r for r in records if r.figure_type == figure_type]
     return records
+
+
+def selection_links(record: NLIPair) -> list[tuple]:
+    """What ties FLUTE pairs together: the premise, the figurative hypothesis, the per-phenomenon id
+    (FLUTE's own name for one premise/hypothesis family) and, for idioms, the idiom."""
+    out: list[tuple] = [("premise", " ".join(record.premise.lower().split())), ("hypothesis", " ".join(record.hypothesis.lower().split()))]
+    pid = record.meta.get("phenomenon_id")
+    if pid is not None:
+        out.append(("phenomenon", record.figure_type, pid))
+    if record.figure_type == "idiom" and record.expression:
+        from .splits import normalise_expression
+
+        out.append(("idiom", normalise_expression(record.expression)))
+    return out
+
+
+def selection_stratum(group: list[NLIPair]) -> tuple:
+    """A group's stratum: its figure type(s) and label counts, so strata hold groups of one size and shape."""
+    figures = tuple(sorted({str(r.figure_type) for r in group}))
+    labels = tuple(sorted(Counter(str(r.label) for r in group).items()))
+    return figures, labels
+
+
+def carve_selection(train: list[NLIPair]) -> tuple[list[NLIPair], list[NLIPair]]:
+    """(train-fit, selection) from the whole FLUTE train; ``flute-<type>`` tasks filter the result, so a
+    figure type's selection is exactly its part of the ``flute`` selection."""
+    from .splits import grouped_stratified_split
+
+    return grouped_stratified_split(train, SELECTION_FRACTION, SELECTION_SEED, selection_links, selection_stratum)
 
 
 def _load_translation(split: str, data_dir: Path, options: LoadOptions) -> list[NLIPair]:
@@ -184,16 +226,19 @@ def load_flute_test(data_dir: Path, options: LoadOptions, figure_type: str | Non
                 options.report.warn(incomplete, skipped=False)
         out: list[NLIPair] = []
         for figure, path in present.items():
+            occurrences: Counter[str] = Counter()  # the gold shares one id between the pairs of one premise family
             for line, obj in iter_jsonl(path, options):
                 try:
+                    pid = require(obj, "id", path, line, (str, int))
+                    nth = occurrences[str(pid)]
+                    occurrences[str(pid)] += 1  # counted before validation, so a skipped row never renames the next
                     raw = require(obj, "label", path, line)
                     label = normalise_label(raw)
                     if label is None:
                         raise DataError(f"unknown label {raw!r} (expected Entailment or Contradiction)", path, line)
-                    pid = require(obj, "id", path, line, (str, int))
                     out.append(
                         NLIPair(
-                            id=f"{figure}-{pid}",
+                            id=test_gold_id(figure, pid, nth),
                             premise=require(obj, "premise", path, line),
                             hypothesis=require(obj, "hypothesis", path, line),
                             label=label,
@@ -235,9 +280,20 @@ def load_flute_test(data_dir: Path, options: LoadOptions, figure_type: str | Non
     return out
 
 
+def test_gold_id(figure: str, gold_id: str | int, nth: int) -> str:
+    """A test-gold pair's figlang id: ``idiom-14-0``, ``idiom-14-1`` for the first and second row with gold id 14.
+
+    The gold files give one id to every pair of a premise family (the entailing and the contradicting
+    one), and anything keyed by id would hand each pair its sibling's prediction; the gold's own id is
+    kept in ``meta["gold_id"]``.
+    """
+    return f"{figure}-{gold_id}-{nth}"
+
+
 def flute_files(split: str, data_dir: Path) -> list[Path]:
     root = data_dir / DATASET
     if split == "test":
         gold = [root / rel for rel in GOLD_FILES.values() if (root / rel).exists()]
         return gold or [root / SPLIT_FILES["test"]]
-    return [root / SPLIT_FILES[split]] + [root / rel for rel in PHENOMENON_FILES.values()]
+    source = "train" if split in SELECTION_SPLITS else split
+    return [root / SPLIT_FILES[source]] + [root / rel for rel in PHENOMENON_FILES.values()]

@@ -61,6 +61,48 @@ def iter_jsonl(path: str | Path, options: LoadOptions = STRICT, encoding: str = 
         yield number, obj
 
 
+def iter_json_objects(path: str | Path, encoding: str = "utf-8") -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each object of a JSON Lines file, or of a file holding one JSON array of objects.
+
+    Why both: the FLUTE repository publishes its model predictions as one pretty-printed JSON array per
+    figure type, while figlang and most tools write JSON Lines. An array element's line is the line its
+    ``{`` opens on, so errors point into the file either way.
+    """
+    text = read_text(path, encoding)
+    start = len(text) - len(text.lstrip())
+    if not text[start:start + 1] == "[":
+        yield from iter_jsonl(path, encoding=encoding)
+        return
+    decoder = json.JSONDecoder()
+    line_of = lambda pos: text.count("\n", 0, pos) + 1  # noqa: E731
+
+    def skip(pos: int) -> int:
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        return pos
+
+    pos, n = skip(start + 1), 0
+    if text[pos:pos + 1] == "]":
+        return
+    while True:
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"malformed JSON array ({exc.msg} at column {exc.colno})", path, exc.lineno) from None
+        n += 1
+        if not isinstance(obj, dict):
+            raise DataError(f"element {n} of the JSON array should be an object, got {type(obj).__name__}", path, line_of(pos))
+        yield line_of(pos), obj
+        pos = skip(end)
+        if text[pos:pos + 1] == ",":
+            pos = skip(pos + 1)
+            continue
+        if text[pos:pos + 1] == "]" and not text[pos + 1:].strip():
+            return
+        what = "text after the closing ]" if text[pos:pos + 1] == "]" else "expected ',' or ']' after an element"
+        raise DataError(f"malformed JSON array ({what})", path, line_of(pos))
+
+
 def iter_tsv(path: str | Path, options: LoadOptions = STRICT, encoding: str = "utf-8", min_columns: int = 2) -> Iterator[tuple[int, list[str]]]:
     """(line number, columns) for each line, split on tabs with quotes left alone (IMPLI has bare '"' characters)."""
     for number, line in iter_lines(path, encoding):

@@ -127,3 +127,21 @@ def ensure_labels_scoreable(records: list[Record], where: str) -> None:
     missing = sum(1 for r in records if getattr(r, "label", None) is None)
     if missing:
         raise DataError(f"{missing} of {len(records)} records have no gold label", where, hint="this split is unlabeled")
+
+
+def ensure_unique_ids(records: list[Record], where: str) -> None:
+    """Refuse records that share an id: predictions are keyed by id, so two gold items with one id would each be
+    scored against the other's prediction, silently (user specs are checked as they load; this covers every task)."""
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for r in records:
+        if r.id in seen and r.id not in repeated:
+            repeated.append(r.id)
+        seen.add(r.id)
+    if repeated:
+        raise DataError(
+            f"{len(repeated)} record ids occur more than once (e.g. {', '.join(map(repr, repeated[:3]))}): "
+            "predictions are matched by id, so those items would be scored against each other's predictions",
+            where,
+            hint="give every record a unique id (keep the source's id in meta, e.g. meta['gold_id'])",
+        )

@@ -207,3 +207,43 @@ def expression_folds(
     permutation = list(range(k))
     random.Random(seed).shuffle(permutation)
     return [(_take(records, members[f], inside=False), _take(records, members[f], inside=True)) for f in permutation]
+
+
+def grouped_stratified_split(
+    records: Sequence[R],
+    fraction: float,
+    seed: int,
+    links: LinkFn,
+    stratum: Callable[[list[R]], Hashable],
+) -> tuple[list[R], list[R]]:
+    """(rest, held): whole linked groups held out, about ``fraction`` of the groups of every stratum.
+
+    Records that share any link value (transitively, see ``linked_key``) form one group and always
+    land on the same side. Each group's stratum is ``stratum(its records)``; a stratum that names the
+    group's label counts holds groups of one size, so taking ``round(fraction × groups)`` of each
+    stratum keeps the held part's figure-type and label mix that of the whole. Strata and groups are
+    sorted before a ``random.Random(seed)`` shuffles them, so the carve is the same on every run and
+    hash seed. Both parts keep the original record order.
+    """
+    if not 0 < fraction < 1:
+        raise ValueError(f"fraction must be between 0 and 1 (exclusive), got {fraction}")
+    key = linked_key(records, links)
+    groups: dict[str, list[int]] = {}
+    for i, record in enumerate(records):
+        groups.setdefault(key(record), []).append(i)
+    strata: dict[Hashable, list[str]] = {}
+    for name in sorted(groups):
+        strata.setdefault(stratum([records[i] for i in groups[name]]), []).append(name)
+    rng = random.Random(seed)
+    held: set[int] = set()
+    for s in sorted(strata, key=repr):
+        names = strata[s]
+        rng.shuffle(names)
+        for name in names[: int(fraction * len(names) + 0.5)]:
+            held.update(groups[name])
+    if not held or len(held) == len(records):
+        raise DataError(
+            f"a {fraction:.0%} grouped split of {len(records)} records in {len(groups)} groups left one side empty",
+            hint="use a larger fraction or more records",
+        )
+    return _take(records, held, inside=False), _take(records, held, inside=True)

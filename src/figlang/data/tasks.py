@@ -4,6 +4,10 @@ Cloze tasks also offer ``dev-disjoint`` (a deterministic dev carved from train w
 idioms/similes never occur in the rest of train) and ``train-disjoint`` (the rest): the
 official idiom dev shares all its idioms with train, so it overstates accuracy on unseen
 idioms, and model selection needs an expression-disjoint split.
+
+FLUTE tasks also offer ``selection`` (a seeded ~10% of train, stratified by figure type and
+label, premise/hypothesis/idiom families kept whole) and ``train-fit`` (the rest of train): pick
+prompts, thresholds and checkpoints on ``selection``, never on val.
 """
 
 from __future__ import annotations
@@ -87,7 +91,7 @@ for _name, (_figure, _desc) in _FLUTE_TASKS.items():
             name=_name,
             shape="nli",
             description=_desc,
-            splits=flute.SPLITS,
+            splits=flute.TASK_SPLITS,
             loader=partial(lambda f, s, d, o: flute.load_flute(s, d, o, figure_type=f), _figure),
             files_for=flute.flute_files,
             default_split="val",

@@ -19,10 +19,10 @@ from typing import Any
 from ..data.errors import FiglangError, LoadReport
 from ..data.paths import resolve_data_dir
 from ..data.records import Record
-from ..data.registry import Task, ensure_labels_scoreable, get_task
+from ..data.registry import Task, ensure_labels_scoreable, ensure_unique_ids, get_task
 from ..models.base import Method, Prediction, get_methods
 from ..models.cache import RequestCache, cache_key
-from .predictions import PredictionProblems, prediction_rows, read_predictions, write_predictions
+from .predictions import PredictionProblems, prediction_files, prediction_rows, read_predictions, write_predictions
 from .provenance import data_checksums, library_versions, machine
 from .scoring import MetricOptions, is_correct, score
 
@@ -53,6 +53,7 @@ def _load(task: Task, split: str | None, data_dir: str | Path | None, limit: int
     split = task.check_split(split)
     report = LoadReport()
     records = task.load(split, data_dir, report=report)
+    ensure_unique_ids(records, f"{task.name}/{split}")  # predictions are keyed by id: a shared id hands out a sibling's answer
     if limit is not None:
         records = records[:limit]
     return split, records, report
@@ -268,7 +269,7 @@ def evaluate(
 
 
 def score_predictions_file(
-    path: str | Path,
+    path: str | Path | Sequence[str | Path],
     task: str | Task,
     split: str | None = None,
     data_dir: str | Path | None = None,
@@ -280,6 +281,9 @@ def score_predictions_file(
 ) -> RunResult:
     """Score an existing prediction file (ours, the narrative paper's committed outputs, or a FLUTE submission).
 
+    ``path`` may also be several files or a folder, scored as one submission (the FLUTE repository
+    releases one JSON array per figure type).
+
     The only seed a file's scoring uses is the bootstrap's: ``metric_options.seed`` when options
     are given, else ``seed``; that one is recorded.
     """
@@ -289,14 +293,20 @@ def score_predictions_file(
     if t.shape != "generation":
         ensure_labels_scoreable(records, f"{t.name}/{split}")
     start = time.perf_counter()
-    predictions, problems, detected = read_predictions(path, records, t.labels, fmt)
+    files = prediction_files(path)
+    predictions, problems, detected = read_predictions(files, records, t.labels, fmt)
     if problems.blocking and not allow_partial:
+        named = str(files[0]) if len(files) == 1 else f"{len(files)} files ({', '.join(f.name for f in files)})"
         raise FiglangError(
-            f"{path}: {problems.summary()}. Fix the file, or pass --allow-partial to score only the items that can be scored"
+            f"{named}: {problems.summary()}. Fix the file, or pass --allow-partial to score only the items that can be scored"
         )
     from ..data.io import file_sha256
 
-    info = {"name": "predictions-file", "model": Path(path).name, "fingerprint": {"file": str(path), "sha256": file_sha256(path), "format": detected}}
+    if len(files) == 1:
+        info = {"name": "predictions-file", "model": files[0].name, "fingerprint": {"file": str(files[0]), "sha256": file_sha256(files[0]), "format": detected}}
+    else:  # one submission in several files: each is recorded with its checksum
+        info = {"name": "predictions-file", "model": " + ".join(f.name for f in files),
+                "fingerprint": {"files": [{"file": str(f), "sha256": file_sha256(f)} for f in files], "format": detected}}  # fmt: skip
     options = metric_options or MetricOptions(seed=seed)
     extra = {"seed": options.seed, "seeds": {"method": None, "bootstrap": options.seed}, "limit": None, "allow_partial": allow_partial,
              "load_warnings": [str(w) for w in report.warnings], "scored": True}  # fmt: skip

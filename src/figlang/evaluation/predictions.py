@@ -7,10 +7,15 @@ Formats read (detected from the first line):
   fields plus ``prediction``: the 0-based option index), matched by narrative and options.
 * ``narrative-generative``: ``{"input" (or "narrative"): narrative, "predictions": [...]}``, matched by narrative.
 * ``flute-submission``: ``id, predicted_label, model_explanation`` (optionally ``codalab_id``,
-  ``premise``, ``hypothesis``), matched by our id, else by (premise, hypothesis), else by codalab id.
-  A (premise, hypothesis) pair can occur more than once in the gold (FLUTE val: val-139 and
-  val-365), so rows matched by content take that pair's ids in row order, skipping ids that
-  another row names explicitly.
+  ``premise``, ``hypothesis``), matched by (premise, hypothesis) (whitespace-normalised), by our
+  id when the row names one of ours whose pair it also carries (or carries no pair), else by
+  codalab id; never by FLUTE's own ``id``, which the released files share between the entailing
+  and the contradicting pair of one premise family. A (premise, hypothesis) pair can occur more
+  than once in the gold (FLUTE val: val-139 and val-365), so rows matched by content take that
+  pair's ids in row order, skipping ids that another row names explicitly. The FLUTE repository
+  releases its model predictions as one JSON **array** per figure type
+  (``modelpredictions/{sarcasm,simile,metaphor,idiom}.json``); arrays are read like JSON lines, and
+  several files (or a folder of them) score together as one submission.
 
 Items are always matched by identity, never by position, so an empty or dropped row
 cannot shift every later prediction (the FLUTE shared-task script had that bug).
@@ -20,13 +25,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..data.errors import DataError, FiglangError
 from ..data.flute import normalise_label
-from ..data.io import iter_jsonl
+from ..data.io import iter_json_objects
 from ..data.records import ClozeRecord, GenerationRecord, NLIPair, Record, strip_markup
 from ..models.base import Prediction
 
@@ -70,7 +76,7 @@ class PredictionProblems:
 
 
 def detect_format(path: Path) -> str:
-    for _line, obj in iter_jsonl(path):
+    for _line, obj in iter_json_objects(path):
         if "predicted_label" in obj:
             return "flute-submission"
         if "predictions" in obj and ("input" in obj or ("narrative" in obj and "option1" not in obj)):
@@ -94,27 +100,59 @@ def _cloze_key(narrative: str, options: list[str] | tuple[str, ...]) -> tuple[st
     return (_norm(narrative), *(_norm(o) for o in options))
 
 
+PredictionPaths = str | Path | Sequence[str | Path]
+
+
+def prediction_files(paths: PredictionPaths) -> list[Path]:
+    """The files a submission names: one file, several, or a folder (its *.json and *.jsonl files, sorted)."""
+    given = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    if not given:
+        raise FiglangError("no prediction file given")
+    out: list[Path] = []
+    for p in given:
+        if p.is_dir():
+            inside = sorted(q for q in p.iterdir() if q.is_file() and q.suffix.lower() in (".json", ".jsonl"))
+            if not inside:
+                raise DataError("the folder holds no .json or .jsonl prediction file", p)
+            out.extend(inside)
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise DataError("prediction file not found", p)
+    repeated = [str(p) for p, n in Counter(q.resolve() for q in out).items() if n > 1]
+    if repeated:
+        raise FiglangError(f"prediction file given twice: {repeated[0]} (its rows would count as duplicates)")
+    return out
+
+
 def read_predictions(
-    path: str | Path, records: list[Record], labels: tuple[str, ...] = (), fmt: str | None = None
+    path: PredictionPaths, records: list[Record], labels: tuple[str, ...] = (), fmt: str | None = None
 ) -> tuple[dict[str, Prediction], PredictionProblems, str]:
-    """Align a prediction file with gold records; returns (predictions by id, problems, format)."""
-    path = Path(path)
-    fmt = fmt or detect_format(path)
+    """Align prediction files with gold records; returns (predictions by id, problems, format).
+
+    Several files (or a folder) are one submission: the FLUTE repository's four per-figure-type
+    files score as the whole test set. All files must be of one format."""
+    files = prediction_files(path)
+    formats = {p: fmt or detect_format(p) for p in files}
+    if len(set(formats.values())) > 1:
+        listed = ", ".join(f"{p.name}: {f}" for p, f in formats.items())
+        raise FiglangError(f"the prediction files are of different formats ({listed}); score them separately")
+    fmt = formats[files[0]]
     if fmt not in FORMATS:
         raise FiglangError(f"unknown prediction format {fmt!r}; known: {', '.join(FORMATS)}")
     problems = PredictionProblems()
     by_id: dict[str, Prediction] = {}
     seen: Counter[str] = Counter()
-    lines = list(iter_jsonl(path))
-    matcher = _matcher(fmt, records, [obj for _line, obj in lines])
+    lines = [(p, line, obj) for p in files for line, obj in iter_json_objects(p)]
+    matcher = _matcher(fmt, records, [obj for _p, _line, obj in lines])
     by_record = {r.id: r for r in records}
-    for line, obj in lines:
+    for p, line, obj in lines:
         try:
             rid = matcher(obj)
         except DataError as err:
-            raise DataError(err.message, path, line) from None
+            raise DataError(err.message, p, line, err.hint) from None
         if rid is None:
-            problems.unknown.append(f"{path.name}:{line}")
+            problems.unknown.append(f"{p.name}:{line}")
             continue
         seen[rid] += 1
         if seen[rid] > 1:
@@ -149,18 +187,41 @@ def _matcher(fmt: str, records: list[Record], rows: list[dict]):
         return lambda obj: index.get(_norm(obj["input"] if "input" in obj else obj["narrative"]))
     # flute-submission
     by_pair: dict[tuple[str, str], list[str]] = {}
+    pair_of: dict[str, tuple[str, str]] = {}
     for r in records:
         if isinstance(r, NLIPair):
-            by_pair.setdefault((_norm(r.premise), _norm(r.hypothesis)), []).append(r.id)
+            pair_of[r.id] = (_norm(r.premise), _norm(r.hypothesis))
+            by_pair.setdefault(pair_of[r.id], []).append(r.id)
     by_codalab = {str(r.meta.get("codalab_id")): r.id for r in records if r.meta.get("codalab_id") is not None}
-    named = {str(obj.get("id")) for obj in rows if str(obj.get("id")) in ids}
+
+    def row_pair(obj: dict) -> tuple[str, str] | None:
+        if "premise" not in obj or "hypothesis" not in obj:
+            return None
+        if not isinstance(obj["premise"], str) or not isinstance(obj["hypothesis"], str):
+            raise DataError("premise and hypothesis must be strings")
+        return _norm(obj["premise"]), _norm(obj["hypothesis"])
+
+    def named_id(obj: dict) -> str | None:
+        """Our id, when the row names one and does not contradict it with another pair."""
+        rid = str(obj.get("id"))
+        if rid not in ids:
+            return None
+        try:
+            pair = row_pair(obj)
+        except DataError:
+            return None  # match() says what is wrong with the row, at its line
+        return rid if pair is None or pair_of.get(rid) == pair else None
+
+    named = {rid for obj in rows if (rid := named_id(obj)) is not None}
     handed_out: set[str] = set()
 
     def match(obj: dict) -> str | None:
-        if str(obj.get("id")) in ids:
-            return str(obj["id"])
-        if "premise" in obj and "hypothesis" in obj:
-            candidates = by_pair.get((_norm(obj["premise"]), _norm(obj["hypothesis"])))
+        rid = named_id(obj)
+        if rid is not None:
+            return rid
+        pair = row_pair(obj)
+        if pair is not None:
+            candidates = by_pair.get(pair)
             if not candidates:
                 return None
             free = [i for i in candidates if i not in handed_out and i not in named]
@@ -171,7 +232,8 @@ def _matcher(fmt: str, records: list[Record], rows: list[dict]):
             return by_codalab.get(str(obj["codalab_id"]))
         raise DataError(
             "a FLUTE submission row needs premise+hypothesis, a figlang id or a codalab_id to be matched safely; "
-            "bare FLUTE ids repeat across figure types"
+            "bare FLUTE ids repeat across figure types and within a premise family",
+            hint="keep the premise and hypothesis fields the FLUTE repository's prediction files have",
         )
 
     return match
