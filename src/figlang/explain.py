@@ -89,9 +89,9 @@ def _pair(premise: Any, hypothesis: Any, figure_type: str | None, idiom: str | N
     at = f" ({where})" if where else ""
     for name, value in (("premise", premise), ("hypothesis", hypothesis)):
         if not isinstance(value, str):
-            raise FiglangError(f"the {name}{at} must be a string, got {type(value).__name__}")
+            raise FiglangError(f"the {name} must be a string{at}, got {type(value).__name__}")
         if not value.strip():
-            raise FiglangError(f"the {name}{at} is empty: give a non-empty {name} sentence")
+            raise FiglangError(f"the {name} is empty{at}: give a non-empty {name} sentence")
     if figure_type is not None and figure_type not in FIGURE_TYPES:
         raise FiglangError(f"unknown figure type {figure_type!r}{at}: use one of {', '.join(FIGURE_TYPES)} (or leave it out)")
     premise, hypothesis = " ".join(premise.split()), " ".join(hypothesis.split())

@@ -49,7 +49,10 @@ MEANING_LINE = 'The idiom "{idiom}" means: {meaning}'
 # (chosen on FLUTE train, 71.5 on val with qwen2.5-1.5b).
 DEFAULT_LABEL_METHOD = "nli-score"
 DEFAULT_LABEL_OPTIONS = {"nli-score": {"question": "meaning", "calibrate": "content-free", "explain": False}}
-STOP = ("\n",)
+# The first sentence is all that is kept: in pipeline mode, stopping at its end saves the tokens of a second one (the
+# backend cuts before the stop string, so the full stop is put back by one_sentence). Joint answers start with
+# "Entails. ", so they stop at the line's end only.
+STOP = {"pipeline": ("\n", ". "), "joint": ("\n",)}
 
 
 def idiom_meanings(data_dir: str | Path | None) -> dict[str, str]:
@@ -87,6 +90,8 @@ def one_sentence(text: str | None) -> tuple[str | None, bool]:
     if not cleaned:
         return None, False
     sentence, complete = first_sentence(cleaned)
+    if sentence and not complete:
+        sentence = sentence.rstrip(" ,;:") + "."
     return (sentence or None), complete
 
 
@@ -99,7 +104,7 @@ class Explain(ModelMethod):
 
     def __init__(self, model: Any = None, mode: Any = "pipeline", k: Any = 3, encoder: str = "minilm", match_label: Any = True,
                  meanings: Any = "auto", label_method: str | None = None, label_model: str | None = None, max_new_tokens: Any = 60,
-                 temperature: Any = 0.0, seed: Any = 0, chat: Any = "auto", retrieval_cache: str | None = None,
+                 temperature: Any = 0.0, seed: Any = 0, chat: Any = "auto", retrieval_cache: str | None = None, pool: str = "train",
                  **options: Any) -> None:  # fmt: skip
         label_options = {k_[len("label_") :]: v for k_, v in options.items() if k_.startswith("label_")}
         backend_options = {k_: v for k_, v in options.items() if not k_.startswith("label_")}
@@ -116,6 +121,8 @@ class Explain(ModelMethod):
         self.seed = parse_int(seed, "seed")
         self.chat_option = parse_chat(chat)
         self.retrieval_cache = retrieval_cache
+        self.pool_split = str(pool)
+        self.task: Any = None
         self.label_method_name = label_method or (DEFAULT_LABEL_METHOD if self.mode == "pipeline" else None)
         if self.mode == "joint" and (label_method or label_model or label_options):
             raise FiglangError("mode=joint generates the label itself: drop the label_* options, or use mode=pipeline")
@@ -152,6 +159,7 @@ class Explain(ModelMethod):
         return self._label
 
     def bind(self, task: Any) -> None:
+        self.task = task
         if self.label_method is not None:
             self.label_method.bind(task)
 
@@ -161,16 +169,17 @@ class Explain(ModelMethod):
         from ..retrieval import PairIndex
 
         pool = [r for r in train if isinstance(r, NLIPair)]
+        data_root = Path(pool[0].meta["file"]).parent.parent if pool and pool[0].meta.get("file") else None  # <data>/flute/x.json
+        if self.pool_split != "train":  # e.g. train-fit, so that items of `selection` never see their own family
+            if self.task is None or self.pool_split not in getattr(self.task, "splits", ()):
+                raise FiglangError(f"pool={self.pool_split!r} is not a split of the task (its splits: {', '.join(getattr(self.task, 'splits', ()))})")
+            pool = [r for r in self.task.load(self.pool_split, data_root) if isinstance(r, NLIPair)]
         if self.k:
             self.index = PairIndex(pool, self.encoder, self.retrieval_cache)
         if self.meanings_option == "none":
             self.lexicon = {}
         else:
-            root: Path | None = None
-            if self.meanings_option != "auto":
-                root = Path(self.meanings_option)
-            elif pool and pool[0].meta.get("file"):
-                root = Path(pool[0].meta["file"]).parent.parent  # <data>/flute/FLUTEfinaltrain.json → <data>
+            root = Path(self.meanings_option) if self.meanings_option != "auto" else data_root
             self.lexicon = idiom_meanings(root)
         self.lexicon_sha256 = cache_key("idiom-lexicon", sorted(self.lexicon.items()))
         label = self.label_method
@@ -250,7 +259,7 @@ class Explain(ModelMethod):
 
     def _request(self, prompt: str, pair: NLIPair) -> GenerationRequest:
         sample = self.temperature > 0
-        return GenerationRequest(prompt, max_new_tokens=self.max_new_tokens, stop=STOP, do_sample=sample,
+        return GenerationRequest(prompt, max_new_tokens=self.max_new_tokens, stop=STOP[self.mode], do_sample=sample,
                                  temperature=self.temperature if sample else 1.0, seed=item_seed(self.seed, pair.id))  # fmt: skip
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
@@ -319,16 +328,16 @@ class Explain(ModelMethod):
     def config(self) -> dict[str, Any]:
         label = self.label_method
         return {
-            "mode": self.mode, "k": self.k, "match_label": self.match_label, "retrieval": self.index.config() if self.index else None,
+            "mode": self.mode, "k": self.k, "pool": self.pool_split, "match_label": self.match_label, "retrieval": self.index.config() if self.index else None,
             "neighbour_rule": "same figure type (and label in pipeline mode, with match_label); never the item's own premise",
             "instruction": FLUTE_INSTRUCTION, "meaning_line": MEANING_LINE, "idiom_lexicon_sha256": self.lexicon_sha256,
             "idiom_lexicon_size": len(self.lexicon), "chat": self.chat_option, "chat_used": self.chat_used,
             "plain_templates": None if self.chat_used else {"shot": P.NLI_PLAIN_SHOT, "query": P.NLI_PLAIN},
-            "label_words": WORDS, "max_new_tokens": self.max_new_tokens, "stop": list(STOP),
+            "label_words": WORDS, "max_new_tokens": self.max_new_tokens, "stop": list(STOP[self.mode]),
             "decoding": "greedy" if self.temperature == 0 else {"temperature": self.temperature, "seed": self.seed, "seeding": "sha256(seed:item id)"},
-            "postprocess": "first sentence of the explanation", "parser": None if label else "parse_nli_answer",
+            "postprocess": "first sentence of the explanation (a full stop added where generation stopped before one)", "parser": None if label else "parse_nli_answer",
             "label_method": label.fingerprint() if label is not None else None, **self.model_config(),
         }  # fmt: skip
 
 
-METHODS.register("explain", ("nli",), "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=3 encoder=minilm label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR max_new_tokens=60 temperature=0 seed=N.")(Explain)
+METHODS.register("explain", ("nli",), "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=3 encoder=minilm pool=train|train-fit label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR max_new_tokens=60 temperature=0 seed=N.")(Explain)
