@@ -196,3 +196,29 @@ def test_scoring_reports_rouge_bleu_bertscore_by_type_and_says_why_paper_metrics
     (tmp_path / "bad" / "predictions.jsonl").write_bytes(b'{"id": "x"}\n\xff\n')
     with pytest.raises(FiglangError, match="not UTF-8"):
         read_prediction_rows(tmp_path / "bad")
+
+
+def test_side_by_side_examples_are_drawn_per_type_with_a_seed(tmp_path):
+    from figlang.evaluation.explanations import side_by_side, side_by_side_markdown
+
+    rows = [{"id": f"{t}-{i}", "figure_type": t, "premise": "p|q", "hypothesis": "h", "gold": "entailment", "gold_explanation": "g",
+             "prediction": "entailment", "explanation": f"e{i}", "valid": True} for t in ("idiom", "simile") for i in range(5)]  # fmt: skip
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    a, b = side_by_side(tmp_path, 2, seed=3), side_by_side(tmp_path, 2, seed=3)
+    assert a == b and [e["figure_type"] for e in a] == ["idiom", "idiom", "simile", "simile"]
+    md = side_by_side_markdown(a)
+    assert "#### idiom" in md and "p\\|q" in md  # a pipe inside a cell cannot break the table
+
+
+def test_cli_explains_a_pair(data_dir, tmp_path):
+    from typer.testing import CliRunner
+
+    from figlang.cli.main import app
+
+    args = ["explain", "--premise", "She was very happy.", "--hypothesis", "She was over the moon.", "-f", "idiom", "--model", MODEL,
+            "--k", "1", "--data-dir", str(data_dir), "--cache-dir", str(tmp_path), "--json", "-O", "backend=transformers",
+            "-O", "pool=selection", "-O", "max_new_tokens=12", "--threads", "1"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.output[result.output.index("{"):])
+    assert row["label"] in ("entailment", "contradiction") and row["explanation"] and row["produced_by"]["model"] == MODEL

@@ -42,9 +42,9 @@ def _read_pairs(path: Path) -> list[dict]:
     return pairs
 
 
-def _score(run: Path, out: Optional[Path], bertscore_model: str, bertscore_layers: Optional[int], paper: bool) -> None:
-    from ..data.io import write_json
-    from ..evaluation.explanations import score_explanations
+def _score(run: Path, out: Optional[Path], bertscore_model: str, bertscore_layers: Optional[int], paper: bool, examples: int, seed: int) -> None:
+    from ..data.io import atomic_write, write_json
+    from ..evaluation.explanations import score_explanations, side_by_side, side_by_side_markdown
 
     result = score_explanations(run, bertscore_model=bertscore_model or None, bertscore_layers=bertscore_layers, paper=paper)
     target = out or (run / "explanations.json" if run.is_dir() else run.with_suffix(".explanations.json"))
@@ -61,6 +61,11 @@ def _score(run: Path, out: Optional[Path], bertscore_model: str, bertscore_layer
     paper_acc = result["paper_acc"]
     console.print(f"paper Acc@0/50/60: {'computed' if paper_acc['computed'] else paper_acc['reason']}")
     console.print(f"[dim]wrote {target}[/dim]")
+    if examples:
+        md = target.with_name(target.stem + ".examples.md")
+        with atomic_write(md) as f:
+            f.write(side_by_side_markdown(side_by_side(run, examples, seed)))
+        console.print(f"[dim]wrote {examples} examples per figure type (seed {seed}) to {md}[/dim]")
 
 
 def explain_cmd(
@@ -81,6 +86,8 @@ def explain_cmd(
     bertscore_model: Annotated[str, typer.Option(help="With --score: BERTScore encoder ('' to skip). The offline minilm is NOT comparable to the paper's deberta-large-mnli.")] = "minilm",
     bertscore_layers: Annotated[Optional[int], typer.Option(help="With --score: the BERTScore layer (pinned and recorded).")] = 6,
     no_paper: Annotated[bool, typer.Option("--no-paper", help="With --score: skip the paper's Acc@50/60 (deberta-large-mnli + BLEURT-20).")] = False,
+    examples: Annotated[int, typer.Option("--examples", min=0, help="With --score: also write N side-by-side examples per figure type (markdown).")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="With --score --examples: the seed that draws the examples.")] = 0,
     data_dir: DataDirOption = None,
     cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache); a repeated question is answered from it.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
@@ -102,7 +109,7 @@ def explain_cmd(
     asking again is instant.
     """
     if score is not None:
-        _score(score, out, bertscore_model, bertscore_layers, not no_paper)
+        _score(score, out, bertscore_model, bertscore_layers, not no_paper, examples, seed)
         return
     from ..explain import explain_pairs
 

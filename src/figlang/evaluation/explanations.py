@@ -30,10 +30,14 @@ def read_prediction_rows(path: str | Path) -> list[dict[str, Any]]:
     """The rows of a predictions.jsonl (a folder means its predictions.jsonl); clear errors for bad files."""
     p = Path(path)
     if p.is_dir():
-        p = p / "predictions.jsonl"
+        p = p / "predictions.jsonl" if (p / "predictions.jsonl").is_file() else p / "predictions.jsonl.gz"
     if not p.is_file():
-        raise FiglangError(f"no predictions file at {p}: pass a `figlang eval -o DIR` folder or its predictions.jsonl")
+        raise FiglangError(f"no predictions file at {p}: pass a `figlang eval -o DIR` folder or its predictions.jsonl(.gz)")
     data = p.read_bytes()
+    if p.suffix == ".gz":
+        import gzip
+
+        data = gzip.decompress(data)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -127,4 +131,36 @@ def score_explanations(
     return out
 
 
-__all__ = ["score_explanations", "read_prediction_rows", "paper_metrics_available"]
+def side_by_side(run: str | Path, per_type: int = 10, seed: int = 0) -> list[dict[str, Any]]:
+    """``per_type`` pairs of each figure type drawn with ``seed`` (sorted by id first): premise, hypothesis, gold and
+    predicted label and explanation, for reading the explanations beside FLUTE's."""
+    import random
+
+    rows = [r for r in read_prediction_rows(run) if not r.get("missing")]
+    out = []
+    for figure in sorted({r.get("figure_type") or "unknown" for r in rows}):
+        group = sorted((r for r in rows if (r.get("figure_type") or "unknown") == figure), key=lambda r: r["id"])
+        for r in random.Random(seed).sample(group, min(per_type, len(group))):
+            out.append({"id": r["id"], "figure_type": figure, "premise": r.get("premise"), "hypothesis": r.get("hypothesis"),
+                        "gold": r.get("gold"), "gold_explanation": r.get("gold_explanation"),
+                        "prediction": r.get("prediction") if r.get("valid", True) else "invalid",
+                        "explanation": r.get("explanation") if r.get("valid", True) else r.get("raw")})  # fmt: skip
+    return out
+
+
+def side_by_side_markdown(examples: list[dict[str, Any]]) -> str:
+    def cell(text: Any) -> str:
+        return str(text or "").replace("|", "\\|").replace("\n", " ")
+
+    lines = []
+    for figure in dict.fromkeys(e["figure_type"] for e in examples):
+        lines += [f"#### {figure}", "", "| premise | hypothesis | gold | FLUTE's explanation | figlang | figlang's explanation |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        for e in (x for x in examples if x["figure_type"] == figure):
+            lines.append(f"| {cell(e['premise'])} | {cell(e['hypothesis'])} | {cell(e['gold'])} | {cell(e['gold_explanation'])} | "
+                         f"{cell(e['prediction'])} | {cell(e['explanation'])} |")  # fmt: skip
+        lines.append("")
+    return "\n".join(lines)
+
+
+__all__ = ["paper_metrics_available", "read_prediction_rows", "score_explanations", "side_by_side", "side_by_side_markdown"]
