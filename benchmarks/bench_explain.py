@@ -3,7 +3,7 @@
 Two figures (the issue's targets: all 499 FLUTE val pairs in ≤ 45 minutes on 2 cores, i.e. ≤ 5.4 s a
 pair; one `figlang explain` in ≤ 10 s once the model is loaded):
 
-* load: creating and fitting the method (model, label method, retrieval index from its disk cache);
+* load: creating and fitting the method (loading the model and the label method's, the retrieval index from its disk cache);
 * one pair: `explain()` on one new pair after loading (the interactive case);
 * N pairs: `explain_pairs()` on N FLUTE pairs of a split, seconds per pair.
 

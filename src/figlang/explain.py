@@ -81,6 +81,7 @@ def explainer(model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, **
         except FiglangError as err:
             raise FiglangError(f"explaining needs FLUTE's train pairs (the examples shown to the model): {err}") from err
         method.fit(train)
+        method.fingerprint()  # loads the model(s) now, so that the first answer costs only the answer
         _METHODS[key] = method
     return _METHODS[key]
 
