@@ -39,6 +39,7 @@ app.command("relations")(train_cmds.relations_cmd)
 app.command("simulatability")(train_cmds.simulatability_cmd)
 app.command("serve")(__import__("figlang.cli.serve_cmds", fromlist=["serve_cmd"]).serve_cmd)
 app.command("interpret")(__import__("figlang.cli.interpret_cmds", fromlist=["interpret_cmd"]).interpret_cmd)
+app.command("explain")(__import__("figlang.cli.explain_cmds", fromlist=["explain_cmd"]).explain_cmd)
 
 build_app = typer.Typer(
     help="Build new figurative data with the papers' pipelines: `narratives` (mine a corpus for idiom and "

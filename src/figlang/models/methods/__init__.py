@@ -216,9 +216,9 @@ def parse_chat(value: Any) -> str:
 
 def register(registry: Any) -> None:
     """Add the model-backed methods (cloze, generation, NLI) to ``registry``; the registry calls this on first use."""
-    from . import cloze, generation, nli
+    from . import cloze, explain, generation, nli
 
-    for module in (cloze, generation, nli):
+    for module in (cloze, explain, generation, nli):
         module.register(registry)
 
 

@@ -1,0 +1,155 @@
+"""`figlang explain`: label and explain premise/hypothesis pairs, or score a run's explanations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..data.errors import FiglangError
+from .common import DataDirOption, console, err_console
+from .eval_cmds import _parse_options
+
+
+def _read_pairs(path: Path) -> list[dict]:
+    """pairs.jsonl: one JSON object a line with premise, hypothesis (optional figure_type, idiom, id)."""
+    if not path.is_file():
+        raise FiglangError(f"no file at {path}: pass a JSON-lines file with one {{\"premise\", \"hypothesis\"}} object a line")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise FiglangError(f"{path}:{line}: not UTF-8 (byte {err.start}); re-save the file as UTF-8") from None
+    pairs = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise FiglangError(f"{path}:{n}: malformed JSON ({err.msg}); each line must be one JSON object") from None
+        if not isinstance(obj, dict):
+            raise FiglangError(f"{path}:{n}: each line must be a JSON object with 'premise' and 'hypothesis'")
+        missing = [k for k in ("premise", "hypothesis") if k not in obj]
+        if missing:
+            raise FiglangError(f"{path}:{n}: missing {', '.join(missing)}")
+        pairs.append(obj)
+    if not pairs:
+        raise FiglangError(f"{path}: no pairs in the file")
+    return pairs
+
+
+def _score(run: Path, out: Optional[Path], bertscore_model: str, bertscore_layers: Optional[int], paper: bool, examples: int, seed: int) -> None:
+    from ..data.io import atomic_write, write_json
+    from ..evaluation.explanations import score_explanations, side_by_side, side_by_side_markdown
+
+    result = score_explanations(run, bertscore_model=bertscore_model or None, bertscore_layers=bertscore_layers, paper=paper)
+    target = out or (run / "explanations.json" if run.is_dir() else run.with_suffix(".explanations.json"))
+    write_json(target, result)
+    from rich.table import Table
+
+    table = Table(title=f"explanations: {run} (n={result['n']})")
+    for col in ("group", "n", "label acc", "ROUGE-L", "BLEU", "BERTScore"):
+        table.add_column(col, justify="right" if col != "group" else "left")
+    groups = {"overall": result["overall"], **result["by_figure_type"]}
+    for name, g in groups.items():
+        table.add_row(name, str(g["n"]), *(f"{g[k]:.2f}" if k in g else "—" for k in ("label_accuracy", "rougeL_f1", "bleu", "bertscore_f1")))
+    console.print(table)
+    paper_acc = result["paper_acc"]
+    console.print(f"paper Acc@0/50/60: {'computed' if paper_acc['computed'] else paper_acc['reason']}")
+    console.print(f"[dim]wrote {target}[/dim]")
+    if examples:
+        md = target.with_name(target.stem + ".examples.md")
+        with atomic_write(md) as f:
+            f.write(side_by_side_markdown(side_by_side(run, examples, seed)))
+        console.print(f"[dim]wrote {examples} examples per figure type (seed {seed}) to {md}[/dim]")
+
+
+def explain_cmd(
+    premise: Annotated[Optional[str], typer.Option("--premise", "-p", help="The literal sentence.")] = None,
+    hypothesis: Annotated[Optional[str], typer.Option("--hypothesis", "-H", help="The figurative sentence.")] = None,
+    figure_type: Annotated[Optional[str], typer.Option("--figure-type", "-f", help="sarcasm, simile, metaphor or idiom: examples of that kind are shown to the model.")] = None,
+    idiom: Annotated[Optional[str], typer.Option("--idiom", help="The idiom in the hypothesis (its meaning is shown when known).")] = None,
+    file: Annotated[Optional[Path], typer.Option("--file", help="Explain every pair of a JSON-lines file ({\"premise\", \"hypothesis\"[, \"figure_type\", \"idiom\", \"id\"]} a line).")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the answers as JSON lines here (with --file), or the scores here (with --score).")] = None,
+    model: Annotated[str, typer.Option("--model", help="Instruction model that writes the explanations (qwen2.5-1.5b runs in llama.cpp).")] = "qwen2.5-1.5b",
+    mode: Annotated[str, typer.Option("--mode", help="pipeline: a label model decides, then the explanation; joint: the model answers label and explanation (I→OR).")] = "pipeline",
+    label_method: Annotated[Optional[str], typer.Option("--label-method", help="pipeline: the label method (default nli-score, zero-shot; 'trained' with --label-model DIR for a FLUTE classifier).")] = None,
+    label_model: Annotated[Optional[str], typer.Option("--label-model", help="pipeline: the label method's model (a `figlang train -t flute -m nli` folder for 'trained').")] = None,
+    k: Annotated[int, typer.Option("--k", min=0, help="Retrieved train examples shown to the model.")] = 3,
+    threads: Annotated[Optional[int], typer.Option("--threads", help="CPU threads for the model.")] = None,
+    option: Annotated[Optional[list[str]], typer.Option("--option", "-O", help="More method/backend options KEY=VALUE (see `figlang methods`).")] = None,
+    score: Annotated[Optional[Path], typer.Option("--score", help="Instead: score the explanations of a `figlang eval -t flute` run folder (ROUGE-L, BLEU, BERTScore, by figure type).")] = None,
+    bertscore_model: Annotated[str, typer.Option(help="With --score: BERTScore encoder ('' to skip). The offline minilm is NOT comparable to the paper's deberta-large-mnli.")] = "minilm",
+    bertscore_layers: Annotated[Optional[int], typer.Option(help="With --score: the BERTScore layer (pinned and recorded).")] = 6,
+    no_paper: Annotated[bool, typer.Option("--no-paper", help="With --score: skip the paper's Acc@50/60 (deberta-large-mnli + BLEURT-20).")] = False,
+    examples: Annotated[int, typer.Option("--examples", min=0, help="With --score: also write N side-by-side examples per figure type (markdown).")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="With --score --examples: the seed that draws the examples.")] = 0,
+    data_dir: DataDirOption = None,
+    cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache); a repeated question is answered from it.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
+) -> None:
+    """Does the literal premise entail or contradict the figurative hypothesis, and why?
+
+    Examples:
+
+      figlang explain --premise "He was very angry." --hypothesis "He was as calm as a cucumber." -f simile --data-dir ../shared/data
+
+      figlang explain --file pairs.jsonl -o answers.jsonl --threads 2
+
+      figlang explain --label-method trained --label-model runs/flute-nli-mpnet -p "…" -H "…"
+
+      figlang explain --score runs/flute-val-explain      (after figlang eval -t flute -m explain … -o runs/flute-val-explain)
+
+    The first call loads the models (about a minute for qwen2.5-1.5b); every answer is cached, so
+    asking again is instant.
+    """
+    if score is not None:
+        _score(score, out, bertscore_model, bertscore_layers, not no_paper, examples, seed)
+        return
+    from ..explain import explain_pairs
+
+    if file is not None:
+        if premise or hypothesis:
+            raise FiglangError("give either --file or --premise/--hypothesis, not both")
+        pairs = _read_pairs(file)
+    else:
+        if premise is None or hypothesis is None:
+            raise FiglangError("pass --premise and --hypothesis (or --file pairs.jsonl, or --score RUN)")
+        pairs = [{"premise": premise, "hypothesis": hypothesis, "figure_type": figure_type, "idiom": idiom}]
+    options = {"mode": mode, "k": k, **_parse_options(option)}
+    if label_method:
+        options["label_method"] = label_method
+    if label_model:
+        options["label_model"] = label_model
+    if threads:
+        options["threads"] = threads
+    answers = explain_pairs(pairs, model=model, data_dir=data_dir, cache_dir=cache_dir, use_cache=not no_cache,
+                            progress=len(pairs) > 1, **options)  # fmt: skip
+    rows = []
+    for pair, a in zip(pairs, answers):
+        row = {"id": pair.get("id"), **a.to_dict()} if "id" in pair else a.to_dict()
+        rows.append(row)
+    if out is not None:
+        from ..data.io import write_jsonl
+
+        write_jsonl(out, rows)
+        err_console.print(f"[dim]wrote {len(rows)} answers to {out}[/dim]")
+    if as_json:
+        for row in rows:
+            console.print_json(json.dumps(row, ensure_ascii=False))
+        return
+    if out is not None and len(rows) > 1:
+        return
+    for a in answers:
+        if a.valid:
+            console.print(f"[bold]{a.label}[/bold]: {a.explanation or '(no explanation)'}")
+        else:
+            console.print(f"[red]invalid answer[/red]: {a.error} (raw: {a.raw!r})")
+        by = a.produced_by
+        console.print(f"[dim]label by {by.get('label_method') or by.get('model')}, explanation by {by.get('model')} "
+                      f"({by.get('mode')}, {len(by.get('examples') or [])} examples){'; from the cache' if a.cached else ''}[/dim]")  # fmt: skip

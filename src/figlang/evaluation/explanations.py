@@ -1,0 +1,166 @@
+"""Score the explanations in a FLUTE run's predictions.jsonl: every explaining set-up with the same measures.
+
+``score_explanations(run)`` reads the rows `figlang eval -t flute` wrote (any method that explains:
+``explain`` in pipeline or joint mode, ``nli-generate``, a trained ``iro`` model) and reports
+
+* label accuracy (= the paper's Acc@0), overall and by figure type, invalid answers counted wrong;
+* ROUGE-L F1, sentence and corpus BLEU, and BERTScore F1 with the encoder given (default: the
+  offline ``minilm`` at layer 6, pinned and recorded; **not comparable** to the paper's
+  deberta-large-mnli), per pair and aggregated (``figlang.metrics.explanations``);
+* the paper's Acc@50/60 (BERTScore deberta-large-mnli + BLEURT-20, ``figlang.metrics.flute``)
+  when both load here, else ``computed: false`` with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..data.errors import FiglangError
+from ..metrics.explanations import ExplanationRow, explanation_quality
+
+PAPER_BERTSCORE = "microsoft/deberta-large-mnli"
+PAPER_BLEURT = "lucadiliello/BLEURT-20"
+DEFAULT_BERTSCORE = "minilm"
+DEFAULT_BERTSCORE_LAYER = 6  # all-MiniLM-L6-v2's last layer, as in docs/trained_models.md
+
+
+def read_prediction_rows(path: str | Path) -> list[dict[str, Any]]:
+    """The rows of a predictions.jsonl (a folder means its predictions.jsonl); clear errors for bad files."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "predictions.jsonl" if (p / "predictions.jsonl").is_file() else p / "predictions.jsonl.gz"
+    if not p.is_file():
+        raise FiglangError(f"no predictions file at {p}: pass a `figlang eval -o DIR` folder or its predictions.jsonl(.gz)")
+    data = p.read_bytes()
+    if p.suffix == ".gz":
+        import gzip
+
+        data = gzip.decompress(data)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise FiglangError(f"{p}:{line}: not UTF-8 (byte {err.start}); re-save the file as UTF-8") from None
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise FiglangError(f"{p}:{n}: malformed JSON ({err.msg})") from None
+        if not isinstance(row, dict) or "id" not in row:
+            raise FiglangError(f"{p}:{n}: a prediction row must be a JSON object with an 'id'")
+        rows.append(row)
+    return rows
+
+
+def _resolve_bertscore_model(name: str) -> str:
+    """A catalog name (``minilm``, ``mpnet``) → its local directory; anything else as given."""
+    from ..models import catalog
+
+    entry = catalog.find(name)
+    if entry is None:
+        return name
+    from ..models.loading import resolve
+
+    return resolve(name).path
+
+
+def paper_metrics_available() -> tuple[bool, str | None]:
+    """Whether deberta-large-mnli and BLEURT-20 can be loaded here without waiting on an unreachable hub."""
+    from ..models.loading import hub_cached_snapshot, hub_reachable
+
+    missing = [m for m in (PAPER_BERTSCORE, PAPER_BLEURT) if hub_cached_snapshot(m) is None]
+    if not missing:
+        return True, None
+    if hub_reachable():
+        return True, None
+    return False, (f"not computed: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not in the local Hugging Face cache "
+                   "and the hub is unreachable (the paper's Acc@50/60 needs BERTScore deberta-large-mnli and BLEURT-20)")  # fmt: skip
+
+
+def score_explanations(
+    run: str | Path,
+    *,
+    bertscore_model: str | None = DEFAULT_BERTSCORE,
+    bertscore_layers: int | None = DEFAULT_BERTSCORE_LAYER,
+    paper: bool = True,
+    ids: set[str] | None = None,
+) -> dict[str, Any]:
+    """Explanation measures for one run (see the module docstring); ``ids`` restricts to those rows."""
+    rows = [r for r in read_prediction_rows(run) if ids is None or r["id"] in ids]
+    rows = [r for r in rows if not r.get("missing")]
+    if not rows:
+        raise FiglangError(f"{run}: no predictions to score")
+    if any(r.get("gold_explanation") in (None, "") for r in rows):
+        raise FiglangError(f"{run}: rows without a gold explanation (explanations are scored on FLUTE train/val/test gold only)")
+    items = [ExplanationRow(r["id"], r.get("figure_type"), r["gold_explanation"],
+                            r.get("explanation") if r.get("valid", True) else None,
+                            bool(r.get("correct")) if "correct" in r else None) for r in rows]  # fmt: skip
+    bert = None
+    if bertscore_model:
+        from ..metrics.bertscore import BertScore
+
+        bert = BertScore(_resolve_bertscore_model(bertscore_model), bertscore_layers)
+    quality = explanation_quality(items, bert)
+    if bert is not None:
+        quality["config"]["bertscore"]["model_reference"] = bertscore_model
+    out: dict[str, Any] = {"n": len(rows), "invalid": sum(1 for r in rows if not r.get("valid", True)),
+                           "label": {"accuracy_is": "the paper's Acc@0 (invalid answers count wrong)"}, **quality}  # fmt: skip
+    if not paper:
+        out["paper_acc"] = {"computed": False, "reason": "not requested"}
+        return out
+    ok, reason = paper_metrics_available()
+    if not ok:
+        out["paper_acc"] = {"computed": False, "reason": reason}
+        return out
+    try:
+        from ..metrics.bertscore import BertScore
+        from ..metrics.bleurt import Bleurt
+        from ..metrics.flute import evaluate_flute
+
+        gold = [{"id": r["id"], "label": r.get("gold"), "explanation": r["gold_explanation"], "figure_type": r.get("figure_type")} for r in rows]
+        preds = [{"id": r["id"], "label": r.get("prediction") if r.get("valid", True) else None, "explanation": r.get("explanation")} for r in rows]
+        report = evaluate_flute(gold, preds, bertscore=BertScore(PAPER_BERTSCORE), bleurt=Bleurt(PAPER_BLEURT), allow_partial=True)
+        out["paper_acc"] = {"computed": True, **report.to_dict()}
+    except Exception as err:  # a weight file that does not load: say so, never a fake number
+        out["paper_acc"] = {"computed": False, "reason": f"not computed: the paper's metric models did not load ({type(err).__name__}: {err})"}
+    return out
+
+
+def side_by_side(run: str | Path, per_type: int = 10, seed: int = 0) -> list[dict[str, Any]]:
+    """``per_type`` pairs of each figure type drawn with ``seed`` (sorted by id first): premise, hypothesis, gold and
+    predicted label and explanation, for reading the explanations beside FLUTE's."""
+    import random
+
+    rows = [r for r in read_prediction_rows(run) if not r.get("missing")]
+    out = []
+    for figure in sorted({r.get("figure_type") or "unknown" for r in rows}):
+        group = sorted((r for r in rows if (r.get("figure_type") or "unknown") == figure), key=lambda r: r["id"])
+        for r in random.Random(seed).sample(group, min(per_type, len(group))):
+            out.append({"id": r["id"], "figure_type": figure, "premise": r.get("premise"), "hypothesis": r.get("hypothesis"),
+                        "gold": r.get("gold"), "gold_explanation": r.get("gold_explanation"),
+                        "prediction": r.get("prediction") if r.get("valid", True) else "invalid",
+                        "explanation": r.get("explanation") if r.get("valid", True) else r.get("raw")})  # fmt: skip
+    return out
+
+
+def side_by_side_markdown(examples: list[dict[str, Any]]) -> str:
+    def cell(text: Any) -> str:
+        return str(text or "").replace("|", "\\|").replace("\n", " ")
+
+    lines = []
+    for figure in dict.fromkeys(e["figure_type"] for e in examples):
+        lines += [f"#### {figure}", "", "| premise | hypothesis | gold | FLUTE's explanation | figlang | figlang's explanation |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        for e in (x for x in examples if x["figure_type"] == figure):
+            lines.append(f"| {cell(e['premise'])} | {cell(e['hypothesis'])} | {cell(e['gold'])} | {cell(e['gold_explanation'])} | "
+                         f"{cell(e['prediction'])} | {cell(e['explanation'])} |")  # fmt: skip
+        lines.append("")
+    return "\n".join(lines)
+
+
+__all__ = ["paper_metrics_available", "read_prediction_rows", "score_explanations", "side_by_side", "side_by_side_markdown"]

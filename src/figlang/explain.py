@@ -1,0 +1,180 @@
+"""``figlang.explain``: does a literal premise entail or contradict a figurative hypothesis, and why?
+
+>>> from figlang.explain import explain
+>>> r = explain("He was very angry.", "He was as calm as a cucumber.", figure_type="simile")  # doctest: +SKIP
+>>> r.label, r.explanation                                                                    # doctest: +SKIP
+('contradiction', 'To be as calm as a cucumber means to be very calm, while ...')
+
+The answer comes from the ``explain`` method (``figlang.models.methods.explain``): a label model
+(pipeline) or the instruction model itself (joint), and an explanation written by the instruction
+model from FLUTE's instruction and the nearest FLUTE train pairs with their gold explanations.
+The loaded models stay in memory between calls (the first call loads them; later ones cost only
+the model's answer), and every answer goes through figlang's request cache, so asking again is
+answered from disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .data.errors import FiglangError
+from .data.flute import FIGURE_TYPES
+from .data.records import NLIPair
+
+DEFAULT_MODEL = "qwen2.5-1.5b"
+DEFAULT_OPTIONS: dict[str, Any] = {"backend": "llama.cpp"}  # qwen2.5-1.5b is a GGUF model: llama.cpp runs it ~3x faster on a CPU
+
+
+@dataclass
+class Explanation:
+    """One explained pair: the label, the explanation, the label scores, and what produced them."""
+
+    premise: str
+    hypothesis: str
+    figure_type: str | None
+    label: str | None  # entailment | contradiction; None when the answer was invalid
+    explanation: str | None
+    valid: bool
+    error: str | None = None
+    scores: dict[str, float] | list[float] | None = None  # the label method's per-label scores, where it has them
+    raw: str | None = None  # the model's raw answer
+    produced_by: dict[str, Any] = field(default_factory=dict)  # method, model, mode, label method, examples shown
+    cached: bool = False  # answered from the request cache
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_METHODS: dict[str, Any] = {}
+
+
+def _method_key(model: str, options: Mapping[str, Any], data_dir: Path) -> str:
+    import json
+
+    return json.dumps([model, dict(sorted(options.items())), str(data_dir)], sort_keys=True, default=str)
+
+
+def explainer(model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, **options: Any) -> Any:
+    """The fitted ``explain`` method for (model, options), created and fitted once per process.
+
+    ``options`` are the method's (``mode``, ``k``, ``label_method``, ``label_model``, …) and the backend's
+    (``backend``, ``threads``, ``n_ctx``, …); for ``qwen2.5-1.5b`` the backend defaults to llama.cpp.
+    """
+    from .data.paths import resolve_data_dir
+    from .data.registry import get_task
+    from .models.base import get_methods
+
+    if model == DEFAULT_MODEL:
+        options = {**DEFAULT_OPTIONS, **options}
+    root = resolve_data_dir(data_dir)
+    key = _method_key(model, options, root)
+    if key not in _METHODS:
+        method = get_methods().create("explain", model=model, **options)
+        task = get_task("flute")
+        method.bind(task)
+        try:
+            train = task.load("train", root)
+        except FiglangError as err:
+            raise FiglangError(f"explaining needs FLUTE's train pairs (the examples shown to the model): {err}") from err
+        method.fit(train)
+        method.fingerprint()  # loads the model(s) now, so that the first answer costs only the answer
+        _METHODS[key] = method
+    return _METHODS[key]
+
+
+def _pair(premise: Any, hypothesis: Any, figure_type: str | None, idiom: str | None, where: str = "") -> NLIPair:
+    at = f" ({where})" if where else ""
+    for name, value in (("premise", premise), ("hypothesis", hypothesis)):
+        if not isinstance(value, str):
+            raise FiglangError(f"the {name} must be a string{at}, got {type(value).__name__}")
+        if not value.strip():
+            raise FiglangError(f"the {name} is empty{at}: give a non-empty {name} sentence")
+    if figure_type is not None and figure_type not in FIGURE_TYPES:
+        raise FiglangError(f"unknown figure type {figure_type!r}{at}: use one of {', '.join(FIGURE_TYPES)} (or leave it out)")
+    premise, hypothesis = " ".join(premise.split()), " ".join(hypothesis.split())
+    digest = hashlib.sha256(f"{premise}\n{hypothesis}\n{figure_type}\n{idiom}".encode()).hexdigest()[:16]
+    return NLIPair(id=f"input-{digest}", premise=premise, hypothesis=hypothesis, label=None, figure_type=figure_type,
+                   expression=idiom, source="user")  # fmt: skip
+
+
+def explain_pairs(
+    pairs: Iterable[Mapping[str, Any]],
+    *,
+    model: str = DEFAULT_MODEL,
+    data_dir: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    progress: bool = False,
+    **options: Any,
+) -> list[Explanation]:
+    """Explain many pairs (mappings with ``premise``, ``hypothesis`` and optionally ``figure_type``, ``idiom``).
+
+    Every pair is checked first (empty text, unknown figure type, longer than the model's context), so
+    a bad pair fails the call with its position before any model time is spent.
+    """
+    from .evaluation.harness import run_method
+    from .models.cache import RequestCache
+
+    records: list[NLIPair] = []
+    for i, p in enumerate(pairs, 1):
+        if not isinstance(p, Mapping):
+            raise FiglangError(f"pair {i} must be a mapping with 'premise' and 'hypothesis', got {type(p).__name__}")
+        records.append(_pair(p.get("premise"), p.get("hypothesis"), p.get("figure_type"), p.get("idiom"), where=f"pair {i}"))
+    if not records:
+        return []
+    method = explainer(model, data_dir, **options)
+    for i, r in enumerate(records, 1):
+        try:
+            method.check_input(r)
+        except FiglangError as err:
+            raise FiglangError(f"pair {i}: {err}") from None
+    unique = list({r.id: r for r in records}.values())
+    cache = RequestCache(cache_dir) if use_cache else None
+    try:
+        predictions, stats = run_method(method, unique, cache, chunk_size=8, progress=progress, description="explaining")
+    finally:
+        if cache is not None:
+            cache.close()
+    cached = stats["cached"] == len(unique)
+    fingerprint = method.fingerprint()
+    out = []
+    for r in records:
+        p = predictions[r.id]
+        produced = {"method": "explain", "model": model, "mode": method.mode, "k": method.k,
+                    "label_method": (fingerprint.get("label_method") or {}).get("method"),
+                    "label_model": method.label_model or (model if method.mode == "pipeline" else None),
+                    "examples": p.meta.get("examples", []), "idiom_meaning": p.meta.get("meaning"),
+                    "backend": fingerprint.get("backend", {}).get("backend")}  # fmt: skip
+        out.append(Explanation(r.premise, r.hypothesis, r.figure_type, p.prediction if p.valid else None, p.explanation, p.valid,
+                               p.error, p.scores, p.raw, produced, cached))  # fmt: skip
+    return out
+
+
+def explain(
+    premise: str,
+    hypothesis: str,
+    figure_type: str | None = None,
+    *,
+    idiom: str | None = None,
+    model: str = DEFAULT_MODEL,
+    data_dir: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    use_cache: bool = True,
+    **options: Any,
+) -> Explanation:
+    """Label and explain one premise/hypothesis pair (see the module docstring).
+
+    ``figure_type`` (sarcasm, simile, metaphor, idiom) narrows the examples to that kind; ``idiom``
+    names the idiom so that its meaning can be shown. Options: ``mode`` (pipeline | joint), ``k``,
+    ``label_method``/``label_model`` (e.g. ``trained`` and a `figlang train -t flute -m nli` folder),
+    backend options (``threads``, ``n_ctx``).
+    """
+    return explain_pairs([{"premise": premise, "hypothesis": hypothesis, "figure_type": figure_type, "idiom": idiom}],
+                         model=model, data_dir=data_dir, cache_dir=cache_dir, use_cache=use_cache, **options)[0]  # fmt: skip
+
+
+__all__ = ["DEFAULT_MODEL", "Explanation", "explain", "explain_pairs", "explainer"]

@@ -1,0 +1,345 @@
+"""``explain``: a FLUTE label with a one-sentence explanation, written from retrieved solved examples.
+
+FLUTE's explanations were written by prompting a model with solved examples of the same kind; this
+method does the same offline. For each pair it shows the model (an instruction model, e.g.
+``qwen2.5-1.5b`` through llama.cpp) FLUTE's own instruction for ``k`` train pairs of the same
+figure type, nearest to the item under a sentence encoder (``figlang.models.retrieval``), each
+answered with its gold label and explanation, then the item. For idioms, the idiom's meaning
+follows the instruction when a lexicon knows it (FLUTE's idiom explanations were written from the
+meaning; the lexicon is the figurative-narrative dataset's idiom glosses).
+
+The paper's set-ups are configurations of this one method (``mode``):
+
+* ``pipeline`` (I→O, then explain; default): the label comes from another method, the strongest
+  label model figlang has: ``label_method=trained label_model=DIR`` for a trained FLUTE
+  classifier (``figlang train -t flute -m nli --model mpnet``), else the best zero-shot method
+  (``nli-score`` with ``question=meaning calibrate=content-free`` on the same model). The
+  explanation is generated after the label word, so it argues for the label given.
+* ``joint`` (I→OR): the model writes "Entails. …" / "Contradicts. …" itself, parsed by
+  ``parse_nli_answer``; an unreadable answer is invalid (raw text kept, counted wrong).
+
+The fine-tuned self-rationalizer is the ``trained`` method on an ``iro`` model; its predictions
+are scored by the same ``figlang explain --score``.
+
+Options starting with ``label_`` (other than ``label_method``/``label_model``) go to the label
+method (``-O label_question=task``). Greedy decoding by default (deterministic); ``temperature>0``
+samples with a per-item seed from ``seed`` and the item's id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ...data.errors import FiglangError
+from ...data.flute import INSTRUCTION as FLUTE_INSTRUCTION
+from ...data.records import NLIPair, Record
+from ..backends.base import ChatMessage, GenerationRequest
+from ..base import Method, MethodRegistry, Prediction
+from . import ModelMethod, item_seed, parse_bool, parse_chat, parse_choice, parse_float, parse_int
+from . import prompts as P
+from .parsing import clean_explanation, first_sentence, parse_nli_answer
+
+MODES = ("pipeline", "joint")
+LABELS = ("entailment", "contradiction")
+WORDS = P.NLI_LABEL_WORDS["flute"]
+MEANING_LINE = 'The idiom "{idiom}" means: {meaning}'
+# Zero-shot label method and its options when none is named: the best one in docs/zero_shot_results.md
+# (chosen on FLUTE train, 71.5 on val with qwen2.5-1.5b).
+DEFAULT_LABEL_METHOD = "nli-score"
+DEFAULT_LABEL_OPTIONS = {"nli-score": {"question": "meaning", "calibrate": "content-free", "explain": False}}
+# The first sentence is all that is kept: in pipeline mode, stopping at its end saves the tokens of a second one (the
+# backend cuts before the stop string, so the full stop is put back by one_sentence). Joint answers start with
+# "Entails. ", so they stop at the line's end only.
+STOP = {"pipeline": ("\n", ". "), "joint": ("\n",)}
+
+
+def idiom_meanings(data_dir: str | Path | None) -> dict[str, str]:
+    """Normalised idiom → meaning, from the figurative-narrative idiom files that exist under ``data_dir`` (else empty)."""
+    from ...data.errors import LoadOptions
+    from ...data.narrative import load_cloze
+    from ...data.splits import normalise_expression
+
+    if data_dir is None:
+        return {}
+    out: dict[str, str] = {}
+    for split in ("train", "dev", "test"):
+        try:
+            records = load_cloze("idiom", split, Path(data_dir), LoadOptions(lenient=True), inferences=False)
+        except (FiglangError, OSError):
+            continue
+        for r in records:
+            if r.expression and r.meaning and isinstance(r.meaning, str):
+                out.setdefault(normalise_expression(r.expression), r.meaning.strip())
+    return out
+
+
+def _meaning_of(expression: str | None, lexicon: dict[str, str]) -> str | None:
+    from ...data.splits import normalise_expression
+
+    if not expression:
+        return None
+    key = normalise_expression(expression)
+    return lexicon.get(key) or lexicon.get(key[3:] if key.startswith("to ") else f"to {key}")
+
+
+def one_sentence(text: str | None) -> tuple[str | None, bool]:
+    """The explanation's first sentence (an end mark added where generation stopped before one), and whether it ended."""
+    cleaned = clean_explanation(text or "")
+    if not cleaned:
+        return None, False
+    sentence, complete = first_sentence(cleaned)
+    if sentence and not complete:
+        sentence = sentence.rstrip(" ,;:") + "."
+    return (sentence or None), complete
+
+
+class Explain(ModelMethod):
+    """Label + one-sentence explanation from k retrieved same-type train examples (pipeline or joint)."""
+
+    name = "explain"
+    shapes = ("nli",)
+    needs_train = True  # the retrieval pool
+
+    def __init__(self, model: Any = None, mode: Any = "pipeline", k: Any = 3, encoder: str = "minilm", match_label: Any = True,
+                 meanings: Any = "auto", label_method: str | None = None, label_model: str | None = None, max_new_tokens: Any = 60,
+                 temperature: Any = 0.0, seed: Any = 0, chat: Any = "auto", retrieval_cache: str | None = None, pool: str = "train",
+                 **options: Any) -> None:  # fmt: skip
+        label_options = {k_[len("label_") :]: v for k_, v in options.items() if k_.startswith("label_")}
+        backend_options = {k_: v for k_, v in options.items() if not k_.startswith("label_")}
+        super().__init__(model, backend_options)
+        self.mode = parse_choice(mode, "mode", MODES)
+        self.k = parse_int(k, "k", 0)
+        self.encoder = str(encoder)
+        self.match_label = parse_bool(match_label, "match_label")
+        self.meanings_option = str(meanings)
+        self.max_new_tokens = parse_int(max_new_tokens, "max_new_tokens", 1)
+        self.temperature = parse_float(temperature, "temperature")
+        if self.temperature < 0:
+            raise FiglangError("option 'temperature' must be 0 (greedy) or positive (sampling)")
+        self.seed = parse_int(seed, "seed")
+        self.chat_option = parse_chat(chat)
+        self.retrieval_cache = retrieval_cache
+        self.pool_split = str(pool)
+        self.task: Any = None
+        self.label_method_name = label_method or (DEFAULT_LABEL_METHOD if self.mode == "pipeline" else None)
+        if self.mode == "joint" and (label_method or label_model or label_options):
+            raise FiglangError("mode=joint generates the label itself: drop the label_* options, or use mode=pipeline")
+        self.label_model = label_model
+        self.label_options = {**DEFAULT_LABEL_OPTIONS.get(self.label_method_name or "", {}), **label_options}
+        self._label: Method | None = None
+        self.index: Any = None
+        self.lexicon: dict[str, str] = {}
+        self.lexicon_sha256: str | None = None
+
+    # --- set-up -----------------------------------------------------------------------------------
+
+    @property
+    def label_method(self) -> Method | None:
+        """The I→O method of the pipeline, created once; it shares this method's backend when it runs the same model."""
+        if self.mode != "pipeline":
+            return None
+        if self._label is None:
+            from ..base import get_methods
+
+            registry = get_methods()
+            info = registry.info(self.label_method_name or DEFAULT_LABEL_METHOD)
+            if "nli" not in info.shapes:
+                raise FiglangError(f"label_method={info.name!r} does not answer NLI pairs; use nli-score, nli-generate or trained")
+            same_model = self.label_model is None
+            model = self.model if same_model else self.label_model
+            options = dict(self.label_options)
+            if same_model and isinstance(model, str):
+                options = {**self.backend_options, **options}  # same (model, options) → the same loaded backend
+            if info.needs_model:
+                self._label = registry.create(info.name, model=model, **options)  # type: ignore[arg-type]
+            else:
+                self._label = registry.create(info.name, **options)
+        return self._label
+
+    def bind(self, task: Any) -> None:
+        self.task = task
+        if self.label_method is not None:
+            self.label_method.bind(task)
+
+    def fit(self, train: Sequence[Record]) -> None:
+        """Index the train pairs for retrieval; read the idiom lexicon; fit the label method when it learns."""
+        from ..cache import cache_key
+        from ..retrieval import PairIndex
+
+        pool = [r for r in train if isinstance(r, NLIPair)]
+        data_root = Path(pool[0].meta["file"]).parent.parent if pool and pool[0].meta.get("file") else None  # <data>/flute/x.json
+        if self.pool_split != "train":  # e.g. train-fit, so that items of `selection` never see their own family
+            if self.task is None or self.pool_split not in getattr(self.task, "splits", ()):
+                raise FiglangError(f"pool={self.pool_split!r} is not a split of the task (its splits: {', '.join(getattr(self.task, 'splits', ()))})")
+            pool = [r for r in self.task.load(self.pool_split, data_root) if isinstance(r, NLIPair)]
+        if self.k:
+            self.index = PairIndex(pool, self.encoder, self.retrieval_cache)
+        if self.meanings_option == "none":
+            self.lexicon = {}
+        else:
+            root = Path(self.meanings_option) if self.meanings_option != "auto" else data_root
+            self.lexicon = idiom_meanings(root)
+        self.lexicon_sha256 = cache_key("idiom-lexicon", sorted(self.lexicon.items()))
+        label = self.label_method
+        if label is not None and label.needs_train:
+            label.fit(train)
+
+    # --- prompts ----------------------------------------------------------------------------------
+
+    @property
+    def chat_used(self) -> bool:
+        return self.use_chat(self.chat_option)
+
+    def meaning(self, pair: NLIPair) -> str | None:
+        if pair.figure_type not in (None, "idiom"):
+            return None
+        return _meaning_of(pair.expression, self.lexicon)
+
+    def _instruction(self, pair: NLIPair) -> str:
+        text = FLUTE_INSTRUCTION.format(premise=pair.premise.strip(), hypothesis=pair.hypothesis.strip())
+        meaning = self.meaning(pair)
+        return f"{text}\n{MEANING_LINE.format(idiom=pair.expression, meaning=meaning)}" if meaning else text
+
+    @staticmethod
+    def _answer(pair: NLIPair) -> str:
+        return f"{WORDS[pair.label]}. {' '.join((pair.explanation or '').split())}"  # type: ignore[index]
+
+    def examples(self, pair: NLIPair, label: str | None, k: int | None = None) -> list[tuple[NLIPair, float]]:
+        k = self.k if k is None else k
+        if not k or self.index is None:
+            return []
+        want_label = label if (self.match_label and self.mode == "pipeline") else None
+        return [(n.pair, n.similarity) for n in self.index.nearest(pair.premise, pair.hypothesis, k, pair.figure_type, want_label)]
+
+    def prompt(self, pair: NLIPair, label: str | None, examples: Sequence[NLIPair]) -> str:
+        """The few-shot prompt; in pipeline mode it ends with the label word, so the model continues with the explanation."""
+        lead = f"{WORDS[label]}." if label else ""
+        if self.chat_used:
+            messages: list[ChatMessage] = []
+            for ex in examples:
+                messages += [ChatMessage("user", self._instruction(ex)), ChatMessage("assistant", self._answer(ex))]
+            return self.lm.chat_prompt([*messages, ChatMessage("user", self._instruction(pair))]) + lead
+        shown = "".join(P.NLI_PLAIN_SHOT.format(instruction=self._instruction(ex), answer=self._answer(ex)) for ex in examples)
+        return shown + P.NLI_PLAIN.format(instruction=self._instruction(pair)) + (f" {lead}" if lead else "")
+
+    def prompt_tokens(self, text: str) -> int | None:
+        encode = getattr(self.lm, "_encode_prompt", None)
+        return len(encode(text)) if callable(encode) else None
+
+    @property
+    def context_limit(self) -> int | None:
+        return getattr(self.lm, "max_length", None)
+
+    def fitted_prompt(self, pair: NLIPair, label: str | None) -> tuple[str | None, list[tuple[NLIPair, float]], str | None]:
+        """The prompt with as many of the k examples as fit the model's context; (None, [], reason) when the pair alone does not."""
+        limit = self.context_limit
+        for k in range(self.k, -1, -1):
+            shown = self.examples(pair, label, k)
+            text = self.prompt(pair, label, [p for p, _ in shown])
+            n = self.prompt_tokens(text)
+            if n is None or limit is None or n + self.max_new_tokens <= limit:
+                return text, shown, None
+        return None, [], (f"input too long: the pair with FLUTE's instruction is {n} tokens, and with {self.max_new_tokens} tokens "
+                          f"to generate it exceeds the model's context of {limit} tokens (shorten the premise/hypothesis, or raise "
+                          "n_ctx/max_length)")  # fmt: skip
+
+    def check_input(self, pair: NLIPair) -> None:
+        """Raise a clear error for a pair that cannot be explained (empty text, longer than the model's context)."""
+        for field in ("premise", "hypothesis"):
+            value = getattr(pair, field)
+            if not isinstance(value, str) or not value.strip():
+                raise FiglangError(f"the {field} is empty: give a non-empty {field} sentence")
+        _, _, reason = self.fitted_prompt(pair, LABELS[1] if self.mode == "pipeline" else None)
+        if reason:
+            raise FiglangError(reason)
+
+    # --- answering --------------------------------------------------------------------------------
+
+    def _request(self, prompt: str, pair: NLIPair) -> GenerationRequest:
+        sample = self.temperature > 0
+        return GenerationRequest(prompt, max_new_tokens=self.max_new_tokens, stop=STOP[self.mode], do_sample=sample,
+                                 temperature=self.temperature if sample else 1.0, seed=item_seed(self.seed, pair.id))  # fmt: skip
+
+    def predict(self, records: Sequence[Record]) -> list[Prediction]:
+        items: list[NLIPair] = []
+        for r in records:
+            if not isinstance(r, NLIPair):
+                raise FiglangError(f"method 'explain' answers NLI pairs, got {type(r).__name__} {getattr(r, 'id', '?')!r}")
+            items.append(r)
+        self.require("generate")
+        out: dict[str, Prediction] = {}
+        ok: list[NLIPair] = []
+        for r in items:
+            empty = [f for f in ("premise", "hypothesis") if not str(getattr(r, f) or "").strip()]
+            if empty:
+                out[r.id] = Prediction(r.id, None, valid=False, error=f"empty {' and '.join(empty)}")
+                continue
+            _, _, reason = self.fitted_prompt(r, LABELS[1] if self.mode == "pipeline" else None)
+            if reason:
+                out[r.id] = Prediction(r.id, None, valid=False, error=reason)
+                continue
+            ok.append(r)
+        labels: dict[str, Prediction] = {}
+        if self.mode == "pipeline" and ok:
+            for p in self.label_method.predict(ok):  # type: ignore[union-attr]
+                labels[p.id] = p
+        requests, plans = [], []
+        for r in ok:
+            given = labels.get(r.id)
+            if given is not None and (not given.valid or given.prediction not in LABELS):
+                out[r.id] = Prediction(r.id, None, scores=given.scores, valid=False, raw=given.raw,
+                                       error=f"the label method gave no usable label: {given.error or given.prediction!r}",
+                                       meta={"mode": self.mode, "label_method": given.to_dict()})  # fmt: skip
+                continue
+            label = given.prediction if given is not None else None
+            text, shown, reason = self.fitted_prompt(r, label)
+            if text is None:
+                out[r.id] = Prediction(r.id, None, valid=False, error=reason)
+                continue
+            requests.append(self._request(text, r))
+            plans.append((r, given, shown))
+        generated = self.lm.generate(requests) if requests else []
+        for (r, given, shown), samples in zip(plans, generated):
+            raw = samples[0] if samples else ""
+            meta: dict[str, Any] = {"mode": self.mode, "examples": [p.id for p, _ in shown],
+                                    "similarities": [round(s, 4) for _, s in shown], "meaning": self.meaning(r)}  # fmt: skip
+            if given is not None:
+                explanation, complete = one_sentence(raw)
+                meta.update(complete=complete, label_meta=given.meta)
+                out[r.id] = Prediction(r.id, given.prediction, scores=given.scores, explanation=explanation,
+                                       raw=f"{WORDS[given.prediction]}.{raw}", valid=True, meta=meta)  # fmt: skip
+            else:
+                parsed = parse_nli_answer(raw, LABELS)
+                explanation, complete = one_sentence(parsed.explanation) if parsed.valid else (None, False)
+                meta.update(complete=complete, answer_class=parsed.answer_class)
+                out[r.id] = Prediction(r.id, parsed.label, explanation=explanation, raw=raw, valid=parsed.valid,
+                                       error=parsed.error, meta=meta)  # fmt: skip
+        return [out[r.id] for r in items]
+
+    def run_notes(self) -> dict[str, Any]:
+        notes = super().run_notes()
+        label = self._label
+        if label is not None and label.run_notes():
+            notes = {**notes, "label_method": label.run_notes()}
+        return notes
+
+    def config(self) -> dict[str, Any]:
+        label = self.label_method
+        return {
+            "mode": self.mode, "k": self.k, "pool": self.pool_split, "match_label": self.match_label, "retrieval": self.index.config() if self.index else None,
+            "neighbour_rule": "same figure type (and label in pipeline mode, with match_label); never the item's own premise",
+            "instruction": FLUTE_INSTRUCTION, "meaning_line": MEANING_LINE, "idiom_lexicon_sha256": self.lexicon_sha256,
+            "idiom_lexicon_size": len(self.lexicon), "chat": self.chat_option, "chat_used": self.chat_used,
+            "plain_templates": None if self.chat_used else {"shot": P.NLI_PLAIN_SHOT, "query": P.NLI_PLAIN},
+            "label_words": WORDS, "max_new_tokens": self.max_new_tokens, "stop": list(STOP[self.mode]),
+            "decoding": "greedy" if self.temperature == 0 else {"temperature": self.temperature, "seed": self.seed, "seeding": "sha256(seed:item id)"},
+            "postprocess": "first sentence of the explanation (a full stop added where generation stopped before one)", "parser": None if label else "parse_nli_answer",
+            "label_method": label.fingerprint() if label is not None else None, **self.model_config(),
+        }  # fmt: skip
+
+
+def register(registry: MethodRegistry) -> None:
+    """Add the explaining method to ``registry`` (called by the registry on first use)."""
+    registry.register("explain", ("nli",), "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=3 encoder=minilm pool=train|train-fit label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR max_new_tokens=60 temperature=0 seed=N.")(Explain)

@@ -1,0 +1,224 @@
+"""The explaining system: retrieval with the real minilm encoder, the `explain` method with the real smollm2-135m
+(Transformers backend, a few FLUTE val pairs), the Python API's cache and bad input, the CLI's file reading, and
+explanation scoring."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from figlang.data.errors import FiglangError
+from figlang.data.registry import get_task
+
+MODEL = "smollm2-135m"
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+# pool=selection: ~700 train pairs to embed instead of 7,035 (the embeddings are cached on disk either way)
+SMALL = {"backend": "transformers", "dtype": "float32", "threads": 1, "k": 2, "max_new_tokens": 16, "pool": "selection"}
+
+
+@pytest.fixture(scope="module")
+def train(data_dir):
+    return get_task("flute").load("train", data_dir)
+
+
+@pytest.fixture(scope="module")
+def val(data_dir):
+    records = get_task("flute").load("val", data_dir)
+    picked, seen = [], set()
+    for r in records:  # one pair of each figure type, balanced enough for a smoke test
+        if r.figure_type not in seen:
+            picked.append(r)
+            seen.add(r.figure_type)
+    return picked
+
+
+# --- retrieval ---------------------------------------------------------------------------------------
+
+
+def test_retrieval_excludes_the_premise_and_keeps_the_figure_type(train, tmp_path):
+    from figlang.models.retrieval import PairIndex
+
+    pool = train[:400]
+    index = PairIndex(pool, "minilm", tmp_path)
+    item = pool[10]
+    found = index.nearest(item.premise, item.hypothesis, 3, item.figure_type)
+    assert len(found) == 3
+    assert all(n.pair.premise.strip().lower() != item.premise.strip().lower() for n in found)
+    assert all(n.pair.figure_type == item.figure_type for n in found)
+    assert [n.similarity for n in found] == sorted((n.similarity for n in found), reverse=True)
+    labelled = index.nearest(item.premise, item.hypothesis, 3, item.figure_type, "entailment")
+    assert all(n.pair.label == "entailment" for n in labelled)
+    # the embeddings are on disk, keyed by the pool's checksum: a second index reads them back unchanged
+    files = list(tmp_path.glob("*.npy"))
+    assert len(files) == 1
+    stamp = files[0].stat().st_mtime_ns
+    again = PairIndex(pool, "minilm", tmp_path)
+    assert files[0].stat().st_mtime_ns == stamp
+    assert (again.embeddings == index.embeddings).all()
+    other = PairIndex(pool[:399], "minilm", tmp_path)  # another pool: another file, never the stale one
+    assert other.path != index.path and len(list(tmp_path.glob("*.npy"))) == 2
+
+
+# --- the method --------------------------------------------------------------------------------------
+
+
+def test_pipeline_explains_and_reruns_from_the_cache(data_dir, val, tmp_path):
+    from figlang.evaluation import evaluate
+
+    opts = SMALL
+    first = evaluate("flute", "explain", model=MODEL, split="val", data_dir=data_dir, cache_dir=tmp_path / "cache",
+                     out_dir=tmp_path / "run", method_options=opts, progress=False, limit=4)  # fmt: skip
+    rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert len(rows) == 4
+    for row in rows:
+        assert row["valid"] and row["prediction"] in ("entailment", "contradiction")
+        assert isinstance(row["explanation"], str) and row["explanation"].strip()  # written into predictions.jsonl
+        assert len(row["meta"]["examples"]) == 2
+        assert row["raw"].startswith(("Entails.", "Contradicts."))  # the explanation follows the label word
+    fingerprint = first.results["method"]["fingerprint"]
+    assert fingerprint["label_method"]["method"] == "nli-score" and fingerprint["mode"] == "pipeline"
+    assert fingerprint["retrieval"]["encoder"] and fingerprint["retrieval"]["pool_sha256"]
+    assert first.results["run"]["cache"]["computed"] == 4
+    second = evaluate("flute", "explain", model=MODEL, split="val", data_dir=data_dir, cache_dir=tmp_path / "cache",
+                      method_options=opts, progress=False, limit=4)  # fmt: skip
+    assert second.results["run"]["cache"] == {**second.results["run"]["cache"], "cached": 4, "computed": 0}
+    assert {i: (p.prediction, p.explanation) for i, p in second.predictions.items()} == {
+        i: (p.prediction, p.explanation) for i, p in first.predictions.items()}
+
+
+def test_joint_answers_that_cannot_be_parsed_are_invalid_and_wrong(data_dir, tmp_path):
+    from figlang.evaluation import evaluate
+
+    # one new token cannot spell "Entails"/"Contradicts" in this tokenizer: the answers must be unreadable
+    opts = {**SMALL, "mode": "joint", "k": 0, "max_new_tokens": 1}
+    result = evaluate("flute", "explain", model=MODEL, split="val", data_dir=data_dir, cache_dir=tmp_path / "cache",
+                      out_dir=tmp_path / "run", method_options=opts, progress=False, limit=3)  # fmt: skip
+    rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    invalid = [r for r in rows if not r["valid"]]
+    assert invalid, rows
+    for row in invalid:
+        assert row["prediction"] is None and row["correct"] is False  # never a default label
+        assert row["error"] and "raw" in row  # the raw text is kept
+    assert result.results["metrics"]["n_invalid"] == len(invalid)
+    assert result.results["metrics"]["accuracy"]["n_correct"] <= len(rows) - len(invalid)
+
+
+def test_joint_mode_refuses_label_options():
+    from figlang.models.base import get_methods
+
+    with pytest.raises(FiglangError, match="mode=joint"):
+        get_methods().create("explain", model=MODEL, mode="joint", label_method="nli-score")
+
+
+# --- the Python API ----------------------------------------------------------------------------------
+
+
+def test_api_explains_one_pair_and_answers_again_from_the_cache(data_dir, tmp_path):
+    from figlang.explain import explain
+
+    kw = dict(figure_type="simile", model=MODEL, data_dir=data_dir, cache_dir=tmp_path / "cache", **SMALL)
+    a = explain("He was very nervous before the exam.", "He was as cool as a cucumber before the exam.", **kw)
+    assert a.valid and a.label in ("entailment", "contradiction") and a.explanation
+    assert a.produced_by["label_method"] == "nli-score" and len(a.produced_by["examples"]) == 2
+    assert not a.cached
+    b = explain("He was very nervous before the exam.", "He was as cool as a cucumber before the exam.", **kw)
+    assert b.cached and (b.label, b.explanation) == (a.label, a.explanation)
+
+
+@pytest.mark.parametrize("premise, hypothesis, match", [
+    ("", "He was as cool as a cucumber.", "premise is empty"),
+    ("He was calm.", "   \n", "hypothesis is empty"),
+])  # fmt: skip
+def test_api_refuses_empty_text(premise, hypothesis, match, data_dir, tmp_path):
+    from figlang.explain import explain
+
+    with pytest.raises(FiglangError, match=match):
+        explain(premise, hypothesis, model=MODEL, data_dir=data_dir, cache_dir=tmp_path, **SMALL)
+
+
+def test_api_refuses_text_longer_than_the_context_and_says_the_limit(data_dir, tmp_path):
+    from figlang.explain import explain
+
+    long = "The weather was fine and the people were happy. " * 80
+    with pytest.raises(FiglangError, match=r"context of 256 tokens"):
+        explain(long, "It was raining cats and dogs.", model=MODEL, data_dir=data_dir, cache_dir=tmp_path,
+                **{**SMALL, "max_length": 256})  # fmt: skip
+
+
+def test_api_refuses_an_unknown_figure_type(data_dir, tmp_path):
+    from figlang.explain import explain
+
+    with pytest.raises(FiglangError, match="unknown figure type 'hyperbole'"):
+        explain("It was big.", "It was as big as a house.", "hyperbole", model=MODEL, data_dir=data_dir, cache_dir=tmp_path)
+
+
+# --- files and scoring -------------------------------------------------------------------------------
+
+
+def test_pairs_file_that_is_not_utf8_is_refused_with_its_line(tmp_path):
+    from figlang.cli.explain_cmds import _read_pairs
+
+    path = tmp_path / "pairs.jsonl"
+    path.write_bytes(b'{"premise": "ok", "hypothesis": "ok"}\n{"premise": "caf\xe9", "hypothesis": "x"}\n')
+    with pytest.raises(FiglangError, match=r"pairs.jsonl:2: not UTF-8"):
+        _read_pairs(path)
+    path.write_bytes(b'{"premise": "ok"}\n')
+    with pytest.raises(FiglangError, match="missing hypothesis"):
+        _read_pairs(path)
+
+
+def test_scoring_reports_rouge_bleu_bertscore_by_type_and_says_why_paper_metrics_are_absent(tmp_path):
+    from figlang.evaluation.explanations import read_prediction_rows, score_explanations
+
+    gold = "To be as cool as a cucumber means to be calm, but the premise says he was nervous."
+    rows = [
+        {"id": "a", "figure_type": "simile", "gold": "contradiction", "gold_explanation": gold, "prediction": "contradiction",
+         "explanation": gold, "valid": True, "correct": True},
+        {"id": "b", "figure_type": "idiom", "gold": "entailment", "gold_explanation": gold, "prediction": None,
+         "explanation": None, "valid": False, "correct": False, "raw": "asdf"},
+        {"id": "c", "figure_type": "idiom", "gold": "entailment", "gold_explanation": gold, "prediction": "entailment",
+         "explanation": "Something else entirely about the weather.", "valid": True, "correct": True},
+    ]  # fmt: skip
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = score_explanations(tmp_path, bertscore_model="minilm", bertscore_layers=6, paper=True)
+    assert out["per_pair"]["a"]["rougeL_f1"] == pytest.approx(1.0)
+    assert out["per_pair"]["b"] == {"rougeL_f1": 0.0, "bleu": 0.0, "bertscore_f1": 0.0}  # invalid: 0, still counted
+    assert 0 < out["per_pair"]["c"]["rougeL_f1"] < 0.5
+    assert out["overall"]["n"] == 3 and out["overall"]["label_accuracy"] == pytest.approx(66.67)
+    assert set(out["by_figure_type"]) == {"simile", "idiom"} and out["by_figure_type"]["simile"]["rougeL_f1"] == pytest.approx(100.0)
+    bert = out["config"]["bertscore"]
+    assert bert["num_layers"] == 6 and bert["comparable_to_paper"] is False
+    if not out["paper_acc"]["computed"]:
+        assert "deberta-large-mnli" in out["paper_acc"]["reason"] or "did not load" in out["paper_acc"]["reason"]
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "predictions.jsonl").write_bytes(b'{"id": "x"}\n\xff\n')
+    with pytest.raises(FiglangError, match="not UTF-8"):
+        read_prediction_rows(tmp_path / "bad")
+
+
+def test_side_by_side_examples_are_drawn_per_type_with_a_seed(tmp_path):
+    from figlang.evaluation.explanations import side_by_side, side_by_side_markdown
+
+    rows = [{"id": f"{t}-{i}", "figure_type": t, "premise": "p|q", "hypothesis": "h", "gold": "entailment", "gold_explanation": "g",
+             "prediction": "entailment", "explanation": f"e{i}", "valid": True} for t in ("idiom", "simile") for i in range(5)]  # fmt: skip
+    (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    a, b = side_by_side(tmp_path, 2, seed=3), side_by_side(tmp_path, 2, seed=3)
+    assert a == b and [e["figure_type"] for e in a] == ["idiom", "idiom", "simile", "simile"]
+    md = side_by_side_markdown(a)
+    assert "#### idiom" in md and "p\\|q" in md  # a pipe inside a cell cannot break the table
+
+
+def test_cli_explains_a_pair(data_dir, tmp_path):
+    from typer.testing import CliRunner
+
+    from figlang.cli.main import app
+
+    args = ["explain", "--premise", "She was very happy.", "--hypothesis", "She was over the moon.", "-f", "idiom", "--model", MODEL,
+            "--k", "1", "--data-dir", str(data_dir), "--cache-dir", str(tmp_path), "--json", "-O", "backend=transformers",
+            "-O", "pool=selection", "-O", "max_new_tokens=12", "--threads", "1"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.output[result.output.index("{"):])
+    assert row["label"] in ("entailment", "contradiction") and row["explanation"] and row["produced_by"]["model"] == MODEL
