@@ -10,7 +10,7 @@ import typer
 
 from ..data.errors import FiglangError
 from .common import DataDirOption, console, err_console
-from .eval_cmds import _parse_options
+from .common import parse_key_values as _parse_options
 
 
 def _read_pairs(path: Path) -> list[dict]:

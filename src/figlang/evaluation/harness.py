@@ -23,7 +23,7 @@ from ..data.registry import Task, ensure_labels_scoreable, ensure_unique_ids, ge
 from ..models.base import Method, Prediction, get_methods
 from ..models.cache import RequestCache, cache_key
 from .predictions import PredictionProblems, prediction_files, prediction_rows, read_predictions, write_predictions
-from .provenance import data_checksums, library_versions, machine, portable_path, provenance, records_digest
+from .provenance import code_provenance, data_checksums, library_versions, machine, portable_path, provenance, records_digest
 from .scoring import MetricOptions, is_correct, score
 
 RESULTS_FORMAT = 1

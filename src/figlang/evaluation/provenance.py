@@ -91,13 +91,11 @@ def code_provenance() -> dict[str, Any]:
     whether the tree had uncommitted changes (``git_dirty``). Found from the imported package's own source tree,
     not the working directory, so a run made from elsewhere still names its code; None outside a checkout.
     Read once per process (the harness asks when a run starts): the code a process runs is the code it loaded."""
-    import figlang
-
     try:
         figlang_version: str | None = version("figlang")
     except PackageNotFoundError:
         figlang_version = None
-    source = Path(figlang.__file__).resolve().parent
+    source = Path(__file__).resolve().parents[1]  # the figlang package folder
     top = _git(["rev-parse", "--show-toplevel"], source)
     commit = dirty = None
     if top and source.is_relative_to(Path(top).resolve()):
