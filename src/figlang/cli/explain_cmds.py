@@ -10,6 +10,7 @@ import typer
 
 from ..data.errors import FiglangError
 from .common import DataDirOption, console, err_console
+from ..data.io import parse_jsonl
 from .common import parse_key_values as _parse_options
 
 
@@ -24,13 +25,9 @@ def _read_pairs(path: Path) -> list[dict]:
         line = data[: err.start].count(b"\n") + 1
         raise FiglangError(f"{path}:{line}: not UTF-8 (byte {err.start}); re-save the file as UTF-8") from None
     pairs = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise FiglangError(f"{path}:{n}: malformed JSON ({err.msg}); each line must be one JSON object") from None
+    for n, obj, problem in parse_jsonl(text):
+        if obj is None:
+            raise FiglangError(f"{path}:{n}: {problem}; each line must be one JSON object")
         if not isinstance(obj, dict):
             raise FiglangError(f"{path}:{n}: each line must be a JSON object with 'premise' and 'hypothesis'")
         missing = [k for k in ("premise", "hypothesis") if k not in obj]

@@ -13,11 +13,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError
+from ..data.io import parse_jsonl
 from ..metrics.explanations import ExplanationRow, explanation_quality
 
 PAPER_BERTSCORE = "microsoft/deberta-large-mnli"
@@ -44,13 +44,9 @@ def read_prediction_rows(path: str | Path) -> list[dict[str, Any]]:
         line = data[: err.start].count(b"\n") + 1
         raise FiglangError(f"{p}:{line}: not UTF-8 (byte {err.start}); re-save the file as UTF-8") from None
     rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise FiglangError(f"{p}:{n}: malformed JSON ({err.msg})") from None
+    for n, row, problem in parse_jsonl(text):
+        if row is None:
+            raise FiglangError(f"{p}:{n}: {problem}")
         if not isinstance(row, dict) or "id" not in row:
             raise FiglangError(f"{p}:{n}: a prediction row must be a JSON object with an 'id'")
         rows.append(row)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError
+from ..data.io import parse_jsonl
 from .detect import Detector, RawHit, surface_exact
 from .lexicon_all import RESOURCES, AssembledLexicon, Holdout, assemble
 from .paraphrase import (
@@ -155,13 +156,9 @@ def read_inputs(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> list[tuple
         raise InterpretInputError(f"{p}: the file is empty")
     if p.suffix.lower() in (".jsonl", ".ndjson") or all(ln.lstrip().startswith("{") for ln in lines):
         items: list[tuple[str, str]] = []
-        for number, ln in enumerate(content.splitlines(), start=1):
-            if not ln.strip():
-                continue
-            try:
-                obj = json.loads(ln)
-            except json.JSONDecodeError as exc:
-                raise InterpretInputError(f"{p}:{number}: malformed JSON ({exc.msg})") from None
+        for number, obj, problem in parse_jsonl(content):
+            if obj is None:
+                raise InterpretInputError(f"{p}:{number}: {problem}")
             if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
                 raise InterpretInputError(f"{p}:{number}: each JSON line needs a string field 'text'")
             items.append((str(obj.get("id", number)), obj["text"]))

@@ -36,7 +36,7 @@ import numpy as np
 
 from ..data.errors import DataError
 from ..data.io import atomic_write, iter_json_objects, write_json, write_jsonl
-from .human_eval import ExportPaths, _iter_answer_rows, load_key, nominal_alpha, shuffled_systems
+from .human_eval import ExportPaths, _iter_answer_rows, checked_answer_rows, load_key, nominal_alpha, shuffled_systems
 from .significance import wilcoxon_signed_rank
 
 FORMAT = "figlang-flute-human-eval"
@@ -296,18 +296,7 @@ def import_flute_judgements(
     out: list[FluteJudgement] = []
     counts: Counter[str] = Counter()
     first_line: dict[str, int] = {}
-    seen: set[tuple[str, str]] = set()
-    for line, row in _answer_rows(path):
-        item_id, judge = str(row.get("item_id") or "").strip(), str(row.get("judge") or "").strip()
-        if not item_id:
-            raise DataError("missing answer field 'item_id'", path, line)
-        if item_id not in mapping:
-            raise DataError(f"unknown item id {item_id!r} (not in the key)", path, line)
-        if not judge:
-            raise DataError(f"missing answer field 'judge' for item {item_id!r}", path, line)
-        if (item_id, judge) in seen:
-            raise DataError(f"judge {judge!r} answered item {item_id!r} twice", path, line)
-        seen.add((item_id, judge))
+    for line, row, item_id, judge in checked_answer_rows(path, mapping, _answer_rows(path)):
         entry = mapping[item_id]
         n = len(entry.systems)
         for k, system in enumerate(entry.systems, start=1):

@@ -233,6 +233,26 @@ def _check_coverage(
                 )
 
 
+def checked_answer_rows(
+    path: str | Path, known: Mapping[str, Any], rows: Iterable[tuple[int, dict[str, Any]]]
+) -> Iterator[tuple[int, dict[str, Any], str, str]]:
+    """(line, row, item id, judge) for each judges' answer row, refusing (file:line) a missing or unknown item id,
+    a missing judge and a judge who answered one item twice: the checks every human-evaluation import shares."""
+    seen: set[tuple[str, str]] = set()
+    for line, row in rows:
+        item_id, judge = _text(row.get("item_id")), _text(row.get("judge"))
+        if not item_id:
+            raise DataError("missing answer field 'item_id'", path, line)
+        if item_id not in known:
+            raise DataError(f"unknown item id {item_id!r} (not in the key)", path, line)
+        if not judge:
+            raise DataError(f"missing answer field 'judge' for item {item_id!r}", path, line)
+        if (item_id, judge) in seen:
+            raise DataError(f"judge {judge!r} answered item {item_id!r} twice", path, line)
+        seen.add((item_id, judge))
+        yield line, row, item_id, judge
+
+
 def import_absolute_answers(
     path: str | Path, key: str | Path | Mapping[str, Sequence[str]], judges_per_item: int | None = 3
 ) -> list[AbsoluteJudgement]:
@@ -245,18 +265,7 @@ def import_absolute_answers(
     out: list[AbsoluteJudgement] = []
     counts: Counter[str] = Counter()
     first_line: dict[str, int] = {}
-    seen: set[tuple[str, str]] = set()
-    for line, row in _iter_answer_rows(path):
-        item_id, judge = _text(row.get("item_id")), _text(row.get("judge"))
-        if not item_id:
-            raise DataError("missing answer field 'item_id'", path, line)
-        if item_id not in mapping:
-            raise DataError(f"unknown item id {item_id!r} (not in the key)", path, line)
-        if not judge:
-            raise DataError(f"missing answer field 'judge' for item {item_id!r}", path, line)
-        if (item_id, judge) in seen:
-            raise DataError(f"judge {judge!r} answered item {item_id!r} twice", path, line)
-        seen.add((item_id, judge))
+    for line, row, item_id, judge in checked_answer_rows(path, mapping, _iter_answer_rows(path)):
         systems = mapping[item_id]
         for k, system in enumerate(systems, start=1):
             column = f"candidate_{k}"
@@ -289,18 +298,7 @@ def import_comparative_answers(
     out: list[ComparativeJudgement] = []
     counts: Counter[str] = Counter()
     first_line: dict[str, int] = {}
-    seen: set[tuple[str, str]] = set()
-    for line, row in _iter_answer_rows(path):
-        item_id, judge = _text(row.get("item_id")), _text(row.get("judge"))
-        if not item_id:
-            raise DataError("missing answer field 'item_id'", path, line)
-        if item_id not in mapping:
-            raise DataError(f"unknown item id {item_id!r} (not in the key)", path, line)
-        if not judge:
-            raise DataError(f"missing answer field 'judge' for item {item_id!r}", path, line)
-        if (item_id, judge) in seen:
-            raise DataError(f"judge {judge!r} answered item {item_id!r} twice", path, line)
-        seen.add((item_id, judge))
+    for line, row, item_id, judge in checked_answer_rows(path, mapping, _iter_answer_rows(path)):
         systems = mapping[item_id]
         raw = row.get("best")
         value = _text(raw).lower()
