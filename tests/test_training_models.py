@@ -127,7 +127,7 @@ def test_nli_classifier_trains_and_answers_flute_and_impli(flute_nli, data_dir, 
     out, result, opts = flute_nli
     meta = _check_saved_model(out, "nli", "nli")
     assert meta["labels"] == ["entailment", "contradiction"]
-    assert meta["task"]["dev_split"].startswith("carved from train")  # model selection never sees val
+    assert meta["task"]["dev_split"] == "selection"  # model selection on the split carved from train, never val
     assert set(result.metrics) == {"val"}  # the carved dev chose the model: it is not reported
     assert "by_figure_type" in result.metrics["val"]
     cfg = make_config("flute", "nli", str(minilm_path), out, data_dir=str(data_dir), **opts)

@@ -178,3 +178,8 @@ def explain(
 
 
 __all__ = ["DEFAULT_MODEL", "Explanation", "explain", "explain_pairs", "explainer"]
+
+
+from figlang.callable_module import make_callable  # noqa: E402
+
+make_callable(__name__)  # figlang.X(...) keeps working after `import figlang.X`

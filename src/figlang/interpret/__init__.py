@@ -42,3 +42,8 @@ __all__ = [
     "read_inputs",
     "validate_text",
 ]
+
+
+from figlang.callable_module import make_callable  # noqa: E402
+
+make_callable(__name__)  # figlang.X(...) keeps working after `import figlang.X`
