@@ -10,7 +10,7 @@ import typer
 
 from ..data.errors import FiglangError
 from .common import DataDirOption, console, err_console
-from ..data.io import parse_jsonl
+from ..data.io import decode_utf8, parse_jsonl
 from .common import parse_key_values as _parse_options
 
 
@@ -19,11 +19,7 @@ def _read_pairs(path: Path) -> list[dict]:
     if not path.is_file():
         raise FiglangError(f"no file at {path}: pass a JSON-lines file with one {{\"premise\", \"hypothesis\"}} object a line")
     data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise FiglangError(f"{path}:{line}: not UTF-8 (byte {err.start}); re-save the file as UTF-8") from None
+    text = decode_utf8(data, path)
     pairs = []
     for n, obj, problem in parse_jsonl(text):
         if obj is None:

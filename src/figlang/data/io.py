@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import STRICT, DataError, DataNotFoundError, LoadOptions
+from .errors import STRICT, DataError, DataNotFoundError, FiglangError, LoadOptions
 
 
 def read_text(path: str | Path, encoding: str = "utf-8") -> str:
@@ -34,6 +34,15 @@ def read_text(path: str | Path, encoding: str = "utf-8") -> str:
             f"cannot decode byte 0x{raw[exc.start]:02x} as {encoding}", path, line,
             hint="the file has another encoding; convert it to UTF-8 or declare its encoding",
         ) from None
+
+
+def decode_utf8(data: bytes, where: str | Path) -> str:
+    """UTF-8 text of a user's file, or a FiglangError naming the file, line and byte (what to fix, not a traceback)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise FiglangError(f"{where}:{line}: not UTF-8 (byte {err.start}); re-save the file as UTF-8") from None
 
 
 def iter_lines(path: str | Path, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError
-from ..data.io import parse_jsonl
+from ..data.io import decode_utf8, parse_jsonl
 from ..metrics.explanations import ExplanationRow, explanation_quality
 
 PAPER_BERTSCORE = "microsoft/deberta-large-mnli"
@@ -38,11 +38,7 @@ def read_prediction_rows(path: str | Path) -> list[dict[str, Any]]:
         import gzip
 
         data = gzip.decompress(data)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise FiglangError(f"{p}:{line}: not UTF-8 (byte {err.start}); re-save the file as UTF-8") from None
+    text = decode_utf8(data, p)
     rows = []
     for n, row, problem in parse_jsonl(text):
         if row is None:
