@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 __all__ = ["Accuracy", "AccuracyResult", "accuracy", "accuracy_by_group", "correctness"]
 
@@ -82,6 +81,8 @@ class Accuracy:
         ``clusters`` (one key per item) resamples whole clusters instead of items: IMPLI's pairs of one premise,
         or the two options of one narrative, are not independent, and an item bootstrap makes their CI too
         narrow. The statistic is then the pooled accuracy of the resampled clusters (a ratio estimator)."""
+        from scipy import stats  # imported on use: scipy.stats costs a second at import, which every command paid
+
         values = np.asarray(correct, dtype=float)
         n = int(values.size)
         if n == 0:

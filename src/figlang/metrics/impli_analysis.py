@@ -20,7 +20,6 @@ from typing import Literal, Protocol
 
 import numpy as np
 from rapidfuzz.distance import Levenshtein
-from scipy import stats
 
 from ..data.impli import figurative_span
 from ..data.text import normalise_spacing  # the key idioms are grouped by (punctuation kept)
@@ -130,6 +129,8 @@ def ice_accuracy_correlation(
     if len(keep) < 3 or len(set(x)) < 2 or len(set(y)) < 2:
         rho, p = math.nan, math.nan  # Spearman is undefined; say so rather than let scipy warn
     else:
+        from scipy import stats  # imported on use (a second at import)
+
         res = stats.spearmanr(x, y)
         rho, p = float(res.statistic), float(res.pvalue)
     return IceCorrelation(rho, p, len(keep), len(few), len(no_ice), min_items, dict(zip(keep, x)), dict(zip(keep, y)))
@@ -192,6 +193,8 @@ def overlap_summary(distances: Sequence[float], correct: Sequence[bool], bins: i
     good, bad = d[ok], d[~ok]
     edges = np.histogram_bin_edges(d, bins=bins)
     if len(good) and len(bad):
+        from scipy import stats  # imported on use (a second at import)
+
         res = stats.mannwhitneyu(good, bad, alternative="two-sided")
         u, p = float(res.statistic), float(res.pvalue)
     else:

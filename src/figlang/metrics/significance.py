@@ -19,7 +19,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 __all__ = [
     "MCNEMAR_EXACT_BELOW",
@@ -91,6 +90,8 @@ def paired_t_test(correct_a: Sequence[float], correct_b: Sequence[float]) -> Tes
     undefined (scipy gives inf and p = 0, which would read as a certain difference);
     that is reported as statistic and p NaN with a note, never as significant.
     """
+    from scipy import stats  # imported on use: scipy.stats costs a second at import
+
     x, y = _paired_arrays(correct_a, correct_b)
     details: dict[str, Any] = {"mean_a": float(x.mean()), "mean_b": float(y.mean())}
     name = "paired t-test (scipy.stats.ttest_rel)"
@@ -122,6 +123,8 @@ def mcnemar(
     Edwards' continuity correction, statistic = max(|b - c| - 1, 0)² / (b + c), 1 degree of freedom
     (the correction never pushes the statistic above 0 when b = c).
     """
+    from scipy import stats  # imported on use: scipy.stats costs a second at import
+
     x, y = _paired_arrays([bool(v) for v in correct_a], [bool(v) for v in correct_b])
     b = int(np.sum((x == 1) & (y == 0)))
     c = int(np.sum((x == 0) & (y == 1)))
@@ -158,6 +161,8 @@ def wilcoxon_signed_rank(
     ``zero_method="wilcox"`` (scipy's default) drops tied pairs; when all pairs are tied the
     test is undefined and is reported as statistic 0, p = 1.
     """
+    from scipy import stats  # imported on use: scipy.stats costs a second at import
+
     x, y = _paired_arrays(scores_a, scores_b)
     details: dict[str, Any] = {
         "zero_method": zero_method,
