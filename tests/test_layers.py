@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, int], ...] = (
     ("figlang.data", 0), ("figlang.metrics", 0), ("figlang.plugins", 0), ("figlang.resources", 0),
     ("figlang.models", 1),
     ("figlang.models.methods", 2), ("figlang.models.baselines", 2), ("figlang.models.trained", 2),
-    ("figlang.callable_module", 0), ("figlang.knowledge", 2), ("figlang.builders", 2), ("figlang.interop", 3), ("figlang.explain", 4), ("figlang.interpret", 2),
+    ("figlang.callable_module", 0), ("figlang.knowledge", 2), ("figlang.builders", 2), ("figlang.interop", 3), ("figlang.explain", 4), ("figlang.interpret", 4),
     ("figlang.evaluation", 3), ("figlang.models.training", 3),
     ("figlang.api", 4), ("figlang", 4),
     ("figlang.cli", 5), ("figlang.web", 5), ("figlang.serve", 5),

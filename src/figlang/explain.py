@@ -26,7 +26,7 @@ from .data.flute import FIGURE_TYPES
 from .data.records import NLIPair
 
 DEFAULT_MODEL = "qwen2.5-1.5b"
-DEFAULT_OPTIONS: dict[str, Any] = {"backend": "llama.cpp"}  # qwen2.5-1.5b is a GGUF model: llama.cpp runs it ~3x faster on a CPU
+DEFAULT_OPTIONS: dict[str, Any] = {"backend": "llama.cpp"}  # qwen2.5-1.5b is a GGUF model: llama.cpp scored it 1.47x faster than float32 torch here, in a third of the memory
 
 
 @dataclass

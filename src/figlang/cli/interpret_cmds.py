@@ -24,7 +24,7 @@ def interpret_cmd(
     text: Annotated[Optional[str], typer.Argument(help="The text to interpret (or use --file).", show_default=False)] = None,
     file: Annotated[Optional[Path], typer.Option("--file", "-f", help="A UTF-8 plain-text file (one text), or JSON lines with a 'text' field (one text a line).", show_default=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (one object per text, one a line) instead of the readable view.")] = False,
-    check_sentence: Annotated[Optional[str], typer.Option("--check", help="Another sentence: does it entail or contradict the figurative text, and why? (runs an offline NLI model)", show_default=False)] = None,
+    check_sentence: Annotated[Optional[str], typer.Option("--check", help="Another sentence: does it entail or contradict the figurative text, and why? (the FLUTE explaining system: label and a one-sentence explanation)", show_default=False)] = None,
     check_model: Annotated[str, typer.Option("--check-model", help="Model for --check (a catalog name; the default runs through llama.cpp).")] = "qwen2.5-1.5b",
     no_paraphrase: Annotated[bool, typer.Option("--no-paraphrase", help="Skip the literal paraphrases (faster).")] = False,
     meaning_model: Annotated[Optional[str], typer.Option("--meaning-model", help="Ask this offline LM for meanings the lexicon and WordNet lack (opt-in: smollm2-135m is too weak to rely on; qwen2.5-1.5b is better).", show_default=False)] = None,

@@ -332,22 +332,26 @@ def check(premise: str, hypothesis: str, *, model: str = CHECK_MODEL, explain: b
           **options: Any) -> CheckResult:  # fmt: skip
     """Does ``premise`` entail or contradict the figurative ``hypothesis``, and why?
 
-    figlang's best zero-shot FLUTE method (docs/zero_shot_results.md: qwen2.5-1.5b, nli-score with
-    the "do they mean the same thing?" question and content-free calibration, 71.5% on FLUTE val),
-    with an explanation generated after the label; ``why`` falls back to the hypothesis's literal
-    reading from :func:`interpret` when the model gives none. The FLUTE explaining system
-    replaces the model call when it lands; callers keep this signature.
+    Answered by the FLUTE explaining system (:func:`figlang.explain.explain`: the label from figlang's best
+    zero-shot FLUTE method, qwen2.5-1.5b nli-score with the "do they mean the same thing?" question and
+    content-free calibration, then a one-sentence explanation written from retrieved FLUTE train examples of
+    the same figure type). The figure type and idiom come from :func:`interpret` of the hypothesis. ``why``
+    falls back to the hypothesis's literal reading when the model gives no explanation.
     """
-    from ..data.records import NLIPair
-    from ..models.base import get_methods
+    from ..explain import explain as explain_pair
 
     validate_text(premise)
     validate_text(hypothesis)
     reading = interpret(hypothesis, data_dir=data_dir)
+    first = reading.expressions[0] if reading.expressions else None
+    figure = first.type if first is not None and first.type in ("idiom", "simile", "metaphor") else None
+    idiom = first.canonical if first is not None and first.type == "idiom" else None
     opts = {**(CHECK_OPTIONS if model == CHECK_MODEL else {}), **options}
-    method = get_methods().create("nli-score", model=model, explain=explain, question="meaning", calibrate="content-free", **opts)
-    pred = method.predict([NLIPair("check", premise, hypothesis, None)])[0]
-    why = pred.explanation or _literal_reading(reading)
-    return CheckResult(premise, hypothesis, str(pred.prediction), dict(pred.scores or {}), pred.explanation, why,
-                       {"name": "nli-score", "model": model, "question": "meaning", "calibrate": "content-free", **opts},
+    result = explain_pair(premise, hypothesis, figure, idiom=idiom, model=model, data_dir=data_dir, **opts)
+    if result.label is None:
+        raise FiglangError(f"the model's answer could not be read as entails/contradicts: {result.raw!r}")
+    explanation = result.explanation if explain else None
+    why = explanation or _literal_reading(reading)
+    method = {"name": "explain", **result.produced_by, "question": "meaning", "calibrate": "content-free"}
+    return CheckResult(premise, hypothesis, result.label, dict(result.scores or {}), explanation, why, method,
                        [e.to_dict() for e in reading.expressions])
