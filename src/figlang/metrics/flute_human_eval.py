@@ -36,7 +36,7 @@ import numpy as np
 
 from ..data.errors import DataError
 from ..data.io import atomic_write, iter_json_objects, write_json, write_jsonl
-from .human_eval import ExportPaths, _iter_answer_rows, checked_answer_rows, load_key, nominal_alpha, shuffled_systems
+from .human_eval import ExportPaths, _check_coverage, _iter_answer_rows, checked_answer_rows, load_key, nominal_alpha, shuffled_systems
 from .significance import wilcoxon_signed_rank
 
 FORMAT = "figlang-flute-human-eval"
@@ -319,14 +319,7 @@ def import_flute_judgements(
             raise DataError(f"item {item_id!r} shows {n} explanations but the row answers {', '.join(extra)}", path, line)
         counts[item_id] += 1
         first_line.setdefault(item_id, line)
-    missing = [i for i in mapping if i not in counts]
-    if missing:
-        shown = ", ".join(repr(m) for m in missing[:5]) + (" ..." if len(missing) > 5 else "")
-        raise DataError(f"missing answers: {len(missing)} item(s) of the key have none ({shown})", path)
-    if judges_per_item is not None:
-        for item_id, n in counts.items():
-            if n != judges_per_item:
-                raise DataError(f"item {item_id!r} has answers from {n} judge(s), expected {judges_per_item}", path, first_line[item_id])
+    _check_coverage(counts, mapping, path, judges_per_item, first_line)
     return out
 
 
