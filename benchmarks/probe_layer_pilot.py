@@ -6,7 +6,7 @@ accuracy of an L2 logistic regression on option1 − option2 per layer and C. Th
 expression-disjoint, and the split is small, so this ranks layers; it does not estimate accuracy
 (the trained probe's figures in docs/trained_models.md do that).
 
-    python benchmarks/probe_layer_pilot.py --model qwen2.5-1.5b --task idiom-cloze --split dev-disjoint \
+    python benchmarks/probe_layer_pilot.py --model qwen2.5-1.5b --task idiom-cloze --split selection \
         --data-dir ../shared/data --threads 2
 
 Needs scikit-learn (not a figlang dependency): ``pip install scikit-learn``. About 10 minutes for
@@ -25,10 +25,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="qwen2.5-1.5b")
     ap.add_argument("--task", default="idiom-cloze")
-    ap.add_argument("--split", default="dev-disjoint")
+    ap.add_argument("--split", default="selection", help="choose the layer on selection, never on a split you report")
     ap.add_argument("--data-dir", default="../shared/data")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
+                    help="bfloat16 only pays on CPUs with AVX512-BF16/AMX; on AVX2 it is emulated and slower")
+    ap.add_argument("--out", help="write the table as JSON (with provenance) to this file")
     args = ap.parse_args()
     try:
         from sklearn.linear_model import LogisticRegression
@@ -43,7 +46,7 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     path = resolve(args.model).path
-    encoder = AutoModel.from_pretrained(path, dtype=torch.bfloat16).eval()
+    encoder = AutoModel.from_pretrained(path, dtype=getattr(torch, args.dtype)).eval()
     model = ChoiceScorerModel(ChoiceScorer(encoder, 0.1), AutoTokenizer.from_pretrained(path), "mc", max_length=160)
     feats = model.features(get_task(args.task).load(args.split, args.data_dir))
     n_layers = encoder.config.num_hidden_layers
@@ -62,6 +65,7 @@ def main() -> None:
                 X[i] = states[2 * j : 2 * j + 2]
     y = np.array([f["label"] for f in feats])
     print(f"{args.model} {args.task}/{args.split}: {len(feats)} items, 5-fold CV accuracy of a probe on option1 − option2")
+    table = []
     for li, layer in enumerate(layers):
         diff = X[:, 0, li] - X[:, 1, li]
         for C in (0.01, 0.1, 1.0):
@@ -73,7 +77,24 @@ def main() -> None:
                 clf = LogisticRegression(C=C, max_iter=2000).fit(xt / sd, yt)
                 accs.append(np.mean((clf.decision_function(diff[te] / sd) > 0) == (y[te] == 0)))
             print(f"layer {layer:3d}  C {C:<5}  {100 * np.mean(accs):.1f}")
+            table.append({"layer": layer, "C": C, "cv_accuracy": round(100 * float(np.mean(accs)), 2)})
+    if args.out:
+        write_result(args, get_task(args.task).load(args.split, args.data_dir), table)
 
+
+def write_result(args: argparse.Namespace, records: list, table: list[dict]) -> None:
+    """The pilot's table as a result file: which layer wins on the split it ran on, and the provenance that says which."""
+    from figlang.data.io import write_json
+    from figlang.evaluation.provenance import provenance
+
+    best = max(table, key=lambda row: row["cv_accuracy"])
+    write_json(args.out, {
+        "model": args.model, "task": args.task, "split": args.split, "n": len(records), "dtype": args.dtype,
+        "protocol": "5-fold stratified CV (random_state 0) of an L2 logistic regression on option1 - option2 features, "
+                    "both option orders, features standardised; last real token of <eos> N <eos> C_i <eos>",
+        "table": table, "best": best,
+        "provenance": provenance({args.split: records}, {"layer": args.split}),
+    })
 
 if __name__ == "__main__":
     main()
