@@ -168,6 +168,132 @@ group(TM, "impli-ci", "| **by idiom** (", CI + "expression/results.json", ci("me
 for row, key in [("| non-entailment by pair", "metrics.by_gold_label.non-entailment"), ("| lit_context by pair", "metrics.by_pair_type.lit_context")]:
     group(TM, "impli-ci", row, CI + "item/results.json", ci(key))
     group(TM, "impli-ci", row, CI + "expression/results.json", ci(key))
+
+# ---- tables registered by key search: each row's numbers looked up in the files named for it -------------------
+# (doc, table name, the header line's start, [(row text, [files])]). A number no file gives is marked ⁿ in its cell
+# by `python scripts/results_index.py --mark-docs` (a row with no files: every cell with a number), with the legend
+# below the table; the figures found are written to INDEX.yaml with their key paths (review them in the diff).
+import re
+import sys
+sys.path.insert(0, "src")
+from figlang.evaluation.registry import NUMBER, suggest_keys  # noqa: E402
+MARK = "ⁿ"
+LEGEND = "ⁿ no result file; to be re-run."
+def _e(run, *splits):  # a training run's report splits
+    return [f"{run}/{s}/results.json" for s in splits]
+GM, CM = "gpu-minilm/", "cpu/"
+AUTO_TABLES = [
+    (TM, "minilm-knowledge-gpu", "| minilm, selection on dev-disjoint |", [
+        ("| `mc` |", _e(GM + "idiom-mc-minilm", "dev-disjoint", "dev") + _e(GM + "simile-mc-minilm", "dev-disjoint", "dev")),
+        ("| `mc-context` (from `mc`) |", _e(GM + "idiom-mc-context-minilm", "dev-disjoint", "dev") + _e(GM + "simile-mc-context-minilm", "dev-disjoint", "dev")),
+        ("| `mc-literal` (from `mc`) |", _e(GM + "idiom-mc-literal-minilm", "dev-disjoint", "dev") + _e(GM + "simile-mc-literal-minilm", "dev-disjoint", "dev")),
+        ("| `mc-continuation` (CPU, below", _e(CM + "idiom-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev") + _e(CM + "simile-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
+        ]),
+    (TM, "minilm-control", "| idiom, minilm | dev-disjoint | official dev |", [
+        ("| `mc` (CPU; the same command", _e(CM + "control-idiom-mc-minilm", "dev-disjoint", "dev")),
+        ("| `mc` + 3 epochs of `mc` (the control) |", _e(CM + "control-idiom-mc-more-minilm", "dev-disjoint", "dev")),
+        ("| GPU: `mc` + 3 epochs", []),
+        ]),
+    (TM, "relations-context", "| idiom, context (167 items) |", [("| accuracy % |", [])]),
+    (TM, "relations-literal", "| idiom, literal (167 items) |", [("| accuracy % |", [CM + "relations-idiom-literal-dev.json"])]),
+    (TM, "relations-simile", "| simile (109 items) |", [("| accuracy % |", [])]),
+    (TM, "generators-gpu", "| dev (all items) | ROUGE-L |", [
+        (f"| {k} `generator{c}`{lr} ({n}) |", [f"{GM}{k}-generator{d}/eval-dev-all/results.json", f"{GM}{k}-generator{d}/figlang.json", f"{GM}{k}-generator{d}/train_result.json"])
+        for k, n in (("idiom", 299), ("simile", 39)) for c, lr, d in (("", "", ""), ("-context", "", "-context"), ("-context", ", lr 3e-5", "-context-lr3e-5"))]),
+    (TM, "generators-paired", "| plain − knowledge (dev) |", [
+        ("| idiom, `generator-context` (299) |", []), ("| idiom, `generator-context` lr 3e-5 (299) |", []),
+        ("| simile, `generator-context` (39) |", []), ("| simile, `generator-context` lr 3e-5 (39) |", [])]),
+    (TM, "mc-continuation-cpu", "| task | dev-disjoint | official dev |", [
+        ("| idiom, `mc-continuation` |", _e(CM + "idiom-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
+        ("| simile, `mc-continuation` |", _e(CM + "simile-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
+        ("| idiom, `mc` (narrative + continuation)", _e(CM + "idiom-mc-minilm", "eval/dev-disjoint", "eval/dev"))]),
+    (TM, "mc-context-cpu", "| idiom | dev-disjoint (unseen idioms) | official dev |\n|---|---|---|\n| `mc-context`", [
+        ("| `mc-context` (minilm, from `mc`) |", _e(CM + "idiom-mc-context-minilm", "eval/dev-disjoint", "eval/dev")),
+        ("| `mc` (its starting point) |", _e(CM + "idiom-mc-minilm", "eval/dev-disjoint", "eval/dev")),
+        ("| `mc-continuation` (no narrative) |", _e(CM + "idiom-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev"))]),
+    (TM, "mc-literal-cpu", "| idiom | dev-disjoint (unseen idioms) | official dev |\n|---|---|---|\n| `mc-literal`", [
+        ("| `mc-literal` (minilm, from `mc`, CPU preset) |", _e(CM + "idiom-mc-literal-minilm", "dev-disjoint", "dev")),
+        ("| its `mc` |", _e(CM + "control-idiom-mc-minilm", "dev-disjoint", "dev")),
+        ("| difference, paired bootstrap", [])]),
+    (TM, "simulatability-val120", "| rationales | IR→O | I→O | simulatability | McNemar p |\n|---|---|---|---|---|\n| gold (FLUTE's explanations) | 98.33", [
+        ("| gold (FLUTE's explanations) |", [CM + "simulatability-val120.json"]), ("| predicted (the smollm2", [CM + "simulatability-val120.json"])]),
+    (TM, "simulatability-val", "| rationales | IR→O | I→O | simulatability | McNemar p |\n|---|---|---|---|---|\n| gold (FLUTE's explanations) | 95.19", [
+        ("| gold (FLUTE's explanations) |", [CM + "simulatability-val-full.json"]), ("| predicted", [CM + "simulatability-val-full.json"])]),
+]
+def _find_table(text, head):
+    """The line index of the header that ``head`` (one or more lines) starts."""
+    lines = text.split("\n")
+    want = head.split("\n")
+    hits = [i for i in range(len(lines)) if all(i + k < len(lines) and lines[i + k].startswith(w) for k, w in enumerate(want))]
+    if len(hits) != 1:
+        raise SystemExit(f"table head {head!r}: {len(hits)} matches")
+    return lines, hits[0]
+def _cells(row):
+    """(start, end) of each cell's text between pipes."""
+    bars = [m.start() for m in re.finditer(r"(?<!\\)\|", row)]
+    return list(zip(bars[:-1], bars[1:]))
+def _bindings(row, files):
+    """For each number token of the row: (token, (file, key, scale) or None, cell index); ⁿ-marked cells skipped."""
+    out = []
+    cells = _cells(row)
+    for m in NUMBER.finditer(row):
+        c = next((k for k, (a, b) in enumerate(cells) if a < m.start() < b), None)
+        if c is None or MARK in row[cells[c][0]:cells[c][1]]:
+            continue
+        out.append((m.group(0), suggest_keys(m.group(0), files, R) if files else None, c))
+    return out
+def mark_docs():
+    for doc in sorted({t[0] for t in AUTO_TABLES}):
+        text = open(doc, encoding="utf-8").read()
+        for d, name, head, rows in AUTO_TABLES:
+            if d != doc:
+                continue
+            lines, at = _find_table(text, head)
+            end = at
+            while end < len(lines) and lines[end].lstrip().startswith("|"):
+                end += 1
+            marked = False
+            for i in range(at + 2, end):
+                spec = [f for r, f in rows if lines[i].replace(" " + MARK, "").startswith(r)]
+                if not spec:
+                    continue
+                row = lines[i]
+                if True:  # a row without files: every cell with a number is marked
+                    found = _bindings(row, spec[0])
+                    if spec[0] and any(f is None for _, f, _ in found):
+                        print(f"{doc} {name}: not in its files: {[t for t, f, _ in found if f is None]} in {row[:70]!r}")
+                    unbound = sorted({c for _, f, c in found if f is None}, reverse=True)
+                    for c in unbound:
+                        a, b = _cells(row)[c]
+                        row = row[:b].rstrip() + f" {MARK} " + row[b:]
+                        marked = True
+                lines[i] = row
+            if marked and not any(LEGEND.split(";")[0] in l for l in lines[end:end + 4]):
+                lines.insert(end, "")
+                lines.insert(end + 1, LEGEND)
+            if at == 0 or f"results-table: {name}" not in lines[at - 1]:
+                lines.insert(at, f"<!-- results-table: {name} no-file={MARK} -->")
+            text = "\n".join(lines)
+        open(doc, "w", encoding="utf-8").write(text)
+def auto_groups():
+    for doc, name, head, rows in AUTO_TABLES:
+        text = open(doc, encoding="utf-8").read()
+        lines, at = _find_table(text, head)
+        for rtext, files in rows:
+            row = next(l for l in lines[at:] if l.replace(" " + MARK, "").startswith(rtext))
+            by_file = {}
+            for tok, found, _ in _bindings(row, files):
+                if found:
+                    file, key, scale, derive = found
+                    fid = key.split(".")[-1] if not key.split(".")[-1].isdigit() else key.replace(".", "_")
+                    extra = [int(scale) if scale == int(scale) else scale] if scale != 1 or derive else []
+                    by_file.setdefault(file, []).append([fid, tok, key] + extra + ([derive] if derive else []))
+            for file, figs in by_file.items():
+                groups.append({"doc": doc, "table": name, "row": rtext, "file": file, "figures": figs})
+if "--mark-docs" in sys.argv:
+    mark_docs()
+auto_groups()
+
 head = """# Every figure README.md and docs/ quote, tied to its result file (paths relative to docs/results).
 # Written by scripts/results_index.py. Format and checks: src/figlang/evaluation/registry.py; test: tests/test_results_registry.py.
 # A group: the quoting document, the results table and a text that picks its row (table figures), the file,
@@ -201,11 +327,36 @@ prose("README.md", "gpu-minilm/impli-folds10-linked/pooled/results.json",
        ["impli-folds-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
 prose("README.md", "gpu-minilm/impli-folds10-linked-all/pooled/results.json",
       [["impli-folds-all-pooled", 1, f"{A}.accuracy", 100], ["impli-folds-all-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
+# Why a registered figure's folder keeps no per-item predictions (the registry test fails on any other folder without
+# them, and counts these). First matching prefix wins; re-made runs drop out of this list by having predictions.
+NO_PREDICTIONS = [
+    ("gpu-qwen/", "GPU run (H100, earlier train-disjoint split); predictions deleted before the registry, cannot be re-made without a GPU"),
+    ("gpu-minilm/", "GPU run (H100); predictions deleted before the registry, cannot be re-made without a GPU"),
+    ("cpu/idiom-probe-qwen-l14/", "probe on frozen qwen2.5-1.5b (hours on CPU); predictions deleted; the coordinator re-makes it on the selection split"),
+    ("cpu/simile-probe-qwen-l14/", "probe on frozen qwen2.5-1.5b (hours on CPU); predictions deleted; the coordinator re-makes it on the selection split"),
+    ("cpu/flute-nli-mpnet/", "mpnet NLI training (31 min, bf16); predictions deleted, to be re-made"),
+    ("cpu/flute-nli-minilm/", "minilm NLI training (6 min idle, far more on the loaded machine); predictions deleted, to be re-made"),
+    ("cpu/impli-folds10-minilm/", "10-fold IMPLI training (hours on CPU); per-fold predictions deleted, to be re-made"),
+    ("cpu/idiom-mc", "minilm scorer training (2-45 min a run); predictions deleted, to be re-made"),
+    ("cpu/simile-mc", "minilm scorer training (2-45 min a run); predictions deleted, to be re-made"),
+    ("cpu/control-idiom-mc", "minilm control training (44 min on one thread); predictions deleted, to be re-made"),
+    ("cpu/relations-", "summary of figlang relations (per-relation accuracies), which writes no per-item file"),
+    ("cpu/simulatability-", "summary of figlang simulatability (two classifiers' accuracies, McNemar b/c), which writes no per-item file"),
+    ("zs/", "zero-shot run whose predictions stayed in runs/ (git-ignored) when it was made; to be re-made with the documented command"),
+]
+def no_predictions(file):
+    folder = os.path.dirname(R + file)
+    if glob.glob(folder + "/**/predictions.jsonl*", recursive=True):
+        return None
+    return next((why for prefix, why in NO_PREDICTIONS if file.startswith(prefix)), None)
 def dump(g):
     lines = [f"- doc: {g['doc']}"]
     for k in ("table", "row"):
         if g.get(k): lines.append(f"  {k}: {json.dumps(g[k])}")
     lines.append(f"  file: {g['file']}")
+    why = no_predictions(g["file"])
+    if why:
+        lines.append(f"  no-predictions: {json.dumps(why)}")
     lines.append("  figures:")
     for f in g["figures"]:
         lines.append("    - " + json.dumps(f))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,9 @@ NO_RESULT_FILE = "(no result file; to be re-run)"
 # <!-- results-table: NAME --> or <!-- results-table: NAME no-file=ⁿ -->: ⁿ in a cell stands for NO_RESULT_FILE
 # (a table's legend must then say so), so a table of many unbacked cells stays readable
 _TABLE_MARK = re.compile(r"<!--\s*results-table:\s*([\w.-]+)(?:\s+no-file=(\S+))?\s*-->")
+# <!-- not-results-table: WHY -->: a table of numbers that are not quoted results (options, item numbers, a
+# worked example's inputs); the reason is required so the exemption is visible in review
+_NOT_RESULTS_MARK = re.compile(r"<!--\s*not-results-table:\s*(\S.*?)\s*-->")
 # a number standing alone: not part of a word or a file name (option1, gpt2-xl, k5, p0.9.jsonl)
 NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|\.\w)")
 
@@ -50,6 +53,7 @@ class Figure:
     derive: str | None = None
     table: str | None = None
     row: str | None = None
+    no_predictions: str | None = None  # why its folder keeps no per-item predictions (INDEX.yaml ``no-predictions:``)
 
     @property
     def where(self) -> str:
@@ -71,7 +75,8 @@ def load_index(results_dir: str | Path) -> list[Figure]:
                 fid, text, key, *rest = item
                 out.append(Figure(doc=group["doc"], id=str(fid), text=str(text), file=group["file"],
                                   key=tuple(str(key).split(".")) if key else (), scale=float(rest[0]) if rest else 1.0,
-                                  derive=rest[1] if len(rest) > 1 else None, table=group.get("table"), row=group.get("row")))  # fmt: skip
+                                  derive=rest[1] if len(rest) > 1 else None, table=group.get("table"), row=group.get("row"),
+                                  no_predictions=group.get("no-predictions")))  # fmt: skip
         except (KeyError, TypeError, ValueError) as err:
             raise FiglangError(f"{path}: group {g + 1} is malformed ({err}); see figlang.evaluation.registry for the format") from None
     return out
@@ -91,6 +96,7 @@ def _fold_accuracies(node: Any) -> list[float]:
 DERIVATIONS: dict[str, Callable[[Any], float]] = {
     "majority": _majority,
     "count": lambda node: float(len(node)),
+    "abs": lambda node: abs(float(node)),  # a difference printed with a typographic sign (−23.33) outside the number
     "min_fold": lambda node: min(_fold_accuracies(node)),
     "max_fold": lambda node: max(_fold_accuracies(node)),
 }
@@ -157,6 +163,44 @@ def results_tables(markdown: str) -> dict[str, list[str]]:
     return out
 
 
+def markdown_tables(markdown: str) -> list[tuple[int, str | None, list[str]]]:
+    """Every Markdown table: (1-based line of its header, the marker comment above it or None, its data rows).
+
+    The marker is the nearest non-blank line above the header when it is a ``results-table`` or
+    ``not-results-table`` comment."""
+    lines = markdown.splitlines()
+    out: list[tuple[int, str | None, list[str]]] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].lstrip().startswith("|"):
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and lines[j].lstrip().startswith("|"):
+            j += 1
+        k = i - 1
+        while k >= 0 and not lines[k].strip():
+            k -= 1
+        above = lines[k] if k >= 0 else ""
+        mark = above.strip() if _TABLE_MARK.search(above) or _NOT_RESULTS_MARK.search(above) else None
+        out.append((i + 1, mark, lines[i + 2 : j]))
+        i = j
+    return out
+
+
+def unmarked_tables(doc: str, text: str) -> list[str]:
+    """Tables of ``doc`` that print numbers in their data rows but carry neither ``<!-- results-table: NAME -->``
+    (their figures registered, or marked as having no result file) nor ``<!-- not-results-table: WHY -->``."""
+    problems = []
+    for line, mark, rows in markdown_tables(text):
+        numbers = [m.group(0) for r in rows for m in NUMBER.finditer(r)]
+        if numbers and mark is None:
+            problems.append(f"{doc}:{line}: a table with {len(numbers)} number(s) ({', '.join(numbers[:4])}…) and no "
+                            "<!-- results-table: NAME --> (register its figures in INDEX.yaml or mark cells without a file) "
+                            "or <!-- not-results-table: WHY --> comment above it")
+    return problems
+
+
 def table_markers(markdown: str) -> dict[str, str]:
     """NAME -> the short marker a table declares for cells without a result file (``no-file=ⁿ``), if any."""
     return {m.group(1): m.group(2) for m in _TABLE_MARK.finditer(markdown) if m.group(2)}
@@ -219,6 +263,68 @@ def check_index(figures: Sequence[Figure], results_dir: str | Path, root: str | 
     return problems
 
 
+def numeric_leaves(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], float]]:
+    """(key path, number) for every number in a parsed JSON file (lists indexed by position)."""
+    if isinstance(node, bool):
+        return
+    if isinstance(node, (int, float)):
+        yield path, float(node)
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            yield from numeric_leaves(v, (*path, str(k)))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from numeric_leaves(v, (*path, str(i)))
+
+
+def suggest_keys(text: str, files: Sequence[str], results_dir: str | Path, scales: Sequence[float] = (100, 1)) -> tuple[str, str, float, str | None] | None:
+    """(file, key path, scale, derivation: "abs" for a negative value printed unsigned) of a number in ``files`` that ``text`` prints at its precision, or None.
+
+    Why: registering a results table by hand means finding each figure's key; this proposes one (keys under
+    ``metrics`` first, then the shortest path), and scripts/results_index.py writes what it finds, so a
+    reviewer reads key paths rather than typing them."""
+    found = []
+    for file in files:
+        data = _read(Path(results_dir) / file, {})
+        for path, value in numeric_leaves(data):
+            for scale in scales:
+                if matches(abs(value * scale), text):  # the sign is printed outside the number (+20.00, −23.33)
+                    unlikely = (scale == 100) != ("." in text)  # a percentage prints decimals; a count does not
+                    found.append(("metrics" not in path[:1], unlikely, len(path), files.index(file), file, ".".join(path), scale,
+                                  "abs" if value < 0 else None))
+    if not found:
+        return None
+    best = min(found, key=lambda f: f[:4])
+    return best[4], best[5], best[6], best[7]
+
+
+def has_predictions(figure: Figure, results_dir: str | Path) -> bool:
+    """Whether the figure's result folder (its file's folder, or one below it: a training run's ``eval/dev/``, a
+    fold summary's ``fold_03/``) keeps per-item predictions, plain or gzip'd."""
+    folder = (Path(results_dir) / figure.file).parent
+    return any(p.name in ("predictions.jsonl", "predictions.jsonl.gz") for p in folder.rglob("predictions.jsonl*"))
+
+
+def missing_predictions(figures: Sequence[Figure], results_dir: str | Path) -> tuple[list[str], list[Figure]]:
+    """(problems, excused): figures whose folder keeps no per-item predictions, unexcused ones as problems and
+    the ones INDEX.yaml excuses with a ``no-predictions:`` reason; and a reason given where predictions exist."""
+    problems: list[str] = []
+    excused: list[Figure] = []
+    seen: dict[str, bool] = {}
+    for figure in figures:
+        if figure.file not in seen:
+            seen[figure.file] = has_predictions(figure, results_dir)
+        if seen[figure.file]:
+            if figure.no_predictions:
+                problems.append(f"{figure.where}: {figure.file} has predictions, yet INDEX.yaml says no-predictions ({figure.no_predictions})")
+        elif figure.no_predictions:
+            excused.append(figure)
+        else:
+            problems.append(f"{figure.where}: no predictions.jsonl(.gz) in {Path(figure.file).parent}/; commit them "
+                            "(`figlang report DIR --pack`) or give the group a no-predictions: reason in INDEX.yaml")
+    return problems, excused
+
+
 def unmarked_numbers(doc: str, text: str, figures: Sequence[Figure]) -> list[str]:
     """Numbers in a marked results table of ``doc`` that no registered figure backs, outside rows (the marker in
     their first cell) or cells that say they have no result file."""
@@ -272,5 +378,6 @@ def regenerate_tables(text: str, doc: str, figures: Sequence[Figure], results_di
 
 
 
-__all__ = ["Figure", "INDEX_FILE", "NO_RESULT_FILE", "check_index", "figure_value", "format_like", "load_index",
-           "matches", "regenerate_tables", "results_tables", "unmarked_numbers"]  # fmt: skip
+__all__ = ["Figure", "INDEX_FILE", "NO_RESULT_FILE", "check_index", "figure_value", "format_like", "has_predictions",
+           "load_index", "markdown_tables", "matches", "missing_predictions", "regenerate_tables", "results_tables",
+           "unmarked_numbers", "unmarked_tables"]  # fmt: skip
