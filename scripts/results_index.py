@@ -220,6 +220,92 @@ AUTO_TABLES = [
     (TM, "simulatability-val", "| rationales | IR→O | I→O | simulatability | McNemar p |\n|---|---|---|---|---|\n| gold (FLUTE's explanations) | 95.19", [
         ("| gold (FLUTE's explanations) |", [CM + "simulatability-val-full.json"]), ("| predicted", [CM + "simulatability-val-full.json"])]),
 ]
+ZSD = "docs/zero_shot_results.md"
+# README's speed table (benchmarks/bench_lm_eval.py): items/s is items over wall seconds, which the file keeps apart
+LM_EVAL_ROWS = [("| lm-eval 0.4.13, `hf`, float32 |", "lm-eval"), ("| figlang `lm-score -O input=lm-eval`, float32 |", "figlang"),
+                ("| the limit: unique tokens once", "limit"), ("| figlang, bfloat16 (emulated on AVX2) |", "figlang-bf16"),
+                ("| qwen2.5-1.5b, figlang, Transformers float32 |", "qwen-transformers"), ("| qwen2.5-1.5b, figlang, llama.cpp (Q4 GGUF) |", "qwen-llama.cpp")]
+_bench = json.load(open(R + "bench/lm_eval_idiom_dev.json"))
+for r, m in LM_EVAL_ROWS:
+    groups.append({"doc": "README.md", "table": "lm-eval-speed", "row": r, "file": "bench/lm_eval_idiom_dev.json",
+                   "figures": [["items_per_s", f"{_bench['modes'][m]['items'] / _bench['modes'][m]['seconds']:.2f}", f"modes.{m}", 1, "items_per_second"]]})
+IP = "interpret/"
+AUTO_TABLES += [
+    ("README.md", "lm-eval-speed", "| run | items | items/s | CPU s | peak RSS MB | accuracy |", [
+        (r, [f"bench/lm_eval_idiom_dev.json#modes.{m}.{k}" for k in ("items", "cpu_seconds", "peak_rss_mb", "accuracy")]) for r, m in LM_EVAL_ROWS]),
+    ("docs/flute_explanations.md", "explain-first60", "| FLUTE val, first 60 |", [
+        (f"| {r} |", [f"explain/flute-val-first60/explanations.json#{k}"]) for r, k in
+        (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"), ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]),
+    ("docs/interpret.md", "interpret-pie-holdout", "| lexicon | entries | held-out idioms", [
+        (f"| {r} |", [f"{IP}pie-holdout.json#conditions.{k}", f"{IP}pie-holdout.json#held_out_idioms"]) for r, k in
+        (("all resources, held-out fifth removed from PIE", "holdout"), ("other resources only (no PIE at all)", "other_resources_only"),
+         ("all resources, idioms kept (the matcher's ceiling)", "in_lexicon"))]),
+    ("docs/interpret.md", "interpret-narratives", "| lexicon | gold idioms in the lexicon |", [
+        ("| all resources |", [f"{IP}narratives-dev.json#conditions.all_resources"]),
+        ("| without the narratives resource |", [f"{IP}narratives-dev.json#conditions.without_narratives"])]),
+    ("docs/interpret.md", "interpret-speed", "| what | amount | wall clock | CPU time (1 thread) |", [
+        ("| detection (", [f"{IP}speed.json#detection"]), ("| full interpretation", [f"{IP}speed.json#full_interpretation"]),
+        ("| loading (", [f"{IP}speed.json#load_seconds", f"{IP}speed.json#lexicon.entries"])]),
+    ("docs/web.md", "serve-times", "| what | first response (s) | ready (s) |", [
+        ("| startup of `figlang serve`", ["serve/bench_serve.json#startup_s"]), ("| startup, CPU time used |", ["serve/bench_serve.json#startup_cpu_s"]),
+        ("| startup again", ["serve/bench_serve.json#restart_startup_s", "serve/bench_serve.json#restart_startup_cpu_s"])]
+        + [(r, [f"serve/bench_serve.json#pages.{i}", "serve/bench_serve.json#big_run_items"]) for i, r in enumerate((
+           "| start |", "| tasks |", "| task impli", "| run (26,124 items) |", "| run, filtered", "| generation run |", "| explaining NLI run |",
+           "| compare form |", "| compare two", "| compare, page 2", "| interpret |", "| interpret two sentences", "| human evaluation list |",
+           "| review list |"))]),
+    ("docs/trained_models.md", "impli-folds-leaky", "| IMPLI, 10 folds pooled | accuracy % [95% CI] | n |", [
+        (f"| {r}", ["cpu/impli-folds10-minilm/results.json"]) for r in ("**all**", "**entailment**", "**non-entailment**", "fig_context", "metaphor_replacement",
+                                                                        "manual (gold", "adversarial_definition", "lit_context", "manual_antonym")]),
+    ("docs/trained_models.md", "flute-iro-val", "| FLUTE val (499 pairs) | value |", None),
+    ("docs/trained_models.md", "flute-iro-val120", "| FLUTE val, first 120 pairs | value |", None),
+    ("docs/trained_models.md", "generators-cpu20", "| first 20 idiom dev items |", None),
+    (ZSD, "zs-cloze-detail", "| model | set | n | method | accuracy % [95% CI] | majority % | run |", [
+        ("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", ["suite-smollm2/idiom-dev/results.json"]),
+        ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", ["suite-smollm2/simile-dev/results.json"])]),
+    (ZSD, "zs-cloze-added", "| model | set | n | method | accuracy % [95% CI] | per gold label | majority % |", None),
+    (ZSD, "zs-flute-detail", "| model | n | calibration | Acc@0 % [95% CI] |", None),
+    (ZSD, "zs-impli-detail", "| model | n | calibration | accuracy % [95% CI] | entailment | non-entailment | run |", None),
+    (ZSD, "flute-prompt-probe", "  | variant | acc % at margin 0 |", None),
+    (ZSD, "llamacpp-vs-torch", "| qwen2.5-1.5b, 40 records, 80 pairs |", None),
+    (ZSD, "shared-prefix-speed", "| mode | batch | wall s | records/s (wall) |", None),
+    (ZSD, "shared-prefix-threads", "| threads | naive (per-pair loop) |", None),
+    (ZSD, "shared-prefix-split", "| mode | batch | wall s | records/s | pairs/s |", None),
+    (ZSD, "prefix-tokens", "| idiom dev, 355 items, chunks of 32", None),
+    (ZSD, "suite-timing", "| configuration | wall | CPU | load average during the run |", None),
+    (ZSD, "suite-sample", "| task | split | method | n | accuracy % [95% CI] | majority % | by gold label |", None),
+    ("docs/human_eval_table5.md", "table5", "| | Idiom (recomputed) | Idiom (paper) |", None),
+    ("docs/human_eval_table5.md", "table5-majority", "| reading | idiom | simile |\n|---|---:|---:|\n| majority of all 9", None),
+    ("docs/human_eval_table5.md", "table5-column3", "| aggregation of column 3 | share |", None),
+    ("docs/human_eval_table5.md", "table5-denominators", "| denominator | GPT2-XL |", None),
+    ("docs/human_eval_table5.md", "table5-readings", "| reading | idiom | simile |\n|---|---:|---:|\n| absolute, all sentences", None),
+    ("docs/human_eval_table5.md", "table5-agreement", "| statistic | idiom | simile |", None),
+    ("docs/human_eval_table5.md", "table5-summary", "| part | recomputed vs paper |", None),
+    ("docs/impli_generator.md", "impli-regenerate", "| source | items | exact | exact % |", None),
+    ("docs/flute_creator.md", "flute-creator-counts", "| count (all 50 idioms) | idiom |", None),
+    ("docs/flute_creator.md", "flute-creator-review", "| figure | candidates | accept | edit | reject |", None),
+    ("docs/narrative_miner.md", "miner-recall", "| split | narratives | idiom in last sentence |", None),
+    ("docs/narrative_miner.md", "miner-segmenters", "| segmenter | recall train / dev / test |", None),
+    ("docs/narrative_miner.md", "miner-similes", "| PIE expression shape | sentences |", None),
+    ("docs/narrative_miner.md", "miner-workers", "| | 1 worker | 2 workers |\n|---|---:|---:|\n| wall time | 163.0 s", None),
+    ("docs/narrative_miner.md", "miner-workers-2", "| | 1 worker | 2 workers |\n|---|---:|---:|\n| wall time | 127.2 s", None),
+    ("docs/narrative_miner.md", "miner-counts", "| count | n |", None),
+]
+# Tables of numbers that are not quoted results: marked <!-- not-results-table: WHY --> by --mark-docs
+NOT_RESULTS = [
+    ("README.md", "| task | shape | splits | notes |", "the tasks and their splits' sizes: data facts the loaders' tests check"),
+    ("README.md", "| name | hub id | kind | offline provider (PyPI) |", "the model catalog: parameter counts"),
+    ("README.md", "| task shape | `--method` | what it does |", "the methods and their options"),
+    ("docs/flute_explanations.md", "| premise | hypothesis | gold | FLUTE's explanation | figlang | figlang's explanation |", "examples: item texts"),
+    ("docs/impli_generator.md", "| pair type | made from | label | output file (IMPLI naming) |", "the pair types and file names"),
+    ("docs/interpret.md", "| step | what does it | where |", "the pipeline's steps and the resources' sizes"),
+    ("docs/interpret.md", "| input | message (abridged) |", "error messages and input limits"),
+    ("docs/knowledge.md", "| provider | kinds | source | for new text |", "the knowledge providers"),
+    ("docs/knowledge.md", "| # | shipped |", "examples: numbered inferences"),
+    ("docs/trained_models.md", "| `--method` | shape | input (one sequence per option or pair) | notes |", "the trained methods' input formats"),
+    ("docs/trained_models.md", "| preset | settings | for |", "the training presets' settings"),
+    ("docs/trained_models.md", "| method | trained on | decoded with |", "the generation methods' formats"),
+    (ZSD, "| name | what it is | weights | how it was run here |", "the model catalog and how each model was run"),
+]
 def _find_table(text, head):
     """The line index of the header that ``head`` (one or more lines) starts."""
     lines = text.split("\n")
@@ -232,18 +318,26 @@ def _cells(row):
     """(start, end) of each cell's text between pipes."""
     bars = [m.start() for m in re.finditer(r"(?<!\\)\|", row)]
     return list(zip(bars[:-1], bars[1:]))
-def _bindings(row, files):
-    """For each number token of the row: (token, (file, key, scale) or None, cell index); ⁿ-marked cells skipped."""
+def _bindings(row, files, registered=()):
+    """For each number token of the row: (token, (file, key, scale) or None, cell index); ⁿ-marked cells skipped,
+    tokens that a figure registered by hand above already backs (``registered``: their texts) taken as bound."""
     out = []
+    registered = list(registered)
     cells = _cells(row)
     for m in NUMBER.finditer(row):
         c = next((k for k, (a, b) in enumerate(cells) if a < m.start() < b), None)
         if c is None or MARK in row[cells[c][0]:cells[c][1]]:
             continue
+        if m.group(0) in registered:
+            registered.remove(m.group(0))
+            continue
         out.append((m.group(0), suggest_keys(m.group(0), files, R) if files else None, c))
     return out
+def _hand(doc, name, row):
+    """The printed texts of the figures registered by hand (group(...) above) for this row."""
+    return [f[1] for g in groups[:N_HAND] if g["doc"] == doc and g["table"] == name and g["row"] in row for f in g["figures"]]
 def mark_docs():
-    for doc in sorted({t[0] for t in AUTO_TABLES}):
+    for doc in sorted({t[0] for t in AUTO_TABLES} | {t[0] for t in NOT_RESULTS}):
         text = open(doc, encoding="utf-8").read()
         for d, name, head, rows in AUTO_TABLES:
             if d != doc:
@@ -254,12 +348,11 @@ def mark_docs():
                 end += 1
             marked = False
             for i in range(at + 2, end):
-                spec = [f for r, f in rows if lines[i].replace(" " + MARK, "").startswith(r)]
-                if not spec:
-                    continue
+                spec = [] if rows is None else [f for r, f in rows if lines[i].replace(" " + MARK, "").startswith(r)]
+                spec = spec or [[]]  # a row no file is named for: every number marked
                 row = lines[i]
                 if True:  # a row without files: every cell with a number is marked
-                    found = _bindings(row, spec[0])
+                    found = _bindings(row, spec[0], _hand(doc, name, row))
                     if spec[0] and any(f is None for _, f, _ in found):
                         print(f"{doc} {name}: not in its files: {[t for t, f, _ in found if f is None]} in {row[:70]!r}")
                     unbound = sorted({c for _, f, c in found if f is None}, reverse=True)
@@ -270,26 +363,55 @@ def mark_docs():
                 lines[i] = row
             if marked and not any(LEGEND.split(";")[0] in l for l in lines[end:end + 4]):
                 lines.insert(end, "")
-                lines.insert(end + 1, LEGEND)
+                lines.insert(end + 1, lines[at][: len(lines[at]) - len(lines[at].lstrip())] + LEGEND)
             if at == 0 or f"results-table: {name}" not in lines[at - 1]:
-                lines.insert(at, f"<!-- results-table: {name} no-file={MARK} -->")
+                indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+                lines.insert(at, f"{indent}<!-- results-table: {name} no-file={MARK} -->")
+            text = "\n".join(lines)
+        for d, head, why in NOT_RESULTS:
+            if d != doc:
+                continue
+            lines = text.split("\n")
+            for at in [i for i, l in enumerate(lines) if l.startswith(head) and (i == 0 or not lines[i - 1].lstrip().startswith("|"))][::-1]:
+                if "not-results-table" not in lines[at - 1]:
+                    lines.insert(at, f"<!-- not-results-table: {why} -->")
             text = "\n".join(lines)
         open(doc, "w", encoding="utf-8").write(text)
 def auto_groups():
     for doc, name, head, rows in AUTO_TABLES:
         text = open(doc, encoding="utf-8").read()
         lines, at = _find_table(text, head)
-        for rtext, files in rows:
+        for rtext, files in rows or []:
             row = next(l for l in lines[at:] if l.replace(" " + MARK, "").startswith(rtext))
-            by_file = {}
-            for tok, found, _ in _bindings(row, files):
+            tokens = [m.group(0) for m in NUMBER.finditer(row)]
+            placed = []  # (token position, file, figure): the hand-registered figures of this row and the found ones
+            taken = set()
+            for g in [g for g in groups[:N_HAND] if g["doc"] == doc and g["table"] == name and g["row"] in row]:
+                groups.remove(g)
+                for fig in g["figures"]:
+                    pos = next(t for t, tok in enumerate(tokens) if tok == fig[1] and t not in taken)
+                    taken.add(pos)
+                    placed.append((pos, g["file"], fig))
+            for tok, found, _ in _bindings(row, files, [f[2][1] for f in placed]):
                 if found:
                     file, key, scale, derive = found
                     fid = key.split(".")[-1] if not key.split(".")[-1].isdigit() else key.replace(".", "_")
                     extra = [int(scale) if scale == int(scale) else scale] if scale != 1 or derive else []
-                    by_file.setdefault(file, []).append([fid, tok, key] + extra + ([derive] if derive else []))
-            for file, figs in by_file.items():
-                groups.append({"doc": doc, "table": name, "row": rtext, "file": file, "figures": figs})
+                    pos = next(t for t, tk in enumerate(tokens) if tk == tok and t not in taken)
+                    taken.add(pos)
+                    placed.append((pos, file, [fid, tok, key] + extra + ([derive] if derive else [])))
+            # in row order, one group per run of figures from one file: figlang report reprints a fully registered
+            # row by position
+            for pos, file, fig in sorted(placed, key=lambda p: p[0]):
+                if groups and groups[-1].get("_auto") == (doc, name, rtext) and groups[-1]["file"] == file:
+                    groups[-1]["figures"].append(fig)
+                else:
+                    groups.append({"doc": doc, "table": name, "row": rtext, "file": file, "figures": [fig], "_auto": (doc, name, rtext)})
+group(TM, "impli-folds-leaky", "| **all** |", "cpu/impli-folds10-minilm/folds_summary.json",
+      [["worst_fold", 1, "per_fold", 100, "min_fold"], ["best_fold", 1, "per_fold", 100, "max_fold"]])
+for r, f in (("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", "idiom-dev"), ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", "simile-dev")):
+    group(ZSD, "zs-cloze-detail", r, f"suite-smollm2/{f}/results.json", [["majority", 1, "metrics", 100, "majority"]])
+N_HAND = len(groups)
 if "--mark-docs" in sys.argv:
     mark_docs()
 auto_groups()
@@ -342,11 +464,14 @@ NO_PREDICTIONS = [
     ("cpu/control-idiom-mc", "minilm control training (44 min on one thread); predictions deleted, to be re-made"),
     ("cpu/relations-", "summary of figlang relations (per-relation accuracies), which writes no per-item file"),
     ("cpu/simulatability-", "summary of figlang simulatability (two classifiers' accuracies, McNemar b/c), which writes no per-item file"),
+    ("bench/", "a benchmark's summary: its per-item predictions are inside the file (modes.*.predictions)"),
+    ("serve/", "page-load timings of figlang serve: no per-item predictions exist"),
     ("zs/", "zero-shot run whose predictions stayed in runs/ (git-ignored) when it was made; to be re-made with the documented command"),
 ]
 def no_predictions(file):
     folder = os.path.dirname(R + file)
-    if glob.glob(folder + "/**/predictions.jsonl*", recursive=True):
+    stem = os.path.splitext(R + file)[0]
+    if glob.glob(folder + "/**/predictions.jsonl*", recursive=True) or glob.glob(stem + ".predictions.jsonl*"):
         return None
     return next((why for prefix, why in NO_PREDICTIONS if file.startswith(prefix)), None)
 def dump(g):

@@ -96,7 +96,8 @@ def _fold_accuracies(node: Any) -> list[float]:
 DERIVATIONS: dict[str, Callable[[Any], float]] = {
     "majority": _majority,
     "count": lambda node: float(len(node)),
-    "abs": lambda node: abs(float(node)),  # a difference printed with a typographic sign (−23.33) outside the number
+    "abs": lambda node: abs(float(node)),
+    "items_per_second": lambda node: node["items"] / node["seconds"],  # a benchmark mode's throughput (wall clock)  # a difference printed with a typographic sign (−23.33) outside the number
     "min_fold": lambda node: min(_fold_accuracies(node)),
     "max_fold": lambda node: max(_fold_accuracies(node)),
 }
@@ -114,7 +115,11 @@ def figure_value(figure: Figure, results_dir: str | Path, cache: dict[Path, Any]
     if not path.exists():
         raise FiglangError(f"{figure.where}: result file {path} does not exist")
     node = _read(path, {} if cache is None else cache)
-    for part in figure.key:
+    parts = list(figure.key)
+    while parts:
+        part = parts.pop(0)
+        while isinstance(node, dict) and part not in node and parts:  # a key that holds dots (modes.qwen-llama.cpp)
+            part += "." + parts.pop(0)
         try:
             node = node[int(part)] if isinstance(node, list) else node[part]
         except (KeyError, IndexError, ValueError, TypeError):
@@ -278,19 +283,24 @@ def numeric_leaves(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tupl
 
 
 def suggest_keys(text: str, files: Sequence[str], results_dir: str | Path, scales: Sequence[float] = (100, 1)) -> tuple[str, str, float, str | None] | None:
-    """(file, key path, scale, derivation: "abs" for a negative value printed unsigned) of a number in ``files`` that ``text`` prints at its precision, or None.
+    """(file, key path, scale, derivation: "abs" for a negative value printed unsigned) of a number in ``files`` (each
+    ``FILE`` or ``FILE#KEY.PATH`` for the numbers under one key) that ``text`` prints at its precision, or None.
 
     Why: registering a results table by hand means finding each figure's key; this proposes one (keys under
     ``metrics`` first, then the shortest path), and scripts/results_index.py writes what it finds, so a
     reviewer reads key paths rather than typing them."""
     found = []
-    for file in files:
+    for entry in files:
+        file, _, under = entry.partition("#")  # FILE#KEY.PATH: only numbers under that key
         data = _read(Path(results_dir) / file, {})
         for path, value in numeric_leaves(data):
+            dotted = ".".join(path)
+            if under and not (dotted == under or dotted.startswith(under + ".")):  # keys may hold dots (qwen-llama.cpp)
+                continue
             for scale in scales:
                 if matches(abs(value * scale), text):  # the sign is printed outside the number (+20.00, −23.33)
                     unlikely = (scale == 100) != ("." in text)  # a percentage prints decimals; a count does not
-                    found.append(("metrics" not in path[:1], unlikely, len(path), files.index(file), file, ".".join(path), scale,
+                    found.append(("metrics" not in path[:1], unlikely, len(path), files.index(entry), file, ".".join(path), scale,
                                   "abs" if value < 0 else None))
     if not found:
         return None
@@ -300,9 +310,11 @@ def suggest_keys(text: str, files: Sequence[str], results_dir: str | Path, scale
 
 def has_predictions(figure: Figure, results_dir: str | Path) -> bool:
     """Whether the figure's result folder (its file's folder, or one below it: a training run's ``eval/dev/``, a
-    fold summary's ``fold_03/``) keeps per-item predictions, plain or gzip'd."""
-    folder = (Path(results_dir) / figure.file).parent
-    return any(p.name in ("predictions.jsonl", "predictions.jsonl.gz") for p in folder.rglob("predictions.jsonl*"))
+    fold summary's ``fold_03/``) keeps per-item predictions, plain or gzip'd, or a summary NAME.json keeps
+    NAME.predictions.jsonl(.gz) beside it."""
+    path = Path(results_dir) / figure.file
+    beside = [path.with_name(f"{path.stem}.predictions.jsonl{gz}") for gz in ("", ".gz")]  # interpret/speed.json's
+    return any(p.is_file() for p in beside) or any(p.name in ("predictions.jsonl", "predictions.jsonl.gz") for p in path.parent.rglob("predictions.jsonl*"))
 
 
 def missing_predictions(figures: Sequence[Figure], results_dir: str | Path) -> tuple[list[str], list[Figure]]:
