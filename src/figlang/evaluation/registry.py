@@ -39,7 +39,7 @@ _TABLE_MARK = re.compile(r"<!--\s*results-table:\s*([\w.-]+)(?:\s+no-file=(\S+))
 # worked example's inputs); the reason is required so the exemption is visible in review
 _NOT_RESULTS_MARK = re.compile(r"<!--\s*not-results-table:\s*(\S.*?)\s*-->")
 # a number standing alone: not part of a word or a file name (option1, gpt2-xl, k5, p0.9.jsonl)
-NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|\.\w)")
+NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e-?\d+)?(?![\w]|\.\w)")  # 1.4e-5: a p-value
 
 
 @dataclass(frozen=True)
@@ -134,19 +134,25 @@ def figure_value(figure: Figure, results_dir: str | Path, cache: dict[Path, Any]
 
 
 def decimals(text: str) -> int:
-    return len(text.split(".", 1)[1]) if "." in text else 0
+    mantissa = text.split("e", 1)[0]
+    return len(mantissa.split(".", 1)[1]) if "." in mantissa else 0
 
 
 def format_like(value: float, text: str) -> str:
-    """``value`` printed as ``text`` is: the same number of decimals, thousands separators if it has them."""
+    """``value`` printed as ``text`` is: the same number of decimals, thousands separators if it has them,
+    scientific notation as the documents write it (1.4e-5)."""
     places = decimals(text)
+    if "e" in text:
+        mantissa, exponent = f"{value:.{places}e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
     return f"{value:,.{places}f}" if "," in text else f"{value:.{places}f}"
 
 
 def matches(value: float, text: str) -> bool:
     """Whether ``text`` is ``value`` rounded at its printed precision (half a unit of its last digit either way)."""
     printed = float(text.replace(",", ""))
-    return abs(value - printed) <= 0.5 * 10 ** -decimals(text) + 1e-9 * max(1.0, abs(printed))
+    unit = 10 ** -decimals(text) * (10 ** int(text.split("e", 1)[1]) if "e" in text else 1)
+    return abs(value - printed) <= 0.5 * unit + 1e-9 * (abs(printed) if "e" in text else max(1.0, abs(printed)))
 
 
 def results_tables(markdown: str) -> dict[str, list[str]]:
