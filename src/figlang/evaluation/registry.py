@@ -361,6 +361,23 @@ def unmarked_numbers(doc: str, text: str, figures: Sequence[Figure]) -> list[str
     return problems
 
 
+def marked_without_file(text: str) -> tuple[int, int]:
+    """(numbers in results tables' cells or rows marked as having no result file, prose "(no result file; to be
+    re-run)" marks): what is still unbacked, so a report can say how much."""
+    markers = table_markers(text)
+    cells = 0
+    for name, rows in results_tables(text).items():
+        said = "|".join(re.escape(m) for m in (NO_RESULT_FILE, markers.get(name)) if m)
+        for row in rows:
+            parts = row.split("|")
+            if NO_RESULT_FILE in parts[1]:
+                cells += len(NUMBER.findall(row))
+                continue
+            cells += sum(len(NUMBER.findall(c)) for c in parts if re.search(said, c))
+    tables = "\n".join(r for rows in results_tables(text).values() for r in rows)
+    return cells, text.count(NO_RESULT_FILE) - tables.count(NO_RESULT_FILE)
+
+
 def regenerate_tables(text: str, doc: str, figures: Sequence[Figure], results_dir: str | Path) -> tuple[str, list[str]]:
     """``text`` with every registered table figure reprinted from its file at its printed precision; the changes.
 
@@ -397,5 +414,5 @@ def regenerate_tables(text: str, doc: str, figures: Sequence[Figure], results_di
 
 
 __all__ = ["Figure", "INDEX_FILE", "NO_RESULT_FILE", "check_index", "figure_value", "format_like", "has_predictions",
-           "load_index", "markdown_tables", "matches", "missing_predictions", "regenerate_tables", "results_tables",
+           "load_index", "markdown_tables", "marked_without_file", "matches", "missing_predictions", "regenerate_tables", "results_tables",
            "unmarked_numbers", "unmarked_tables"]  # fmt: skip
