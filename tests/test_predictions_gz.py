@@ -64,3 +64,15 @@ def test_figlang_compare_reads_packed_runs():
     assert result["n_paired"] == 355 and (result["only_a_right"], result["only_b_right"]) == (91, 77)
     mcnemar = next(t for t in result["tests"] if t["test"].startswith("McNemar"))
     assert f"{mcnemar['p_value']:.4f}" == "0.3159"
+
+
+def test_figlang_report_reads_packed_runs(tmp_path):
+    """figlang report on committed (gzip'd) runs has their rows: none is listed as without predictions."""
+    from figlang.evaluation.report import build_report
+
+    runs = [PACKED, REPO / "docs" / "results" / "zs" / "impli-manual-nli-score-smollm2"]
+    build_report(runs, tmp_path / "report")
+    md = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    without = next((line for line in md.splitlines() if line.startswith("Without predictions")), "")
+    assert "idiom-dev" not in without  # its predictions.jsonl.gz was read
+    assert ("impli-manual-nli-score-smollm2" in without) == (not (runs[1] / "predictions.jsonl.gz").exists())
