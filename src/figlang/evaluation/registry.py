@@ -288,13 +288,23 @@ def numeric_leaves(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tupl
             yield from numeric_leaves(v, (*path, str(i)))
 
 
-def suggest_keys(text: str, files: Sequence[str], results_dir: str | Path, scales: Sequence[float] = (100, 1)) -> tuple[str, str, float, str | None] | None:
+# keys a quoted figure never comes from: a file's format version, seeds, metric configurations, method fingerprints,
+# library versions, machine load
+_NOT_FIGURES = {"format", "seed", "configs", "config", "fingerprint", "versions", "machine", "checksums", "load_average",
+                "load_average_end", "load_average_at_end", "metric_config"}
+_COUNT_KEYS = {"n", "n_items", "items", "count", "n_scored"}
+
+
+def suggest_keys(text: str, files: Sequence[str], results_dir: str | Path, scales: Sequence[float] = (100, 1),
+                 exclude: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()) -> tuple[str, str, float, str | None] | None:
     """(file, key path, scale, derivation: "abs" for a negative value printed unsigned) of a number in ``files`` (each
     ``FILE`` or ``FILE#KEY.PATH`` for the numbers under one key) that ``text`` prints at its precision, or None.
 
     Why: registering a results table by hand means finding each figure's key; this proposes one (keys under
     ``metrics`` first, then the shortest path), and scripts/results_index.py writes what it finds, so a
-    reviewer reads key paths rather than typing them."""
+    reviewer reads key paths rather than typing them. Never proposed: configuration and provenance keys, a key in
+    ``exclude`` (already bound in the row), a percentage scale for an integer, a key other than a count for an
+    integer below 10."""
     found = []
     for entry in files:
         file, _, under = entry.partition("#")  # FILE#KEY.PATH: only numbers under that key
@@ -303,7 +313,12 @@ def suggest_keys(text: str, files: Sequence[str], results_dir: str | Path, scale
             dotted = ".".join(path)
             if under and not (dotted == under or dotted.startswith(under + ".")):  # keys may hold dots (qwen-llama.cpp)
                 continue
-            for scale in scales:
+            if (file, dotted) in exclude or _NOT_FIGURES & set(path):
+                continue
+            integer = not re.search(r"[.e]", text)
+            if integer and float(text.replace(",", "")) < 10 and path[-1] not in _COUNT_KEYS:
+                continue  # "3 epochs", "4 jobs": a small integer matches too many keys by chance
+            for scale in scales if not integer else (1,):
                 if matches(abs(value * scale), text):  # the sign is printed outside the number (+20.00, −23.33)
                     unlikely = (scale == 100) != ("." in text)  # a percentage prints decimals; a count does not
                     found.append(("metrics" not in path[:1], unlikely, len(path), files.index(entry), file, ".".join(path), scale,
