@@ -261,7 +261,9 @@ AUTO_TABLES += [
     ("docs/trained_models.md", "generators-cpu20", "| first 20 idiom dev items |", None),
     (ZSD, "zs-cloze-detail", "| model | set | n | method | accuracy % [95% CI] | majority % | run |", [
         ("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", ["suite-smollm2/idiom-dev/results.json"]),
-        ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", ["suite-smollm2/simile-dev/results.json"])]),
+        ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", ["suite-smollm2/simile-dev/results.json"]),
+        ("| smollm2-135m | idiom dev | 355 (all) | lm-score sum / token / char", ["suite-smollm2/idiom-dev/norms.json#norms", "suite-smollm2/idiom-dev/results.json"]),
+        ("| smollm2-135m | simile dev | 376 (all) | lm-score sum / token / char", ["suite-smollm2/simile-dev/norms.json#norms", "suite-smollm2/simile-dev/results.json"])]),
     (ZSD, "zs-cloze-added", "| model | set | n | method | accuracy % [95% CI] | per gold label | majority % |", None),
     (ZSD, "zs-flute-detail", "| model | n | calibration | Acc@0 % [95% CI] |", None),
     (ZSD, "zs-impli-detail", "| model | n | calibration | accuracy % [95% CI] | entailment | non-entailment | run |", None),
@@ -413,7 +415,8 @@ def auto_groups():
                     groups.append({"doc": doc, "table": name, "row": rtext, "file": file, "figures": [fig], "_auto": (doc, name, rtext)})
 group(TM, "impli-folds-leaky", "| **all** |", "cpu/impli-folds10-minilm/folds_summary.json",
       [["worst_fold", 1, "per_fold", 100, "min_fold"], ["best_fold", 1, "per_fold", 100, "max_fold"]])
-for r, f in (("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", "idiom-dev"), ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", "simile-dev")):
+for r, f in (("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", "idiom-dev"), ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", "simile-dev"),
+             ("| smollm2-135m | idiom dev | 355 (all) | lm-score sum / token / char", "idiom-dev"), ("| smollm2-135m | simile dev | 376 (all) | lm-score sum / token / char", "simile-dev")):
     group(ZSD, "zs-cloze-detail", r, f"suite-smollm2/{f}/results.json", [["majority", 1, "metrics", 100, "majority"]])
 N_HAND = len(groups)
 if "--mark-docs" in sys.argv:
