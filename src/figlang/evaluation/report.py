@@ -181,7 +181,7 @@ def build_report(run_paths: list[str | Path], out: str | Path) -> list[Path]:
            "(files do not name base forms): an approximation.", ""]  # fmt: skip
     bare = [r.path.name for r in runs if not r.rows]
     if bare:
-        md += [f"Without predictions.jsonl(.gz) (no per-item plots or analyses): {', '.join(bare)}.", ""]
+        md += [f"Without predictions.jsonl (no per-item plots or analyses): {', '.join(bare)}.", ""]
     md += [f"* {n}" for n in notes] + ([""] if notes else [])
     md += [f"![{p.stem}]({p.name})" for p in images]
     with atomic_write(out / "report.md") as f:
