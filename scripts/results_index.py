@@ -1,6 +1,7 @@
 """Write docs/results/INDEX.yaml: README.md's results-table and prose figures, each tied to its result file.
 
-    python scripts/results_index.py      # from the repository root, after a rerun or a new quoted figure
+    python scripts/results_index.py               # from the repository root, after a rerun or a new quoted figure
+    python scripts/results_index.py --mark-docs   # also mark the AUTO_TABLES (comment above, ⁿ on cells no file backs)
 
 The printed texts are formatted from the files at the precision README prints them; the registry test
 (tests/test_results_registry.py) then checks that README prints exactly these. Add a figure here (a
@@ -429,6 +430,9 @@ head = """# Every figure README.md and docs/ quote, tied to its result file (pat
 # and figures as [id, printed text, key path, scale, derivation]. A table figure is matched to the first
 # equal, not yet matched number of its row, in this order.
 # Regenerate the tables from the files: figlang report docs/results --readme-tables README.md
+# no-predictions: why a group's result folder keeps no per-item predictions (the registry test fails on a folder
+# without them and without a reason, and counts these). Tables registered by key search (AUTO_TABLES in the
+# script) were reviewed key by key; cells no file backs are marked ⁿ in the documents.
 """
 # prose figures of README.md (no table): checked against their files; the document must print them
 def prose(doc, file, figs):
