@@ -86,6 +86,12 @@ for row, files in {
 }.items():
     for f in files:
         group(ZS, "zs-cloze", row, f + "/results.json", CELL)
+# cells re-made on 2026-11-25 (one thread, float32) with the documented commands, predictions committed
+for row, f in [("| gemma3-270m | lm-score pmi |", "zs/idiom-dev-pmi-gemma"), ("| gemma3-270m | lm-score pmi |", "zs/simile-dev-pmi-gemma"),
+               ("| gemma3-270m | lm-score pmi |", "zs/idiom-devdisjoint-pmi-gemma"), ("| gemma3-270m | lm-score pmi |", "zs/simile-devdisjoint-pmi-gemma"),
+               ("| smollm2-135m | lm-score pmi |", "zs/idiom-devdisjoint-pmi-smollm2"), ("| smollm2-135m | lm-score pmi |", "zs/simile-devdisjoint-pmi-smollm2")]:
+    if os.path.exists(R + f + "/results.json"):
+        group(ZS, "zs-cloze", row, f + "/results.json", CELL)
 # docs/zero_shot_results.md, the NLI table: the cells with a result file
 def nli(row, file, labels, invalid=None):
     figs = CELL + [[f"{lab}", 1, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in labels]
@@ -264,7 +270,10 @@ AUTO_TABLES += [
         ("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", ["suite-smollm2/idiom-dev/results.json"]),
         ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", ["suite-smollm2/simile-dev/results.json"]),
         ("| smollm2-135m | idiom dev | 355 (all) | lm-score sum / token / char", ["suite-smollm2/idiom-dev/norms.json#norms", "suite-smollm2/idiom-dev/results.json"]),
-        ("| smollm2-135m | simile dev | 376 (all) | lm-score sum / token / char", ["suite-smollm2/simile-dev/norms.json#norms", "suite-smollm2/simile-dev/results.json"])]),
+        ("| smollm2-135m | simile dev | 376 (all) | lm-score sum / token / char", ["suite-smollm2/simile-dev/norms.json#norms", "suite-smollm2/simile-dev/results.json"])]
+        + [(f"| gemma3-270m | {k} dev | {n} (all) | lm-score {m}", [f"zs/{k}-dev-pmi-gemma/{j}" for j in js])
+           for k, n in (("idiom", 355), ("simile", 376)) if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/norms.json")
+           for m, js in (("**pmi**", ["results.json"]), ("sum / token / char", ["norms.json#norms", "results.json"]))]),
     (ZSD, "zs-cloze-added", "| model | set | n | method | accuracy % [95% CI] | per gold label | majority % |", None),
     (ZSD, "zs-flute-detail", "| model | n | calibration | Acc@0 % [95% CI] |", None),
     (ZSD, "zs-impli-detail", "| model | n | calibration | accuracy % [95% CI] | entailment | non-entailment | run |", None),
@@ -419,6 +428,11 @@ group(TM, "impli-folds-leaky", "| **all** |", "cpu/impli-folds10-minilm/folds_su
 for r, f in (("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", "idiom-dev"), ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", "simile-dev"),
              ("| smollm2-135m | idiom dev | 355 (all) | lm-score sum / token / char", "idiom-dev"), ("| smollm2-135m | simile dev | 376 (all) | lm-score sum / token / char", "simile-dev")):
     group(ZSD, "zs-cloze-detail", r, f"suite-smollm2/{f}/results.json", [["majority", 1, "metrics", 100, "majority"]])
+for k, n in (("idiom", 355), ("simile", 376)):
+    if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/results.json"):
+        for m in ("**pmi**", "sum / token / char"):
+            group(ZSD, "zs-cloze-detail", f"| gemma3-270m | {k} dev | {n} (all) | lm-score {m}", f"zs/{k}-dev-pmi-gemma/results.json",
+                  [["majority", 1, "metrics", 100, "majority"]])
 N_HAND = len(groups)
 if "--mark-docs" in sys.argv:
     mark_docs()
@@ -455,6 +469,8 @@ prose("README.md", "zs/idiom-devdisjoint-fewshot-qwen-llamacpp/results.json", [[
 prose("README.md", "zs/simile-devdisjoint-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-simile-dev-disjoint", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/impli-manual-meaning-cf-qwen-llamacpp/results.json", [["impli-manual-meaning-cf-qwen", 1, f"{A}.accuracy", 100]])
 prose("README.md", "cpu/flute-nli-mpnet/eval/val/results.json", [["flute-nli-mpnet-val", 1, f"{A}.accuracy", 100]])
+if os.path.exists(R + "zs/idiom-dev-pmi-gemma/results.json"):
+    prose("README.md", "zs/idiom-dev-pmi-gemma/results.json", [["gemma-pmi-idiom-dev", 1, f"{A}.accuracy", 100]])
 prose("README.md", "gpu-minilm/impli-folds10-linked/pooled/results.json",
       [["impli-folds-pooled", 1, f"{A}.accuracy", 100], ["impli-folds-entailment", 1, "metrics.by_gold_label.entailment.accuracy", 100],
        ["impli-folds-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
