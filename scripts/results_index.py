@@ -274,7 +274,9 @@ AUTO_TABLES += [
         + [(f"| gemma3-270m | {k} dev | {n} (all) | lm-score {m}", [f"zs/{k}-dev-pmi-gemma/{j}" for j in js])
            for k, n in (("idiom", 355), ("simile", 376)) if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/norms.json")
            for m, js in (("**pmi**", ["results.json"]), ("sum / token / char", ["norms.json#norms", "results.json"]))]),
-    (ZSD, "zs-cloze-added", "| model | set | n | method | accuracy % [95% CI] | per gold label | majority % |", None),
+    (ZSD, "zs-cloze-added", "| model | set | n | method | accuracy % [95% CI] | per gold label | majority % |", [
+        (f"| smollm2-135m | {k} **dev-disjoint** |", [f"zs/{k}-devdisjoint-pmi-smollm2/results.json"]) for k in ("idiom", "simile")
+        if os.path.exists(f"{R}zs/{k}-devdisjoint-pmi-smollm2/results.json")]),
     (ZSD, "zs-flute-detail", "| model | n | calibration | Acc@0 % [95% CI] |", None),
     (ZSD, "zs-impli-detail", "| model | n | calibration | accuracy % [95% CI] | entailment | non-entailment | run |", None),
     (ZSD, "flute-prompt-probe", "  | variant | acc % at margin 0 |", None),
@@ -428,6 +430,10 @@ group(TM, "impli-folds-leaky", "| **all** |", "cpu/impli-folds10-minilm/folds_su
 for r, f in (("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", "idiom-dev"), ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", "simile-dev"),
              ("| smollm2-135m | idiom dev | 355 (all) | lm-score sum / token / char", "idiom-dev"), ("| smollm2-135m | simile dev | 376 (all) | lm-score sum / token / char", "simile-dev")):
     group(ZSD, "zs-cloze-detail", r, f"suite-smollm2/{f}/results.json", [["majority", 1, "metrics", 100, "majority"]])
+for k in ("idiom", "simile"):
+    if os.path.exists(f"{R}zs/{k}-devdisjoint-pmi-smollm2/results.json"):
+        group(ZSD, "zs-cloze-added", f"| smollm2-135m | {k} **dev-disjoint** |", f"zs/{k}-devdisjoint-pmi-smollm2/results.json",
+              [["majority", 1, "metrics", 100, "majority"]])
 for k, n in (("idiom", 355), ("simile", 376)):
     if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/results.json"):
         for m in ("**pmi**", "sum / token / char"):
