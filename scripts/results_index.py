@@ -89,7 +89,8 @@ for row, files in {
 # cells re-made on 2026-11-25 (one thread, float32) with the documented commands, predictions committed
 for row, f in [("| gemma3-270m | lm-score pmi |", "zs/idiom-dev-pmi-gemma"), ("| gemma3-270m | lm-score pmi |", "zs/simile-dev-pmi-gemma"),
                ("| gemma3-270m | lm-score pmi |", "zs/idiom-devdisjoint-pmi-gemma"), ("| gemma3-270m | lm-score pmi |", "zs/simile-devdisjoint-pmi-gemma"),
-               ("| smollm2-135m | lm-score pmi |", "zs/idiom-devdisjoint-pmi-smollm2"), ("| smollm2-135m | lm-score pmi |", "zs/simile-devdisjoint-pmi-smollm2")]:
+               ("| smollm2-135m | lm-score pmi |", "zs/idiom-devdisjoint-pmi-smollm2"), ("| smollm2-135m | lm-score pmi |", "zs/simile-devdisjoint-pmi-smollm2"),
+               ("| smollm2-135m | pet |", "zs/idiom-dev-pet-smollm2")]:
     if os.path.exists(R + f + "/results.json"):
         group(ZS, "zs-cloze", row, f + "/results.json", CELL)
 # docs/zero_shot_results.md, the NLI table: the cells with a result file
@@ -276,7 +277,8 @@ AUTO_TABLES += [
            for m, js in (("**pmi**", ["results.json"]), ("sum / token / char", ["norms.json#norms", "results.json"]))]),
     (ZSD, "zs-cloze-added", "| model | set | n | method | accuracy % [95% CI] | per gold label | majority % |", [
         (f"| smollm2-135m | {k} **dev-disjoint** |", [f"zs/{k}-devdisjoint-pmi-smollm2/results.json"]) for k in ("idiom", "simile")
-        if os.path.exists(f"{R}zs/{k}-devdisjoint-pmi-smollm2/results.json")]),
+        if os.path.exists(f"{R}zs/{k}-devdisjoint-pmi-smollm2/results.json")]
+        + [("| smollm2-135m | idiom dev | 355 (all) | pet", ["zs/idiom-dev-pet-smollm2/results.json"])] * os.path.exists(f"{R}zs/idiom-dev-pet-smollm2/results.json")),
     (ZSD, "zs-flute-detail", "| model | n | calibration | Acc@0 % [95% CI] |", None),
     (ZSD, "zs-impli-detail", "| model | n | calibration | accuracy % [95% CI] | entailment | non-entailment | run |", None),
     (ZSD, "flute-prompt-probe", "  | variant | acc % at margin 0 |", None),
@@ -434,6 +436,9 @@ for k in ("idiom", "simile"):
     if os.path.exists(f"{R}zs/{k}-devdisjoint-pmi-smollm2/results.json"):
         group(ZSD, "zs-cloze-added", f"| smollm2-135m | {k} **dev-disjoint** |", f"zs/{k}-devdisjoint-pmi-smollm2/results.json",
               [["majority", 1, "metrics", 100, "majority"]])
+if os.path.exists(f"{R}zs/idiom-dev-pet-smollm2/results.json"):
+    group(ZSD, "zs-cloze-added", "| smollm2-135m | idiom dev | 355 (all) | pet", "zs/idiom-dev-pet-smollm2/results.json",
+          [["majority", 1, "metrics", 100, "majority"]])
 for k, n in (("idiom", 355), ("simile", 376)):
     if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/results.json"):
         for m in ("**pmi**", "sum / token / char"):
