@@ -116,10 +116,13 @@ def test_models_list_command(minilm_path):
     from figlang.cli.models_cmds import app
 
     runner = CliRunner()
-    result = runner.invoke(app, ["list"], env={"COLUMNS": "200"})
+    result = runner.invoke(app, ["list"], env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
-    for name in EXPECTED:
-        assert name in result.output
+    lines = result.output.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80, result.output  # fits an 80-column terminal
+    for name, entry in catalog.catalog().items():  # one table row per model: name, kind and params never fold
+        assert any(line.startswith(f"│ {name} ") and f" {entry.kind} " in line and f" {entry.params} " in line for line in lines), name
+    assert any(line.startswith("│ minilm ") and " ready " in line for line in lines)  # installed and prepared
     assert "sentence-transformers/all-MiniLM-L6-v2" in result.output
     as_json = runner.invoke(app, ["list", "--json"])
     assert as_json.exit_code == 0

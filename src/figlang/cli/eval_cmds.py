@@ -101,7 +101,7 @@ def methods_cmd() -> None:
 
 
 def compare_cmd(
-    run_a: Annotated[Path, typer.Argument(help="Folder of the first run (has predictions.jsonl).")],
+    run_a: Annotated[Path, typer.Argument(help="Folder of the first run (has predictions.jsonl or predictions.jsonl.gz).")],
     run_b: Annotated[Path, typer.Argument(help="Folder of the second run, on the same task and split.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     seed: Annotated[int, typer.Option(help="Seed of the paired bootstrap CI of the difference.")] = 0,
@@ -149,12 +149,23 @@ def report_cmd(
     runs: Annotated[list[Path], typer.Argument(help="Run folders (results.json; predictions.jsonl too for the per-item plots and analyses). Runs over several tasks/splits also get a model × method grid.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.md, report.html and the plots.")] = Path("report"),
     readme_tables: Annotated[Optional[Path], typer.Option("--readme-tables", help="Instead of a report: reprint every registered figure of this document's results tables (<!-- results-table: NAME -->) from the result files that RUNS (one folder: docs/results) lists in INDEX.yaml, in place; prints what changed.")] = None,
+    pack: Annotated[bool, typer.Option("--pack", help="Instead of a report: gzip every predictions.jsonl under RUNS into predictions.jsonl.gz (how docs/results commits them; compare and report read either).")] = False,
 ) -> None:
     """Combine runs into one table (Markdown and HTML) with plots: accuracy with CIs, IMPLI overlap histograms, ICE scatter.
 
-    `figlang report docs/results --readme-tables README.md` regenerates README.md's results tables from docs/results.
+    `figlang report docs/results --readme-tables README.md` regenerates README.md's results tables from docs/results;
+    `figlang report docs/results --pack` gzips the per-item predictions of runs copied there.
     """
     from ..evaluation.report import build_report
+
+    if pack:
+        from ..evaluation.runs import pack_predictions
+
+        packed = [p for r in runs for p in pack_predictions(r)]
+        for p in packed:
+            console.print(f"wrote {p}")
+        console.print(f"{len(packed)} predictions file(s) gzip'd")
+        return
 
     if readme_tables is not None:
         _regenerate_readme_tables(runs, readme_tables)

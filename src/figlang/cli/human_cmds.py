@@ -96,7 +96,7 @@ def flute_export_cmd(
     Judges answer Yes / Weak Yes / Weak No / No per explanation, with shortcomings; the answer file format is in docs/flute_explanations.md ("Human evaluation"). Then run `figlang human flute-import`.
     """
     from ..data.io import file_sha256
-    from ..evaluation.runs import load_run
+    from ..evaluation.runs import load_run, predictions_file
     from ..metrics.flute_human_eval import export_flute_for_judges, sample_flute_items
 
     loaded = [load_run(p) for p in runs]
@@ -108,7 +108,7 @@ def flute_export_cmd(
         raise FiglangError(f"the runs are of different tasks or splits ({', '.join('/'.join(t) for t in sorted(tasks))})")
     sample = sample_flute_items({n: run.rows for n, run in zip(names, loaded)}, per_type=per_type, seed=seed, require_correct=not any_label)
     provenance = {"task": loaded[0].task_split[0], "split": loaded[0].task_split[1],
-                  "runs": {n: {"folder": str(run.path), "predictions_sha256": file_sha256(run.path / "predictions.jsonl"),
+                  "runs": {n: {"folder": str(run.path), "predictions_sha256": file_sha256(predictions_file(run.path)),
                                "method": run.results.get("method", {}).get("name"), "model": run.results.get("method", {}).get("model")}
                            for n, run in zip(names, loaded)}}  # fmt: skip
     paths = export_flute_for_judges(sample, out, provenance=provenance)

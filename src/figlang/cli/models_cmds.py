@@ -22,37 +22,39 @@ def list_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
     cache_dir: Annotated[Optional[str], typer.Option("--cache-dir", help="figlang's cache (default: $FIGLANG_CACHE_DIR or the user cache).", show_default=False)] = None,
 ) -> None:
-    """Show the catalog: name, hub id, provider package, installed/prepared, where, size, license."""
+    """Show the catalog: name, kind, size, state (ready = prepared, installed = packages only), license;
+    then each model's hub id, PyPI provider and prepared folder."""
     from ..models import catalog
 
     rows = [catalog.status(entry, cache_dir) for entry in catalog.catalog().values()]
     if as_json:
         typer.echo(json.dumps([r.to_dict() for r in rows], indent=2))
         return
+    # Two narrow tables rather than one of nine columns: at 80 columns that one folded every cell into
+    # 4-character slivers ("encode/r", "senten/ce-tra/…"). Names never wrap; long values fold in place.
     table = Table(title="figlang model catalog", show_lines=False)
-    for column in ("name", "kind", "params", "hub id", "provider (PyPI)", "installed", "prepared", "size", "license"):
-        table.add_column(column, overflow="fold")
+    for column in ("name", "kind", "params", "state", "size", "license"):
+        table.add_column(column, no_wrap=column in ("name", "kind", "params", "state"), overflow="fold")
+    for r in rows:
+        e = r.entry
+        state = "ready" if r.prepared else "installed" if r.installed else "no"
+        size = catalog.human_size(r.size) if r.prepared else (e.provider.download or "").replace("about ", "~")
+        table.add_row(e.name, e.kind, e.params or "", state, size, (e.license or "").split(" (")[0])
+    console.print(table)
+    details = Table.grid(padding=(0, 2))
+    details.add_column(no_wrap=True)
+    details.add_column(overflow="fold")
     for r in rows:
         e = r.entry
         packages = list(e.provider.packages)
         provider = packages[0] + (f" +{len(packages) - 1}" if len(packages) > 1 else "")
-        if e.provider.download:
-            provider += f" ({e.provider.download})"
-        table.add_row(
-            e.name,
-            e.kind,
-            e.params or "",
-            e.hub_id,
-            provider,
-            "yes" if r.installed else "no",
-            "yes" if r.prepared else "no",
-            catalog.human_size(r.size) if r.prepared else "",
-            e.license or "",
-        )
-    console.print(table)
-    prepared = [r for r in rows if r.prepared]
-    for r in prepared:
-        console.print(f"  {r.entry.name}: {r.path}")
+        lines = [e.hub_id, f"PyPI: {provider}"]
+        if e.license and " (" in e.license:
+            lines.append(f"license: {e.license}")
+        if r.prepared:
+            lines.append(str(r.path))
+        details.add_row(e.name, "\n".join(lines))
+    console.print(details)
     missing = [r.entry.name for r in rows if not r.prepared]
     if missing:
         console.print(f"Install one with `figlang models install NAME` ({', '.join(missing)}).")

@@ -23,7 +23,7 @@ def read_text(path: str | Path, encoding: str = "utf-8") -> str:
         raise DataNotFoundError(
             "file not found", path, hint="run `figlang data download` or point --data-dir / FIGLANG_DATA_DIR at your copy"
         )
-    raw = path.read_bytes()
+    raw = read_bytes(path)
     if not raw.strip():
         raise DataError("file is empty", path)
     try:
@@ -34,6 +34,46 @@ def read_text(path: str | Path, encoding: str = "utf-8") -> str:
             f"cannot decode byte 0x{raw[exc.start]:02x} as {encoding}", path, line,
             hint="the file has another encoding; convert it to UTF-8 or declare its encoding",
         ) from None
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """A file's bytes, decompressed when its name ends in ``.gz``: the one place figlang reads gzip'd text
+    (committed predictions are ``predictions.jsonl.gz``), so every JSON-lines reader takes either."""
+    path = Path(path)
+    raw = path.read_bytes()
+    if path.suffix != ".gz":
+        return raw
+    import gzip
+    import zlib
+
+    try:
+        return gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DataError(f"not a readable gzip file ({exc})", path, hint="re-create it with `figlang report DIR --pack` or gzip") from None
+
+
+def existing_or_gz(path: str | Path) -> Path | None:
+    """``path`` if it exists, else ``path.gz`` if that exists, else None: a run folder's predictions.jsonl may be
+    committed gzip'd."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    gz = path.with_name(path.name + ".gz")
+    return gz if gz.is_file() else None
+
+
+def gzip_file(path: str | Path, remove: bool = True) -> Path:
+    """Write ``path.gz`` beside ``path`` (atomically, byte-for-byte reproducible: no name or time in the header)
+    and remove ``path``; the gzip'd copy is what docs/results commits."""
+    import gzip
+
+    path = Path(path)
+    target = path.with_name(path.name + ".gz")
+    with atomic_write(target, "wb") as f:
+        f.write(gzip.compress(path.read_bytes(), compresslevel=9, mtime=0))
+    if remove:
+        path.unlink()
+    return target
 
 
 def decode_utf8(data: bytes, where: str | Path) -> str:
@@ -88,7 +128,7 @@ def read_jsonl(path: str | Path, encoding: str = "utf-8") -> list[dict[str, Any]
     if not path.exists():
         return []
     out = []
-    for number, obj, problem in parse_jsonl(path.read_text(encoding=encoding)):
+    for number, obj, problem in parse_jsonl(read_bytes(path).decode(encoding)):
         if obj is None:
             raise DataError(problem or "unreadable line", path, number)
         out.append(obj)
@@ -230,9 +270,16 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
 
 
 def write_jsonl(path: str | Path, rows: list[dict[str, Any]]) -> None:
+    """One JSON object a line, atomically; gzip'd (reproducibly) when the name ends in ``.gz``."""
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    if Path(path).suffix == ".gz":
+        import gzip
+
+        with atomic_write(path, "wb") as f:
+            f.write(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
+        return
     with atomic_write(path) as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        f.write(text)
 
 
 def write_json(path: str | Path, obj: Any) -> None:

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError
-from ..data.io import decode_utf8, parse_jsonl
+from ..data.io import decode_utf8, parse_jsonl, read_bytes
 from ..metrics.explanations import ExplanationRow, explanation_quality
+from .runs import predictions_file
 
 PAPER_BERTSCORE = "microsoft/deberta-large-mnli"
 PAPER_BLEURT = "lucadiliello/BLEURT-20"
@@ -30,14 +31,10 @@ def read_prediction_rows(path: str | Path) -> list[dict[str, Any]]:
     """The rows of a predictions.jsonl (a folder means its predictions.jsonl); clear errors for bad files."""
     p = Path(path)
     if p.is_dir():
-        p = p / "predictions.jsonl" if (p / "predictions.jsonl").is_file() else p / "predictions.jsonl.gz"
+        p = predictions_file(p) or p / "predictions.jsonl"
     if not p.is_file():
         raise FiglangError(f"no predictions file at {p}: pass a `figlang eval -o DIR` folder or its predictions.jsonl(.gz)")
-    data = p.read_bytes()
-    if p.suffix == ".gz":
-        import gzip
-
-        data = gzip.decompress(data)
+    data = read_bytes(p)
     text = decode_utf8(data, p)
     rows = []
     for n, row, problem in parse_jsonl(text):

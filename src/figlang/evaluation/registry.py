@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,8 +35,11 @@ NO_RESULT_FILE = "(no result file; to be re-run)"
 # <!-- results-table: NAME --> or <!-- results-table: NAME no-file=ⁿ -->: ⁿ in a cell stands for NO_RESULT_FILE
 # (a table's legend must then say so), so a table of many unbacked cells stays readable
 _TABLE_MARK = re.compile(r"<!--\s*results-table:\s*([\w.-]+)(?:\s+no-file=(\S+))?\s*-->")
+# <!-- not-results-table: WHY -->: a table of numbers that are not quoted results (options, item numbers, a
+# worked example's inputs); the reason is required so the exemption is visible in review
+_NOT_RESULTS_MARK = re.compile(r"<!--\s*not-results-table:\s*(\S.*?)\s*-->")
 # a number standing alone: not part of a word or a file name (option1, gpt2-xl, k5, p0.9.jsonl)
-NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w]|\.\w)")
+NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e-?\d+)?(?![\w]|\.\w)")  # 1.4e-5: a p-value
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class Figure:
     derive: str | None = None
     table: str | None = None
     row: str | None = None
+    no_predictions: str | None = None  # why its folder keeps no per-item predictions (INDEX.yaml ``no-predictions:``)
 
     @property
     def where(self) -> str:
@@ -71,7 +75,8 @@ def load_index(results_dir: str | Path) -> list[Figure]:
                 fid, text, key, *rest = item
                 out.append(Figure(doc=group["doc"], id=str(fid), text=str(text), file=group["file"],
                                   key=tuple(str(key).split(".")) if key else (), scale=float(rest[0]) if rest else 1.0,
-                                  derive=rest[1] if len(rest) > 1 else None, table=group.get("table"), row=group.get("row")))  # fmt: skip
+                                  derive=rest[1] if len(rest) > 1 else None, table=group.get("table"), row=group.get("row"),
+                                  no_predictions=group.get("no-predictions")))  # fmt: skip
         except (KeyError, TypeError, ValueError) as err:
             raise FiglangError(f"{path}: group {g + 1} is malformed ({err}); see figlang.evaluation.registry for the format") from None
     return out
@@ -91,6 +96,8 @@ def _fold_accuracies(node: Any) -> list[float]:
 DERIVATIONS: dict[str, Callable[[Any], float]] = {
     "majority": _majority,
     "count": lambda node: float(len(node)),
+    "abs": lambda node: abs(float(node)),
+    "items_per_second": lambda node: node["items"] / node["seconds"],  # a benchmark mode's throughput (wall clock)  # a difference printed with a typographic sign (−23.33) outside the number
     "min_fold": lambda node: min(_fold_accuracies(node)),
     "max_fold": lambda node: max(_fold_accuracies(node)),
 }
@@ -108,7 +115,11 @@ def figure_value(figure: Figure, results_dir: str | Path, cache: dict[Path, Any]
     if not path.exists():
         raise FiglangError(f"{figure.where}: result file {path} does not exist")
     node = _read(path, {} if cache is None else cache)
-    for part in figure.key:
+    parts = list(figure.key)
+    while parts:
+        part = parts.pop(0)
+        while isinstance(node, dict) and part not in node and parts:  # a key that holds dots (modes.qwen-llama.cpp)
+            part += "." + parts.pop(0)
         try:
             node = node[int(part)] if isinstance(node, list) else node[part]
         except (KeyError, IndexError, ValueError, TypeError):
@@ -123,19 +134,25 @@ def figure_value(figure: Figure, results_dir: str | Path, cache: dict[Path, Any]
 
 
 def decimals(text: str) -> int:
-    return len(text.split(".", 1)[1]) if "." in text else 0
+    mantissa = text.split("e", 1)[0]
+    return len(mantissa.split(".", 1)[1]) if "." in mantissa else 0
 
 
 def format_like(value: float, text: str) -> str:
-    """``value`` printed as ``text`` is: the same number of decimals, thousands separators if it has them."""
+    """``value`` printed as ``text`` is: the same number of decimals, thousands separators if it has them,
+    scientific notation as the documents write it (1.4e-5)."""
     places = decimals(text)
+    if "e" in text:
+        mantissa, exponent = f"{value:.{places}e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
     return f"{value:,.{places}f}" if "," in text else f"{value:.{places}f}"
 
 
 def matches(value: float, text: str) -> bool:
     """Whether ``text`` is ``value`` rounded at its printed precision (half a unit of its last digit either way)."""
     printed = float(text.replace(",", ""))
-    return abs(value - printed) <= 0.5 * 10 ** -decimals(text) + 1e-9 * max(1.0, abs(printed))
+    unit = 10 ** -decimals(text) * (10 ** int(text.split("e", 1)[1]) if "e" in text else 1)
+    return abs(value - printed) <= 0.5 * unit + 1e-9 * (abs(printed) if "e" in text else max(1.0, abs(printed)))
 
 
 def results_tables(markdown: str) -> dict[str, list[str]]:
@@ -155,6 +172,44 @@ def results_tables(markdown: str) -> dict[str, list[str]]:
             j += 1
         out[mark.group(1)] = [r for r in rows[2:]]  # header and its |---| line carry no figures
     return out
+
+
+def markdown_tables(markdown: str) -> list[tuple[int, str | None, list[str]]]:
+    """Every Markdown table: (1-based line of its header, the marker comment above it or None, its data rows).
+
+    The marker is the nearest non-blank line above the header when it is a ``results-table`` or
+    ``not-results-table`` comment."""
+    lines = markdown.splitlines()
+    out: list[tuple[int, str | None, list[str]]] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].lstrip().startswith("|"):
+            i += 1
+            continue
+        j = i
+        while j < len(lines) and lines[j].lstrip().startswith("|"):
+            j += 1
+        k = i - 1
+        while k >= 0 and not lines[k].strip():
+            k -= 1
+        above = lines[k] if k >= 0 else ""
+        mark = above.strip() if _TABLE_MARK.search(above) or _NOT_RESULTS_MARK.search(above) else None
+        out.append((i + 1, mark, lines[i + 2 : j]))
+        i = j
+    return out
+
+
+def unmarked_tables(doc: str, text: str) -> list[str]:
+    """Tables of ``doc`` that print numbers in their data rows but carry neither ``<!-- results-table: NAME -->``
+    (their figures registered, or marked as having no result file) nor ``<!-- not-results-table: WHY -->``."""
+    problems = []
+    for line, mark, rows in markdown_tables(text):
+        numbers = [m.group(0) for r in rows for m in NUMBER.finditer(r)]
+        if numbers and mark is None:
+            problems.append(f"{doc}:{line}: a table with {len(numbers)} number(s) ({', '.join(numbers[:4])}…) and no "
+                            "<!-- results-table: NAME --> (register its figures in INDEX.yaml or mark cells without a file) "
+                            "or <!-- not-results-table: WHY --> comment above it")
+    return problems
 
 
 def table_markers(markdown: str) -> dict[str, str]:
@@ -219,6 +274,90 @@ def check_index(figures: Sequence[Figure], results_dir: str | Path, root: str | 
     return problems
 
 
+def numeric_leaves(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], float]]:
+    """(key path, number) for every number in a parsed JSON file (lists indexed by position)."""
+    if isinstance(node, bool):
+        return
+    if isinstance(node, (int, float)):
+        yield path, float(node)
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            yield from numeric_leaves(v, (*path, str(k)))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from numeric_leaves(v, (*path, str(i)))
+
+
+# keys a quoted figure never comes from: a file's format version, seeds, metric configurations, method fingerprints,
+# library versions, machine load
+_NOT_FIGURES = {"format", "seed", "configs", "config", "fingerprint", "versions", "machine", "checksums", "load_average",
+                "load_average_end", "load_average_at_end", "metric_config"}
+_COUNT_KEYS = {"n", "n_items", "items", "count", "n_scored"}
+
+
+def suggest_keys(text: str, files: Sequence[str], results_dir: str | Path, scales: Sequence[float] = (100, 1),
+                 exclude: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()) -> tuple[str, str, float, str | None] | None:
+    """(file, key path, scale, derivation: "abs" for a negative value printed unsigned) of a number in ``files`` (each
+    ``FILE`` or ``FILE#KEY.PATH`` for the numbers under one key) that ``text`` prints at its precision, or None.
+
+    Why: registering a results table by hand means finding each figure's key; this proposes one (keys under
+    ``metrics`` first, then the shortest path), and scripts/results_index.py writes what it finds, so a
+    reviewer reads key paths rather than typing them. Never proposed: configuration and provenance keys, a key in
+    ``exclude`` (already bound in the row), a percentage scale for an integer, a key other than a count for an
+    integer below 10."""
+    found = []
+    for entry in files:
+        file, _, under = entry.partition("#")  # FILE#KEY.PATH: only numbers under that key
+        data = _read(Path(results_dir) / file, {})
+        for path, value in numeric_leaves(data):
+            dotted = ".".join(path)
+            if under and not (dotted == under or dotted.startswith(under + ".")):  # keys may hold dots (qwen-llama.cpp)
+                continue
+            if (file, dotted) in exclude or _NOT_FIGURES & set(path):
+                continue
+            integer = not re.search(r"[.e]", text)
+            if integer and float(text.replace(",", "")) < 10 and path[-1] not in _COUNT_KEYS:
+                continue  # "3 epochs", "4 jobs": a small integer matches too many keys by chance
+            for scale in scales if not integer else (1,):
+                if matches(abs(value * scale), text):  # the sign is printed outside the number (+20.00, −23.33)
+                    unlikely = (scale == 100) != ("." in text)  # a percentage prints decimals; a count does not
+                    found.append(("metrics" not in path[:1], unlikely, len(path), files.index(entry), file, ".".join(path), scale,
+                                  "abs" if value < 0 else None))
+    if not found:
+        return None
+    best = min(found, key=lambda f: f[:4])
+    return best[4], best[5], best[6], best[7]
+
+
+def has_predictions(figure: Figure, results_dir: str | Path) -> bool:
+    """Whether the figure's result folder (its file's folder, or one below it: a training run's ``eval/dev/``, a
+    fold summary's ``fold_03/``) keeps per-item predictions, plain or gzip'd, or a summary NAME.json keeps
+    NAME.predictions.jsonl(.gz) beside it."""
+    path = Path(results_dir) / figure.file
+    beside = [path.with_name(f"{path.stem}.predictions.jsonl{gz}") for gz in ("", ".gz")]  # interpret/speed.json's
+    return any(p.is_file() for p in beside) or any(p.name in ("predictions.jsonl", "predictions.jsonl.gz") for p in path.parent.rglob("predictions.jsonl*"))
+
+
+def missing_predictions(figures: Sequence[Figure], results_dir: str | Path) -> tuple[list[str], list[Figure]]:
+    """(problems, excused): figures whose folder keeps no per-item predictions, unexcused ones as problems and
+    the ones INDEX.yaml excuses with a ``no-predictions:`` reason; and a reason given where predictions exist."""
+    problems: list[str] = []
+    excused: list[Figure] = []
+    seen: dict[str, bool] = {}
+    for figure in figures:
+        if figure.file not in seen:
+            seen[figure.file] = has_predictions(figure, results_dir)
+        if seen[figure.file]:
+            if figure.no_predictions:
+                problems.append(f"{figure.where}: {figure.file} has predictions, yet INDEX.yaml says no-predictions ({figure.no_predictions})")
+        elif figure.no_predictions:
+            excused.append(figure)
+        else:
+            problems.append(f"{figure.where}: no predictions.jsonl(.gz) in {Path(figure.file).parent}/; commit them "
+                            "(`figlang report DIR --pack`) or give the group a no-predictions: reason in INDEX.yaml")
+    return problems, excused
+
+
 def unmarked_numbers(doc: str, text: str, figures: Sequence[Figure]) -> list[str]:
     """Numbers in a marked results table of ``doc`` that no registered figure backs, outside rows (the marker in
     their first cell) or cells that say they have no result file."""
@@ -235,6 +374,23 @@ def unmarked_numbers(doc: str, text: str, figures: Sequence[Figure]) -> list[str
                 if t not in bound.get(i, {}) and not any(a <= m.start() < b for a, b in excused):
                     problems.append(f"{doc} table {name!r}: {m.group(0)} in row {row.strip()[:60]!r}… has no result file in {INDEX_FILE}")
     return problems
+
+
+def marked_without_file(text: str) -> tuple[int, int]:
+    """(numbers in results tables' cells or rows marked as having no result file, prose "(no result file; to be
+    re-run)" marks): what is still unbacked, so a report can say how much."""
+    markers = table_markers(text)
+    cells = 0
+    for name, rows in results_tables(text).items():
+        said = "|".join(re.escape(m) for m in (NO_RESULT_FILE, markers.get(name)) if m)
+        for row in rows:
+            parts = row.split("|")
+            if NO_RESULT_FILE in parts[1]:
+                cells += len(NUMBER.findall(row))
+                continue
+            cells += sum(len(NUMBER.findall(c)) for c in parts if re.search(said, c))
+    tables = "\n".join(r for rows in results_tables(text).values() for r in rows)
+    return cells, text.count(NO_RESULT_FILE) - tables.count(NO_RESULT_FILE)
 
 
 def regenerate_tables(text: str, doc: str, figures: Sequence[Figure], results_dir: str | Path) -> tuple[str, list[str]]:
@@ -272,5 +428,6 @@ def regenerate_tables(text: str, doc: str, figures: Sequence[Figure], results_di
 
 
 
-__all__ = ["Figure", "INDEX_FILE", "NO_RESULT_FILE", "check_index", "figure_value", "format_like", "load_index",
-           "matches", "regenerate_tables", "results_tables", "unmarked_numbers"]  # fmt: skip
+__all__ = ["Figure", "INDEX_FILE", "NO_RESULT_FILE", "check_index", "figure_value", "format_like", "has_predictions",
+           "load_index", "markdown_tables", "marked_without_file", "matches", "missing_predictions", "regenerate_tables", "results_tables",
+           "unmarked_numbers", "unmarked_tables"]  # fmt: skip

@@ -1,0 +1,66 @@
+"""The paired tests that README.md and docs/ quote, recomputed from what docs/results commits.
+
+Where both runs' per-item predictions are committed (gzip'd), ``figlang compare``'s API recomputes the test
+from them; where a summary records only McNemar's discordant counts (figlang simulatability), the test is
+recomputed from those. Each quoted p-value or difference is read from the document, so a figure edited
+there, or a change in the statistics code, fails here. The paired tests that cannot be recomputed (their
+predictions were deleted; GPU or long CPU runs) are marked ⁿ beside the figure in the docs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from figlang.evaluation.compare import compare_runs
+from figlang.evaluation.registry import format_like, matches
+from figlang.metrics.significance import mcnemar
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "docs" / "results"
+
+
+def _test(result: dict, prefix: str) -> dict:
+    return next(t for t in result["tests"] if t["test"].startswith(prefix))
+
+
+def test_readme_paper_outputs_baseline_vs_literal():
+    """README: `figlang compare` on the paper's baseline vs literal idiom dev predictions."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"paired t-test p = ([\d.]+), McNemar exact p = ([\d.]+) on\s+(\d+) items: the \+([\d.]+) points", readme)
+    assert m, "README no longer quotes the baseline-vs-literal paired tests"
+    t_p, mcnemar_p, n, gain = m.groups()
+    out = compare_runs(RESULTS / "paper-outputs/idiom-idiom_dev_predictions", RESULTS / "paper-outputs/idiom-idiom_literal_dev_predictions",
+                       n_resamples=1000)
+    assert out["n_paired"] == int(n) and out["warnings"] == []
+    assert matches(_test(out, "paired t-test")["p_value"], t_p), format_like(_test(out, "paired t-test")["p_value"], t_p)
+    exact = _test(out, "McNemar")
+    assert exact["exact"] and matches(exact["p_value"], mcnemar_p), format_like(exact["p_value"], mcnemar_p)
+    assert matches(100 * (out["b"]["accuracy"] - out["a"]["accuracy"]), gain)
+    # one unit off in the last printed digit fails
+    assert not matches(exact["p_value"], f"{float(mcnemar_p) + 0.001:.3f}")
+
+
+SIMULATABILITY = [("simulatability-val120.json", "| 98.33 |", "| 55.00 |"), ("simulatability-val-full.json", "| 95.19 |", "| 59.12 |")]
+
+
+@pytest.mark.parametrize("file,gold_row,predicted_row", SIMULATABILITY)
+def test_simulatability_mcnemar_from_its_discordant_counts(file, gold_row, predicted_row):
+    """docs/trained_models.md's simulatability tables: McNemar p recomputed from the b/c counts the summary records."""
+    doc = (REPO / "docs" / "trained_models.md").read_text(encoding="utf-8")
+    summary = json.loads((RESULTS / "cpu" / file).read_text(encoding="utf-8"))
+    for key, cell in (("gold", gold_row), ("predicted", predicted_row)):
+        row = next(line for line in doc.splitlines() if cell in line and "points" in line)
+        printed = re.findall(r"\d\.\de-\d+", row)[-1]
+        test = summary[key]["test"]
+        b, c, n = test["b"], test["c"], summary[key]["n"]
+        with_r = [True] * b + [False] * c + [True] * (n - b - c)  # the concordant items do not enter McNemar
+        without = [False] * b + [True] * c + [True] * (n - b - c)
+        again = mcnemar(with_r, without)
+        assert (again.b, again.c) == (b, c) and abs(again.p_value - test["p_value"]) <= 1e-12 * max(1.0, test["p_value"])
+        assert matches(again.p_value, printed), f"{file} {key}: recomputed {format_like(again.p_value, printed)}, printed {printed}"
+        mantissa, exponent = printed.split("e")
+        assert not matches(again.p_value, f"{float(mantissa) + 0.1:.1f}e{exponent}")
