@@ -135,13 +135,15 @@ def _auto_class(kind: str):
     }[kind]
 
 
-def _batches(items: Sequence[Any], length: Any, max_rows: int, max_tokens: int) -> Iterator[list[Any]]:
-    """Consecutive batches of at most ``max_rows`` items and ``max_tokens`` padded tokens (items pre-sorted)."""
+def _batches(items: Sequence[Any], length: Any, max_rows: int, max_tokens: int, min_share: float = 0.0) -> Iterator[list[Any]]:
+    """Consecutive batches of at most ``max_rows`` items and ``max_tokens`` padded tokens (items pre-sorted,
+    longest first); with ``min_share``, an item shorter than that share of its batch's longest starts a
+    new batch (padding at most 1 - min_share of a batch's slots)."""
     batch: list[Any] = []
     longest = 0
     for item in items:
         n = length(item)
-        if batch and (len(batch) + 1 > max_rows or max(longest, n) * (len(batch) + 1) > max_tokens):
+        if batch and (len(batch) + 1 > max_rows or max(longest, n) * (len(batch) + 1) > max_tokens or n < min_share * longest):
             yield batch
             batch, longest = [], 0
         batch.append(item)
@@ -570,6 +572,8 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         """Contexts encoded once (batched), continuations batched on copies of their context's cache; or,
         where no prefix is common to all contexts and the model allows it, contexts packed with their
         continuations into rows (:meth:`_score_packed`, the same scores with less work)."""
+        if not groups:
+            return
         contexts = sorted(groups, key=len, reverse=True)
         base = self._common_prefix(contexts)
         skip = 0 if base is None else base[1]
@@ -603,6 +607,7 @@ class TransformersBackend(HFTextMixin, LanguageModel):
     # A packed row holds its context and continuations up to this many tokens past the context (or the
     # context's own length, if longer): a context shared by hundreds of options spreads over several rows.
     PACK_ROOM = 64
+    PACK_MIN_SHARE = 0.95
 
     def _pack_width(self, context_length: int) -> int:
         """The widest packed row for a context this long (its room for continuations included)."""
@@ -649,7 +654,9 @@ class TransformersBackend(HFTextMixin, LanguageModel):
 
         trees.sort(key=len, reverse=True)
         base, head = self.model.base_model, self.model.get_output_embeddings()
-        for batch in _batches(trees, len, self.batch_size, self.max_batch_tokens):
+        # Rows of one pass within 5% of its widest: padding costs what a token costs, and the widths of
+        # a few dozen narratives spread enough that batches of 16 by rank alone padded 28% of their slots.
+        for batch in _batches(trees, len, self.batch_size, self.max_batch_tokens, min_share=self.PACK_MIN_SHARE):
             w = len(batch[0])
             ids = np.full((len(batch), w), self.pad_id, dtype=np.int64)
             pos = np.zeros((len(batch), w), dtype=np.int64)
