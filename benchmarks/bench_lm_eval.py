@@ -5,11 +5,15 @@ One run, each mode in a fresh subprocess (so that peak RSS is its own), on one c
 
 * ``lm-eval``          lm-eval 0.4.x's ``simple_evaluate`` (model ``hf``, float32) on the exported task
 * ``figlang``          ``lm-score -O input=lm-eval`` (the same requests, float32): must answer as lm-eval does
-* ``figlang-bf16``     the same in bfloat16, the CPU's fast dtype where it computes it natively (AVX512-BF16 /
-  AMX); on an AVX2-only CPU torch emulates it, and this row says how much slower that is
-* ``limit``            one batched forward pass over exactly the unique tokens the task needs (each narrative
-  once, each option once, packed into rows without padding), the LM head only where a
-  continuation token is predicted, tensors built before the clock starts: no Python in the loop
+* ``limit``            one batched forward pass over exactly the unique tokens the task needs: the prefix
+  tree of every request's tokens (a token runs once per distinct sequence before it), packed end to
+  end into rows without padding or attention mask, the LM head once per distinct token that predicts
+  a continuation token, tensors built before the clock starts: no Python in the loop
+* ``figlang-fast``     figlang in the CPU's fast dtype: bfloat16 where the CPU computes it natively
+  (AVX512-BF16 / AMX in /proc/cpuinfo); where it does not (AVX2 only) torch emulates bfloat16 several
+  times slower than float32, so float32 is the fast dtype, this row is not run and the summary's fast-dtype
+  ratio is the float32 figlang row's
+* ``figlang-bf16``     bfloat16 whatever the CPU (``--bf16-limit N`` items): what emulation costs
 * ``qwen-transformers`` / ``qwen-llama.cpp`` (with ``--qwen``): figlang's lm-score (input=lm-eval) with the
   larger catalog model through the Transformers backend (float32) and through llama.cpp, on
   ``--qwen-limit`` items
@@ -17,8 +21,11 @@ One run, each mode in a fresh subprocess (so that peak RSS is its own), on one c
 Each mode reports items/s, wall and CPU seconds (``time.process_time``: all threads), peak RSS
 (``ru_maxrss``), and its predictions; agreement is counted item for item against lm-eval (or against
 figlang float32 / the Transformers backend). Load times are reported apart and not in items/s.
+``--repeat N`` runs figlang and the limit N times each, alternating, and the summary gives the median of
+each ratio (with every repeat's value); ``--jobs K`` runs K modes at once (on a loaded machine the CPU
+seconds ratios are then the steadier ones).
 
-    .venv/bin/python benchmarks/bench_lm_eval.py --threads 2 --qwen --out docs/results/bench/lm_eval_idiom_dev.json
+    .venv/bin/python benchmarks/bench_lm_eval.py --threads 1 --repeat 3 --jobs 3 --qwen --qwen-limit 8 --out docs/results/bench/lm_eval_idiom_dev.json
 """
 
 from __future__ import annotations
@@ -28,14 +35,16 @@ import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SMOLL_MODES = ("lm-eval", "figlang", "figlang-bf16", "limit")
+SMOLL_MODES = ("lm-eval", "figlang", "figlang-fast", "figlang-bf16", "limit")
 QWEN_MODES = ("qwen-transformers", "qwen-llama.cpp")
+ALL_MODES = SMOLL_MODES + QWEN_MODES
 
 
 def peak_rss_mb() -> float:
@@ -60,6 +69,17 @@ def _clock(fn):
     t0, c0 = time.perf_counter(), time.process_time()
     out = fn()
     return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+def fast_dtype() -> str:
+    """The CPU's fast dtype: bfloat16 where the CPU computes it natively (AVX512-BF16 / AMX), else float32.
+
+    Without those instructions torch emulates bfloat16 several times slower than float32, so on such a
+    CPU (AVX2 only, like this project's machine) float32 itself is the fast dtype.
+    """
+    from figlang.models.devices import auto_cpu_dtype
+
+    return auto_cpu_dtype()
 
 
 def worker_lm_eval(args: argparse.Namespace) -> dict:
@@ -110,9 +130,18 @@ def worker_figlang(args: argparse.Namespace, model: str, dtype: str, limit: int 
 
 
 def worker_limit(args: argparse.Namespace) -> dict:
-    """The unique tokens through the model once, in rows packed without padding; logits only where needed."""
+    """The unique tokens through the model once, in rows packed without padding; logits only where needed.
+
+    "Unique" is the prefix tree of every request's context + continuation: a token runs once for
+    each distinct sequence of tokens before it (contexts that share a start share it, options of a
+    context that begin alike share their first tokens), and the LM head runs once for each distinct
+    token that predicts a continuation token. The tree's tokens fill rows of the task's average
+    tree width end to end, with plain causal attention (no mask, so the cheapest attention kernel),
+    ``--limit-rows`` rows per forward pass; all tensors are built before the clock starts.
+    """
     import torch
 
+    from figlang.models.backends.transformers_backend import TokenTree
     from figlang.models.loading import load_backend
     from figlang.models.methods.cloze import lm_eval_request, narrative_text
 
@@ -120,24 +149,19 @@ def worker_limit(args: argparse.Namespace) -> dict:
     lm, load_s, _ = _clock(lambda: load_backend(args.model, dtype=args.dtype))
     requests = [lm_eval_request(narrative_text(r), o) for r in records for o in r.options]
     _, encoded = lm._encode_requests(requests)
-    contexts: dict[tuple[int, ...], list[list[int]]] = {}
-    for _, ctx, cont in encoded:
-        contexts.setdefault(tuple(ctx), []).append(cont)
-    stream: list[int] = []
-    needed = 0
-    lengths = []
-    for ctx, conts in contexts.items():
-        row = list(ctx) + [t for c in conts for t in c]
-        stream += row
-        lengths.append(len(row))
-        needed += sum(len(c) for c in conts)
-    width = max(16, round(sum(lengths) / len(lengths)))  # rows as long as the task's own rows, on average
+    contexts: dict[tuple[int, ...], list[tuple[int, list[int]]]] = {}
+    for i, ctx, cont in encoded:
+        contexts.setdefault(tuple(ctx), []).append((i, cont))
+    tree = TokenTree.of(list(contexts.items()))
+    needed = len({node for _, nodes, _ in tree.picks for node in nodes})
+    stream = list(tree.tokens)
+    width = max(16, round(len(stream) / len(contexts)))  # rows as wide as the task's own trees, on average
     n_rows = -(-len(stream) // width)
     stream += [lm.pad_id] * (n_rows * width - len(stream))
     ids = torch.tensor(stream, dtype=torch.long).view(n_rows, width)
-    per_pass = max(1, lm.max_batch_tokens // width)
+    per_pass = max(1, min(args.limit_rows, lm.max_batch_tokens // width))
     chunks = [ids[i : i + per_pass] for i in range(0, n_rows, per_pass)]
-    # the positions whose logits a scorer needs (one per continuation token), spread over the rows
+    # the positions whose logits a scorer needs (one per distinct predicting token), spread over the rows
     picks = torch.linspace(0, n_rows * width - 1, needed).long()
     pick_chunks = [picks[(picks >= i * width) & (picks < (i + len(c)) * width)] - i * width for i, c in zip(range(0, n_rows, per_pass), chunks)]
     base, head = lm.model.base_model, lm.model.get_output_embeddings()
@@ -152,8 +176,9 @@ def worker_limit(args: argparse.Namespace) -> dict:
     _, seconds, cpu = _clock(run)
     return {
         "seconds": seconds, "cpu_seconds": cpu, "load_seconds": load_s, "rss_loaded_mb": rss_loaded, "items": len(records),
-        "unique_tokens": len(stream) - (n_rows * width - sum(lengths)), "rows": n_rows, "row_width": width,
+        "unique_tokens": len(tree), "rows": n_rows, "row_width": width, "rows_per_pass": per_pass,
         "scored_positions": needed, "forward_passes": len(chunks), "dtype": args.dtype,
+        "tokens_if_contexts_and_options_ran_once": sum(len(c) for c in contexts) + sum(len(t) for _, _, t in encoded),
         "tokens_if_each_request_ran_in_full": sum(len(c) + len(t) for _, c, t in encoded),
     }  # fmt: skip
 
@@ -163,11 +188,14 @@ def worker(args: argparse.Namespace) -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    mode = args.worker
+    run_name = args.worker
+    mode = run_name.split("#")[0]  # "figlang#2": the second repeat of mode figlang
     if mode == "lm-eval":
         out = worker_lm_eval(args)
     elif mode == "figlang":
         out = worker_figlang(args, args.model, args.dtype, args.limit)
+    elif mode == "figlang-fast":
+        out = worker_figlang(args, args.model, fast_dtype(), args.limit)
     elif mode == "figlang-bf16":
         out = worker_figlang(args, args.model, "bfloat16", args.bf16_limit or args.limit)
     elif mode == "limit":
@@ -176,12 +204,13 @@ def worker(args: argparse.Namespace) -> None:
         out = worker_figlang(args, args.qwen_model, "float32", args.qwen_limit)
     else:
         out = worker_figlang(args, args.qwen_model, "float32", args.qwen_limit, backend="llama.cpp")
-    out.update(mode=mode, peak_rss_mb=peak_rss_mb(), threads=torch.get_num_threads(),
+    out.update(mode=mode, run=run_name, peak_rss_mb=peak_rss_mb(), threads=torch.get_num_threads(),
                load_average=os.getloadavg() if hasattr(os, "getloadavg") else None)  # fmt: skip
     print("RESULT " + json.dumps(out), flush=True)
 
 
 def run_mode(mode: str, args: argparse.Namespace) -> dict:
+    """One mode (or one repeat of it, "figlang#2") in a fresh subprocess; its RESULT line, parsed."""
     cmd = [sys.executable, __file__, "--worker", mode, *args.passthrough]
     print(f"[{mode}] running", file=sys.stderr, flush=True)
     done = subprocess.run(cmd, capture_output=True, text=True, check=False, env={**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"})
@@ -215,6 +244,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--qwen", action="store_true", help="also qwen2.5-1.5b through Transformers and llama.cpp")
     parser.add_argument("--qwen-model", default="qwen2.5-1.5b")
     parser.add_argument("--qwen-limit", type=int, default=40)
+    parser.add_argument("--repeat", type=int, default=1, help="run figlang and the limit this many times each, alternating; "
+                        "the summary gives each ratio's median (a loaded machine's timings drift)")
+    parser.add_argument("--jobs", type=int, default=1, help="modes run at once, each in its own process (compare CPU seconds then)")
+    parser.add_argument("--limit-rows", type=int, default=16, help="rows per forward pass of the limit (default 16; on 40 items 4, 16 and 240 rows "
+                        "a pass took the same CPU time within 5%%, 16 keeps its memory low)")
     parser.add_argument("--modes", default=None, help=f"comma-separated subset of {', '.join(SMOLL_MODES + QWEN_MODES)}")
     parser.add_argument("--out", default=str(REPO / "runs" / "bench_lm_eval.json"))
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -231,34 +265,77 @@ def main(argv: list[str] | None = None) -> None:
     exported = export_lm_eval(args.task, tasks_dir, split=args.split, data_dir=args.data_dir, limit=args.limit)
     passthrough = ["--model", args.model, "--task", args.task, "--split", args.split, "--data-dir", args.data_dir,
                    "--batch-size", str(args.batch_size), "--dtype", args.dtype, "--qwen-model", args.qwen_model,
-                   "--qwen-limit", str(args.qwen_limit), "--tasks-dir", str(tasks_dir), "--lm-eval-task", exported.name]  # fmt: skip
+                   "--qwen-limit", str(args.qwen_limit), "--limit-rows", str(args.limit_rows), "--tasks-dir", str(tasks_dir), "--lm-eval-task", exported.name]  # fmt: skip
     for flag, value in (("--limit", args.limit), ("--bf16-limit", args.bf16_limit), ("--threads", args.threads)):
         if value:
             passthrough += [flag, str(value)]
     args.passthrough = passthrough
-    modes = [m.strip() for m in args.modes.split(",")] if args.modes else list(SMOLL_MODES) + (list(QWEN_MODES) if args.qwen else [])
+    modes = [m.strip() for m in args.modes.split(",")] if args.modes else default_modes(args)
+    unknown = [m for m in modes if m not in ALL_MODES]
+    if unknown:
+        raise SystemExit(f"unknown mode(s) {', '.join(unknown)}: choose from {', '.join(ALL_MODES)}")
+    # lm-eval first (the longest); then figlang and the limit alternating, repeat by repeat, so that a
+    # drifting load hits both alike; then the other rows
+    runs = ["lm-eval"] if "lm-eval" in modes else []
+    runs += [m if k == 0 else f"{m}#{k + 1}" for k in range(max(1, args.repeat)) for m in ("figlang", "limit") if m in modes]
+    runs += [m for m in modes if m not in ("lm-eval", "figlang", "limit")]
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     results: dict = {}
-    for m in modes:  # the report is rewritten after every mode: a run cut short keeps what it measured
-        results[m] = run_mode(m, args)
-        report(args, argv, exported, started, results, done=len(results) == len(modes))
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(run_mode, r, args): r for r in runs}
+        for future in as_completed(futures):  # the report is rewritten after every run: a run cut short keeps what it measured
+            results[futures[future]] = future.result()
+            ordered = {r: results[r] for r in runs if r in results}
+            report(args, argv, exported, started, ordered, done=len(results) == len(runs))
+
+
+def default_modes(args: argparse.Namespace) -> list[str]:
+    """lm-eval, figlang float32 and the limit; the fast dtype's row where it is not float32 (native bfloat16);
+    emulated bfloat16 when --bf16-limit asks for it; the qwen rows with --qwen."""
+    modes = ["lm-eval", "figlang", "limit"]
+    if fast_dtype() != "float32":
+        modes.append("figlang-fast")
+    if args.bf16_limit:
+        modes.append("figlang-bf16")
+    return modes + (list(QWEN_MODES) if args.qwen else [])
 
 
 def report(args: argparse.Namespace, argv: list[str] | None, exported, started: str, results: dict, done: bool) -> None:
     def rate(r: dict) -> float:
         return r["items"] / r["seconds"]
 
+    def repeats(mode: str) -> list[dict]:
+        return [r for name, r in results.items() if name.split("#")[0] == mode]
+
+    def median_and_each(key: str, values: list[float]) -> None:
+        summary[key] = statistics.median(values)
+        if len(values) > 1:
+            summary[key + "_each"] = values
+
     summary: dict = {}
-    lm, fig, lim, bf = (results.get(k) for k in ("lm-eval", "figlang", "limit", "figlang-bf16"))
+    lm, bf, fast = (results.get(k) for k in ("lm-eval", "figlang-bf16", "figlang-fast"))
+    figs, lims = repeats("figlang"), repeats("limit")
+    fig = figs[0] if figs else None
     if lm and fig:
-        summary["figlang_vs_lm_eval_items_per_s"] = rate(fig) / rate(lm)
-        summary["figlang_vs_lm_eval_cpu_seconds"] = lm["cpu_seconds"] / fig["cpu_seconds"] * fig["items"] / lm["items"]
+        median_and_each("figlang_vs_lm_eval_items_per_s", [rate(f) / rate(lm) for f in figs])
+        median_and_each("figlang_vs_lm_eval_cpu_seconds", [lm["cpu_seconds"] / f["cpu_seconds"] * f["items"] / lm["items"] for f in figs])
         summary["agreement_figlang_lm_eval"] = agreement(fig["predictions"], lm["predictions"])
         shared = [k for k in fig["logprobs"] if k in lm["logprobs"]]
         summary["max_abs_logprob_diff_figlang_lm_eval"] = max(abs(x - y) for k in shared for x, y in zip(fig["logprobs"][k], lm["logprobs"][k]))
-    if fig and lim:
-        summary["figlang_time_over_limit"] = (fig["seconds"] / fig["items"]) / (lim["seconds"] / lim["items"])
-        summary["figlang_cpu_over_limit"] = (fig["cpu_seconds"] / fig["items"]) / (lim["cpu_seconds"] / lim["items"])
+    if len(figs) > 1:
+        summary["figlang_repeats_identical_predictions"] = all(f["predictions"] == fig["predictions"] for f in figs)
+    if figs and lims:  # the i-th figlang run against the i-th limit run, then the median
+        pairs = list(zip(figs, lims))
+        median_and_each("figlang_time_over_limit", [(f["seconds"] / f["items"]) / (m["seconds"] / m["items"]) for f, m in pairs])
+        median_and_each("figlang_cpu_over_limit", [(f["cpu_seconds"] / f["items"]) / (m["cpu_seconds"] / m["items"]) for f, m in pairs])
+    summary["fast_dtype"] = fast_dtype()  # float32 where bfloat16 would be emulated: then the figlang rows are the fast dtype's
+    fast_runs = figs if summary["fast_dtype"] == "float32" else [fast] if fast else []
+    if lm and fast_runs:
+        median_and_each("fast_dtype_vs_lm_eval_float32_items_per_s", [rate(f) / rate(lm) for f in fast_runs])
+    if fast and fig:
+        summary["agreement_fast_dtype_figlang_float32"] = agreement(fast["predictions"], fig["predictions"])
     if bf and lm:
         summary["bf16_vs_lm_eval_float32_items_per_s"] = rate(bf) / rate(lm)
     if bf and fig:
@@ -282,17 +359,20 @@ def report(args: argparse.Namespace, argv: list[str] | None, exported, started: 
         print(f"{m:<18} {r['items']:>5} {str(r.get('dtype', ''))[:9]:>9} {r['seconds']:>8.1f} {rate(r):>8.2f} {r['cpu_seconds']:>7.1f} "
               f"{r['peak_rss_mb']:>11.0f} {'' if acc is None else f'{acc:.3f}':>8}")  # fmt: skip
     for k, v in summary.items():
-        shown = f"{v['identical']}/{v['items']} identical" if isinstance(v, dict) else f"{v:.3f}"
+        shown = (f"{v['identical']}/{v['items']} identical" if isinstance(v, dict) else v if isinstance(v, (str, bool))
+                 else ", ".join(f"{x:.3f}" for x in v) if isinstance(v, list) else f"{v:.3f}")  # fmt: skip
         print(f"  {k}: {shown}")
     from figlang.evaluation.provenance import library_versions
 
     report = {
         "benchmark": "lm_eval_vs_figlang", "task": args.task, "split": args.split, "model": args.model, "limit": args.limit,
         "bf16_limit": args.bf16_limit, "qwen_model": args.qwen_model if args.qwen else None, "qwen_limit": args.qwen_limit if args.qwen else None,
-        "threads": args.threads, "batch_size": args.batch_size, "started": started,
+        "threads": args.threads, "batch_size": args.batch_size, "repeat": args.repeat, "jobs": args.jobs,
+        "limit_rows_per_pass": args.limit_rows, "started": started,
         "lm_eval_task": {"name": exported.name, "docs": exported.docs},
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
-                    "bf16_emulated": bf16_is_emulated("cpu"), "torch": torch.__version__,
+                    "bf16_emulated": bf16_is_emulated("cpu"), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+                    "torch": torch.__version__,
                     "load_average_end": os.getloadavg() if hasattr(os, "getloadavg") else None},  # fmt: skip
         "versions": library_versions(),
         "command": " ".join(["python", "benchmarks/bench_lm_eval.py", *(argv if argv is not None else sys.argv[1:])]),

@@ -217,6 +217,51 @@ def test_runs_of_shared_examples_are_encoded_once_each(smollm, cloze_requests, m
     assert original(smollm, [(1, 2, 3, 4), (5, 6, 7, 8)], 0) == [([(1, 2, 3, 4), (5, 6, 7, 8)], 0)]
 
 
+def test_token_tree_rows_share_prefixes_and_see_only_their_ancestors():
+    from figlang.models.backends.transformers_backend import TokenTree
+
+    # two contexts sharing [1, 2], options sharing their first token
+    tree = TokenTree.of([((1, 2, 3), [(0, [7, 8]), (1, [7, 9])]), ((1, 2, 4), [(2, [7])])])
+    assert tree.tokens == [1, 2, 3, 7, 8, 9, 4, 7] and tree.depth == [0, 1, 2, 3, 4, 4, 2, 3]
+    assert [p for p in tree.parent] == [-1, 0, 1, 2, 3, 3, 1, 6]
+    # request 0 and 1 share the node that predicts their first token and the one that predicts their second
+    assert tree.picks == [(0, [2, 3], [7, 8]), (1, [2, 3], [7, 9]), (2, [6], [7])]
+    seen = tree.ancestry()
+    for q in range(len(tree)):
+        chain, node = set(), q
+        while node >= 0:
+            chain.add(node)
+            node = tree.parent[node]
+        assert {k for k in range(len(tree)) if seen[q, k]} == chain
+
+
+def test_packed_rows_with_shared_prefixes_agree_with_naive_at_any_batch_size(smollm, cloze_requests, monkeypatch):
+    """Contexts that share a long start go in one packed row as a token tree (the start once, options
+    that begin alike sharing their first tokens): the same scores as each request run alone."""
+    story = cloze_requests[0].context
+    requests = [ScoreRequest(ctx, opt) for ctx in (story, story + " Then it rained all night.")
+                for opt in (" The end came quickly.", " The end went on and on.", " Nobody cared.")]  # fmt: skip
+    requests += cloze_requests[2:6]  # other stories, one row each
+    clusters = []
+    original = type(smollm)._score_packed
+
+    def spy(self, groups, found):
+        clusters.append(sorted(len(c) for c in found))
+        return original(self, groups, found)
+
+    monkeypatch.setattr(type(smollm), "_score_packed", spy)
+    out = {}
+    for name, reuse, batch in (("packed-1", True, 1), ("packed-16", True, 16), ("naive", False, 16)):
+        _set(smollm, prefix_reuse=reuse, batch_size=batch)
+        out[name] = smollm.score(requests)
+    _set(smollm, prefix_reuse=True, batch_size=16)
+    assert len(clusters) == 2 and all(c[-1] == 2 for c in clusters)  # both packed calls: the two related stories shared one row
+    for a, b, c in zip(out["packed-1"], out["packed-16"], out["naive"]):
+        assert a.n_tokens == b.n_tokens == c.n_tokens and a.is_greedy == b.is_greedy == c.is_greedy
+        assert abs(a.logprob - c.logprob) < 1e-4 and abs(b.logprob - c.logprob) < 1e-4
+        assert max(abs(x - y) for x, y in zip(a.token_logprobs, c.token_logprobs)) < 1e-4
+
+
 def test_scores_are_sensible(smollm):
     fluent = " and then they all went home for dinner together."
     shuffled = " dinner then home went together all they for and."

@@ -135,13 +135,15 @@ def _auto_class(kind: str):
     }[kind]
 
 
-def _batches(items: Sequence[Any], length: Any, max_rows: int, max_tokens: int) -> Iterator[list[Any]]:
-    """Consecutive batches of at most ``max_rows`` items and ``max_tokens`` padded tokens (items pre-sorted)."""
+def _batches(items: Sequence[Any], length: Any, max_rows: int, max_tokens: int, min_share: float = 0.0) -> Iterator[list[Any]]:
+    """Consecutive batches of at most ``max_rows`` items and ``max_tokens`` padded tokens (items pre-sorted,
+    longest first); with ``min_share``, an item shorter than that share of its batch's longest starts a
+    new batch (padding at most 1 - min_share of a batch's slots)."""
     batch: list[Any] = []
     longest = 0
     for item in items:
         n = length(item)
-        if batch and (len(batch) + 1 > max_rows or max(longest, n) * (len(batch) + 1) > max_tokens):
+        if batch and (len(batch) + 1 > max_rows or max(longest, n) * (len(batch) + 1) > max_tokens or n < min_share * longest):
             yield batch
             batch, longest = [], 0
         batch.append(item)
@@ -156,6 +158,71 @@ def _select_cache_rows(cache: Any, index: Any) -> Any:
     new.layers = [copy.copy(layer) for layer in cache.layers]
     new.batch_select_indices(index)
     return new
+
+
+class TokenTree:
+    """One packed scoring row: contexts and their continuations as a prefix tree of tokens.
+
+    Nodes are numbered in insertion order (a parent before its children); ``depth`` is a token's
+    position in its own sequence; ``picks`` holds, per request, the nodes whose outputs predict its
+    continuation's tokens, and those tokens.
+    """
+
+    def __init__(self) -> None:
+        self.tokens: list[int] = []
+        self.parent: list[int] = []
+        self.depth: list[int] = []
+        self._children: list[dict[int, int]] = [{}]  # [0]: the roots; [k + 1]: node k's children
+        self.picks: list[tuple[int, list[int], list[int]]] = []
+
+    @classmethod
+    def of(cls, members: Sequence[tuple[Sequence[int], Sequence[tuple[int, list[int]]]]]) -> TokenTree:
+        """The tree of contexts (each ≥ 1 token) and their (request, continuation ≥ 1 token) pairs."""
+        tree = cls()
+        for ctx, conts in members:
+            last = tree.insert(ctx, -1)[-1]
+            for i, cont in conts:
+                nodes = tree.insert(cont, last)
+                tree.picks.append((i, [last, *nodes[:-1]], list(cont)))
+        return tree
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def insert(self, seq: Sequence[int], at: int) -> list[int]:
+        """The nodes of ``seq`` continuing node ``at`` (-1: from the root), new ones added."""
+        nodes = []
+        for token in seq:
+            kids = self._children[at + 1]
+            node = kids.get(token)
+            if node is None:
+                node = kids[token] = len(self.tokens)
+                self.tokens.append(token)
+                self.parent.append(at)
+                self.depth.append(self.depth[at] + 1 if at >= 0 else 0)
+                self._children.append({})
+            nodes.append(node)
+            at = node
+        return nodes
+
+    def ancestry(self) -> Any:
+        """[n, n] booleans: node k is node q or one of its ancestors (what q may attend to)."""
+        import numpy as np
+
+        n = len(self.tokens)
+        out = np.zeros((n, n), dtype=bool)
+        q = 0
+        while q < n:
+            # a chain (each node the child of the one before) fills as one block: its start's line, then a triangle
+            end = q + 1
+            while end < n and self.parent[end] == end - 1:
+                end += 1
+            p = self.parent[q]
+            if p >= 0:
+                out[q:end] = out[p]
+            out[q:end, q:end] |= np.tri(end - q, dtype=bool)
+            q = end
+        return out
 
 
 class TransformersBackend(HFTextMixin, LanguageModel):
@@ -503,15 +570,32 @@ class TransformersBackend(HFTextMixin, LanguageModel):
 
     def _score_shared(self, groups: dict[tuple[int, ...], list[tuple[int, list[int]]]]) -> Iterator[tuple[int, tuple[list[float], bool]]]:
         """Contexts encoded once (batched), continuations batched on copies of their context's cache; or,
-        where no prefix is shared beyond single contexts and the model allows it, each context packed
-        with its continuations into one row (:meth:`_score_packed`, the same scores with less work)."""
+        where no prefix is common to all contexts and the model allows it, contexts packed with their
+        continuations into rows (:meth:`_score_packed`, the same scores with less work)."""
+        if not groups:
+            return
         contexts = sorted(groups, key=len, reverse=True)
         base = self._common_prefix(contexts)
-        if base is None and self._packable and all(shared == 0 for _, shared in self._prefix_runs(contexts, 0)):
-            yield from self._score_packed(groups, contexts)
-            return
         skip = 0 if base is None else base[1]
-        for members, shared in self._prefix_runs(contexts, skip):
+        runs = self._prefix_runs(contexts, skip)
+        if base is None and self._packable:
+            # A run of contexts that share a prefix packs into one row (the prefix once) when that row
+            # stays within a packed row's width; else its contexts pack one by one (the prefix again in
+            # each) when that repeats at most a quarter of the run's tokens; else (long few-shot examples
+            # before short items) the run keeps the cache path, which encodes its prefix once.
+            clusters: list[list[tuple[int, ...]]] = []
+            cached: list[tuple[list[tuple[int, ...]], int]] = []
+            for members, shared in runs:
+                tokens = self._tree_width(groups, members, shared)
+                if shared and tokens <= self._pack_width(max(map(len, members))):
+                    clusters.append(members)
+                elif shared * (len(members) - 1) * 4 <= tokens:
+                    clusters += [[ctx] for ctx in members]
+                else:
+                    cached.append((members, shared))
+            yield from self._score_packed(groups, clusters)
+            runs = cached
+        for members, shared in runs:
             run_base = base
             if shared > skip:  # the run's own longer prefix, once, on top of the call's common one
                 cache, _, _ = self._encode_prefixes([list(members[0][skip:shared])], base)
@@ -523,69 +607,83 @@ class TransformersBackend(HFTextMixin, LanguageModel):
     # A packed row holds its context and continuations up to this many tokens past the context (or the
     # context's own length, if longer): a context shared by hundreds of options spreads over several rows.
     PACK_ROOM = 64
+    PACK_MIN_SHARE = 0.95
+
+    def _pack_width(self, context_length: int) -> int:
+        """The widest packed row for a context this long (its room for continuations included)."""
+        return context_length + max(context_length, self.PACK_ROOM)
+
+    @staticmethod
+    def _tree_width(groups: dict[tuple[int, ...], list[tuple[int, list[int]]]], members: Sequence[tuple[int, ...]], shared: int) -> int:
+        """Tokens of one row holding ``members`` (sharing ``shared`` tokens) and all their continuations, at most."""
+        return shared + sum(len(ctx) - shared + sum(len(c) for _, c in groups[ctx]) for ctx in members)
 
     def _score_packed(
-        self, groups: dict[tuple[int, ...], list[tuple[int, list[int]]]], contexts: list[tuple[int, ...]]
+        self, groups: dict[tuple[int, ...], list[tuple[int, list[int]]]], clusters: list[list[tuple[int, ...]]]
     ) -> Iterator[tuple[int, tuple[list[float], bool]]]:
-        """Each context once, followed in the same row by its continuations, one forward pass per batch.
+        """Each cluster of contexts once, followed in the same row by their continuations, as a token tree.
 
-        A continuation's tokens sit after the context at the positions they would have right after it,
-        and a 4D attention mask lets each see the context and its own earlier tokens only, so every
-        continuation is scored as if it ran alone after the context; the context's last token predicts
-        each continuation's first. Only the unique tokens run (no key/value copies, no recomputed context
-        token, no padding beyond the batch's widest row), and the LM head runs only where a continuation
-        token is predicted.
+        A row is a prefix tree (:class:`TokenTree`): contexts of one cluster share their common prefix,
+        the continuations of a context share their common first tokens, and every token sits at the
+        position it would have in its own sequence. A 4D attention mask lets each token see only its
+        ancestors and itself, so every continuation is scored as if it ran alone after its context; the
+        context's last token predicts each continuation's first. Only the unique tokens run (no key/value
+        copies, no recomputed context token, no padding beyond the batch's widest row), and the LM head
+        runs once per distinct predicting token. A one-context cluster whose continuations pass its room
+        (:meth:`_pack_width`) spreads over several rows, each with the context again.
         """
+        import numpy as np
+
         torch = self._torch
-        rows: list[tuple[tuple[int, ...], list[tuple[int, list[int]]]]] = []
-        for ctx in contexts:
-            room = max(len(ctx), self.PACK_ROOM)
+        trees: list[TokenTree] = []
+        for cluster in clusters:
+            if len(cluster) > 1:
+                trees.append(TokenTree.of([(ctx, groups[ctx]) for ctx in cluster]))
+                continue
+            ctx = cluster[0]
+            room = self._pack_width(len(ctx)) - len(ctx)
             current: list[tuple[int, list[int]]] = []
             used = 0
             for i, cont in groups[ctx]:
                 if current and used + len(cont) > room:
-                    rows.append((ctx, current))
+                    trees.append(TokenTree.of([(ctx, current)]))
                     current, used = [], 0
                 current.append((i, cont))
                 used += len(cont)
-            rows.append((ctx, current))
+            trees.append(TokenTree.of([(ctx, current)]))
 
-        def width(row: tuple[tuple[int, ...], list[tuple[int, list[int]]]]) -> int:
-            return len(row[0]) + sum(len(c) for _, c in row[1])
-
-        rows.sort(key=width, reverse=True)
+        trees.sort(key=len, reverse=True)
         base, head = self.model.base_model, self.model.get_output_embeddings()
-        for batch in _batches(rows, width, self.batch_size, self.max_batch_tokens):
-            w = width(batch[0])
-            ids = torch.full((len(batch), w), self.pad_id, dtype=torch.long)
-            pos = torch.zeros((len(batch), w), dtype=torch.long)
-            seg = torch.full((len(batch), w), -1, dtype=torch.long)
-            picks: list[tuple[int, int, list[int], list[int]]] = []  # (request, row, predicting positions, targets)
-            for b, (ctx, members) in enumerate(batch):
-                n = len(ctx)
-                ids[b, :n] = torch.tensor(ctx, dtype=torch.long)
-                pos[b, :n] = torch.arange(n)
-                seg[b, :n] = 0
-                off = n
-                for k, (i, cont) in enumerate(members):
-                    m = len(cont)
-                    ids[b, off : off + m] = torch.tensor(cont, dtype=torch.long)
-                    pos[b, off : off + m] = torch.arange(n, n + m)
-                    seg[b, off : off + m] = k + 1
-                    picks.append((i, b, [n - 1, *range(off, off + m - 1)], cont))
-                    off += m
-            key, query = seg.unsqueeze(1), seg.unsqueeze(2)
-            mask = torch.ones((w, w), dtype=torch.bool).tril() & ((key == 0) | (key == query)) & (key >= 0)
-            mask |= torch.eye(w, dtype=torch.bool) & (query < 0)  # padding attends to itself (no empty rows)
-            hidden = base(input_ids=ids.to(self.device), attention_mask=mask.unsqueeze(1).to(self.device),
-                          position_ids=pos.to(self.device), use_cache=False).last_hidden_state  # fmt: skip
-            row_index = torch.tensor([b for _, b, where, _ in picks for _ in where], device=self.device)
-            col_index = torch.tensor([p for _, _, where, _ in picks for p in where], device=self.device)
-            targets = torch.tensor([t for _, _, _, cont in picks for t in cont], device=self.device)
-            lps, greedy = self._token_scores(head(hidden[row_index, col_index]), targets)
+        # Rows of one pass within 5% of its widest: padding costs what a token costs, and the widths of
+        # a few dozen narratives spread enough that batches of 16 by rank alone padded 28% of their slots.
+        for batch in _batches(trees, len, self.batch_size, self.max_batch_tokens, min_share=self.PACK_MIN_SHARE):
+            w = len(batch[0])
+            ids = np.full((len(batch), w), self.pad_id, dtype=np.int64)
+            pos = np.zeros((len(batch), w), dtype=np.int64)
+            mask = np.zeros((len(batch), w, w), dtype=bool)
+            predictors: dict[tuple[int, int], int] = {}  # (row, node) -> index among the LM head's inputs
+            picks: list[tuple[int, list[int]]] = []  # (request, head input of each continuation token)
+            targets: list[int] = []
+            for b, tree in enumerate(batch):
+                n = len(tree)
+                ids[b, :n] = tree.tokens
+                pos[b, :n] = tree.depth
+                mask[b, :n, :n] = tree.ancestry()
+                mask[b, range(n, w), range(n, w)] = True  # padding attends to itself (no empty rows)
+                for i, nodes, cont in tree.picks:
+                    picks.append((i, [predictors.setdefault((b, node), len(predictors)) for node in nodes]))
+                    targets += cont
+            hidden = base(input_ids=torch.from_numpy(ids).to(self.device), attention_mask=torch.from_numpy(mask).unsqueeze(1).to(self.device),
+                          position_ids=torch.from_numpy(pos).to(self.device), use_cache=False).last_hidden_state  # fmt: skip
+            where = torch.tensor(list(predictors), dtype=torch.long, device=self.device)
+            logits = head(hidden[where[:, 0], where[:, 1]]).float()
+            index = torch.tensor([u for _, us in picks for u in us], dtype=torch.long, device=self.device)
+            wanted = torch.tensor(targets, dtype=torch.long, device=self.device)
+            lps = (logits[index, wanted] - torch.logsumexp(logits, dim=-1)[index]).cpu()
+            greedy = (logits.argmax(dim=-1)[index] == wanted).cpu()
             start = 0
-            for i, _, _, cont in picks:
-                n = len(cont)
+            for i, us in picks:
+                n = len(us)
                 yield i, (lps[start : start + n].tolist(), bool(greedy[start : start + n].all()))
                 start += n
 
@@ -989,6 +1087,7 @@ def backend_options_help() -> dict[str, str]:
 
 __all__ = [
     "KINDS",
+    "TokenTree",
     "TransformersBackend",
     "backend_options_help",
     "derive_seed",
