@@ -21,6 +21,7 @@ them and writes ``OUT/grid.json`` and ``OUT/grid.md`` (accuracy of every configu
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -30,17 +31,19 @@ from pathlib import Path
 BLOCKS = ("plain", "neutral", "meaning-before", "meaning-after", "know-context-if", "know-context-nf", "know-literal-if", "know-literal-nf")
 
 
-def run_block(task: str, split: str, block: str, model: str, threads: int, data_dir: str, out: Path) -> None:
+def run_block(task: str, split: str, block: str, model: str, threads: int, data_dir: str, out: Path, sample: int = 0) -> None:
     from figlang.data.registry import get_task
     from figlang.models.backends.base import ScoreRequest
     from figlang.models.base import METHODS
     from figlang.models.methods import prompts as P
 
-    path = out / f"{task}-{split}-{block}.json"
+    path = out / f"{task}-{split}-{block}{f'-n{sample}' if sample else ''}.json"
     if path.exists():
         print(f"{path} exists: skipped")
         return
     records = get_task(task).load(split, data_dir)
+    if sample:  # a seeded subset (by the hash of the id: the same items for every block of a sample)
+        records = sorted(records, key=lambda r: hashlib.sha256(f"meaning-grid:{r.id}".encode()).hexdigest())[:sample]
     opts = {"threads": threads, "dtype": "float32"}
     t_cpu, t_wall = time.process_time(), time.perf_counter()
     rows: list[dict] = []
@@ -75,7 +78,7 @@ def run_block(task: str, split: str, block: str, model: str, threads: int, data_
     out.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps({"task": task, "split": split, "block": block, "model": model, "threads": threads,
-                               "cpu_s": cpu, "wall_s": wall, "n": len(rows), "rows": rows}))  # fmt: skip
+                               "sample": sample, "cpu_s": cpu, "wall_s": wall, "n": len(rows), "rows": rows}))  # fmt: skip
     os.replace(tmp, path)
     print(f"{task}/{split} {block}: {len(rows)} items, {cpu:.1f} CPU s, {wall:.1f} s wall")
 
@@ -103,21 +106,25 @@ def analyse(out: Path) -> None:
         if f.name == "grid.json":
             continue
         d = json.loads(f.read_text())
-        blocks.setdefault((d["task"], d["split"]), {})[d["block"]] = d
+        key = d["block"] + (f"@{d['sample']}" if d.get("sample") else "")
+        blocks.setdefault((d["task"], d["split"]), {})[key] = d
     table: list[dict] = []
     for (task, split), got in sorted(blocks.items()):
         if "plain" not in got:
             continue
         plain = {r["id"]: r for r in got["plain"]["rows"]}
         rows = got["plain"]["rows"]
-        neutral = {r["id"]: r["neutral"] for r in got["neutral"]["rows"]} if "neutral" in got else None
+        neutral = {r["id"]: r["neutral"] for k, b in got.items() if k.split("@")[0] == "neutral" for r in b["rows"]} or None
         ntok = {i: r["n_tokens"] for i, r in plain.items()}
         base_cpu = got["plain"]["cpu_s"]
 
         def add(config: str, block: str, scores: dict[str, list[float]]) -> None:
             b = got[block]
-            table.append({"task": task, "split": split, "config": config, "n": len(rows), "accuracy": round(_acc(rows, scores), 2),
-                          "cpu_s": round(b["cpu_s"], 1), "cost_vs_plain": round(b["cpu_s"] / base_cpu, 2) if base_cpu else None})
+            these = [r for r in rows if r["id"] in scores]
+            per_item = base_cpu / len(rows)  # plain scoring's CPU seconds per item: the cost ratio is per item
+            cost = round(b["cpu_s"] / len(these) / per_item, 2) if base_cpu and block != "plain" else (1.0 if block == "plain" else None)
+            table.append({"task": task, "split": split, "config": config + (f" [sample of {len(these)}]" if len(these) < len(rows) else ""),
+                          "n": len(these), "accuracy": round(_acc(these, scores), 2), "cpu_s": round(b["cpu_s"], 1), "cost_vs_plain": cost})
 
         def norms(prefix: str, block: str, cond: dict[str, list[float]]) -> None:
             add(f"{prefix} sum", block, cond)
@@ -126,8 +133,8 @@ def analyse(out: Path) -> None:
                 add(f"{prefix} pmi", block, {i: [v - u for v, u in zip(cond[i], neutral[i])] for i in cond})
 
         norms("lm-score", "plain", {i: r["logprob"] for i, r in plain.items()})
-        for pos in ("before", "after"):
-            block = f"meaning-{pos}"
+        for pos, smp in [(p_, s_) for p_ in ("before", "after") for s_ in ["", *sorted({k.split("@")[1] for k in got if "@" in k})]]:
+            block = f"meaning-{pos}" + (f"@{smp}" if smp else "")
             if block in got:
                 cond = {r["id"]: r["logprob"] for r in got[block]["rows"]}
                 norms(f"lm-score-meaning position={pos}", block, cond)
@@ -137,16 +144,20 @@ def analyse(out: Path) -> None:
                 for r in got[block]["rows"]:
                     sources[str(r.get("meaning_source"))] = sources.get(str(r.get("meaning_source")), 0) + 1
                 table[-1]["meaning_sources"] = sources
-        for kind in ("context", "literal"):
-            for order in ("if", "nf"):
-                block = f"know-{kind}-{order}"
-                if block not in got:
-                    continue
-                per = {r["id"]: r["per_inference"] for r in got[block]["rows"]}
-                name = f"lm-score-knowledge knowledge={kind} order={'inference-first' if order == 'if' else 'narrative-first'}"
-                for agg, f in AGG.items():
-                    cond = {i: [f([row[o] for row in per[i]]) for o in range(len(per[i][0]))] for i in per}
-                    norms(f"{name} aggregate={agg}", block, cond)
+        samples = sorted({k.split("@")[1] for k in got if "@" in k})
+        for smp in samples:  # plain scoring on the same sampled items, for the knowledge rows beside it
+            ids = {r["id"] for k, b in got.items() if k.endswith(f"@{smp}") for r in b["rows"]}
+            cond = {i: r["logprob"] for i, r in plain.items() if i in ids}
+            norms("lm-score", "plain", cond)
+        for kind, order, smp in [(k, o, s_) for k in ("context", "literal") for o in ("if", "nf") for s_ in ["", *samples]]:
+            block = f"know-{kind}-{order}" + (f"@{smp}" if smp else "")
+            if block not in got:
+                continue
+            per = {r["id"]: r["per_inference"] for r in got[block]["rows"]}
+            name = f"lm-score-knowledge knowledge={kind} order={'inference-first' if order == 'if' else 'narrative-first'}"
+            for agg, f in AGG.items():
+                cond = {i: [f([row[o] for row in per[i]]) for o in range(len(per[i][0]))] for i in per}
+                norms(f"{name} aggregate={agg}", block, cond)
     (out / "grid.json").write_text(json.dumps(table, indent=1))
     lines = ["| task | split | configuration | n | accuracy % | CPU s | cost vs plain |", "|---|---|---|---|---|---|---|"]
     for t in table:
@@ -164,6 +175,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--data-dir", default=os.environ.get("FIGLANG_DATA_DIR", "../shared/data"))
     ap.add_argument("--out", type=Path, default=Path("runs/grid"))
+    ap.add_argument("--sample", type=int, default=0, help="score a seeded subset of N items (0: all)")
     ap.add_argument("--analyse", action="store_true")
     a = ap.parse_args()
     if a.analyse:
@@ -173,7 +185,7 @@ def main() -> None:
         if block not in BLOCKS:
             raise SystemExit(f"unknown block {block!r}: choose from {', '.join(BLOCKS)}")
         for task in a.task or ["idiom-cloze", "simile-cloze"]:
-            run_block(task, a.split, block, a.model, a.threads, a.data_dir, a.out)
+            run_block(task, a.split, block, a.model, a.threads, a.data_dir, a.out, a.sample)
 
 
 if __name__ == "__main__":
