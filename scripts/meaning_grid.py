@@ -129,7 +129,7 @@ def analyse(out: Path) -> None:
         def norms(prefix: str, block: str, cond: dict[str, list[float]]) -> None:
             add(f"{prefix} sum", block, cond)
             add(f"{prefix} token", block, {i: [v / max(n, 1) for v, n in zip(cond[i], ntok[i])] for i in cond})
-            if neutral:
+            if neutral and all(i in neutral for i in cond):
                 add(f"{prefix} pmi", block, {i: [v - u for v, u in zip(cond[i], neutral[i])] for i in cond})
 
         norms("lm-score", "plain", {i: r["logprob"] for i, r in plain.items()})
@@ -166,6 +166,24 @@ def analyse(out: Path) -> None:
     print("\n".join(lines))
 
 
+def derive_token(run: Path, out: Path) -> None:
+    """A norm=pmi run's predictions re-read as norm=token: each option's score = logprob / n_tokens, both kept in the
+    pmi run's meta, which is exactly what the same method with ``-O norm=token`` computes from the same requests."""
+    from figlang.data.io import read_jsonl
+
+    rows = read_jsonl(run / "predictions.jsonl")
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "predictions.jsonl", "w", encoding="utf-8") as f:
+        for d in rows:
+            meta = dict(d.get("meta") or {})
+            scores = [lp / max(n, 1) for lp, n in zip(meta["logprob"], meta["n_tokens"])]
+            best = max(scores)
+            meta.update({"tie": scores.count(best) > 1, "derived": f"norm=token from {run.name} (logprob / n_tokens)"})
+            meta.pop("neutral_logprob", None)
+            f.write(json.dumps({**d, "prediction": scores.index(best), "scores": scores, "meta": meta}) + "\n")
+    print(f"wrote {out / 'predictions.jsonl'} ({len(rows)} items)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--task", action="append", default=[])
@@ -177,9 +195,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("runs/grid"))
     ap.add_argument("--sample", type=int, default=0, help="score a seeded subset of N items (0: all)")
     ap.add_argument("--analyse", action="store_true")
+    ap.add_argument("--derive-token", nargs=2, type=Path, metavar=("PMI_RUN", "OUT"), help="re-read a norm=pmi run as norm=token")
     a = ap.parse_args()
     if a.analyse:
         analyse(a.out)
+        return
+    if a.derive_token:
+        derive_token(*a.derive_token)
         return
     for block in a.blocks.split(","):
         if block not in BLOCKS:
