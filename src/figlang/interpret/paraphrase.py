@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from ..builders.idiom_matcher import BE, FUNC, OBJ, POSS, REFL, WORD
 from ..data.errors import FiglangError
+from ..knowledge.meanings import lm_meaning, wordnet_gloss  # noqa: F401  (re-exported for interpret.api)
 from .detect import RawHit
 
-SLOT_WORDS = {"one's", "oneself", "someone", "somebody", "something", "someone's", "sb", "sth", "one", "sb's"}
 
 
 @dataclass(frozen=True)
@@ -70,42 +69,8 @@ def wordnet() -> Any | None:
     return _WN[0]
 
 
-def wordnet_gloss(expression: str) -> str | None:
-    """WordNet's gloss of a multi-word expression it lists as one lemma ("kick the bucket" -> "pass from physical life ...")."""
-    wn = wordnet()
-    if wn is None:
-        return None
-    words = [w for w in expression.lower().replace("\u2019", "'").split() if w not in SLOT_WORDS]
-    if len(words) < 2:
-        return None
-    for name in ("_".join(words), "_".join(w for w in words if w not in ("a", "an", "the"))):
-        syns = wn.synsets(name)
-        if syns:
-            return syns[0].definition()
-    return None
-
-
-# ------------------------------------------------------------------------------------------ the LM
-
-
-@lru_cache(maxsize=2)
-def _backend(model: str, options: tuple[tuple[str, Any], ...]) -> Any:
-    from ..models.loading import load_backend
-
-    return load_backend(model, **dict(options))
-
-
-def lm_meaning(expression: str, sentence: str, model: str, **options: Any) -> str | None:
-    """An offline LM's short answer to "what does EXPRESSION mean in SENTENCE?" (opt-in: small models are weak at it)."""
-    from ..models.backends.base import ChatMessage, GenerationRequest
-
-    lm = _backend(model, tuple(sorted(options.items())))
-    question = f'In the sentence "{sentence.strip()}", what does "{expression}" mean? Answer with a short phrase only.'
-    prompt = lm.chat_prompt([ChatMessage("user", question)]) if lm.has_chat_template else f"Question: {question}\nAnswer:"
-    out = lm.generate([GenerationRequest(prompt, max_new_tokens=24, stop=("\n",))])[0]
-    text = out[0].strip().strip('"').strip() if out else ""
-    text = re.sub(r"^(it |this )?(means|refers to)\s+", "", text, flags=re.IGNORECASE).rstrip(".").strip()
-    return text or None
+# wordnet_gloss and lm_meaning live with the other meaning sources (figlang.knowledge.meanings), which the
+# meaning-aware scoring methods share; they are imported here, at the top of this module.
 
 
 # ------------------------------------------------------------------------------------------ idioms

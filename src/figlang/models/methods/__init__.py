@@ -2,6 +2,8 @@
 
 * cloze: ``lm-score`` (sum / token / char / PMI), ``qa`` (UnifiedQA-style question),
   ``few-shot`` (the paper's GPT-3 format), ``pet`` (pattern-verbalizer, zero-shot)
+* meaning: ``lm-score-meaning``, ``qa-meaning``, ``few-shot-meaning`` (a meaning line before the
+  narrative) and ``lm-score-knowledge`` (each continuation under each of the 12 inferences, pooled)
 * generation: ``generate`` (top-k sampling, zero- or few-shot)
 * nli: ``nli-generate`` (answer + explanation, parsed) and ``nli-score`` (label words
   scored, explanation generated for the chosen label)
@@ -216,9 +218,9 @@ def parse_chat(value: Any) -> str:
 
 def register(registry: Any) -> None:
     """Add the model-backed methods (cloze, generation, NLI) to ``registry``; the registry calls this on first use."""
-    from . import cloze, explain, generation, nli
+    from . import cloze, explain, generation, meaning, nli
 
-    for module in (cloze, explain, generation, nli):
+    for module in (cloze, explain, generation, meaning, nli):
         module.register(registry)
 
 

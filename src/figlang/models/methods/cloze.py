@@ -227,6 +227,10 @@ class QA(ModelMethod):
             return prompt, [letter_t.format(letter=lt) for lt in letters]
         return prompt, [text_t.format(option=o) for o in options]
 
+    def context_of(self, record: ClozeRecord) -> str:
+        """The text the question is asked about (the narrative; meaning-aware subclasses prepend the meaning)."""
+        return _context(record)
+
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
         items = _cloze(records, self.name)
         self.require("score")
@@ -238,7 +242,7 @@ class QA(ModelMethod):
             views = []
             for rot in rotations:
                 order = [(rot + j) % n for j in range(n)]
-                prompt, conts = self._prompt(_context(r), [r.options[i] for i in order])
+                prompt, conts = self._prompt(self.context_of(r), [r.options[i] for i in order])
                 views.append((len(requests), order))
                 requests += [ScoreRequest(prompt, c) for c in conts]
             layout.append(views)
@@ -326,6 +330,10 @@ class FewShot(ModelMethod):
     def _options(options: Sequence[str]) -> str:
         return " ".join(P.FEW_SHOT_OPTION.format(number=i + 1, option=o) for i, o in enumerate(options))
 
+    def context_of(self, record: ClozeRecord) -> str:
+        """The text shown for an example or the item (the narrative; meaning-aware subclasses prepend the meaning)."""
+        return _context(record)
+
     def _excluded(self, example: ClozeRecord, item: ClozeRecord) -> bool:
         if example.id == item.id or same_text(example.context, item.context):
             return True
@@ -335,7 +343,7 @@ class FewShot(ModelMethod):
         """The (example, gold position shown) pairs used for ``item`` and the prompt prefix they make."""
         if self.pool is None:
             raise FiglangError("few-shot was not fitted: the harness must call fit() with the train split")
-        query_len = len(P.FEW_SHOT_QUERY.format(context=_context(item), options=self._options(item.options)))
+        query_len = len(P.FEW_SHOT_QUERY.format(context=self.context_of(item), options=self._options(item.options)))
         chosen: list[ClozeRecord] = []
         used = query_len
         for ex in self.pool:
@@ -344,7 +352,7 @@ class FewShot(ModelMethod):
             if self._excluded(ex, item):
                 continue
             # the longest rendering of the example (answer digits are one character)
-            length = len(P.FEW_SHOT_EXAMPLE.format(context=_context(ex), options=self._options(ex.options), answer=1))
+            length = len(P.FEW_SHOT_EXAMPLE.format(context=self.context_of(ex), options=self._options(ex.options), answer=1))
             if used + length + len(P.FEW_SHOT_SEPARATOR) > self.budget:
                 continue  # too long for what is left: a shorter one may still fit
             chosen.append(ex)
@@ -358,7 +366,7 @@ class FewShot(ModelMethod):
         for ex, pos in zip(chosen, positions):
             others = [o for i, o in enumerate(ex.options) if i != ex.label]
             options = others[:pos] + [ex.options[ex.label]] + others[pos:]  # type: ignore[index]
-            blocks.append(P.FEW_SHOT_EXAMPLE.format(context=_context(ex), options=self._options(options), answer=pos + 1))
+            blocks.append(P.FEW_SHOT_EXAMPLE.format(context=self.context_of(ex), options=self._options(options), answer=pos + 1))
             shown.append((ex, pos))
         prefix = "".join(b + P.FEW_SHOT_SEPARATOR for b in blocks)
         return shown, prefix
@@ -375,7 +383,7 @@ class FewShot(ModelMethod):
             views = []
             for rot in range(n) if self.permute else range(1):
                 order = [(rot + j) % n for j in range(n)]
-                prompt = prefix + P.FEW_SHOT_QUERY.format(context=_context(r), options=self._options([r.options[i] for i in order]))
+                prompt = prefix + P.FEW_SHOT_QUERY.format(context=self.context_of(r), options=self._options([r.options[i] for i in order]))
                 views.append((len(requests), order))
                 requests += [ScoreRequest(prompt, P.FEW_SHOT_CONTINUATION.format(number=j + 1)) for j in range(n)]
             layout.append(views)
