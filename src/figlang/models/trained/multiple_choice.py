@@ -358,9 +358,12 @@ class ChoiceScorerModel:
 
         meta = read_figlang_json(directory)
         fmt = meta["input_format"]
-        tokenizer = AutoTokenizer.from_pretrained(str(directory))
         frozen = bool(fmt.get("frozen_base"))
-        encoder = load_encoder(frozen_base_path(meta) if frozen else str(directory))
+        base_path = frozen_base_path(meta) if frozen else str(directory)
+        # a shipped head (figlang:NAME) carries no tokenizer: a frozen base's own is the one it was trained with
+        has_tokenizer = (Path(directory) / "tokenizer_config.json").is_file()
+        tokenizer = AutoTokenizer.from_pretrained(str(directory) if has_tokenizer or not frozen else base_path)
+        encoder = load_encoder(base_path)
         if frozen and fmt.get("base_layers"):
             keep_first_layers(encoder, int(fmt["base_layers"]))
         if frozen and meta.get("training", {}).get("bf16"):
