@@ -225,7 +225,7 @@ def test_suite_runs_writes_the_table_and_publishes_it(tiny_probe: Path, data_dir
     result = suite(*args, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     entries = suite_entries(["idiom-best", "model"])
-    assert "accuracy % [95% CI]" in result.stdout and "Wall time" in result.stdout
+    assert "acc. % [95% CI]" in result.stdout and "Wall time" in result.stdout
     assert "unseen idioms" in result.stdout and "sample of 278, seed 0" in result.stdout
 
     summary = json.loads((out / "suite.json").read_text(encoding="utf-8"))

@@ -34,6 +34,7 @@ import random
 import re
 import shlex
 import shutil
+import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -302,6 +303,13 @@ def _method_options(entry: SuiteEntry, threads: int | None, dtype: str | None) -
     return options
 
 
+def _free_frozen_bases() -> None:
+    """Let go of the frozen base the narrative heads shared (a 1.5B model), once no head entry follows."""
+    loaded = sys.modules.get("figlang.models.trained.multiple_choice")  # imports torch: only when a head ran
+    if loaded is not None:
+        loaded.clear_frozen_encoders()
+
+
 def run_suite(
     model: str = DEFAULT_MODEL,
     data_dir: str | Path | None = None,
@@ -332,6 +340,8 @@ def run_suite(
     rows: list[SuiteRow] = []
     start, cpu_start = time.perf_counter(), time.process_time()
     for entry in entries if entries is not None else list(DEFAULT_SUITE):
+        if entry.method != "trained":
+            _free_frozen_bases()
         task = get_task(entry.task)
         split = task.check_split(entry.split)
         n_split = len(task.load(split, root))
@@ -353,6 +363,7 @@ def run_suite(
         rows.append(SuiteRow(entry, split, len(result.records), n_split, sampled, result.metrics, majority,
                              time.perf_counter() - t0, result.out_dir, result.results.get("run", {}).get("cache", {}),
                              entry_model, seed, time.process_time() - c0))  # fmt: skip
+    _free_frozen_bases()
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     result = SuiteResult(model, rows, time.perf_counter() - start, load, threads, out_dir, dtype,
                          time.process_time() - cpu_start, seed)  # fmt: skip

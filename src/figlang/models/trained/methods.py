@@ -1,7 +1,8 @@
 """The ``trained`` method: answer with a model that `figlang train` made.
 
 ``figlang eval -t idiom-cloze -s dev-disjoint --method trained --model runs/idiom-mc`` reads
-``runs/idiom-mc/figlang.json`` and answers in the model's shape (cloze: option index with
+``runs/idiom-mc/figlang.json`` (``--model figlang:NAME``: a head that ships inside figlang,
+:mod:`.heads`) and answers in the model's shape (cloze: option index with
 per-option scores; nli: label with per-label scores, mapped into the task's label set, so a
 FLUTE model answers IMPLI with non-entailment for contradiction).
 
