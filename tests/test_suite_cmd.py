@@ -272,7 +272,7 @@ def test_suite_runs_writes_the_table_and_publishes_it(tiny_probe: Path, data_dir
 
     # publishing: result files (predictions gzip'd) and README's block, which the results registry then reads
     readme = tmp_path / "README.md"
-    readme.write_text(f"# x\n\n{README_START}\nold\n{README_END}\n\nafter\n", encoding="utf-8")
+    readme.write_text(f"# x\n\n{README_START}\nOLD TABLE\n{README_END}\n\nafter\n", encoding="utf-8")
     dest = tmp_path / "docs" / "results" / "suite"
     publish_suite(out, dest, readme)
     for entry in entries:
@@ -280,9 +280,9 @@ def test_suite_runs_writes_the_table_and_publishes_it(tiny_probe: Path, data_dir
             assert len(f.read().splitlines()) == N
         assert (dest / entry.name / "results.json").is_file()
     text = readme.read_text(encoding="utf-8")
-    assert "old" not in text and text.endswith(f"{README_END}\n\nafter\n") and "```bash" in text
+    assert "OLD TABLE" not in text and text.endswith(f"{README_END}\n\nafter\n") and "```bash" in text
     printed = results_tables(text)["suite"]
-    assert printed == table[1:] == [ln for ln in md.splitlines() if ln.startswith("| ")][2 : 2 + len(entries)]
+    assert printed == table[1:]  # README shows the rows of suite.md, the cells the terminal printed
     published = json.loads((dest / "suite.json").read_text(encoding="utf-8"))
     for pick, file, figs in registry_rows(published):
         [line] = [ln for ln in printed if pick in ln]
@@ -318,7 +318,7 @@ def test_terminal_table_fits_80_columns() -> None:
     lines = text.splitlines()
     assert max(len(ln) for ln in lines) <= 80, "\n" + text
     assert text.count("57.1 [54.0, 60.0]") == len(DEFAULT_SUITE) and text.count(" 54.4") == len(DEFAULT_SUITE)
-    assert text.count("unseen idioms: n = 100 (sample of") == 1  # a benchmark heads its two rows
+    assert text.count("unseen idioms: n = 50 (sample of") == 1  # a benchmark heads its two rows
     for e in DEFAULT_SUITE:  # each row says what it is, in words (wrapped over its lines)
         assert e.describe("smollm2-135m").split()[0] in text
     assert "stratified by gold label" in text and "Wall time 551 s" in text

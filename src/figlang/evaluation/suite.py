@@ -18,7 +18,7 @@ and ``<out>/suite.json``; :func:`publish_suite` copies a finished suite into ``d
 predictions) and its table into README.md.
 
 Sizes: the whole suite must finish in 10 minutes on a 2-core CPU from a warm setup (models installed,
-empty request cache). The qwen2.5-1.5b systems cost about 1-3 CPU seconds an item there, so every entry
+empty request cache). The qwen2.5-1.5b systems cost about 2 seconds an item there, so every entry
 runs on a seeded sample stratified by gold label (``SuiteEntry.limit``; the same items for both rows of a
 benchmark), marked as such in the table; ``--full`` runs the whole splits and ``--limit N`` caps every
 entry lower.
@@ -55,8 +55,12 @@ BEST_NLI_MODEL = "qwen2.5-1.5b"
 # FLUTE *train* pairs, and content-free calibration; 4-bit weights run by llama.cpp (1.5x float32 torch's speed here)
 BEST_NLI_OPTIONS: dict[str, Any] = {"backend": "llama.cpp", "question": "meaning", "calibrate": "content-free", "explain": False}
 
-# Sample sizes: measured so that the eight entries fit 10 minutes on 2 cores (README, "What `make run` shows").
-IDIOM_N, SIMILE_N, FLUTE_N, IMPLI_N = 100, 100, 80, 80
+# Sample sizes, so that the eight entries fit 10 minutes on 2 cores. Measured on this project's AVX2 2-core machine
+# (CPU seconds an item on one thread, 2026-11-25, machine heavily loaded; about half that in wall time on two idle
+# threads): the qwen2.5-1.5b probe (14 layers, float32) 3.5, qwen2.5-1.5b meaning question via llama.cpp 3.8 (FLUTE)
+# and 4.1 (IMPLI), smollm2-135m 1.1 / 0.9 / 0.4 / 0.4 (idiom / simile / FLUTE / IMPLI): about 9 s of wall time per
+# item of each benchmark, so 50 each is ~455 s of scoring plus ~45 s of loading.
+IDIOM_N, SIMILE_N, FLUTE_N, IMPLI_N = 50, 50, 50, 50
 
 
 @dataclass(frozen=True)
