@@ -85,8 +85,9 @@ class SuiteEntry:
     def model_for(self, suite_model: str) -> str:
         return self.model or suite_model
 
-    def describe(self, suite_model: str) -> str:
-        return (self.about or f"{self.method} with {{model}}").format(model=self.model_for(suite_model))
+    def describe(self, suite_model: str, base: str = BEST_NLI_MODEL) -> str:
+        """The plain-words description; ``base``: the frozen base a shipped head reads (its figlang.json says which)."""
+        return (self.about or f"{self.method} with {{model}}").format(model=self.model_for(suite_model), base=base)
 
     @property
     def uses_torch_lm(self) -> bool:
@@ -94,7 +95,7 @@ class SuiteEntry:
         return self.method != "trained" and str(self.options.get("backend", "transformers")) in ("transformers", "auto")
 
 
-_NARRATIVE_PROBE = "{model} reads the story and each ending, frozen; a small head trained on figlang's train split picks the ending"
+_NARRATIVE_PROBE = "{base} reads the story and each ending, frozen; a small head trained on figlang's train split picks the ending"
 _PMI = "{model} scores each ending after the story, less its score with no story (PMI)"
 _MEANING = ("{model} is asked if the figurative sentence means the same as the literal one; "
             "its Yes/No odds corrected by its answer to an empty pair")  # fmt: skip
@@ -105,11 +106,11 @@ _MEANING = ("{model} is asked if the figurative sentence means the same as the l
 # hurts smollm2: 70 -> 29%), never on the sets reported here: so FLUTE is calibrated and IMPLI is not.
 DEFAULT_SUITE: tuple[SuiteEntry, ...] = (
     SuiteEntry("idiom-best", "idiom-cloze", "dev-disjoint", "trained", limit=IDIOM_N, model="figlang:idiom-probe-qwen",
-               benchmark="idiom cloze, unseen idioms", about=_NARRATIVE_PROBE.replace("{model}", "qwen2.5-1.5b")),
+               benchmark="idiom cloze, unseen idioms", about=_NARRATIVE_PROBE),
     SuiteEntry("idiom-model", "idiom-cloze", "dev-disjoint", "lm-score", {"norm": "pmi"}, limit=IDIOM_N,
                benchmark="idiom cloze, unseen idioms", about=_PMI),
     SuiteEntry("simile-best", "simile-cloze", "dev-disjoint", "trained", limit=SIMILE_N, model="figlang:simile-probe-qwen",
-               benchmark="simile cloze, unseen similes", about=_NARRATIVE_PROBE.replace("{model}", "qwen2.5-1.5b")),
+               benchmark="simile cloze, unseen similes", about=_NARRATIVE_PROBE),
     SuiteEntry("simile-model", "simile-cloze", "dev-disjoint", "lm-score", {"norm": "pmi"}, limit=SIMILE_N,
                benchmark="simile cloze, unseen similes", about=_PMI),
     SuiteEntry("flute-best", "flute", "val", "nli-score", BEST_NLI_OPTIONS, limit=FLUTE_N, model=BEST_NLI_MODEL,
@@ -227,9 +228,11 @@ class SuiteRow:
                 return key[3:], groups
         return "", {}
 
+    base: str = BEST_NLI_MODEL  # the frozen base of a shipped head (the head's figlang.json)
+
     @property
     def about(self) -> str:
-        return self.entry.describe(self.model)
+        return self.entry.describe(self.model, self.base)
 
     def cells(self) -> dict[str, str]:
         """The row of the suite's table, as printed (terminal) and written (suite.md, README)."""
@@ -307,6 +310,15 @@ def _method_options(entry: SuiteEntry, threads: int | None, dtype: str | None) -
     return options
 
 
+def _head_base(model: str) -> str:
+    """The catalog name of the frozen base a trained head reads (from its figlang.json), for the row's description."""
+    from ..models.trained import read_figlang_json
+    from ..models.trained.heads import resolve_trained_model
+
+    folder, _ = resolve_trained_model(model)
+    return str((read_figlang_json(folder).get("base_model") or {}).get("reference") or "the base model")
+
+
 def _free_frozen_bases() -> None:
     """Let go of the frozen base the narrative heads shared (a 1.5B model), once no head entry follows."""
     loaded = sys.modules.get("figlang.models.trained.multiple_choice")  # imports torch: only when a head ran
@@ -355,8 +367,9 @@ def run_suite(
         run_task = _sampled_task(task, split, cap, seed) if sampled else task
         t0, c0 = time.perf_counter(), time.process_time()
         sample = {"suite_sample": {"n": cap, "of": n_split, "how": "stratified by gold label", "seed": seed}} if sampled else None
-        extra = {**(sample or {}), "suite_entry": {"name": entry.name, "benchmark": entry.benchmark, "about": entry.describe(model)}}
         entry_model = entry.model_for(model)
+        base = _head_base(entry_model) if entry.method == "trained" else BEST_NLI_MODEL
+        extra = {**(sample or {}), "suite_entry": {"name": entry.name, "benchmark": entry.benchmark, "about": entry.describe(model, base)}}
         result = evaluate(
             run_task, entry.method, model=entry_model, split=split, data_dir=root, out_dir=out_dir / entry.name if out_dir else None,
             cache_dir=cache_dir, use_cache=use_cache, seed=seed, method_options=_method_options(entry, threads, dtype), progress=progress,
@@ -366,7 +379,7 @@ def run_suite(
         majority = max(counts.values()) / len(result.records) if result.records else None
         rows.append(SuiteRow(entry, split, len(result.records), n_split, sampled, result.metrics, majority,
                              time.perf_counter() - t0, result.out_dir, result.results.get("run", {}).get("cache", {}),
-                             entry_model, seed, time.process_time() - c0))  # fmt: skip
+                             entry_model, seed, time.process_time() - c0, base))  # fmt: skip
     _free_frozen_bases()
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     result = SuiteResult(model, rows, time.perf_counter() - start, load, threads, out_dir, dtype,
