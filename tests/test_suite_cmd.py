@@ -318,7 +318,7 @@ def test_terminal_table_fits_80_columns() -> None:
     lines = text.splitlines()
     assert max(len(ln) for ln in lines) <= 80, "\n" + text
     assert text.count("57.1 [54.0, 60.0]") == len(DEFAULT_SUITE) and text.count(" 54.4") == len(DEFAULT_SUITE)
-    assert text.count("unseen idioms: n = 50 (sample of") == 1  # a benchmark heads its two rows
+    assert text.count("unseen idioms: n = 40 (sample of") == 1  # a benchmark heads its two rows
     for e in DEFAULT_SUITE:  # each row says what it is, in words (wrapped over its lines)
         assert e.describe("smollm2-135m").split()[0] in text
     assert "stratified by gold label" in text and "Wall time 551 s" in text

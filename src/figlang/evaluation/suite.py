@@ -59,8 +59,9 @@ BEST_NLI_OPTIONS: dict[str, Any] = {"backend": "llama.cpp", "question": "meaning
 # (CPU seconds an item on one thread, 2026-11-25, machine heavily loaded; about half that in wall time on two idle
 # threads): the qwen2.5-1.5b probe (14 layers, float32) 3.5, qwen2.5-1.5b meaning question via llama.cpp 3.8 (FLUTE)
 # and 4.1 (IMPLI), smollm2-135m 1.1 / 0.9 / 0.4 / 0.4 (idiom / simile / FLUTE / IMPLI): about 9 s of wall time per
-# item of each benchmark, so 50 each is ~455 s of scoring plus ~45 s of loading.
-IDIOM_N, SIMILE_N, FLUTE_N, IMPLI_N = 50, 50, 50, 50
+# item of each benchmark with the probes reading 14 layers; the selection-chosen idiom probe reads 18 (~1.3x), and
+# heads on different layers load the base twice. 40 each: ~410 s of scoring plus ~70 s of loading, by estimate.
+IDIOM_N, SIMILE_N, FLUTE_N, IMPLI_N = 40, 40, 40, 40
 
 
 @dataclass(frozen=True)
