@@ -334,3 +334,14 @@ def test_markdown_names_every_entry_with_its_command() -> None:
     assert commands[-1].endswith("figlang eval -t impli-idioms-manual -s all -m nli-score --model smollm2-135m -O dtype=float32")
     assert entry_command(_result().rows[-1], "m", None) == "figlang suite --only impli-model --model m"
     assert "| impli-best | qwen2.5-1.5b | 1 | 2 | entailment" in md
+
+
+def test_a_missing_head_stops_the_suite_before_any_row(data_dir: Path, tmp_path: Path) -> None:
+    import dataclasses
+
+    from figlang.evaluation.suite import run_suite
+
+    missing = dataclasses.replace(DEFAULT_SUITE[0], model="figlang:no-such-head")
+    with pytest.raises(FiglangError, match="ships no trained head named 'no-such-head'"):
+        run_suite(data_dir=data_dir, out=tmp_path / "suite", entries=[DEFAULT_SUITE[1], missing], limit=2, progress=False)
+    assert not (tmp_path / "suite").exists()  # nothing ran

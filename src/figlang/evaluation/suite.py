@@ -354,9 +354,13 @@ def run_suite(
         from ..models.devices import auto_cpu_dtype  # no torch: reads the CPU flags
 
         dtype = auto_cpu_dtype()
+    entries = list(entries if entries is not None else DEFAULT_SUITE)
+    for entry in entries:  # a missing shipped head stops the suite now, not minutes in
+        if entry.method == "trained":
+            _head_base(entry.model_for(model))
     rows: list[SuiteRow] = []
     start, cpu_start = time.perf_counter(), time.process_time()
-    for entry in entries if entries is not None else list(DEFAULT_SUITE):
+    for entry in entries:
         if entry.method != "trained":
             _free_frozen_bases()
         task = get_task(entry.task)
