@@ -1,41 +1,122 @@
-"""`figlang suite` end to end: the real smollm2-135m on small label-stratified samples of every entry."""
+"""`figlang suite` (`make run`): its configuration, its samples, the shipped heads, and a run end to end with
+smollm2-135m alone (a tiny probe head on smollm2 stands in for the shipped qwen2.5-1.5b one)."""
 
 from __future__ import annotations
 
+import gzip
 import json
-import re
-from collections import Counter
-from pathlib import Path
-
 import os
+import re
 import subprocess
 import sys
+from collections import Counter, defaultdict
+from pathlib import Path
 
 import pytest
 
 from figlang.data.errors import FiglangError
 from figlang.data.registry import get_task
-from figlang.evaluation.suite import DEFAULT_SUITE, SuiteResult, SuiteRow, entry_command, stratified_sample, suite_entries, suite_markdown
+from figlang.evaluation.registry import NUMBER, results_tables
+from figlang.evaluation.suite import (
+    BEST_NLI_MODEL,
+    DEFAULT_MODEL,
+    DEFAULT_SUITE,
+    GROUPS,
+    README_END,
+    README_START,
+    SuiteResult,
+    SuiteRow,
+    _sampled_task,
+    entry_command,
+    publish_suite,
+    registry_rows,
+    stratified_sample,
+    suite_entries,
+    suite_markdown,
+)
 
 pytestmark = pytest.mark.slow
 
 N = 4
+REPO = Path(__file__).resolve().parents[1]
 # `figlang suite` is registered in cli/main.py; this runs the command function the same way, in its own process
 SUITE = "import typer; from figlang.cli.suite_cmds import suite_cmd; app = typer.Typer(); app.command()(suite_cmd); app()"
 
 
-def suite(*args: str) -> subprocess.CompletedProcess:
+def suite(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", SUITE, *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+                          env={**os.environ, "COLUMNS": "200", **(env or {})})  # fmt: skip
+
+
+# --- the configuration ------------------------------------------------------------------------------------------
 
 
 def test_entries_and_selection() -> None:
     names = [e.name for e in DEFAULT_SUITE]
-    assert names == ["idiom-dev", "simile-dev", "flute-val", "impli-idioms-manual"]
-    assert [e.name for e in suite_entries(["flute", "idiom-dev"])] == ["idiom-dev", "flute-val"]
-    assert [e.name for e in suite_entries(["simile-dev,impli-idioms-manual"])] == ["simile-dev", "impli-idioms-manual"]
+    assert names == ["idiom-best", "idiom-model", "simile-best", "simile-model", "flute-best", "flute-model", "impli-best", "impli-model"]
+    assert GROUPS["best"] == names[::2] and GROUPS["model"] == names[1::2]
+    assert [e.name for e in suite_entries(["flute", "idiom-model"])] == ["idiom-model", "flute-best", "flute-model"]
+    assert [e.name for e in suite_entries(["model"])] == GROUPS["model"]
+    assert [e.name for e in suite_entries(["best,impli-model"])] == [*GROUPS["best"][:3], "impli-best", "impli-model"]
     with pytest.raises(FiglangError, match="unknown suite entry"):
         suite_entries(["nope"])
+
+
+def test_showcase_configuration_is_valid(data_dir: Path) -> None:
+    """Two rows a benchmark (figlang's fixed best, then --model) on the same split and sample size; the splits exist
+    and are sampled (the whole job must fit 10 minutes); the methods and models exist; the plain-words descriptions
+    carry no digits (the results registry would read them as figures)."""
+    from figlang.models.base import get_methods
+    from figlang.models.catalog import names as catalog_names
+
+    by_benchmark: dict[str, list] = defaultdict(list)
+    for e in DEFAULT_SUITE:
+        by_benchmark[e.benchmark].append(e)
+    assert len(by_benchmark) == 4
+    catalog = catalog_names()
+    for bench, (best, model) in by_benchmark.items():
+        assert best.fixed and not model.fixed, bench
+        assert (best.task, best.split, best.limit) == (model.task, model.split, model.limit), bench
+        task = get_task(best.task)
+        split = task.check_split(best.split)
+        assert 20 <= best.limit < len(task.load(split, data_dir)), bench  # a sample, marked as such
+        for e in (best, model):
+            assert get_methods().info(e.method) is not None
+            about = e.describe(DEFAULT_MODEL)
+            assert len(about.split()) >= 8 and not NUMBER.findall(about), about
+        if best.method == "trained":  # a head shipped in the package, on the frozen qwen2.5-1.5b
+            assert best.model.startswith("figlang:") and best.split == "dev-disjoint"
+            assert "qwen2.5-1.5b" in best.describe(DEFAULT_MODEL) and "frozen" in best.describe(DEFAULT_MODEL)
+        else:
+            assert best.model == BEST_NLI_MODEL in catalog
+            assert best.options == {"backend": "llama.cpp", "question": "meaning", "calibrate": "content-free", "explain": False}
+        assert model.describe("gemma3-270m").startswith("gemma3-270m ")
+    # the model rows run the suite's dtype; the fixed ones keep their own (llama.cpp's 4-bit weights, the head's base as trained)
+    assert [e.uses_torch_lm for e in DEFAULT_SUITE] == [False, True] * 4
+
+
+def test_shipped_heads_have_a_complete_record() -> None:
+    from figlang.models.trained.heads import MAX_HEAD_BYTES, heads_dir, read_record, shipped_heads
+
+    shipped = shipped_heads(heads_dir())
+    if not shipped:
+        pytest.skip("no head shipped in src/figlang/resources/heads yet (python scripts/ship_head.py RUN NAME)")
+    for e in DEFAULT_SUITE:
+        if e.method != "trained":
+            continue
+        name = e.model.removeprefix("figlang:")
+        assert name in shipped, f"{e.name}: {e.model} is not shipped"
+        record = read_record(name, heads_dir())
+        assert record["task"] == e.task and record["base_model"]["catalog"] == "qwen2.5-1.5b"
+        assert record["base_model"]["revision"] and record["base_model"]["layers_read"]
+        assert record["selection_split"] == "selection" and record["train_split"] == "train-fit"
+        assert set(record["choices_made_on"].values()) == {"selection"}
+        assert record["head"]["bytes"] <= MAX_HEAD_BYTES and record["code"]["git_commit"]
+        assert record["data_files"] and all(f["sha256"] for f in record["data_files"])
+        assert "/root/" not in json.dumps(record) and "/home/" not in json.dumps(record)
+
+
+# --- the samples -------------------------------------------------------------------------------------------------
 
 
 def test_stratified_sample_keeps_every_label(data_dir: Path) -> None:
@@ -49,29 +130,112 @@ def test_stratified_sample_keeps_every_label(data_dir: Path) -> None:
     for label, k in counts.items():
         assert abs(k - 20 * share[label] / len(records)) <= 1
     assert sample == stratified_sample(records, 20, seed=0)  # seeded
+    assert {r.id for r in sample} != {r.id for r in stratified_sample(records, 20, seed=1)}
     order = {r.id: i for i, r in enumerate(records)}
     assert [order[r.id] for r in sample] == sorted(order[r.id] for r in sample)  # original order
     assert stratified_sample(records[:5], 20, seed=0) == records[:5]
 
 
-def test_suite_runs_and_writes_the_table(data_dir: Path, tmp_path: Path) -> None:
+def test_both_rows_of_a_benchmark_score_the_same_stratified_items(data_dir: Path) -> None:
+    seen: dict[str, list[str]] = {}
+    for e in DEFAULT_SUITE:
+        task = get_task(e.task)
+        split = task.check_split(e.split)
+        whole = task.load(split, data_dir)
+        sample = _sampled_task(task, split, e.limit, 0).load(split, data_dir)
+        assert len(sample) == e.limit
+        share = Counter(str(r.label) for r in whole)
+        for label, k in Counter(str(r.label) for r in sample).items():
+            assert abs(k - e.limit * share[label] / len(whole)) <= 1, (e.name, label)
+        ids = [r.id for r in sample]
+        if e.benchmark in seen:
+            assert ids == seen[e.benchmark], e.name
+        seen[e.benchmark] = ids
+
+
+# --- shipped heads -----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_probe(tmp_path_factory, data_dir: Path) -> Path:
+    """A probe head on the first layer of the frozen smollm2-135m, trained on 8 narratives (seconds)."""
+    from figlang.api import train
+
+    out = tmp_path_factory.mktemp("probe") / "idiom-probe"
+    train("idiom-cloze", "mc", "smollm2-135m", out, data_dir=str(data_dir), preset="cpu-probe", bf16=False, base_layers=1,
+          limit=8, dev_limit=4, report_splits=("dev-disjoint",), report_limit=2, epochs=1, batch_size=4, threads=1,
+          progress=False)  # fmt: skip
+    return out
+
+
+def test_a_shipped_head_answers_by_name_as_its_run_does(tiny_probe: Path, tmp_path: Path, data_dir: Path, monkeypatch) -> None:
+    from figlang.models.trained.heads import RECORD_FILE, ship_head, shipped_head_dir, shipped_heads
+    from figlang.models.trained.methods import TrainedMethod
+
+    root = tmp_path / "heads"
+    folder = ship_head(tiny_probe, "idiom-probe-tiny", root=root)
+    assert sorted(p.name for p in folder.iterdir()) == ["choice_head.safetensors", "figlang.json", RECORD_FILE]  # no base, no tokenizer
+    assert sum(p.stat().st_size for p in folder.iterdir()) < 64_000
+    record = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
+    assert record["base_model"]["catalog"] == "smollm2-135m" and record["base_model"]["layers_read"] == 1
+    assert record["selection_split"] == "selection" and record["training"]["seed"] == 0 and record["code"]["git_commit"]
+    assert str(tmp_path) not in (folder / "figlang.json").read_text() + (folder / RECORD_FILE).read_text()
+    with pytest.raises(FiglangError, match="exists"):
+        ship_head(tiny_probe, "idiom-probe-tiny", root=root)
+    with pytest.raises(FiglangError, match="head name"):
+        ship_head(tiny_probe, "Idiom Probe", root=root)
+
+    monkeypatch.setenv("FIGLANG_HEADS_DIR", str(root))
+    assert "idiom-probe-tiny" in shipped_heads() and shipped_head_dir("figlang:idiom-probe-tiny") == folder
+    with pytest.raises(FiglangError, match="ships no trained head named 'nope'.*idiom-probe-tiny"):
+        TrainedMethod(model="figlang:nope")
+    records = get_task("idiom-cloze").load("dev-disjoint", data_dir)[:3]
+    by_name = TrainedMethod(model="figlang:idiom-probe-tiny", threads=1)
+    by_dir = TrainedMethod(model=str(tiny_probe), threads=1)
+    for a, b in zip(by_name.predict(records), by_dir.predict(records)):
+        assert a.prediction == b.prediction and a.scores == pytest.approx(b.scores, abs=1e-6)
+    assert by_name.config()["model"] == "figlang:idiom-probe-tiny"
+
+
+def test_only_a_probe_run_ships(tmp_path: Path) -> None:
+    from figlang.models.trained.heads import ship_head
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "figlang.json").write_text(json.dumps({"method": "nli", "status": "complete", "input_format": {}}), encoding="utf-8")
+    with pytest.raises(FiglangError, match="only a probe"):
+        ship_head(run, "flute-nli", root=tmp_path / "heads")
+    (run / "figlang.json").write_text(json.dumps({"method": "mc", "status": "running", "input_format": {"frozen_base": True}}), encoding="utf-8")
+    with pytest.raises(FiglangError, match="not complete"):
+        ship_head(run, "idiom", root=tmp_path / "heads")
+
+
+# --- end to end: smollm2-135m alone ---------------------------------------------------------------------------------
+
+
+def test_suite_runs_writes_the_table_and_publishes_it(tiny_probe: Path, data_dir: Path, tmp_path: Path) -> None:
+    from figlang.models.trained.heads import ship_head
+
+    heads = tmp_path / "heads"
+    ship_head(tiny_probe, "idiom-probe-qwen", root=heads)  # stands in for the shipped qwen2.5-1.5b head
     out = tmp_path / "suite"
-    args = ["--model", "smollm2-135m", "--data-dir", str(data_dir), "--out", str(out), "--limit", str(N),
-            "--cache-dir", str(tmp_path / "cache"), "--threads", "1", "--quiet"]  # fmt: skip
-    result = suite(*args)
+    args = ["--only", "idiom-best,model", "--model", "smollm2-135m", "--data-dir", str(data_dir), "--out", str(out),
+            "--limit", str(N), "--cache-dir", str(tmp_path / "cache"), "--threads", "1", "--quiet"]  # fmt: skip
+    env = {"FIGLANG_HEADS_DIR": str(heads)}
+    result = suite(*args, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
-    for entry in DEFAULT_SUITE:
-        assert entry.task in result.stdout
-    assert "[95% CI]" in result.stdout and "wall time" in result.stdout
+    entries = suite_entries(["idiom-best", "model"])
+    assert "acc. % [95% CI]" in result.stdout and "Wall time" in result.stdout
+    assert "unseen idioms" in result.stdout and "sample of 278, seed 0" in result.stdout
 
     summary = json.loads((out / "suite.json").read_text(encoding="utf-8"))
     assert summary["model"] == "smollm2-135m" and summary["threads"] == 1
     rows = {r["entry"]: r for r in summary["rows"]}
-    assert list(rows) == [e.name for e in DEFAULT_SUITE]
-    for entry in DEFAULT_SUITE:
+    assert list(rows) == [e.name for e in entries]
+    for entry in entries:
         row = rows[entry.name]
-        assert row["n"] == N and row["sampled"] and row["n_split"] > N
-        assert row["method"] == entry.method and row["n_invalid"] == 0
+        assert row["n"] == N and row["sampled"] and row["n_split"] > N and row["seed"] == 0
+        assert row["method"] == entry.method and row["n_invalid"] == 0 and row["cpu_seconds"] > 0
         acc = row["accuracy"]
         assert acc["n"] == N and 0 <= acc["ci_low"] <= acc["accuracy"] <= acc["ci_high"] <= 1
         assert sum(g["n"] for g in row["by_gold_label"].values()) == N
@@ -80,47 +244,70 @@ def test_suite_runs_and_writes_the_table(data_dir: Path, tmp_path: Path) -> None
         lines = (folder / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
         assert len(lines) == N
         results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-        assert results["task"]["name"] == entry.task and results["task"]["items"] == N
-        assert results["method"]["name"] == entry.method and results["method"]["model"] == "smollm2-135m"
+        assert results["task"]["items"] == N and results["method"]["name"] == entry.method
         assert results["suite_sample"] == {"n": N, "of": row["n_split"], "how": "stratified by gold label", "seed": 0}
-        assert (folder / "results.md").is_file()
-    # both IMPLI labels are in the sample (the first N pairs would all be entailments)
-    assert set(rows["impli-idioms-manual"]["by_gold_label"]) == {"entailment", "non-entailment"}
-    assert rows["flute-val"]["by_type"]["kind"] == "figure_type"
+        assert results["suite_entry"]["name"] == entry.name
+    assert rows["idiom-best"]["model"] == "figlang:idiom-probe-qwen" and rows["idiom-model"]["model"] == "smollm2-135m"
+    ids = lambda name: [json.loads(x)["id"] for x in (out / name / "predictions.jsonl").read_text().splitlines()]  # noqa: E731
+    assert ids("idiom-best") == ids("idiom-model")  # the two rows of a benchmark: the same items
+    assert set(rows["impli-model"]["by_gold_label"]) == {"entailment", "non-entailment"}
+    assert rows["flute-model"]["by_type"]["kind"] == "figure_type"
 
     md = (out / "suite.md").read_text(encoding="utf-8")
-    table = [ln for ln in md.splitlines() if ln.startswith("| ")]
-    assert table[0].startswith("| task | split | method | n | accuracy % [95% CI]")
-    assert len(table) == 1 + len(DEFAULT_SUITE)
-    assert re.search(r"\| idiom-cloze \| dev \| lm-score norm=pmi \| 4 of 355\* \| \d+\.\d \[", md)
-    assert "stratified by gold label" in md and "Wall time" in md
-    commands = md.split("The same runs one at a time:")[1]
-    for entry in DEFAULT_SUITE:  # every entry, the sampled IMPLI one too
+    table = [ln for ln in md.split("## Breakdowns")[0].splitlines() if ln.startswith("| ")]
+    assert table[0] == "| benchmark | system (what it is) | n | accuracy % [95% CI] | majority % |"
+    assert len(table) == 1 + len(entries)
+    assert re.search(r"\| idiom cloze, unseen idioms \| smollm2-135m scores each ending .* \| 4 \(sample of 278, seed 0\) \| \d+\.\d \[", md)
+    commands = md.split("```bash")[1].split("```")[0]
+    assert "figlang suite --only idiom-best --limit 4   # figlang eval -t idiom-cloze -s dev-disjoint -m trained --model figlang:idiom-probe-qwen" in commands
+    for entry in entries:
         assert f"--only {entry.name} " in commands
 
     # a rerun answers from the request cache and gives the same numbers
-    again = suite(*args)
+    again = suite(*args, env=env)
     assert again.returncode == 0, again.stdout + again.stderr
     rerun = json.loads((out / "suite.json").read_text(encoding="utf-8"))
     for a, b in zip(summary["rows"], rerun["rows"]):
         assert a["accuracy"] == b["accuracy"] and b["cache"]["computed"] == 0 and b["cache"]["cached"] == N
 
+    # publishing: result files (predictions gzip'd) and README's block, which the results registry then reads
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{README_START}\nOLD TABLE\n{README_END}\n\nafter\n", encoding="utf-8")
+    dest = tmp_path / "docs" / "results" / "suite"
+    publish_suite(out, dest, readme)
+    for entry in entries:
+        with gzip.open(dest / entry.name / "predictions.jsonl.gz", "rt", encoding="utf-8") as f:
+            assert len(f.read().splitlines()) == N
+        assert (dest / entry.name / "results.json").is_file()
+    text = readme.read_text(encoding="utf-8")
+    assert "OLD TABLE" not in text and text.endswith(f"{README_END}\n\nafter\n") and "```bash" in text
+    printed = results_tables(text)["suite"]
+    assert printed == table[1:]  # README shows the rows of suite.md, the cells the terminal printed
+    published = json.loads((dest / "suite.json").read_text(encoding="utf-8"))
+    for pick, file, figs in registry_rows(published):
+        [line] = [ln for ln in printed if pick in ln]
+        assert (dest.parent / file).is_file()
+        tokens = NUMBER.findall(line)
+        assert len(tokens) == len(figs), (line, figs)  # every number of the row is a registered figure
+
+
+# --- the printed table ------------------------------------------------------------------------------------------
+
 
 def _row(entry, n: int, n_split: int, acc: float) -> SuiteRow:
     groups = {"entailment": {"accuracy": 1.0, "n": n // 2}, "non-entailment": {"accuracy": 0.0, "n": n - n // 2}}
-    metrics = {"accuracy": {"accuracy": acc, "ci_low": acc - 0.031, "ci_high": acc + 0.029, "n": n}, "by_gold_label": groups,
-               "by_pair_type": {"manual": {"accuracy": 0.675, "n": 300}, "manual_antonym": {"accuracy": 0.0, "n": 200}}}  # fmt: skip
-    return SuiteRow(entry, entry.split or "dev", n, n_split, n < n_split, metrics, 0.544, 1.0, None, {})
+    metrics = {"accuracy": {"accuracy": acc, "ci_low": acc - 0.031, "ci_high": acc + 0.029, "n": n}, "by_gold_label": groups}
+    return SuiteRow(entry, entry.split or "dev", n, n_split, n < n_split, metrics, 0.544, 1.0, None, {},
+                    entry.model_for("smollm2-135m"), 0, 2.0)  # fmt: skip
 
 
 def _result() -> SuiteResult:
-    sizes = {"idiom-dev": (355, 355), "simile-dev": (376, 376), "flute-val": (499, 499), "impli-idioms-manual": (500, 1157)}
-    rows = [_row(e, *sizes[e.name], 0.571) for e in DEFAULT_SUITE]
+    rows = [_row(e, e.limit, 1157, 0.571) for e in DEFAULT_SUITE]
     return SuiteResult("smollm2-135m", rows, 551.0, (1.9, 1.8, 1.7), None, None, "float32", 1079.0)
 
 
 def test_terminal_table_fits_80_columns() -> None:
-    """The table a newcomer sees in an 80-column terminal: every line fits, no cell is folded over two lines."""
+    """The table a newcomer sees in an 80-column terminal: every line fits, numbers are never folded."""
     from rich.console import Console
 
     from figlang.cli.suite_cmds import print_suite
@@ -130,17 +317,31 @@ def test_terminal_table_fits_80_columns() -> None:
     text = console.export_text()
     lines = text.splitlines()
     assert max(len(ln) for ln in lines) <= 80, "\n" + text
-    for entry in DEFAULT_SUITE:  # one line per entry, with its task, method, size and accuracy whole
-        [line] = [ln for ln in lines if ln.lstrip().startswith(entry.task + " ")]
-        assert entry.method in line and "57.1 [54.0, 60.0]" in line, line
-    assert "500*" in text and "a seeded sample of 500 of 1157" in text
+    assert text.count("57.1 [54.0, 60.0]") == len(DEFAULT_SUITE) and text.count(" 54.4") == len(DEFAULT_SUITE)
+    assert text.count("unseen idioms: n = 40 (sample of") == 1  # a benchmark heads its two rows
+    for e in DEFAULT_SUITE:  # each row says what it is, in words (wrapped over its lines)
+        assert e.describe("smollm2-135m").split()[0] in text
+    assert "stratified by gold label" in text and "Wall time 551 s" in text
 
 
 def test_markdown_names_every_entry_with_its_command() -> None:
     md = suite_markdown(_result())
-    block = md.split("The same runs one at a time:")[1]
+    block = md.split("```bash")[1].split("```")[0]
     commands = [ln for ln in block.splitlines() if ln.startswith("figlang ")]
     assert len(commands) == len(DEFAULT_SUITE)
-    assert commands[0] == "figlang eval -t idiom-cloze -s dev -m lm-score --model smollm2-135m -O norm=pmi -O dtype=float32"
-    assert commands[-1] == "figlang suite --only impli-idioms-manual --model smollm2-135m --dtype float32"
-    assert entry_command(_result().rows[-1], "m", None) == "figlang suite --only impli-idioms-manual --model m"
+    assert commands[0].startswith("figlang suite --only idiom-best   # figlang eval -t idiom-cloze -s dev-disjoint -m trained")
+    assert commands[1].startswith("figlang suite --only idiom-model --model smollm2-135m --dtype float32   # ")
+    assert commands[-1].endswith("figlang eval -t impli-idioms-manual -s all -m nli-score --model smollm2-135m -O dtype=float32")
+    assert entry_command(_result().rows[-1], "m", None) == "figlang suite --only impli-model --model m"
+    assert "| impli-best | qwen2.5-1.5b | 1 | 2 | entailment" in md
+
+
+def test_a_missing_head_stops_the_suite_before_any_row(data_dir: Path, tmp_path: Path) -> None:
+    import dataclasses
+
+    from figlang.evaluation.suite import run_suite
+
+    missing = dataclasses.replace(DEFAULT_SUITE[0], model="figlang:no-such-head")
+    with pytest.raises(FiglangError, match="ships no trained head named 'no-such-head'"):
+        run_suite(data_dir=data_dir, out=tmp_path / "suite", entries=[DEFAULT_SUITE[1], missing], limit=2, progress=False)
+    assert not (tmp_path / "suite").exists()  # nothing ran

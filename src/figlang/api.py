@@ -134,9 +134,10 @@ def suite(
     full: bool = False,
     dtype: str | None = "auto",
 ) -> SuiteResult:
-    """The main job, as `figlang suite`: one model on the dev sets of all three benchmarks.
+    """The main job, as `figlang suite`: figlang's strongest offline CPU system on each benchmark, and ``model``
+    (default smollm2-135m) beside it on the same items.
 
-    ``only`` picks entries (names or task names); ``limit`` caps every entry with a seeded,
+    ``only`` picks entries (names, task names, or the groups ``best`` / ``model``); ``limit`` caps every entry with a seeded,
     label-stratified sample; ``full`` lifts the entries' own caps. With ``out``: suite.md,
     suite.json and one run folder per entry.
     """

@@ -1,29 +1,40 @@
-"""The suite, figlang's main job (`figlang suite`, :func:`figlang.suite`): one offline model on the dev
-sets of all three benchmarks, one table.
+"""The suite, figlang's main job (`figlang suite`, `make run`, :func:`figlang.suite`): for each benchmark,
+figlang's strongest offline CPU system and a model of your choice (the default smollm2-135m) beside it.
 
-A fixed list of (task, split, method, options) runs through the evaluation harness
-(:func:`figlang.evaluation.evaluate`), so every entry writes the usual ``predictions.jsonl``,
-``results.json`` and ``results.md`` under ``<out>/<entry>/`` and goes through the request cache
-(an interrupted suite resumes; a repeated one costs nothing). The model is loaded once and
-shared by the entries. At the end one combined table is made (task, split, method, items,
-accuracy with its 95% bootstrap CI, the majority-class rate of the same items, accuracy per gold
-label and per figure / pair type) and written as ``<out>/suite.md`` and ``<out>/suite.json``.
+Eight entries, two per benchmark (idiom cloze and simile cloze on their expression-disjoint dev
+splits, FLUTE val, IMPLI's hand-written idiom pairs). The first of each pair is fixed: the strongest
+system figlang has for that benchmark on a CPU (a small trained head on the frozen qwen2.5-1.5b for the
+narratives, shipped inside the package as ``figlang:NAME``; qwen2.5-1.5b asked the meaning question
+through llama.cpp for the two NLI sets). The second runs ``--model`` (default smollm2-135m) with the best
+cheap zero-shot method, on the same items, so the two rows of a benchmark are a paired comparison.
 
-Sizes: an entry runs on its full split unless it has a default cap (``SuiteEntry.limit``) or
-``--limit N`` is given; a capped entry runs on a seeded sample stratified by gold label (not the
-first N items, which for IMPLI would all come from one label's file). The default list and caps
-are chosen so that the suite finishes in under 10 minutes with smollm2-135m on a 2-core CPU:
-the built-in entries run their whole splits except IMPLI's 1,157 manual pairs (a 500-pair sample;
-676 s for all of them in float32 on an idle AVX2-only 2-core machine, 362 s in bfloat16 on an AVX512-BF16 one).
+Every entry runs through the evaluation harness (:func:`figlang.evaluation.evaluate`), so it writes the
+usual ``predictions.jsonl``, ``results.json`` and ``results.md`` under ``<out>/<entry>/`` and goes
+through the request cache (an interrupted suite resumes; a repeated one costs nothing). A model is
+loaded once and shared by the entries that use it. At the end one table (benchmark, what the system is
+in plain words, items, accuracy with its 95% bootstrap CI, the majority-label rate of the same items)
+is made, with a breakdown per gold label and per figure / pair type, and written as ``<out>/suite.md``
+and ``<out>/suite.json``; :func:`publish_suite` copies a finished suite into ``docs/results`` (gzip'd
+predictions) and its table into README.md.
+
+Sizes: the whole suite must finish in 10 minutes on a 2-core CPU from a warm setup (models installed,
+empty request cache). The qwen2.5-1.5b systems cost about 2 seconds an item there, so every entry
+runs on a seeded sample stratified by gold label (``SuiteEntry.limit``; the same items for both rows of a
+benchmark), marked as such in the table; ``--full`` runs the whole splits and ``--limit N`` caps every
+entry lower.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import os
 import random
+import re
 import shlex
+import shutil
+import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -38,12 +49,24 @@ from .harness import evaluate
 
 DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_DTYPE = "auto"  # bfloat16 where the CPU has AVX512-BF16/AMX (1.9x less CPU time for smollm2-135m), else float32 (bf16 is emulated there, several times slower)
-DEFAULT_CAP = 75  # items per entry for a quick look (`--limit`); the default is the whole splits
+DEFAULT_CAP = 75  # items per entry for a quick look (`--limit`)
+BEST_NLI_MODEL = "qwen2.5-1.5b"
+# qwen2.5-1.5b's best zero-shot label method (docs/zero_shot_results.md): the same-meaning question, chosen on
+# FLUTE *train* pairs, and content-free calibration; 4-bit weights run by llama.cpp (1.5x float32 torch's speed here)
+BEST_NLI_OPTIONS: dict[str, Any] = {"backend": "llama.cpp", "question": "meaning", "calibrate": "content-free", "explain": False}
+
+# Sample sizes, so that the eight entries fit 10 minutes on 2 cores. Measured on this project's AVX2 2-core machine
+# (CPU seconds an item on one thread, 2026-11-25, machine heavily loaded; about half that in wall time on two idle
+# threads): the qwen2.5-1.5b probe (14 layers, float32) 3.5, qwen2.5-1.5b meaning question via llama.cpp 3.8 (FLUTE)
+# and 4.1 (IMPLI), smollm2-135m 1.1 / 0.9 / 0.4 / 0.4 (idiom / simile / FLUTE / IMPLI): about 9 s of wall time per
+# item of each benchmark with the probes reading 14 layers; the selection-chosen idiom probe reads 18 (~1.3x), and
+# heads on different layers load the base twice. 40 each: ~410 s of scoring plus ~70 s of loading, by estimate.
+IDIOM_N, SIMILE_N, FLUTE_N, IMPLI_N = 40, 40, 40, 40
 
 
 @dataclass(frozen=True)
 class SuiteEntry:
-    """One line of the suite: a method on a task split."""
+    """One line of the suite: a method on a task split, with the model that answers and what it is in plain words."""
 
     name: str  # short id; also the entry's output folder
     task: str
@@ -52,35 +75,73 @@ class SuiteEntry:
     options: dict[str, Any] = field(default_factory=dict)
     limit: int | None = None  # default cap on items (a label-stratified sample); None = the whole split
     note: str = ""
+    model: str | None = None  # a fixed system (figlang's best); None = the suite's --model
+    benchmark: str = ""  # the benchmark as a newcomer reads it
+    about: str = ""  # what the system does, in plain words ({model}: the suite's model); no digits: the results registry reads them
+
+    @property
+    def fixed(self) -> bool:
+        return self.model is not None
+
+    def model_for(self, suite_model: str) -> str:
+        return self.model or suite_model
+
+    def describe(self, suite_model: str, base: str = BEST_NLI_MODEL) -> str:
+        """The plain-words description; ``base``: the frozen base a shipped head reads (its figlang.json says which)."""
+        return (self.about or f"{self.method} with {{model}}").format(model=self.model_for(suite_model), base=base)
+
+    @property
+    def uses_torch_lm(self) -> bool:
+        """Whether the suite's dtype applies (a Transformers LM; not llama.cpp, not a trained head, which keeps its own)."""
+        return self.method != "trained" and str(self.options.get("backend", "transformers")) in ("transformers", "auto")
 
 
-# The best cheap zero-shot method per benchmark (docs/zero_shot_results.md): PMI-normalised LM
-# scoring for the cloze sets; label-word scoring for NLI (explanations off: FLUTE Acc@0 is label
-# accuracy, and generating explanations would dominate the run time). Content-free calibration
-# was chosen on samples of FLUTE *train* (it helps: 42 -> 64%) and IMPLI *silver* pairs (it hurts:
-# 70 -> 29%), never on the sets reported here: so FLUTE is calibrated and IMPLI is not
-# (uncalibrated, smollm2-135m answers "Entails" to every pair).
+_NARRATIVE_PROBE = "{base} reads the story and each ending, frozen; a small head trained on figlang's train split picks the ending"
+_PMI = "{model} scores each ending after the story, less its score with no story (PMI)"
+_MEANING = ("{model} is asked if the figurative sentence means the same as the literal one; "
+            "its Yes/No odds corrected by its answer to an empty pair")  # fmt: skip
+
+# The best cheap zero-shot methods for the suite's --model (docs/zero_shot_results.md): PMI-normalised LM scoring
+# for the cloze sets; label-word scoring for NLI (explanations off: FLUTE Acc@0 is label accuracy). Content-free
+# calibration was chosen on samples of FLUTE *train* (it helps smollm2: 42 -> 64%) and IMPLI *silver* pairs (it
+# hurts smollm2: 70 -> 29%), never on the sets reported here: so FLUTE is calibrated and IMPLI is not.
 DEFAULT_SUITE: tuple[SuiteEntry, ...] = (
-    SuiteEntry("idiom-dev", "idiom-cloze", "dev", "lm-score", {"norm": "pmi"}),
-    SuiteEntry("simile-dev", "simile-cloze", "dev", "lm-score", {"norm": "pmi"}),
-    SuiteEntry("flute-val", "flute", "val", "nli-score", {"explain": False, "calibrate": "content-free"}, note="Acc@0 = label accuracy"),
-    # IMPLI's 1,157 manual pairs took 280 of the suite's 676 s in float32 on an AVX2-only 2-core machine: a
-    # 500-pair label-stratified sample keeps the whole suite under 10 minutes there (--full runs all of them).
-    SuiteEntry("impli-idioms-manual", "impli-idioms-manual", "all", "nli-score", {}, limit=500),
-)
+    SuiteEntry("idiom-best", "idiom-cloze", "dev-disjoint", "trained", limit=IDIOM_N, model="figlang:idiom-probe-qwen",
+               benchmark="idiom cloze, unseen idioms", about=_NARRATIVE_PROBE),
+    SuiteEntry("idiom-model", "idiom-cloze", "dev-disjoint", "lm-score", {"norm": "pmi"}, limit=IDIOM_N,
+               benchmark="idiom cloze, unseen idioms", about=_PMI),
+    SuiteEntry("simile-best", "simile-cloze", "dev-disjoint", "trained", limit=SIMILE_N, model="figlang:simile-probe-qwen",
+               benchmark="simile cloze, unseen similes", about=_NARRATIVE_PROBE),
+    SuiteEntry("simile-model", "simile-cloze", "dev-disjoint", "lm-score", {"norm": "pmi"}, limit=SIMILE_N,
+               benchmark="simile cloze, unseen similes", about=_PMI),
+    SuiteEntry("flute-best", "flute", "val", "nli-score", BEST_NLI_OPTIONS, limit=FLUTE_N, model=BEST_NLI_MODEL,
+               benchmark="FLUTE val (entail or contradict)", about=_MEANING.replace("{model}", BEST_NLI_MODEL)),
+    SuiteEntry("flute-model", "flute", "val", "nli-score", {"explain": False, "calibrate": "content-free"}, limit=FLUTE_N,
+               benchmark="FLUTE val (entail or contradict)",
+               about="{model} scores the answers Entails / Contradicts to FLUTE's question, corrected by its answer to an empty pair",
+               note="Acc@0 = label accuracy"),
+    SuiteEntry("impli-best", "impli-idioms-manual", "all", "nli-score", BEST_NLI_OPTIONS, limit=IMPLI_N, model=BEST_NLI_MODEL,
+               benchmark="IMPLI idiom pairs (hand-written)", about=_MEANING.replace("{model}", BEST_NLI_MODEL)),
+    SuiteEntry("impli-model", "impli-idioms-manual", "all", "nli-score", {}, limit=IMPLI_N,
+               benchmark="IMPLI idiom pairs (hand-written)",
+               about="{model} scores the answers Entails / Does not entail to the question whether sentence one entails sentence two"),
+)  # fmt: skip
+GROUPS = {"best": [e.name for e in DEFAULT_SUITE if e.fixed], "model": [e.name for e in DEFAULT_SUITE if not e.fixed]}
 
 
 def suite_entries(only: list[str] | None = None) -> list[SuiteEntry]:
-    """The default entries, or those named in ``only`` (entry names or task names), in suite order."""
+    """The default entries, or those named in ``only`` (entry names, task names, or the groups ``best`` and
+    ``model``), in suite order."""
     entries = list(DEFAULT_SUITE)
     if not only:
         return entries
     wanted = [w.strip() for item in only for w in item.split(",") if w.strip()]
-    known = {e.name for e in entries} | {e.task for e in entries}
+    wanted += [n for w in wanted for n in GROUPS.get(w, ())]
+    known = {e.name for e in entries} | {e.task for e in entries} | set(GROUPS)
     unknown = [w for w in wanted if w not in known]
     if unknown:
         raise FiglangError(f"unknown suite entr{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
-                           f"the suite has: {', '.join(e.name for e in entries)}")  # fmt: skip
+                           f"the suite has: {', '.join(e.name for e in entries)} (groups: {', '.join(GROUPS)})")  # fmt: skip
     return [e for e in entries if e.name in wanted or e.task in wanted]
 
 
@@ -152,6 +213,9 @@ class SuiteRow:
     seconds: float
     out_dir: Path | None
     cache: dict[str, Any]
+    model: str = DEFAULT_MODEL  # the model that answered (the entry's own, or the suite's)
+    seed: int = 0
+    cpu_seconds: float | None = None  # this process's CPU time for the entry (every thread), loading included
 
     @property
     def by_label(self) -> dict[str, Any]:
@@ -165,14 +229,28 @@ class SuiteRow:
                 return key[3:], groups
         return "", {}
 
+    base: str = BEST_NLI_MODEL  # the frozen base of a shipped head (the head's figlang.json)
+
+    @property
+    def about(self) -> str:
+        return self.entry.describe(self.model, self.base)
+
+    def cells(self) -> dict[str, str]:
+        """The row of the suite's table, as printed (terminal) and written (suite.md, README)."""
+        n = f"{self.n} (sample of {self.n_split}, seed {self.seed})" if self.sampled else str(self.n)
+        return {"benchmark": self.entry.benchmark or self.entry.task, "system": self.about, "n": n,
+                "accuracy": _acc(self.metrics.get("accuracy")), "majority": _pct(self.majority)}  # fmt: skip
+
     def to_dict(self) -> dict[str, Any]:
         kind, groups = self.by_type
         return {
-            "entry": self.entry.name, "task": self.entry.task, "split": self.split, "method": self.entry.method,
-            "options": self.entry.options, "n": self.n, "n_split": self.n_split, "sampled": self.sampled,
+            "entry": self.entry.name, "benchmark": self.entry.benchmark, "about": self.about, "model": self.model,
+            "task": self.entry.task, "split": self.split, "method": self.entry.method,
+            "options": self.entry.options, "n": self.n, "n_split": self.n_split, "sampled": self.sampled, "seed": self.seed,
             "accuracy": self.metrics.get("accuracy"), "majority": self.majority, "by_gold_label": self.by_label,
             "by_type": {"kind": kind, "groups": groups} if kind else None, "n_invalid": self.metrics.get("n_invalid", 0),
-            "seconds": round(self.seconds, 1), "out_dir": str(self.out_dir) if self.out_dir else None, "cache": self.cache,
+            "seconds": round(self.seconds, 1), "cpu_seconds": round(self.cpu_seconds, 1) if self.cpu_seconds is not None else None,
+            "out_dir": self.entry.name if self.out_dir else None, "cache": self.cache,
         }  # fmt: skip
 
 
@@ -189,30 +267,64 @@ class SuiteResult:
     seed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "dtype": self.dtype, "seconds": round(self.seconds, 1),
-                "cpu_seconds": round(self.cpu_seconds, 1) if self.cpu_seconds is not None else None,
+        return {"model": self.model, "dtype": self.dtype, "seconds": round(self.seconds, 1), "seed": self.seed,
+                "cpu_seconds": round(self.cpu_seconds, 1) if self.cpu_seconds is not None else None, "cpu_count": os.cpu_count(),
                 "load_average_end": self.load_average, "threads": self.threads, "rows": [r.to_dict() for r in self.rows]}  # fmt: skip
+
+
+def eval_command(row: SuiteRow, dtype: str | None) -> str:
+    """`figlang eval` for the entry's method and model on its whole split."""
+    e = row.entry
+    parts = ["figlang", "eval", "-t", e.task, "-s", row.split, "-m", e.method, "--model", row.model]
+    for k, v in e.options.items():
+        parts += ["-O", f"{k}={_opt(v)}"]
+    if dtype and e.uses_torch_lm:
+        parts += ["-O", f"dtype={dtype}"]
+    return " ".join(shlex.quote(p) for p in parts)
 
 
 def entry_command(row: SuiteRow, model: str, dtype: str | None, seed: int = 0) -> str:
     """The command that reproduces one entry alone: `figlang eval` for a whole split; for an entry run on a
     sample, `figlang suite --only` with the same size and seed (`figlang eval` has no stratified samples)."""
     e = row.entry
-    if row.sampled:
-        parts = ["figlang", "suite", "--only", e.name, "--model", model]
-        if e.limit is None or row.n != e.limit:
-            parts += ["--limit", str(row.n)]
-        if seed:
-            parts += ["--seed", str(seed)]
-        if dtype:
-            parts += ["--dtype", dtype]
-        return " ".join(shlex.quote(p) for p in parts)
-    parts = ["figlang", "eval", "-t", e.task, "-s", row.split, "-m", e.method, "--model", model]
-    for k, v in e.options.items():
-        parts += ["-O", f"{k}={_opt(v)}"]
-    if dtype:
-        parts += ["-O", f"dtype={dtype}"]
+    if not row.sampled:
+        return eval_command(row, dtype)
+    parts = ["figlang", "suite", "--only", e.name]
+    if not e.fixed:
+        parts += ["--model", model]
+    if e.limit is None or row.n != e.limit:
+        parts += ["--limit", str(row.n)]
+    if seed:
+        parts += ["--seed", str(seed)]
+    if dtype and e.uses_torch_lm:
+        parts += ["--dtype", dtype]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def _method_options(entry: SuiteEntry, threads: int | None, dtype: str | None) -> dict[str, Any]:
+    """The entry's options plus the suite-wide backend ones that apply to it (threads everywhere; dtype for Transformers LMs)."""
+    options = dict(entry.options)
+    if threads:
+        options["threads"] = threads
+    if dtype and entry.uses_torch_lm:
+        options["dtype"] = dtype
+    return options
+
+
+def _head_base(model: str) -> str:
+    """The catalog name of the frozen base a trained head reads (from its figlang.json), for the row's description."""
+    from ..models.trained import read_figlang_json
+    from ..models.trained.heads import resolve_trained_model
+
+    folder, _ = resolve_trained_model(model)
+    return str((read_figlang_json(folder).get("base_model") or {}).get("reference") or "the base model")
+
+
+def _free_frozen_bases() -> None:
+    """Let go of the frozen base the narrative heads shared (a 1.5B model), once no head entry follows."""
+    loaded = sys.modules.get("figlang.models.trained.multiple_choice")  # imports torch: only when a head ran
+    if loaded is not None:
+        loaded.clear_frozen_encoders()
 
 
 def run_suite(
@@ -229,7 +341,7 @@ def run_suite(
     full: bool = False,
     dtype: str | None = DEFAULT_DTYPE,
 ) -> SuiteResult:
-    """Run the suite's entries with ``model`` through the harness; the rows of the combined table.
+    """Run the suite's entries through the harness (``model`` answers the entries without a fixed system); the rows.
 
     Writes ``suite.md`` and ``suite.json`` (and each entry's run folder) under ``out`` when given.
     A sampled entry says so in its own results.json (``suite_sample``), written with the run.
@@ -238,16 +350,19 @@ def run_suite(
         raise FiglangError(f"--limit must be at least 1, got {limit}")
     root = resolve_data_dir(data_dir)  # once, for every entry
     out_dir = Path(out) if out else None
-    backend: dict[str, Any] = {"threads": threads} if threads else {}
     if dtype == "auto":  # resolved here so that the table, the results and the commands name the dtype that ran
         from ..models.devices import auto_cpu_dtype  # no torch: reads the CPU flags
 
         dtype = auto_cpu_dtype()
-    if dtype:
-        backend["dtype"] = dtype
+    entries = list(entries if entries is not None else DEFAULT_SUITE)
+    for entry in entries:  # a missing shipped head stops the suite now, not minutes in
+        if entry.method == "trained":
+            _head_base(entry.model_for(model))
     rows: list[SuiteRow] = []
     start, cpu_start = time.perf_counter(), time.process_time()
-    for entry in entries if entries is not None else list(DEFAULT_SUITE):
+    for entry in entries:
+        if entry.method != "trained":
+            _free_frozen_bases()
         task = get_task(entry.task)
         split = task.check_split(entry.split)
         n_split = len(task.load(split, root))
@@ -255,17 +370,22 @@ def run_suite(
         cap = min(caps) if caps else None
         sampled = cap is not None and cap < n_split
         run_task = _sampled_task(task, split, cap, seed) if sampled else task
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         sample = {"suite_sample": {"n": cap, "of": n_split, "how": "stratified by gold label", "seed": seed}} if sampled else None
+        entry_model = entry.model_for(model)
+        base = _head_base(entry_model) if entry.method == "trained" else BEST_NLI_MODEL
+        extra = {**(sample or {}), "suite_entry": {"name": entry.name, "benchmark": entry.benchmark, "about": entry.describe(model, base)}}
         result = evaluate(
-            run_task, entry.method, model=model, split=split, data_dir=root, out_dir=out_dir / entry.name if out_dir else None,
-            cache_dir=cache_dir, use_cache=use_cache, seed=seed, method_options={**entry.options, **backend}, progress=progress,
-            extra=sample,
+            run_task, entry.method, model=entry_model, split=split, data_dir=root, out_dir=out_dir / entry.name if out_dir else None,
+            cache_dir=cache_dir, use_cache=use_cache, seed=seed, method_options=_method_options(entry, threads, dtype), progress=progress,
+            extra=extra,
         )  # fmt: skip
         counts = Counter(_gold(r) for r in result.records)
         majority = max(counts.values()) / len(result.records) if result.records else None
         rows.append(SuiteRow(entry, split, len(result.records), n_split, sampled, result.metrics, majority,
-                             time.perf_counter() - t0, result.out_dir, result.results.get("run", {}).get("cache", {})))  # fmt: skip
+                             time.perf_counter() - t0, result.out_dir, result.results.get("run", {}).get("cache", {}),
+                             entry_model, seed, time.process_time() - c0, base))  # fmt: skip
+    _free_frozen_bases()
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     result = SuiteResult(model, rows, time.perf_counter() - start, load, threads, out_dir, dtype,
                          time.process_time() - cpu_start, seed)  # fmt: skip
@@ -277,33 +397,120 @@ def run_suite(
     return result
 
 
-def _n_cell(row: SuiteRow) -> str:
-    return f"{row.n}" if not row.sampled else f"{row.n} of {row.n_split}*"
+COLUMNS = ("benchmark", "system", "n", "accuracy", "majority")
+HEADERS = {"benchmark": "benchmark", "system": "system (what it is)", "n": "n", "accuracy": "accuracy % [95% CI]", "majority": "majority %"}
+
+
+def suite_table_markdown(result: SuiteResult) -> list[str]:
+    """The suite's table as Markdown lines: the cells the terminal prints, one line a row."""
+    lines = ["| " + " | ".join(HEADERS[c] for c in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for r in result.rows:
+        cells = r.cells()
+        lines.append("| " + " | ".join(cells[c].replace("|", "/") for c in COLUMNS) + " |")
+    return lines
+
+
+def timing_line(result: SuiteResult) -> str:
+    load = ", ".join(f"{x:.2f}" for x in result.load_average) if result.load_average else "n/a"
+    cpu = f", {result.cpu_seconds:.0f} CPU s" if result.cpu_seconds is not None else ""
+    cores = os.cpu_count()
+    return (f"Wall time {result.seconds:.0f} s{cpu} on {cores} core{'s' if cores != 1 else ''} (load average at the end: {load}); "
+            f"{result.model} in {result.dtype or 'the backend default dtype'}.")  # fmt: skip
 
 
 def suite_markdown(result: SuiteResult) -> str:
-    lines = [
-        f"# figlang suite: {result.model}",
-        "",
-        "| task | split | method | n | accuracy % [95% CI] | majority % | by gold label | by figure / pair type |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in result.rows:
-        kind, groups = r.by_type
-        method = r.entry.method + "".join(f" {k}={_opt(v)}" for k, v in r.entry.options.items())
-        lines.append(f"| {r.entry.task} | {r.split} | {method} | {_n_cell(r)} | {_acc(r.metrics.get('accuracy'))} | "
-                     f"{_pct(r.majority)} | {_groups(r.by_label)} | {(kind + ': ' + _groups(groups)) if kind else ''} |")  # fmt: skip
+    """suite.md: the table, its notes, the commands that rerun each row, and the breakdowns."""
+    lines = [f"# figlang suite: the strongest offline CPU systems, and {result.model} beside them", ""]
+    lines += suite_table_markdown(result)
     lines.append("")
     if any(r.sampled for r in result.rows):
-        lines.append("\\* a seeded sample stratified by gold label (not the whole split).")
+        lines.append("n: a sample of N items, seeded and stratified by gold label, where the whole split does not fit "
+                     "the suite's 10 minutes; both rows of a benchmark score the same items.")  # fmt: skip
         lines.append("")
-    load = ", ".join(f"{x:.2f}" for x in result.load_average) if result.load_average else "n/a"
-    cpu = f", {result.cpu_seconds:.0f} CPU s" if result.cpu_seconds is not None else ""
-    lines.append(f"Model weights in {result.dtype or 'the backend default dtype'}. Wall time {result.seconds:.0f} s{cpu} "
-                 f"(load average at the end: {load}; torch threads: {result.threads or 'default'}). "
-                 "Per-entry predictions and results (data checksums, method fingerprint, versions): the entry folders.")  # fmt: skip
+    lines.append(timing_line(result))
     if result.rows:  # every entry, a sampled one too (as `figlang suite --only`, which draws the same sample)
-        commands = [entry_command(r, result.model, result.dtype, result.seed) for r in result.rows]
-        lines += ["", "The same runs one at a time:", "", "```bash"] + commands + ["```"]
+        lines += ["", "Each row alone (a sampled row with `figlang suite --only`, which draws the same items; "
+                  "the comment: the same on the whole split):", "", "```bash"]  # fmt: skip
+        for r in result.rows:
+            cmd = entry_command(r, result.model, result.dtype, result.seed)
+            lines.append(cmd + (f"   # {eval_command(r, result.dtype)}" if r.sampled else ""))
+        lines.append("```")
+    lines += ["", "## Breakdowns", "", "| entry | model | seconds | CPU s | by gold label | by figure / pair type |", "|---|---|---|---|---|---|"]
+    for r in result.rows:
+        kind, groups = r.by_type
+        cpu = f"{r.cpu_seconds:.0f}" if r.cpu_seconds is not None else "-"
+        lines.append(f"| {r.entry.name} | {r.model} | {r.seconds:.0f} | {cpu} | {_groups(r.by_label)} | "
+                     f"{(kind + ': ' + _groups(groups)) if kind else ''} |")  # fmt: skip
     lines.append("")
     return "\n".join(lines)
+
+
+# --- publishing a finished suite into the repository --------------------------------------------------------------
+
+README_START = "<!-- suite-output: start (written by scripts/publish_suite.py from docs/results/suite/suite.md) -->"
+README_END = "<!-- suite-output: end -->"
+
+
+def readme_block(suite_md: str) -> str:
+    """The part of suite.md that README.md shows: the table (marked for the results registry), its notes, the commands."""
+    body = suite_md.split("\n## Breakdowns", 1)[0].rstrip("\n")
+    lines = body.splitlines()
+    first = next(i for i, ln in enumerate(lines) if ln.startswith("| "))
+    return "\n".join(["<!-- results-table: suite -->", *lines[first:]])
+
+
+def publish_suite(run_dir: str | Path, dest: str | Path, readme: str | Path | None = None) -> list[Path]:
+    """Copy a finished suite (``figlang suite --out RUN``) into ``dest`` (docs/results/suite): suite.md, suite.json
+    and per entry results.json, results.md and the predictions gzip'd; then, with ``readme``, replace README's
+    suite block (between its suite-output markers) with the suite's table, notes and commands. Returns the files written."""
+    run, target = Path(run_dir), Path(dest)
+    summary_file = run / "suite.json"
+    if not summary_file.is_file():
+        raise FiglangError(f"{run}: no suite.json; run `figlang suite --out {run}` first")
+    summary = json.loads(summary_file.read_text(encoding="utf-8"))
+    written: list[Path] = []
+    tmp = target.with_name(target.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    for row in summary["rows"]:
+        src, out = run / row["entry"], tmp / row["entry"]
+        out.mkdir()
+        for name in ("results.json", "results.md"):
+            shutil.copyfile(src / name, out / name)
+        with open(src / "predictions.jsonl", "rb") as f, gzip.GzipFile(out / "predictions.jsonl.gz", "wb", mtime=0) as g:
+            shutil.copyfileobj(f, g)
+    shutil.copyfile(run / "suite.md", tmp / "suite.md")
+    shutil.copyfile(summary_file, tmp / "suite.json")
+    if target.exists():
+        shutil.rmtree(target)
+    tmp.rename(target)
+    written += sorted(p for p in target.rglob("*") if p.is_file())
+    if readme is not None:
+        path = Path(readme)
+        text = path.read_text(encoding="utf-8")
+        if README_START not in text or README_END not in text:
+            raise FiglangError(f"{path}: no suite block; put the lines {README_START!r} and {README_END!r} where the table goes")
+        head, rest = text.split(README_START, 1)
+        _, tail = rest.split(README_END, 1)
+        block = readme_block((target / "suite.md").read_text(encoding="utf-8"))
+        with atomic_write(path) as f:
+            f.write(f"{head}{README_START}\n{block}\n{README_END}{tail}")
+        written.append(path)
+    return written
+
+
+def registry_rows(summary: dict[str, Any]) -> list[tuple[str, str, list[list[Any]]]]:
+    """For scripts/results_index.py: per suite row, the README row text that picks it, its results.json (relative to
+    docs/results) and its figures [id, decimals, key path, scale?, derivation?] as the table prints them."""
+    out = []
+    for row in summary["rows"]:
+        about = re.sub(r"\s+", " ", row["about"])
+        pick = f"| {row['benchmark'] or row['task']} | {about[:40]}"
+        figs: list[list[Any]] = [["n", 0, "metrics.accuracy.n"]]
+        if row["sampled"]:
+            figs += [["of", 0, "suite_sample.of"], ["seed", 0, "suite_sample.seed"]]
+        figs += [["accuracy", 1, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100],
+                 ["ci_high", 1, "metrics.accuracy.ci_high", 100], ["majority", 1, "metrics", 100, "majority"]]  # fmt: skip
+        out.append((pick, f"suite/{row['entry']}/results.json", figs))
+    return out

@@ -1,7 +1,8 @@
 """The ``trained`` method: answer with a model that `figlang train` made.
 
 ``figlang eval -t idiom-cloze -s dev-disjoint --method trained --model runs/idiom-mc`` reads
-``runs/idiom-mc/figlang.json`` and answers in the model's shape (cloze: option index with
+``runs/idiom-mc/figlang.json`` (``--model figlang:NAME``: a head that ships inside figlang,
+:mod:`.heads`) and answers in the model's shape (cloze: option index with
 per-option scores; nli: label with per-label scores, mapped into the task's label set, so a
 FLUTE model answers IMPLI with non-entailment for contradiction).
 
@@ -58,8 +59,10 @@ class TrainedMethod(Method):
         device: str | None = None,
     ) -> None:
         if not model:
-            raise FiglangError("method 'trained' needs --model DIR: a directory made by `figlang train`")
-        self.model_dir = Path(model).expanduser()
+            raise FiglangError("method 'trained' needs --model DIR: a directory made by `figlang train`, or figlang:NAME (a shipped head)")
+        from .heads import resolve_trained_model
+
+        self.model_dir, self.shipped = resolve_trained_model(model)
         self.meta = read_figlang_json(self.model_dir)
         self.batch_size = int(batch_size)
         self.threads = int(threads) if threads not in (None, "") else None
@@ -128,10 +131,13 @@ class TrainedMethod(Method):
         weights = sorted(p for p in self.model_dir.iterdir() if p.suffix in (".safetensors", ".bin"))
         identity = hashlib.sha256()
         for p in weights:
+            if self.shipped:  # a few KB inside the package, whose file times change with every install: by content
+                identity.update(f"{p.name}:{hashlib.sha256(p.read_bytes()).hexdigest()}\n".encode())
+                continue
             st = p.stat()
             identity.update(f"{p.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
         out: dict[str, Any] = {
-            "model": str(self.model_dir),
+            "model": f"figlang:{self.shipped}" if self.shipped else str(self.model_dir),
             "trained_method": self.meta["method"],
             "base_model": (self.meta.get("base_model") or {}).get("reference"),
             "figlang_json_sha256": file_sha256(meta_path) if meta_path.is_file() else None,
@@ -160,7 +166,7 @@ def _trained(model: str | None = None, **options: Any) -> TrainedMethod:
 
 def register(registry: MethodRegistry) -> None:
     """Add the ``trained`` method to ``registry`` (called by the registry on first use)."""
-    registry.register("trained", ("cloze", "nli", "generation"), "A model trained with `figlang train` (--model DIR; reads DIR/figlang.json).")(_trained)
+    registry.register("trained", ("cloze", "nli", "generation"), "A model trained with `figlang train` (--model DIR; reads DIR/figlang.json), or a head that ships with figlang (--model figlang:NAME).")(_trained)
 
 
 __all__ = ["TrainedMethod"]

@@ -229,6 +229,36 @@ def load_encoder(path: str) -> nn.Module:
     return encoder
 
 
+_FROZEN_ENCODERS: dict[tuple[str, int, bool], nn.Module] = {}
+
+
+def frozen_encoder(path: str, layers: int, bf16: bool) -> nn.Module:
+    """A frozen base cut to its first ``layers`` (0: all), loaded once per process and shared by the heads on it.
+
+    A frozen base never changes, so two probes on the same base and layer (the idiom and simile heads of the
+    suite) need one copy of a 1.5B model, not two loads of it. :func:`clear_frozen_encoders` frees them.
+    """
+    key = (str(Path(path).resolve()), int(layers), bool(bf16))
+    encoder = _FROZEN_ENCODERS.get(key)
+    if encoder is not None and module_device(encoder).type != "cpu":  # moved by a load onto a GPU: load afresh
+        encoder = None
+    if encoder is None:
+        encoder = load_encoder(path)
+        if layers:
+            keep_first_layers(encoder, layers)
+        if bf16:
+            encoder.to(torch.bfloat16)
+        encoder.requires_grad_(False)
+        encoder.eval()
+        _FROZEN_ENCODERS[key] = encoder
+    return encoder
+
+
+def clear_frozen_encoders() -> None:
+    """Forget the shared frozen bases (their memory is freed once no loaded model holds them)."""
+    _FROZEN_ENCODERS.clear()
+
+
 def frozen_base_path(meta: dict[str, Any]) -> str:
     """Where a frozen-encoder model's base lives now: its recorded path, else its reference resolved again.
 
@@ -358,13 +388,15 @@ class ChoiceScorerModel:
 
         meta = read_figlang_json(directory)
         fmt = meta["input_format"]
-        tokenizer = AutoTokenizer.from_pretrained(str(directory))
         frozen = bool(fmt.get("frozen_base"))
-        encoder = load_encoder(frozen_base_path(meta) if frozen else str(directory))
-        if frozen and fmt.get("base_layers"):
-            keep_first_layers(encoder, int(fmt["base_layers"]))
-        if frozen and meta.get("training", {}).get("bf16"):
-            encoder.to(torch.bfloat16)
+        base_path = frozen_base_path(meta) if frozen else str(directory)
+        # a shipped head (figlang:NAME) carries no tokenizer: a frozen base's own is the one it was trained with
+        has_tokenizer = (Path(directory) / "tokenizer_config.json").is_file()
+        tokenizer = AutoTokenizer.from_pretrained(str(directory) if has_tokenizer or not frozen else base_path)
+        if frozen:
+            encoder = frozen_encoder(base_path, int(fmt.get("base_layers") or 0), bool(meta.get("training", {}).get("bf16")))
+        else:
+            encoder = load_encoder(base_path)
         module = ChoiceScorer(encoder, fmt.get("dropout", 0.1), fmt.get("pooling", "first"), frozen=frozen)
         head = load_file(str(Path(directory) / HEAD_FILE))
         module.head.load_state_dict({"weight": head["weight"], "bias": head["bias"]})
