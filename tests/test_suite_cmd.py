@@ -87,6 +87,9 @@ def test_showcase_configuration_is_valid(data_dir: Path) -> None:
         if best.method == "trained":  # a head shipped in the package, on the frozen qwen2.5-1.5b
             assert best.model.startswith("figlang:") and best.split == "dev-disjoint"
             assert "qwen2.5-1.5b" in best.describe(DEFAULT_MODEL) and "frozen" in best.describe(DEFAULT_MODEL)
+        elif best.method == "few-shot":  # qwen2.5-1.5b with training examples of other expressions, until heads ship
+            assert best.model == BEST_NLI_MODEL in catalog and best.split == "dev-disjoint"
+            assert best.options == {"backend": "llama.cpp"}
         else:
             assert best.model == BEST_NLI_MODEL in catalog
             assert best.options == {"backend": "llama.cpp", "question": "meaning", "calibrate": "content-free", "explain": False}
@@ -213,18 +216,14 @@ def test_only_a_probe_run_ships(tmp_path: Path) -> None:
 # --- end to end: smollm2-135m alone ---------------------------------------------------------------------------------
 
 
-def test_suite_runs_writes_the_table_and_publishes_it(tiny_probe: Path, data_dir: Path, tmp_path: Path) -> None:
-    from figlang.models.trained.heads import ship_head
-
-    heads = tmp_path / "heads"
-    ship_head(tiny_probe, "idiom-probe-qwen", root=heads)  # stands in for the shipped qwen2.5-1.5b head
+def test_suite_runs_writes_the_table_and_publishes_it(data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "suite"
-    args = ["--only", "idiom-best,model", "--model", "smollm2-135m", "--data-dir", str(data_dir), "--out", str(out),
+    args = ["--only", "model", "--model", "smollm2-135m", "--data-dir", str(data_dir), "--out", str(out),
             "--limit", str(N), "--cache-dir", str(tmp_path / "cache"), "--threads", "1", "--quiet"]  # fmt: skip
-    env = {"FIGLANG_HEADS_DIR": str(heads)}
+    env: dict[str, str] = {}
     result = suite(*args, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
-    entries = suite_entries(["idiom-best", "model"])
+    entries = suite_entries(["model"])
     assert "acc. % [95% CI]" in result.stdout and "Wall time" in result.stdout
     assert "unseen idioms" in result.stdout and "sample of 278, seed 0" in result.stdout
 
@@ -247,9 +246,7 @@ def test_suite_runs_writes_the_table_and_publishes_it(tiny_probe: Path, data_dir
         assert results["task"]["items"] == N and results["method"]["name"] == entry.method
         assert results["suite_sample"] == {"n": N, "of": row["n_split"], "how": "stratified by gold label", "seed": 0}
         assert results["suite_entry"]["name"] == entry.name
-    assert rows["idiom-best"]["model"] == "figlang:idiom-probe-qwen" and rows["idiom-model"]["model"] == "smollm2-135m"
-    ids = lambda name: [json.loads(x)["id"] for x in (out / name / "predictions.jsonl").read_text().splitlines()]  # noqa: E731
-    assert ids("idiom-best") == ids("idiom-model")  # the two rows of a benchmark: the same items
+    assert rows["idiom-model"]["model"] == "smollm2-135m"
     assert set(rows["impli-model"]["by_gold_label"]) == {"entailment", "non-entailment"}
     assert rows["flute-model"]["by_type"]["kind"] == "figure_type"
 
@@ -259,7 +256,7 @@ def test_suite_runs_writes_the_table_and_publishes_it(tiny_probe: Path, data_dir
     assert len(table) == 1 + len(entries)
     assert re.search(r"\| idiom cloze, unseen idioms \| smollm2-135m scores each ending .* \| 4 \(sample of 278, seed 0\) \| \d+\.\d \[", md)
     commands = md.split("```bash")[1].split("```")[0]
-    assert "figlang suite --only idiom-best --limit 4   # figlang eval -t idiom-cloze -s dev-disjoint -m trained --model figlang:idiom-probe-qwen" in commands
+    assert re.search(r"figlang suite --only idiom-model --limit 4 +# figlang eval -t idiom-cloze -s dev-disjoint -m lm-score", commands), commands
     for entry in entries:
         assert f"--only {entry.name} " in commands
 
@@ -341,7 +338,7 @@ def test_a_missing_head_stops_the_suite_before_any_row(data_dir: Path, tmp_path:
 
     from figlang.evaluation.suite import run_suite
 
-    missing = dataclasses.replace(DEFAULT_SUITE[0], model="figlang:no-such-head")
+    missing = dataclasses.replace(DEFAULT_SUITE[0], method="trained", options={}, model="figlang:no-such-head")
     with pytest.raises(FiglangError, match="ships no trained head named 'no-such-head'"):
         run_suite(data_dir=data_dir, out=tmp_path / "suite", entries=[DEFAULT_SUITE[1], missing], limit=2, progress=False)
     assert not (tmp_path / "suite").exists()  # nothing ran
