@@ -94,7 +94,8 @@ def _set(lm, **options):
 
 
 def test_gguf_converted_once_then_reloaded_from_cache(converted, smollm, model_cache):
-    from figlang.models.loading import prepare_gguf, resolve
+    from figlang.models.gguf import prepare_gguf
+    from figlang.models.loading import resolve
 
     resolved, first_seconds = converted
     assert resolved.source == "gguf"

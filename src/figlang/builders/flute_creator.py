@@ -52,6 +52,7 @@ from .flute_checks import (
     parse_answer,
 )
 from .flute_inputs import FIGURE_TYPES, InputSet, SourceItem
+from .review_queue import REVIEW_DIR, verdicts_by_revision
 
 CREATOR_VERSION = "figlang-flute-creator/1"
 DEFAULT_MODEL = "smollm2-135m"
@@ -65,7 +66,6 @@ WAITING_FILE = "awaiting_edits.jsonl"
 SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.json"
 EDITS_FILE = "human_edits.jsonl"
-REVIEW_DIR = "review"
 
 ProgressFn = Callable[[str, dict], None]
 
@@ -579,9 +579,7 @@ def create(
                                "the inputs changed since the run started: pass --restart, or use a new --out")  # fmt: skip
     edits = load_human_edits(out)
     if resample_rejected:
-        from .flute_review import current_verdicts
-
-        for (pid, revision), verdict in current_verdicts(out).items():
+        for (pid, revision), verdict in verdicts_by_revision(out).items():
             uid, side = pid.rsplit("-", 1)
             rec = journal.get(uid)
             if rec is None or verdict["verdict"] != "reject" or rec.get("revisions", {}).get(side, 0) != revision:

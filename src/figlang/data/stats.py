@@ -12,7 +12,7 @@ from .errors import DataError, LoadReport
 from .flute import SELECTION_SPLITS
 from .hygiene import LabelConflict, OverlapReport, label_conflicts, overlap_report
 from .records import ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
-from .registry import Task
+from .task import Task
 
 DEFAULT_TASKS = ("idiom-cloze", "simile-cloze", "flute", "impli")
 

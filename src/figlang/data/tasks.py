@@ -22,7 +22,7 @@ from pathlib import Path
 from . import flute, impli, narrative
 from .errors import DataError, LoadOptions
 from .records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, Record
-from .registry import Task
+from .task import Task
 
 DISJOINT_SPLITS = ("dev-disjoint", "train-disjoint", "selection", "train-fit")
 DISJOINT_DEV_FRACTION = 0.1

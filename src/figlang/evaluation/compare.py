@@ -220,7 +220,7 @@ def _recorded_config(run: Run, key: str, warnings: list[str]) -> dict[str, Any]:
 
 def _samples(row: dict[str, Any]) -> list[str]:
     """What the evaluation scored for a row: its samples, or none (scored as an empty prediction) when the prediction
-    is missing or invalid (as figlang.metrics.generation.generation_scores_from_records does)."""
+    is missing or invalid (as figlang.metrics.generation_scores.generation_scores_from_records does)."""
     if row.get("missing") or row.get("valid", True) is False:
         return []
     value = row.get("prediction")

@@ -181,6 +181,6 @@ def _explanation_metrics(
 
 
 def _generation_metrics(records: list[Record], predictions: dict[str, Prediction], options: MetricOptions) -> dict[str, Any]:
-    from ..metrics.generation import generation_scores_from_records
+    from ..metrics.generation_scores import generation_scores_from_records
 
     return generation_scores_from_records(records, predictions, options)

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..data.errors import FiglangError
-from .providers import (
+from .base import (
     CONTEXT_RELATIONS,
     LITERAL_RELATIONS,
     MAX_INFERENCES,

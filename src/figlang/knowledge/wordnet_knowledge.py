@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .providers import (
+from .base import (
     LITERAL_RELATIONS,
     MAX_INFERENCES,
     KnowledgeError,

@@ -18,6 +18,10 @@ class BackendError(FiglangError):
     """A backend failed to answer (unreachable endpoint, model that cannot score, …)."""
 
 
+class ModelNotAvailableError(BackendError):
+    """A model reference that cannot be loaded here (not installed, not cached, hub unreachable)."""
+
+
 class CapabilityError(BackendError):
     """The backend cannot do what the method needs (e.g. score log-probabilities)."""
 

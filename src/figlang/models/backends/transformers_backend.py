@@ -42,6 +42,7 @@ from typing import Any
 
 from ...data.errors import FiglangError
 from ..devices import auto_cpu_dtype, bf16_is_emulated, resolve_device
+from ..gguf import prepare_gguf
 from ..prefix import shared_prefix_length
 from .base import (
     MASK,
@@ -215,8 +216,6 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         quiet_cache_rename()  # figlang's own past_key_values= calls: not the user's business
         self._torch = torch
         if gguf_file:
-            from ..loading import prepare_gguf
-
             prepared = prepare_gguf(Path(model) / gguf_file)
             model = prepared.path
             revision = revision or prepared.sha256

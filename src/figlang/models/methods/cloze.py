@@ -20,7 +20,7 @@ from ...data.errors import FiglangError
 from ...data.records import ClozeRecord, Record
 from ..backends.base import MASK, CapabilityError, ContinuationScore, MaskedScoreRequest, ScoreRequest
 from ..base import MethodRegistry, Prediction
-from . import (
+from .common import (
     EXCLUDE_CHOICES, ModelMethod, argmax_first, excluded_by_figure, parse_bool, parse_chat, parse_choice, parse_int, pool_digest,
     same_text,
 )

@@ -37,7 +37,7 @@ from ...data.flute import INSTRUCTION as FLUTE_INSTRUCTION
 from ...data.records import NLIPair, Record
 from ..backends.base import ChatMessage, GenerationRequest
 from ..base import Method, MethodRegistry, Prediction
-from . import ModelMethod, item_seed, parse_bool, parse_chat, parse_choice, parse_float, parse_int
+from .common import ModelMethod, item_seed, parse_bool, parse_chat, parse_choice, parse_float, parse_int
 from . import prompts as P
 from .parsing import clean_explanation, first_sentence, parse_nli_answer
 

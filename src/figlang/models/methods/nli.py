@@ -30,7 +30,7 @@ from ...data.errors import FiglangError
 from ...data.records import NLI_LABELS, NLIPair, Record
 from ..backends.base import ChatMessage, GenerationRequest, ScoreRequest
 from ..base import MethodRegistry, Prediction
-from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int, same_text
+from .common import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int, same_text
 from . import prompts as P
 from .parsing import clean_explanation, parse_nli_answer
 

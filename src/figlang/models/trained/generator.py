@@ -40,7 +40,7 @@ from torch import nn
 from ...data.errors import FiglangError
 from ...data.records import CONTRADICTION, ENTAILMENT, GenerationRecord, NLIPair, strip_markup
 from ..base import Prediction
-from . import KNOWLEDGE, TRAINED_METHODS, fit_segments, read_figlang_json
+from .common import KNOWLEDGE, TRAINED_METHODS, fit_segments, read_figlang_json
 from .multiple_choice import autocast, module_device, to_device
 
 SEP1, SEP2 = "<sep1>", "<sep2>"

@@ -51,6 +51,7 @@ from ...data.hygiene import label_conflicts
 from ...data.records import Record, expression_of
 from ...evaluation.provenance import records_digest  # noqa: F401  (re-exported: figlang.json's data provenance)
 from ..devices import bf16_is_emulated
+from ..revision import directory_revision
 from ..trained import FIGLANG_JSON, FORMAT_VERSION, KNOWLEDGE, TRAINED_METHODS, check_method, is_trained_dir, read_figlang_json, resolve_device
 from .presets import default_preset, get_preset
 
@@ -353,8 +354,6 @@ def resolve_base(reference: str) -> dict[str, Any]:
 
 def _dir_revision(path: Path) -> str | None:
     try:
-        from ..loading import directory_revision
-
         return directory_revision(path)
     except Exception:  # pragma: no cover - best effort
         return None
