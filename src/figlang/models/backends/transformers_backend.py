@@ -60,6 +60,7 @@ from .hf_text import HFTextMixin
 
 KINDS = ("causal", "seq2seq", "masked", "classifier", "encoder")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+weight_loads = 0  # how many times this process loaded a model's weights (a run answered from the cache loads none)
 
 
 # --- option parsing (options may come from the command line as strings) ---------------------------
@@ -263,37 +264,59 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         model_kwargs = dict(load_kwargs, dtype=self._torch_dtype, output_loading_info=True)
         if attn_implementation:
             model_kwargs["attn_implementation"] = attn_implementation
+        self._model_kwargs = model_kwargs
+        self._allow_missing_weights = _as_bool(allow_missing_weights, "allow_missing_weights")
+
+        self.max_length = _as_int(max_length, "max_length", minimum=2, allow_none=True) or self._default_max_length()
+        tok = self.tokenizer
+        self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id if tok.eos_token_id is not None else 0)
+        self._prefix_ids, self._suffix_ids = self._special_affixes()
+        self._sliding_window = self._find_sliding_window()
+        self.can_score = self.kind in ("causal", "seq2seq")
+        self.can_generate = self.kind in ("causal", "seq2seq")
+        self.can_score_masked = self.kind == "masked"
+        self.can_classify = self.kind == "classifier"
+        # The weights load on first use (_load_weights): the identity above (info(), fingerprint()) needs only the
+        # configuration and the tokenizer, so a run answered wholly from the cache never loads them.
+
+    # What only the loaded weights tell: read through __getattr__, which loads them on first use.
+    AFTER_WEIGHTS = frozenset({"model", "_logits_to_keep", "_positions", "_packable", "_eos_ids"})
+
+    def __getattr__(self, name: str) -> Any:
+        if name in TransformersBackend.AFTER_WEIGHTS and "_model_kwargs" in self.__dict__ and "model" not in self.__dict__:
+            self._load_weights()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def weights_loaded(self) -> bool:
+        return "model" in self.__dict__
+
+    def _load_weights(self) -> None:
+        global weight_loads
         try:
-            self.model, loading_info = _auto_class(self.kind).from_pretrained(self.path, **model_kwargs)
+            model, loading_info = _auto_class(self.kind).from_pretrained(self.path, **self._model_kwargs)
         except (OSError, ValueError) as err:
             raise BackendError(f"cannot load {self.name!r} as a {self.kind} model from {self.path}: {err}") from err
         missing = [k for k in loading_info.get("missing_keys", []) if k]
-        if missing and not _as_bool(allow_missing_weights, "allow_missing_weights"):
+        if missing and not self._allow_missing_weights:
             shown = ", ".join(sorted(missing)[:5]) + (" …" if len(missing) > 5 else "")
             raise BackendError(
                 f"{self.name!r} has no weights for {len(missing)} parameter(s) of a {self.kind} model ({shown}): "
                 f"the checkpoint lacks this head (pass kind= for another kind, or allow_missing_weights=true to "
                 "use randomly initialised weights)"
             )
-        self.model.to(self.device)
-        self.model.eval()
-
-        self.max_length = _as_int(max_length, "max_length", minimum=2, allow_none=True) or self._default_max_length()
-        tok = self.tokenizer
-        self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id if tok.eos_token_id is not None else 0)
-        self._prefix_ids, self._suffix_ids = self._special_affixes()
-        forward = inspect.signature(self.model.forward).parameters
-        self._logits_to_keep = "logits_to_keep" in forward
+        model.to(self.device)
+        model.eval()
+        forward = inspect.signature(model.forward).parameters
+        self.__dict__["_logits_to_keep"] = "logits_to_keep" in forward
         # Right-padded rows continue at their own positions; a model that takes no position ids
         # (ALiBi models such as BLOOM) gets no prefix reuse and equal-length generation batches.
-        self._positions = "position_ids" in forward
-        self._sliding_window = self._find_sliding_window()
+        self.__dict__["_positions"] = "position_ids" in forward
+        self.__dict__["model"] = model
         self._packable = self._find_packable()
-        self.can_score = self.kind in ("causal", "seq2seq")
-        self.can_generate = self.kind in ("causal", "seq2seq")
-        self.can_score_masked = self.kind == "masked"
-        self.can_classify = self.kind == "classifier"
         self._eos_ids = self._end_ids()
+        weight_loads += 1
 
     # --- identity -------------------------------------------------------------------------------
 
