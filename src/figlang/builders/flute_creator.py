@@ -40,6 +40,7 @@ from typing import Any
 
 from ..data.errors import DataError, FiglangError
 from ..data.io import atomic_write, parse_jsonl, read_jsonl, write_json, write_jsonl
+from ..models.cache import RequestCache, cache_key
 from .flute_checks import (
     Check,
     CheckContext,
@@ -52,7 +53,7 @@ from .flute_checks import (
     parse_answer,
 )
 from .flute_inputs import FIGURE_TYPES, InputSet, SourceItem
-from .review_queue import REVIEW_DIR, verdicts_by_revision
+from .review_queue import REVIEW_DIR, read_table, verdicts_by_revision
 
 CREATOR_VERSION = "figlang-flute-creator/1"
 DEFAULT_MODEL = "smollm2-135m"
@@ -384,7 +385,6 @@ class FluteCreator:
 
     def generate_raw(self, template: StepTemplate, values: dict[str, str], seed: int) -> str:
         from ..models.backends.base import ChatMessage, GenerationRequest
-        from ..models.cache import cache_key
 
         text = template.render(values)
         key = None
@@ -538,8 +538,6 @@ def create(
     lm: Any = None,
 ) -> CreateSummary:
     """Generate FLUTE candidates for ``inputs`` into ``out_dir`` (resumable; see the module docstring)."""
-    from ..models.cache import RequestCache
-
     started = time.monotonic()
     out = Path(out_dir)
     if restart and out.exists():
@@ -697,8 +695,6 @@ def export_edit_tasks(out_dir: str | Path, path: str | Path, fmt: str | None = N
 
 def import_edits(out_dir: str | Path, path: str | Path) -> tuple[int, list[str]]:
     """Read filled edit tasks; store them for the next ``create`` run. Returns (stored, problems with file:line)."""
-    from .review_queue import read_table
-
     out = Path(out_dir)
     records = load_records(out)
     stored = load_human_edits(out)

@@ -43,7 +43,17 @@ from typing import Any
 from ..data.errors import FiglangError
 from ..data.io import atomic_write, write_json
 from ..data.text import normalise_idiom, normalise_text
-from .corpus import CorpusFile, CorpusReport, Document, ReadOptions, Skip, discover, jsonl_line_count, read_documents
+from .corpus import (
+    DEFAULT_PATTERNS,
+    CorpusFile,
+    CorpusReport,
+    Document,
+    ReadOptions,
+    Skip,
+    discover,
+    jsonl_line_count,
+    read_documents,
+)
 from .idiom_matcher import IdiomMatcher
 from .lexicon import Lexicon, LexiconEntry
 from .similes import find_similes, simile_prefilter
@@ -524,7 +534,6 @@ def mine_corpus(
     lex_fp = lexicon.fingerprint if (lexicon is not None and config.idioms) else "none"
     fingerprint = config.fingerprint(lex_fp)
     report = CorpusReport()
-    from .corpus import DEFAULT_PATTERNS
 
     sources = discover(inputs, patterns or DEFAULT_PATTERNS, report)
     specs = plan_shards(sources, docs_per_shard)

@@ -15,11 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..plugins import entry_point_objects
-from .custom import load_task_spec
 from .errors import DataError, FiglangError, PlaceholderLabelError
 from .records import Record
 from .task import FilesFor, Loader, Task
-from .tasks import builtin_tasks
 
 __all__ = ["TASKS", "TASK_ENTRY_POINTS", "FilesFor", "Loader", "Task", "TaskRegistry", "all_tasks", "ensure_labels_scoreable",
            "ensure_unique_ids", "get_task"]  # fmt: skip
@@ -38,6 +36,8 @@ class TaskRegistry:
         if self._filled:
             return
         self._filled = True  # set first: a plugin that looks a task up while loading must not recurse
+        from .tasks import builtin_tasks  # here, not at the top: every figlang command imports the registry at start-up
+
         for task in builtin_tasks():
             self.add(task)
         for where, obj in entry_point_objects(TASK_ENTRY_POINTS):
@@ -65,6 +65,8 @@ class TaskRegistry:
             return self._tasks[name]
         path = Path(name)
         if path.suffix.lower() in {".yaml", ".yml", ".json"}:
+            from .custom import load_task_spec  # the same: a spec file is read only when one is named
+
             return load_task_spec(path)
         close = difflib.get_close_matches(name, list(self._tasks), n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""

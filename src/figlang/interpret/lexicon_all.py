@@ -35,9 +35,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..builders.lexicon import MAX_IDIOM_WORDS, PIE_CSV, Lexicon, LexiconEntry, load_benchmark_lexicon, load_pie_lexicon, normalise_idiom
+from ..builders.idiom_matcher import CLOSED
+from ..builders.lexicon import (
+    MAX_IDIOM_WORDS,
+    PIE_CSV,
+    Lexicon,
+    LexiconEntry,
+    load_benchmark_lexicon,
+    load_pie_lexicon,
+    normalise_idiom,
+)
 from ..data.errors import DataNotFoundError, FiglangError
 from ..data.io import atomic_write, file_sha256, read_text
+from ..data.paths import default_cache_dir
 
 CACHE_VERSION = 1
 RESOURCES: tuple[str, ...] = ("narratives", "pie", "flute", "impli")  # canonical form: the first that lists the idiom
@@ -202,8 +212,6 @@ def _spacy_version() -> str:
 
 
 def cache_dir() -> Path:
-    from ..data.paths import default_cache_dir
-
     return default_cache_dir() / "interpret"
 
 
@@ -366,8 +374,6 @@ def _usable(key: str, resource: str = "impli") -> bool:
     """Two words or more ("dyed-in-the-wool" counts its parts). IMPLI's idioms are read off pairs by
     a diff rule that sometimes cuts out fragments ("to it", "it up", "the gun") which would match
     nearly any text, so from IMPLI an idiom also needs two words besides articles and a content word."""
-    from ..builders.idiom_matcher import CLOSED
-
     words = [w for w in re.split(r"[\s\-]+", key) if re.search(r"[a-z]", w)]
     if not 2 <= len(words) <= MAX_IDIOM_WORDS:
         return False

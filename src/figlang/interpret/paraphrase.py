@@ -24,6 +24,9 @@ from typing import Any
 
 from ..builders.idiom_matcher import BE, FUNC, OBJ, POSS, REFL, WORD
 from ..data.errors import FiglangError
+from ..knowledge.wordnet_data import load_wordnet
+from ..models.backends.base import ChatMessage, GenerationRequest
+from ..models.loading import load_backend
 from .detect import RawHit
 
 SLOT_WORDS = {"one's", "oneself", "someone", "somebody", "something", "someone's", "sb", "sth", "one", "sb's"}
@@ -62,8 +65,6 @@ def wordnet() -> Any | None:
     """The offline WordNet, or None when it is not installed (meanings then skip WordNet)."""
     if not _WN:
         try:
-            from ..knowledge.wordnet_data import load_wordnet
-
             _WN.append(load_wordnet())
         except FiglangError:
             _WN.append(None)
@@ -90,15 +91,11 @@ def wordnet_gloss(expression: str) -> str | None:
 
 @lru_cache(maxsize=2)
 def _backend(model: str, options: tuple[tuple[str, Any], ...]) -> Any:
-    from ..models.loading import load_backend
-
     return load_backend(model, **dict(options))
 
 
 def lm_meaning(expression: str, sentence: str, model: str, **options: Any) -> str | None:
     """An offline LM's short answer to "what does EXPRESSION mean in SENTENCE?" (opt-in: small models are weak at it)."""
-    from ..models.backends.base import ChatMessage, GenerationRequest
-
     lm = _backend(model, tuple(sorted(options.items())))
     question = f'In the sentence "{sentence.strip()}", what does "{expression}" mean? Answer with a short phrase only.'
     prompt = lm.chat_prompt([ChatMessage("user", question)]) if lm.has_chat_template else f"Question: {question}\nAnswer:"

@@ -29,10 +29,11 @@ from typing import Any
 from ..data.errors import FiglangError
 from . import catalog as _catalog
 from .backends.base import LanguageModel, ModelNotAvailableError
+from .backends.llamacpp_backend import LlamaCppBackend
+from .backends.transformers_backend import TransformersBackend
 from .catalog import CatalogEntry, CatalogError, read_metadata
 from .gguf import PreparedModel, convert_gguf, gguf_file_type, prepare_gguf
-from .install import gguf_path
-from .install import prepare as prepare_entry
+from .install import gguf_path, prepare as prepare_entry
 from .revision import directory_revision, sha256_file
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
@@ -214,8 +215,6 @@ LLAMACPP_OPTIONS = ("threads", "n_ctx", "n_batch")
 
 def _llamacpp_backend(reference: str, options: dict[str, Any]) -> LanguageModel:
     """A GGUF model run by llama.cpp: a catalog model made from a GGUF file, or a ``.gguf`` path."""
-    from .backends.llamacpp_backend import LlamaCppBackend
-
     unknown = sorted(set(options) - set(LLAMACPP_OPTIONS))
     if unknown:
         raise FiglangError(f"unknown option(s) for backend=llama.cpp: {', '.join(unknown)}; known: {', '.join(LLAMACPP_OPTIONS)}")
@@ -270,8 +269,6 @@ def load_backend(reference: str, **options: Any) -> LanguageModel:
 
 
 def backend_for_resolved(resolved: ResolvedModel, **options: Any) -> LanguageModel:
-    from .backends.transformers_backend import TransformersBackend
-
     kind = options.pop("kind", None) or resolved.kind
     extra = {k: v for k, v in resolved.details.items() if k in ("hub_id", "weights")}
     try:

@@ -43,6 +43,7 @@ from typing import Any
 from ...data.errors import FiglangError
 from ..devices import auto_cpu_dtype, bf16_is_emulated, resolve_device
 from ..gguf import prepare_gguf
+from ..hf_quiet import quiet_cache_rename
 from ..prefix import shared_prefix_length
 from .base import (
     MASK,
@@ -211,8 +212,6 @@ class TransformersBackend(HFTextMixin, LanguageModel):
     ) -> None:
         import torch
         import transformers
-
-        from ..hf_quiet import quiet_cache_rename
 
         quiet_cache_rename()  # figlang's own past_key_values= calls: not the user's business
         self._torch = torch

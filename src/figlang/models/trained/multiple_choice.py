@@ -37,6 +37,7 @@ from ...data.errors import FiglangError
 from ...data.io import iter_jsonl
 from ...data.records import ClozeRecord, strip_markup
 from ..base import Prediction
+from ..hf_quiet import quiet_cache_rename
 from ..loading import resolve
 from ..prefix import shared_prefix_length
 from ..revision import directory_revision
@@ -96,8 +97,6 @@ class ChoiceScorer(nn.Module):
 
     def _encode_shared(self, rows: list[list[int]], device: torch.device) -> list[torch.Tensor]:
         """Last-token vectors of decoder rows; consecutive rows sharing a prefix run it once (its KV cache)."""
-        from ..hf_quiet import quiet_cache_rename
-
         quiet_cache_rename()
         out: list[torch.Tensor | None] = [None] * len(rows)
         plain: list[int] = []
