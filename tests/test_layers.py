@@ -57,23 +57,12 @@ def module_name(path: Path, src: Path = SRC) -> str:
 
 def imports(path: Path, src: Path = SRC) -> set[str]:
     """Every figlang module ``path`` imports, wherever the import statement is (functions included)."""
-    name = module_name(path, src)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name.split(".")[0] == "figlang")
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            if target.split(".")[0] != "figlang":
-                continue
-            out.add(target)
-            if node.module is None:  # `from . import cloze`: the names are modules
-                out.update(f"{target}.{a.name}" for a in node.names)
+    for st in statements(path, src):
+        if st.third_party is None:
+            out.add(st.target)
+            if st.bare:  # `from . import cloze`: the names are modules
+                out.add(f"{st.target}.{st.member}")
     return out
 
 
@@ -124,6 +113,7 @@ class Statement:
     in_function: bool
     type_checking: bool  # under ``if TYPE_CHECKING:``: never runs
     third_party: str | None = None  # a third-party import's top-level package (target is "" then)
+    bare: bool = False  # ``from . import member`` (no module named: the member is a module)
 
 
 def statements(path: Path, src: Path = SRC) -> list[Statement]:
@@ -149,7 +139,7 @@ def statements(path: Path, src: Path = SRC) -> list[Statement]:
                 if target.split(".")[0] != "figlang":
                     out.append(Statement("", None, child.lineno, fn, tc, target.split(".")[0]))
                 else:
-                    out.extend(Statement(target, a.name, child.lineno, fn, tc) for a in child.names)
+                    out.extend(Statement(target, a.name, child.lineno, fn, tc, bare=child.module is None) for a in child.names)
             elif isinstance(child, ast.Call) and _imported_by_call(child):  # __import__("figlang.x"), import_module(".x", …)
                 target = _imported_by_call(child)
                 if target.startswith("."):

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError
-from ..data.io import atomic_write, write_json
+from ..data.io import atomic_write, iter_jsonl, write_json
 from ..data.text import normalise_idiom, normalise_text
 from .corpus import (
     DEFAULT_PATTERNS,
@@ -654,15 +654,13 @@ def _merge(out: Path, specs: list[ShardSpec], failures: list[ShardFailure], repo
             w["peak_rss_mb"] = max(w["peak_rss_mb"], st.get("peak_rss_mb", 0.0))
             skipped += [Skip.from_dict(x) for x in done.get("skipped", [])]
             notes += [Skip.from_dict(x) for x in done.get("notes", [])]
-            with open(shard_dir / f"{spec.shard_id}.narratives.jsonl", encoding="utf-8") as f:
-                for line in f:
-                    rec = json.loads(line)
-                    key = (normalise_text(rec["narrative"]), rec["type"], normalise_idiom(rec.get("idiom") or rec.get("simile") or ""))
-                    if key in seen:
-                        dups += 1
-                        continue
-                    seen.add(key)
-                    nf.write(line)
+            for _, rec in iter_jsonl(shard_dir / f"{spec.shard_id}.narratives.jsonl"):  # a shard this run wrote: a bad line raises, located
+                key = (normalise_text(rec["narrative"]), rec["type"], normalise_idiom(rec.get("idiom") or rec.get("simile") or ""))
+                if key in seen:
+                    dups += 1
+                    continue
+                seen.add(key)
+                nf.write(json.dumps(rec, ensure_ascii=False) + "\n")
             with open(shard_dir / f"{spec.shard_id}.hits.jsonl", encoding="utf-8") as f:
                 shutil.copyfileobj(f, hf)
     totals["narratives"] -= dups

@@ -46,7 +46,7 @@ from ..builders.lexicon import (
     normalise_idiom,
 )
 from ..data.errors import DataNotFoundError, FiglangError
-from ..data.io import atomic_write, file_sha256, read_text
+from ..data.io import atomic_write, file_sha256, parse_jsonl, read_text
 from ..data.paths import default_cache_dir
 
 CACHE_VERSION = 1
@@ -131,12 +131,8 @@ def _flute_rows(data_dir: Path) -> list[Row]:
     text = read_text(path)
     first: dict[str, tuple[str, int]] = {}
     definition: dict[str, str] = {}
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
+    for number, obj, _ in parse_jsonl(text):
+        if obj is None:
             continue
         idiom, explanation = obj.get("idiom"), obj.get("explanation")
         if not isinstance(idiom, str) or not idiom.strip():

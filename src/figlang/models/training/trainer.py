@@ -48,6 +48,7 @@ from typing import Any
 
 from ...data.errors import FiglangError
 from ...data.hygiene import label_conflicts
+from ...data.io import parse_jsonl
 from ...data.paths import resolve_data_dir
 from ...data.records import Record, expression_of
 from ...data.registry import get_task
@@ -521,14 +522,10 @@ class TrainLog:
     def truncate_after(self, step: int) -> None:
         if not self.path.exists():
             return
-        keep = []
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by a kill
-            if row.get("step", 0) <= step or row.get("event") in ("start",):
-                keep.append(line)
+        text = self.path.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        keep = [lines[number - 1] for number, row, _ in parse_jsonl(text)  # a line cut by a kill is no row
+                if row is not None and (row.get("step", 0) <= step or row.get("event") in ("start",))]  # fmt: skip
         self.path.write_text("".join(k + "\n" for k in keep), encoding="utf-8")
 
     def write(self, **row: Any) -> None:
@@ -539,13 +536,7 @@ class TrainLog:
     def rows(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
-        out = []
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                pass
-        return out
+        return [row for _, row, _ in parse_jsonl(self.path.read_text(encoding="utf-8")) if row is not None]
 
 
 def plot_loss_curve(log_path: Path, out_path: Path, title: str = "") -> Path | None:
@@ -590,7 +581,7 @@ def plot_loss_curve(log_path: Path, out_path: Path, title: str = "") -> Path | N
 # --- the loop -----------------------------------------------------------------------------------------------------
 
 
-class _Progress:
+class _TrainProgress:
     """rich progress (loss, lr, ETA) on a terminal; plain lines every log step otherwise."""
 
     def __init__(self, enabled: bool, total: int, done: int, title: str) -> None:
@@ -843,7 +834,7 @@ def run_training(
         plot_loss_curve(out / LOG_FILE, out / PLOT_FILE, f"{cfg.task} · {cfg.method} · {cfg.model}")
         return cfg.patience > 0 and state["bad_evals"] >= cfg.patience
 
-    progress = _Progress(cfg.progress, total_steps, state["step"], f"{cfg.method} {cfg.task}")
+    progress = _TrainProgress(cfg.progress, total_steps, state["step"], f"{cfg.method} {cfg.task}")
     if cfg.bf16 and bf16_is_emulated(cfg.device):
         progress.message("[warn] --bf16 on a CPU without AVX512-BF16/AMX: torch emulates bfloat16 here, which is several "
                          "times slower than float32; drop --bf16 (or pass --fp32) unless you need bf16 numerics")  # fmt: skip
