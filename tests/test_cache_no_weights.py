@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from figlang.cli.main import app
-from figlang.models.backends import transformers_backend
+from figlang.models.backends import base
 from figlang.models.catalog import get
 from figlang.models.methods import clear_backends
 
@@ -37,12 +37,12 @@ def test_a_rerun_from_a_warm_cache_loads_no_weights(data_dir: Path, tmp_path: Pa
     if not get(MODEL).is_installed():
         pytest.skip(f"{MODEL} is not installed: figlang models install {MODEL}")
     cache = tmp_path / "cache"
-    before = transformers_backend.weight_loads
+    before = base.weight_loads
     first = _eval(data_dir, cache, tmp_path / "first")
-    assert transformers_backend.weight_loads == before + 1  # the counter counts: a cold run loads the weights once
+    assert base.weight_loads == before + 1  # the counter counts: a cold run loads the weights once
 
     second = _eval(data_dir, cache, tmp_path / "second")
-    assert transformers_backend.weight_loads == before + 1, "the rerun loaded the weights although every answer was cached"
+    assert base.weight_loads == before + 1, "the rerun loaded the weights although every answer was cached"
     assert second["method"]["fingerprint"] == first["method"]["fingerprint"]
     a = [json.loads(line) for line in (tmp_path / "first" / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
     b = [json.loads(line) for line in (tmp_path / "second" / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -61,3 +61,17 @@ def test_identity_needs_no_weights_and_scoring_loads_them() -> None:
     assert not lm.weights_loaded and fingerprint["kind"] == "causal" and fingerprint["revision"]
     lm.score([ScoreRequest("The cat sat on the", " mat")])
     assert lm.weights_loaded and lm.fingerprint() == fingerprint  # the identity does not change once the weights are in
+
+
+def test_llama_cpp_identity_needs_no_weights() -> None:
+    pytest.importorskip("llama_cpp")
+    from test_backend_llamacpp import _smollm_gguf
+
+    from figlang.models.backends.base import ScoreRequest
+    from figlang.models.backends.llamacpp_backend import LlamaCppBackend
+
+    lm = LlamaCppBackend(_smollm_gguf(), name="smollm2-gguf", threads=1, n_ctx=256)
+    fingerprint = lm.fingerprint()
+    assert not lm.weights_loaded
+    lm.score([ScoreRequest("The cat sat on the", " mat")])
+    assert lm.weights_loaded and lm.fingerprint() == fingerprint

@@ -54,6 +54,7 @@ from .base import (
     ContinuationScore,
     GenerationRequest,
     LanguageModel,
+    LazyWeights,
     MaskedScoreRequest,
     ScoreRequest,
 )
@@ -61,7 +62,6 @@ from .hf_text import HFTextMixin
 
 KINDS = ("causal", "seq2seq", "masked", "classifier", "encoder")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
-weight_loads = 0  # how many times this process loaded a model's weights (a run answered from the cache loads none)
 
 
 # --- option parsing (options may come from the command line as strings) ---------------------------
@@ -161,7 +161,7 @@ def _select_cache_rows(cache: Any, index: Any) -> Any:
     return new
 
 
-class TransformersBackend(HFTextMixin, LanguageModel):
+class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
     """A local Transformers model (hub id or directory; see :func:`figlang.models.loading.load_backend`).
 
     Parameters
@@ -275,24 +275,11 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         self.can_generate = self.kind in ("causal", "seq2seq")
         self.can_score_masked = self.kind == "masked"
         self.can_classify = self.kind == "classifier"
-        # The weights load on first use (_load_weights): the identity above (info(), fingerprint()) needs only the
-        # configuration and the tokenizer, so a run answered wholly from the cache never loads them.
+        self.defer_weights()  # the identity above needs only the configuration and the tokenizer (LazyWeights)
 
-    # What only the loaded weights tell: read through __getattr__, which loads them on first use.
     AFTER_WEIGHTS = frozenset({"model", "_logits_to_keep", "_positions", "_packable", "_eos_ids"})
 
-    def __getattr__(self, name: str) -> Any:
-        if name in TransformersBackend.AFTER_WEIGHTS and "_model_kwargs" in self.__dict__ and "model" not in self.__dict__:
-            self._load_weights()
-            return self.__dict__[name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    @property
-    def weights_loaded(self) -> bool:
-        return "model" in self.__dict__
-
     def _load_weights(self) -> None:
-        global weight_loads
         try:
             model, loading_info = _auto_class(self.kind).from_pretrained(self.path, **self._model_kwargs)
         except (OSError, ValueError) as err:
@@ -308,14 +295,13 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         model.to(self.device)
         model.eval()
         forward = inspect.signature(model.forward).parameters
-        self.__dict__["_logits_to_keep"] = "logits_to_keep" in forward
+        self._logits_to_keep = "logits_to_keep" in forward
         # Right-padded rows continue at their own positions; a model that takes no position ids
         # (ALiBi models such as BLOOM) gets no prefix reuse and equal-length generation batches.
-        self.__dict__["_positions"] = "position_ids" in forward
-        self.__dict__["model"] = model
+        self._positions = "position_ids" in forward
+        self.model = model
         self._packable = self._find_packable()
         self._eos_ids = self._end_ids()
-        weight_loads += 1
 
     # --- identity -------------------------------------------------------------------------------
 
