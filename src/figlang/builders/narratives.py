@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError
-from ..data.io import atomic_write, iter_jsonl, write_json
+from ..data.io import atomic_write, read_jsonl, write_json
 from ..data.text import normalise_idiom, normalise_text
 from .corpus import (
     DEFAULT_PATTERNS,
@@ -654,7 +654,7 @@ def _merge(out: Path, specs: list[ShardSpec], failures: list[ShardFailure], repo
             w["peak_rss_mb"] = max(w["peak_rss_mb"], st.get("peak_rss_mb", 0.0))
             skipped += [Skip.from_dict(x) for x in done.get("skipped", [])]
             notes += [Skip.from_dict(x) for x in done.get("notes", [])]
-            for _, rec in iter_jsonl(shard_dir / f"{spec.shard_id}.narratives.jsonl"):  # a shard this run wrote: a bad line raises, located
+            for rec in read_jsonl(shard_dir / f"{spec.shard_id}.narratives.jsonl"):  # a shard this run wrote (maybe empty); a bad line raises
                 key = (normalise_text(rec["narrative"]), rec["type"], normalise_idiom(rec.get("idiom") or rec.get("simile") or ""))
                 if key in seen:
                     dups += 1
