@@ -17,7 +17,8 @@ import pytest
 
 from figlang.data.errors import FiglangError
 from figlang.evaluation.compare import WILCOXON_ALL_ZERO, compare_runs
-from figlang.metrics.generation import NltkSentenceBleu, RougeL, SacreSentenceBleu, generation_scores_from_records
+from figlang.metrics.generation import NltkSentenceBleu, RougeL, SacreSentenceBleu
+from figlang.metrics.generation_scores import generation_scores_from_records
 
 SUBJECTS = ["the old farmer", "my sister", "a tired pilot", "the young chef", "our neighbour", "the quiet student"]
 VERBS = ["painted", "repaired", "carried", "sold", "found", "borrowed"]

@@ -20,7 +20,8 @@ from figlang.data.paths import resolve_data_dir
 from figlang.data.registry import get_task
 from figlang.evaluation import evaluate, score_predictions_file
 from figlang.interop.hf_export import export_hf, records_from_rows
-from figlang.interop.lm_eval_export import export_lm_eval
+from figlang.data.errors import FiglangError
+from figlang.interop.lm_eval_export import export_lm_eval, lm_eval_task_name
 from figlang.interop.lm_eval_samples import predicted_index
 from figlang.models.loading import resolve
 
@@ -30,31 +31,55 @@ N_ITEMS = 30
 MODEL = "smollm2-135m"
 
 
-@pytest.fixture(scope="module")
-def lm_eval_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> dict:
-    """Export idiom-cloze dev (first N_ITEMS) with the CLI and run lm-eval's simple_evaluate on it."""
+def _run_lm_eval(root: Path, task: str, split: str, data_dir: Path) -> dict:
+    """Export the first N_ITEMS of task/split with the CLI, run lm-eval's simple_evaluate on it, and write its samples
+    as --log_samples writes them."""
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import lm_eval
     from lm_eval.tasks import TaskManager
 
-    root = tmp_path_factory.mktemp("lm_eval")
     tasks = root / "tasks"
-    res = CliRunner().invoke(app, ["export", "lm-eval", "idiom-cloze", "-s", "dev", "-n", str(N_ITEMS), "-o", str(tasks), "--data-dir", str(data_dir)])
+    res = CliRunner().invoke(app, ["export", "lm-eval", task, "-s", split, "-n", str(N_ITEMS), "-o", str(tasks), "--data-dir", str(data_dir)])
     assert res.exit_code == 0, res.output
-    config = yaml.safe_load((tasks / "figlang_idiom_cloze_dev.yaml").read_text())
+    name = lm_eval_task_name(task, split)
+    config = yaml.safe_load((tasks / f"{name}.yaml").read_text())
     out = lm_eval.simple_evaluate(
-        model="hf", model_args=f"pretrained={resolve(MODEL).path},dtype=float32", tasks=["figlang_idiom_cloze_dev"],
+        model="hf", model_args=f"pretrained={resolve(MODEL).path},dtype=float32", tasks=[name],
         task_manager=TaskManager(include_path=str(tasks)), batch_size=8, device="cpu", log_samples=True,
     )  # fmt: skip
-    samples = out["samples"]["figlang_idiom_cloze_dev"]
-    path = root / "samples_figlang_idiom_cloze_dev.jsonl"  # as --log_samples writes them: numbers as strings
+    samples = out["samples"][name]
+    path = root / f"samples_{name}.jsonl"  # as --log_samples writes them: numbers as strings
     with path.open("w") as f:
         for s in samples:
             row = {**s, "arguments": {f"gen_args_{i}": {"arg_0": a[0], "arg_1": a[1]} for i, a in enumerate(s["arguments"])},
                    "filtered_resps": [[str(ll), str(g)] for ll, g in s["filtered_resps"]], "resps": []}  # fmt: skip
             f.write(json.dumps(row, default=str) + "\n")
-    return {"config": config, "results": out["results"]["figlang_idiom_cloze_dev"], "samples": samples, "samples_path": path}
+    return {"config": config, "results": out["results"][name], "samples": samples, "samples_path": path}
+
+
+@pytest.fixture(scope="module")
+def lm_eval_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> dict:
+    """idiom-cloze dev (first N_ITEMS) through `figlang export lm-eval` and lm-eval."""
+    return _run_lm_eval(tmp_path_factory.mktemp("lm_eval"), "idiom-cloze", "dev", data_dir)
+
+
+@pytest.fixture(scope="module")
+def lm_eval_nli_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> dict:
+    """FLUTE val (first N_ITEMS) through `figlang export lm-eval` and lm-eval."""
+    return _run_lm_eval(tmp_path_factory.mktemp("lm_eval_nli"), "flute", "val", data_dir)
+
+
+def _same_as_lm_eval(run, samples: list[dict], results: dict, metric: str, label_of=lambda doc, i: i) -> None:
+    """figlang's predictions equal lm-eval's item for item, and the accuracies are equal."""
+    theirs = {s["doc"]["id"]: label_of(s["doc"], predicted_index(s, metric)) for s in samples}
+    mine = {rid: p.prediction for rid, p in run.predictions.items()}
+    assert mine == theirs, f"{metric}: {sum(mine[k] != theirs[k] for k in mine)} of {len(mine)} predictions differ"
+    assert run.metrics["accuracy"]["accuracy"] == pytest.approx(results[f"{metric},none"])
+    for s in samples:  # the log-likelihoods themselves agree to float32 noise
+        got = run.predictions[s["doc"]["id"]].meta["logprob"]
+        want = [float(ll) for ll, _ in s["filtered_resps"]]
+        assert got == pytest.approx(want, abs=2e-3)
 
 
 def test_export_is_an_lm_eval_multiple_choice_task(lm_eval_run: dict, data_dir: Path) -> None:
@@ -77,17 +102,31 @@ def test_lm_score_input_lm_eval_equals_lm_eval_item_for_item(lm_eval_run: dict, 
             "idiom-cloze", "lm-score", model=MODEL, split="dev", data_dir=data_dir, limit=N_ITEMS, use_cache=False, progress=False,
             method_options={"input": "lm-eval", "norm": norm, "dtype": "float32", "batch_size": 8},
         )  # fmt: skip
-        theirs = {s["doc"]["id"]: predicted_index(s, metric) for s in lm_eval_run["samples"]}
-        mine = {rid: p.prediction for rid, p in run.predictions.items()}
-        assert mine == theirs, f"{metric}: {sum(mine[k] != theirs[k] for k in mine)} of {len(mine)} predictions differ"
-        assert run.metrics["accuracy"]["accuracy"] == pytest.approx(lm_eval_run["results"][f"{metric},none"])
-        # the log-likelihoods themselves agree to float32 noise
-        for s in lm_eval_run["samples"]:
-            got = run.predictions[s["doc"]["id"]].meta["logprob"]
-            want = [float(ll) for ll, _ in s["filtered_resps"]]
-            assert got == pytest.approx(want, abs=2e-3)
+        _same_as_lm_eval(run, lm_eval_run["samples"], lm_eval_run["results"], metric)
         ours[metric] = run
     assert ours["acc"].results["method"]["fingerprint"] != ours["acc_norm"].results["method"]["fingerprint"]
+
+
+def test_nli_score_input_lm_eval_equals_lm_eval_item_for_item(lm_eval_nli_run: dict, data_dir: Path) -> None:
+    """FLUTE: lm-eval's choice (an index into the doc's label words) is figlang's label, item for item."""
+    samples = lm_eval_nli_run["samples"]
+    assert samples[0]["arguments"][0][1] == " Entails" and samples[0]["doc"]["query"].endswith("\nAnswer:")
+    for norm, metric in (("sum", "acc"), ("char", "acc_norm")):
+        run = evaluate(
+            "flute", "nli-score", model=MODEL, split="val", data_dir=data_dir, limit=N_ITEMS, use_cache=False, progress=False,
+            method_options={"input": "lm-eval", "norm": norm, "dtype": "float32", "batch_size": 8},
+        )  # fmt: skip
+        _same_as_lm_eval(run, samples, lm_eval_nli_run["results"], metric, label_of=lambda doc, i: doc["labels"][i])
+        assert run.results["method"]["fingerprint"]["lm_eval_metric"] == metric
+    # lm-eval's acc_norm answers both labels here, so the agreement is not a constant answer agreeing with itself
+    assert {s["doc"]["labels"][predicted_index(s, "acc_norm")] for s in samples} == {"entailment", "contradiction"}
+
+
+def test_nli_score_input_lm_eval_refuses_what_lm_eval_does_not_ask() -> None:
+    from figlang.models.base import get_methods
+
+    with pytest.raises(FiglangError, match="explain=true"):
+        get_methods().create("nli-score", model=MODEL, input="lm-eval", explain="true")
 
 
 def test_log_samples_score_through_figlang_eval(lm_eval_run: dict, data_dir: Path, tmp_path: Path) -> None:

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from .data.registry import TASKS, get_task
+from .models.base import get_methods
 
 if TYPE_CHECKING:  # names for the annotations only: importing the API loads nothing heavy
     from .data.registry import Task
@@ -37,22 +39,16 @@ def load_task(task: str | Path) -> Task:
 
     ``figlang.load_task("flute").load("val", data_dir)`` gives the split's typed records.
     """
-    from .data.registry import get_task
-
     return get_task(str(task))
 
 
 def tasks() -> list[str]:
     """The registered task names: figlang's own, then those of installed plugins (entry points ``figlang.tasks``)."""
-    from .data.registry import TASKS
-
     return TASKS.names()
 
 
 def methods() -> list[str]:
     """The registered method names: baselines, model-backed, ``trained``, then plugins' (entry points ``figlang.methods``)."""
-    from .models.base import get_methods
-
     return get_methods().names()
 
 

@@ -23,7 +23,11 @@ from typing import Any
 
 from .data.errors import FiglangError
 from .data.flute import FIGURE_TYPES
+from .data.paths import resolve_data_dir
 from .data.records import NLIPair
+from .data.registry import get_task
+from .models.base import get_methods
+from .models.cache import RequestCache
 
 DEFAULT_MODEL = "qwen2.5-1.5b"
 DEFAULT_OPTIONS: dict[str, Any] = {"backend": "llama.cpp"}  # qwen2.5-1.5b is a GGUF model: llama.cpp scored it 1.47x faster than float32 torch here, in a third of the memory
@@ -64,10 +68,6 @@ def explainer(model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, **
     ``options`` are the method's (``mode``, ``k``, ``label_method``, ``label_model``, …) and the backend's
     (``backend``, ``threads``, ``n_ctx``, …); for ``qwen2.5-1.5b`` the backend defaults to llama.cpp.
     """
-    from .data.paths import resolve_data_dir
-    from .data.registry import get_task
-    from .models.base import get_methods
-
     if model == DEFAULT_MODEL:
         options = {**DEFAULT_OPTIONS, **options}
     root = resolve_data_dir(data_dir)
@@ -117,7 +117,6 @@ def explain_pairs(
     a bad pair fails the call with its position before any model time is spent.
     """
     from .evaluation.harness import run_method
-    from .models.cache import RequestCache
 
     records: list[NLIPair] = []
     for i, p in enumerate(pairs, 1):

@@ -18,6 +18,8 @@ from __future__ import annotations
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from .data.errors import FiglangError
+
 
 def _where(ep: EntryPoint) -> str:
     dist = getattr(getattr(ep, "dist", None), "name", None)
@@ -30,8 +32,6 @@ def entry_point_objects(group: str) -> list[tuple[str, Any]]:
     A plugin that fails to import raises :class:`figlang.data.errors.FiglangError` naming the
     entry point and its package, so a broken plugin says which one it is and how to get rid of it.
     """
-    from .data.errors import FiglangError
-
     out: list[tuple[str, Any]] = []
     for ep in sorted(entry_points(group=group), key=lambda e: (e.name, e.value)):
         try:

@@ -40,6 +40,7 @@ from typing import Any
 
 from ..data.errors import DataError, FiglangError
 from ..data.io import atomic_write, parse_jsonl, read_jsonl, write_json, write_jsonl
+from ..models.cache import RequestCache, cache_key
 from .flute_checks import (
     Check,
     CheckContext,
@@ -52,6 +53,7 @@ from .flute_checks import (
     parse_answer,
 )
 from .flute_inputs import FIGURE_TYPES, InputSet, SourceItem
+from .review_queue import REVIEW_DIR, read_table, verdicts_by_revision
 
 CREATOR_VERSION = "figlang-flute-creator/1"
 DEFAULT_MODEL = "smollm2-135m"
@@ -65,7 +67,6 @@ WAITING_FILE = "awaiting_edits.jsonl"
 SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.json"
 EDITS_FILE = "human_edits.jsonl"
-REVIEW_DIR = "review"
 
 ProgressFn = Callable[[str, dict], None]
 
@@ -384,7 +385,6 @@ class FluteCreator:
 
     def generate_raw(self, template: StepTemplate, values: dict[str, str], seed: int) -> str:
         from ..models.backends.base import ChatMessage, GenerationRequest
-        from ..models.cache import cache_key
 
         text = template.render(values)
         key = None
@@ -538,8 +538,6 @@ def create(
     lm: Any = None,
 ) -> CreateSummary:
     """Generate FLUTE candidates for ``inputs`` into ``out_dir`` (resumable; see the module docstring)."""
-    from ..models.cache import RequestCache
-
     started = time.monotonic()
     out = Path(out_dir)
     if restart and out.exists():
@@ -579,9 +577,7 @@ def create(
                                "the inputs changed since the run started: pass --restart, or use a new --out")  # fmt: skip
     edits = load_human_edits(out)
     if resample_rejected:
-        from .flute_review import current_verdicts
-
-        for (pid, revision), verdict in current_verdicts(out).items():
+        for (pid, revision), verdict in verdicts_by_revision(out).items():
             uid, side = pid.rsplit("-", 1)
             rec = journal.get(uid)
             if rec is None or verdict["verdict"] != "reject" or rec.get("revisions", {}).get(side, 0) != revision:
@@ -699,8 +695,6 @@ def export_edit_tasks(out_dir: str | Path, path: str | Path, fmt: str | None = N
 
 def import_edits(out_dir: str | Path, path: str | Path) -> tuple[int, list[str]]:
     """Read filled edit tasks; store them for the next ``create`` run. Returns (stored, problems with file:line)."""
-    from .review_queue import read_table
-
     out = Path(out_dir)
     records = load_records(out)
     stored = load_human_edits(out)

@@ -31,6 +31,7 @@ from typing import Any
 from ..data.errors import DataError, DataNotFoundError, LoadReport
 from ..data.io import parse_jsonl, parse_table, read_text
 from ..data.text import collapse_spaces, normalise_sentence
+from .lexicon import load_lexicon, load_lexicon_file
 
 FIGURE_TYPES = ("sarcasm", "simile", "metaphor", "idiom")
 
@@ -188,8 +189,6 @@ def read_input_file(path: str | Path, figure_type: str, strict: bool = False) ->
 
 
 def _lexicon_file(path: Path, strict: bool):
-    from .lexicon import load_lexicon_file
-
     return load_lexicon_file(path, strict=strict)
 
 
@@ -215,8 +214,6 @@ def from_lexicon(lexicon: Any) -> InputSet:
 def load_idioms(spec: str | Path, data_dir: str | Path | None = None, strict: bool = False) -> InputSet:
     """``benchmark`` | ``pie`` (via :func:`~figlang.builders.lexicon.load_lexicon`) or an idiom file."""
     if str(spec) in ("benchmark", "pie"):
-        from .lexicon import load_lexicon
-
         return from_lexicon(load_lexicon(str(spec), data_dir, strict=strict))
     return read_input_file(spec, "idiom", strict=strict)
 

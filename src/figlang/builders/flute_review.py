@@ -27,11 +27,21 @@ from typing import Any
 import yaml
 
 from ..data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
-from ..data.io import atomic_write, read_jsonl, write_json, write_jsonl
+from ..data.io import atomic_write, write_json, write_jsonl
 from ..data.text import collapse_spaces
-from .flute_creator import REVIEW_DIR, load_candidates, load_records, pairs_of
+from .flute_creator import load_candidates, load_records, pairs_of
 from .flute_inputs import FIGURE_TYPES
-from .review_queue import VerdictsImportReport, edits_of, import_file, read_table, tally, verdict_of, write_queue
+from .review_queue import (
+    VerdictsImportReport,
+    edits_of,
+    import_file,
+    read_table,
+    tally,
+    verdict_of,
+    verdicts_by_revision,
+    verdicts_path,
+    write_queue,
+)
 
 __all__ = ["VerdictsImportReport", "current_verdicts", "export_queue", "finalize", "import_verdicts", "queue_items", "read_table",
            "record_verdict", "review_rates", "store_verdicts"]  # fmt: skip
@@ -41,20 +51,12 @@ QUEUE_COLUMNS = (
     "verdict", "edited_premise", "edited_hypothesis", "edited_label", "edited_explanation", "note",
 )  # fmt: skip
 EDITABLE = ("premise", "hypothesis", "label", "explanation")
-VERDICTS_FILE = "verdicts.jsonl"
 
 
 # --- verdicts ---------------------------------------------------------------------------------------
 
 
-def _verdicts_path(run: str | Path) -> Path:
-    return Path(run) / REVIEW_DIR / VERDICTS_FILE
-
-
-def current_verdicts(run: str | Path) -> dict[tuple[str, int], dict[str, Any]]:
-    """Every stored verdict, by (pair id, revision); the latest import wins."""
-    path = _verdicts_path(run)
-    return {(v["id"], int(v["revision"])): v for v in read_jsonl(path)}
+current_verdicts = verdicts_by_revision  # every stored verdict, by (pair id, revision); the latest import wins
 
 
 def _current_pairs(run: str | Path) -> dict[str, dict[str, Any]]:
@@ -117,7 +119,7 @@ def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
         report.verdicts[verdict] += 1
     stored.update(new)
     report.stored = len(new)
-    write_jsonl(_verdicts_path(run), list(stored.values()))
+    write_jsonl(verdicts_path(run), list(stored.values()))
     return report
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ..data.errors import DataError, DataNotFoundError, LoadReport
 from ..data.io import parse_json_line, parse_jsonl, read_text
+from ..data.paths import resolve_data_dir
 from ..data.text import normalise_idiom
 
 MAX_IDIOM_WORDS = 12
@@ -238,8 +239,6 @@ def load_lexicon_file(path: str | Path, strict: bool = False) -> Lexicon:
 
 def load_lexicon(spec: str | Path, data_dir: str | Path | None = None, strict: bool = False) -> Lexicon:
     """``benchmark`` | ``pie`` | a path to a TSV/JSONL lexicon."""
-    from ..data.paths import resolve_data_dir
-
     if str(spec) == "benchmark":
         return load_benchmark_lexicon(resolve_data_dir(data_dir))
     if str(spec) == "pie":

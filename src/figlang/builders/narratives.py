@@ -41,9 +41,19 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError
-from ..data.io import atomic_write, write_json
+from ..data.io import atomic_write, read_jsonl, write_json
 from ..data.text import normalise_idiom, normalise_text
-from .corpus import CorpusFile, CorpusReport, Document, ReadOptions, Skip, discover, jsonl_line_count, read_documents
+from .corpus import (
+    DEFAULT_PATTERNS,
+    CorpusFile,
+    CorpusReport,
+    Document,
+    ReadOptions,
+    Skip,
+    discover,
+    jsonl_line_count,
+    read_documents,
+)
 from .idiom_matcher import IdiomMatcher
 from .lexicon import Lexicon, LexiconEntry
 from .similes import find_similes, simile_prefilter
@@ -524,7 +534,6 @@ def mine_corpus(
     lex_fp = lexicon.fingerprint if (lexicon is not None and config.idioms) else "none"
     fingerprint = config.fingerprint(lex_fp)
     report = CorpusReport()
-    from .corpus import DEFAULT_PATTERNS
 
     sources = discover(inputs, patterns or DEFAULT_PATTERNS, report)
     specs = plan_shards(sources, docs_per_shard)
@@ -645,15 +654,13 @@ def _merge(out: Path, specs: list[ShardSpec], failures: list[ShardFailure], repo
             w["peak_rss_mb"] = max(w["peak_rss_mb"], st.get("peak_rss_mb", 0.0))
             skipped += [Skip.from_dict(x) for x in done.get("skipped", [])]
             notes += [Skip.from_dict(x) for x in done.get("notes", [])]
-            with open(shard_dir / f"{spec.shard_id}.narratives.jsonl", encoding="utf-8") as f:
-                for line in f:
-                    rec = json.loads(line)
-                    key = (normalise_text(rec["narrative"]), rec["type"], normalise_idiom(rec.get("idiom") or rec.get("simile") or ""))
-                    if key in seen:
-                        dups += 1
-                        continue
-                    seen.add(key)
-                    nf.write(line)
+            for rec in read_jsonl(shard_dir / f"{spec.shard_id}.narratives.jsonl"):  # a shard this run wrote (maybe empty); a bad line raises
+                key = (normalise_text(rec["narrative"]), rec["type"], normalise_idiom(rec.get("idiom") or rec.get("simile") or ""))
+                if key in seen:
+                    dups += 1
+                    continue
+                seen.add(key)
+                nf.write(json.dumps(rec, ensure_ascii=False) + "\n")
             with open(shard_dir / f"{spec.shard_id}.hits.jsonl", encoding="utf-8") as f:
                 shutil.copyfileobj(f, hf)
     totals["narratives"] -= dups

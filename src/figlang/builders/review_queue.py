@@ -15,13 +15,25 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import DataError, DataNotFoundError
-from ..data.io import atomic_write, parse_jsonl, parse_table, read_text, write_jsonl
+from ..data.io import atomic_write, parse_jsonl, parse_table, read_jsonl, read_text, write_jsonl
 from ..data.text import collapse_spaces
 
 VERDICTS = {"accept": "accept", "accepted": "accept", "a": "accept", "yes": "accept", "ok": "accept",
             "edit": "edit", "edited": "edit", "e": "edit",
             "reject": "reject", "rejected": "reject", "r": "reject", "no": "reject"}  # fmt: skip
 RATE_KEYS = ("candidates", "reviewed", "accept", "edit", "reject", "unreviewed")
+REVIEW_DIR = "review"  # <run>/review/verdicts.jsonl: every stored verdict, the latest import last
+VERDICTS_FILE = "verdicts.jsonl"
+
+
+def verdicts_path(run: str | Path) -> Path:
+    """Where a builder run keeps its reviewers' verdicts."""
+    return Path(run) / REVIEW_DIR / VERDICTS_FILE
+
+
+def verdicts_by_revision(run: str | Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """Every stored verdict of a run, by (pair id, revision); the latest import wins."""
+    return {(v["id"], int(v["revision"])): v for v in read_jsonl(verdicts_path(run))}
 
 
 def read_table(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:

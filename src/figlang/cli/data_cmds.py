@@ -11,8 +11,12 @@ from rich.markup import escape as rich_escape
 from rich.table import Table
 
 from ..data.errors import LoadReport
+from ..data.hygiene import label_conflicts, overlap_report
+from ..data.io import write_jsonl
 from ..data.paths import resolve_data_dir
+from ..data.records import expression_of
 from ..data.registry import all_tasks, get_task
+from ..data.splits import expression_disjoint_split, expression_folds, figurative_links, linked_key
 from ..data.stats import DEFAULT_TASKS, TaskStats, task_stats
 from .common import DataDirOption, console
 
@@ -134,8 +138,6 @@ def overlap_cmd(
 ) -> None:
     """Identical items and shared expressions between every pair of a task's splits (leakage check), and items
     that occur with different gold labels (within a split or across splits)."""
-    from ..data.hygiene import label_conflicts, overlap_report
-
     t = get_task(task)
     loaded = {s: t.load(s, data_dir, report=LoadReport()) for s in t.splits}
     report = overlap_report(loaded)
@@ -158,12 +160,6 @@ def split_cmd(
     data_dir: DataDirOption = None,
 ) -> None:
     """Write an expression-disjoint dev split, or k folds by expression (IMPLI's 10 folds by idiom)."""
-    from ..data.io import write_jsonl
-    from ..data.splits import expression_disjoint_split, expression_folds
-
-    from ..data.records import expression_of
-    from ..data.splits import figurative_links, linked_key
-
     t = get_task(task)
     which = split or ("train" if "train" in t.splits else t.default_split)
     records = t.load(which, data_dir)

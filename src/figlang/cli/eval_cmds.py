@@ -10,7 +10,10 @@ import typer
 from rich.table import Table
 
 from ..data.errors import FiglangError
+from ..data.io import atomic_write
+from ..evaluation import evaluate, score_predictions_file
 from ..evaluation.scoring import MetricOptions
+from ..models.base import get_methods
 from .common import DataDirOption, console, parse_key_values
 
 
@@ -63,7 +66,6 @@ def eval_cmd(
 
       figlang eval --model qwen2.5-1.5b -O backend=llama.cpp -O threads=2 -t idiom-cloze -s dev -m qa
     """
-    from ..evaluation import evaluate, score_predictions_file
     from ..evaluation.tables import print_summary
 
     options = MetricOptions(seed=seed, generation_protocol=protocol, bertscore_model=bertscore_model,
@@ -90,8 +92,6 @@ def eval_cmd(
 
 def methods_cmd() -> None:
     """List the methods, the task shapes they answer, and whether they need --model."""
-    from ..models.base import get_methods
-
     table = Table(title="figlang methods", title_justify="left")
     for col in ("method", "shapes", "needs --model", "description"):
         table.add_column(col, overflow="fold")
@@ -126,7 +126,6 @@ def compare_cmd(
 
 
 def _regenerate_readme_tables(runs: list[Path], doc: Path) -> None:
-    from ..data.io import atomic_write
     from ..evaluation.registry import load_index, regenerate_tables
 
     if len(runs) != 1:

@@ -9,9 +9,8 @@ from typing import Annotated, Optional
 import typer
 
 from ..data.errors import FiglangError
-from .common import DataDirOption, console, err_console
-from ..data.io import decode_utf8, parse_jsonl
-from .common import parse_key_values as _parse_options
+from ..data.io import atomic_write, decode_utf8, parse_jsonl, write_json, write_jsonl
+from .common import DataDirOption, console, err_console, parse_key_values as _parse_options
 
 
 def _read_pairs(path: Path) -> list[dict]:
@@ -36,7 +35,6 @@ def _read_pairs(path: Path) -> list[dict]:
 
 
 def _score(run: Path, out: Optional[Path], bertscore_model: str, bertscore_layers: Optional[int], paper: bool, examples: int, seed: int) -> None:
-    from ..data.io import atomic_write, write_json
     from ..evaluation.explanations import score_explanations, side_by_side, side_by_side_markdown
 
     result = score_explanations(run, bertscore_model=bertscore_model or None, bertscore_layers=bertscore_layers, paper=paper)
@@ -128,8 +126,6 @@ def explain_cmd(
         row = {"id": pair.get("id"), **a.to_dict()} if "id" in pair else a.to_dict()
         rows.append(row)
     if out is not None:
-        from ..data.io import write_jsonl
-
         write_jsonl(out, rows)
         err_console.print(f"[dim]wrote {len(rows)} answers to {out}[/dim]")
     if as_json:

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from ..data.errors import FiglangError
+from ..data.io import file_sha256
 from .common import DataDirOption, console
 
 app = typer.Typer(help="Human evaluation: generated continuations (narratives) and FLUTE explanations (flute-export, flute-import): export for judges, import answers, aggregate.", no_args_is_help=True)
@@ -124,7 +125,6 @@ def flute_import_cmd(
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the summary as JSON here.")] = None,
 ) -> None:
     """FLUTE's human evaluation, step 2: H score, Yes %, No %, shortcomings, alpha, Wilcoxon between systems."""
-    from ..data.io import file_sha256
     from ..metrics.flute_human_eval import SHORTCOMINGS, import_flute_judgements, summarize_flute_human, write_flute_human_results
 
     summary = summarize_flute_human(import_flute_judgements(answers, key, judges_per_item=judges or None))

@@ -17,6 +17,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..data.errors import FiglangError
+from ..data.registry import get_task
 from .common import DataDirOption, console, err_console, parse_key_values
 
 app = typer.Typer(
@@ -71,7 +72,6 @@ def infer_cmd(
     data_dir: DataDirOption = None,
 ) -> None:
     """Write the inferences of one split, in the shipped format (12 a record at most)."""
-    from ..data.registry import get_task
     from ..knowledge.providers import write_inference_file
 
     t = get_task(task)

@@ -8,10 +8,24 @@ import typer
 
 from .. import __version__
 from ..data.errors import FiglangError
-from . import build_flute, build_impli, build_narratives, data_cmds, eval_cmds, human_cmds, knowledge_cmds, models_cmds, suite_cmds, train_cmds
-from .data_download import download_cmd, verify_cmd
+from . import (
+    build_flute,
+    build_impli,
+    build_narratives,
+    data_cmds,
+    eval_cmds,
+    human_cmds,
+    knowledge_cmds,
+    models_cmds,
+    suite_cmds,
+    train_cmds,
+)
 from .common import err_console
+from .data_download import download_cmd, verify_cmd
+from .explain_cmds import explain_cmd
 from .export_cmds import app as export_app
+from .interpret_cmds import interpret_cmd
+from .serve_cmds import serve_cmd
 
 app = typer.Typer(
     name="figlang",
@@ -37,9 +51,9 @@ app.add_typer(export_app, name="export")
 app.command("train")(train_cmds.train_cmd)
 app.command("relations")(train_cmds.relations_cmd)
 app.command("simulatability")(train_cmds.simulatability_cmd)
-app.command("serve")(__import__("figlang.cli.serve_cmds", fromlist=["serve_cmd"]).serve_cmd)
-app.command("interpret")(__import__("figlang.cli.interpret_cmds", fromlist=["interpret_cmd"]).interpret_cmd)
-app.command("explain")(__import__("figlang.cli.explain_cmds", fromlist=["explain_cmd"]).explain_cmd)
+app.command("serve")(serve_cmd)
+app.command("interpret")(interpret_cmd)
+app.command("explain")(explain_cmd)
 
 build_app = typer.Typer(
     help="Build new figurative data with the papers' pipelines: `narratives` (mine a corpus for idiom and "

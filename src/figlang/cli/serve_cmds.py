@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..data.errors import FiglangError
 from .common import DataDirOption, console
 
 
@@ -25,7 +26,6 @@ def serve_cmd(
     """
     from werkzeug.serving import make_server
 
-    from ..data.errors import FiglangError
     from ..web import create_app
 
     app = create_app(runs, data_dir)

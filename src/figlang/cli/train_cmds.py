@@ -15,6 +15,7 @@ import typer
 from rich.table import Table
 
 from ..data.errors import FiglangError
+from ..data.registry import get_task
 from .common import DataDirOption, console
 
 
@@ -164,7 +165,6 @@ def relations_cmd(
     """The paper's Table 3: accuracy of a knowledge-enhanced model fed one relation at a time."""
     import torch
 
-    from ..data.registry import get_task
     from ..models.trained import load_trained
     from ..models.trained.multiple_choice import baseline_correctness, relation_analysis
 
@@ -202,7 +202,6 @@ def simulatability_cmd(
     """Simulatability = accuracy(IR→O) − accuracy(I→O), with gold and/or predicted rationales."""
     import torch
 
-    from ..data.registry import get_task
     from ..models.trained.nli_classifier import simulatability_from_models
 
     torch.set_num_threads(2)

@@ -1,10 +1,11 @@
 """The data layer: typed records, loaders for the three benchmarks, user tasks, splits, hygiene and downloads.
 
-It depends on no model code.
+It depends on no model code. The package itself holds only the records and errors, so that importing any
+data module stays cheap and never loads the task registry (``figlang.data.registry``: ``get_task``,
+``all_tasks``), which reads the built-in tasks, user spec files and plugins' entry points.
 """
 
 from .errors import DataError, FiglangError, LoadReport
 from .records import ClozeRecord, GenerationRecord, NLIPair, Record
-from .registry import all_tasks, get_task
 
-__all__ = ["ClozeRecord", "DataError", "FiglangError", "GenerationRecord", "LoadReport", "NLIPair", "Record", "all_tasks", "get_task"]
+__all__ = ["ClozeRecord", "DataError", "FiglangError", "GenerationRecord", "LoadReport", "NLIPair", "Record"]

@@ -33,7 +33,7 @@ import yaml
 from .errors import DataError, DataNotFoundError, FiglangError, LoadOptions
 from .io import parse_json_line
 from .records import NLI_LABELS, ClozeRecord, GenerationRecord, NLIPair, Record
-from .registry import Task
+from .task import Task
 
 SHAPES = ("cloze", "nli", "generation")
 FORMATS = ("jsonl", "csv", "tsv")

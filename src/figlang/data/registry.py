@@ -11,59 +11,16 @@ that takes a task name (the CLI, the harness) also takes a path to a spec file.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import DataError, FiglangError, LoadOptions, LoadReport
-from .paths import resolve_data_dir
-from .records import Record, Shape
+from ..plugins import entry_point_objects
+from .errors import DataError, FiglangError, PlaceholderLabelError
+from .records import Record
+from .task import FilesFor, Loader, Task
 
-Loader = Callable[[str, Path, LoadOptions], list[Record]]
-FilesFor = Callable[[str, Path], list[Path]]
-
-
-@dataclass(frozen=True)
-class Task:
-    """What to ask: a named set of records of one shape, in one or more splits."""
-
-    name: str
-    shape: Shape
-    description: str
-    splits: tuple[str, ...]
-    loader: Loader
-    files_for: FilesFor  # the files a split is read from (for checksums and download hints)
-    default_split: str
-    labels: tuple[str, ...] = ()  # closed label set (NLI); empty for cloze/generation
-    datasets: tuple[str, ...] = ()  # data folders the task needs
-    group_by: tuple[str, ...] = ()  # record fields worth a per-group breakdown (figure_type, pair_type …)
-    spec_path: str | None = None  # set for user-defined tasks
-    extra: dict = field(default_factory=dict)
-
-    def check_split(self, split: str | None) -> str:
-        split = split or self.default_split
-        if split not in self.splits:
-            raise FiglangError(f"task {self.name!r} has no split {split!r}; its splits are: {', '.join(self.splits)}")
-        return split
-
-    def load(
-        self,
-        split: str | None = None,
-        data_dir: str | Path | None = None,
-        lenient: bool = False,
-        report: LoadReport | None = None,
-    ) -> list[Record]:
-        """Load one split. Strict by default; ``lenient=True`` skips bad records into ``report``."""
-        split = self.check_split(split)
-        options = LoadOptions(lenient=lenient, report=report if report is not None else LoadReport())
-        return self.loader(split, resolve_data_dir(data_dir), options)
-
-    def files(self, split: str | None = None, data_dir: str | Path | None = None) -> list[Path]:
-        """The files ``split`` is read from (spec tasks: relative paths against the spec's folder,
-        ``{data_dir}/…`` against the data directory)."""
-        split = self.check_split(split)
-        return self.files_for(split, resolve_data_dir(data_dir))
-
+__all__ = ["TASKS", "TASK_ENTRY_POINTS", "FilesFor", "Loader", "Task", "TaskRegistry", "all_tasks", "ensure_labels_scoreable",
+           "ensure_unique_ids", "get_task"]  # fmt: skip
 
 TASK_ENTRY_POINTS = "figlang.tasks"
 
@@ -79,12 +36,10 @@ class TaskRegistry:
         if self._filled:
             return
         self._filled = True  # set first: a plugin that looks a task up while loading must not recurse
-        from .tasks import builtin_tasks
+        from .tasks import builtin_tasks  # here, not at the top: every figlang command imports the registry at start-up
 
         for task in builtin_tasks():
             self.add(task)
-        from ..plugins import entry_point_objects
-
         for where, obj in entry_point_objects(TASK_ENTRY_POINTS):
             made = obj() if callable(obj) and not isinstance(obj, Task) else obj
             tasks = [made] if isinstance(made, Task) else list(made) if made is not None else []
@@ -110,7 +65,7 @@ class TaskRegistry:
             return self._tasks[name]
         path = Path(name)
         if path.suffix.lower() in {".yaml", ".yml", ".json"}:
-            from .custom import load_task_spec
+            from .custom import load_task_spec  # the same: a spec file is read only when one is named
 
             return load_task_spec(path)
         close = difflib.get_close_matches(name, list(self._tasks), n=3)
@@ -147,8 +102,6 @@ def all_tasks() -> list[Task]:
 
 def ensure_labels_scoreable(records: list[Record], where: str) -> None:
     """Refuse to score against placeholder gold labels (the narrative test set hides its labels)."""
-    from .errors import PlaceholderLabelError
-
     placeholders = sum(1 for r in records if getattr(r, "label_is_placeholder", False))
     if placeholders:
         raise PlaceholderLabelError(

@@ -10,9 +10,9 @@ from typing import Any
 
 from .errors import DataError, LoadReport
 from .flute import SELECTION_SPLITS
-from .hygiene import LabelConflict, OverlapReport, label_conflicts, overlap_report
+from .hygiene import LabelConflict, OverlapReport, detect_placeholder_labels, label_conflicts, overlap_report
 from .records import ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
-from .registry import Task
+from .task import Task
 
 DEFAULT_TASKS = ("idiom-cloze", "simile-cloze", "flute", "impli")
 
@@ -78,8 +78,6 @@ def _mean_words(records: list[Record]) -> dict[str, float]:
 
 
 def split_stats(task: Task, split: str, records: list[Record], report: LoadReport | None = None) -> SplitStats:
-    from .hygiene import detect_placeholder_labels
-
     groups: dict[str, dict[str, int]] = {}
     for name in task.group_by:
         counts = Counter(f"{getattr(r, name, None) or 'n/a'} / {_label_name(r)}" for r in records)

@@ -22,7 +22,8 @@ from pathlib import Path
 from . import flute, impli, narrative
 from .errors import DataError, LoadOptions
 from .records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, Record
-from .registry import Task
+from .splits import carve_selection, expression_disjoint_split, narrative_links
+from .task import Task
 
 DISJOINT_SPLITS = ("dev-disjoint", "train-disjoint", "selection", "train-fit")
 DISJOINT_DEV_FRACTION = 0.1
@@ -32,8 +33,6 @@ SELECTION_SEED = 1  # another shuffle than dev-disjoint's, so the two carvings d
 
 def _disjoint_parts(train: list[Record]) -> dict[str, list[Record]]:
     """The four carved splits of one narrative train set, by name (see the module docstring)."""
-    from .splits import carve_selection, expression_disjoint_split, narrative_links
-
     rest, dev = expression_disjoint_split(train, dev_fraction=DISJOINT_DEV_FRACTION, seed=DISJOINT_SEED, links=narrative_links)
     fit, selection = carve_selection(rest, size=len(dev), seed=SELECTION_SEED, links=narrative_links)
     return {"dev-disjoint": dev, "train-disjoint": rest, "selection": selection, "train-fit": fit}

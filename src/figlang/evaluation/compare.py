@@ -10,6 +10,7 @@ import numpy as np
 
 from ..data.errors import FiglangError
 from ..data.hygiene import normalise_text
+from ..metrics.generation import NltkSentenceBleu, RougeL, SacreSentenceBleu
 from ..metrics.significance import mcnemar, paired_t_test, wilcoxon_signed_rank
 from .runs import Run, load_run
 from .scoring import check_ci_cluster, cluster_key
@@ -190,8 +191,6 @@ def _sacrebleu_settings(signature: str) -> dict[str, Any]:
 
 def _build_metric(key: str, cfg: dict[str, Any]):
     """The metric the evaluation used for ``key``, built from its recorded config (figlang.metrics.generation)."""
-    from ..metrics.generation import NltkSentenceBleu, RougeL, SacreSentenceBleu
-
     protocol = cfg.get("protocol", "max")
     if key == "rougeL":
         return RougeL(use_stemmer=bool(cfg.get("use_stemmer", False)), measure=cfg.get("measure", "fmeasure"), protocol=protocol)
@@ -220,7 +219,7 @@ def _recorded_config(run: Run, key: str, warnings: list[str]) -> dict[str, Any]:
 
 def _samples(row: dict[str, Any]) -> list[str]:
     """What the evaluation scored for a row: its samples, or none (scored as an empty prediction) when the prediction
-    is missing or invalid (as figlang.metrics.generation.generation_scores_from_records does)."""
+    is missing or invalid (as figlang.metrics.generation_scores.generation_scores_from_records does)."""
     if row.get("missing") or row.get("valid", True) is False:
         return []
     value = row.get("prediction")

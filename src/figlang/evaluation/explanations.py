@@ -18,7 +18,12 @@ from typing import Any
 
 from ..data.errors import FiglangError
 from ..data.io import decode_utf8, parse_jsonl, read_bytes
+from ..metrics.bertscore import BertScore
+from ..metrics.bleurt import Bleurt
 from ..metrics.explanations import ExplanationRow, explanation_quality
+from ..metrics.flute import evaluate_flute
+from ..models import catalog
+from ..models.loading import hub_cached_snapshot, hub_reachable, resolve
 from .runs import predictions_file
 
 PAPER_BERTSCORE = "microsoft/deberta-large-mnli"
@@ -48,20 +53,15 @@ def read_prediction_rows(path: str | Path) -> list[dict[str, Any]]:
 
 def _resolve_bertscore_model(name: str) -> str:
     """A catalog name (``minilm``, ``mpnet``) → its local directory; anything else as given."""
-    from ..models import catalog
-
     entry = catalog.find(name)
     if entry is None:
         return name
-    from ..models.loading import resolve
 
     return resolve(name).path
 
 
 def paper_metrics_available() -> tuple[bool, str | None]:
     """Whether deberta-large-mnli and BLEURT-20 can be loaded here without waiting on an unreachable hub."""
-    from ..models.loading import hub_cached_snapshot, hub_reachable
-
     missing = [m for m in (PAPER_BERTSCORE, PAPER_BLEURT) if hub_cached_snapshot(m) is None]
     if not missing:
         return True, None
@@ -91,8 +91,6 @@ def score_explanations(
                             bool(r.get("correct")) if "correct" in r else None) for r in rows]  # fmt: skip
     bert = None
     if bertscore_model:
-        from ..metrics.bertscore import BertScore
-
         bert = BertScore(_resolve_bertscore_model(bertscore_model), bertscore_layers)
     quality = explanation_quality(items, bert)
     if bert is not None:
@@ -107,10 +105,6 @@ def score_explanations(
         out["paper_acc"] = {"computed": False, "reason": reason}
         return out
     try:
-        from ..metrics.bertscore import BertScore
-        from ..metrics.bleurt import Bleurt
-        from ..metrics.flute import evaluate_flute
-
         gold = [{"id": r["id"], "label": r.get("gold"), "explanation": r["gold_explanation"], "figure_type": r.get("figure_type")} for r in rows]
         preds = [{"id": r["id"], "label": r.get("prediction") if r.get("valid", True) else None, "explanation": r.get("explanation")} for r in rows]
         report = evaluate_flute(gold, preds, bertscore=BertScore(PAPER_BERTSCORE), bleurt=Bleurt(PAPER_BLEURT), allow_partial=True)

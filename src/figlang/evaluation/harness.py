@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError, LoadReport
+from ..data.io import atomic_write, file_sha256, write_json
 from ..data.paths import resolve_data_dir
 from ..data.records import Record
 from ..data.registry import Task, ensure_labels_scoreable, ensure_unique_ids, get_task
@@ -185,7 +186,6 @@ def write_run(out_dir: str | Path | None, results: dict[str, Any], records: Sequ
     per_item = results.pop("_per_item", {})
     if out_dir is None:
         return
-    from ..data.io import atomic_write, write_json
     from .tables import results_markdown
 
     out_dir = Path(out_dir)
@@ -383,7 +383,6 @@ def score_predictions_file(
         raise FiglangError(
             f"{named}: {problems.summary()}. Fix the file, or pass --allow-partial to score only the items that can be scored"
         )
-    from ..data.io import file_sha256
 
     if len(files) == 1:
         info = {"name": "predictions-file", "model": files[0].name, "fingerprint": {"file": str(files[0]), "sha256": file_sha256(files[0]), "format": detected}}

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..data.errors import DataError, FiglangError
 from ..data.flute import normalise_label
-from ..data.io import iter_json_objects
+from ..data.io import atomic_write, iter_json_objects
 from ..data.records import ClozeRecord, GenerationRecord, NLIPair, Record, strip_markup
 from ..interop import lm_eval_samples
 from ..models.base import Prediction
@@ -330,8 +330,6 @@ def prediction_rows(
 
 
 def write_predictions(path: Path, rows: list[dict]) -> None:
-    from ..data.io import atomic_write
-
     with atomic_write(path) as f:
         for row in rows:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")

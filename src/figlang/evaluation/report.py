@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.io import atomic_write
+from ..metrics.impli_analysis import ice_accuracy_correlation, ice_score, levenshtein_overlap
 from .runs import Run, load_run
 
 _SLOTS = {"a", "an", "the", "his", "her", "their", "my", "your", "our", "its", "one's", "one", "someone's", "someone"}
@@ -98,7 +99,6 @@ def idiom_groups(rows: list[dict[str, Any]]) -> dict[int, tuple[str, str]]:
 def _plots_for_run(run: Run, out: Path, notes: list[str] | None = None) -> list[Path]:
     """The run's plots; IMPLI runs also add their analyses' numbers to ``notes`` (for the report's text)."""
     from ..metrics import plots
-    from ..metrics.impli_analysis import ice_accuracy_correlation, levenshtein_overlap
 
     made: list[Path] = []
     m = run.results["metrics"]
@@ -127,8 +127,6 @@ def _plots_for_run(run: Run, out: Path, notes: list[str] | None = None) -> list[
             notes.append(f"{run.path.name}: no idiom pairs, so no ICE (syntactic flexibility) analysis.")
         groups = idiom_groups(idiom_rows)
         if groups:
-            from ..metrics.impli_analysis import ice_score
-
             premises: dict[str, list[str]] = defaultdict(list)
             for i, (key, _b) in groups.items():
                 if idiom_rows[i]["premise"] not in premises[key]:

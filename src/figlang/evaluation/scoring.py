@@ -15,6 +15,8 @@ from ..data.errors import FiglangError
 from ..data.hygiene import context_key
 from ..data.records import CONTRADICTION, ENTAILMENT, ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
 from ..metrics.classification import Accuracy
+from ..metrics.flute import flute_scores_from_records
+from ..metrics.generation_scores import generation_scores_from_records
 from ..models.base import Prediction
 
 #: The label set FLUTE's explanation score is defined on (its scorer refuses any other gold label).
@@ -175,12 +177,9 @@ def _explanation_metrics(
             "computed": False,
             "reason": "FLUTE's explanation score needs BERTScore and BLEURT models: pass --bertscore-model and --bleurt-checkpoint",
         }
-    from ..metrics.flute import flute_scores_from_records
 
     return flute_scores_from_records(records, predictions, options)
 
 
 def _generation_metrics(records: list[Record], predictions: dict[str, Prediction], options: MetricOptions) -> dict[str, Any]:
-    from ..metrics.generation import generation_scores_from_records
-
     return generation_scores_from_records(records, predictions, options)

@@ -10,7 +10,8 @@ markup (:func:`figlang.models.methods.cloze.narrative_text`, what every figlang 
 whose choices are the options and whose target delimiter is a space: ``lm-score -O input=lm-eval``
 then asks the model exactly what lm-eval asks it (see ``docs/lm_eval.md``). NLI tasks (FLUTE,
 IMPLI, user NLI specs) become ``multiple_choice`` over the label words of figlang's ``nli-score``
-prompt without a chat template ("Entails" / "Contradicts"; IMPLI "Entails" / "Does not entail").
+prompt without a chat template ("Entails" / "Contradicts"; IMPLI "Entails" / "Does not entail"):
+``nli-score -O input=lm-eval`` asks the model exactly what lm-eval asks it.
 Every doc keeps figlang's ``id``, and the rows stay matchable by content
 (:mod:`figlang.interop.lm_eval_samples`).
 
@@ -33,7 +34,9 @@ from ..data.io import atomic_write, file_sha256, write_jsonl
 from ..data.records import ClozeRecord, NLIPair, Record
 from ..data.registry import Task, get_task
 from ..models.methods import prompts as P
-from ..models.methods.cloze import LM_EVAL_DELIMITER, narrative_text
+from ..models.methods.cloze import narrative_text
+from ..models.methods.lm_eval_input import LM_EVAL_DELIMITER
+from ..models.methods.nli import lm_eval_query
 
 EXPORT_VERSION = 1
 SPLIT_NAME = "test"  # the one split lm-eval evaluates (its test_split)
@@ -75,13 +78,11 @@ def nli_words(labels: Sequence[str]) -> list[str]:
 def nli_doc(record: NLIPair, labels: Sequence[str]) -> dict[str, Any]:
     """An lm-eval doc for an NLI pair: ``query`` (nli-score's plain prompt) is doc_to_text, ``choices`` the label
     words, ``labels`` figlang's label for each choice, ``label`` the gold's index."""
-    family = P.nli_family(tuple(labels))
-    instruction = P.NLI_INSTRUCTIONS["impli" if family == "impli" else "flute"].format(premise=record.premise, hypothesis=record.hypothesis)
     if record.label not in labels:
         raise FiglangError(f"{record.id}: gold label {record.label!r} is not one of the task's labels {', '.join(labels)}")
     return {
         "id": record.id, "premise": record.premise, "hypothesis": record.hypothesis,
-        "query": P.NLI_PLAIN.format(instruction=instruction), "choices": nli_words(labels), "labels": list(labels),
+        "query": lm_eval_query(record.premise, record.hypothesis, labels), "choices": nli_words(labels), "labels": list(labels),
         "label": list(labels).index(record.label), "figure_type": record.figure_type or "", "pair_type": record.pair_type or "",
         "label_is_placeholder": record.label_is_placeholder,
     }  # fmt: skip
@@ -148,7 +149,7 @@ def export_lm_eval(
     write_jsonl(data_path, docs)
     meta = {"task": t.name, "split": split, "shape": t.shape, "items": len(docs), "limit": limit,
             "data_sha256": file_sha256(data_path), "export_version": EXPORT_VERSION,
-            "figlang_method": "lm-score -O input=lm-eval" if t.shape == "cloze" else "nli-score -O chat=false explain=false norm=sum"}  # fmt: skip
+            "figlang_method": "lm-score -O input=lm-eval" if t.shape == "cloze" else "nli-score -O input=lm-eval"}  # fmt: skip
     yaml_path = out / f"{name}.yaml"
     with atomic_write(yaml_path) as f:
         f.write(f"# Written by `figlang export lm-eval` from {t.name}/{split}; run with\n"

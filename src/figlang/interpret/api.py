@@ -24,6 +24,8 @@ from typing import Any
 
 from ..data.errors import FiglangError
 from ..data.io import parse_jsonl
+from ..data.paths import resolve_data_dir
+from ..explain import explain as explain_pair
 from .detect import Detector, RawHit, surface_exact
 from .lexicon_all import RESOURCES, AssembledLexicon, Holdout, assemble
 from .paraphrase import (
@@ -174,7 +176,6 @@ class Interpreter:
 
     def __init__(self, data_dir: str | Path | None = None, holdout: Holdout | None = None,
                  resources: tuple[str, ...] = RESOURCES, progress=None) -> None:  # fmt: skip
-        from ..data.paths import resolve_data_dir
 
         self.data_dir = resolve_data_dir(data_dir)
         self.lexicon: AssembledLexicon = assemble(self.data_dir, resources, holdout, progress)
@@ -270,8 +271,6 @@ _LOCK = threading.Lock()
 def get_interpreter(data_dir: str | Path | None = None, holdout: Holdout | None = None,
                     resources: tuple[str, ...] = RESOURCES) -> Interpreter:  # fmt: skip
     """One Interpreter per (data dir, holdout, resources) per process: the second call is fast."""
-    from ..data.paths import resolve_data_dir
-
     key = (str(resolve_data_dir(data_dir)), holdout, tuple(resources))
     with _LOCK:
         if key not in _ENGINES:
@@ -338,8 +337,6 @@ def check(premise: str, hypothesis: str, *, model: str = CHECK_MODEL, explain: b
     the same figure type). The figure type and idiom come from :func:`interpret` of the hypothesis. ``why``
     falls back to the hypothesis's literal reading when the model gives no explanation.
     """
-    from ..explain import explain as explain_pair
-
     validate_text(premise)
     validate_text(hypothesis)
     reading = interpret(hypothesis, data_dir=data_dir)

@@ -35,9 +35,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..builders.lexicon import MAX_IDIOM_WORDS, PIE_CSV, Lexicon, LexiconEntry, load_benchmark_lexicon, load_pie_lexicon, normalise_idiom
+from ..builders.idiom_matcher import CLOSED
+from ..builders.lexicon import (
+    MAX_IDIOM_WORDS,
+    PIE_CSV,
+    Lexicon,
+    LexiconEntry,
+    load_benchmark_lexicon,
+    load_pie_lexicon,
+    normalise_idiom,
+)
 from ..data.errors import DataNotFoundError, FiglangError
-from ..data.io import atomic_write, file_sha256, read_text
+from ..data.io import atomic_write, file_sha256, parse_jsonl, read_text
+from ..data.paths import default_cache_dir
 
 CACHE_VERSION = 1
 RESOURCES: tuple[str, ...] = ("narratives", "pie", "flute", "impli")  # canonical form: the first that lists the idiom
@@ -121,12 +131,8 @@ def _flute_rows(data_dir: Path) -> list[Row]:
     text = read_text(path)
     first: dict[str, tuple[str, int]] = {}
     definition: dict[str, str] = {}
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
+    for number, obj, _ in parse_jsonl(text):
+        if obj is None:
             continue
         idiom, explanation = obj.get("idiom"), obj.get("explanation")
         if not isinstance(idiom, str) or not idiom.strip():
@@ -202,8 +208,6 @@ def _spacy_version() -> str:
 
 
 def cache_dir() -> Path:
-    from ..data.paths import default_cache_dir
-
     return default_cache_dir() / "interpret"
 
 
@@ -366,8 +370,6 @@ def _usable(key: str, resource: str = "impli") -> bool:
     """Two words or more ("dyed-in-the-wool" counts its parts). IMPLI's idioms are read off pairs by
     a diff rule that sometimes cuts out fragments ("to it", "it up", "the gun") which would match
     nearly any text, so from IMPLI an idiom also needs two words besides articles and a content word."""
-    from ..builders.idiom_matcher import CLOSED
-
     words = [w for w in re.split(r"[\s\-]+", key) if re.search(r"[a-z]", w)]
     if not 2 <= len(words) <= MAX_IDIOM_WORDS:
         return False

@@ -24,6 +24,7 @@ from typing import Any
 from ..builders.idiom_matcher import BE, FUNC, OBJ, POSS, REFL, WORD
 from ..data.errors import FiglangError
 from ..knowledge.meanings import lm_meaning, wordnet_gloss  # noqa: F401  (re-exported for interpret.api)
+from ..knowledge.wordnet_data import load_wordnet
 from .detect import RawHit
 
 
@@ -61,8 +62,6 @@ def wordnet() -> Any | None:
     """The offline WordNet, or None when it is not installed (meanings then skip WordNet)."""
     if not _WN:
         try:
-            from ..knowledge.wordnet_data import load_wordnet
-
             _WN.append(load_wordnet())
         except FiglangError:
             _WN.append(None)

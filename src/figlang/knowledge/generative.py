@@ -41,7 +41,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..data.errors import FiglangError
-from .providers import (
+from ..models.backends.base import CapabilityError, ChatMessage, GenerationRequest
+from ..models.methods import backend_for
+from .base import (
     CONTEXT_RELATIONS,
     LITERAL_RELATIONS,
     MAX_INFERENCES,
@@ -180,8 +182,6 @@ class GenerativeProvider(KnowledgeProvider):
     @property
     def lm(self) -> Any:
         if self._lm is None:
-            from ..models.methods import backend_for
-
             self._lm = backend_for(self.model, **self.backend_options)
             if not getattr(self._lm, "can_generate", True):
                 raise KnowledgeError(f"{self._lm.info().model} cannot generate text: the generative provider needs a generation model")
@@ -205,15 +205,11 @@ class GenerativeProvider(KnowledgeProvider):
 
     # -- prompts
     def prompt(self, user: str, prefill: str) -> str:
-        from ..models.backends.base import ChatMessage
-
         if self.lm.has_chat_template:
             return self.lm.chat_prompt([ChatMessage("user", user), ChatMessage("assistant", prefill)])
         return f"{user}\n\n{prefill}"
 
     def _requests(self, prompt: str, n_samples: int, seed: int) -> list[Any]:
-        from ..models.backends.base import GenerationRequest
-
         reqs = [GenerationRequest(prompt, max_new_tokens=self.max_new_tokens, do_sample=False, stop=STOP, n=1, seed=seed)]
         if n_samples > 0:
             reqs.append(GenerationRequest(prompt, max_new_tokens=self.max_new_tokens, do_sample=True, temperature=self.temperature,
@@ -308,9 +304,6 @@ class CometProvider(KnowledgeProvider):
     @property
     def lm(self) -> Any:
         if self._lm is None:
-            from ..models.backends.base import CapabilityError
-            from ..models.methods import backend_for
-
             lm = backend_for(self.model, **self.backend_options)
             if getattr(lm, "kind", None) != "seq2seq" or not hasattr(lm, "model") or not hasattr(lm, "tokenizer"):
                 raise CapabilityError(

@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .providers import (
+from .base import (
     LITERAL_RELATIONS,
     MAX_INFERENCES,
     KnowledgeError,
@@ -62,6 +62,7 @@ from .providers import (
     simile_inference,
     simile_vehicle,
 )
+from .wordnet_data import load_wordnet
 
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader
@@ -323,8 +324,6 @@ class WordNetProvider(KnowledgeProvider):
     @property
     def wn(self) -> WordNetCorpusReader:
         if self._wn is None:
-            from .wordnet_data import load_wordnet
-
             self._wn = load_wordnet(self.wordnet_dir)
         return self._wn
 

@@ -35,8 +35,8 @@ from figlang.metrics.generation import (
     Protocol,
     RougeL,
     SacreSentenceBleu,
-    generation_scores_from_records,
 )
+from figlang.metrics.generation_scores import generation_scores_from_records
 from figlang.metrics.significance import (
     MCNEMAR_EXACT_BELOW,
     McNemarResult,

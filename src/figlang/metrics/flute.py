@@ -34,15 +34,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from figlang.data.errors import FiglangError
 from figlang.data.flute import normalise_label
 from figlang.data.records import CONTRADICTION, ENTAILMENT
-
-if TYPE_CHECKING:
-    from figlang.metrics.bertscore import BertScore
-    from figlang.metrics.bleurt import Bleurt
+from figlang.metrics.bertscore import BertScore
+from figlang.metrics.bleurt import Bleurt
 
 __all__ = [
     "FLUTE_LABELS",
@@ -483,9 +481,6 @@ def flute_scores_from_records(records: Sequence[Any], predictions: Mapping[str, 
     ``bertscore_model``, ``bertscore_layers``, ``bleurt_checkpoint`` and ``explanation_semantics``
     (``"shared-task"``/``"shared_task"`` or ``"paper"``).
     """
-    from figlang.metrics.bertscore import BertScore
-    from figlang.metrics.bleurt import Bleurt
-
     semantics = str(getattr(options, "explanation_semantics", "shared_task")).replace("-", "_")
     if semantics not in ("shared_task", "paper"):
         raise ValueError(f"explanation_semantics must be 'shared-task' or 'paper', got {semantics!r}")

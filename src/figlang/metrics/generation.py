@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib.metadata
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -31,7 +31,6 @@ __all__ = [
     "Protocol",
     "RougeL",
     "SacreSentenceBleu",
-    "generation_scores_from_records",
 ]
 
 Protocol = Literal["max", "mean"]
@@ -357,49 +356,3 @@ class CorpusBleu:
         )
 
     __call__ = compute
-
-
-def generation_scores_from_records(records: Sequence[Any], predictions: Mapping[str, Any], options: Any) -> dict[str, Any]:
-    """The evaluation harness's entry point: narrative-style generation metrics for scored records.
-
-    ``records`` carry ``id`` and ``references``; ``predictions`` maps id → an object with
-    ``prediction`` (a list of samples or one string) and ``valid`` (invalid → no samples, scored 0).
-    ``options`` supplies ``generation_protocol`` and, optionally, ``bertscore_model`` /
-    ``bertscore_layers``. Records without references (hidden test sets) are left out and counted.
-    Keys: ``rougeL`` (0-1), ``bleu`` (the narrative paper's NLTK BLEU, 0-1), ``sacrebleu_sentence``
-    (0-100), ``bertscore_f1`` when a BERTScore model is configured, and every metric's config.
-    """
-    protocol = getattr(options, "generation_protocol", "max")
-    with_refs = [r for r in records if tuple(getattr(r, "references", ()) or ())]
-    preds: list[list[str]] = []
-    refs: list[list[str]] = []
-    for r in with_refs:
-        p = predictions.get(r.id)
-        value = getattr(p, "prediction", None) if p is not None and getattr(p, "valid", True) else None
-        preds.append(_as_list(value))
-        refs.append(list(r.references))
-    out: dict[str, Any] = {
-        "protocol": protocol,
-        "n_items": len(with_refs),
-        "n_without_references": len(records) - len(with_refs),
-    }
-    if not with_refs:
-        return out
-    metrics: dict[str, PairwiseMetric] = {
-        "rougeL": RougeL(protocol=protocol),
-        "bleu": NltkSentenceBleu(protocol=protocol),
-        "sacrebleu_sentence": SacreSentenceBleu(protocol=protocol),
-    }
-    model = getattr(options, "bertscore_model", None)
-    if model:
-        from figlang.metrics.bertscore import BertScore
-
-        metrics["bertscore_f1"] = BertScore(model, getattr(options, "bertscore_layers", None), protocol=protocol)
-    configs: dict[str, Any] = {}
-    for key, metric in metrics.items():
-        result = metric.compute(preds, refs)
-        out[key] = result.score
-        out.setdefault("n_empty_predictions", result.n_empty_predictions)
-        configs[key] = result.config
-    out["configs"] = configs
-    return out

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from ..data.errors import FiglangError
 from ..data.records import Record, Shape
+from ..plugins import entry_point_objects
 
 
 @dataclass
@@ -118,7 +119,6 @@ class MethodRegistry:
 
         for module in self._builtins:
             importlib.import_module(module).register(self)
-        from ..plugins import entry_point_objects
 
         for where, obj in entry_point_objects(METHOD_ENTRY_POINTS):
             if isinstance(obj, type) and issubclass(obj, Method):

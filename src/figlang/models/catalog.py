@@ -106,13 +106,15 @@ class CatalogEntry:
         return (path / METADATA_FILE).is_file() and (path / "config.json").is_file()
 
     def prepared_metadata(self, cache_dir: str | Path | None = None) -> dict[str, Any] | None:
-        path = self.prepared_dir(cache_dir) / METADATA_FILE
-        if not path.is_file():
-            return None
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            return None
+        return read_metadata(self.prepared_dir(cache_dir))
+
+
+def read_metadata(directory: Path) -> dict[str, Any] | None:
+    """The ``figlang-model.json`` of a prepared model directory, or None when it has none (or it is unreadable)."""
+    try:
+        return json.loads((Path(directory) / METADATA_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
 
 
 def models_dir(cache_dir: str | Path | None = None) -> Path:

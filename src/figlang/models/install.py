@@ -26,6 +26,7 @@ from typing import Any
 from ..data.errors import FiglangError
 from . import catalog as _catalog
 from .catalog import METADATA_FILE, CatalogEntry, CatalogError, part_path
+from .gguf import prepare_gguf
 
 
 @dataclass
@@ -163,8 +164,6 @@ def prepare(
     work = _catalog.models_dir(cache_dir)
     work.mkdir(parents=True, exist_ok=True)
     if recipe == "gguf":
-        from .loading import prepare_gguf
-
         if len(parts) == 1:
             gguf, temporary = parts[0], False
         else:

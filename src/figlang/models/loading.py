@@ -20,73 +20,23 @@ A model reference is one of (tried in this order):
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import json
 import os
 import re
-import shutil
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError
-from ..data.io import file_sha256
 from . import catalog as _catalog
-from .backends.base import BackendError, LanguageModel
-from .catalog import METADATA_FILE, CatalogEntry, CatalogError, models_dir
+from .backends.base import LanguageModel, ModelNotAvailableError
+from .backends.llamacpp_backend import LlamaCppBackend
+from .backends.transformers_backend import TransformersBackend
+from .catalog import CatalogEntry, CatalogError, read_metadata
+from .gguf import PreparedModel, convert_gguf, gguf_file_type, prepare_gguf
+from .install import gguf_path, prepare as prepare_entry
+from .revision import directory_revision, sha256_file
 
-HASH_INDEX = ".hashes.json"  # <cache>/models/.hashes.json: path|size|mtime -> sha256
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
-
-
-class ModelNotAvailableError(BackendError):
-    """A model reference that cannot be loaded here (not installed, not cached, hub unreachable)."""
-
-
-# --- hashing ---------------------------------------------------------------------------------------
-
-
-def sha256_file(path: str | Path, cache_dir: str | Path | None = None) -> str:
-    """SHA-256 of a file, remembered by (path, size, mtime) so that a large file is read once."""
-    path = Path(path).resolve()
-    stat = path.stat()
-    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
-    index_path = models_dir(cache_dir) / HASH_INDEX
-    index: dict[str, str] = {}
-    try:
-        index = json.loads(index_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        index = {}
-    if key in index:
-        return index[key]
-    value = file_sha256(path, chunk=1 << 22)
-    index[key] = value
-    try:
-        index_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = index_path.with_name(f"{HASH_INDEX}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(index, indent=0, sort_keys=True), encoding="utf-8")
-        os.replace(tmp, index_path)
-    except OSError:
-        pass  # an unwritable cache only costs a re-hash next time
-    return value
-
-
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".msgpack", ".h5", ".gguf")
-
-
-def directory_revision(path: str | Path, cache_dir: str | Path | None = None) -> str:
-    """A content hash of a model directory: config.json and its weight files (each hashed once)."""
-    root = Path(path)
-    digest = hashlib.sha256()
-    for file in sorted(root.rglob("*")):
-        if not file.is_file():
-            continue
-        if file.name == "config.json" or file.suffix in WEIGHT_SUFFIXES:
-            digest.update(f"{file.relative_to(root).as_posix()}:{sha256_file(file, cache_dir)}\n".encode())
-    return "sha256:" + digest.hexdigest()
 
 
 def hub_cache_revision(path: str | Path) -> str | None:
@@ -97,138 +47,6 @@ def hub_cache_revision(path: str | Path) -> str | None:
         if i + 1 < len(parts) and re.fullmatch(r"[0-9a-f]{40}", parts[i + 1]):
             return parts[i + 1]
     return None
-
-
-# --- GGUF → safetensors ------------------------------------------------------------------------------
-
-
-@dataclass
-class PreparedModel:
-    path: Path
-    sha256: str
-    metadata: dict[str, Any] = field(default_factory=dict)
-    converted: bool = False  # True when this call did the conversion
-
-
-def _read_metadata(directory: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads((directory / METADATA_FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-
-
-def _log(message: str) -> None:
-    print(f"figlang: {message}", file=sys.stderr, flush=True)
-
-
-def convert_gguf(gguf: Path, out_dir: Path) -> dict[str, Any]:
-    """Dequantize a GGUF causal LM into a float32 safetensors checkpoint (+ tokenizer) in ``out_dir``.
-
-    A GGUF-loaded model carries a quantization config and cannot be saved as is: a clean model is
-    built from the config without it, the dequantized state dict is loaded into it, and that is saved.
-    """
-    import torch
-    import transformers
-
-    folder, name = str(gguf.parent), gguf.name
-    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    loaded = transformers.AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
-    config = copy.deepcopy(loaded.config)
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    config.dtype = "float32"
-    clean = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-    state = loaded.state_dict()
-    result = clean.load_state_dict(state, strict=False)
-    tied = bool(getattr(config, "tie_word_embeddings", False))
-    missing = [k for k in result.missing_keys if not (tied and k.endswith("lm_head.weight"))]
-    if missing or result.unexpected_keys:
-        raise BackendError(f"converting {gguf.name}: missing {missing[:5]}, unexpected {list(result.unexpected_keys)[:5]}")
-    if hasattr(clean, "tie_weights"):
-        clean.tie_weights()
-    clean.generation_config = loaded.generation_config
-    del loaded, state
-    out_dir.mkdir(parents=True, exist_ok=True)
-    clean.save_pretrained(out_dir)
-    tokenizer.save_pretrained(out_dir)
-    return {
-        "architecture": type(clean).__name__,
-        "parameters": sum(p.numel() for p in clean.parameters()),
-        "chat_template": bool(getattr(tokenizer, "chat_template", None)),
-    }
-
-
-def gguf_file_type(gguf: Path) -> str | None:
-    """The GGUF's quantization (``general.file_type``: Q4_1, Q4_K_M, …), when the gguf package can read it."""
-    try:
-        from gguf import GGUFReader, LlamaFileType
-
-        field_ = GGUFReader(str(gguf)).fields.get("general.file_type")
-        if field_ is None:
-            return None
-        return LlamaFileType(int(field_.parts[field_.data[0]][0])).name.removeprefix("MOSTLY_")
-    except Exception:
-        return None
-
-
-def prepare_gguf(
-    gguf: str | Path,
-    *,
-    target: str | Path | None = None,
-    name: str | None = None,
-    expected_sha256: str | None = None,
-    known_sha256: str | None = None,
-    metadata: dict[str, Any] | None = None,
-    force: bool = False,
-    cache_dir: str | Path | None = None,
-) -> PreparedModel:
-    """Convert a GGUF file once into ``target`` (default ``<cache>/models/gguf/<stem>-<sha12>``).
-
-    Later calls find the converted copy by the file's hash (remembered by path, size and mtime) and
-    return at once. The GGUF's SHA-256 is the model's revision (``known_sha256`` skips hashing it).
-    """
-    gguf = Path(gguf).expanduser()
-    if not gguf.is_file():
-        raise ModelNotAvailableError(f"no GGUF file at {gguf}")
-    sha = known_sha256 or sha256_file(gguf, cache_dir)
-    if expected_sha256 and sha != expected_sha256:
-        raise BackendError(f"{gguf} has sha256 {sha}, expected {expected_sha256} (a corrupt or different file)")
-    out = Path(target) if target else models_dir(cache_dir) / "gguf" / f"{re.sub(r'[^A-Za-z0-9._-]+', '-', gguf.stem)}-{sha[:12]}"
-    existing = _read_metadata(out)
-    if existing and existing.get("sha256") == sha and (out / "config.json").is_file() and not force:
-        return PreparedModel(out, sha, existing, converted=False)
-    _log(f"converting {gguf.name} into a safetensors checkpoint in {out} (once; this takes a minute or more)")
-    started = time.time()
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        details = convert_gguf(gguf, tmp)
-        import transformers
-
-        meta = {
-            "name": name or gguf.stem,
-            "source": {"type": "gguf", "file": gguf.name, "path": str(gguf.resolve()), "sha256": sha},
-            "sha256": sha,
-            "revision": sha,
-            "kind": "causal",
-            "dtype": "float32",
-            "quantization": gguf_file_type(gguf),
-            "converted_with": {"transformers": transformers.__version__},
-            "converted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "seconds": round(time.time() - started, 1),
-            **details,
-            **(metadata or {}),
-        }
-        (tmp / METADATA_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    _log(f"prepared {out} in {time.time() - started:.0f} s")
-    return PreparedModel(out, sha, meta, converted=True)
 
 
 # --- resolution -------------------------------------------------------------------------------------
@@ -296,8 +114,6 @@ def _resolve_catalog(entry: CatalogEntry, source: str, prepare: bool, cache_dir:
         if entry.is_prepared(cache_dir):
             return _from_prepared(entry, cache_dir)
         if prepare and entry.is_installed():
-            from .install import prepare as prepare_entry
-
             prepare_entry(entry, cache_dir=cache_dir)
             return _from_prepared(entry, cache_dir)
         if source == "local":
@@ -312,7 +128,7 @@ def _resolve_catalog(entry: CatalogEntry, source: str, prepare: bool, cache_dir:
 
 def _from_prepared(entry: CatalogEntry, cache_dir: str | Path | None) -> ResolvedModel:
     path = entry.prepared_dir(cache_dir)
-    meta = _read_metadata(path) or {}
+    meta = read_metadata(path) or {}
     revision = meta.get("revision") or meta.get("sha256")
     details: dict[str, Any] = {"hub_id": entry.hub_id, "catalog": entry.name, "provider": list(entry.provider.packages)}
     if entry.provider.recipe == "package-dir":
@@ -349,7 +165,7 @@ def resolve(reference: str, *, source: str = "auto", prepare: bool = True, cache
             if not (path / "config.json").is_file():
                 raise ModelNotAvailableError(f"{path} is a directory but not a model directory (no config.json)")
             revision = hub_cache_revision(path) or directory_revision(path, cache_dir)
-            meta = _read_metadata(path) or {}
+            meta = read_metadata(path) or {}
             return ResolvedModel(ref, "local", str(path.resolve()), ref, meta.get("revision") or revision, meta.get("kind"), True)
         if path.suffix.lower() == ".gguf":
             prepared = prepare_gguf(path, cache_dir=cache_dir)
@@ -399,16 +215,12 @@ LLAMACPP_OPTIONS = ("threads", "n_ctx", "n_batch")
 
 def _llamacpp_backend(reference: str, options: dict[str, Any]) -> LanguageModel:
     """A GGUF model run by llama.cpp: a catalog model made from a GGUF file, or a ``.gguf`` path."""
-    from .backends.llamacpp_backend import LlamaCppBackend
-
     unknown = sorted(set(options) - set(LLAMACPP_OPTIONS))
     if unknown:
         raise FiglangError(f"unknown option(s) for backend=llama.cpp: {', '.join(unknown)}; known: {', '.join(LLAMACPP_OPTIONS)}")
     entry = _catalog.find(reference)
     path = Path(reference).expanduser()
     if entry is not None:
-        from .install import gguf_path
-
         if entry.provider.recipe != "gguf":
             gguf_models = ", ".join(e.name for e in _catalog.catalog().values() if e.provider.recipe == "gguf")
             raise FiglangError(f"backend=llama.cpp runs GGUF models; {entry.name!r} is not one (the catalog's GGUF models: {gguf_models})")
@@ -457,8 +269,6 @@ def load_backend(reference: str, **options: Any) -> LanguageModel:
 
 
 def backend_for_resolved(resolved: ResolvedModel, **options: Any) -> LanguageModel:
-    from .backends.transformers_backend import TransformersBackend
-
     kind = options.pop("kind", None) or resolved.kind
     extra = {k: v for k, v in resolved.details.items() if k in ("hub_id", "weights")}
     try:

@@ -22,6 +22,7 @@ from ..data.errors import FiglangError
 from ..data.paths import default_cache_dir
 from ..data.records import NLIPair
 from .cache import cache_key
+from .loading import resolve
 
 DEFAULT_ENCODER = "minilm"
 EMBEDDING_FORMAT = 1  # bump when pair_text or the pooling changes: old files are then ignored
@@ -40,8 +41,6 @@ class SentenceEncoder:
     """A sentence encoder from the model catalog (or a local directory): mean pooling over the last layer, unit length."""
 
     def __init__(self, reference: str = DEFAULT_ENCODER, threads: int | None = None, batch_size: int = 64) -> None:
-        from .loading import resolve
-
         resolved = resolve(reference)
         self.reference = reference
         self.name = resolved.name

@@ -8,7 +8,6 @@ the CLI writes (``RUN/review/verdicts.jsonl``, through the review module's ``rec
 
 from __future__ import annotations
 
-import importlib
 import math
 import secrets
 import threading
@@ -24,8 +23,18 @@ from typing import Any
 from flask import Flask, redirect, render_template, request, send_file, url_for
 from markupsafe import Markup, escape
 
+from ..builders import flute_review
+from ..builders.flute_creator import CANDIDATES_FILE, ITEMS_FILE
+from ..builders.impli import review as impli_review
+from ..builders.impli.review import is_output_folder
 from ..data.errors import FiglangError
+from ..data.io import iter_json_objects, write_jsonl
+from ..data.records import expression_of
+from ..data.registry import all_tasks
+from ..evaluation.compare import compare_runs
 from ..evaluation.run_index import PREDICTIONS_FILE, Filters, PredictionIndex, describe_run, find_runs, read_results
+from ..interpret import interpret
+from ..metrics.flute_human_eval import RATING_NAMES, SHORTCOMINGS, import_flute_judgements, load_flute_key
 from .paths import OutsideRootError, resolve_under
 
 PAGE_SIZE = 25
@@ -189,21 +198,14 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
 
     @app.get("/")
     def index() -> str:
-        from ..data.registry import all_tasks
-
         return render_template("index.html", runs=find_runs(runs_root), tasks=all_tasks(), reviews=_review_runs(runs_root))
 
     @app.get("/tasks")
     def tasks() -> str:
-        from ..data.registry import all_tasks
-
         return render_template("tasks.html", tasks=all_tasks())
 
     @app.get("/tasks/<name>/<split>")
     def task_page(name: str, split: str) -> Any:
-        from ..data.records import expression_of
-        from ..data.registry import all_tasks
-
         task = next((t for t in all_tasks() if t.name == name), None)  # registered names only: never a spec path
         if task is None:
             return fail(404, "Unknown task", f"There is no task {name!r}; the tasks page lists them.")
@@ -261,8 +263,6 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
 
     @app.get("/compare")
     def compare() -> Any:
-        from ..evaluation.compare import compare_runs
-
         all_runs = [r for r in find_runs(runs_root) if r.has_predictions and not r.problem]
         a, b = request.args.get("a", ""), request.args.get("b", "")
         if not (a and b):
@@ -290,10 +290,6 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
 
     @app.route("/interpret", methods=["GET", "POST"])
     def interpret_page() -> Any:
-        try:
-            from ..interpret import interpret  # the interpreter is optional here: a branch may not have it yet
-        except ImportError as exc:
-            return render_template("interpret.html", available=False, reason=str(exc), text="", result=None), 200
         text, result, error = "", None, None
         paraphrase = True
         if request.method == "POST":
@@ -313,7 +309,7 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
         rows = []
         for rel, path, kind in _review_runs(runs_root):
             try:
-                rows.append((rel, kind, REVIEW_KINDS[kind].module().review_rates(path), None))
+                rows.append((rel, kind, REVIEW_KINDS[kind].module.review_rates(path), None))
             except FiglangError as exc:
                 rows.append((rel, kind, {}, str(exc)))
         return render_template("review_list.html", rows=rows)
@@ -322,18 +318,18 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
     def review_page(kind: str, rel: str) -> Any:
         review = REVIEW_KINDS[kind]
         folder = run_folder(rel)
-        items = review.module().queue_items(folder)
+        items = review.module.queue_items(folder)
         show = request.args.get("show", "todo")
         shown = [i for i in items if i["review"] is None] if show == "todo" else items
         page, pages = _page_of(len(shown))
-        return render_template("review.html", rel=rel, kind=kind, review=review, rates=review.module().review_rates(folder),
+        return render_template("review.html", rel=rel, kind=kind, review=review, rates=review.module.review_rates(folder),
                                items=shown[(page - 1) * PAGE_SIZE: page * PAGE_SIZE], matched=len(shown), total=len(items),
                                show=show, page=page, pages=pages, message=request.args.get("msg", ""), error=request.args.get("err", ""))  # fmt: skip
 
     @app.post("/review/<any(flute, impli):kind>/<path:rel>")
     def review_post(kind: str, rel: str) -> Any:
         review = REVIEW_KINDS[kind]
-        module = review.module()
+        module = review.module
         check_post()
         folder = run_folder(rel)
         form = request.form
@@ -361,9 +357,6 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
         return render_template("human_list.html", exports=_human_exports(runs_root))
 
     def human_export(rel: str) -> tuple[Path, list[dict[str, Any]], dict[str, Any]]:
-        from ..data.io import iter_json_objects
-        from ..metrics.flute_human_eval import load_flute_key
-
         folder = run_folder(rel)
         items_file, key_file = folder / f"{HUMAN_STEM}_items.jsonl", folder / f"{HUMAN_STEM}_key.jsonl"
         if not items_file.is_file() or not key_file.is_file():
@@ -372,15 +365,11 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
         return folder, items, load_flute_key(key_file)
 
     def human_answers(folder: Path) -> list[dict[str, Any]]:
-        from ..data.io import iter_json_objects
-
         path = folder / HUMAN_ANSWERS
         return [obj for _line, obj in iter_json_objects(path)] if path.is_file() and path.stat().st_size else []
 
     @app.get("/human/flute/<path:rel>")
     def human_page(rel: str) -> Any:
-        from ..metrics.flute_human_eval import RATING_NAMES, SHORTCOMINGS
-
         folder, items, _key = human_export(rel)
         judge = request.args.get("judge", "").strip()
         mine = {a["item_id"]: a for a in human_answers(folder) if judge and a.get("judge") == judge}
@@ -400,9 +389,6 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
     @app.post("/human/flute/<path:rel>")
     def human_post(rel: str) -> Any:
         import tempfile
-
-        from ..data.io import write_jsonl
-        from ..metrics.flute_human_eval import import_flute_judgements
 
         check_post()
         folder, items, key = human_export(rel)
@@ -465,25 +451,22 @@ class ReviewKind:
     """One kind of verification queue the review page serves: the builder module that holds its logic (queue_items,
     review_rates, record_verdict, EDITABLE), and what the form shows."""
 
-    module_name: str
+    module: Any  # the builder's review module
     title: str
     labels: tuple[str, ...]
     import_cmd: str
     finalize_cmd: str
 
-    def module(self) -> Any:
-        return importlib.import_module(self.module_name)
-
     @property
     def reasons(self) -> dict[str, str]:
         """The module's fixed reject reasons (none: a free note is the reason)."""
-        return getattr(self.module(), "REJECT_REASONS", {})
+        return getattr(self.module, "REJECT_REASONS", {})
 
 
 REVIEW_KINDS = {
-    "flute": ReviewKind("figlang.builders.flute_review", "FLUTE creator run", ("Entailment", "Contradiction"),
+    "flute": ReviewKind(flute_review, "FLUTE creator run", ("Entailment", "Contradiction"),
                         "figlang build flute import", "figlang build flute finalize"),
-    "impli": ReviewKind("figlang.builders.impli.review", "IMPLI generator output", ("entailment", "non-entailment"),
+    "impli": ReviewKind(impli_review, "IMPLI generator output", ("entailment", "non-entailment"),
                         "figlang build impli review-import", "figlang build impli finalize"),
 }  # fmt: skip
 
@@ -491,9 +474,6 @@ REVIEW_KINDS = {
 def _review_runs(root: Path, max_depth: int = 5) -> list[tuple[str, Path, str]]:
     """Folders with a verification queue under ``root``, with their kind: FLUTE creator runs (items.jsonl +
     candidates.jsonl) and IMPLI generator outputs (jsonl/*.jsonl)."""
-    from ..builders.flute_creator import CANDIDATES_FILE, ITEMS_FILE
-    from ..builders.impli.review import is_output_folder
-
     found: list[tuple[str, Path, str]] = []
 
     def walk(folder: Path, depth: int) -> None:

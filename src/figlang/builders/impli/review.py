@@ -26,12 +26,10 @@ from ...data.errors import DataError
 from ...data.io import atomic_write, read_jsonl, write_json, write_jsonl
 from ...data.records import ENTAILMENT, NON_ENTAILMENT
 from ...data.text import collapse_spaces
-from ..review_queue import VerdictsImportReport, edits_of, import_file, tally, verdict_of, write_queue
+from ..review_queue import VerdictsImportReport, edits_of, import_file, tally, verdict_of, verdicts_path, write_queue
 from .outputs import GENERATOR_VERSION, PAIR_TYPES
 from .sentences import one_line
 
-REVIEW_DIR = "review"
-VERDICTS_FILE = "verdicts.jsonl"
 FINAL_DIR = "final"
 #: Why a pair is rejected (IMPLI's manual check looked for these).
 REJECT_REASONS: dict[str, str] = {
@@ -76,15 +74,11 @@ def load_pairs(out: str | Path) -> dict[str, dict[str, Any]]:
     return pairs
 
 
-def _verdicts_path(out: str | Path) -> Path:
-    return Path(out) / REVIEW_DIR / VERDICTS_FILE
-
-
 def current_verdicts(out: str | Path, pairs: dict[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
     """Stored verdicts by pair id that still apply (the pair's text is the one judged); the latest wins."""
     pairs = load_pairs(out) if pairs is None else pairs
     found = {}
-    for v in read_jsonl(_verdicts_path(out)):
+    for v in read_jsonl(verdicts_path(out)):
         p = pairs.get(v["id"])
         if p is not None and v.get("pair") == _fingerprint(p["premise"], p["hypothesis"]):
             found[v["id"]] = v
@@ -122,7 +116,7 @@ def _label(value: str) -> str | None:
 def store_verdicts(out: str | Path, rows: list[tuple[str, int, dict[str, Any]]], report: VerdictsImportReport) -> VerdictsImportReport:
     """Check (origin, line, row) verdict rows against the folder's pairs and store the good ones atomically."""
     pairs = load_pairs(out)
-    stored = {v["id"]: v for v in read_jsonl(_verdicts_path(out))}
+    stored = {v["id"]: v for v in read_jsonl(verdicts_path(out))}
     seen: dict[str, int] = {}
     new: dict[str, dict[str, Any]] = {}
     for where, line, row in rows:
@@ -157,7 +151,7 @@ def store_verdicts(out: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
         report.verdicts[verdict] += 1
     stored.update(new)
     report.stored = len(new)
-    write_jsonl(_verdicts_path(out), list(stored.values()))  # temp file + os.replace: all or nothing
+    write_jsonl(verdicts_path(out), list(stored.values()))  # temp file + os.replace: all or nothing
     return report
 
 

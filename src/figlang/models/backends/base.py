@@ -18,6 +18,10 @@ class BackendError(FiglangError):
     """A backend failed to answer (unreachable endpoint, model that cannot score, …)."""
 
 
+class ModelNotAvailableError(BackendError):
+    """A model reference that cannot be loaded here (not installed, not cached, hub unreachable)."""
+
+
 class CapabilityError(BackendError):
     """The backend cannot do what the method needs (e.g. score log-probabilities)."""
 
@@ -98,6 +102,45 @@ class BackendInfo:
     revision: str | None = None  # commit sha or file hash
     kind: str = "causal"  # causal | masked | seq2seq | encoder
     options: dict[str, Any] = field(default_factory=dict)  # dtype, device, quantisation …
+
+
+weight_loads = 0  # how many times this process loaded a model's weights (a run answered from the cache loads none)
+
+
+class LazyWeights:
+    """A backend whose weights load on first use: what identifies it (``info()``, ``fingerprint()``, hence every
+    cache key) comes from its configuration and tokenizer, so a run answered wholly from the cache loads no weights.
+
+    A subclass lists in ``AFTER_WEIGHTS`` the attributes only the weights tell, sets them in ``_load_weights()``,
+    and calls ``self.defer_weights()`` at the end of ``__init__``; reading one of them loads the weights once.
+    """
+
+    AFTER_WEIGHTS: frozenset[str] = frozenset()
+
+    def defer_weights(self) -> None:
+        self.__dict__["_weights"] = "pending"
+
+    def _load_weights(self) -> None:  # pragma: no cover - every subclass has its own
+        raise NotImplementedError
+
+    def __getattr__(self, name: str) -> Any:
+        state = self.__dict__.get("_weights")
+        if name in type(self).AFTER_WEIGHTS and state == "pending":
+            global weight_loads
+            self.__dict__["_weights"] = "loading"
+            try:
+                self._load_weights()
+            except BaseException:
+                self.__dict__["_weights"] = "pending"
+                raise
+            self.__dict__["_weights"] = "loaded"
+            weight_loads += 1
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def weights_loaded(self) -> bool:
+        return self.__dict__.get("_weights") == "loaded"
 
 
 class LanguageModel(ABC):

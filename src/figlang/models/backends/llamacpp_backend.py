@@ -21,6 +21,7 @@ results depend only on its own requests.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +33,7 @@ from .base import (
     ContinuationScore,
     GenerationRequest,
     LanguageModel,
+    LazyWeights,
     ScoreRequest,
 )
 from .hf_text import HFTextMixin
@@ -41,7 +43,7 @@ from .transformers_backend import _as_int, derive_seed
 INSTALL_HINT = "pip install 'llama-cpp-python==0.3.36' (or `pip install -e '.[server]'`; it compiles llama.cpp, ~10 min)"
 
 
-class LlamaCppBackend(HFTextMixin, LanguageModel):
+class LlamaCppBackend(LazyWeights, HFTextMixin, LanguageModel):
     """A causal GGUF model run by llama.cpp (scoring and generation; no masked or seq2seq models).
 
     Parameters
@@ -74,10 +76,8 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
         n_batch: int = 512,
         extra_info: dict[str, Any] | None = None,
     ) -> None:
-        try:
-            from llama_cpp import Llama
-        except ImportError as err:
-            raise BackendError(f"backend=llama.cpp needs llama-cpp-python: {INSTALL_HINT} ({err})") from err
+        if importlib.util.find_spec("llama_cpp") is None:  # said at once, not when the weights load
+            raise BackendError(f"backend=llama.cpp needs llama-cpp-python: {INSTALL_HINT}")
         import transformers
 
         self.gguf = Path(gguf)
@@ -96,6 +96,18 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
                 self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(self.gguf.parent), gguf_file=self.gguf.name)
         except (OSError, ValueError) as err:
             raise BackendError(f"cannot load the tokenizer of {self.name!r}: {err}") from err
+        self.kind = "causal"
+        self.max_length = self.n_ctx
+        self._prefix_ids, self._suffix_ids = self._special_affixes()
+        self._evaluated: list[int] = []  # the tokens in llama.cpp's key/value cache, in order
+        self._rows: dict[int, Any] = {}  # position -> the logits after it, for positions in _evaluated
+        self.defer_weights()  # info() needs only the file's identity and the tokenizer (LazyWeights)
+
+    AFTER_WEIGHTS = frozenset({"llm", "_n_vocab", "_eos_ids"})
+
+    def _load_weights(self) -> None:
+        from llama_cpp import Llama
+
         try:
             self.llm = Llama(
                 model_path=str(self.gguf),
@@ -115,13 +127,8 @@ class LlamaCppBackend(HFTextMixin, LanguageModel):
                 f"the tokenizer of {self.name!r} has {len(self.tokenizer)} tokens but the GGUF's vocabulary has "
                 f"{self.llm.n_vocab()}: they are not the same model (pass the GGUF's own tokenizer)"
             )
-        self.kind = "causal"
-        self.max_length = self.n_ctx
-        self._prefix_ids, self._suffix_ids = self._special_affixes()
         self._eos_ids = self._end_ids()
         self._n_vocab = self.llm.n_vocab()
-        self._evaluated: list[int] = []  # the tokens in llama.cpp's key/value cache, in order
-        self._rows: dict[int, Any] = {}  # position -> the logits after it, for positions in _evaluated
 
     # --- identity -------------------------------------------------------------------------------
 

@@ -42,6 +42,8 @@ from typing import Any
 
 from ...data.errors import FiglangError
 from ..devices import auto_cpu_dtype, bf16_is_emulated, resolve_device
+from ..gguf import prepare_gguf
+from ..hf_quiet import quiet_cache_rename
 from ..prefix import shared_prefix_length
 from .base import (
     MASK,
@@ -52,6 +54,7 @@ from .base import (
     ContinuationScore,
     GenerationRequest,
     LanguageModel,
+    LazyWeights,
     MaskedScoreRequest,
     ScoreRequest,
 )
@@ -225,7 +228,7 @@ class TokenTree:
         return out
 
 
-class TransformersBackend(HFTextMixin, LanguageModel):
+class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
     """A local Transformers model (hub id or directory; see :func:`figlang.models.loading.load_backend`).
 
     Parameters
@@ -277,13 +280,9 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         import torch
         import transformers
 
-        from ..hf_quiet import quiet_cache_rename
-
         quiet_cache_rename()  # figlang's own past_key_values= calls: not the user's business
         self._torch = torch
         if gguf_file:
-            from ..loading import prepare_gguf
-
             prepared = prepare_gguf(Path(model) / gguf_file)
             model = prepared.path
             revision = revision or prepared.sha256
@@ -331,36 +330,44 @@ class TransformersBackend(HFTextMixin, LanguageModel):
         model_kwargs = dict(load_kwargs, dtype=self._torch_dtype, output_loading_info=True)
         if attn_implementation:
             model_kwargs["attn_implementation"] = attn_implementation
+        self._model_kwargs = model_kwargs
+        self._allow_missing_weights = _as_bool(allow_missing_weights, "allow_missing_weights")
+
+        self.max_length = _as_int(max_length, "max_length", minimum=2, allow_none=True) or self._default_max_length()
+        tok = self.tokenizer
+        self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id if tok.eos_token_id is not None else 0)
+        self._prefix_ids, self._suffix_ids = self._special_affixes()
+        self._sliding_window = self._find_sliding_window()
+        self.can_score = self.kind in ("causal", "seq2seq")
+        self.can_generate = self.kind in ("causal", "seq2seq")
+        self.can_score_masked = self.kind == "masked"
+        self.can_classify = self.kind == "classifier"
+        self.defer_weights()  # the identity above needs only the configuration and the tokenizer (LazyWeights)
+
+    AFTER_WEIGHTS = frozenset({"model", "_logits_to_keep", "_positions", "_packable", "_eos_ids"})
+
+    def _load_weights(self) -> None:
         try:
-            self.model, loading_info = _auto_class(self.kind).from_pretrained(self.path, **model_kwargs)
+            model, loading_info = _auto_class(self.kind).from_pretrained(self.path, **self._model_kwargs)
         except (OSError, ValueError) as err:
             raise BackendError(f"cannot load {self.name!r} as a {self.kind} model from {self.path}: {err}") from err
         missing = [k for k in loading_info.get("missing_keys", []) if k]
-        if missing and not _as_bool(allow_missing_weights, "allow_missing_weights"):
+        if missing and not self._allow_missing_weights:
             shown = ", ".join(sorted(missing)[:5]) + (" …" if len(missing) > 5 else "")
             raise BackendError(
                 f"{self.name!r} has no weights for {len(missing)} parameter(s) of a {self.kind} model ({shown}): "
                 f"the checkpoint lacks this head (pass kind= for another kind, or allow_missing_weights=true to "
                 "use randomly initialised weights)"
             )
-        self.model.to(self.device)
-        self.model.eval()
-
-        self.max_length = _as_int(max_length, "max_length", minimum=2, allow_none=True) or self._default_max_length()
-        tok = self.tokenizer
-        self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id if tok.eos_token_id is not None else 0)
-        self._prefix_ids, self._suffix_ids = self._special_affixes()
-        forward = inspect.signature(self.model.forward).parameters
+        model.to(self.device)
+        model.eval()
+        forward = inspect.signature(model.forward).parameters
         self._logits_to_keep = "logits_to_keep" in forward
         # Right-padded rows continue at their own positions; a model that takes no position ids
         # (ALiBi models such as BLOOM) gets no prefix reuse and equal-length generation batches.
         self._positions = "position_ids" in forward
-        self._sliding_window = self._find_sliding_window()
+        self.model = model
         self._packable = self._find_packable()
-        self.can_score = self.kind in ("causal", "seq2seq")
-        self.can_generate = self.kind in ("causal", "seq2seq")
-        self.can_score_masked = self.kind == "masked"
-        self.can_classify = self.kind == "classifier"
         self._eos_ids = self._end_ids()
 
     # --- identity -------------------------------------------------------------------------------

@@ -14,214 +14,47 @@ in-process, so a suite that runs several methods on one model loads it once.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import threading
-from collections.abc import Sequence
 from typing import Any
 
-from ...data.errors import FiglangError
-from ..backends.base import CapabilityError, ChatMessage, LanguageModel
-from ..base import Method
-
-_BACKENDS: dict[tuple[str, str], LanguageModel] = {}
-_LOCK = threading.Lock()
-
-
-def _options_key(options: dict[str, Any]) -> str:
-    return json.dumps(options, sort_keys=True, default=str, separators=(",", ":"))
-
-
-def _load_backend(model: str, **options: Any) -> LanguageModel:
-    """Delegate to the project's model resolver (catalog names, hub ids, local paths, endpoints)."""
-    try:
-        from ..loading import load_backend
-    except ImportError as err:  # pragma: no cover - the resolver ships with figlang
-        raise FiglangError(f"cannot load model {model!r}: the model resolver figlang.models.loading is unavailable ({err})") from err
-    return load_backend(model, **options)
-
-
-def backend_for(model: str | LanguageModel, **options: Any) -> LanguageModel:
-    """The backend for ``model`` (catalog name, hub id, local path, endpoint), loaded once per (model, options).
-
-    A ``LanguageModel`` instance is returned as is (for callers that built their own).
-    ``options`` go to the resolver (batch size, dtype, device, …); a backend is expensive
-    to load, so the same (model, options) always returns the same object in this process.
-    """
-    if isinstance(model, LanguageModel):
-        return model
-    if not model:
-        raise FiglangError("a model-backed method needs a model: pass --model (a catalog name, hub id, local path or endpoint)")
-    key = (str(model), _options_key(options))
-    with _LOCK:
-        backend = _BACKENDS.get(key)
-        if backend is None:
-            backend = _load_backend(str(model), **options)
-            _BACKENDS[key] = backend
-    return backend
-
-
-def clear_backends() -> None:
-    """Forget the cached backends (frees their memory once nothing else holds them)."""
-    with _LOCK:
-        _BACKENDS.clear()
-
-
-def parse_bool(value: Any, name: str) -> bool:
-    """A boolean option from Python or the command line (-O key=true|false|1|0|yes|no)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in {"true", "1", "yes", "on", "false", "0", "no", "off"}:
-        return value.strip().lower() in {"true", "1", "yes", "on"}
-    raise FiglangError(f"option {name!r} must be true or false, got {value!r}")
-
-
-def parse_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    value = str(value).strip().lower()
-    if value not in choices:
-        raise FiglangError(f"option {name!r} must be one of {', '.join(choices)}; got {value!r}")
-    return value
-
-
-def parse_int(value: Any, name: str, minimum: int | None = None) -> int:
-    try:
-        out = int(value)
-    except (TypeError, ValueError):
-        raise FiglangError(f"option {name!r} must be an integer, got {value!r}") from None
-    if isinstance(value, float) and value != out:
-        raise FiglangError(f"option {name!r} must be an integer, got {value!r}")
-    if minimum is not None and out < minimum:
-        raise FiglangError(f"option {name!r} must be at least {minimum}, got {out}")
-    return out
-
-
-def parse_float(value: Any, name: str) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise FiglangError(f"option {name!r} must be a number, got {value!r}") from None
-
-
-def item_seed(seed: int, record_id: str) -> int:
-    """A per-item seed from the run seed and the item id: batching and order cannot change it."""
-    digest = hashlib.sha256(f"{seed}:{record_id}".encode()).hexdigest()
-    return int(digest[:8], 16)
-
-
-EXCLUDE_CHOICES = ("item", "expression", "linked")
-
-
-def excluded_by_figure(example: Any, item: Any, exclude: str) -> bool:
-    """Whether a training example shares the item's figure under the ``exclude`` rule.
-
-    ``expression``: the same expression (case and spacing aside). ``linked`` (default): also its
-    spelling variants and idioms with the same gloss ("to the hilt" / "up to the hilt"), the links
-    the expression-disjoint splits are carved by, so a few-shot prompt on a disjoint split never
-    shows the held-out idiom under another spelling. ``item``: nothing beyond the item itself
-    (callers always exclude the item and its own narrative).
-    """
-    from ...data.records import expression_of
-    from ...data.splits import narrative_links
-
-    if exclude == "expression":
-        e = expression_of(example)
-        return e is not None and e == expression_of(item)
-    if exclude == "linked":
-        return bool(set(narrative_links(example)) & set(narrative_links(item)))
-    return False
-
-
-def pool_digest(pool: Sequence[Any] | None) -> str | None:
-    """A sha256 of the training examples a method may show (ids, texts, labels, in pool order).
-
-    Part of a few-shot method's configuration, hence of its cache fingerprint: a train split
-    edited to other examples of the same size must not answer from predictions cached with the old
-    ones."""
-    if pool is None:
-        return None
-    from ..cache import cache_key
-
-    return cache_key("example-pool", [r.to_dict() for r in pool])
-
-
-def same_text(a: str, b: str) -> bool:
-    """Whether two texts are the same up to case and whitespace (an example must never be the item itself)."""
-    return " ".join(a.lower().split()) == " ".join(b.lower().split())
-
-
-def argmax_first(scores: Sequence[float]) -> tuple[int, bool]:
-    """Index of the highest score, the lowest index on ties; and whether there was a tie."""
-    best = max(scores)
-    winners = [i for i, s in enumerate(scores) if s == best]
-    return winners[0], len(winners) > 1
-
-
-class ModelMethod(Method):
-    """A method that asks a language model: lazy backend, chat-or-plain prompts, config with model identity.
-
-    Keyword options a method does not know are backend options (``batch_size``, ``dtype``,
-    ``device`` …) and go to :func:`backend_for`; they are recorded in ``config()``.
-    """
-
-    def __init__(self, model: str | LanguageModel | None, backend_options: dict[str, Any] | None = None) -> None:
-        if model is None or (isinstance(model, str) and not model.strip()):
-            raise FiglangError(f"method {self.name!r} needs a model: pass --model (a catalog name, hub id, local path or endpoint)")
-        self.model = model
-        self.backend_options = dict(backend_options or {})
-        self._lm: LanguageModel | None = None
-
-    @property
-    def lm(self) -> LanguageModel:
-        if self._lm is None:
-            self._lm = backend_for(self.model, **self.backend_options)
-        return self._lm
-
-    def run_notes(self) -> dict[str, Any]:
-        return self._lm.run_notes() if self._lm is not None else {}  # a backend never loaded did nothing to note
-
-    def model_config(self) -> dict[str, Any]:
-        """Model identity for the fingerprint: the reference, the backend's fingerprint and the backend
-        options that can change answers (speed-only options the backend lists in ``runtime_options()``,
-        such as ``batch_size``, are left out so that they share cached answers)."""
-        name = self.model if isinstance(self.model, str) else self.lm.info().model
-        runtime = getattr(self.lm, "runtime_options", None)
-        speed_only = set(runtime()) if callable(runtime) else set()
-        options = {k: v for k, v in sorted(self.backend_options.items()) if k not in speed_only}
-        return {"model": name, "backend": self.lm.fingerprint(), "backend_options": options}
-
-    def use_chat(self, chat: str) -> bool:
-        """Resolve a chat option: 'auto' uses the chat template when the model has one."""
-        if chat == "auto":
-            return bool(self.lm.has_chat_template)
-        if chat == "true" and not self.lm.has_chat_template:
-            raise CapabilityError(f"chat=true but {self.lm.info().model} has no chat template; use chat=false or chat=auto")
-        return chat == "true"
-
-    def chat(self, user: str) -> str:
-        """The prompt text of one user turn with the assistant's answer to follow."""
-        return self.lm.chat_prompt([ChatMessage("user", user)])
-
-    def require(self, capability: str) -> None:
-        if capability == "score" and not getattr(self.lm, "can_score", True):
-            raise CapabilityError(f"method {self.name!r} scores continuations, but {self.lm.info().model} cannot score log-probabilities")
-        if capability == "generate" and not getattr(self.lm, "can_generate", True):
-            raise CapabilityError(f"method {self.name!r} generates text, but {self.lm.info().model} cannot generate")
-
-
-def parse_chat(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return parse_choice(value, "chat", ("auto", "true", "false"))
+from . import cloze, explain, generation, meaning, nli
+from .common import (
+    EXCLUDE_CHOICES,
+    ModelMethod,
+    argmax_first,
+    backend_for,
+    clear_backends,
+    excluded_by_figure,
+    item_seed,
+    parse_bool,
+    parse_chat,
+    parse_choice,
+    parse_float,
+    parse_int,
+    pool_digest,
+    same_text,
+)
 
 
 def register(registry: Any) -> None:
     """Add the model-backed methods (cloze, generation, NLI) to ``registry``; the registry calls this on first use."""
-    from . import cloze, explain, generation, meaning, nli
-
     for module in (cloze, explain, generation, meaning, nli):
         module.register(registry)
 
 
-__all__ = ["ModelMethod", "backend_for", "clear_backends", "register"]
+__all__ = [
+    "EXCLUDE_CHOICES",
+    "ModelMethod",
+    "argmax_first",
+    "backend_for",
+    "clear_backends",
+    "excluded_by_figure",
+    "item_seed",
+    "parse_bool",
+    "parse_chat",
+    "parse_choice",
+    "parse_float",
+    "parse_int",
+    "pool_digest",
+    "register",
+    "same_text",
+]

@@ -20,17 +20,23 @@ from ...data.errors import FiglangError
 from ...data.records import ClozeRecord, Record
 from ..backends.base import MASK, CapabilityError, ContinuationScore, MaskedScoreRequest, ScoreRequest
 from ..base import MethodRegistry, Prediction
-from . import (
-    EXCLUDE_CHOICES, ModelMethod, argmax_first, excluded_by_figure, parse_bool, parse_chat, parse_choice, parse_int, pool_digest,
+from . import prompts as P
+from .common import (
+    EXCLUDE_CHOICES,
+    ModelMethod,
+    argmax_first,
+    excluded_by_figure,
+    parse_bool,
+    parse_chat,
+    parse_choice,
+    parse_int,
+    pool_digest,
     same_text,
 )
-from . import prompts as P
+from .lm_eval_input import LM_EVAL_DELIMITER, LM_EVAL_NORMS, lm_eval_request, lm_eval_score
 
 NORMS = ("sum", "token", "char", "pmi")
 INPUTS = ("figlang", "lm-eval")
-# input=lm-eval: lm-evaluation-harness's multiple_choice request for a doc `figlang export lm-eval` writes.
-LM_EVAL_DELIMITER = " "  # its target_delimiter
-LM_EVAL_NORMS = {"sum": "acc", "char": "acc_norm", "byte": "acc_bytes"}
 
 
 def _cloze(records: Sequence[Record], method: str) -> list[ClozeRecord]:
@@ -52,28 +58,6 @@ def _context(record: ClozeRecord) -> str:
 def narrative_text(record: ClozeRecord) -> str:
     """The text every cloze method conditions on; `figlang export lm-eval` writes it as the doc's context."""
     return _context(record)
-
-
-def lm_eval_request(context: str, choice: str) -> ScoreRequest:
-    """lm-evaluation-harness's loglikelihood request for one choice: the continuation is the target
-    delimiter + the choice, the context's trailing whitespace moves to the continuation, and the two are
-    tokenized jointly (``TemplateLM._encode_pair``)."""
-    continuation = LM_EVAL_DELIMITER + choice
-    stripped = context.rstrip()
-    if stripped != context:
-        continuation = context[len(stripped) :] + continuation
-        context = stripped
-    return ScoreRequest(context, continuation, joint=True)
-
-
-def lm_eval_score(logprob: float, choice: str, norm: str) -> float:
-    """A choice's score as lm-eval ranks it: ``acc`` the summed log-probability, ``acc_norm`` divided by
-    the choice's length in characters, ``acc_bytes`` by its UTF-8 length (the delimiter not counted)."""
-    if norm == "char":
-        return logprob / max(len(choice), 1)
-    if norm == "byte":
-        return logprob / max(len(choice.encode("utf-8")), 1)
-    return logprob
 
 
 def _normalise(score: ContinuationScore, norm: str) -> float:

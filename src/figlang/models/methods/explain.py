@@ -32,13 +32,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...data.errors import FiglangError
+from ...data.errors import FiglangError, LoadOptions
 from ...data.flute import INSTRUCTION as FLUTE_INSTRUCTION
+from ...data.narrative import load_cloze
 from ...data.records import NLIPair, Record
+from ...data.splits import normalise_expression
 from ..backends.base import ChatMessage, GenerationRequest
-from ..base import Method, MethodRegistry, Prediction
-from . import ModelMethod, item_seed, parse_bool, parse_chat, parse_choice, parse_float, parse_int
+from ..base import Method, MethodRegistry, Prediction, get_methods
+from ..cache import cache_key
+from ..retrieval import PairIndex
 from . import prompts as P
+from .common import ModelMethod, item_seed, parse_bool, parse_chat, parse_choice, parse_float, parse_int
 from .parsing import clean_explanation, first_sentence, parse_nli_answer
 
 MODES = ("pipeline", "joint")
@@ -57,10 +61,6 @@ STOP = {"pipeline": ("\n", ". "), "joint": ("\n",)}
 
 def idiom_meanings(data_dir: str | Path | None) -> dict[str, str]:
     """Normalised idiom → meaning, from the figurative-narrative idiom files that exist under ``data_dir`` (else empty)."""
-    from ...data.errors import LoadOptions
-    from ...data.narrative import load_cloze
-    from ...data.splits import normalise_expression
-
     if data_dir is None:
         return {}
     out: dict[str, str] = {}
@@ -76,8 +76,6 @@ def idiom_meanings(data_dir: str | Path | None) -> dict[str, str]:
 
 
 def _meaning_of(expression: str | None, lexicon: dict[str, str]) -> str | None:
-    from ...data.splits import normalise_expression
-
     if not expression:
         return None
     key = normalise_expression(expression)
@@ -141,8 +139,6 @@ class Explain(ModelMethod):
         if self.mode != "pipeline":
             return None
         if self._label is None:
-            from ..base import get_methods
-
             registry = get_methods()
             info = registry.info(self.label_method_name or DEFAULT_LABEL_METHOD)
             if "nli" not in info.shapes:
@@ -165,9 +161,6 @@ class Explain(ModelMethod):
 
     def fit(self, train: Sequence[Record]) -> None:
         """Index the train pairs for retrieval; read the idiom lexicon; fit the label method when it learns."""
-        from ..cache import cache_key
-        from ..retrieval import PairIndex
-
         pool = [r for r in train if isinstance(r, NLIPair)]
         data_root = Path(pool[0].meta["file"]).parent.parent if pool and pool[0].meta.get("file") else None  # <data>/flute/x.json
         if self.pool_split != "train":  # e.g. train-fit, so that items of `selection` never see their own family

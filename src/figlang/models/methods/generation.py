@@ -17,7 +17,7 @@ from ...data.errors import FiglangError
 from ...data.records import GenerationRecord, Record, strip_markup
 from ..backends.base import GenerationRequest
 from ..base import MethodRegistry, Prediction
-from . import EXCLUDE_CHOICES, ModelMethod, excluded_by_figure, item_seed, parse_choice, parse_float, parse_int, pool_digest, same_text
+from .common import EXCLUDE_CHOICES, ModelMethod, excluded_by_figure, item_seed, parse_choice, parse_float, parse_int, pool_digest, same_text
 from . import prompts as P
 from .parsing import first_sentence
 

@@ -8,7 +8,9 @@ chat template when it has one, else as a plain prompt ending in "Answer:".
   label and explanation. An unreadable answer is ``valid=False`` with the raw text.
 * ``nli-score``: each label word is scored as the answer's first words and the best one
   wins (optionally calibrated against a content-free input); then, with ``explain``,
-  the explanation is generated after the chosen label word.
+  the explanation is generated after the chosen label word. ``input=lm-eval`` asks what
+  lm-evaluation-harness asks of the task `figlang export lm-eval` writes (plain prompt, " " + label
+  word, joint tokenization, its acc / acc_norm), so the predictions equal lm-eval's item for item.
 
 The label set comes from ``bind(task)`` (``task.labels``).
 
@@ -30,11 +32,21 @@ from ...data.errors import FiglangError
 from ...data.records import NLI_LABELS, NLIPair, Record
 from ..backends.base import ChatMessage, GenerationRequest, ScoreRequest
 from ..base import MethodRegistry, Prediction
-from . import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int, same_text
 from . import prompts as P
+from .common import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int, same_text
+from .lm_eval_input import LM_EVAL_DELIMITER, LM_EVAL_NORMS, lm_eval_request, lm_eval_score
 from .parsing import clean_explanation, parse_nli_answer
 
 DEFAULT_LABELS = ("entailment", "contradiction")
+INPUTS = ("figlang", "lm-eval")
+
+
+def lm_eval_query(premise: str, hypothesis: str, labels: Sequence[str]) -> str:
+    """The text an NLI pair is asked as under ``input=lm-eval``, and the ``query`` of the docs `figlang export
+    lm-eval` writes: nli-score's plain prompt (no chat template, no shots) ending in "Answer:"."""
+    family = P.nli_family(tuple(labels))
+    instruction = P.NLI_INSTRUCTIONS["impli" if family == "impli" else "flute"].format(premise=premise, hypothesis=hypothesis)
+    return P.NLI_PLAIN.format(instruction=instruction)
 
 
 def _same_pair(a: NLIPair, b: NLIPair) -> bool:
@@ -213,11 +225,20 @@ class NLIScore(_NLIMethod):
     name = "nli-score"
 
     def __init__(self, model: Any = None, chat: Any = "auto", explain: Any = None, labels: Sequence[str] = (),
-                 calibrate: str = "none", norm: str = "sum", max_new_tokens: Any = 48, shots: Any = 0, seed: Any = 0,
-                 question: Any = "task", **backend_options: Any) -> None:  # fmt: skip
+                 calibrate: str = "none", norm: str | None = None, max_new_tokens: Any = 48, shots: Any = 0, seed: Any = 0,
+                 question: Any = "task", input: str = "figlang", **backend_options: Any) -> None:  # fmt: skip
+        self.input = parse_choice(input, "input", INPUTS)
+        if self.input == "lm-eval":
+            clash = {k: v for k, v in (("chat", chat), ("explain", explain), ("calibrate", calibrate), ("shots", shots), ("question", question))
+                     if str(v).lower() not in {"auto", "none", "false", "0", "task"}}  # fmt: skip
+            if clash:
+                raise FiglangError(f"nli-score input=lm-eval asks what lm-eval asks (no chat template, no explanation, no shots, "
+                                   f"no calibration): drop {', '.join(f'{k}={v}' for k, v in clash.items())}")  # fmt: skip
+            chat, explain = "false", False
         super().__init__(model, chat, explain, labels, max_new_tokens, backend_options, shots, seed, question)
         self.calibrate = parse_choice(calibrate, "calibrate", ("none", "content-free"))
-        self.norm = parse_choice(norm, "norm", ("sum", "token"))
+        norms = tuple(LM_EVAL_NORMS) if self.input == "lm-eval" else ("sum", "token")
+        self.norm = parse_choice(norm or "sum", "norm", norms)
 
     STOP = ("\n\n",)
 
@@ -225,9 +246,25 @@ class NLIScore(_NLIMethod):
         template = P.NLI_CHAT_LABEL_CONTINUATION if self.chat_used else P.NLI_PLAIN_LABEL_CONTINUATION
         return template.format(word=word)
 
+    def _predict_lm_eval(self, items: list[NLIPair]) -> list[Prediction]:
+        words = self.words()
+        labels = list(words)
+        requests = [lm_eval_request(lm_eval_query(r.premise, r.hypothesis, self.label_set), words[lb]) for r in items for lb in labels]
+        results = self.lm.score(requests)
+        out = []
+        for i, r in enumerate(items):
+            cond = results[i * len(labels) : (i + 1) * len(labels)]
+            scores = [lm_eval_score(c.logprob, words[lb], self.norm) for c, lb in zip(cond, labels)]
+            best, tie = argmax_first(scores)
+            out.append(Prediction(r.id, labels[best], scores={lb: float(s) for lb, s in zip(labels, scores)},
+                                  meta={"tie": tie, "logprob": [c.logprob for c in cond]}))  # fmt: skip
+        return out
+
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
         items = _pairs(records, self.name)
         self.require("score")
+        if self.input == "lm-eval":
+            return self._predict_lm_eval(items)
         words = self.words()
         labels = list(words)
         prompts = [self.prompt(r.premise, r.hypothesis, r) for r in items]
@@ -269,6 +306,10 @@ class NLIScore(_NLIMethod):
         return out
 
     def config(self) -> dict[str, Any]:
+        if self.input == "lm-eval":
+            return {"input": "lm-eval", "lm_eval_metric": LM_EVAL_NORMS[self.norm], "norm": self.norm, "labels": list(self.label_set),
+                    "label_words": self.words(), "instruction": P.NLI_INSTRUCTIONS[self.instruction_key], "plain_template": P.NLI_PLAIN,
+                    "target_delimiter": LM_EVAL_DELIMITER, "tokenization": "joint", "ties": "first label", **self.model_config()}  # fmt: skip
         return {**self.base_config(), "label_words": self.words(), "calibrate": self.calibrate, "norm": self.norm,
                 "content_free": P.NLI_CONTENT_FREE if self.calibrate == "content-free" else None,
                 "continuation": P.NLI_CHAT_LABEL_CONTINUATION if self.chat_used else P.NLI_PLAIN_LABEL_CONTINUATION,
@@ -279,4 +320,4 @@ class NLIScore(_NLIMethod):
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
     registry.register("nli-generate", ("nli",), "Generate the answer to FLUTE's instruction and parse label + explanation (unparseable → invalid); -O chat=auto|true|false explain=true|false max_new_tokens=N shots=K (train examples first) seed=N.")(NLIGenerate)
-    registry.register("nli-score", ("nli",), "Score the label words ('Entails'/'Contradicts', IMPLI: 'Entails'/'Does not entail') and generate the explanation; -O explain=true|false calibrate=none|content-free norm=sum|token chat=auto|true|false shots=K (train examples first) seed=N question=task|meaning ('Do the two sentences mean the same thing?' Yes/No).")(NLIScore)
+    registry.register("nli-score", ("nli",), "Score the label words ('Entails'/'Contradicts', IMPLI: 'Entails'/'Does not entail') and generate the explanation; -O explain=true|false calibrate=none|content-free norm=sum|token chat=auto|true|false shots=K (train examples first) seed=N question=task|meaning ('Do the two sentences mean the same thing?' Yes/No); input=lm-eval scores as lm-evaluation-harness does on `figlang export lm-eval` (norm=sum: its acc, char: acc_norm, byte: acc_bytes).")(NLIScore)

@@ -16,169 +16,23 @@ the knowledge relations of the narrative benchmark's inferences.
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...data.errors import FiglangError
 from ..devices import resolve_device  # re-exported: the trainer names it from here
-
-FIGLANG_JSON = "figlang.json"
-FORMAT_VERSION = 1
-
-# trained-model method name -> (shape, model class)
-TRAINED_METHODS: dict[str, tuple[str, str]] = {
-    "mc": ("cloze", "choice-scorer"),  # narrative </s> continuation
-    "mc-continuation": ("cloze", "choice-scorer"),  # continuation only (annotation-artifact baseline)
-    "mc-context": ("cloze", "choice-scorer"),  # Inf_j </s> narrative </s> continuation, context inferences, summed over j
-    "mc-literal": ("cloze", "choice-scorer"),  # the same with literal inferences
-    "mc-meaning": ("cloze", "choice-scorer"),  # meaning </s> narrative </s> continuation (the dataset's idiom definition / simile property)
-    "nli": ("nli", "sequence-classifier"),  # premise </s> hypothesis (I→O)
-    "nli-rationale": ("nli", "sequence-classifier"),  # premise </s> hypothesis </s> rationale (IR→O)
-    "iro": ("nli", "generator"),  # FLUTE instruction → "Entails.|Contradicts. <explanation>" (self-rationalizing I→OR)
-    "generator": ("generation", "generator"),  # narrative → continuation (causal LM)
-    "generator-context": ("generation", "generator"),  # Inf_j <sep1> N <sep2> C, logits summed over j when decoding
-    "generator-literal": ("generation", "generator"),  # the same with literal inferences
-}
-KNOWLEDGE = {"mc-context": "context", "mc-literal": "literal", "generator-context": "context", "generator-literal": "literal"}
-
-
-def check_method(method: str) -> str:
-    if method not in TRAINED_METHODS:
-        raise FiglangError(f"unknown training method {method!r}; choose one of: {', '.join(TRAINED_METHODS)}")
-    return method
-
-
-# --- input assembly ---------------------------------------------------------------------------------
-
-
-def fit_segments(lengths: Sequence[int], budget: int, order: Sequence[int], floors: Sequence[int] | None = None) -> list[int]:
-    """How many tokens each segment keeps so that they fit ``budget``.
-
-    Segments are cut in ``order`` (the first index is cut first, down to its floor, then the
-    next …); ``floors`` (default 0) is the least a segment keeps while a later one can still be
-    cut. If the floors alone do not fit, segments are cut below their floors in the same order.
-    """
-    keep = list(lengths)
-    floors = list(floors) if floors is not None else [0] * len(keep)
-    excess = sum(keep) - budget
-    for floor_pass in (True, False):
-        for i in order:
-            if excess <= 0:
-                return keep
-            floor = min(floors[i], keep[i]) if floor_pass else 0
-            cut = min(excess, keep[i] - floor)
-            keep[i] -= cut
-            excess -= cut
-    if excess > 0:  # pragma: no cover - budget below zero
-        raise FiglangError(f"max_length too small: {budget} tokens cannot hold the separators")
-    return keep
-
-
-def assemble(
-    segments: Sequence[Sequence[int]],
-    *,
-    cls_id: int,
-    sep_id: int,
-    max_length: int,
-    order: Sequence[int],
-    floors: Sequence[int] | None = None,
-    keep_end: Sequence[bool] | None = None,
-    second_segment_from: int | None = None,
-) -> tuple[list[int], list[int]]:
-    """``[CLS] s_0 [SEP] s_1 [SEP] … s_n [SEP]`` within ``max_length`` tokens; returns (ids, token types).
-
-    ``keep_end[i]`` truncates segment i from the left (keeps its end: a narrative's last
-    sentences hold the idiom). Token type 1 starts at segment ``second_segment_from`` (the
-    BERT pair convention for the last segment); None gives all zeros.
-    """
-    budget = max_length - 1 - len(segments)  # one [CLS], one [SEP] after each segment
-    keep = fit_segments([len(s) for s in segments], budget, order, floors)
-    ends = keep_end or [False] * len(segments)
-    ids = [cls_id]
-    types = [0]
-    for i, (seg, k) in enumerate(zip(segments, keep)):
-        part = list(seg[len(seg) - k :]) if ends[i] else list(seg[:k])
-        t = 1 if second_segment_from is not None and i >= second_segment_from else 0
-        ids += part + [sep_id]
-        types += [t] * (len(part) + 1)
-    return ids, types
-
-
-def special_ids(tokenizer: Any, decoder_only: bool = False) -> tuple[int, int]:
-    """The start ([CLS]/<s>) and separator ([SEP]/</s>) token ids of a tokenizer.
-
-    A decoder-only LM without a start token (Qwen) starts from its end-of-text token, as in pre-training.
-    """
-    cls_id = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
-    sep_id = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
-    if decoder_only and cls_id is None:
-        cls_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    if cls_id is None or sep_id is None:
-        raise FiglangError("this tokenizer has no start/separator tokens ([CLS]/[SEP] or <s>/</s>): use an encoder model")
-    return int(cls_id), int(sep_id)
-
-
-# --- knowledge relations ---------------------------------------------------------------------------------
-
-# The narrative benchmark's inferences come from COMET (context: ATOMIC relations about the
-# narrator) and ConceptNet (literal: relations of the expression's constituent words, or the
-# simile vehicle's associated property); their surface templates tell the relation. The context
-# templates describe the narrator and are anchored at the start ("The narrator needed …"): a
-# literal inference may contain the same words ("jobs has propetry of being needed to pay bills"
-# is HasProperty, not xNeed). The literal names are those of figlang.knowledge.providers.LITERAL_RELATIONS.
-CONTEXT_RELATION_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("xNeed", r"^(the )?narrator needed\b"),
-    ("xIntent", r"^(the )?narrator intended\b"),
-    ("xWant", r"^(the )?narrator wanted\b"),
-    ("xReact", r"^(the )?narrator reacted\b"),
-    ("xEffect", r"^the effect on (the )?narrator\b"),
-    ("xAttr", r"^(the )?narrator has an attribute of\b"),
+from .common import (
+    FIGLANG_JSON,
+    FORMAT_VERSION,
+    KNOWLEDGE,
+    TRAINED_METHODS,
+    assemble,
+    check_method,
+    fit_segments,
+    is_trained_dir,
+    read_figlang_json,
+    relation_of,
+    special_ids,
 )
-LITERAL_RELATION_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("HasProperty", r"\bhas prope?t?rt?y of\b|^the associated property is\b"),
-    ("CapableOf", r"\bis capable of\b"),
-    ("Desires", r"\bdesires\b"),
-    ("AtLocation", r"\bcan be found in\b"),
-    ("UsedFor", r"\bis used for\b"),
-    ("MadeUpOf", r"\bis made of\b"),
-)
-RELATION_PATTERNS: tuple[tuple[str, str], ...] = CONTEXT_RELATION_PATTERNS + LITERAL_RELATION_PATTERNS
-
-
-def relation_of(inference: str) -> str:
-    """The knowledge relation an inference expresses, from its template ('other' if none matches)."""
-    text = inference.strip().lower()
-    for name, pattern in RELATION_PATTERNS:
-        if re.search(pattern, text):
-            return name
-    return "other"
-
-
-# --- trained model directories -------------------------------------------------------------------------
-
-
-def read_figlang_json(directory: str | Path) -> dict[str, Any]:
-    """The ``figlang.json`` of a trained model directory (a clear error when it is not one)."""
-    path = Path(directory) / FIGLANG_JSON
-    if not path.is_file():
-        raise FiglangError(
-            f"{directory} is not a figlang-trained model (no {FIGLANG_JSON}); train one with `figlang train`, "
-            "or use a method that takes a plain model"
-        )
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise FiglangError(f"{path} is not valid JSON: {err}") from err
-    if meta.get("method") not in TRAINED_METHODS:
-        raise FiglangError(f"{path}: unknown trained method {meta.get('method')!r}")
-    return meta
-
-
-def is_trained_dir(directory: str | Path) -> bool:
-    return (Path(directory) / FIGLANG_JSON).is_file()
 
 
 def load_trained(directory: str | Path, device: str | None = None, **options: Any):
@@ -203,9 +57,11 @@ def load_trained(directory: str | Path, device: str | None = None, **options: An
 
 __all__ = [
     "FIGLANG_JSON",
+    "FORMAT_VERSION",
     "KNOWLEDGE",
     "TRAINED_METHODS",
     "assemble",
+    "check_method",
     "fit_segments",
     "is_trained_dir",
     "load_trained",

@@ -38,9 +38,14 @@ import torch
 from torch import nn
 
 from ...data.errors import FiglangError
+from ...data.flute import INSTRUCTION
 from ...data.records import CONTRADICTION, ENTAILMENT, GenerationRecord, NLIPair, strip_markup
+from ..backends.transformers_backend import derive_seed
 from ..base import Prediction
-from . import KNOWLEDGE, TRAINED_METHODS, fit_segments, read_figlang_json
+from ..hf_quiet import quiet_cache_rename
+from ..methods import item_seed
+from ..methods.parsing import first_sentence, parse_nli_answer
+from .common import KNOWLEDGE, TRAINED_METHODS, fit_segments, read_figlang_json
 from .multiple_choice import autocast, module_device, to_device
 
 SEP1, SEP2 = "<sep1>", "<sep2>"
@@ -70,23 +75,16 @@ def flute_target(record: NLIPair) -> str:
 
 
 def flute_instruction(record: NLIPair) -> str:
-    from ...data.flute import INSTRUCTION
-
     return INSTRUCTION.format(premise=record.premise, hypothesis=record.hypothesis)
 
 
 def seed_of(seed: int, record_id: str, sample: int) -> int:
     """The generate method's seeding: item seed sha256(seed:id), then the backend's per-sample derivation."""
-    from ..backends.transformers_backend import derive_seed
-    from ..methods import item_seed
-
     return derive_seed(item_seed(seed, record_id), sample)
 
 
 def sentence_done(text: str) -> bool:
     """Whether the first sentence of the first non-empty line is settled (more tokens cannot change it)."""
-    from ..methods.parsing import first_sentence
-
     stripped = text.lstrip()
     if "\n" in stripped:  # the first non-empty line has ended
         return True
@@ -145,8 +143,6 @@ class IncrementalDecoder:
 
     @torch.no_grad()
     def prefill(self, rows: Sequence[Sequence[int]]) -> torch.Tensor:
-        from ..hf_quiet import quiet_cache_rename
-
         quiet_cache_rename()  # step() passes past_key_values= on every token
         ids, mask = _left_pad(rows, self.pad_id)
         ids, mask = ids.to(self.device), mask.to(self.device)
@@ -552,8 +548,6 @@ class GeneratorModel:
         return self._predict_generation(records, batch_size)
 
     def _predict_iro(self, records: Sequence[Any], batch_size: int) -> list[Prediction]:
-        from ..methods.parsing import parse_nli_answer
-
         prompts = [self.prompts(r)[0] for r in records]
         order = sorted(range(len(records)), key=lambda i: len(prompts[i]))
         texts: list[str] = [""] * len(records)
@@ -573,8 +567,6 @@ class GeneratorModel:
         return preds
 
     def _predict_generation(self, records: Sequence[Any], batch_size: int) -> list[Prediction]:
-        from ..methods.parsing import first_sentence
-
         samples = int(self.decoding["samples"])
         seed = int(self.decoding["seed"])
         jobs = [(i, j) for i in range(len(records)) for j in range(samples)]

@@ -31,8 +31,9 @@ from ...data.errors import FiglangError
 from ...data.io import file_sha256
 from ...data.records import Record
 from ..base import Method, MethodRegistry, Prediction
-from ..methods import parse_bool
-from . import FIGLANG_JSON, TRAINED_METHODS, read_figlang_json
+from ..methods.common import parse_bool
+from . import load_trained
+from .common import FIGLANG_JSON, TRAINED_METHODS, read_figlang_json
 
 
 class TrainedMethod(Method):
@@ -97,8 +98,6 @@ class TrainedMethod(Method):
                 import torch
 
                 torch.set_num_threads(self.threads)
-            from . import load_trained
-
             options: dict[str, Any] = {"bf16": self.bf16}
             if TRAINED_METHODS[self.meta["method"]][1] == "sequence-classifier" and self.meta["method"] == "nli-rationale":
                 options.update(rationales=self.rationales or "gold", rationale_field=self.rationale_field)

@@ -37,8 +37,11 @@ from ...data.errors import FiglangError
 from ...data.io import iter_jsonl
 from ...data.records import ClozeRecord, strip_markup
 from ..base import Prediction
+from ..hf_quiet import quiet_cache_rename
+from ..loading import resolve
 from ..prefix import shared_prefix_length
-from . import FIGLANG_JSON, KNOWLEDGE, TRAINED_METHODS, assemble, read_figlang_json, relation_of, special_ids
+from ..revision import directory_revision
+from .common import FIGLANG_JSON, KNOWLEDGE, TRAINED_METHODS, assemble, read_figlang_json, relation_of, special_ids
 
 HEAD_FILE = "choice_head.safetensors"
 DEFAULT_MAX_INFERENCES = 12
@@ -94,8 +97,6 @@ class ChoiceScorer(nn.Module):
 
     def _encode_shared(self, rows: list[list[int]], device: torch.device) -> list[torch.Tensor]:
         """Last-token vectors of decoder rows; consecutive rows sharing a prefix run it once (its KV cache)."""
-        from ..hf_quiet import quiet_cache_rename
-
         quiet_cache_rename()
         out: list[torch.Tensor | None] = [None] * len(rows)
         plain: list[int] = []
@@ -265,8 +266,6 @@ def frozen_base_path(meta: dict[str, Any]) -> str:
     The weights must be the ones trained on (the head was fitted to their features): when the
     training run recorded a content revision, the base found now must have the same.
     """
-    from ..loading import directory_revision, resolve
-
     base = meta.get("base_model") or {}
     path = base.get("path")
     if not (path and Path(path).is_dir()):

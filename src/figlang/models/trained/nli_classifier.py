@@ -28,7 +28,7 @@ from ...data.errors import FiglangError
 from ...data.io import iter_jsonl
 from ...data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, NLIPair
 from ..base import Prediction
-from . import TRAINED_METHODS, assemble, read_figlang_json, special_ids
+from .common import TRAINED_METHODS, assemble, read_figlang_json, special_ids
 from .multiple_choice import autocast, is_decoder_only, module_device, pad, to_device
 
 RationaleSource = str | Path | Mapping[str, str] | None

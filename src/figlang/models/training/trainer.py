@@ -48,11 +48,31 @@ from typing import Any
 
 from ...data.errors import FiglangError
 from ...data.hygiene import label_conflicts
+from ...data.io import parse_jsonl
+from ...data.paths import resolve_data_dir
 from ...data.records import Record, expression_of
-from ...evaluation.provenance import records_digest  # noqa: F401  (re-exported: figlang.json's data provenance)
+from ...data.registry import get_task
+from ...data.splits import expression_disjoint_split, expression_folds, figurative_links, linked_key, narrative_links
+from ...evaluation import build_results, evaluate, evaluate_records, write_run
+from ...evaluation.provenance import code_provenance, data_checksums, library_versions, provenance, split_fingerprint
+from ...evaluation.scoring import MetricOptions, score
 from ..devices import bf16_is_emulated
-from ..trained import FIGLANG_JSON, FORMAT_VERSION, KNOWLEDGE, TRAINED_METHODS, check_method, is_trained_dir, read_figlang_json, resolve_device
+from ..loading import resolve
+from ..revision import directory_revision
+from ..trained import (
+    FIGLANG_JSON,
+    FORMAT_VERSION,
+    KNOWLEDGE,
+    TRAINED_METHODS,
+    check_method,
+    is_trained_dir,
+    load_trained,
+    read_figlang_json,
+    resolve_device,
+)
+from ..trained.methods import TrainedMethod
 from .presets import default_preset, get_preset
+from ...evaluation.provenance import records_digest  # noqa: F401  (re-exported: figlang.json's data provenance)
 
 CHECKPOINT = "checkpoint"
 LOG_FILE = "train_log.jsonl"
@@ -175,7 +195,6 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
         values["bf16"] = False  # a preset's bf16 assumes AVX512-BF16/AMX; emulated bf16 would be several times slower
     if values.get("report_splits") is not None:
         values["report_splits"] = tuple(values["report_splits"])
-    from ...data.paths import resolve_data_dir
 
     values["data_dir"] = str(resolve_data_dir(values.get("data_dir")))  # once: loading, checksums and reports share it
     cfg = TrainConfig(task=str(task), method=method, model=str(model), out_dir=str(out_dir), **values)
@@ -278,7 +297,6 @@ def carve_key_fn(key: str, records: Sequence[Record]) -> Callable[[Record], str]
     if key == "expression":
         # records sharing a normalised expression or a premise are one group (IMPLI names no idioms:
         # its derived spans differ between pairs of one premise); records with neither stand alone
-        from ...data.splits import figurative_links, linked_key
 
         return linked_key(records, figurative_links)
     if key == "premise":
@@ -340,12 +358,6 @@ def resolve_base(reference: str) -> dict[str, Any]:
         meta = read_figlang_json(path)
         return {"reference": reference, "source": "figlang-trained", "path": str(path.resolve()), "init_from_method": meta["method"],
                 "base_model": meta.get("base_model"), "revision": _dir_revision(path)}  # fmt: skip
-    try:
-        from ..loading import resolve
-    except ImportError:  # pragma: no cover - the resolver ships with figlang
-        if path.is_dir():
-            return {"reference": reference, "source": "local", "path": str(path.resolve()), "revision": None}
-        raise
     r = resolve(reference)
     return {"reference": reference, "source": r.source, "path": r.path, "name": r.name, "revision": r.revision,
             "hub_id": (r.details or {}).get("hub_id") or (r.path if r.source == "hub" else None)}  # fmt: skip
@@ -353,8 +365,6 @@ def resolve_base(reference: str) -> dict[str, Any]:
 
 def _dir_revision(path: Path) -> str | None:
     try:
-        from ..loading import directory_revision
-
         return directory_revision(path)
     except Exception:  # pragma: no cover - best effort
         return None
@@ -512,14 +522,10 @@ class TrainLog:
     def truncate_after(self, step: int) -> None:
         if not self.path.exists():
             return
-        keep = []
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by a kill
-            if row.get("step", 0) <= step or row.get("event") in ("start",):
-                keep.append(line)
+        text = self.path.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        keep = [lines[number - 1] for number, row, _ in parse_jsonl(text)  # a line cut by a kill is no row
+                if row is not None and (row.get("step", 0) <= step or row.get("event") in ("start",))]  # fmt: skip
         self.path.write_text("".join(k + "\n" for k in keep), encoding="utf-8")
 
     def write(self, **row: Any) -> None:
@@ -530,13 +536,7 @@ class TrainLog:
     def rows(self) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
-        out = []
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                pass
-        return out
+        return [row for _, row, _ in parse_jsonl(self.path.read_text(encoding="utf-8")) if row is not None]
 
 
 def plot_loss_curve(log_path: Path, out_path: Path, title: str = "") -> Path | None:
@@ -581,7 +581,7 @@ def plot_loss_curve(log_path: Path, out_path: Path, title: str = "") -> Path | N
 # --- the loop -----------------------------------------------------------------------------------------------------
 
 
-class _Progress:
+class _TrainProgress:
     """rich progress (loss, lr, ETA) on a terminal; plain lines every log step otherwise."""
 
     def __init__(self, enabled: bool, total: int, done: int, title: str) -> None:
@@ -772,8 +772,6 @@ def run_training(
     data_info = {**data_info, **data_now}
 
     def figlang_meta(status: str, metrics: dict[str, Any] | None = None) -> dict[str, Any]:
-        from ...evaluation.provenance import library_versions
-
         shape, model_class = TRAINED_METHODS[cfg.method]
         return {
             "figlang_trained": FORMAT_VERSION,
@@ -836,7 +834,7 @@ def run_training(
         plot_loss_curve(out / LOG_FILE, out / PLOT_FILE, f"{cfg.task} · {cfg.method} · {cfg.model}")
         return cfg.patience > 0 and state["bad_evals"] >= cfg.patience
 
-    progress = _Progress(cfg.progress, total_steps, state["step"], f"{cfg.method} {cfg.task}")
+    progress = _TrainProgress(cfg.progress, total_steps, state["step"], f"{cfg.method} {cfg.task}")
     if cfg.bf16 and bf16_is_emulated(cfg.device):
         progress.message("[warn] --bf16 on a CPU without AVX512-BF16/AMX: torch emulates bfloat16 here, which is several "
                          "times slower than float32; drop --bf16 (or pass --fp32) unless you need bf16 numerics")  # fmt: skip
@@ -932,7 +930,6 @@ def run_training(
         progress.close()
     log.write(event="stop", step=state["step"], reason=stop_reason, best=state["best"])
     plot = plot_loss_curve(out / LOG_FILE, out / PLOT_FILE, f"{cfg.task} · {cfg.method} · {cfg.model}")
-    from ..trained import load_trained
 
     best_model = load_trained(out, device=cfg.device)
     if getattr(module, "frozen", False) and getattr(getattr(best_model, "module", None), "frozen", False):
@@ -947,9 +944,6 @@ def run_training(
 
 def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record], dict[str, list[Record] | None], dict[str, Any]]:
     """Train records, dev records, the report sets (split name → records, None for a plain task split) and data provenance."""
-    from ...data.splits import expression_disjoint_split, narrative_links
-    from ...evaluation.provenance import data_checksums
-
     train_split, dev_split, report = default_splits(task, cfg)
     train = task.load(train_split, cfg.data_dir)
     carved: list[Record] | None = None
@@ -1002,8 +996,6 @@ def selection_provenance(cfg: TrainConfig, train_name: str, train: Sequence[Reco
                          reported: Sequence[str] = (), **extra: Any) -> dict[str, Any]:
     """The provenance block of a training run: code, the train and selection records, and what was chosen where (the
     epoch / kept checkpoint on the dev split; hand-made choices from ``chosen_on``)."""
-    from ...evaluation.provenance import provenance
-
     chosen = {"epoch": dev_name, "checkpoint": dev_name, **(cfg.chosen_on or {})}
     return provenance({train_name: train, dev_name: dev}, chosen, selection_reported=dev_name in reported,
                       select_on_eval_split=cfg.select_on_eval_split, **extra)  # fmt: skip
@@ -1013,8 +1005,6 @@ def _records_results(task: Any, name: str, records: Sequence[Record], method: An
                      out_dir: Path | None = None):
     """Predict and score a set of records that is not a task split (a carved dev, a test fold) through the harness;
     writes its run folder when ``out_dir`` is given."""
-    from ...evaluation import evaluate_records
-
     chosen = ((getattr(method, "meta", None) or {}).get("provenance") or {}).get("selection_split") or {}
     run = evaluate_records(task, method, records, name, out_dir=out_dir, seed=seed, task_extra=extra,
                            extra={"selection_split": chosen})
@@ -1024,8 +1014,6 @@ def _records_results(task: Any, name: str, records: Sequence[Record], method: An
 def _write_pooled(target: Path, task: Any, k: int, chosen: Sequence[int], records: Sequence[Record], preds: dict[str, Any],
                   options: Any, model: str, seconds: float) -> None:
     """The pooled test folds as one harness run folder, so `figlang report DIR/pooled` draws the ICE and overlap plots."""
-    from ...evaluation import build_results, write_run
-
     method_info = {"name": "trained", "model": str(target.parent), "base_model": model,
                    "fingerprint": {"folds": [str(target.parent / f"fold_{f:02d}") for f in chosen]}}  # fmt: skip
     results = build_results(task, f"{k}-fold test folds, pooled", records, preds, method_info, options, seconds,
@@ -1035,9 +1023,6 @@ def _write_pooled(target: Path, task: Any, k: int, chosen: Sequence[int], record
 
 def final_report(model: Any, task: Any, sets: dict[str, list[Record] | None], cfg: TrainConfig, out: Path) -> dict[str, Any]:
     """Score the best model on every report set with the evaluation harness; writes eval/<name>/."""
-    from ...evaluation import evaluate
-    from ..trained.methods import TrainedMethod
-
     method = TrainedMethod(model=str(out), loaded=model, batch_size=cfg.eval_batch_size or max(cfg.batch_size, 8), seed=cfg.seed)
     metrics: dict[str, Any] = {}
     for name, records in sets.items():
@@ -1091,8 +1076,6 @@ def train(
     ``config``: any :class:`TrainConfig` field (``preset``, ``epochs``, ``lr``, ``batch_size``,
     ``grad_accum``, ``max_length``, ``seed``, ``limit``, ``max_steps``, ``bf16``, …).
     """
-    from ...data.registry import get_task
-
     t = get_task(task) if isinstance(task, str) else task
     cfg = make_config(t.name if not isinstance(task, str) else task, method, model, out_dir, **config)
     shape = TRAINED_METHODS[cfg.method][0]
@@ -1143,12 +1126,6 @@ def train_folds(
     with accuracy per gold label (entailment vs non-entailment) reported separately.
     ``test_limit`` scores a seeded subset of each test fold (for quick looks and tests).
     """
-    from ...data.registry import get_task
-    from ...data.splits import expression_disjoint_split, expression_folds
-    from ...evaluation.provenance import code_provenance, split_fingerprint
-    from ...evaluation.scoring import MetricOptions, score
-    from ..trained.methods import TrainedMethod
-
     t = get_task(task) if isinstance(task, str) else task
     config = dict(config)
     config.setdefault("preset", "cpu-impli-folds")
