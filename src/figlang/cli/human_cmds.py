@@ -96,7 +96,6 @@ def flute_export_cmd(
 
     Judges answer Yes / Weak Yes / Weak No / No per explanation, with shortcomings; the answer file format is in docs/flute_explanations.md ("Human evaluation"). Then run `figlang human flute-import`.
     """
-    from ..data.io import file_sha256
     from ..evaluation.runs import load_run, predictions_file
     from ..metrics.flute_human_eval import export_flute_for_judges, sample_flute_items
 

@@ -42,7 +42,7 @@ from typing import Any
 
 from ..data.errors import FiglangError
 from ..models.backends.base import CapabilityError, ChatMessage, GenerationRequest
-from ..models.methods import backend_for
+from ..models.backend_cache import backend_for
 from .base import (
     CONTEXT_RELATIONS,
     LITERAL_RELATIONS,

@@ -30,6 +30,12 @@ from typing import Any
 from ..data.errors import FiglangError
 from ..data.records import Record
 from ..data.text import normalise_idiom
+from .providers import KnowledgeInput
+from ..data.paths import resolve_data_dir
+from ..builders.lexicon import load_lexicon
+from ..models.backend_cache import backend_for
+from ..models.backends.base import ChatMessage, GenerationRequest
+from .wordnet_data import load_wordnet
 
 SOURCES = ("record", "lexicon", "pattern", "wordnet", "lm")
 DEFAULT_SOURCES = ("record", "lexicon", "pattern", "wordnet")  # "lm" joins when a model is named
@@ -52,7 +58,6 @@ class Meaning:
 
 def _wordnet() -> Any | None:
     """The offline WordNet, or None when it is not installed (WordNet glosses are then skipped)."""
-    from .wordnet_data import load_wordnet
 
     try:
         return load_wordnet()
@@ -80,8 +85,6 @@ def wordnet_gloss(expression: str) -> str | None:
 
 def lm_meaning(expression: str, sentence: str, model: str, **options: Any) -> str | None:
     """An offline LM's short answer to "what does EXPRESSION mean in SENTENCE?" (opt-in: small models are weak at it)."""
-    from ..models.backends.base import ChatMessage, GenerationRequest
-    from ..models.methods import backend_for
 
     lm = backend_for(model, **options)
     question = f'In the sentence "{sentence.strip()}", what does "{expression}" mean? Answer with a short phrase only.'
@@ -98,7 +101,6 @@ def lm_meaning(expression: str, sentence: str, model: str, **options: Any) -> st
 @lru_cache(maxsize=8)
 def _lexicon(spec: str, data_dir: str) -> dict[str, tuple[str, str]]:
     """Normalised idiom -> (definition, lexicon name) of one lexicon (``benchmark``, ``pie`` or a file)."""
-    from ..builders.lexicon import load_lexicon
 
     lex = load_lexicon(spec, data_dir)
     name = spec if spec in DEFAULT_LEXICONS else Path(spec).name
@@ -139,7 +141,6 @@ class MeaningFinder:
 
     def tables(self) -> list[dict[str, tuple[str, str]]]:
         if self._tables is None:
-            from ..data.paths import resolve_data_dir
 
             root = str(resolve_data_dir(self.data_dir))
             self._tables = []
@@ -152,7 +153,6 @@ class MeaningFinder:
 
     def find(self, record: Record) -> Meaning:
         """The first source's meaning of the record's expression, or Meaning(None, None, note)."""
-        from .providers import KnowledgeInput
 
         own = getattr(record, "meaning", None)
         if "record" in self.sources and isinstance(own, str) and own.strip():

@@ -8,8 +8,6 @@ and the package, which registers them, do not import each other.
 from __future__ import annotations
 
 import hashlib
-import json
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,46 +17,7 @@ from ...data.splits import narrative_links
 from ..backends.base import CapabilityError, ChatMessage, LanguageModel
 from ..base import Method
 from ..cache import cache_key
-from ..loading import load_backend
-
-_BACKENDS: dict[tuple[str, str], LanguageModel] = {}
-_LOCK = threading.Lock()
-
-
-def _options_key(options: dict[str, Any]) -> str:
-    return json.dumps(options, sort_keys=True, default=str, separators=(",", ":"))
-
-
-def _load_backend(model: str, **options: Any) -> LanguageModel:
-    """Delegate to the project's model resolver (catalog names, hub ids, local paths, endpoints)."""
-    return load_backend(model, **options)
-
-
-def backend_for(model: str | LanguageModel, **options: Any) -> LanguageModel:
-    """The backend for ``model`` (catalog name, hub id, local path, endpoint), loaded once per (model, options).
-
-    A ``LanguageModel`` instance is returned as is (for callers that built their own).
-    ``options`` go to the resolver (batch size, dtype, device, …); a backend is expensive
-    to load, so the same (model, options) always returns the same object in this process.
-    """
-    if isinstance(model, LanguageModel):
-        return model
-    if not model:
-        raise FiglangError("a model-backed method needs a model: pass --model (a catalog name, hub id, local path or endpoint)")
-    key = (str(model), _options_key(options))
-    with _LOCK:
-        backend = _BACKENDS.get(key)
-        if backend is None:
-            backend = _load_backend(str(model), **options)
-            _BACKENDS[key] = backend
-    return backend
-
-
-def clear_backends() -> None:
-    """Forget the cached backends (frees their memory once nothing else holds them)."""
-    with _LOCK:
-        _BACKENDS.clear()
-
+from ..backend_cache import backend_for, clear_backends  # noqa: F401  (re-exported: methods import it from here)
 
 def parse_bool(value: Any, name: str) -> bool:
     """A boolean option from Python or the command line (-O key=true|false|1|0|yes|no)."""

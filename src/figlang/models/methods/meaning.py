@@ -38,9 +38,13 @@ from ...data.errors import FiglangError
 from ...data.records import ClozeRecord, Record
 from ..backends.base import ScoreRequest
 from ..base import MethodRegistry, Prediction
-from . import ModelMethod, parse_choice, parse_int
+from .common import ModelMethod, parse_choice, parse_int
 from . import prompts as P
 from .cloze import NORMS, QA, FewShot, _cloze, _context, _normalise, _prediction
+from ...knowledge.providers import get_provider
+from ...knowledge.meanings import Meaning
+from ...knowledge.meanings import DEFAULT_LEXICONS, DEFAULT_SOURCES, MeaningFinder
+from ...knowledge.providers import KnowledgeInput
 
 MEANING_LINE = {"idiom": "'{expression}' means {meaning}", "simile": "'{expression}' here means {meaning}"}
 MEANING_LINE_NO_EXPRESSION = "The figurative expression here means {meaning}"
@@ -64,7 +68,6 @@ def _sentence(text: str) -> str:
 
 def meaning_line(record: ClozeRecord, meaning: str) -> str:
     """"'X' means Y." (similes: "'X' here means Y."); without a known expression, "The figurative expression here means Y."."""
-    from ...knowledge.providers import KnowledgeInput
 
     try:
         inp = KnowledgeInput.from_record(record)
@@ -98,7 +101,6 @@ class MeaningMixin:
 
     def _init_meaning(self, position: str, sources: Any, lexicons: Any, meaning_model: str | None, missing: str,
                       data_dir: str | None) -> None:  # fmt: skip
-        from ...knowledge.meanings import DEFAULT_LEXICONS, DEFAULT_SOURCES, MeaningFinder
 
         self.position = parse_choice(position, "position", POSITIONS)
         self.missing = parse_choice(missing, "missing", MISSING)
@@ -257,7 +259,6 @@ class MeaningFewShot(MeaningMixin, FewShot):
         super().fit(train)
         for ex in self.pool or []:  # the examples' own meanings (train records carry them); never an LM call per example
             if ex.id not in self._meanings:
-                from ...knowledge.meanings import Meaning
 
                 own = ex.meaning if isinstance(ex.meaning, str) and ex.meaning.strip() else None
                 self._meanings[ex.id] = Meaning(own, "record" if own else None, None if own else "train record without a meaning")
@@ -324,7 +325,6 @@ class KnowledgeLMScore(ModelMethod):
         out: list[tuple[str, ...] | None] = [tuple(r.inferences.get(self.knowledge, ()))[: self.max_inferences] or None for r in items]
         lacking = [i for i, x in enumerate(out) if x is None]
         if lacking and self.provider_name != "none":
-            from ...knowledge.providers import get_provider
 
             if self._provider is None:
                 opts = {"model": self.provider_model} if self.provider_model else {}

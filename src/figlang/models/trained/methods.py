@@ -34,6 +34,7 @@ from ..base import Method, MethodRegistry, Prediction
 from ..methods.common import parse_bool
 from . import load_trained
 from .common import FIGLANG_JSON, TRAINED_METHODS, read_figlang_json
+from .heads import resolve_trained_model
 
 
 class TrainedMethod(Method):
@@ -61,7 +62,6 @@ class TrainedMethod(Method):
     ) -> None:
         if not model:
             raise FiglangError("method 'trained' needs --model DIR: a directory made by `figlang train`, or figlang:NAME (a shipped head)")
-        from .heads import resolve_trained_model
 
         self.model_dir, self.shipped = resolve_trained_model(model)
         self.meta = read_figlang_json(self.model_dir)
