@@ -237,17 +237,18 @@ AUTO_TABLES = [
 ]
 ZSD = "docs/zero_shot_results.md"
 # README's speed table (benchmarks/bench_lm_eval.py): items/s is items over wall seconds, which the file keeps apart
-LM_EVAL_ROWS = [("| lm-eval 0.4.13, `hf`, float32 |", "lm-eval"), ("| figlang `lm-score -O input=lm-eval`, float32 |", "figlang"),
-                ("| the limit: unique tokens once", "limit"), ("| figlang, bfloat16 (emulated on AVX2) |", "figlang-bf16"),
-                ("| qwen2.5-1.5b, figlang, Transformers float32 |", "qwen-transformers"), ("| qwen2.5-1.5b, figlang, llama.cpp (Q4 GGUF) |", "qwen-llama.cpp")]
-_bench = json.load(open(R + "bench/lm_eval_idiom_dev.json"))
-for r, m in LM_EVAL_ROWS:
-    groups.append({"doc": "README.md", "table": "lm-eval-speed", "row": r, "file": "bench/lm_eval_idiom_dev.json",
-                   "figures": [["items_per_s", f"{_bench['modes'][m]['items'] / _bench['modes'][m]['seconds']:.2f}", f"modes.{m}", 1, "items_per_second"]]})
+LM_EVAL_ROWS = [("| lm-eval 0.4.13, `hf`, float32 |", "lm-eval", 2), ("| figlang `lm-score -O input=lm-eval`, float32 |", "figlang#2", 2),
+                ("| the limit: the requests' token tree once", "limit#2", 2),
+                ("| qwen2.5-1.5b, figlang, Transformers float32 |", "qwen-transformers", 3), ("| qwen2.5-1.5b, figlang, llama.cpp (Q4 GGUF) |", "qwen-llama.cpp", 3)]
+LM_EVAL_FILE = "bench/lm_eval_idiom_dev_first48.json"
+_bench = json.load(open(R + LM_EVAL_FILE))
+for r, m, places in LM_EVAL_ROWS:
+    groups.append({"doc": "README.md", "table": "lm-eval-speed", "row": r, "file": LM_EVAL_FILE,
+                   "figures": [["items_per_s", f"{_bench['modes'][m]['items'] / _bench['modes'][m]['seconds']:.{places}f}", f"modes.{m}", 1, "items_per_second"]]})
 IP = "interpret/"
 AUTO_TABLES += [
     ("README.md", "lm-eval-speed", "| run | items | items/s | CPU s | peak RSS MB | accuracy |", [
-        (r, [f"bench/lm_eval_idiom_dev.json#modes.{m}.{k}" for k in ("items", "cpu_seconds", "peak_rss_mb", "accuracy")]) for r, m in LM_EVAL_ROWS]),
+        (r, [f"{LM_EVAL_FILE}#modes.{m}.{k}" for k in ("items", "cpu_seconds", "peak_rss_mb", "accuracy")]) for r, m, _ in LM_EVAL_ROWS]),
     ("docs/flute_explanations.md", "explain-first60", "| FLUTE val, first 60 |", [
         (f"| {r} |", [f"explain/flute-val-first60/explanations.json#{k}"]) for r, k in
         (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"), ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]),
@@ -416,7 +417,10 @@ def auto_groups():
             for g in [g for g in groups[:N_HAND] if g["doc"] == doc and g["table"] == name and g["row"] in row]:
                 groups.remove(g)
                 for fig in g["figures"]:
-                    pos = next(t for t, tok in enumerate(tokens) if tok == fig[1] and t not in taken)
+                    pos = next((t for t, tok in enumerate(tokens) if tok == fig[1] and t not in taken), None)
+                    if pos is None:
+                        raise SystemExit(f"{doc}, table {name!r}, row {g['row']!r}: the figure {fig[0]} = {fig[1]} "
+                                         f"({g['file']}) is not printed in the row: {row}")
                     taken.add(pos)
                     placed.append((pos, g["file"], fig))
             for tok, found, _ in _bindings(row, files, [f[2][1] for f in placed]):
@@ -451,6 +455,23 @@ for k, n in (("idiom", 355), ("simile", 376)):
         for m in ("**pmi**", "sum / token / char"):
             group(ZSD, "zs-cloze-detail", f"| gemma3-270m | {k} dev | {n} (all) | lm-score {m}", f"zs/{k}-dev-pmi-gemma/results.json",
                   [["majority", 1, "metrics", 100, "majority"]])
+# docs/meaning_aware.md: the selection grid, the dev-disjoint report, the cost of the 12 inferences
+MA, MD = "docs/meaning_aware.md", "meaning/dev-disjoint/"
+AUTO_TABLES += [
+    (MA, "meaning-selection", "| items | configuration | sum | token | pmi | meaning-pmi |", [
+        (r, ["meaning/selection/grid.json"]) for r in ("| all 281 | `lm-score` |", "| sample of 96 | `lm-score` |",
+         "| sample of 96 | `lm-score-meaning position=before` |", "| sample of 48 | `lm-score` |", "| sample of 48 | `lm-score-meaning position=before` |",
+         "| sample of 48 | `lm-score-knowledge knowledge=context order=narrative-first aggregate=lse` |", "| sample of 48 | … `aggregate=mean` |",
+         "| sample of 48 | … `aggregate=max` |")]),
+    (MA, "meaning-dev-disjoint", "| task | run | accuracy % [95% CI by item] | [95% CI by expression] |", [
+        (f"| {k} | `{run}", [f"{MD}{k}-dd-{f}/results.json"] + ([f"{MD}{k}-dd-{f}-byexpr/results.json"] if by else []))
+        for k in ("idiom", "simile") for run, f, by in (("lm-score-meaning norm=token position=before` (chosen", "lm-score-meaning-token", True),
+                                                      ("lm-score norm=token`", "lm-score-token", True), ("lm-score norm=pmi`", "lm-score-pmi", False))]),
+    (MA, "meaning-knowledge-cost", "| method | CPU s | × plain (CPU) | tokens run | × plain (tokens) |", [
+        (r, ["meaning/bench/knowledge_prefix_cost.json"]) for r in ("| `lm-score` |", "| `lm-score-meaning` |",
+         "| `lm-score-knowledge order=narrative-first` |", "| `lm-score-knowledge order=inference-first` |")]),
+]
+NOT_RESULTS += [(MA, "| method | what the LM scores | options |", "the methods and their options")]
 N_HAND = len(groups)
 if "--mark-docs" in sys.argv:
     mark_docs()
@@ -494,6 +515,20 @@ prose("README.md", "gpu-minilm/impli-folds10-linked/pooled/results.json",
        ["impli-folds-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
 prose("README.md", "gpu-minilm/impli-folds10-linked-all/pooled/results.json",
       [["impli-folds-all-pooled", 1, f"{A}.accuracy", 100], ["impli-folds-all-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
+# README's and docs/lm_eval.md's speed prose (benchmarks/bench_lm_eval.py): after and before the token-tree packing
+prose("README.md", LM_EVAL_FILE,
+      [["figlang_vs_lm_eval_items_per_s", 1, "summary.figlang_vs_lm_eval_items_per_s"], ["figlang_time_over_limit", 2, "summary.figlang_time_over_limit"],
+       ["figlang_cpu_over_limit", 2, "summary.figlang_cpu_over_limit"],
+       ["qwen_llama_cpp_vs_transformers_items_per_s", 2, "summary.qwen_llama_cpp_vs_transformers_items_per_s"],
+       ["qwen_llama_cpp_vs_transformers_cpu_seconds", 2, "summary.qwen_llama_cpp_vs_transformers_cpu_seconds"]])
+prose("README.md", "bench/lm_eval_idiom_dev.json",
+      [["figlang_time_over_limit_before", 1, "summary.figlang_time_over_limit"], ["figlang_vs_lm_eval_items_per_s_before", 1, "summary.figlang_vs_lm_eval_items_per_s"],
+       ["bf16_vs_lm_eval_float32_items_per_s", 2, "summary.bf16_vs_lm_eval_float32_items_per_s"]])
+prose("docs/lm_eval.md", "bench/lm_eval_idiom_dev.json",
+      [["figlang_time_over_limit_before", 1, "summary.figlang_time_over_limit"], ["bf16_vs_lm_eval_float32_items_per_s", 2, "summary.bf16_vs_lm_eval_float32_items_per_s"]])
+prose("README.md", "bench/lm_eval_idiom_dev_limit.json",
+      [["figlang_time_over_limit_whole_split", 2, "summary.figlang_time_over_limit"], ["figlang_cpu_over_limit_whole_split", 2, "summary.figlang_cpu_over_limit"],
+       ["limit_unique_tokens", ",", "modes.limit.unique_tokens"]])
 # Why a registered figure's folder keeps no per-item predictions (the registry test fails on any other folder without
 # them, and counts these). First matching prefix wins; re-made runs drop out of this list by having predictions.
 NO_PREDICTIONS = [
@@ -509,6 +544,9 @@ NO_PREDICTIONS = [
     ("cpu/control-idiom-mc", "minilm control training (44 min on one thread); predictions deleted, to be re-made"),
     ("cpu/relations-", "summary of figlang relations (per-relation accuracies), which writes no per-item file"),
     ("cpu/simulatability-", "summary of figlang simulatability (two classifiers' accuracies, McNemar b/c), which writes no per-item file"),
+    ("meaning/selection/", "the selection grid keeps its per-item log-probabilities per block (meaning/selection/*.json.gz), from which every cell is computed"),
+    ("meaning/bench/", "a cost benchmark (CPU seconds and tokens run): no per-item predictions exist"),
+    ("meaning/dev-disjoint/", "by-expression CIs of the run beside it (same predictions: its folder without -byexpr)"),
     ("bench/", "a benchmark's summary: its per-item predictions are inside the file (modes.*.predictions)"),
     ("serve/", "page-load timings of figlang serve: no per-item predictions exist"),
     ("zs/", "zero-shot run whose predictions stayed in runs/ (git-ignored) when it was made; to be re-made with the documented command"),
