@@ -18,7 +18,7 @@ acc = lambda: [["accuracy", None, "metrics.accuracy.accuracy", 100], ["ci_low", 
 def fmt(v, places):  # places: decimals, or "," for an integer with thousands separators
     return f"{int(round(v)):,}" if places == "," else f"{v:.{places}f}" if places else str(int(round(v)))
 def val(d, key):
-    for k in key.split("."): d = d[k]
+    for k in key.split("."): d = d[int(k)] if isinstance(d, list) else d[k]
     return d
 def group(doc, table, row, file, figs):
     d = json.load(open(R + file))
@@ -131,6 +131,13 @@ for row, run, per_epoch in [("| idiom, `mc` probe |", "cpu/idiom-probe-qwen-l14"
     group(TM, "qwen-probe", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"], ["best_epoch", 0, "best.epoch"]])
     group(TM, "qwen-probe", row, f"{run}/train_result.json", [["epochs_run", 0, "steps", 1 / per_epoch]])
     scores("qwen-probe", row, run, ["option1", "option2"])
+    group(TM, "qwen-probe", row, f"{run}/train_result.json", [["minutes", 0, "seconds", 1 / 60]])
+for row, run in [("| idiom, `mc-continuation` probe (no narrative) |", "cpu/idiom-probe-continuation-qwen-l14"),
+                 ("| simile, `mc-continuation` probe (no narrative) |", "cpu/simile-probe-continuation-qwen-l14")]:
+    group(TM, "qwen-probe", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"], ["best_epoch", 0, "best.epoch"]])
+    for split in ("dev-disjoint", "dev"):  # these rows print no n
+        group(TM, "qwen-probe", row, f"{run}/eval/{split}/results.json", [["accuracy", 2, "metrics.accuracy.accuracy", 100],
+              ["ci_low", 2, "metrics.accuracy.ci_low", 100], ["ci_high", 2, "metrics.accuracy.ci_high", 100]])
     group(TM, "qwen-probe", row, f"{run}/train_result.json", [["minutes", 0, "seconds", 1 / 60]])
 row, run = "| idiom `mc`, qwen2.5-1.5b |", "gpu-qwen/idiom-mc-qwen"
 group(TM, "qwen-gpu", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"]])
@@ -515,6 +522,8 @@ prose("README.md", "gpu-minilm/impli-folds10-linked/pooled/results.json",
        ["impli-folds-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
 prose("README.md", "gpu-minilm/impli-folds10-linked-all/pooled/results.json",
       [["impli-folds-all-pooled", 1, f"{A}.accuracy", 100], ["impli-folds-all-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
+prose("docs/trained_models.md", "cpu/probe-layer-pilot-qwen/idiom-selection.json",
+      [["pilot-selection-best-layer", 0, "best.layer"], ["pilot-selection-best", 1, "best.cv_accuracy"], ["pilot-selection-layer14", 1, "table.0.cv_accuracy"]])
 # README's and docs/lm_eval.md's speed prose (benchmarks/bench_lm_eval.py): after and before the token-tree packing
 prose("README.md", LM_EVAL_FILE,
       [["figlang_vs_lm_eval_items_per_s", 1, "summary.figlang_vs_lm_eval_items_per_s"], ["figlang_time_over_limit", 2, "summary.figlang_time_over_limit"],
@@ -536,6 +545,8 @@ NO_PREDICTIONS = [
     ("gpu-minilm/", "GPU run (H100); predictions deleted before the registry, cannot be re-made without a GPU"),
     ("cpu/idiom-probe-qwen-l14/", "probe on frozen qwen2.5-1.5b (hours on CPU); predictions deleted; the coordinator re-makes it on the selection split"),
     ("cpu/simile-probe-qwen-l14/", "probe on frozen qwen2.5-1.5b (hours on CPU); predictions deleted; the coordinator re-makes it on the selection split"),
+    ("cpu/idiom-probe-continuation-qwen-l14/", "continuation-only probe on frozen qwen2.5-1.5b; predictions deleted before the registry, to be re-made"),
+    ("cpu/simile-probe-continuation-qwen-l14/", "continuation-only probe on frozen qwen2.5-1.5b; predictions deleted before the registry, to be re-made"),
     ("cpu/flute-nli-mpnet/", "mpnet NLI training (31 min, bf16); predictions deleted, to be re-made"),
     ("cpu/flute-nli-minilm/", "minilm NLI training (6 min idle, far more on the loaded machine); predictions deleted, to be re-made"),
     ("cpu/impli-folds10-minilm/", "10-fold IMPLI training (hours on CPU); per-fold predictions deleted, to be re-made"),
@@ -544,6 +555,7 @@ NO_PREDICTIONS = [
     ("cpu/control-idiom-mc", "minilm control training (44 min on one thread); predictions deleted, to be re-made"),
     ("cpu/relations-", "summary of figlang relations (per-relation accuracies), which writes no per-item file"),
     ("cpu/simulatability-", "summary of figlang simulatability (two classifiers' accuracies, McNemar b/c), which writes no per-item file"),
+    ("cpu/probe-layer-pilot-qwen/", "a cross-validated layer pilot: its table of CV accuracies is the result; no per-item predictions"),
     ("meaning/selection/", "the selection grid keeps its per-item log-probabilities per block (meaning/selection/*.json.gz), from which every cell is computed"),
     ("meaning/bench/", "a cost benchmark (CPU seconds and tokens run): no per-item predictions exist"),
     ("meaning/dev-disjoint/", "by-expression CIs of the run beside it (same predictions: its folder without -byexpr)"),
