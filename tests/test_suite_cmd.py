@@ -256,7 +256,7 @@ def test_suite_runs_writes_the_table_and_publishes_it(data_dir: Path, tmp_path: 
     assert len(table) == 1 + len(entries)
     assert re.search(r"\| idiom cloze, unseen idioms \| smollm2-135m scores each ending .* \| 4 \(sample of 278, seed 0\) \| \d+\.\d \[", md)
     commands = md.split("```bash")[1].split("```")[0]
-    assert re.search(r"figlang suite --only idiom-model --limit 4 +# figlang eval -t idiom-cloze -s dev-disjoint -m lm-score", commands), commands
+    assert re.search(r"figlang suite --only idiom-model --model smollm2-135m --limit 4 --dtype float32 +# figlang eval -t idiom-cloze -s dev-disjoint -m lm-score", commands), commands
     for entry in entries:
         assert f"--only {entry.name} " in commands
 
@@ -315,7 +315,7 @@ def test_terminal_table_fits_80_columns() -> None:
     lines = text.splitlines()
     assert max(len(ln) for ln in lines) <= 80, "\n" + text
     assert text.count("57.1 [54.0, 60.0]") == len(DEFAULT_SUITE) and text.count(" 54.4") == len(DEFAULT_SUITE)
-    assert text.count("unseen idioms: n = 40 (sample of") == 1  # a benchmark heads its two rows
+    assert text.count(f"unseen idioms: n = {DEFAULT_SUITE[0].limit} (sample of") == 1  # a benchmark heads its two rows
     for e in DEFAULT_SUITE:  # each row says what it is, in words (wrapped over its lines)
         assert e.describe("smollm2-135m").split()[0] in text
     assert "stratified by gold label" in text and "Wall time 551 s" in text
@@ -326,7 +326,7 @@ def test_markdown_names_every_entry_with_its_command() -> None:
     block = md.split("```bash")[1].split("```")[0]
     commands = [ln for ln in block.splitlines() if ln.startswith("figlang ")]
     assert len(commands) == len(DEFAULT_SUITE)
-    assert commands[0].startswith("figlang suite --only idiom-best   # figlang eval -t idiom-cloze -s dev-disjoint -m trained")
+    assert commands[0].startswith("figlang suite --only idiom-best   # figlang eval -t idiom-cloze -s dev-disjoint -m few-shot --model qwen2.5-1.5b")
     assert commands[1].startswith("figlang suite --only idiom-model --model smollm2-135m --dtype float32   # ")
     assert commands[-1].endswith("figlang eval -t impli-idioms-manual -s all -m nli-score --model smollm2-135m -O dtype=float32")
     assert entry_command(_result().rows[-1], "m", None) == "figlang suite --only impli-model --model m"
