@@ -370,7 +370,7 @@ def test_unknown_answers_format(exported, tmp_path: Path) -> None:
 
 def test_doc_shows_the_table_the_code_computes(t5) -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "human_eval_table5.md").read_text(encoding="utf-8")
-    assert t5.to_markdown() in doc
+    assert t5.to_markdown() in doc.replace(" ⁿ", "")  # the registry marks the cells no result file backs
 
 
 def test_export_rejects_bad_items(tmp_path: Path) -> None:
