@@ -220,10 +220,9 @@ class MeaningLMScore(MeaningMixin, ModelMethod):
         return {**cfg, **self.model_config()}
 
 
-class MeaningQA(MeaningMixin, QA):
-    """``qa`` with the meaning line before the narrative (same options as ``qa``, plus the meaning options)."""
-
-    name = "qa-meaning"
+class _MeaningPrompt(MeaningMixin):
+    """What ``qa-meaning`` and ``few-shot-meaning`` add to their prompting method: the meaning options, the meaning
+    line in every narrative the prompt shows, and each prediction's meaning and its source."""
 
     def __init__(self, model: Any = None, position: str = "before", sources: Any = None, lexicons: Any = None,
                  meaning_model: str | None = None, missing: str = "plain", data_dir: str | None = None, **options: Any) -> None:  # fmt: skip
@@ -236,46 +235,32 @@ class MeaningQA(MeaningMixin, QA):
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
         items = _cloze(records, self.name)
         self.resolve_meanings(items)
-        preds = super().predict(items)
+        preds = super().predict(items)  # type: ignore[misc]
         for p, r in zip(preds, items):
             p.meta.update(self.meaning_meta(r))
         return preds
 
     def config(self) -> dict[str, Any]:
-        return {**super().config(), **self.meaning_config()}
+        return {**super().config(), **self.meaning_config()}  # type: ignore[misc]
 
 
-class MeaningFewShot(MeaningMixin, FewShot):
+class MeaningQA(_MeaningPrompt, QA):
+    """``qa`` with the meaning line before the narrative (same options as ``qa``, plus the meaning options)."""
+
+    name = "qa-meaning"
+
+
+class MeaningFewShot(_MeaningPrompt, FewShot):
     """``few-shot`` with the meaning line before every narrative shown, the examples' and the item's."""
 
     name = "few-shot-meaning"
-
-    def __init__(self, model: Any = None, position: str = "before", sources: Any = None, lexicons: Any = None,
-                 meaning_model: str | None = None, missing: str = "plain", data_dir: str | None = None, **options: Any) -> None:  # fmt: skip
-        super().__init__(model, **options)
-        self._init_meaning(position, sources, lexicons, meaning_model, missing, data_dir)
 
     def fit(self, train: Sequence[Record]) -> None:
         super().fit(train)
         for ex in self.pool or []:  # the examples' own meanings (train records carry them); never an LM call per example
             if ex.id not in self._meanings:
-
                 own = ex.meaning if isinstance(ex.meaning, str) and ex.meaning.strip() else None
                 self._meanings[ex.id] = Meaning(own, "record" if own else None, None if own else "train record without a meaning")
-
-    def context_of(self, record: ClozeRecord) -> str:
-        return self.meaning_context(record)
-
-    def predict(self, records: Sequence[Record]) -> list[Prediction]:
-        items = _cloze(records, self.name)
-        self.resolve_meanings(items)
-        preds = super().predict(items)
-        for p, r in zip(preds, items):
-            p.meta.update(self.meaning_meta(r))
-        return preds
-
-    def config(self) -> dict[str, Any]:
-        return {**super().config(), **self.meaning_config()}
 
 
 # --------------------------------------------------------------------------------------------
