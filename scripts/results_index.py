@@ -162,6 +162,14 @@ for row, run in [("| **mpnet** (all-mpnet-base-v2)", "cpu/flute-nli-mpnet"), ("|
           [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100], ["ci_high", 2, "metrics.accuracy.ci_high", 100]]
           + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
           + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")])
+# docs/trained_models.md: the mpnet FLUTE classifier chosen on `selection`
+row, run = "| **mpnet** (all-mpnet-base-v2), epoch 2 of 3, bf16 |", "cpu/flute-nli-mpnet-sel"
+group(TM, "flute-nli-mpnet-sel", row, f"{run}/figlang.json", [["best_epoch", 0, "best.epoch"], ["epochs", 0, "training.epochs"]])
+group(TM, "flute-nli-mpnet-sel", row, f"{run}/train_result.json", [["selection", 2, "best_dev_accuracy", 100]])
+group(TM, "flute-nli-mpnet-sel", row, f"{run}/eval/val/results.json",
+      [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100], ["ci_high", 2, "metrics.accuracy.ci_high", 100]]
+      + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
+      + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")])
 # docs/trained_models.md: IMPLI's 10 folds pooled, leaky vs linked folds
 FOLDS = ["cpu/impli-folds10-minilm", "gpu-minilm/impli-folds10-linked", "gpu-minilm/impli-folds10-linked-all"]
 POOLED = ["cpu/impli-folds10-minilm/results.json", "gpu-minilm/impli-folds10-linked/pooled/results.json",
@@ -245,10 +253,13 @@ AUTO_TABLES = [
 ZSD = "docs/zero_shot_results.md"
 # README's speed table (benchmarks/bench_lm_eval.py): items/s is items over wall seconds, which the file keeps apart
 LM_EVAL_FILE, LM_EVAL_WHOLE = "bench/lm_eval_idiom_dev_first48.json", "bench/lm_eval_idiom_dev_whole.json"
-LM_EVAL_ROWS = [("| lm-eval 0.4.13, `hf`, float32 |", "lm-eval", 2, LM_EVAL_WHOLE), ("| figlang `lm-score -O input=lm-eval`, float32 |", "figlang", 2, LM_EVAL_WHOLE),
-                ("| the limit: the requests' token tree once", "limit", 2, LM_EVAL_WHOLE),
-                ("| qwen2.5-1.5b, figlang, Transformers float32 |", "qwen-transformers", 3, LM_EVAL_FILE),
-                ("| qwen2.5-1.5b, figlang, llama.cpp (Q4 GGUF) |", "qwen-llama.cpp", 3, LM_EVAL_FILE)]
+LM_EVAL_AMX = "bench/lm_eval_idiom_dev_whole_amx.json"  # the same benchmark on a CPU with native bfloat16 (the README's table)
+LM_EVAL_ROWS = [("| lm-eval 0.4.13, `hf`, float32 |", "lm-eval", 2, LM_EVAL_AMX), ("| figlang `lm-score -O input=lm-eval`, float32 |", "figlang", 2, LM_EVAL_AMX),
+                ("| the limit: the requests' token tree once", "limit", 2, LM_EVAL_AMX),
+                ("| figlang, the CPU's fast dtype (bfloat16) |", "figlang-fast", 2, LM_EVAL_AMX),
+                ("| qwen2.5-1.5b, figlang, Transformers float32 |", "qwen-transformers", 3, LM_EVAL_AMX),
+                ("| qwen2.5-1.5b, figlang, Transformers bfloat16 |", "qwen-transformers-fast", 3, LM_EVAL_AMX),
+                ("| qwen2.5-1.5b, figlang, llama.cpp (Q4 GGUF, AVX2 build) |", "qwen-llama.cpp", 3, LM_EVAL_AMX)]
 for r, m, places, f in LM_EVAL_ROWS:
     _bench = json.load(open(R + f))
     groups.append({"doc": "README.md", "table": "lm-eval-speed", "row": r, "file": f,
@@ -515,7 +526,7 @@ prose("README.md", "zs/idiom-dev-fewshot-qwen-llamacpp/results.json", [["fewshot
 prose("README.md", "zs/idiom-devdisjoint-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/simile-devdisjoint-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-simile-dev-disjoint", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/impli-manual-meaning-cf-qwen-llamacpp/results.json", [["impli-manual-meaning-cf-qwen", 1, f"{A}.accuracy", 100]])
-prose("README.md", "cpu/flute-nli-mpnet/eval/val/results.json", [["flute-nli-mpnet-val", 1, f"{A}.accuracy", 100]])
+prose("README.md", "cpu/flute-nli-mpnet-sel/eval/val/results.json", [["flute-nli-mpnet-sel-val", 1, f"{A}.accuracy", 100]])
 if os.path.exists(R + "zs/idiom-dev-pmi-gemma/results.json"):
     prose("README.md", "zs/idiom-dev-pmi-gemma/results.json", [["gemma-pmi-idiom-dev", 1, f"{A}.accuracy", 100]])
 prose("README.md", "gpu-minilm/impli-folds10-linked/pooled/results.json",
@@ -526,21 +537,23 @@ prose("README.md", "gpu-minilm/impli-folds10-linked-all/pooled/results.json",
 prose("docs/trained_models.md", "cpu/probe-layer-pilot-qwen/idiom-selection.json",
       [["pilot-selection-best-layer", 0, "best.layer"], ["pilot-selection-best", 1, "best.cv_accuracy"], ["pilot-selection-layer14", 1, "table.0.cv_accuracy"]])
 # README's and docs/lm_eval.md's speed prose (benchmarks/bench_lm_eval.py): after and before the token-tree packing
+prose("README.md", LM_EVAL_AMX,
+      [["amx_figlang_vs_lm_eval_items_per_s", 1, "summary.figlang_vs_lm_eval_items_per_s"], ["amx_figlang_vs_lm_eval_cpu_seconds", 1, "summary.figlang_vs_lm_eval_cpu_seconds"],
+       ["amx_figlang_time_over_limit", 2, "summary.figlang_time_over_limit"], ["amx_figlang_cpu_over_limit", 2, "summary.figlang_cpu_over_limit"],
+       ["amx_fast_dtype_vs_lm_eval", 1, "summary.fast_dtype_vs_lm_eval_float32_items_per_s"],
+       ["amx_fast_dtype_identical", 0, "summary.agreement_fast_dtype_figlang_float32.identical"],
+       ["amx_qwen_llama_cpp_vs_transformers_items_per_s", 2, "summary.qwen_llama_cpp_vs_transformers_items_per_s"],
+       ["amx_qwen_llama_cpp_vs_transformers_cpu_seconds", 2, "summary.qwen_llama_cpp_vs_transformers_cpu_seconds"],
+       ["amx_qwen_transformers_fast_vs_float32", 1, "summary.qwen_transformers_fast_vs_float32_items_per_s"],
+       ["amx_qwen_llama_cpp_vs_transformers_fast", 2, "summary.qwen_llama_cpp_vs_transformers_fast_items_per_s"]])
 prose("README.md", LM_EVAL_WHOLE,
-      [["figlang_vs_lm_eval_items_per_s", 1, "summary.figlang_vs_lm_eval_items_per_s"], ["figlang_vs_lm_eval_cpu_seconds", 1, "summary.figlang_vs_lm_eval_cpu_seconds"],
-       ["figlang_time_over_limit", 2, "summary.figlang_time_over_limit"], ["figlang_cpu_over_limit", 2, "summary.figlang_cpu_over_limit"]])
+      [["figlang_vs_lm_eval_items_per_s", 1, "summary.figlang_vs_lm_eval_items_per_s"], ["figlang_time_over_limit", 2, "summary.figlang_time_over_limit"]])
 prose("README.md", LM_EVAL_FILE,
-      [["figlang_vs_lm_eval_items_per_s_48", 1, "summary.figlang_vs_lm_eval_items_per_s"], ["figlang_time_over_limit_48", 2, "summary.figlang_time_over_limit"],
-       ["qwen_llama_cpp_vs_transformers_items_per_s", 2, "summary.qwen_llama_cpp_vs_transformers_items_per_s"],
-       ["qwen_llama_cpp_vs_transformers_cpu_seconds", 2, "summary.qwen_llama_cpp_vs_transformers_cpu_seconds"]])
+      [["qwen_llama_cpp_vs_transformers_items_per_s", 2, "summary.qwen_llama_cpp_vs_transformers_items_per_s"]])
 prose("README.md", "bench/lm_eval_idiom_dev.json",
-      [["figlang_time_over_limit_before", 1, "summary.figlang_time_over_limit"], ["figlang_vs_lm_eval_items_per_s_before", 1, "summary.figlang_vs_lm_eval_items_per_s"],
-       ["bf16_vs_lm_eval_float32_items_per_s", 2, "summary.bf16_vs_lm_eval_float32_items_per_s"]])
+      [["figlang_time_over_limit_before", 1, "summary.figlang_time_over_limit"], ["figlang_vs_lm_eval_items_per_s_before", 1, "summary.figlang_vs_lm_eval_items_per_s"]])
 prose("docs/lm_eval.md", "bench/lm_eval_idiom_dev.json",
       [["figlang_time_over_limit_before", 1, "summary.figlang_time_over_limit"], ["bf16_vs_lm_eval_float32_items_per_s", 2, "summary.bf16_vs_lm_eval_float32_items_per_s"]])
-prose("README.md", "bench/lm_eval_idiom_dev_limit.json",
-      [["figlang_time_over_limit_whole_split", 2, "summary.figlang_time_over_limit"], ["figlang_cpu_over_limit_whole_split", 2, "summary.figlang_cpu_over_limit"],
-       ["limit_unique_tokens", ",", "modes.limit.unique_tokens"]])
 # Why a registered figure's folder keeps no per-item predictions (the registry test fails on any other folder without
 # them, and counts these). First matching prefix wins; re-made runs drop out of this list by having predictions.
 NO_PREDICTIONS = [
