@@ -33,7 +33,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=20, help="pairs to explain in the batch measurement")
     ap.add_argument("--split", default="selection")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--k", type=int, default=3)
+    ap.add_argument("--k", type=int, default=6)
+    ap.add_argument("--label-model", default=None, help="a trained FLUTE classifier's folder (label_method=trained)")
     ap.add_argument("--mode", default="pipeline")
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--out", default=None, help="write the measurements here as JSON")
@@ -43,8 +44,10 @@ def main() -> None:
     from figlang.explain import explain, explain_pairs, explainer
 
     options = {"threads": args.threads, "k": args.k, "mode": args.mode, "pool": "train-fit"}
+    if args.label_model:
+        options.update(label_method="trained", label_model=args.label_model)
     start = time.perf_counter()
-    explainer(args.model, args.data_dir, **({"backend": "llama.cpp"} if args.model == "qwen2.5-1.5b" else {}), **options)
+    method = explainer(args.model, args.data_dir, **options)  # qwen2.5-1.5b: the backend figlang.explain picks for this CPU
     load = time.perf_counter() - start
     start = time.perf_counter()
     one = explain("The meeting was very boring.", "The meeting was as exciting as watching paint dry.", "simile",
@@ -57,6 +60,7 @@ def main() -> None:
     batch = time.perf_counter() - start
     result = {
         "model": args.model, "threads": args.threads, "k": args.k, "mode": args.mode, "split": args.split,
+        "label_model": args.label_model, "backend": method.fingerprint().get("backend"),
         "load_seconds": round(load, 1), "one_pair_seconds": round(single, 2), "one_pair": one.to_dict(),
         "n": len(pairs), "batch_seconds": round(batch, 1), "seconds_per_pair": round(batch / max(len(pairs), 1), 2),
         "val_499_minutes_at_this_rate": round(499 * batch / max(len(pairs), 1) / 60, 1),

@@ -12,24 +12,7 @@ if [ -x "$CHROMIUM" ]; then
     exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "chromium is missing and apt-get is not available: install Chromium and set FIGLANG_CHROMIUM to its binary" >&2
-    exit 1
-fi
-
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then
-        SUDO="sudo"
-    else
-        echo "chromium is missing; run as root: apt-get install -y chromium chromium-driver" >&2
-        exit 1
-    fi
-fi
-
-echo "installing chromium and chromium-driver with apt-get"
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-driver \
-    || { $SUDO apt-get update && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium chromium-driver; }
+sh "$(dirname "$0")/apt_install.sh" chromium chromium chromium-driver
 
 if [ ! -x /usr/bin/chromium ]; then
     echo "chromium installed but /usr/bin/chromium is missing" >&2

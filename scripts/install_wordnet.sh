@@ -12,24 +12,7 @@ if [ -f "$WORDNET_DIR/data.noun" ] && [ -f "$WORDNET_DIR/index.noun" ]; then
     exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "WordNet is missing and apt-get is not available: install WordNet 3.0 and set FIGLANG_WORDNET_DIR to its dict directory" >&2
-    exit 1
-fi
-
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then
-        SUDO="sudo"
-    else
-        echo "WordNet is missing; run as root: apt-get install -y wordnet-base" >&2
-        exit 1
-    fi
-fi
-
-echo "installing wordnet-base (WordNet 3.0 database) with apt-get"
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends wordnet-base \
-    || { $SUDO apt-get update && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends wordnet-base; }
+sh "$(dirname "$0")/apt_install.sh" WordNet wordnet-base
 
 if [ ! -f /usr/share/wordnet/data.noun ]; then
     echo "wordnet-base installed but /usr/share/wordnet/data.noun is missing" >&2

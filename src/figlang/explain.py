@@ -30,7 +30,16 @@ from .models.base import get_methods
 from .models.cache import RequestCache
 
 DEFAULT_MODEL = "qwen2.5-1.5b"
-DEFAULT_OPTIONS: dict[str, Any] = {"backend": "llama.cpp"}  # qwen2.5-1.5b is a GGUF model: llama.cpp scored it 1.47x faster than float32 torch here, in a third of the memory
+
+
+def default_options() -> dict[str, Any]:
+    """qwen2.5-1.5b's backend, by CPU: Transformers in bfloat16 (batches of 16) where the CPU computes bfloat16
+    natively, else llama.cpp. Measured with benchmarks/bench_lm_eval.py: on a native-bfloat16 (AMX) CPU, Transformers
+    bfloat16 ran 3.0x its float32 and 4.7x llama.cpp (docs/results/bench/lm_eval_idiom_dev_whole_amx.json); on an
+    AVX2-only CPU, llama.cpp ran 1.26x float32 Transformers in a third of the memory, and bfloat16 is emulated there."""
+    from .models.devices import cpu_has_fast_bf16
+
+    return {"dtype": "bfloat16", "batch_size": 16} if cpu_has_fast_bf16() else {"backend": "llama.cpp"}
 
 
 @dataclass
@@ -66,10 +75,11 @@ def explainer(model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, **
     """The fitted ``explain`` method for (model, options), created and fitted once per process.
 
     ``options`` are the method's (``mode``, ``k``, ``label_method``, ``label_model``, …) and the backend's
-    (``backend``, ``threads``, ``n_ctx``, …); for ``qwen2.5-1.5b`` the backend defaults to llama.cpp.
+    (``backend``, ``threads``, ``n_ctx``, …); for ``qwen2.5-1.5b`` the backend is chosen by the CPU
+    (:func:`default_options`) unless ``backend`` is given.
     """
-    if model == DEFAULT_MODEL:
-        options = {**DEFAULT_OPTIONS, **options}
+    if model == DEFAULT_MODEL and "backend" not in options:
+        options = {**default_options(), **options}
     root = resolve_data_dir(data_dir)
     key = _method_key(model, options, root)
     if key not in _METHODS:
@@ -134,7 +144,7 @@ def explain_pairs(
     unique = list({r.id: r for r in records}.values())
     cache = RequestCache(cache_dir) if use_cache else None
     try:
-        predictions, stats = run_method(method, unique, cache, chunk_size=8, progress=progress, description="explaining")
+        predictions, stats = run_method(method, unique, cache, chunk_size=32, progress=progress, description="explaining")  # as figlang eval: the same generation batches
     finally:
         if cache is not None:
             cache.close()

@@ -100,7 +100,7 @@ class Explain(ModelMethod):
     shapes = ("nli",)
     needs_train = True  # the retrieval pool
 
-    def __init__(self, model: Any = None, mode: Any = "pipeline", k: Any = 3, encoder: str = "minilm", match_label: Any = True,
+    def __init__(self, model: Any = None, mode: Any = "pipeline", k: Any = 6, encoder: str = "minilm", match_label: Any = True,
                  meanings: Any = "auto", label_method: str | None = None, label_model: str | None = None, max_new_tokens: Any = 60,
                  temperature: Any = 0.0, seed: Any = 0, chat: Any = "auto", retrieval_cache: str | None = None, pool: str = "train",
                  **options: Any) -> None:  # fmt: skip
@@ -335,4 +335,4 @@ class Explain(ModelMethod):
 
 def register(registry: MethodRegistry) -> None:
     """Add the explaining method to ``registry`` (called by the registry on first use)."""
-    registry.register("explain", ("nli",), "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=3 encoder=minilm pool=train|train-fit label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR max_new_tokens=60 temperature=0 seed=N.")(Explain)
+    registry.register("explain", ("nli",), "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=6 encoder=minilm pool=train|train-fit label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR max_new_tokens=60 temperature=0 seed=N.")(Explain)

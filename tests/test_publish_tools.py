@@ -1,0 +1,81 @@
+"""The tools that put results into docs/: scripts/publish_run.py (portable, byte-stable copies of a run's result
+files) and the FLUTE sample that benchmarks/explain_selection.py chooses the explaining system's settings on."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _load(path: str, name: str):
+    spec = importlib.util.spec_from_file_location(name, REPO / path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+publish_run = _load("scripts/publish_run.py", "publish_run")
+explain_selection = _load("benchmarks/explain_selection.py", "explain_selection")
+
+
+def _fake_run(root: Path, home: Path) -> Path:
+    run = root / "runs" / "r"
+    (run / "checkpoint").mkdir(parents=True)
+    (run / "checkpoint" / "model.safetensors").write_bytes(b"weights")
+    (run / "eval" / "val").mkdir(parents=True)
+    (run / "figlang.json").write_text(json.dumps({"base": {"path": f"{home}/.cache/figlang/models/mpnet"},
+                                                  "out": f"{root}/runs/r"}), encoding="utf-8")  # fmt: skip
+    (run / "eval" / "val" / "results.json").write_text(json.dumps({"accuracy": 0.9}), encoding="utf-8")
+    (run / "eval" / "val" / "predictions.jsonl").write_text('{"id": "a", "file": "' + str(root) + '/x.json"}\n', encoding="utf-8")
+    (run / "notes.txt").write_text("not a result file", encoding="utf-8")
+    return run
+
+
+def test_publish_run_copies_result_files_only_with_portable_paths_and_stable_gzip(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    run = _fake_run(work, home)
+    dest = work / "docs" / "results" / "r"
+    written = publish_run.publish(run, dest, None)
+    names = sorted(str(p.relative_to(dest)) for p in written)
+    assert names == ["eval/val/predictions.jsonl.gz", "eval/val/results.json", "figlang.json"]  # no weights, no notes
+    meta = json.loads((dest / "figlang.json").read_text(encoding="utf-8"))
+    assert meta == {"base": {"path": "~/.cache/figlang/models/mpnet"}, "out": "runs/r"}
+    rows = gzip.decompress((dest / "eval/val/predictions.jsonl.gz").read_bytes()).decode()
+    assert str(work) not in rows and '"file": "x.json"' in rows
+    first = (dest / "eval/val/predictions.jsonl.gz").read_bytes()
+    publish_run.publish(run, dest, None)
+    assert (dest / "eval/val/predictions.jsonl.gz").read_bytes() == first  # no timestamp: republishing changes nothing
+
+
+def test_publish_run_refuses_a_folder_without_result_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setattr("sys.argv", ["publish_run.py", "empty", "out"])
+    with pytest.raises(SystemExit, match="holds no result files"):
+        publish_run.main()
+
+
+def test_explain_selection_sample_is_balanced_seeded_and_inside_selection(data_dir):
+    from figlang.data.registry import get_task
+
+    selection = get_task("flute").load("selection", data_dir)
+    sample = explain_selection.sample_by_type(selection, 20, 0)
+    again = explain_selection.sample_by_type(list(reversed(selection)), 20, 0)
+    assert [r.id for r in sample] == sorted((r.id for r in again), key=[r.id for r in selection].index)
+    counts: dict[tuple[str, str], int] = {}
+    for r in sample:
+        counts[(r.figure_type, r.label)] = counts.get((r.figure_type, r.label), 0) + 1
+    assert counts == {(t, lb): 10 for t in ("idiom", "metaphor", "sarcasm", "simile") for lb in ("contradiction", "entailment")}
+    assert {r.id for r in explain_selection.sample_by_type(selection, 20, 1)} != {r.id for r in sample}
+    assert explain_selection.split_mix({"a": 10.0, "b": 40.0}, {"a": 0.75, "b": 0.25}) == 17.5
