@@ -162,6 +162,12 @@ for row, run in [("| **mpnet** (all-mpnet-base-v2)", "cpu/flute-nli-mpnet"), ("|
           [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100], ["ci_high", 2, "metrics.accuracy.ci_high", 100]]
           + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
           + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")])
+# docs/flute_explanations.md: the explaining system's k, chosen on a `selection` sample
+for i, row in enumerate(("| k = 3 |", "| **k = 6** (chosen) |")):
+    group("docs/flute_explanations.md", "explain-selection-sweep", row, "explain/selection-sweep/sweep.json",
+          [["k", 0, f"results.{i}.options.k"], ["seconds_per_pair", 2, f"results.{i}.seconds_per_pair"],
+           ["rougeL_f1_split_mix", 2, f"results.{i}.rougeL_f1_split_mix"]]
+          + [[ft, 2, f"results.{i}.by_figure_type.{ft}"] for ft in ("idiom", "metaphor", "sarcasm", "simile")])
 # docs/trained_models.md: the mpnet FLUTE classifier chosen on `selection`
 row, run = "| **mpnet** (all-mpnet-base-v2), epoch 2 of 3, bf16 |", "cpu/flute-nli-mpnet-sel"
 group(TM, "flute-nli-mpnet-sel", row, f"{run}/figlang.json", [["best_epoch", 0, "best.epoch"], ["epochs", 0, "training.epochs"]])
@@ -270,6 +276,9 @@ AUTO_TABLES += [
         (r, [f"{f}#modes.{m}.{k}" for k in ("items", "cpu_seconds", "peak_rss_mb", "accuracy")]) for r, m, _, f in LM_EVAL_ROWS]),
     ("docs/flute_explanations.md", "explain-first60", "| FLUTE val, first 60 |", [
         (f"| {r} |", [f"explain/flute-val-first60/explanations.json#{k}"]) for r, k in
+        (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"), ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]),
+    ("docs/flute_explanations.md", "explain-val-k6", "| FLUTE val | n | label Acc@0 |", [
+        (f"| {r} |", [f"explain/flute-val-k6/explanations.json#{k}"]) for r, k in
         (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"), ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]),
     ("docs/interpret.md", "interpret-pie-holdout", "| lexicon | entries | held-out idioms", [
         (f"| {r} |", [f"{IP}pie-holdout.json#conditions.{k}", f"{IP}pie-holdout.json#held_out_idioms"]) for r, k in
