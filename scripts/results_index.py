@@ -168,6 +168,10 @@ for i, row in enumerate(("| k = 3 |", "| **k = 6** (chosen) |")):
           [["k", 0, f"results.{i}.options.k"], ["seconds_per_pair", 2, f"results.{i}.seconds_per_pair"],
            ["rougeL_f1_split_mix", 2, f"results.{i}.rougeL_f1_split_mix"]]
           + [[ft, 2, f"results.{i}.by_figure_type.{ft}"] for ft in ("idiom", "metaphor", "sarcasm", "simile")])
+group("docs/flute_explanations.md", "explain-speed-amx", "| loading (both models", "explain/bench-amx-2threads.json", [["load_seconds", 1, "load_seconds"]])
+group("docs/flute_explanations.md", "explain-speed-amx", "| one `explain()` call", "explain/bench-amx-2threads.json", [["one_pair_seconds", 2, "one_pair_seconds"]])
+group("docs/flute_explanations.md", "explain-speed-amx", "| 20 `selection` pairs", "explain/bench-amx-2threads.json",
+      [["n", 0, "n"], ["seconds_per_pair", 2, "seconds_per_pair"], ["peak_rss_gib", 2, "peak_rss_mib", 1 / 1024]])
 # docs/trained_models.md: the mpnet FLUTE classifier chosen on `selection`
 row, run = "| **mpnet** (all-mpnet-base-v2), epoch 2 of 3, bf16 |", "cpu/flute-nli-mpnet-sel"
 group(TM, "flute-nli-mpnet-sel", row, f"{run}/figlang.json", [["best_epoch", 0, "best.epoch"], ["epochs", 0, "training.epochs"]])
@@ -280,6 +284,9 @@ AUTO_TABLES += [
     ("docs/flute_explanations.md", "explain-val-k6", "| FLUTE val | n | label Acc@0 |", [
         (f"| {r} |", [f"explain/flute-val-k6/explanations.json#{k}"]) for r, k in
         (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"), ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]),
+    ("docs/flute_explanations.md", "simulatability-explain-k6", "| rationales (FLUTE val, 499 pairs) |", [
+        ("| gold (FLUTE's explanations) |", ["cpu/simulatability-val-explain-k6.json#gold"]),
+        ("| figlang's explanations (mpnet labels) |", ["cpu/simulatability-val-explain-k6.json#predicted"])]),
     ("docs/interpret.md", "interpret-pie-holdout", "| lexicon | entries | held-out idioms", [
         (f"| {r} |", [f"{IP}pie-holdout.json#conditions.{k}", f"{IP}pie-holdout.json#held_out_idioms"]) for r, k in
         (("all resources, held-out fifth removed from PIE", "holdout"), ("other resources only (no PIE at all)", "other_resources_only"),

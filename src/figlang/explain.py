@@ -28,6 +28,7 @@ from .data.records import NLIPair
 from .data.registry import get_task
 from .models.base import get_methods
 from .models.cache import RequestCache
+from .models.devices import cpu_has_fast_bf16
 
 DEFAULT_MODEL = "qwen2.5-1.5b"
 
@@ -37,8 +38,6 @@ def default_options() -> dict[str, Any]:
     natively, else llama.cpp. Measured with benchmarks/bench_lm_eval.py: on a native-bfloat16 (AMX) CPU, Transformers
     bfloat16 ran 3.0x its float32 and 4.7x llama.cpp (docs/results/bench/lm_eval_idiom_dev_whole_amx.json); on an
     AVX2-only CPU, llama.cpp ran 1.26x float32 Transformers in a third of the memory, and bfloat16 is emulated there."""
-    from .models.devices import cpu_has_fast_bf16
-
     return {"dtype": "bfloat16", "batch_size": 16} if cpu_has_fast_bf16() else {"backend": "llama.cpp"}
 
 

@@ -15,6 +15,7 @@ import typer
 from rich.table import Table
 
 from ..data.errors import FiglangError
+from ..data.io import write_json
 from ..data.registry import get_task
 from .common import DataDirOption, console
 
@@ -215,8 +216,10 @@ def simulatability_cmd(
     for name, r in result.items():
         console.print(f"{name}: {r['summary']}")
     if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+        from ..evaluation.provenance import simulatability_inputs
+
+        result["inputs"] = simulatability_inputs(task, split, records, io_model, iro_model, rationales, rationale_field)
+        write_json(out, result)
 
 
 def _standalone() -> typer.Typer:

@@ -145,3 +145,25 @@ def portable_path(path: str | Path | None) -> str | None:
     except ValueError:
         return str(p)
     return rel if not rel.startswith("../..") else str(p)
+
+
+def simulatability_inputs(task: str, split: str, records: Any, io_model: str | Path, iro_model: str | Path,
+                          rationales: str | Path | None, rationale_field: str) -> dict[str, Any]:  # fmt: skip
+    """What a simulatability figure was computed from: the task and split (with its ids' fingerprint), the two
+    classifiers' folders with the split each chose its checkpoint on, and the rationale file with its sha256."""
+    def model(path: str | Path) -> dict[str, Any]:
+        meta: dict[str, Any] = {}
+        f = Path(path) / "figlang.json"
+        if f.is_file():
+            import json
+
+            meta = json.loads(f.read_text(encoding="utf-8"))
+        prov = meta.get("provenance") or {}
+        return {"path": portable_path(path), "method": meta.get("method"), "base_model": (meta.get("base_model") or {}).get("reference"),
+                "best": meta.get("best"), "selection_split": prov.get("selection_split"), "code": prov.get("code")}  # fmt: skip
+
+    return {
+        "task": task, "split": split, **split_fingerprint(records), "io": model(io_model), "iro": model(iro_model),
+        "rationales": None if rationales is None else {"path": portable_path(rationales), "sha256": file_sha256(rationales), "field": rationale_field},
+        "code": code_provenance(),
+    }  # fmt: skip
