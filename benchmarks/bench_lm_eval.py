@@ -71,24 +71,7 @@ def _clock(fn):
     return out, time.perf_counter() - t0, time.process_time() - c0
 
 
-def cpu_model() -> str | None:
-    """The CPU's model name from /proc/cpuinfo (Linux), else None."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
-def cpu_flags() -> list[str]:
-    """Which of the instruction sets that decide these timings the CPU has (AVX2, AVX-512, bfloat16, AMX)."""
-    try:
-        flags = set(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").split())
-    except OSError:
-        return []
-    return [f for f in ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8") if f in flags]
+TIMING_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8")
 
 
 def fast_dtype() -> str:
@@ -377,7 +360,7 @@ def report(args: argparse.Namespace, argv: list[str] | None, exported, started: 
 
     import torch
 
-    from figlang.models.devices import bf16_is_emulated
+    from figlang.models.devices import bf16_is_emulated, cpu_info
 
     print(f"\n{args.task}/{args.split}, {args.model}, threads {args.threads or 'default'}, {os.cpu_count()} CPUs, "
           f"bfloat16 {'emulated (no AVX512-BF16/AMX)' if bf16_is_emulated('cpu') else 'native'}")  # fmt: skip
@@ -393,6 +376,8 @@ def report(args: argparse.Namespace, argv: list[str] | None, exported, started: 
         print(f"  {k}: {shown}")
     from figlang.evaluation.provenance import library_versions
 
+    cpu_name, cpu_flags = cpu_info() or (None, frozenset())
+
     report = {
         "benchmark": "lm_eval_vs_figlang", "task": args.task, "split": args.split, "model": args.model, "limit": args.limit,
         "bf16_limit": args.bf16_limit, "qwen_model": args.qwen_model if args.qwen else None, "qwen_limit": args.qwen_limit if args.qwen else None,
@@ -401,7 +386,8 @@ def report(args: argparse.Namespace, argv: list[str] | None, exported, started: 
         "lm_eval_task": {"name": exported.name, "docs": exported.docs},
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
                     "bf16_emulated": bf16_is_emulated("cpu"), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-                    "torch": torch.__version__, "cpu_model": cpu_model(), "cpu_flags": cpu_flags(),
+                    "torch": torch.__version__, "cpu_model": cpu_name,
+                    "cpu_flags": [f for f in TIMING_FLAGS if f in cpu_flags],
                     "load_average_end": os.getloadavg() if hasattr(os, "getloadavg") else None},  # fmt: skip
         "versions": library_versions(),
         "command": " ".join(["python", "benchmarks/bench_lm_eval.py", *(argv if argv is not None else sys.argv[1:])]),

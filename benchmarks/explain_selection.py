@@ -54,16 +54,10 @@ def split_mix(by_type: dict[str, float], shares: dict[str, float]) -> float:
 
 
 def parse_config(text: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for part in text.split():
-        key, sep, value = part.partition("=")
-        if not sep:
-            raise SystemExit(f"configuration {text!r}: {part!r} is not KEY=VALUE")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
+    """A configuration ("k=6 mode=joint") read by figlang's one ``-O KEY=VALUE`` parser."""
+    from figlang.cli.common import parse_key_values
+
+    return parse_key_values(text.split(), "--configs")
 
 
 def main() -> None:
@@ -88,6 +82,7 @@ def main() -> None:
     import torch
 
     from figlang.api import evaluate
+    from figlang.data.io import write_json
     from figlang.data.registry import get_task
     from figlang.evaluation.explanations import score_explanations
     from figlang.evaluation.provenance import code_provenance
@@ -142,7 +137,7 @@ def main() -> None:
             "by_figure_type": {t: v["rougeL_f1"] for t, v in scored["by_figure_type"].items()},
         }  # fmt: skip
         entry["rougeL_f1_split_mix"] = split_mix(entry["by_figure_type"], shares)
-        entry_file.write_text(json.dumps(entry, indent=1), encoding="utf-8")
+        write_json(entry_file, entry)
         results.append(entry)
         print(json.dumps(entry), flush=True)
     fits = [i for i, r in enumerate(results) if r["seconds_per_pair"] <= args.budget_seconds_per_pair]
@@ -158,9 +153,7 @@ def main() -> None:
         "not_run": args.not_run, "results": results, "chosen": results[best]["config"], "chosen_options": results[best]["options"],
         "provenance": code_provenance(),
     }  # fmt: skip
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(report, indent=1), encoding="utf-8")
-    tmp.replace(out)
+    write_json(out, report)
     print(f"chosen: {report['chosen']} (ROUGE-L F1 {results[best]['rougeL_f1']})")
 
 

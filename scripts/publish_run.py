@@ -14,12 +14,12 @@ machines, where this one's paths mean nothing (tests/test_docs_commands.py check
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
+
+from figlang.data.io import atomic_write, gzip_file
 
 KEEP = {"results.json", "results.md", "figlang.json", "train_result.json", "train_log.jsonl", "loss_curve.png",
         "explanations.json", "folds_summary.json", "simulatability.json", "summary.json", "norms.json", "sweep.json",
@@ -53,17 +53,15 @@ def publish(src: Path, dest: Path, data_dir: Path | None) -> list[Path]:
         else:
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(target.name + ".tmp")
         if name == "loss_curve.png":
-            shutil.copyfile(path, tmp)
+            with atomic_write(target, "wb") as f:
+                f.write(path.read_bytes())
         else:
-            text = portable_text(path.read_text(encoding="utf-8"), data_dir)
-            if target.suffix == ".gz":
-                with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
-                    gz.write(text.encode("utf-8"))
-            else:
-                tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)
+            plain = target.with_suffix("") if target.suffix == ".gz" else target
+            with atomic_write(plain) as f:
+                f.write(portable_text(path.read_text(encoding="utf-8"), data_dir))
+            if plain != target:
+                gzip_file(plain)  # reproducible bytes: no name or time in the gzip header
         written.append(target)
     return written
 

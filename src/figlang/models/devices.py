@@ -30,22 +30,32 @@ def resolve_device(device: str | None, missing_error: type[Exception] = FiglangE
 
 
 @lru_cache(maxsize=1)
+def cpu_info() -> tuple[str | None, frozenset[str]] | None:
+    """The CPU's model name and instruction-set flags from /proc/cpuinfo; None where there is none (not Linux)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    name = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")), None)
+    return name, frozenset(text.split())
+
+
+@lru_cache(maxsize=1)
 def cpu_has_fast_bf16() -> bool:
     """Whether this CPU computes bfloat16 in hardware (AVX512-BF16 or AMX).
 
     There bfloat16 weights take about half the CPU time of float32; on a CPU without it (AVX2 only)
     torch emulates bfloat16 and runs several times *slower* than float32, so "auto" must not pick it.
     """
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:  # not Linux: ask oneDNN
+    info = cpu_info()
+    if info is None:  # not Linux: ask oneDNN
         import torch
 
         try:
             return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
         except (AttributeError, RuntimeError):
             return False
-    return any(flag in flags.split() for flag in ("avx512_bf16", "amx_bf16"))
+    return any(flag in info[1] for flag in ("avx512_bf16", "amx_bf16"))
 
 
 def bf16_is_emulated(device: str | None) -> bool:
