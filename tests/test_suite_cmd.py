@@ -88,9 +88,6 @@ def test_showcase_configuration_is_valid(data_dir: Path) -> None:
         if best.method == "trained":  # a head shipped in the package, on the frozen qwen2.5-1.5b
             assert best.model.startswith("figlang:") and best.split == "dev-disjoint"
             assert "qwen2.5-1.5b" in best.describe(DEFAULT_MODEL) and "frozen" in best.describe(DEFAULT_MODEL)
-        elif best.method == "few-shot":  # qwen2.5-1.5b with training examples of other expressions, until heads ship
-            assert best.model == BEST_NLI_MODEL in catalog and best.split == "dev-disjoint"
-            assert best.options == {"backend": "llama.cpp"}
         else:
             assert best.model == BEST_NLI_MODEL in catalog
             assert best.options == {"backend": "llama.cpp", "question": "meaning", "calibrate": "content-free", "explain": False}
@@ -328,7 +325,7 @@ def test_markdown_names_every_entry_with_its_command() -> None:
     block = md.split("```bash")[1].split("```")[0]
     commands = [ln for ln in block.splitlines() if ln.startswith("figlang ")]
     assert len(commands) == len(DEFAULT_SUITE)
-    assert commands[0].startswith("figlang suite --only idiom-best   # figlang eval -t idiom-cloze -s dev-disjoint -m few-shot --model qwen2.5-1.5b")
+    assert commands[0].startswith("figlang suite --only idiom-best   # figlang eval -t idiom-cloze -s dev-disjoint -m trained --model figlang:idiom-probe-qwen")
     assert commands[1].startswith("figlang suite --only idiom-model --model smollm2-135m --dtype float32   # ")
     assert commands[-1].endswith("figlang eval -t impli-idioms-manual -s all -m nli-score --model smollm2-135m -O dtype=float32")
     assert entry_command(_result().rows[-1], "m", None) == "figlang suite --only impli-model --model m"
