@@ -172,12 +172,15 @@ group("docs/flute_explanations.md", "explain-speed-amx", "| loading (both models
 group("docs/flute_explanations.md", "explain-speed-amx", "| one `explain()` call", "explain/bench-amx-2threads.json", [["one_pair_seconds", 2, "one_pair_seconds"]])
 group("docs/flute_explanations.md", "explain-speed-amx", "| 20 `selection` pairs", "explain/bench-amx-2threads.json",
       [["n", 0, "n"], ["seconds_per_pair", 2, "seconds_per_pair"], ["peak_rss_gib", 2, "peak_rss_mib", 1 / 1024]])
-# docs/trained_models.md: the idiom probe remade with every choice on `selection`
-row, run = "| **remade on `selection`** |", "cpu/idiom-probe-qwen-sel"
-group(TM, "qwen-probe-selection", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"], ["layer", 0, "training.base_layers"],
-                                                              ["best_epoch", 0, "best.epoch"], ["selection", 2, "best.dev_accuracy", 100]])
-group(TM, "qwen-probe-selection", row, f"{run}/train_result.json", [["epochs_run", 0, "steps", 1 / 135]])
-scores("qwen-probe-selection", row, run, [])
+# docs/trained_models.md: the idiom and simile probes remade with every choice on `selection`
+for row, run, per_epoch, kind in [("| **idiom** |", "cpu/idiom-probe-qwen-sel", 135, "idiom"), ("| **simile** |", "cpu/simile-probe-qwen-sel", 132, "simile")]:
+    group(TM, "qwen-probe-selection", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"], ["layer", 0, "training.base_layers"],
+                                                                  ["best_epoch", 0, "best.epoch"], ["selection", 2, "best.dev_accuracy", 100]])
+    group(TM, "qwen-probe-selection", row, f"{run}/train_result.json", [["epochs_run", 0, "steps", 1 / per_epoch]])
+    scores("qwen-probe-selection", row, run, [])
+    group(TM, "qwen-probe-selection", row, f"{run}/eval/dev-disjoint-ci-expression/results.json",
+          [["ci_low_expression", 2, "metrics.accuracy.ci_low", 100], ["ci_high_expression", 2, "metrics.accuracy.ci_high", 100],
+           ["clusters", 0, "metrics.accuracy.n_clusters"]])
 # docs/trained_models.md: the mpnet FLUTE classifier chosen on `selection`
 row, run = "| **mpnet** (all-mpnet-base-v2), epoch 2 of 3, bf16 |", "cpu/flute-nli-mpnet-sel"
 group(TM, "flute-nli-mpnet-sel", row, f"{run}/figlang.json", [["best_epoch", 0, "best.epoch"], ["epochs", 0, "training.epochs"]])
