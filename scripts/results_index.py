@@ -181,6 +181,9 @@ for row, run, per_epoch, kind in [("| **idiom** |", "cpu/idiom-probe-qwen-sel", 
     group(TM, "qwen-probe-selection", row, f"{run}/eval/dev-disjoint-ci-expression/results.json",
           [["ci_low_expression", 2, "metrics.accuracy.ci_low", 100], ["ci_high_expression", 2, "metrics.accuracy.ci_high", 100],
            ["clusters", 0, "metrics.accuracy.n_clusters"]])
+for row, kind in [("| idiom dev-disjoint |", "idiom"), ("| simile dev-disjoint |", "simile")]:
+    group(TM, "probe-split-time", row, f"bench/split_time_{kind}_devdisjoint_probe.json",
+          [["items", 0, "items"], ["wall", 1, "wall_seconds"], ["cpu", 1, "cpu_seconds"], ["accuracy", 2, "accuracy", 100]])
 # docs/trained_models.md: the mpnet FLUTE classifier chosen on `selection`
 row, run = "| **mpnet** (all-mpnet-base-v2), epoch 2 of 3, bf16 |", "cpu/flute-nli-mpnet-sel"
 group(TM, "flute-nli-mpnet-sel", row, f"{run}/figlang.json", [["best_epoch", 0, "best.epoch"], ["epochs", 0, "training.epochs"]])
