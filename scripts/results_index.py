@@ -30,6 +30,8 @@ def group(doc, table, row, file, figs):
         elif len(rest) > 1 and rest[1] in ("min_fold", "max_fold"):
             accs = [x["accuracy"]["accuracy"] if isinstance(x["accuracy"], dict) else x["accuracy"] for x in v.values()]
             v = min(accs) if rest[1] == "min_fold" else max(accs)
+        elif len(rest) > 1 and rest[1] == "abs":  # a signed difference: the sign is printed outside the number
+            v = abs(v)
         v = v * (rest[0] if rest else 1)
         out.append([fid, fmt(v, places), key] + rest)
     groups.append({"doc": doc, "table": table, "row": row, "file": file, "figures": out})
@@ -184,6 +186,13 @@ for row, run, per_epoch, kind in [("| **idiom** |", "cpu/idiom-probe-qwen-sel", 
 for row, kind in [("| idiom dev-disjoint |", "idiom"), ("| simile dev-disjoint |", "simile")]:
     group(TM, "probe-split-time", row, f"bench/split_time_{kind}_devdisjoint_probe.json",
           [["items", 0, "items"], ["wall", 1, "wall_seconds"], ["cpu", 1, "cpu_seconds"], ["accuracy", 2, "accuracy", 100]])
+for row, kind in [("| **idiom** |", "idiom"), ("| **simile** |", "simile")]:
+    group(TM, "probe-vs-fewshot", row, f"zs/{kind}-devdisjoint-fewshot-qwen-bf16/vs-probe-item.json",
+          [["probe", 2, "a.accuracy", 100], ["fewshot", 2, "b.accuracy", 100], ["difference", 2, "bootstrap.mean_difference", 100, "abs"],
+           ["ci_low", 2, "bootstrap.ci_low", 100, "abs"], ["ci_high", 2, "bootstrap.ci_high", 100, "abs"], ["only_probe", 0, "only_a_right"],
+           ["only_fewshot", 0, "only_b_right"], ["mcnemar_p", 2, "tests.1.p_value"]])
+    group(TM, "probe-vs-fewshot", row, f"zs/{kind}-devdisjoint-fewshot-qwen-bf16/vs-probe-expression.json",
+          [["ci_low_expression", 2, "bootstrap.ci_low", 100, "abs"], ["ci_high_expression", 2, "bootstrap.ci_high", 100, "abs"]])
 # docs/trained_models.md: the mpnet FLUTE classifier chosen on `selection`
 row, run = "| **mpnet** (all-mpnet-base-v2), epoch 2 of 3, bf16 |", "cpu/flute-nli-mpnet-sel"
 group(TM, "flute-nli-mpnet-sel", row, f"{run}/figlang.json", [["best_epoch", 0, "best.epoch"], ["epochs", 0, "training.epochs"]])

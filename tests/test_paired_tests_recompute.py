@@ -64,3 +64,27 @@ def test_simulatability_mcnemar_from_its_discordant_counts(file, gold_row, predi
         assert matches(again.p_value, printed), f"{file} {key}: recomputed {format_like(again.p_value, printed)}, printed {printed}"
         mantissa, exponent = printed.split("e")
         assert not matches(again.p_value, f"{float(mantissa) + 0.1:.1f}e{exponent}")
+
+
+@pytest.mark.parametrize("kind", ["idiom", "simile"])
+def test_probe_vs_few_shot_recomputes_from_committed_predictions(kind):
+    """docs/trained_models.md's probe-vs-fewshot table: McNemar p, the discordant counts and the paired-bootstrap
+    difference (by item and by expression), recomputed by `figlang compare` from the two committed prediction files."""
+    doc = (REPO / "docs" / "trained_models.md").read_text(encoding="utf-8")
+    table = doc.split("<!-- results-table: probe-vs-fewshot -->", 1)[1]
+    row = next(line for line in table.splitlines() if line.startswith(f"| **{kind}** |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    probe, few_shot = RESULTS / f"cpu/{kind}-probe-qwen-sel/eval/dev-disjoint", RESULTS / f"zs/{kind}-devdisjoint-fewshot-qwen-bf16"
+    for cluster, cell in ((None, cells[3]), ("expression", cells[4])):
+        out = compare_runs(probe, few_shot, ci_cluster=cluster)
+        assert out["warnings"] == [] and out["n_paired"] == {"idiom": 278, "simile": 264}[kind]
+        boot = out["bootstrap"]
+        low, high = re.findall(r"\[([+-]?[\d.]+), ([+-]?[\d.]+)\]", cell)[0]
+        assert matches(100 * boot["ci_low"], low) and matches(100 * boot["ci_high"], high), (cluster, boot, cell)
+        if cluster is None:
+            diff = cell.split(" [")[0]
+            assert matches(100 * boot["mean_difference"], diff), (boot, diff)
+            assert not matches(100 * boot["mean_difference"], f"{float(diff) + 0.01:+.2f}")
+    assert cells[5] == f"{out['only_a_right']} / {out['only_b_right']}"
+    exact = _test(out, "McNemar")
+    assert matches(exact["p_value"], cells[6]), format_like(exact["p_value"], cells[6])
