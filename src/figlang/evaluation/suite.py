@@ -45,6 +45,7 @@ from ..data.errors import FiglangError
 from ..data.io import atomic_write, write_json
 from ..data.paths import resolve_data_dir
 from ..data.registry import get_task
+from ..models.devices import auto_cpu_dtype, cpu_info  # no torch: they read /proc/cpuinfo
 from .harness import evaluate
 
 DEFAULT_MODEL = "smollm2-135m"
@@ -270,9 +271,10 @@ class SuiteResult:
     dtype: str | None = None
     cpu_seconds: float | None = None
     seed: int = 0
+    cpu: str | None = None  # the CPU's model name: the wall time means little without it (bfloat16 is native on some)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "dtype": self.dtype, "seconds": round(self.seconds, 1), "seed": self.seed,
+        return {"model": self.model, "dtype": self.dtype, "seconds": round(self.seconds, 1), "seed": self.seed, "cpu": self.cpu,
                 "cpu_seconds": round(self.cpu_seconds, 1) if self.cpu_seconds is not None else None, "cpu_count": os.cpu_count(),
                 "load_average_end": self.load_average, "threads": self.threads, "rows": [r.to_dict() for r in self.rows]}  # fmt: skip
 
@@ -356,8 +358,6 @@ def run_suite(
     root = resolve_data_dir(data_dir)  # once, for every entry
     out_dir = Path(out) if out else None
     if dtype == "auto":  # resolved here so that the table, the results and the commands name the dtype that ran
-        from ..models.devices import auto_cpu_dtype  # no torch: reads the CPU flags
-
         dtype = auto_cpu_dtype()
     entries = list(entries if entries is not None else DEFAULT_SUITE)
     for entry in entries:  # a missing shipped head stops the suite now, not minutes in
@@ -393,7 +393,7 @@ def run_suite(
     _free_frozen_bases()
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     result = SuiteResult(model, rows, time.perf_counter() - start, load, threads, out_dir, dtype,
-                         time.process_time() - cpu_start, seed)  # fmt: skip
+                         time.process_time() - cpu_start, seed, (cpu_info() or (None,))[0])  # fmt: skip
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         with atomic_write(out_dir / "suite.md") as f:
@@ -419,7 +419,8 @@ def timing_line(result: SuiteResult) -> str:
     load = ", ".join(f"{x:.2f}" for x in result.load_average) if result.load_average else "n/a"
     cpu = f", {result.cpu_seconds:.0f} CPU s" if result.cpu_seconds is not None else ""
     cores = os.cpu_count()
-    return (f"Wall time {result.seconds:.0f} s{cpu} on {cores} core{'s' if cores != 1 else ''} (load average at the end: {load}); "
+    machine = f" of {result.cpu}" if result.cpu else ""
+    return (f"Wall time {result.seconds:.0f} s{cpu} on {cores} core{'s' if cores != 1 else ''}{machine} (load average at the end: {load}); "
             f"{result.model} in {result.dtype or 'the backend default dtype'}.")  # fmt: skip
 
 
