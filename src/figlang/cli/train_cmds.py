@@ -63,6 +63,9 @@ def train_cmd(
     max_length: Annotated[Optional[int], typer.Option("--max-length", help="Tokens per sequence (narrative cut first, from its start).")] = None,
     seed: Annotated[Optional[int], typer.Option(help="Seed (torch, random, numpy, data order).")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="Train on a seeded random subset of N records.")] = None,
+    sample_balance: Annotated[Optional[str], typer.Option("--sample-balance", help="With --limit: draw an equal share of each gold label (label) or pair type (pair-type, IMPLI) instead of a uniform sample; none (default).")] = None,
+    loss_weights: Annotated[Optional[str], typer.Option("--loss-weights", help="NLI classifiers: weight each record's loss by 1 / its gold label's (label) or pair type's (pair-type) frequency in the training records, mean 1; none (default).")] = None,
+    threshold: Annotated[Optional[str], typer.Option("--threshold", help="Two-label NLI classifiers: after training, choose the decision threshold on the score margin that maximises balanced-accuracy, accuracy or macro-f1 on the dev (selection) split, the split that chose the epoch; saved in figlang.json and applied by `figlang eval --method trained` (-O threshold=none: argmax) and the fold pooling. none (default): argmax.")] = None,
     dev_limit: Annotated[Optional[int], typer.Option("--dev-limit", help="Select on a seeded subset of N dev records.")] = None,
     report_limit: Annotated[Optional[int], typer.Option("--report-limit", help="Report on the first N records of each report split.")] = None,
     max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Stop after N optimizer steps.")] = None,
@@ -104,6 +107,8 @@ def train_cmd(
 
       figlang train -t impli -m nli --model minilm -o runs/impli-folds --folds 10
 
+      figlang train -t impli -m nli --model minilm -o runs/impli-folds-bal --folds 10 --sample-balance label --threshold balanced-accuracy
+
       figlang train -t flute -m iro --model smollm2-135m -o runs/flute-iro
 
       figlang train -t idiom-generation -m generator-context --model smollm2-135m -o runs/idiom-gen-context
@@ -113,7 +118,7 @@ def train_cmd(
 
     options = {
         "preset": preset, "epochs": epochs, "lr": lr, "batch_size": batch_size, "grad_accum": grad_accum,
-        "max_length": max_length, "seed": seed, "limit": limit, "dev_limit": dev_limit, "report_limit": report_limit,
+        "max_length": max_length, "seed": seed, "limit": limit, "sample_balance": sample_balance, "loss_weights": loss_weights, "threshold": threshold, "dev_limit": dev_limit, "report_limit": report_limit,
         "max_steps": max_steps, "max_minutes": max_minutes, "eval_every": eval_every, "save_every": save_every,
         "log_every": log_every, "patience": patience, "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "train_split": train_split,
         "dev_split": dev_split, "report_splits": tuple(report_split) if report_split else None,

@@ -8,6 +8,7 @@ Its own module so that the model classes (:mod:`.multiple_choice`, :mod:`.nli_cl
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections.abc import Sequence
@@ -40,6 +41,51 @@ def check_method(method: str) -> str:
     if method not in TRAINED_METHODS:
         raise FiglangError(f"unknown training method {method!r}; choose one of: {', '.join(TRAINED_METHODS)}")
     return method
+
+
+# --- decision thresholds (two-label classifiers) ---------------------------------------------------------------
+
+THRESHOLD_OBJECTIVES = ("balanced-accuracy", "accuracy", "macro-f1")
+
+
+def _objective(name: str, tp: int, fn: int, tn: int, fp: int) -> float:
+    pos, neg = tp + fn, tn + fp
+    if name == "accuracy":
+        return (tp + tn) / max(1, pos + neg)
+    if name == "balanced-accuracy":
+        return ((tp / pos if pos else 0.0) + (tn / neg if neg else 0.0)) / 2
+    f_pos = 2 * tp / max(1, 2 * tp + fp + fn)
+    f_neg = 2 * tn / max(1, 2 * tn + fn + fp)
+    return (f_pos + f_neg) / 2
+
+
+def choose_threshold(margins: Sequence[float], positive: Sequence[bool], objective: str = "balanced-accuracy") -> dict[str, Any]:
+    """The threshold t on score margins (answer the positive label when margin > t) that maximises ``objective``
+    (balanced-accuracy, accuracy or macro-f1) on these items; ties go to the t nearest 0 (the argmax).
+
+    Returns the threshold, the objective there and at the argmax (t = 0), and the recall of each side at both.
+    """
+    if objective not in THRESHOLD_OBJECTIVES:
+        raise FiglangError(f"unknown threshold objective {objective!r}; choose one of: {', '.join(THRESHOLD_OBJECTIVES)}")
+    if len(margins) != len(positive):
+        raise FiglangError(f"{len(margins)} margins but {len(positive)} gold labels")
+    if not any(positive) or all(positive):
+        raise FiglangError("choosing a decision threshold needs items of both gold labels on the selection split")
+    pos = sorted(float(m) for m, p in zip(margins, positive) if p)
+    neg = sorted(float(m) for m, p in zip(margins, positive) if not p)
+    values = sorted(set(pos) | set(neg))
+    # every distinct decision: below the lowest margin, between two neighbours (their midpoint), and the argmax's 0
+    candidates = {0.0, values[0] - 1.0} | {(a + b) / 2 for a, b in zip(values, values[1:])}
+
+    def at(t: float) -> dict[str, Any]:
+        tp = len(pos) - bisect.bisect_right(pos, t)
+        tn = bisect.bisect_right(neg, t)
+        return {"value": _objective(objective, tp, len(pos) - tp, tn, len(neg) - tn),
+                "positive_recall": tp / len(pos), "negative_recall": tn / len(neg)}  # fmt: skip
+
+    best = max(sorted(candidates), key=lambda t: (round(at(t)["value"], 12), -abs(t)))
+    return {"threshold": best, "objective": objective, "items": len(pos) + len(neg), "positive_items": len(pos),
+            "at_threshold": at(best), "at_argmax": at(0.0)}  # fmt: skip
 
 
 # --- input assembly ---------------------------------------------------------------------------------

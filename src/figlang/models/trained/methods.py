@@ -9,6 +9,8 @@ FLUTE model answers IMPLI with non-entailment for contradiction).
 Options (``-O key=value``): ``batch_size``; ``threads``; ``bf16`` (default: as trained);
 ``rationales`` (IR→O models: ``gold`` or a JSONL prediction file whose rows have ``id`` and
 an explanation) and ``rationale_field`` (the column to read, default ``explanation``);
+``threshold`` (two-label NLI classifiers: ``none`` answers by the argmax, a number replaces the decision
+threshold saved in figlang.json; default: as saved, chosen on the selection split by ``figlang train --threshold``);
 ``inferences`` (knowledge-enhanced models: comma-separated inference slots to use, 1-based,
 for per-inference analyses). Generating models (``iro``, ``generator``, ``generator-context``,
 ``generator-literal``) also take the decoding options ``seed`` (per-item seeds are
@@ -59,6 +61,7 @@ class TrainedMethod(Method):
         min_new_tokens: int | str | None = None,
         do_sample: bool | str | None = None,
         device: str | None = None,
+        threshold: float | str | None = None,
     ) -> None:
         if not model:
             raise FiglangError("method 'trained' needs --model DIR: a directory made by `figlang train`, or figlang:NAME (a shipped head)")
@@ -85,7 +88,12 @@ class TrainedMethod(Method):
             self.decoding.pop("seed", None)  # a deterministic scorer has nothing to seed
             if self.decoding:
                 raise FiglangError(f"decoding options ({', '.join(self.decoding)}) apply to generating models, not to a {self.meta['method']} model")
+        self.threshold = _threshold_option(threshold)
+        if self.threshold is not None and TRAINED_METHODS[self.meta["method"]][1] != "sequence-classifier":
+            raise FiglangError(f"threshold applies to two-label NLI classifiers (nli, nli-rationale), not to a {self.meta['method']} model")
         self._model = loaded
+        if loaded is not None:
+            self._apply_threshold(loaded)
         self._target_labels: tuple[str, ...] = ()
         shape = TRAINED_METHODS[self.meta["method"]][0]
         self.shapes = (shape,)  # type: ignore[misc]  (instance-level: this model answers one shape)
@@ -102,10 +110,22 @@ class TrainedMethod(Method):
             if TRAINED_METHODS[self.meta["method"]][1] == "sequence-classifier" and self.meta["method"] == "nli-rationale":
                 options.update(rationales=self.rationales or "gold", rationale_field=self.rationale_field)
             self._model = load_trained(self.model_dir, device=self.device, **options)
+            self._apply_threshold(self._model)
         elif self.rationales is not None and getattr(self._model, "uses_rationale", False):
             self._model.set_rationales(self.rationales, self.rationale_field)
             self.rationales = None  # applied
         return self._model
+
+    def _apply_threshold(self, model: Any) -> None:
+        """The ``threshold`` option on a loaded classifier: 'none' → argmax, a number → that threshold on its second label."""
+        if self.threshold is None or not hasattr(model, "set_decision"):
+            return
+        if self.threshold == "none":
+            model.set_decision(None)
+            return
+        saved = dict(getattr(model, "decision", None) or {})
+        label = saved.get("label") or (model.labels[1] if len(model.labels) == 2 else None)
+        model.set_decision({**saved, "label": label, "threshold": float(self.threshold), "chosen_on": "given (-O threshold)"})
 
     def bind(self, task: Any) -> None:
         self._target_labels = tuple(getattr(task, "labels", ()) or ())
@@ -149,6 +169,13 @@ class TrainedMethod(Method):
             if src != "gold" and Path(str(src)).is_file():
                 out["rationales_sha256"] = file_sha256(Path(str(src)))
             out["rationale_field"] = self.rationale_field
+        decision = getattr(self._model, "decision", None) if self._model is not None else self.meta.get("decision")
+        if self.threshold == "none":
+            decision = None
+        if self.threshold is not None:
+            out["threshold"] = self.threshold
+        if decision:
+            out["decision"] = {k: decision.get(k) for k in ("label", "threshold", "objective", "chosen_on")}
         if self.inference_subset is not None:
             out["inferences"] = [j + 1 for j in self.inference_subset]
         if TRAINED_METHODS[self.meta["method"]][1] == "generator":
@@ -157,6 +184,21 @@ class TrainedMethod(Method):
             recorded = (self.meta.get("input_format") or {}).get("decoding") or decoding_defaults(self.meta["method"])
             out["decoding"] = {**recorded, **self.decoding}
         return out
+
+
+def _threshold_option(value: float | str | None) -> float | str | None:
+    """-O threshold=none|NUMBER: 'none' (argmax), a finite number, or None (as saved)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and value.strip().lower() in ("none", "argmax"):
+        return "none"
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise FiglangError(f"threshold must be 'none' (argmax) or a number (the score margin of the second label), got {value!r}") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise FiglangError(f"threshold must be a finite number, got {value!r}")
+    return number
 
 
 def _trained(model: str | None = None, **options: Any) -> TrainedMethod:

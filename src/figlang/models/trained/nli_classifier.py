@@ -17,6 +17,7 @@ or a dict id → rationale. Simulatability is accuracy(IR→O) − accuracy(I→
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from ...data.errors import FiglangError
 from ...data.io import iter_jsonl
 from ...data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, NLIPair
 from ..base import Prediction
-from .common import TRAINED_METHODS, assemble, read_figlang_json, special_ids
+from .common import THRESHOLD_OBJECTIVES, TRAINED_METHODS, assemble, choose_threshold, read_figlang_json, special_ids
 from .multiple_choice import autocast, is_decoder_only, module_device, pad, to_device
 
 RationaleSource = str | Path | Mapping[str, str] | None
@@ -107,6 +108,8 @@ class NLIClassifierModel:
             module.config.pad_token_id = self.pad_id
         self.use_token_types = getattr(module.config, "type_vocab_size", 1) > 1
         self.target_labels: tuple[str, ...] = self.labels
+        self.decision: dict[str, Any] | None = None  # a threshold chosen on the selection split (figlang.json "decision")
+        self.example_weights: Mapping[str, float] | None = None  # training: per-record loss weights by id (balancing)
 
     def set_rationales(self, source: RationaleSource, field: str = "explanation") -> None:
         """Read IR→O rationales from another source ('gold', a JSONL prediction file, or a dict)."""
@@ -136,7 +139,50 @@ class NLIClassifierModel:
         module.eval()
         options: dict[str, Any] = {"max_length": meta["input_format"]["max_length"], "bf16": meta.get("training", {}).get("bf16", False)}
         options.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(module, tokenizer, meta["method"], meta["labels"], **options)
+        model = cls(module, tokenizer, meta["method"], meta["labels"], **options)
+        if meta.get("decision"):
+            model.set_decision(meta["decision"])
+        return model
+
+    def set_decision(self, decision: Mapping[str, Any] | None) -> None:
+        """Answer by a threshold on the score margin (figlang.json ``decision``: ``label``, ``threshold``) instead of
+        the argmax; None restores the argmax. Two-label models only."""
+        if decision is None:
+            self.decision = None
+            return
+        if len(self.labels) != 2:
+            raise FiglangError(f"a decision threshold needs a two-label model; this one has labels {self.labels}")
+        label, value = decision.get("label"), decision.get("threshold")
+        if label not in self.labels:
+            raise FiglangError(f"decision threshold label {label!r} is not one of the model's labels {self.labels}")
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            raise FiglangError(f"decision threshold must be a finite number, got {value!r}")
+        self.decision = dict(decision)
+
+    def choose_decision(self, records: Sequence[NLIPair], objective: str = "balanced-accuracy", batch_size: int = 32,
+                        chosen_on: str | None = None) -> dict[str, Any]:  # fmt: skip
+        """Choose a decision threshold on labelled records (a selection split, never a reported one), set it, and
+        return it as figlang.json's ``decision``: the model's second label (IMPLI: non-entailment) is answered when
+        its score exceeds the first's by more than the threshold."""
+        if len(self.labels) != 2:
+            raise FiglangError(f"a decision threshold needs a two-label model; this one has labels {self.labels}")
+        self.decision = None  # the margins of the model itself
+        feats = [f for f in self.features(records) if f["label"] != -100]
+        scores = self.predict_features(feats, batch_size)
+        found = choose_threshold([s[1] - s[0] for s in scores], [f["label"] == 1 for f in feats], objective)
+        first, second = self.labels
+        decision = {"label": second, "threshold": found.pop("threshold"),
+                    "rule": f"{second} when score({second}) - score({first}) > threshold, else {first} (argmax: threshold 0)",
+                    "chosen_on": chosen_on, **found}  # fmt: skip
+        self.set_decision(decision)
+        return decision
+
+    def decide(self, row: Sequence[float]) -> int:
+        """The index of the label answered for one row of scores: argmax, or the decision threshold on the margin."""
+        if self.decision is None:
+            return max(range(len(row)), key=lambda k: (row[k], -k))
+        pos = self.labels.index(self.decision["label"])
+        return pos if row[pos] - row[1 - pos] > float(self.decision["threshold"]) else 1 - pos
 
     def save(self, directory: str | Path) -> None:
         directory = Path(directory)
@@ -207,6 +253,8 @@ class NLIClassifierModel:
         }
         if self.use_token_types:
             batch["token_type_ids"] = pad([f["types"] for f in feats], 0)
+        if self.example_weights is not None:
+            batch["weights"] = torch.tensor([float(self.example_weights.get(f["id"], 1.0)) for f in feats], dtype=torch.float)
         return batch
 
     def scores(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -218,7 +266,13 @@ class NLIClassifierModel:
 
     def loss(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         scores = self.scores(batch)
-        return nn.functional.cross_entropy(scores, batch["labels"].to(scores.device), ignore_index=-100)
+        labels = batch["labels"].to(scores.device)
+        if "weights" not in batch:
+            return nn.functional.cross_entropy(scores, labels, ignore_index=-100)
+        # balanced training: each record's loss times its weight (mean 1 over the training records), averaged over the batch
+        each = nn.functional.cross_entropy(scores, labels, ignore_index=-100, reduction="none")
+        kept = (labels != -100).float()
+        return (each * batch["weights"].to(scores.device) * kept).sum() / kept.sum().clamp(min=1.0)
 
     @torch.no_grad()
     def predict_features(self, feats: Sequence[dict[str, Any]], batch_size: int = 32) -> list[list[float]]:
@@ -236,7 +290,7 @@ class NLIClassifierModel:
         logits = self.predict_features(self.features(records), batch_size)
         preds = []
         for r, row in zip(records, logits):
-            best = max(range(len(row)), key=lambda k: (row[k], -k))
+            best = self.decide(row)
             label = map_label(self.labels[best], self.target_labels)
             preds.append(Prediction(id=r.id, prediction=label, scores={l: float(v) for l, v in zip(self.labels, row)},
                                     meta={"model_label": self.labels[best]} if label != self.labels[best] else {}))  # fmt: skip
@@ -287,6 +341,8 @@ def label_accuracy(records: Sequence[NLIPair], predictions: Sequence[Prediction]
 __all__ = [
     "ENTAILMENT",
     "NLIClassifierModel",
+    "THRESHOLD_OBJECTIVES",
+    "choose_threshold",
     "NON_ENTAILMENT",
     "label_accuracy",
     "load_rationales",

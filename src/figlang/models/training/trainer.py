@@ -63,6 +63,7 @@ from ..trained import (
     FIGLANG_JSON,
     FORMAT_VERSION,
     KNOWLEDGE,
+    THRESHOLD_OBJECTIVES,
     TRAINED_METHODS,
     check_method,
     is_trained_dir,
@@ -101,6 +102,10 @@ class TrainConfig:
     carve_fraction: float = 0.1  # dev_split='carve': this share of train, disjoint by carve_key
     carve_key: str = "auto"  # expression | premise | id | auto (expression, else premise)
     limit: int | None = None  # train on a seeded random subset of this many records
+    # balancing (NLI: IMPLI's entailments are 70% of its pairs): none | label | pair-type
+    sample_balance: str = "none"  # the limit's subset draws an equal share of each gold label / pair type (as far as each has)
+    loss_weights: str = "none"  # NLI classifiers: each record's loss weighted by 1 / its label's (pair type's) frequency, mean 1
+    threshold: str = "none"  # two-label NLI classifiers: none (argmax) | balanced-accuracy | accuracy | macro-f1, chosen on the dev split
     dev_limit: int | None = None
     report_limit: int | None = None
     # optimisation
@@ -212,6 +217,21 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
                            f"sequences (generator-context, generator-literal); {cfg.method!r} has none to draw from")  # fmt: skip
     if cfg.freeze_base and TRAINED_METHODS[cfg.method][1] != "choice-scorer":
         raise FiglangError(f"freeze_base trains a multiple-choice head on a fixed base (mc, mc-continuation, …), not {cfg.method!r}")
+    for name in ("sample_balance", "loss_weights"):
+        if getattr(cfg, name) not in BALANCE_KEYS:
+            raise FiglangError(f"{name} must be one of {', '.join(BALANCE_KEYS)}, got {getattr(cfg, name)!r}")
+    if cfg.threshold not in ("none", *THRESHOLD_OBJECTIVES):
+        raise FiglangError(f"threshold must be none or an objective to maximise on the dev split ({', '.join(THRESHOLD_OBJECTIVES)}), "
+                           f"got {cfg.threshold!r}")  # fmt: skip
+    classifier = TRAINED_METHODS[cfg.method][1] == "sequence-classifier"
+    if cfg.loss_weights != "none" and not classifier:
+        raise FiglangError(f"loss_weights weights an NLI classifier's loss (nli, nli-rationale), not {cfg.method!r}; "
+                           "sample_balance draws a balanced --limit subset for any method")  # fmt: skip
+    if cfg.threshold != "none" and not classifier:
+        raise FiglangError(f"threshold chooses the decision of a two-label NLI classifier (nli, nli-rationale), not {cfg.method!r}")
+    if cfg.sample_balance != "none" and cfg.limit is None:
+        raise FiglangError("sample_balance draws a balanced subset of --limit records; give --limit N (or weight the loss "
+                           "with --loss-weights to keep every record)")  # fmt: skip
     if cfg.base_layers is not None and not cfg.freeze_base:
         raise FiglangError("base_layers cuts the frozen base of a probe; use it with freeze_base (--freeze-base or --preset cpu-probe)")
     return cfg
@@ -259,6 +279,76 @@ def seeded_subset(records: Sequence[Record], n: int | None, seed: int) -> list[R
 
 
 INFERENCE_SAMPLING = ("all", "one-per-epoch")
+BALANCE_KEYS = ("none", "label", "pair-type")
+
+
+def balance_key(by: str) -> Callable[[Record], str]:
+    """The group a record is balanced within: its gold label, or its pair type (IMPLI: fig_context, lit_context …)."""
+    attribute = {"label": "label", "pair-type": "pair_type"}.get(by)
+    if attribute is None:
+        raise FiglangError(f"balance by one of {', '.join(BALANCE_KEYS[1:])}, got {by!r}")
+
+    def key(record: Record) -> str:
+        value = getattr(record, attribute, None)
+        if value is None:
+            raise FiglangError(f"record {record.id!r} has no {attribute.replace('_', ' ')} to balance by ({by}); "
+                               "balance by label, or train on records that have one (IMPLI has pair types)")  # fmt: skip
+        return str(value)
+
+    return key
+
+
+def balanced_subset(records: Sequence[Record], n: int | None, seed: int, by: str = "none") -> list[Record]:
+    """A seeded subset of ``n`` records, in their original order. ``by`` (label, pair-type) draws an equal share of
+    each group, a group with fewer records giving all of them and the rest spread over the others; none: uniform."""
+    if by == "none":
+        return seeded_subset(records, n, seed)
+    key = balance_key(by)
+    if n is None or n >= len(records):
+        for r in records:  # still a clear error for records without the key
+            key(r)
+        return list(records)
+    members: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
+        members.setdefault(key(r), []).append(i)
+    quota: dict[str, int] = {}
+    left, open_groups = n, sorted(members, key=lambda g: (len(members[g]), g))
+    while open_groups:  # water-filling: the smallest groups first
+        share = left // len(open_groups)
+        g = open_groups[0]
+        if len(members[g]) <= share:
+            quota[g] = len(members[g])
+            left -= quota[g]
+            open_groups.pop(0)
+            continue
+        extra = left - share * len(open_groups)  # the remainder goes one each to the largest groups
+        for j, g in enumerate(open_groups):
+            quota[g] = share + (1 if j >= len(open_groups) - extra else 0)
+        break
+    rng = random.Random(seed)
+    keep: set[int] = set()
+    for g in sorted(members):
+        keep.update(rng.sample(members[g], quota[g]))
+    return [r for i, r in enumerate(records) if i in keep]
+
+
+def group_weights(records: Sequence[Record], by: str) -> dict[str, float]:
+    """Per-record loss weights (by id), 1 / the frequency of the record's group, scaled to mean 1 over the records."""
+    key = balance_key(by)
+    groups = [key(r) for r in records]
+    counts: dict[str, int] = {}
+    for g in groups:
+        counts[g] = counts.get(g, 0) + 1
+    return {r.id: len(records) / (len(counts) * counts[g]) for r, g in zip(records, groups)}
+
+
+def mix(records: Sequence[Record], attribute: str = "label") -> dict[str, int]:
+    """How many records have each value of ``attribute`` (the label mix of a training set)."""
+    out: dict[str, int] = {}
+    for r in records:
+        value = str(getattr(r, attribute, None))
+        out[value] = out.get(value, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def epoch_plan(lengths: Sequence[int], batch_size: int, grad_accum: int, seed: int, epoch: int, bucket: int = 32,
@@ -714,6 +804,8 @@ def run_training(
     sel_key, sel_mode = getattr(model, "selects_on", ("dev_accuracy", "max"))
     train_records, dropped_train = _usable(model, train_records, "train", cfg.progress)
     dev_records, dropped_dev = _usable(model, dev_records, "dev", cfg.progress)
+    if cfg.loss_weights != "none":  # balanced loss: the weights travel in each batch (collate reads them by record id)
+        model.example_weights = group_weights(train_records, cfg.loss_weights)
     train_feats = model.features(train_records)
     dev_feats = model.features(dev_records)
     if not train_feats:
@@ -964,7 +1056,7 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
                 f"(first: {shared[0]!r}): model selection would score training data. Pair train-disjoint with dev-disjoint, "
                 "or pick a dev split disjoint from the train split, or dev_split='carve' (a disjoint slice of train)"
             )
-    train = seeded_subset(train, cfg.limit, cfg.seed)
+    train = balanced_subset(train, cfg.limit, cfg.seed, cfg.sample_balance)
     dev = seeded_subset(dev, cfg.dev_limit, cfg.seed + 1)
     sets: dict[str, list[Record] | None] = {}
     for name in report:
@@ -979,7 +1071,7 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
     info = {
         "task": {"shape": task.shape, "train_split": train_split, "dev_split": dev_split if dev_split != "carve" else
                  f"carved from {train_split}: {cfg.carve_fraction:g} by {cfg.carve_key}", "report_splits": list(sets)},
-        "data": {"files": files},
+        "data": {"files": files, **_balance_info(cfg, train)},
         "provenance": selection_provenance(cfg, train_split, train, "carved-dev" if dev_split == "carve" else dev_split, dev,
                                            [s if s != "carve" else "carved-dev" for s in report]),
     }  # fmt: skip
@@ -996,7 +1088,8 @@ def selection_provenance(cfg: TrainConfig, train_name: str, train: Sequence[Reco
                          reported: Sequence[str] = (), **extra: Any) -> dict[str, Any]:
     """The provenance block of a training run: code, the train and selection records, and what was chosen where (the
     epoch / kept checkpoint on the dev split; hand-made choices from ``chosen_on``)."""
-    chosen = {"epoch": dev_name, "checkpoint": dev_name, **(cfg.chosen_on or {})}
+    chosen = {"epoch": dev_name, "checkpoint": dev_name, **({"threshold": dev_name} if cfg.threshold != "none" else {}),
+              **(cfg.chosen_on or {})}  # fmt: skip
     return provenance({train_name: train, dev_name: dev}, chosen, selection_reported=dev_name in reported,
                       select_on_eval_split=cfg.select_on_eval_split, **extra)  # fmt: skip
 
@@ -1019,6 +1112,23 @@ def _write_pooled(target: Path, task: Any, k: int, chosen: Sequence[int], record
     results = build_results(task, f"{k}-fold test folds, pooled", records, preds, method_info, options, seconds,
                             task_extra={"folds": k, "folds_run": list(chosen)})  # fmt: skip
     write_run(target, results, list(records), preds)
+
+
+def _balance_info(cfg: TrainConfig, train: Sequence[Record]) -> dict[str, Any]:
+    """What figlang.json records about the training mix: the gold labels (and pair types) of the records trained on."""
+    info: dict[str, Any] = {"train_label_mix": mix(train)}
+    if any(getattr(r, "pair_type", None) for r in train):
+        info["train_pair_type_mix"] = mix(train, "pair_type")
+    if cfg.sample_balance != "none" or cfg.loss_weights != "none":
+        info["balance"] = {"sample_balance": cfg.sample_balance, "loss_weights": cfg.loss_weights}
+    return info
+
+
+def _choose_decision(model: Any, cfg: TrainConfig, dev: Sequence[Record], dev_name: str) -> dict[str, Any] | None:
+    """cfg.threshold: the decision threshold chosen on the dev (selection) records and set on the model; None: argmax."""
+    if cfg.threshold == "none":
+        return None
+    return model.choose_decision(dev, cfg.threshold, batch_size=cfg.eval_batch_size or max(cfg.batch_size, 8), chosen_on=dev_name)
 
 
 def final_report(model: Any, task: Any, sets: dict[str, list[Record] | None], cfg: TrainConfig, out: Path) -> dict[str, Any]:
@@ -1084,9 +1194,15 @@ def train(
     train_records, dev_records, sets, info = _task_data(t, cfg)
     best_model, summary = run_training(cfg, train_records, dev_records, labels=t.labels, meta_extra=info, restart=restart)
     out = Path(cfg.out_dir)
+    dev_name = info["provenance"]["selection_split"]["epoch"]
+    decision = _choose_decision(best_model, cfg, dev_records, dev_name)
+    if decision is not None:  # written before the report, so that the report's method identity sees it
+        _atomic_json(out / FIGLANG_JSON, {**read_figlang_json(out), "decision": decision})
     metrics = final_report(best_model, t, sets, cfg, out)
     status = "partial" if summary["stopped"] == "time-budget" else "complete"
     meta = summary["figlang_meta"](status, _compact(metrics))
+    if decision is not None:
+        meta["decision"] = decision
     meta["stopped"] = summary["stopped"]
     meta["skipped_steps"] = summary["state"].get("skipped_steps", 0)
     _atomic_json(out / FIGLANG_JSON, meta)
@@ -1147,20 +1263,26 @@ def train_folds(
         fold_test = seeded_subset(fold_test, test_limit, base_cfg.seed + 100 + f)  # a quick look only; None scores the whole fold
         rest, dev = expression_disjoint_split(fold_train, dev_fraction=base_cfg.carve_fraction, seed=base_cfg.seed, key=key)
         cfg = make_config(t.name, method, model, out / f"fold_{f:02d}", **config)
-        rest = seeded_subset(rest, cfg.limit, cfg.seed + f)
+        rest = balanced_subset(rest, cfg.limit, cfg.seed + f, cfg.sample_balance)
         dev = seeded_subset(dev, cfg.dev_limit, cfg.seed + 1 + f)
         info = {"task": {"shape": t.shape, "folds": k, "fold": f, "fold_test_items": len(fold_test),
-                         "fold_test_records_sha256": records_digest(fold_test)},
+                         "fold_test_records_sha256": records_digest(fold_test)}, "data": _balance_info(cfg, rest),
                 "provenance": selection_provenance(cfg, f"fold-{f}-train", rest, f"fold-{f}-selection", dev, (f"test-fold-{f}",),
                                                    fold_grouping=FOLD_GROUPING, selection_from=FOLD_SELECTION)}  # fmt: skip
         best_model, summary = run_training(cfg, rest, dev, labels=t.labels, meta_extra=info, restart=restart)
+        decision = _choose_decision(best_model, cfg, dev, f"fold-{f}-selection")
+        if decision is not None:
+            _atomic_json(Path(cfg.out_dir) / FIGLANG_JSON, {**read_figlang_json(cfg.out_dir), "decision": decision})
         method_obj = TrainedMethod(model=str(cfg.out_dir), loaded=best_model, batch_size=cfg.eval_batch_size or 64)
         preds, m, _ = _records_results(t, f"test-fold-{f}", fold_test, method_obj, cfg.seed, {"fold": f, "folds": k},
                                        out_dir=Path(cfg.out_dir) / "eval" / "test-fold")  # fmt: skip
         meta = summary["figlang_meta"]("complete", _compact({"test-fold": m}))
+        if decision is not None:
+            meta["decision"] = decision
         _atomic_json(Path(cfg.out_dir) / FIGLANG_JSON, meta)
         per_fold[str(f)] = {"accuracy": m["accuracy"], "by_gold_label": m["by_gold_label"], "items": len(fold_test),
-                            "train_items": len(rest), "dev_items": len(dev), "best": summary["state"]["best"]}  # fmt: skip
+                            "train_items": len(rest), "dev_items": len(dev), "best": summary["state"]["best"],
+                            "train_label_mix": mix(rest), **({"decision": decision} if decision is not None else {})}  # fmt: skip
         pooled_records += list(fold_test)
         pooled_preds.update(preds)
     options = MetricOptions(seed=base_cfg.seed)
@@ -1184,18 +1306,24 @@ def train_folds(
         # how the folds were made and where each fold's model was chosen: leaky (span) and leak-free (linked) fold
         # summaries must not read alike
         "fold_grouping": FOLD_GROUPING,
-        "selection": FOLD_SELECTION,
+        "selection": FOLD_SELECTION + (f"; the same slice chooses the decision threshold (maximising {base_cfg.threshold})"
+                                       if base_cfg.threshold != "none" else ""),
         "provenance": {"code": code_provenance(), "splits": {"pooled-test-folds": split_fingerprint(pooled_records)},
-                       "selection_split": {"epoch": "fold-N-selection", "checkpoint": "fold-N-selection", **(base_cfg.chosen_on or {})}},
+                       "selection_split": {"epoch": "fold-N-selection", "checkpoint": "fold-N-selection",
+                                           **({"threshold": "fold-N-selection"} if base_cfg.threshold != "none" else {}),
+                                           **(base_cfg.chosen_on or {})}},
     }  # fmt: skip
     _atomic_json(out / "folds_summary.json", summary_out)
     return summary_out
 
 
 __all__ = [
+    "BALANCE_KEYS",
     "TrainConfig",
     "TrainResult",
+    "balanced_subset",
     "epoch_plan",
+    "group_weights",
     "make_config",
     "plot_loss_curve",
     "records_digest",
