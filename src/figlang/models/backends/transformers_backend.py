@@ -1115,9 +1115,13 @@ class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
         return out_texts
 
     def _lookup_ok(self, batch: list[tuple[int, int]], prompts: dict[int, list[int]], reqs: Sequence[GenerationRequest]) -> bool:
-        """Whether this batch decodes by prompt lookup: one greedy causal row, explicit positions, a prompt of ≥ 2 tokens."""
-        return (self.prompt_lookup > 0 and self.kind == "causal" and len(batch) == 1 and not reqs[0].do_sample
-                and self._positions and len(prompts[batch[0][0]]) >= 2)  # fmt: skip
+        """Whether this batch decodes by prompt lookup: one greedy causal row, explicit positions, a prompt of ≥ 2 tokens,
+        and no sliding window that the prompt, the answer and a draft could outgrow (a window cache cut back after a
+        rejected draft would have dropped keys the next tokens need)."""
+        if not (self.prompt_lookup > 0 and self.kind == "causal" and len(batch) == 1 and not reqs[0].do_sample and self._positions):
+            return False
+        prompt = prompts[batch[0][0]]
+        return len(prompt) >= 2 and not self._outside_window(len(prompt) - 1, 1 + reqs[0].max_new_tokens + self.prompt_lookup)
 
     def _decode_lookup(self, prompt: list[int], req: GenerationRequest) -> str:
         """Greedy decoding of one prompt, drafting by prompt lookup (:func:`prompt_lookup_draft`).
