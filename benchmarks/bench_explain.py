@@ -8,7 +8,13 @@ pair; one `figlang explain` in ≤ 10 s once the model is loaded):
 * N pairs: `explain_pairs()` on N FLUTE pairs of a split, seconds per pair.
 
 Nothing is read from or written to the request cache (``use_cache=False``), so each run measures
-model time. Peak memory is the process's maximum resident set size (``ru_maxrss``).
+model time. Peak memory is the process's maximum resident set size (``ru_maxrss``). Each figure has its
+wall-clock and CPU seconds (``time.process_time``, all threads) and the load average around it: on a
+shared machine compare CPU seconds.
+
+A lone pair is decoded by prompt lookup (the Transformers backend's ``prompt_lookup``, same greedy text);
+after the timed first call the same pair is answered again token by token (``prompt_lookup=0``) and again
+by prompt lookup, back to back, with the forward passes each took (``one_pair_compare``).
 
 Run (2 threads, the first 20 selection pairs):
 
@@ -19,12 +25,41 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import time
 
 
 def peak_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+class Clock:
+    """Wall-clock and CPU seconds (all threads of the process) of a block, with the load average after it."""
+
+    def __enter__(self) -> Clock:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
+        self.load = [round(x, 2) for x in os.getloadavg()]
+
+
+def count_passes(backend: object) -> list[int]:
+    """Count the model's forward passes from now on (one counter, reset by the caller); [] where not a Transformers model."""
+    model = getattr(backend, "model", None)
+    if model is None or not hasattr(model, "forward"):
+        return []
+    counter = [0]
+    forward = model.forward
+
+    def counted(*args: object, **kwargs: object) -> object:
+        counter[0] += 1
+        return forward(*args, **kwargs)
+
+    model.forward = counted
+    return counter
 
 
 def main() -> None:
@@ -46,26 +81,46 @@ def main() -> None:
     options = {"threads": args.threads, "k": args.k, "mode": args.mode, "pool": "train-fit"}
     if args.label_model:
         options.update(label_method="trained", label_model=args.label_model)
-    start = time.perf_counter()
-    method = explainer(args.model, args.data_dir, **options)  # qwen2.5-1.5b: the backend figlang.explain picks for this CPU
-    load = time.perf_counter() - start
-    start = time.perf_counter()
-    one = explain("The meeting was very boring.", "The meeting was as exciting as watching paint dry.", "simile",
-                  model=args.model, data_dir=args.data_dir, use_cache=False, **options)  # fmt: skip
-    single = time.perf_counter() - start
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    with Clock() as loading:
+        method = explainer(args.model, args.data_dir, **options)  # qwen2.5-1.5b: the backend figlang.explain picks for this CPU
+    backend = method.lm
+    passes = count_passes(backend)
+    pair = ("The meeting was very boring.", "The meeting was as exciting as watching paint dry.", "simile")
+
+    def one_pair() -> tuple[object, Clock, int | None]:
+        if passes:
+            passes[0] = 0
+        with Clock() as clock:
+            answer = explain(*pair, model=args.model, data_dir=args.data_dir, use_cache=False, **options)
+        return answer, clock, (passes[0] if passes else None)
+
+    one, single, single_passes = one_pair()
+    compare = []
+    lookup = getattr(backend, "prompt_lookup", None)
+    if lookup:  # the same pair again, token by token and by prompt lookup, back to back (both warm)
+        for setting in (0, lookup):
+            backend.prompt_lookup = setting
+            again, clock, n = one_pair()
+            compare.append({"prompt_lookup": setting, "seconds": round(clock.wall, 2), "cpu_seconds": round(clock.cpu, 2),
+                            "forward_passes": n, "load_average": clock.load, "same_answer": again.raw == one.raw})  # fmt: skip
+        backend.prompt_lookup = lookup
     pairs = [{"premise": r.premise, "hypothesis": r.hypothesis, "figure_type": r.figure_type, "idiom": r.expression}
              for r in get_task("flute").load(args.split, args.data_dir)[: args.n]]  # fmt: skip
-    start = time.perf_counter()
-    answers = explain_pairs(pairs, model=args.model, data_dir=args.data_dir, use_cache=False, **options)
-    batch = time.perf_counter() - start
+    with Clock() as batching:
+        answers = explain_pairs(pairs, model=args.model, data_dir=args.data_dir, use_cache=False, **options)
+    batch = batching.wall
     result = {
         "model": args.model, "threads": args.threads, "k": args.k, "mode": args.mode, "split": args.split,
         "label_model": args.label_model, "backend": method.fingerprint().get("backend"),
-        "load_seconds": round(load, 1), "one_pair_seconds": round(single, 2), "one_pair": one.to_dict(),
-        "n": len(pairs), "batch_seconds": round(batch, 1), "seconds_per_pair": round(batch / max(len(pairs), 1), 2),
+        "prompt_lookup": lookup, "load_seconds": round(loading.wall, 1), "load_cpu_seconds": round(loading.cpu, 1),
+        "one_pair_seconds": round(single.wall, 2), "one_pair_cpu_seconds": round(single.cpu, 2), "one_pair_forward_passes": single_passes,
+        "one_pair_load_average": single.load, "one_pair": one.to_dict(), "one_pair_compare": compare,
+        "n": len(pairs), "batch_seconds": round(batch, 1), "batch_cpu_seconds": round(batching.cpu, 1),
+        "seconds_per_pair": round(batch / max(len(pairs), 1), 2),
         "val_499_minutes_at_this_rate": round(499 * batch / max(len(pairs), 1) / 60, 1),
         "invalid": sum(1 for a in answers if not a.valid), "peak_rss_mib": round(peak_mib(), 1),
-        "load_average": list(__import__("os").getloadavg()),
+        "load_average_before": load_before, "load_average": list(os.getloadavg()),
     }  # fmt: skip
     print(json.dumps({k: v for k, v in result.items() if k != "one_pair"}, indent=1))
     if args.out:

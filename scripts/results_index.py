@@ -174,6 +174,10 @@ group("docs/flute_explanations.md", "explain-speed-amx", "| loading (both models
 group("docs/flute_explanations.md", "explain-speed-amx", "| one `explain()` call", "explain/bench-amx-2threads.json", [["one_pair_seconds", 2, "one_pair_seconds"]])
 group("docs/flute_explanations.md", "explain-speed-amx", "| 20 `selection` pairs", "explain/bench-amx-2threads.json",
       [["n", 0, "n"], ["seconds_per_pair", 2, "seconds_per_pair"], ["peak_rss_gib", 2, "peak_rss_mib", 1 / 1024]])
+# docs/flute_explanations.md: prompt-lookup decoding of one pair, its draft rule chosen on `selection`'s greedy answers (replayed, no model run)
+group("docs/flute_explanations.md", "explain-prompt-lookup", "| prompt lookup as shipped", "explain/prompt-lookup-passes-selection.json",
+      [["answers", 0, "answers"], ["answer_tokens", 1, "mean_answer_tokens"], ["passes_per_token", 2, "rules.11.passes_per_token"],
+       ["drafted_per_pass", 1, "rules.11.drafted_per_pass"]])
 # docs/trained_models.md: the idiom and simile probes remade with every choice on `selection`
 for row, run, per_epoch, kind in [("| **idiom** |", "cpu/idiom-probe-qwen-sel", 135, "idiom"), ("| **simile** |", "cpu/simile-probe-qwen-sel", 132, "simile")]:
     group(TM, "qwen-probe-selection", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"], ["layer", 0, "training.base_layers"],

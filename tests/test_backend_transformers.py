@@ -307,6 +307,48 @@ def test_greedy_generation_matches_transformers_generate(smollm):
     assert ours == expected and ours.strip()
 
 
+def test_prompt_lookup_draft_follows_the_latest_longest_match():
+    from figlang.models.backends.transformers_backend import prompt_lookup_draft
+
+    seq = [1, 2, 3, 4, 5, 9, 2, 3, 7, 8, 1, 2, 3]
+    assert prompt_lookup_draft(seq, 3) == [4, 5, 9]  # the last 3-gram "1 2 3" occurred at the start
+    assert prompt_lookup_draft(seq, 3, max_ngram=2) == [7, 8, 1]  # "2 3": the latest earlier occurrence wins
+    assert prompt_lookup_draft([5, 6, 1, 2, 3, 4, 9, 2, 3], 2) == [4, 9]  # no earlier "9 2 3": then "2 3"
+    assert prompt_lookup_draft([1, 2, 3], 4) == [] and prompt_lookup_draft([1, 2, 1], 0) == []
+    assert prompt_lookup_draft([7, 1, 8, 1], 5) == [8, 1]  # a one-token match, what follows it up to the end
+
+
+def test_prompt_lookup_gives_the_token_by_token_greedy_text_in_fewer_passes(smollm):
+    """The prompt-lookup path (a lone greedy prompt) must write exactly what decoding token by token writes."""
+    quote = "The quick brown fox jumps over the lazy dog near the old river bank."
+    prompts = [f"Repeat the sentence exactly.\nSentence: {quote}\nRepeat: {quote}\nSentence: {quote}\nRepeat:",
+               "Q: What is the capital of France?\nA:", "Once upon a time"]
+    requests = [GenerationRequest(p, max_new_tokens=n, stop=stop, min_new_tokens=m)
+                for p in prompts for n, stop, m in ((24, (), 0), (24, (". ", "\n"), 0), (5, (), 3))]  # fmt: skip
+    passes = []
+    forward = smollm.model.forward
+
+    def counted(*args, **kwargs):
+        passes[-1] += 1
+        return forward(*args, **kwargs)
+
+    texts = {}
+    try:
+        smollm.model.forward = counted
+        for lookup in (0, 10):
+            _set(smollm, prompt_lookup=lookup)
+            passes.append(0)
+            texts[lookup] = [smollm.generate([r])[0][0] for r in requests]
+    finally:
+        del smollm.model.forward
+        _set(smollm, prompt_lookup=10)
+    assert texts[10] == texts[0]
+    assert quote[:20] in texts[0][0]  # the model copies: the case prompt lookup is for
+    assert passes[1] < passes[0] - 10, passes  # drafts were accepted: fewer forward passes for the same text
+    together = smollm.generate(requests)  # batches of several rows decode token by token
+    assert together == [[t] for t in texts[0]]
+
+
 def test_sampling_is_deterministic_per_seed_and_independent_of_batching(smollm):
     def req(prompt, seed, n=2):
         return GenerationRequest(prompt, max_new_tokens=4, do_sample=True, top_k=40, top_p=0.95, temperature=0.9, n=n, seed=seed)

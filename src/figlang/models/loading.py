@@ -240,7 +240,7 @@ def _llamacpp_backend(reference: str, options: dict[str, Any]) -> LanguageModel:
 
 
 TRANSFORMERS_OPTIONS = (
-    "kind", "dtype", "device", "threads", "batch_size", "max_batch_tokens", "max_length", "prefix_reuse",
+    "kind", "dtype", "device", "threads", "batch_size", "max_batch_tokens", "max_length", "prefix_reuse", "prompt_lookup",
     "trust_remote_code", "attn_implementation", "allow_missing_weights",
 )  # fmt: skip
 
@@ -250,7 +250,7 @@ def load_backend(reference: str, **options: Any) -> LanguageModel:
 
     Options: ``source`` (auto | local | hub) and ``backend`` (transformers | llama.cpp | openai) pick; everything
     else goes to the backend (for Transformers: dtype, device, threads, batch_size, max_batch_tokens,
-    max_length, prefix_reuse, kind, trust_remote_code, attn_implementation, allow_missing_weights).
+    max_length, prefix_reuse, prompt_lookup, kind, trust_remote_code, attn_implementation, allow_missing_weights).
     """
     ref = str(reference).strip()
     backend = str(options.pop("backend", "auto")).lower()
