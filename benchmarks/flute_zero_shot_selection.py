@@ -24,7 +24,7 @@ varies, over every setting of the others.
         --cache-dir runs/cache --runs runs/zs/flute-sel-grid --out runs/zs/flute-sel-grid/grid.json
 
 With ``--shots-for best`` (a coordinate search, for a tight CPU budget) the few-shot cell is run only for the
-question the rule picks among the 0-shot rows. Cells not started by ``--stop-grid-at`` (UTC, HH:MM) are skipped and recorded as not run; the choice is then
+question the rule picks among the 0-shot rows. Few-shot cells not started by ``--stop-grid-at`` (UTC, HH:MM) are skipped and recorded as not run; the choice is then
 made among the cells that ran.
 """
 
@@ -214,7 +214,7 @@ def main() -> None:
     ap.add_argument("--cache-dir", default="runs/cache")
     ap.add_argument("--runs", required=True, help="folder for the harness runs (one per cell, and val)")
     ap.add_argument("--out", required=True, help="the grid's JSON file")
-    ap.add_argument("--stop-grid-at", default=None, help="UTC HH:MM after which no new grid cell starts")
+    ap.add_argument("--stop-grid-at", default=None, help="UTC HH:MM after which no few-shot cell starts (the 0-shot cells always run)")
     ap.add_argument("--shots-for", choices=("all", "best"), default="all",
                     help="all: every question with shots; best: shots only with the question the rule picks among the 0-shot rows")
     ap.add_argument("--no-val", action="store_true", help="choose only; do not score val")
@@ -244,6 +244,20 @@ def main() -> None:
         if deadline < now - dt.timedelta(hours=12):
             deadline += dt.timedelta(days=1)
 
+    def grid_record(complete: bool) -> dict[str, Any]:
+        chosen = choose(rows) if complete else None
+        return {
+            "what": "FLUTE zero-/few-shot label configuration chosen on selection (carved from train), val scored once",
+            "model": args.model, "method": "nli-score", "fixed_options": {"explain": False, "dtype": args.dtype, "threads": args.threads},
+            "grid": {"question": list(QUESTIONS), "calibrate": list(CALIBRATIONS), "shots": [0, args.shots], "shots_for": args.shots_for},
+            "selection": {"split": "selection", "n": len(sample), "of": len(selection), "seed": args.seed,
+                          "sample": "whole split" if len(sample) == len(selection) else "seeded sample, stratified by gold label x figure type (proportional)",
+                          "ids": sorted(sample_ids, key=lambda i: int(i.split("-")[-1]) if i.split("-")[-1].isdigit() else i)},
+            "rule": "most selection items right; ties to the simpler configuration: fewer shots, then calibrate=none, then question=task",
+            "complete": complete, "cells": cells, "rows": rows, "spread": spread(rows),
+            "chosen": chosen["name"] if chosen else None, "chosen_config": chosen["config"] if chosen else None,
+        }  # fmt: skip
+
     rows: list[dict[str, Any]] = []
     cells: list[dict[str, Any]] = []
     plan = list(itertools.product((0, args.shots), QUESTIONS))
@@ -255,7 +269,7 @@ def main() -> None:
                 cells.append({"question": question, "shots": shots, "run": None,
                               "not_run": f"--shots-for best: shots={shots} tried only with the question chosen among the 0-shot rows ({best})"})
                 continue
-        if deadline is not None and dt.datetime.now(dt.timezone.utc) >= deadline:
+        if shots and deadline is not None and dt.datetime.now(dt.timezone.utc) >= deadline:
             cells.append({"question": question, "shots": shots, "run": None, "not_run": f"not started by {args.stop_grid_at} UTC (time budget)"})
             print(f"skip {name}: past {args.stop_grid_at} UTC", flush=True)
             continue
@@ -286,18 +300,10 @@ def main() -> None:
             rows.append({"name": config_name(config), "config": config, "source": "harness run" if calibrate == "content-free"
                          else "the harness run's scores + content-free offset (exact)", "run": str(runs / name), **table})  # fmt: skip
             print(f"{config_name(config):24s} {table['accuracy']:6.2f}  {cell['wall_seconds']}s wall", flush=True)
+        write_json(Path(args.out), grid_record(complete=False))  # a stopped grid leaves what it scored
 
-    chosen = choose(rows)
-    record: dict[str, Any] = {
-        "what": "FLUTE zero-/few-shot label configuration chosen on selection (carved from train), val scored once",
-        "model": args.model, "method": "nli-score", "fixed_options": {"explain": False, "dtype": args.dtype, "threads": args.threads},
-        "grid": {"question": list(QUESTIONS), "calibrate": list(CALIBRATIONS), "shots": [0, args.shots], "shots_for": args.shots_for},
-        "selection": {"split": "selection", "n": len(sample), "of": len(selection), "seed": args.seed,
-                      "sample": "whole split" if len(sample) == len(selection) else "seeded sample, stratified by gold label x figure type (proportional)",
-                      "ids": sorted(sample_ids, key=lambda i: int(i.split("-")[-1]) if i.split("-")[-1].isdigit() else i)},  # fmt: skip
-        "rule": "most selection items right; ties to the simpler configuration: fewer shots, then calibrate=none, then question=task",
-        "cells": cells, "rows": rows, "chosen": chosen["name"], "chosen_config": chosen["config"], "spread": spread(rows),
-    }  # fmt: skip
+    record = grid_record(complete=True)
+    chosen = next(r for r in rows if r["name"] == record["chosen"])
     write_json(Path(args.out), record)
     print("chosen", chosen["name"], chosen["accuracy"], flush=True)
     if args.no_val:
