@@ -121,6 +121,45 @@ nli("| gemma3-270m | nli-generate |", "zs/impli-manual-nli-generate-gemma", IM, 
 nli("| qwen2.5-1.5b (bf16) | nli-score question=meaning, content-free |", "zs/impli-manual-meaning-cf-qwen-llamacpp", IM)
 nli("| qwen2.5-1.5b (bf16) | nli-generate |", "zs/flute-val-nli-generate-qwen-llamacpp", FL, invalid="count")
 nli("| qwen2.5-1.5b (bf16) | nli-generate |", "zs/impli-manual-nli-generate-qwen-llamacpp", IM, invalid="count")
+# docs/zero_shot_results.md, FLUTE's zero-shot configuration chosen on selection (benchmarks/flute_zero_shot_selection.py
+# --tables prints these tables from the grid file; row labels are the configurations in words)
+FZ = "zs/flute-selection-grid-qwen/grid.json"
+FZ_TYPES = ("idiom", "metaphor", "sarcasm", "simile")
+def fz_words(axis, v):
+    if axis == "question":
+        return f"question {v}"
+    if axis == "calibrate":
+        return "content-free calibration" if v == "content-free" else "no calibration"
+    return {0: "zero-shot", 4: "four shots", 8: "eight shots"}[int(v)]
+def fz_label(c):
+    return ", ".join(fz_words(a, c[a]) for a in ("question", "calibrate", "shots"))
+if os.path.exists(R + FZ):
+    fz = json.load(open(R + FZ))
+    for i, r in enumerate(fz["rows"]):
+        mark = " (chosen)" if r["name"] == fz["chosen"] else ""
+        group(ZS, "flute-zs-selection-grid", f"| {fz_label(r['config'])}{mark} |", FZ,
+              [["accuracy", 2, f"rows.{i}.accuracy"], ["n_correct", 0, f"rows.{i}.n_correct"], ["n", 0, f"rows.{i}.n"]]
+              + [[lb, 2, f"rows.{i}.by_gold_label.{lb}.accuracy"] for lb in ("contradiction", "entailment")]
+              + [[t, 2, f"rows.{i}.by_figure_type.{t}.accuracy"] for t in FZ_TYPES])
+    names = {"question": "question", "calibrate": "calibration", "shots": "shots"}
+    for axis in ("question", "calibrate", "shots"):
+        for j, x in enumerate(fz["spread"][axis]["ranges"]):
+            fixed = ", ".join(fz_words(a, v) for a, v in x["fixed"].items())
+            group(ZS, "flute-zs-spread", f"| {names[axis]} | {fixed} |", FZ, [["range", 2, f"spread.{axis}.ranges.{j}.range"]])
+    if "val" in fz:
+        v = fz["val"]
+        run = "zs/flute-val-" + fz["chosen"] + "-qwen/results.json"
+        group(ZS, "flute-zs-val", f"| {fz_label(v['config'])}: chosen on selection, the reported figure |", run,
+              [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100],
+               ["ci_high", 2, "metrics.accuracy.ci_high", 100]]
+              + [[lb, 2, f"metrics.by_gold_label.{lb}.accuracy", 100] for lb in ("contradiction", "entailment")]
+              + [[t, 2, f"metrics.by_figure_type.{t}.accuracy", 100] for t in FZ_TYPES])
+        for name, t in fz.get("val_not_used_for_choosing", {}).items():
+            c = next(r["config"] for r in fz["rows"] if r["name"] == name)
+            group(ZS, "flute-zs-val", f"| {fz_label(c)}: not used for choosing |", FZ,
+                  [["accuracy", 2, f"val_not_used_for_choosing.{name}.accuracy"]]
+                  + [[lb, 2, f"val_not_used_for_choosing.{name}.by_gold_label.{lb}.accuracy"] for lb in ("contradiction", "entailment")]
+                  + [[ft, 2, f"val_not_used_for_choosing.{name}.by_figure_type.{ft}.accuracy"] for ft in FZ_TYPES])
 # docs/trained_models.md: the qwen probe table and the GPU qwen `mc` table (configuration, figures, time)
 TM = "docs/trained_models.md"
 def scores(table, row, run, options):
@@ -599,6 +638,11 @@ prose("README.md", "bench/lm_eval_idiom_dev.json",
       [["figlang_time_over_limit_before", 1, "summary.figlang_time_over_limit"], ["figlang_vs_lm_eval_items_per_s_before", 1, "summary.figlang_vs_lm_eval_items_per_s"]])
 prose("docs/lm_eval.md", "bench/lm_eval_idiom_dev.json",
       [["figlang_time_over_limit_before", 1, "summary.figlang_time_over_limit"], ["bf16_vs_lm_eval_float32_items_per_s", 2, "summary.bf16_vs_lm_eval_float32_items_per_s"]])
+if os.path.exists(R + FZ):  # docs/zero_shot_results.md, the FLUTE selection grid's prose
+    prose(ZS, FZ, [["grid_range", 0, "spread.grid.range"], ["meaning_cell_pairs", 0, "cells.1.cache.computed"],
+                   ["meaning_cell_wall_seconds", 0, "cells.1.wall_seconds"], ["meaning_cell_cpu_seconds", 0, "cells.1.cpu_seconds"]])
+    prose(ZS, "zs/flute-selection-grid-qwen/selection-meaning-0shot/results.json",
+          [["chosen_selection_ci_low", 0, "metrics.accuracy.ci_low", 100], ["chosen_selection_ci_high", 0, "metrics.accuracy.ci_high", 100]])
 # Why a registered figure's folder keeps no per-item predictions (the registry test fails on any other folder without
 # them, and counts these). First matching prefix wins; re-made runs drop out of this list by having predictions.
 NO_PREDICTIONS = [
