@@ -217,6 +217,13 @@ group("docs/flute_explanations.md", "explain-speed-amx", "| 20 `selection` pairs
 group("docs/flute_explanations.md", "explain-prompt-lookup", "| prompt lookup as shipped", "explain/prompt-lookup-passes-selection.json",
       [["answers", 0, "answers"], ["answer_tokens", 1, "mean_answer_tokens"], ["passes_per_token", 2, "rules.11.passes_per_token"],
        ["drafted_per_pass", 1, "rules.11.drafted_per_pass"]])
+F = "explain/bench-amx-2threads-lookup.json"
+group("docs/flute_explanations.md", "explain-speed-lookup", "| `explain()` as shipped", F,
+      [["seconds", 2, "one_pair_seconds"], ["cpu", 2, "one_pair_cpu_seconds"], ["passes", 0, "one_pair_forward_passes"]])
+for row, k in [("| the same pair again, token by token |", 0), ("| the same pair again, prompt lookup |", 1)]:
+    group("docs/flute_explanations.md", "explain-speed-lookup", row, F,
+          [["seconds", 2, f"one_pair_compare.{k}.seconds"], ["cpu", 2, f"one_pair_compare.{k}.cpu_seconds"],
+           ["passes", 0, f"one_pair_compare.{k}.forward_passes"]])
 # docs/trained_models.md: the idiom and simile probes remade with every choice on `selection`
 for row, run, per_epoch, kind in [("| **idiom** |", "cpu/idiom-probe-qwen-sel", 135, "idiom"), ("| **simile** |", "cpu/simile-probe-qwen-sel", 132, "simile")]:
     group(TM, "qwen-probe-selection", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"], ["layer", 0, "training.base_layers"],
