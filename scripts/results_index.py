@@ -612,6 +612,7 @@ prose("README.md", "cpu/simile-probe-qwen-l14/eval/dev/results.json", [["probe-s
 prose("README.md", "cpu/idiom-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-sel-idiom-dev-disjoint", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "cpu/idiom-probe-qwen-sel/eval/dev/results.json", [["probe-sel-idiom-dev", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-sel-simile-dev-disjoint", 1, "metrics.accuracy.accuracy", 100]])
+prose("README.md", "zs/flute-val-meaning-cf-0shot-qwen/results.json", [["flute-zs-selection-chosen-val", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev/results.json", [["probe-sel-simile-dev", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "zs/idiom-dev-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/idiom-devdisjoint-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
