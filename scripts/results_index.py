@@ -102,6 +102,19 @@ for row, f in [("| gemma3-270m | lm-score pmi |", "zs/idiom-dev-pmi-gemma"), ("|
                ("| smollm2-135m | pet |", "zs/idiom-dev-pet-smollm2")]:
     if os.path.exists(R + f + "/results.json"):
         group(ZS, "zs-cloze", row, f + "/results.json", CELL)
+# cells re-made on 2026-11-26 (two threads; smollm2-135m in float32 as first made, qwen2.5-1.5b in bfloat16), predictions
+# committed; in each row left to right, so that a figure is matched to its own cell
+for method, runs in [("pet", ["simile-dev", "idiom-devdisjoint", "simile-devdisjoint"]),
+                     ("qa", ["idiom-dev", "simile-dev", "idiom-devdisjoint", "simile-devdisjoint"]), ("few-shot", ["idiom-dev", "simile-dev"])]:
+    for f in runs:
+        f = f"zs/{f}-{method.replace('-', '')}-smollm2"
+        if os.path.exists(R + f + "/results.json"):
+            group(ZS, "zs-cloze", f"| smollm2-135m | {method} |", f + "/results.json", CELL)
+for row, runs in [("| qwen2.5-1.5b (bf16) | lm-score pmi |", ["idiom-dev-pmi", "simile-dev-pmi", "idiom-devdisjoint-pmi", "simile-devdisjoint-pmi"]),
+                  ("| qwen2.5-1.5b (bf16) | pet |", ["idiom-dev-pet"]), ("| qwen2.5-1.5b (bf16) | qa |", ["idiom-dev-qa", "simile-dev-qa"])]:
+    for f in runs:
+        if os.path.exists(f"{R}zs/{f}-qwen/results.json"):
+            group(ZS, "zs-cloze", row, f"zs/{f}-qwen/results.json", CELL)
 # docs/zero_shot_results.md, the NLI table: the cells with a result file
 def nli(row, file, labels, invalid=None):
     figs = CELL + [[f"{lab}", 1, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in labels]
@@ -392,7 +405,9 @@ AUTO_TABLES += [
     (ZSD, "zs-cloze-added", "| model | set | n | method | accuracy % [95% CI] | per gold label | majority % |", [
         (f"| smollm2-135m | {k} **dev-disjoint** |", [f"zs/{k}-devdisjoint-pmi-smollm2/results.json"]) for k in ("idiom", "simile")
         if os.path.exists(f"{R}zs/{k}-devdisjoint-pmi-smollm2/results.json")]
-        + [("| smollm2-135m | idiom dev | 355 (all) | pet", ["zs/idiom-dev-pet-smollm2/results.json"])] * os.path.exists(f"{R}zs/idiom-dev-pet-smollm2/results.json")),
+        + [(r, [f"zs/{f}/results.json"]) for r, f in (("| smollm2-135m | idiom dev | 355 (all) | pet", "idiom-dev-pet-smollm2"),
+           ("| smollm2-135m | simile dev | 376 (all) | pet", "simile-dev-pet-smollm2"), ("| smollm2-135m | idiom dev | 355 (all) | qa", "idiom-dev-qa-smollm2"))
+           if os.path.exists(f"{R}zs/{f}/results.json")]),
     (ZSD, "zs-flute-detail", "| model | n | calibration | Acc@0 % [95% CI] |", None),
     (ZSD, "zs-impli-detail", "| model | n | calibration | accuracy % [95% CI] | entailment | non-entailment | run |", None),
     (ZSD, "flute-prompt-probe", "  | variant | acc % at margin 0 |", None),
@@ -553,9 +568,10 @@ for k in ("idiom", "simile"):
     if os.path.exists(f"{R}zs/{k}-devdisjoint-pmi-smollm2/results.json"):
         group(ZSD, "zs-cloze-added", f"| smollm2-135m | {k} **dev-disjoint** |", f"zs/{k}-devdisjoint-pmi-smollm2/results.json",
               [["majority", 1, "metrics", 100, "majority"]])
-if os.path.exists(f"{R}zs/idiom-dev-pet-smollm2/results.json"):
-    group(ZSD, "zs-cloze-added", "| smollm2-135m | idiom dev | 355 (all) | pet", "zs/idiom-dev-pet-smollm2/results.json",
-          [["majority", 1, "metrics", 100, "majority"]])
+for r, f in (("| smollm2-135m | idiom dev | 355 (all) | pet", "idiom-dev-pet-smollm2"), ("| smollm2-135m | simile dev | 376 (all) | pet", "simile-dev-pet-smollm2"),
+             ("| smollm2-135m | idiom dev | 355 (all) | qa", "idiom-dev-qa-smollm2")):
+    if os.path.exists(f"{R}zs/{f}/results.json"):
+        group(ZSD, "zs-cloze-added", r, f"zs/{f}/results.json", [["majority", 1, "metrics", 100, "majority"]])
 for k, n in (("idiom", 355), ("simile", 376)):
     if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/results.json"):
         for m in ("**pmi**", "sum / token / char"):
