@@ -71,8 +71,6 @@ def _clock(fn):
     return out, time.perf_counter() - t0, time.process_time() - c0
 
 
-TIMING_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8")
-
 
 def fast_dtype() -> str:
     """The CPU's fast dtype: bfloat16 where the CPU computes it natively (AVX512-BF16 / AMX), else float32.
@@ -360,7 +358,7 @@ def report(args: argparse.Namespace, argv: list[str] | None, exported, started: 
 
     import torch
 
-    from figlang.models.devices import bf16_is_emulated, cpu_info
+    from figlang.models.devices import TIMING_FLAGS, bf16_is_emulated, cpu_info
 
     print(f"\n{args.task}/{args.split}, {args.model}, threads {args.threads or 'default'}, {os.cpu_count()} CPUs, "
           f"bfloat16 {'emulated (no AVX512-BF16/AMX)' if bf16_is_emulated('cpu') else 'native'}")  # fmt: skip

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     from figlang.cli.common import parse_key_values
     from figlang.evaluation import evaluate
     from figlang.evaluation.provenance import library_versions
-    from figlang.models.devices import bf16_is_emulated, cpu_info
+    from figlang.models.devices import TIMING_FLAGS, bf16_is_emulated, cpu_info
 
     torch.set_num_threads(args.threads)
     options = {**parse_key_values(args.options, "-O"), "threads": args.threads}
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         "accuracy": accuracy.get("accuracy"), "n_correct": accuracy.get("n_correct"),
         "predictions": run_dir.name + "/predictions.jsonl",
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "cpu_model": cpu_name,
-                    "cpu_flags": sorted(f for f in cpu_flags if f in {"avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile"}),
+                    "cpu_flags": [f for f in TIMING_FLAGS if f in cpu_flags],
                     "bf16_emulated": bf16_is_emulated("cpu"), "torch": torch.__version__,
                     "load_average_before": list(load_before), "load_average_after": list(os.getloadavg())},  # fmt: skip
         "versions": library_versions(),

@@ -29,6 +29,10 @@ def resolve_device(device: str | None, missing_error: type[Exception] = FiglangE
     return name
 
 
+# the instruction sets that decide CPU timings (bfloat16 native or emulated, AMX): what a benchmark file records
+TIMING_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8")
+
+
 @lru_cache(maxsize=1)
 def cpu_info() -> tuple[str | None, frozenset[str]] | None:
     """The CPU's model name and instruction-set flags from /proc/cpuinfo; None where there is none (not Linux)."""
