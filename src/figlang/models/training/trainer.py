@@ -1125,10 +1125,13 @@ def _balance_info(cfg: TrainConfig, train: Sequence[Record]) -> dict[str, Any]:
 
 
 def _choose_decision(model: Any, cfg: TrainConfig, dev: Sequence[Record], dev_name: str) -> dict[str, Any] | None:
-    """cfg.threshold: the decision threshold chosen on the dev (selection) records and set on the model; None: argmax."""
+    """cfg.threshold: the decision threshold chosen on the dev (selection) records, set on the model and written into
+    the run's figlang.json before anything is reported (so that the report's method identity sees it); None: argmax."""
     if cfg.threshold == "none":
         return None
-    return model.choose_decision(dev, cfg.threshold, batch_size=cfg.eval_batch_size or max(cfg.batch_size, 8), chosen_on=dev_name)
+    decision = model.choose_decision(dev, cfg.threshold, batch_size=cfg.eval_batch_size or max(cfg.batch_size, 8), chosen_on=dev_name)
+    _atomic_json(Path(cfg.out_dir) / FIGLANG_JSON, {**read_figlang_json(cfg.out_dir), "decision": decision})
+    return decision
 
 
 def final_report(model: Any, task: Any, sets: dict[str, list[Record] | None], cfg: TrainConfig, out: Path) -> dict[str, Any]:
@@ -1196,8 +1199,6 @@ def train(
     out = Path(cfg.out_dir)
     dev_name = info["provenance"]["selection_split"]["epoch"]
     decision = _choose_decision(best_model, cfg, dev_records, dev_name)
-    if decision is not None:  # written before the report, so that the report's method identity sees it
-        _atomic_json(out / FIGLANG_JSON, {**read_figlang_json(out), "decision": decision})
     metrics = final_report(best_model, t, sets, cfg, out)
     status = "partial" if summary["stopped"] == "time-budget" else "complete"
     meta = summary["figlang_meta"](status, _compact(metrics))
@@ -1271,8 +1272,6 @@ def train_folds(
                                                    fold_grouping=FOLD_GROUPING, selection_from=FOLD_SELECTION)}  # fmt: skip
         best_model, summary = run_training(cfg, rest, dev, labels=t.labels, meta_extra=info, restart=restart)
         decision = _choose_decision(best_model, cfg, dev, f"fold-{f}-selection")
-        if decision is not None:
-            _atomic_json(Path(cfg.out_dir) / FIGLANG_JSON, {**read_figlang_json(cfg.out_dir), "decision": decision})
         method_obj = TrainedMethod(model=str(cfg.out_dir), loaded=best_model, batch_size=cfg.eval_batch_size or 64)
         preds, m, _ = _records_results(t, f"test-fold-{f}", fold_test, method_obj, cfg.seed, {"fold": f, "folds": k},
                                        out_dir=Path(cfg.out_dir) / "eval" / "test-fold")  # fmt: skip
