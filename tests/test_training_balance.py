@@ -4,7 +4,9 @@ by the fold's test scoring and by `figlang eval --method trained`, and clear err
 
 from __future__ import annotations
 
+import gzip
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -42,6 +44,26 @@ def test_threshold_maximises_the_objective_nearest_the_argmax():
     gold = [False, False, False, False, True, False, True]
     assert choose_threshold(skewed, gold, "balanced-accuracy")["threshold"] == -1.1
     assert choose_threshold(skewed, gold, "accuracy")["threshold"] == -0.55
+
+
+def test_floor_holds_the_first_labels_recall_with_confidence():
+    # 200 negatives (IMPLI: entailments) at margins 0..199 and 100 positives at 150..249: negative recall r at a
+    # threshold t is (t+1)/200, so the floor's lower bound, not the raw recall, decides how far t may go
+    neg = [float(m) for m in range(200)]
+    pos = [float(m) for m in range(150, 250)]
+    found = choose_threshold(neg + pos, [False] * 200 + [True] * 100, "floor=0.85")
+    at = found["at_threshold"]
+    assert at["negative_recall_lower_bound"] >= 0.85 and at["negative_recall"] > 0.88  # a margin above the floor
+    assert found["objective"] == "floor=0.85" and found["floor_confidence"] == 0.95
+    # the next lower threshold answers one more positive but breaks the floor
+    lower = choose_threshold(neg + pos, [False] * 200 + [True] * 100, "balanced-accuracy")
+    assert lower["at_threshold"]["negative_recall"] < at["negative_recall"]
+    assert at["positive_recall"] == pytest.approx(sum(p > found["threshold"] for p in pos) / 100)
+    # a floor no threshold short of "negative everywhere" reaches: the rule answers the negative label everywhere
+    everywhere = choose_threshold([1.0, 2.0, 0.0], [False, False, True], "floor=0.9")
+    assert everywhere["at_threshold"]["positive_recall"] == 0.0 and everywhere["threshold"] > 2.0
+    with pytest.raises(FiglangError, match="floor must be a recall between 0 and 1"):
+        choose_threshold([0.0, 1.0], [False, True], "floor=abc")
 
 
 def test_threshold_errors_are_clear():
@@ -96,8 +118,10 @@ def test_bad_balance_and_threshold_values(data_dir, minilm_path):
         config(sample_balance="label", limit=None, preset="cpu-nli")
     with pytest.raises(FiglangError, match="loss_weights must be one of"):
         config(loss_weights="inverse")
-    with pytest.raises(FiglangError, match="threshold must be none or an objective"):
+    with pytest.raises(FiglangError, match="unknown threshold objective '0.3'"):
         config(threshold="0.3")
+    with pytest.raises(FiglangError, match="the floor must be a recall between 0 and 1, e.g. floor=0.85"):
+        config(threshold="floor=85")
     with pytest.raises(FiglangError, match="threshold chooses the decision of a two-label NLI classifier"):
         config(method="mc", threshold="balanced-accuracy")
     with pytest.raises(FiglangError, match="loss_weights weights an NLI classifier's loss"):
@@ -154,3 +178,28 @@ def test_fold_threshold_is_chosen_on_its_selection_slice_and_applied(tmp_path, d
     assert as_saved.results["method"]["fingerprint"]["decision"]["chosen_on"] == "fold-3-selection"
     with pytest.raises(FiglangError, match="threshold must be 'none'"):
         TrainedMethod(model=str(out / "fold_03"), threshold="high")
+
+
+def test_committed_impli_floor_thresholds_recompute_from_their_selection_margins(data_dir):
+    """The GPU floor=0.85 run (docs/results/gpu-minilm/impli-folds10-all-lw-floor85) kept each fold's selection
+    margins: every fold's threshold, and every pooled test answer, follow from the committed files alone."""
+    run = Path(__file__).resolve().parents[1] / "docs/results/gpu-minilm/impli-folds10-all-lw-floor85"
+    thresholds = {}
+    for fold in sorted(run.glob("fold_*")):
+        decision = json.loads((fold / "figlang.json").read_text(encoding="utf-8"))["decision"]
+        rows = [json.loads(line) for line in gzip.open(fold / "decision_margins.jsonl.gz", "rt", encoding="utf-8")]
+        found = choose_threshold([r["margin"] for r in rows], [r["gold"] == "non-entailment" for r in rows], decision["objective"])
+        assert found["threshold"] == decision["threshold"] and found["at_threshold"] == decision["at_threshold"], fold.name
+        assert decision["chosen_on"] == f"fold-{int(fold.name[5:])}-selection" and len(rows) == decision["items"] == 500
+        thresholds[int(fold.name[5:])] = decision["threshold"]
+    assert len(thresholds) == 10
+    # the folds as the trainer cut them; each pooled answer is its own fold's threshold applied to its margin
+    records = get_task("impli").load("all", data_dir)
+    parts = expression_folds(records, k=10, seed=0, key=carve_key_fn("expression", records))
+    fold_of = {r.id: f for f, (_, test) in enumerate(parts) for r in test}
+    answered = [json.loads(line) for line in gzip.open(run / "pooled/predictions.jsonl.gz", "rt", encoding="utf-8")]
+    assert len(answered) == len(fold_of) == 26124
+    for row in answered:
+        margin = row["scores"]["non-entailment"] - row["scores"]["entailment"]
+        expected = "non-entailment" if margin > thresholds[fold_of[row["id"]]] else "entailment"
+        assert row["prediction"] == expected, row["id"]

@@ -45,7 +45,38 @@ def check_method(method: str) -> str:
 
 # --- decision thresholds (two-label classifiers) ---------------------------------------------------------------
 
-THRESHOLD_OBJECTIVES = ("balanced-accuracy", "accuracy", "macro-f1")
+THRESHOLD_OBJECTIVES = ("balanced-accuracy", "accuracy", "macro-f1", "floor=R")
+FLOOR_CONFIDENCE = 0.95  # floor=R: the first label's recall is held at R with this one-sided confidence
+
+
+def parse_threshold_objective(objective: str) -> tuple[str, float | None]:
+    """('floor', R) for ``floor=R`` (0 < R < 1), else (objective, None); a clear error for anything else.
+
+    ``floor=R`` states an operating point rather than a trade-off: keep the first label's recall (IMPLI:
+    entailment) at R or above, with 95% confidence on the selection items, and answer the second label as often as
+    that allows. A benchmark target such as "non-entailment ≥ 70 with entailment ≥ 85" is such an operating point.
+    """
+    if objective.startswith("floor="):
+        try:
+            floor = float(objective.split("=", 1)[1])
+        except ValueError:
+            floor = float("nan")
+        if not 0.0 < floor < 1.0:
+            raise FiglangError(f"threshold objective {objective!r}: the floor must be a recall between 0 and 1, e.g. floor=0.85")
+        return "floor", floor
+    if objective not in THRESHOLD_OBJECTIVES:
+        raise FiglangError(f"unknown threshold objective {objective!r}; choose one of: {', '.join(THRESHOLD_OBJECTIVES)}")
+    return objective, None
+
+
+def recall_lower_bound(hits: int, n: int, confidence: float = FLOOR_CONFIDENCE) -> float:
+    """One-sided Clopper-Pearson lower bound of a recall of hits/n: the floor=R rule holds it at R, so that a
+    threshold that only just reaches R on a few hundred selection items is not taken for one that holds."""
+    if n <= 0 or hits <= 0:
+        return 0.0
+    from scipy.stats import beta
+
+    return float(beta.ppf(1.0 - confidence, hits, n - hits + 1))
 
 
 def _objective(name: str, tp: int, fn: int, tn: int, fp: int) -> float:
@@ -62,11 +93,13 @@ def _objective(name: str, tp: int, fn: int, tn: int, fp: int) -> float:
 def choose_threshold(margins: Sequence[float], positive: Sequence[bool], objective: str = "balanced-accuracy") -> dict[str, Any]:
     """The threshold t on score margins (answer the positive label when margin > t) that maximises ``objective``
     (balanced-accuracy, accuracy or macro-f1) on these items; ties go to the t nearest 0 (the argmax).
+    ``floor=R``: the t with the highest positive recall among those whose negative recall has a one-sided 95%
+    Clopper-Pearson lower bound of at least R (where none has, the one with the highest bound: in the end, negative
+    everywhere).
 
     Returns the threshold, the objective there and at the argmax (t = 0), and the recall of each side at both.
     """
-    if objective not in THRESHOLD_OBJECTIVES:
-        raise FiglangError(f"unknown threshold objective {objective!r}; choose one of: {', '.join(THRESHOLD_OBJECTIVES)}")
+    kind, floor = parse_threshold_objective(objective)
     if len(margins) != len(positive):
         raise FiglangError(f"{len(margins)} margins but {len(positive)} gold labels")
     if not any(positive) or all(positive):
@@ -77,13 +110,23 @@ def choose_threshold(margins: Sequence[float], positive: Sequence[bool], objecti
     # every distinct decision: below the lowest margin, between two neighbours (their midpoint), and the argmax's 0
     candidates = {0.0, values[0] - 1.0} | {(a + b) / 2 for a, b in zip(values, values[1:])}
 
+    candidates.add(values[-1] + 1.0)  # above the highest margin: the negative label everywhere (floor=R's fallback)
+
     def at(t: float) -> dict[str, Any]:
         tp = len(pos) - bisect.bisect_right(pos, t)
         tn = bisect.bisect_right(neg, t)
-        return {"value": _objective(objective, tp, len(pos) - tp, tn, len(neg) - tn),
-                "positive_recall": tp / len(pos), "negative_recall": tn / len(neg)}  # fmt: skip
+        if floor is None:
+            return {"value": _objective(kind, tp, len(pos) - tp, tn, len(neg) - tn),
+                    "positive_recall": tp / len(pos), "negative_recall": tn / len(neg)}  # fmt: skip
+        lower = recall_lower_bound(tn, len(neg))
+        # feasible: the positive recall; not: below every feasible value, the surest negative recall first
+        return {"value": tp / len(pos) if lower >= floor else lower - 1.0, "positive_recall": tp / len(pos),
+                "negative_recall": tn / len(neg), "negative_recall_lower_bound": lower}  # fmt: skip
 
     best = max(sorted(candidates), key=lambda t: (round(at(t)["value"], 12), -abs(t)))
+    if floor is not None:
+        return {"threshold": best, "objective": objective, "floor_confidence": FLOOR_CONFIDENCE, "items": len(pos) + len(neg),
+                "positive_items": len(pos), "at_threshold": at(best), "at_argmax": at(0.0)}  # fmt: skip
     return {"threshold": best, "objective": objective, "items": len(pos) + len(neg), "positive_items": len(pos),
             "at_threshold": at(best), "at_argmax": at(0.0)}  # fmt: skip
 

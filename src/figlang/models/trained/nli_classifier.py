@@ -169,7 +169,10 @@ class NLIClassifierModel:
         self.decision = None  # the margins of the model itself
         feats = [f for f in self.features(records) if f["label"] != -100]
         scores = self.predict_features(feats, batch_size)
-        found = choose_threshold([s[1] - s[0] for s in scores], [f["label"] == 1 for f in feats], objective)
+        margins = [s[1] - s[0] for s in scores]
+        found = choose_threshold(margins, [f["label"] == 1 for f in feats], objective)
+        # kept so that a run can write them beside figlang.json: the threshold recomputes from them without the weights
+        self.selection_margins = [{"id": f["id"], "gold": self.labels[f["label"]], "margin": m} for f, m in zip(feats, margins)]
         first, second = self.labels
         decision = {"label": second, "threshold": found.pop("threshold"),
                     "rule": f"{second} when score({second}) - score({first}) > threshold, else {first} (argmax: threshold 0)",

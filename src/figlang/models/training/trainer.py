@@ -48,7 +48,7 @@ from typing import Any
 
 from ...data.errors import FiglangError
 from ...data.hygiene import label_conflicts
-from ...data.io import parse_jsonl
+from ...data.io import atomic_write, parse_jsonl
 from ...data.paths import resolve_data_dir
 from ...data.records import Record, expression_of
 from ...data.registry import get_task
@@ -63,7 +63,7 @@ from ..trained import (
     FIGLANG_JSON,
     FORMAT_VERSION,
     KNOWLEDGE,
-    THRESHOLD_OBJECTIVES,
+    parse_threshold_objective,
     TRAINED_METHODS,
     check_method,
     is_trained_dir,
@@ -220,9 +220,8 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
     for name in ("sample_balance", "loss_weights"):
         if getattr(cfg, name) not in BALANCE_KEYS:
             raise FiglangError(f"{name} must be one of {', '.join(BALANCE_KEYS)}, got {getattr(cfg, name)!r}")
-    if cfg.threshold not in ("none", *THRESHOLD_OBJECTIVES):
-        raise FiglangError(f"threshold must be none or an objective to maximise on the dev split ({', '.join(THRESHOLD_OBJECTIVES)}), "
-                           f"got {cfg.threshold!r}")  # fmt: skip
+    if cfg.threshold != "none":
+        parse_threshold_objective(cfg.threshold)  # a clear error for an unknown objective or a floor outside (0, 1)
     classifier = TRAINED_METHODS[cfg.method][1] == "sequence-classifier"
     if cfg.loss_weights != "none" and not classifier:
         raise FiglangError(f"loss_weights weights an NLI classifier's loss (nli, nli-rationale), not {cfg.method!r}; "
@@ -1124,12 +1123,20 @@ def _balance_info(cfg: TrainConfig, train: Sequence[Record]) -> dict[str, Any]:
     return info
 
 
+DECISION_MARGINS = "decision_margins.jsonl"  # the selection items' score margins that chose the threshold
+
+
 def _choose_decision(model: Any, cfg: TrainConfig, dev: Sequence[Record], dev_name: str) -> dict[str, Any] | None:
     """cfg.threshold: the decision threshold chosen on the dev (selection) records, set on the model and written into
     the run's figlang.json before anything is reported (so that the report's method identity sees it); None: argmax."""
     if cfg.threshold == "none":
         return None
     decision = model.choose_decision(dev, cfg.threshold, batch_size=cfg.eval_batch_size or max(cfg.batch_size, 8), chosen_on=dev_name)
+    margins = getattr(model, "selection_margins", None)
+    if margins:  # the selection items' margins: the threshold recomputes from them without the weights
+        with atomic_write(Path(cfg.out_dir) / DECISION_MARGINS) as fh:
+            fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in margins)
+        decision = {**decision, "margins_file": DECISION_MARGINS}
     _atomic_json(Path(cfg.out_dir) / FIGLANG_JSON, {**read_figlang_json(cfg.out_dir), "decision": decision})
     return decision
 
