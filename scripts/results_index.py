@@ -292,6 +292,23 @@ group(TM, "impli-ci", "| **by idiom** (", CI + "expression/results.json", ci("me
 for row, key in [("| non-entailment by pair", "metrics.by_gold_label.non-entailment"), ("| lit_context by pair", "metrics.by_pair_type.lit_context")]:
     group(TM, "impli-ci", row, CI + "item/results.json", ci(key))
     group(TM, "impli-ci", row, CI + "expression/results.json", ci(key))
+# docs/trained_models.md: IMPLI's decision rule (issue #22, lent H200): two recipes chosen between on the folds'
+# selection slices, then the chosen one with the floor=0.85 rule
+IFL = ["gpu-minilm/impli-folds10-bal-thr/", "gpu-minilm/impli-folds10-all-lw-thr/", "gpu-minilm/impli-folds10-all-lw-floor85/"]
+group(TM, "impli-floor", "| selection slices, mean balanced accuracy", IFL[2] + "recipe_choice.json",
+      [["bal", 2, "recipes.impli-folds10-bal-thr.mean", 100], ["all", 2, "recipes.impli-folds10-all-lw-thr.mean", 100]])
+for row, key in [("| **all** |", "metrics.accuracy"), ("| **entailment** (", "metrics.by_gold_label.entailment"),
+                 ("| **non-entailment** (", "metrics.by_gold_label.non-entailment")]:
+    if "gold" in key:
+        group(TM, "impli-floor", row, IFL[0] + "pooled/results.json", [["n", ",", key + ".n"]])
+    for k, run in enumerate(IFL):
+        group(TM, "impli-floor", row, run + "pooled/results.json", [["accuracy", 2, key + ".accuracy", 100]])
+        if k:
+            group(TM, "impli-floor", row, run + "pooled/results-by-idiom.json", ci(key))
+for row, pair in [("| fig_context (", "fig_context"), ("| metaphor_replacement |", "metaphor_replacement"), ("| manual (gold", "manual"),
+                  ("| adversarial_definition (", "adversarial_definition"), ("| lit_context (", "lit_context"), ("| manual_antonym (", "manual_antonym")]:
+    for run in IFL:
+        group(TM, "impli-floor", row, run + "pooled/results.json", [[pair, 2, f"metrics.by_pair_type.{pair}.accuracy", 100]])
 
 # ---- tables registered by key search: each row's numbers looked up in the files named for it -------------------
 # (doc, table name, the header line's start, [(row text, [files])]). A number no file gives is marked ⁿ in its cell
@@ -642,6 +659,20 @@ prose("README.md", "gpu-minilm/impli-folds10-linked/pooled/results.json",
        ["impli-folds-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
 prose("README.md", "gpu-minilm/impli-folds10-linked-all/pooled/results.json",
       [["impli-folds-all-pooled", 1, f"{A}.accuracy", 100], ["impli-folds-all-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
+prose("README.md", "gpu-minilm/impli-folds10-all-lw-floor85/pooled/results.json",
+      [["impli-floor-entailment", 1, "metrics.by_gold_label.entailment.accuracy", 100],
+       ["impli-floor-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
+prose("docs/trained_models.md", "gpu-minilm/impli-folds10-all-lw-floor85/pooled/results.json",
+      [["impli-floor-pair-ci-nonent-low", 2, "metrics.by_gold_label.non-entailment.ci_low", 100],
+       ["impli-floor-pair-ci-nonent-high", 2, "metrics.by_gold_label.non-entailment.ci_high", 100],
+       ["impli-floor-pair-ci-ent-low", 2, "metrics.by_gold_label.entailment.ci_low", 100],
+       ["impli-floor-pair-ci-ent-high", 2, "metrics.by_gold_label.entailment.ci_high", 100]])
+prose("docs/trained_models.md", "cpu/impli-fold0-all-lw-thr-check/cpu-vs-h200.json",
+      [["fold0-n", ",", "n_paired"], ["fold0-only-cpu", 0, "only_a_right"], ["fold0-only-h200", 0, "only_b_right"]])
+prose("docs/trained_models.md", "cpu/impli-fold0-all-lw-thr-check/test-fold/results.json",
+      [["fold0-cpu-ent", 2, "metrics.by_gold_label.entailment.accuracy", 100], ["fold0-cpu-nonent", 2, "metrics.by_gold_label.non-entailment.accuracy", 100]])
+prose("docs/trained_models.md", "cpu/impli-fold0-all-lw-thr-check/h200-fold0-test/results.json",
+      [["fold0-h200-ent", 2, "metrics.by_gold_label.entailment.accuracy", 100], ["fold0-h200-nonent", 2, "metrics.by_gold_label.non-entailment.accuracy", 100]])
 prose("docs/trained_models.md", "cpu/probe-layer-pilot-qwen/idiom-selection.json",
       [["pilot-selection-best-layer", 0, "best.layer"], ["pilot-selection-best", 1, "best.cv_accuracy"], ["pilot-selection-layer14", 1, "table.0.cv_accuracy"]])
 # README's and docs/lm_eval.md's speed prose (benchmarks/bench_lm_eval.py): after and before the token-tree packing

@@ -1,4 +1,4 @@
-# Bring the two lent-H200 IMPLI runs (jobs_impli_thr.sh, jobs_impli_floor.sh) into docs/results/gpu-minilm/:
+# Bring the two lent-H200 IMPLI runs (impli_thr_jobs.sh, impli_floor_jobs.sh) into docs/results/gpu-minilm/:
 # per fold figlang.json, train_log.jsonl and (floor run) the selection margins; the ten test folds' predictions
 # pooled and scored with the by-pair and by-idiom CIs; the GPU machine's paths rewritten relative to this repository.
 # Usage: bash docs/results/gpu-minilm/scripts/publish_impli_thr.sh DIR_OF_THR_TARBALL DIR_OF_FLOOR_TARBALL
@@ -16,8 +16,8 @@ for pair in "$1:impli-folds10-bal-thr" "$1:impli-folds10-all-lw-thr" "$2:impli-f
   done
   cat $src/fold_*/eval/test-fold/predictions.jsonl > $dst/pooled/folds.jsonl
   fl eval -t impli -s all -p $dst/pooled/folds.jsonl -o $dst/pooled --data-dir ../shared/data -q
-  fl eval -t impli -s all -p $dst/pooled/folds.jsonl --ci-cluster expression -o $dst/expression --data-dir ../shared/data -q
-  rm -f $dst/pooled/folds.jsonl $dst/expression/predictions.jsonl
+  fl eval -t impli -s all -p $dst/pooled/folds.jsonl --ci-cluster expression -o $dst/expression --data-dir ../shared/data -q; mv $dst/expression/results.json $dst/pooled/results-by-idiom.json; mv $dst/expression/results.md $dst/pooled/results-by-idiom.md; rm -rf $dst/expression
+  rm -f $dst/pooled/folds.jsonl
   gzip -nf $dst/pooled/predictions.jsonl
 done
 # the GPU machine's paths, relative to this repository (as for the earlier GPU runs)
