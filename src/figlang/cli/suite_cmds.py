@@ -63,7 +63,7 @@ def suite_cmd(
     threads: Annotated[Optional[int], typer.Option("--threads", help="torch threads (default: torch's, one per core).")] = None,
     seed: Annotated[int, typer.Option(help="Seed for samples and bootstrap CIs.")] = 0,
     full: Annotated[bool, typer.Option("--full", help="Whole splits instead of the entries' seeded samples (hours with qwen2.5-1.5b on a CPU).")] = False,
-    dtype: Annotated[str, typer.Option("--dtype", help="Weights of --model (Transformers): auto (default: bfloat16 on CPUs with AVX512-BF16/AMX, where it halves CPU time; float32 elsewhere), bfloat16, or float32 (the `figlang eval` default).")] = DEFAULT_DTYPE,
+    dtype: Annotated[str, typer.Option("--dtype", help="Weights of --model (Transformers): float32 (default, as `figlang eval`: the same answers on every CPU and thread count), auto (bfloat16 on CPUs with AVX512-BF16/AMX, where it halves CPU time, else float32), or bfloat16 (its scores move with the thread count).")] = DEFAULT_DTYPE,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """figlang's strongest offline CPU system on each benchmark, and --model beside it.
