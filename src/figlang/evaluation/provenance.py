@@ -151,13 +151,10 @@ def simulatability_inputs(task: str, split: str, records: Any, io_model: str | P
                           rationales: str | Path | None, rationale_field: str) -> dict[str, Any]:  # fmt: skip
     """What a simulatability figure was computed from: the task and split (with its ids' fingerprint), the two
     classifiers' folders with the split each chose its checkpoint on, and the rationale file with its sha256."""
-    def model(path: str | Path) -> dict[str, Any]:
-        meta: dict[str, Any] = {}
-        f = Path(path) / "figlang.json"
-        if f.is_file():
-            import json
+    from ..models.trained import FIGLANG_JSON, read_figlang_json  # lazy: the trainer imports this module
 
-            meta = json.loads(f.read_text(encoding="utf-8"))
+    def model(path: str | Path) -> dict[str, Any]:
+        meta = read_figlang_json(path) if (Path(path) / FIGLANG_JSON).is_file() else {}
         prov = meta.get("provenance") or {}
         return {"path": portable_path(path), "method": meta.get("method"), "base_model": (meta.get("base_model") or {}).get("reference"),
                 "best": meta.get("best"), "selection_split": prov.get("selection_split"), "code": prov.get("code")}  # fmt: skip
