@@ -125,6 +125,41 @@ def compare_cmd(
         print_comparison(comparison)
 
 
+def ensemble_cmd(
+    select: Annotated[list[Path], typer.Option("--select", help="A member's run on the selection split (repeat, one per member); these choose the temperatures and weights.")],
+    report: Annotated[list[Path], typer.Option("--report", help="The same members' runs on the reported split, in the same order; these are only combined.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for predictions.jsonl, ensemble.json and results.json.")],
+    name: Annotated[Optional[list[str]], typer.Option("--name", help="A name for each member (repeat; default: the run folders' names).")] = None,
+    step: Annotated[float, typer.Option(help="Weight grid step: every convex mix of the members in steps of this size.")] = 0.1,
+    data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="Folder holding the datasets (default: FIGLANG_DATA_DIR or ../shared/data).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap CIs.")] = 0,
+) -> None:
+    """A calibrated ensemble of finished runs: methods and models that answered the same items.
+
+    Each member's scores become log-probabilities with a temperature fitted on its --select run; the convex weights
+    with the best accuracy on the selection split (then the lowest log-loss) are chosen there, and the --report runs
+    are combined with them once and scored like any run (results.json with CIs; `figlang compare` works on it).
+
+    Example (the probe and few-shot qwen2.5-1.5b on unseen idioms):
+
+      figlang ensemble --select runs/idiom-sel-probe --select runs/idiom-sel-fewshot \\
+          --report runs/idiom-dd-probe --report runs/idiom-dd-fewshot -o runs/idiom-ensemble
+    """
+    from ..evaluation.ensemble import ensemble_runs
+
+    results = ensemble_runs(select, report, out, data_dir=data_dir, step=step, names=name, seed=seed)
+    chosen = results["ensemble"]
+    table = Table(title=f"ensemble chosen on {chosen['chosen_on']} ({chosen['items']} items), reported on {chosen['report_split']}")
+    for column in ("member", "temperature", f"accuracy on {chosen['chosen_on']} %", "weight"):
+        table.add_column(column)
+    for member, weight in zip(chosen["members"], chosen["weights"]):
+        table.add_row(member["name"], f"{member['temperature']:.3g}", f"{100 * member['selection_accuracy']:.2f}", f"{weight:.2f}")
+    table.add_row("ensemble", "", f"{100 * chosen['selection_accuracy']:.2f}", "1.00")
+    console.print(table)
+    acc = results["metrics"]["accuracy"]
+    console.print(f"{chosen['report_split']}: {100 * acc['accuracy']:.2f} [{100 * acc['ci_low']:.2f}, {100 * acc['ci_high']:.2f}] (n={acc['n']}); wrote {out}/results.json")
+
+
 def _regenerate_readme_tables(runs: list[Path], doc: Path) -> None:
     from ..evaluation.registry import load_index, regenerate_tables
 

@@ -1,0 +1,68 @@
+"""The calibrated ensemble (issue #22) on committed runs: temperatures and weights chosen on one split, applied once
+to another, scored by the harness; and the clear errors for runs that cannot be combined."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from figlang.data.errors import FiglangError
+from figlang.evaluation.ensemble import choose_ensemble, ensemble_runs
+from figlang.evaluation.runs import load_run
+
+RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+PROBE_DEV, PROBE_DD = RESULTS / "cpu/idiom-probe-qwen-sel/eval/dev", RESULTS / "cpu/idiom-probe-qwen-sel/eval/dev-disjoint"
+PMI_DEV, PMI_DD = RESULTS / "suite-smollm2/idiom-dev", RESULTS / "zs/idiom-devdisjoint-pmi-smollm2"
+
+
+def accuracy(run: Path) -> float:
+    return json.loads((run / "results.json").read_text(encoding="utf-8"))["metrics"]["accuracy"]["accuracy"]
+
+
+def test_choice_on_selection_is_never_below_its_best_member():
+    chosen = choose_ensemble([PROBE_DEV, PMI_DEV], names=["probe", "pmi"])
+    assert chosen["chosen_on"] == "dev" and chosen["items"] == 355 and chosen["task"] == "idiom-cloze"
+    assert sum(chosen["weights"]) == pytest.approx(1.0) and len(chosen["weights"]) == 2
+    alone = [m["selection_accuracy"] for m in chosen["members"]]
+    assert alone == pytest.approx([accuracy(PROBE_DEV), accuracy(PMI_DEV)])  # a member at weight 1 answers as its run did
+    assert chosen["selection_accuracy"] >= max(alone)
+    for member in chosen["members"]:  # the fitted temperature is at least as good as none
+        assert member["nll"] <= member["nll_at_1"] + 1e-12
+    # PMI scores are differences of log-probabilities, far from calibrated: they need a high temperature
+    assert chosen["members"][1]["temperature"] > 2.0
+    # deterministic: the same runs choose the same ensemble
+    assert choose_ensemble([PROBE_DEV, PMI_DEV], names=["probe", "pmi"]) == chosen
+
+
+def test_ensemble_reports_once_on_another_split(tmp_path, data_dir):
+    out = tmp_path / "ens"
+    results = ensemble_runs([PROBE_DEV, PMI_DEV], [PROBE_DD, PMI_DD], out, data_dir=data_dir, names=["probe", "pmi"])
+    chosen = results["ensemble"]
+    assert chosen["report_split"] == "dev-disjoint" and results["task"]["split"] == "dev-disjoint"
+    assert results["provenance"]["selection_split"]["weights"] == "dev"
+    rows = load_run(out).rows
+    assert len(rows) == 278
+    right = sum(r["prediction"] == r["gold"] for r in rows)
+    assert results["metrics"]["accuracy"]["n_correct"] == right
+    # each answer is the argmax of the recorded mix of the members' scores
+    row = rows[0]
+    assert row["prediction"] == max(range(len(row["scores"])), key=lambda j: (row["scores"][j], -j))
+    assert set(row["meta"]["ensemble"]) == {"probe", "pmi"}
+    weights = chosen["weights"]
+    if weights == [1.0, 0.0]:  # the probe alone: the same answers as its own run
+        assert [r["prediction"] for r in rows] == [r["prediction"] for r in load_run(PROBE_DD).rows]
+
+
+def test_runs_that_cannot_be_combined_are_refused(tmp_path, data_dir):
+    with pytest.raises(FiglangError, match="share one task and split"):
+        choose_ensemble([PROBE_DEV, PMI_DD])
+    with pytest.raises(FiglangError, match="at least two member runs"):
+        choose_ensemble([PROBE_DEV])
+    with pytest.raises(FiglangError, match="the split the ensemble was chosen on"):
+        ensemble_runs([PROBE_DEV, PMI_DEV], [PROBE_DEV, PMI_DEV], tmp_path / "same", data_dir=data_dir)
+    with pytest.raises(FiglangError, match="weight step must divide 1"):
+        choose_ensemble([PROBE_DEV, PMI_DEV], step=0.3)
+    with pytest.raises(FiglangError, match="2 members were chosen but 1 report runs"):
+        ensemble_runs([PROBE_DEV, PMI_DEV], [PROBE_DD], tmp_path / "short", data_dir=data_dir)
