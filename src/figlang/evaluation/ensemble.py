@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 from ..data.errors import FiglangError
 from ..data.io import atomic_write
+from .harness import score_predictions_file
 from .provenance import portable_path
 from .runs import Run, load_run
 
@@ -222,8 +223,6 @@ def ensemble_runs(selection: Sequence[str | Path], report: Sequence[str | Path],
     """Choose the ensemble on the selection runs, combine the report runs, and score the combination with the
     harness (accuracy with its bootstrap CI, breakdowns) into ``out/results.json``, which also records the
     ensemble (members, temperatures, weights, the split they were chosen on). Returns that results dict."""
-    from .harness import score_predictions_file
-
     chosen = choose_ensemble(selection, step=step, names=names)
     first = load_run(report[0], need_predictions=False).results.get("task") or {}
     predictions = apply_ensemble(chosen, report, out)
