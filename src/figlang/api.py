@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # names for the annotations only: importing the API loads not
     from .models.base import Method
     from .models.training.trainer import TrainResult
 
-__all__ = ["compare", "evaluate", "load_task", "methods", "score_predictions", "suite", "tasks", "train"]
+__all__ = ["compare", "ensemble", "evaluate", "load_task", "methods", "score_predictions", "suite", "tasks", "train"]
 
 
 def load_task(task: str | Path) -> Task:
@@ -113,6 +113,24 @@ def compare(run_a: str | Path, run_b: str | Path, *, seed: int = 0, n_resamples:
     from .evaluation.compare import compare_runs
 
     return compare_runs(run_a, run_b, seed=seed, n_resamples=n_resamples, ci_cluster=ci_cluster)
+
+
+def ensemble(
+    selection: Sequence[str | Path],
+    report: Sequence[str | Path],
+    out: str | Path,
+    *,
+    data_dir: str | Path | None = None,
+    step: float = 0.1,
+    names: Sequence[str] | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """A calibrated ensemble of finished runs, as `figlang ensemble` makes it: temperatures and convex weights
+    chosen on the ``selection`` runs (one per member), applied once to the ``report`` runs (same members, same
+    order) and scored into ``out/results.json``, which is returned (its ``ensemble`` block says what was chosen)."""
+    from .evaluation.ensemble import ensemble_runs
+
+    return ensemble_runs(selection, report, out, data_dir=data_dir, step=step, names=names, seed=seed)
 
 
 def suite(

@@ -145,9 +145,9 @@ def ensemble_cmd(
       figlang ensemble --select runs/idiom-sel-probe --select runs/idiom-sel-fewshot \\
           --report runs/idiom-dd-probe --report runs/idiom-dd-fewshot -o runs/idiom-ensemble
     """
-    from ..evaluation.ensemble import ensemble_runs
+    from ..api import ensemble
 
-    results = ensemble_runs(select, report, out, data_dir=data_dir, step=step, names=name, seed=seed)
+    results = ensemble(select, report, out, data_dir=data_dir, step=step, names=name, seed=seed)
     chosen = results["ensemble"]
     table = Table(title=f"ensemble chosen on {chosen['chosen_on']} ({chosen['items']} items), reported on {chosen['report_split']}")
     for column in ("member", "temperature", f"accuracy on {chosen['chosen_on']} %", "weight"):
