@@ -292,6 +292,20 @@ group(TM, "impli-ci", "| **by idiom** (", CI + "expression/results.json", ci("me
 for row, key in [("| non-entailment by pair", "metrics.by_gold_label.non-entailment"), ("| lit_context by pair", "metrics.by_pair_type.lit_context")]:
     group(TM, "impli-ci", row, CI + "item/results.json", ci(key))
     group(TM, "impli-ci", row, CI + "expression/results.json", ci(key))
+# docs/trained_models.md: the calibrated ensemble of the probe and few-shot qwen2.5-1.5b, chosen on `selection`
+for row, kind in [("| **idiom** |", "idiom"), ("| **simile** |", "simile")]:
+    ens = f"ensemble/{kind}-probe-fewshot-qwen/"
+    group(TM, "ensemble-probe-fewshot", row, ens + "ensemble.json",
+          [["sel_probe", 2, "members.0.selection_accuracy", 100], ["sel_fewshot", 2, "members.1.selection_accuracy", 100],
+           ["sel_ensemble", 2, "selection_accuracy", 100], ["w_probe", 2, "weights.0"], ["w_fewshot", 2, "weights.1"]])
+    group(TM, "ensemble-probe-fewshot", row, ens + "results.json",
+          [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100], ["ci_high", 2, "metrics.accuracy.ci_high", 100]])
+    group(TM, "ensemble-probe-fewshot", row, ens + "results-by-expression.json",
+          [["ci_low_expression", 2, "metrics.accuracy.ci_low", 100], ["ci_high_expression", 2, "metrics.accuracy.ci_high", 100]])
+    for other in ("probe", "fewshot"):
+        group(TM, "ensemble-probe-fewshot", row, ens + f"vs-{other}.json",
+              [[f"minus_{other}", 2, "bootstrap.mean_difference", 100, "abs"], [f"ci_low_{other}", 2, "bootstrap.ci_low", 100, "abs"],
+               [f"ci_high_{other}", 2, "bootstrap.ci_high", 100, "abs"], [f"mcnemar_p_{other}", 2, "tests.1.p_value"]])
 # docs/trained_models.md: IMPLI's decision rule (issue #22, lent H200): two recipes chosen between on the folds'
 # selection slices, then the chosen one with the floor=0.85 rule
 IFL = ["gpu-minilm/impli-folds10-bal-thr/", "gpu-minilm/impli-folds10-all-lw-thr/", "gpu-minilm/impli-folds10-all-lw-floor85/"]
@@ -659,6 +673,8 @@ prose("README.md", "gpu-minilm/impli-folds10-linked/pooled/results.json",
        ["impli-folds-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
 prose("README.md", "gpu-minilm/impli-folds10-linked-all/pooled/results.json",
       [["impli-folds-all-pooled", 1, f"{A}.accuracy", 100], ["impli-folds-all-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
+prose("README.md", "ensemble/idiom-probe-fewshot-qwen/results.json", [["ensemble-idiom", 1, "metrics.accuracy.accuracy", 100]])
+prose("README.md", "ensemble/simile-probe-fewshot-qwen/results.json", [["ensemble-simile", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "gpu-minilm/impli-folds10-all-lw-floor85/pooled/results.json",
       [["impli-floor-entailment", 1, "metrics.by_gold_label.entailment.accuracy", 100],
        ["impli-floor-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
