@@ -54,7 +54,7 @@ from ...data.records import Record, expression_of
 from ...data.registry import get_task
 from ...data.splits import expression_disjoint_split, expression_folds, figurative_links, linked_key, narrative_links
 from ...evaluation import build_results, evaluate, evaluate_records, write_run
-from ...evaluation.provenance import code_provenance, data_checksums, library_versions, provenance, split_fingerprint
+from ...evaluation.provenance import code_provenance, data_checksums, library_versions, portable_path, provenance, split_fingerprint
 from ...evaluation.scoring import MetricOptions, score
 from ..devices import bf16_is_emulated
 from ..loading import resolve
@@ -844,8 +844,8 @@ def run_training(
         log.truncate_after(-1)
         state = {"step": 0, "epoch": 0, "group": 0, "best": None, "bad_evals": 0, "finished": None, "last_eval_step": -1,
                  "config": cfg.training_fingerprint(), "data": data_now, "evals": []}  # fmt: skip
-        log.write(event="start", step=0, config=cfg.to_dict(), train_items=len(train_feats), dev_items=len(dev_feats),
-                  steps_per_epoch=steps_per_epoch, total_steps=total_steps, base_model=base,
+        log.write(event="start", step=0, config=_portable_config(cfg.to_dict()), train_items=len(train_feats), dev_items=len(dev_feats),
+                  steps_per_epoch=steps_per_epoch, total_steps=total_steps, base_model=_portable_base(base),
                   dropped={"train": dropped_train, "dev": dropped_dev})  # fmt: skip
     else:
         frozen = getattr(module, "frozen", False)
@@ -872,9 +872,9 @@ def run_training(
             "model_class": model_class,
             "labels": list(labels) if shape == "nli" else None,
             "input_format": model.describe(),
-            "base_model": base,
+            "base_model": _portable_base(base),
             "task": {"name": cfg.task, **(meta_extra or {}).get("task", {})},
-            "training": cfg.to_dict() | {"steps_per_epoch": steps_per_epoch, "total_steps": total_steps, "warmup_steps": warmup},
+            "training": _portable_config(cfg.to_dict()) | {"steps_per_epoch": steps_per_epoch, "total_steps": total_steps, "warmup_steps": warmup},
             "data": data_info,
             "best": state["best"],
             "provenance": (meta_extra or {}).get("provenance"),
@@ -1123,6 +1123,21 @@ def _balance_info(cfg: TrainConfig, train: Sequence[Record]) -> dict[str, Any]:
     return info
 
 
+def _portable_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A run's configuration as figlang.json and the training log record it: its folders as ``portable_path``
+    writes them (relative or ``~/``), since the files are committed and read on other machines."""
+    return {**config, **{k: portable_path(config[k]) for k in ("out_dir", "data_dir", "model") if isinstance(config.get(k), str)}}
+
+
+def _portable_base(base: dict[str, Any]) -> dict[str, Any]:
+    """The base model's record with a portable path: loading a frozen base falls back to its reference when the
+    recorded path is not there (``frozen_base_path``), so nothing depends on this machine's absolute path."""
+    out = {**base, "path": portable_path(base["path"])} if isinstance(base.get("path"), str) else dict(base)
+    if isinstance(out.get("base_model"), dict):
+        out["base_model"] = _portable_base(out["base_model"])
+    return out
+
+
 DECISION_MARGINS = "decision_margins.jsonl"  # the selection items' score margins that chose the threshold
 
 
@@ -1302,7 +1317,7 @@ def train_folds(
             per_label.setdefault(label, []).append(m["accuracy"])
     summary_out = {
         "task": t.name, "method": method, "model": model, "k": k, "folds_run": chosen, "test_limit": test_limit,
-        "config": base_cfg.to_dict(),
+        "config": _portable_config(base_cfg.to_dict()),
         "pooled": {"accuracy": pooled["accuracy"], "by_gold_label": pooled["by_gold_label"],
                    **{k2: v for k2, v in pooled.items() if k2.startswith("by_") and k2 != "by_gold_label"}},
         "mean_over_folds": {"accuracy": sum(accs) / len(accs), **{f"accuracy_{lab}": sum(v) / len(v) for lab, v in per_label.items()}},
