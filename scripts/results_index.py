@@ -430,6 +430,8 @@ AUTO_TABLES += [
         ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", ["suite-smollm2/simile-dev/results.json"]),
         ("| smollm2-135m | idiom dev | 355 (all) | lm-score sum / token / char", ["suite-smollm2/idiom-dev/norms.json#norms", "suite-smollm2/idiom-dev/results.json"]),
         ("| smollm2-135m | simile dev | 376 (all) | lm-score sum / token / char", ["suite-smollm2/simile-dev/norms.json#norms", "suite-smollm2/simile-dev/results.json"])]
+        + ([("| qwen2.5-1.5b (bf16) | simile dev | 376 (all) | lm-score **pmi**", ["zs/simile-dev-pmi-qwen/results.json"])]
+           if os.path.exists(f"{R}zs/simile-dev-pmi-qwen/results.json") else [])
         + [(f"| gemma3-270m | {k} dev | {n} (all) | lm-score {m}", [f"zs/{k}-dev-pmi-gemma/{j}" for j in js])
            for k, n in (("idiom", 355), ("simile", 376)) if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/norms.json")
            for m, js in (("**pmi**", ["results.json"]), ("sum / token / char", ["norms.json#norms", "results.json"]))]),
@@ -595,6 +597,9 @@ group(TM, "impli-folds-leaky", "| **all** |", "cpu/impli-folds10-minilm/folds_su
 for r, f in (("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", "idiom-dev"), ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", "simile-dev"),
              ("| smollm2-135m | idiom dev | 355 (all) | lm-score sum / token / char", "idiom-dev"), ("| smollm2-135m | simile dev | 376 (all) | lm-score sum / token / char", "simile-dev")):
     group(ZSD, "zs-cloze-detail", r, f"suite-smollm2/{f}/results.json", [["majority", 1, "metrics", 100, "majority"]])
+if os.path.exists(f"{R}zs/simile-dev-pmi-qwen/results.json"):
+    group(ZSD, "zs-cloze-detail", "| qwen2.5-1.5b (bf16) | simile dev | 376 (all) | lm-score **pmi**", "zs/simile-dev-pmi-qwen/results.json",
+          [["majority", 1, "metrics", 100, "majority"]])
 for k in ("idiom", "simile"):
     if os.path.exists(f"{R}zs/{k}-devdisjoint-pmi-smollm2/results.json"):
         group(ZSD, "zs-cloze-added", f"| smollm2-135m | {k} **dev-disjoint** |", f"zs/{k}-devdisjoint-pmi-smollm2/results.json",
