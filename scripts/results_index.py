@@ -433,8 +433,9 @@ AUTO_TABLES += [
         + ([("| qwen2.5-1.5b (bf16) | simile dev | 376 (all) | lm-score **pmi**", ["zs/simile-dev-pmi-qwen/results.json"])]
            if os.path.exists(f"{R}zs/simile-dev-pmi-qwen/results.json") else [])
         + [(f"| gemma3-270m | {k} dev | {n} (all) | lm-score {m}", [f"zs/{k}-dev-pmi-gemma/{j}" for j in js])
-           for k, n in (("idiom", 355), ("simile", 376)) if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/norms.json")
-           for m, js in (("**pmi**", ["results.json"]), ("sum / token / char", ["norms.json#norms", "results.json"]))]),
+           for k, n in (("idiom", 355), ("simile", 376))
+           for m, js in (("**pmi**", ["results.json"]), ("sum / token / char", ["norms.json#norms", "results.json"]))
+           if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/{js[0].split('#')[0]}")]),
     (ZSD, "zs-cloze-added", "| model | set | n | method | accuracy % [95% CI] | per gold label | majority % |", [
         (f"| smollm2-135m | {k} **dev-disjoint** |", [f"zs/{k}-devdisjoint-pmi-smollm2/results.json"]) for k in ("idiom", "simile")
         if os.path.exists(f"{R}zs/{k}-devdisjoint-pmi-smollm2/results.json")]
@@ -610,7 +611,7 @@ for r, f in (("| smollm2-135m | idiom dev | 355 (all) | pet", "idiom-dev-pet-smo
         group(ZSD, "zs-cloze-added", r, f"zs/{f}/results.json", [["majority", 1, "metrics", 100, "majority"]])
 for k, n in (("idiom", 355), ("simile", 376)):
     if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/results.json"):
-        for m in ("**pmi**", "sum / token / char"):
+        for m in ("**pmi**",) + (("sum / token / char",) if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/norms.json") else ()):
             group(ZSD, "zs-cloze-detail", f"| gemma3-270m | {k} dev | {n} (all) | lm-score {m}", f"zs/{k}-dev-pmi-gemma/results.json",
                   [["majority", 1, "metrics", 100, "majority"]])
 # docs/meaning_aware.md: the selection grid, the dev-disjoint report, the cost of the 12 inferences
