@@ -83,9 +83,10 @@ CELL = [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metric
 for row, files in {
     "| smollm2-135m | lm-score pmi |": ["suite-smollm2/idiom-dev", "suite-smollm2/simile-dev"],
     "| smollm2-135m | few-shot |": ["zs/idiom-devdisjoint-fewshot-smollm2", "zs/simile-devdisjoint-fewshot-smollm2"],
-    "| gemma3-270m | pet |": [f for f in ["zs/idiom-dev-pet-gemma"] if os.path.exists(R + f + "/results.json")]  # re-made 2026-11-26
+    "| gemma3-270m | pet |": [f for f in ["zs/idiom-dev-pet-gemma", "zs/simile-dev-pet-gemma"] if os.path.exists(R + f + "/results.json")]  # re-made 2026-11-26
                              + ["zs/idiom-devdisjoint-pet-gemma", "zs/simile-devdisjoint-pet-gemma"],
-    "| gemma3-270m | qa |": ["zs/idiom-devdisjoint-qa-gemma", "zs/simile-devdisjoint-qa-gemma"],
+    "| gemma3-270m | qa |": [f for f in ["zs/idiom-dev-qa-gemma", "zs/simile-dev-qa-gemma"] if os.path.exists(R + f + "/results.json")]
+                            + ["zs/idiom-devdisjoint-qa-gemma", "zs/simile-devdisjoint-qa-gemma"],
     "| gemma3-270m | few-shot |": ["zs/idiom-dev-fewshot-gemma-llamacpp", "zs/simile-dev-fewshot-gemma-llamacpp",
                                    "zs/idiom-devdisjoint-fewshot-gemma-llamacpp", "zs/simile-devdisjoint-fewshot-gemma-llamacpp"],
     "| qwen2.5-1.5b (bf16) | pet |": ["zs/simile-dev-pet-qwen-llamacpp", "zs/idiom-devdisjoint-pet-qwen-llamacpp",
