@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 from ..data.errors import FiglangError
 from ..data.io import atomic_write
+from ..models.methods import argmax_first
 from .harness import score_predictions_file
 from .provenance import portable_path
 from .runs import Run, load_run
@@ -109,16 +110,12 @@ def _mix(members: Sequence[Member], temps: Sequence[float], weights: Sequence[fl
     return [sum(w * lp[j] for w, lp in zip(weights, logps)) for j in range(k)]
 
 
-def _argmax(values: Sequence[float]) -> int:
-    return max(range(len(values)), key=lambda j: (values[j], -j))  # ties: the lowest index, as the methods do
-
-
 def _score(members: Sequence[Member], temps: Sequence[float], weights: Sequence[float], ids: Sequence[str], k: dict[str, int]) -> tuple[float, float]:
     right, nll = 0, 0.0
     for rid in ids:
         mixed = _mix(members, temps, weights, rid, k[rid])
         gold = members[0].gold[rid]
-        right += _argmax(mixed) == gold
+        right += argmax_first(mixed)[0] == gold
         top = max(mixed)
         nll -= mixed[gold] - (top + math.log(sum(math.exp(v - top) for v in mixed)))
     return right / len(ids), nll / len(ids)
@@ -184,10 +181,10 @@ def choose_ensemble(selection: Sequence[str | Path], step: float = DEFAULT_STEP,
     }  # fmt: skip
 
 
-def apply_ensemble(chosen: dict[str, Any], report: Sequence[str | Path], out: str | Path) -> Path:
+def apply_ensemble(chosen: dict[str, Any], report: Sequence[str | Path], out: str | Path) -> dict[str, Any]:
     """Combine the report runs (the members in the order they were chosen in) with the chosen temperatures and
-    weights; writes ``out/predictions.jsonl`` (the first member's rows, with the mixed scores and answer) and
-    ``out/ensemble.json``. Returns the predictions file, to be scored by the harness."""
+    weights; writes ``out/predictions.jsonl`` (the first member's rows, with the mixed scores and answer), to be
+    scored by the harness, and ``out/ensemble.json``, the record it returns (``chosen`` plus the report split)."""
     if len(report) != len(chosen["members"]):
         raise FiglangError(f"{len(chosen['members'])} members were chosen but {len(report)} report runs given; give them in the same order")
     members = [_member(p, c["name"]) for p, c in zip(report, chosen["members"])]
@@ -205,7 +202,7 @@ def apply_ensemble(chosen: dict[str, Any], report: Sequence[str | Path], out: st
     with atomic_write(out / "predictions.jsonl") as fh:
         for rid in ids:
             mixed = _mix(members, temps, weights, rid, k[rid])
-            answer = _argmax(mixed)
+            answer = argmax_first(mixed)[0]
             row = {key: value for key, value in by_id[rid].items() if key not in ("scores", "prediction", "correct", "valid", "raw", "meta")}
             row["prediction"] = labels[answer] if labels else answer
             row["scores"] = dict(zip(labels, mixed)) if labels else mixed
@@ -215,7 +212,7 @@ def apply_ensemble(chosen: dict[str, Any], report: Sequence[str | Path], out: st
     record = {**chosen, "report_split": split, "report_runs": [portable_path(m.run.path) for m in members]}
     with atomic_write(out / "ensemble.json") as fh:
         fh.write(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    return out / "predictions.jsonl"
+    return record
 
 
 def ensemble_runs(selection: Sequence[str | Path], report: Sequence[str | Path], out: str | Path, data_dir: str | Path | None = None,
@@ -224,16 +221,14 @@ def ensemble_runs(selection: Sequence[str | Path], report: Sequence[str | Path],
     harness (accuracy with its bootstrap CI, breakdowns) into ``out/results.json``, which also records the
     ensemble (members, temperatures, weights, the split they were chosen on). Returns that results dict."""
     chosen = choose_ensemble(selection, step=step, names=names)
-    first = load_run(report[0], need_predictions=False).results.get("task") or {}
-    predictions = apply_ensemble(chosen, report, out)
-    run = score_predictions_file(predictions, chosen["task"], first.get("split"), data_dir, out_dir=out, seed=seed)
+    record = apply_ensemble(chosen, report, out)
+    score_predictions_file(Path(out) / "predictions.jsonl", chosen["task"], record["report_split"], data_dir, out_dir=out, seed=seed)
     results_file = Path(out) / "results.json"
     results = json.loads(results_file.read_text(encoding="utf-8"))
-    results["ensemble"] = json.loads((Path(out) / "ensemble.json").read_text(encoding="utf-8"))
+    results["ensemble"] = record
     results.setdefault("provenance", {})["selection_split"] = {"weights": chosen["chosen_on"], "temperatures": chosen["chosen_on"]}
     with atomic_write(results_file) as fh:
         fh.write(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    del run
     return results
 
 
