@@ -7,7 +7,8 @@
     python benchmarks/bench_miner.py throughput ../shared/data/gutenberg --workers 1 2   # target 3
     python benchmarks/bench_miner.py ray-check ../shared/data/gutenberg --files 3        # target 3, Ray == local
 
-Every command prints a JSON report (and writes it with --json-out).
+Every command prints a JSON report (and writes it with --json-out); recall and pie-similes record the command, the
+data files' checksums, spaCy/model/figlang versions and the git commit, and write per-item records with --items.
 """
 
 from __future__ import annotations
@@ -37,6 +38,34 @@ def _emit(report: dict, json_out: str | None) -> None:
         Path(json_out).write_text(text + "\n", encoding="utf-8")
 
 
+def _provenance(config: MinerConfig, data: Path, files: list[Path], command: str) -> dict:
+    """What made a report: the command, the miner's settings, the data files' checksums, spaCy/model/lemminflect
+    and figlang versions and git commit."""
+    from importlib.metadata import version
+
+    from figlang.builders.narratives import _versions
+    from figlang.evaluation.provenance import code_provenance, data_checksums, portable_path
+
+    return {"command": command, "config": config.to_dict(),
+            "versions": {**_versions(config.model), "lemminflect": version("lemminflect")},
+            "data": {"data_dir": portable_path(data), "files": data_checksums(files, data)}, "code": code_provenance()}
+
+
+def _command(argv: list[str] | None) -> str:
+    from figlang.evaluation.provenance import portable_path
+
+    args = sys.argv[1:] if argv is None else argv
+    return "python benchmarks/bench_miner.py " + " ".join(portable_path(a) if a.startswith("/") else a for a in args)
+
+
+def _write_items(path: str | None, rows: list[dict]) -> None:
+    if path:
+        from figlang.data.io import write_jsonl
+
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        write_jsonl(path, rows)  # gzip'd (reproducibly) when the name ends in .gz
+
+
 def _ws(text: str) -> str:
     return " ".join(text.split())
 
@@ -52,6 +81,7 @@ def cmd_recall(args) -> None:
                          max_sentence_words=100_000, min_final_words=1)
     report: dict = {"segmenter": args.segmenter, "lexicon_entries": len(lexicon), "splits": {}}
     misses_out = []
+    items_out = []
     for split in args.splits:
         rows = [json.loads(line) for line in open(data / "fig_narrative/data/idiom" / f"{split}.jsonl", encoding="utf-8")]
         distinct: dict[str, dict] = {}
@@ -80,12 +110,15 @@ def cmd_recall(args) -> None:
             five["5" if n_sents[i] == 5 else ("<5" if n_sents[i] < 5 else ">5")] += 1
             same = [h for h in hs if normalise_idiom(h["expression"]) == key]
             in_last = [h for h in same if h["sentence_index"] == last]
+            item = {"split": split, "doc": i, "idiom": r["idiom"], "sentences": n_sents[i], "hit_in_last_sentence": bool(in_last),
+                    "found": [[h["expression"], h["sentence_index"]] for h in hs]}
+            items_out.append(item)
             if in_last:
                 cats["recovered_in_last_sentence"] += 1
                 h = in_last[0]
                 gold = re.findall(r"<b>(.*?)</b>", r["narrative"])
-                if gold and _ws(gold[-1]).lower() == _ws(h["matched"]).lower():
-                    markup_same += 1
+                item["marked_span_identical"] = bool(gold and _ws(gold[-1]).lower() == _ws(h["matched"]).lower())
+                markup_same += item["marked_span_identical"]
                 if n_sents[i] >= 5:
                     exact_eligible += 1
                 if n_sents[i] == 5:
@@ -93,6 +126,8 @@ def cmd_recall(args) -> None:
                     same_text = [m for m in mined.get(str(i), []) if normalise_idiom(m.get("idiom", "")) == key
                                  and re.sub(r"\s+", "", strip_markup(m["narrative"])) == re.sub(r"\s+", "", strip_markup(r["narrative"]))]
                     exact += bool(same_text)
+                    item["exact_5_sentence_narrative"] = bool(same_text)
+                item["category"] = "recovered_in_last_sentence"
                 continue
             if same:
                 cat = "found_in_earlier_sentence"
@@ -101,6 +136,7 @@ def cmd_recall(args) -> None:
             else:
                 cat = "not_found"
             cats[cat] += 1
+            item["category"] = cat
             misses_out.append({"split": split, "category": cat, "idiom": r["idiom"],
                                "marked": re.findall(r"<b>(.*?)</b>", r["narrative"]),
                                "found": [(h["expression"], h["sentence_index"]) for h in hs], "sentences": n_sents[i],
@@ -109,7 +145,7 @@ def cmd_recall(args) -> None:
         report["splits"][split] = {
             "narratives": n,
             "recovered_in_last_sentence": cats["recovered_in_last_sentence"],
-            "recall_last_sentence": round(cats["recovered_in_last_sentence"] / n, 4),
+            "recall_last_sentence": cats["recovered_in_last_sentence"] / n,
             "recovered_in_any_sentence": cats["recovered_in_last_sentence"] + cats["found_in_earlier_sentence"],
             "miss_categories": {k: v for k, v in cats.items() if k != "recovered_in_last_sentence"},
             "sentence_counts": dict(five),
@@ -119,10 +155,19 @@ def cmd_recall(args) -> None:
             "seconds": round(seconds, 1),
             "shard_stats": {k: v for k, v in res.stats.items() if k in {"sentences", "idiom_candidates", "tagged", "idiom_hits"}},
         }
+    splits = report["splits"].values()
+    report["totals"] = {"narratives": sum(x["narratives"] for x in splits),
+                        "recovered_in_last_sentence": sum(x["recovered_in_last_sentence"] for x in splits),
+                        "exactly_5_sentences": sum(x["sentence_counts"].get("5", 0) for x in splits),
+                        "exact_5_sentence_narrative": sum(x["exact_5_sentence_narrative"] for x in splits),
+                        "seconds": round(sum(x["seconds"] for x in splits), 1)}
+    report["provenance"] = _provenance(config, data, [data / "fig_narrative/data/idiom" / f"{s}.jsonl" for s in args.splits],
+                                       args.command)
     if args.misses:
         with open(args.misses, "w", encoding="utf-8") as f:
             for m in misses_out:
                 f.write(json.dumps(m, ensure_ascii=False) + "\n")
+    _write_items(args.items, items_out)
     _emit(report, args.json_out)
 
 
@@ -177,6 +222,7 @@ def cmd_pie_similes(args) -> None:
     samples = [s for s in _pie_samples(data) if s["class"] == "Simile" and s["head"] is not s]
     texts = [(str(s["id"]), _detok(s["tokens"])) for s in samples]
     report = {}
+    items_out = []
     for implicit in (False, True):
         config = MinerConfig(idioms=False, implicit_like=implicit, min_words=0, max_words=100_000, min_final_words=1)
         res = mine_texts(texts, None, config)
@@ -195,18 +241,24 @@ def cmd_pie_similes(args) -> None:
             explicit_shape[shape] += 1
             groups[head] += 1
             ok = [h for h in by_doc.get(str(s["id"]), []) if veh and veh in h["expression"].lower()]
+            items_out.append({"verb_like": implicit, "pie_id": s["id"], "pie_line": s["line"], "group_expression": head,
+                              "shape": shape, "vehicle_word": veh, "recovered": bool(ok),
+                              "hits": [h["expression"] for h in by_doc.get(str(s["id"]), [])]})
             if ok:
                 found += 1
                 group_found[head] += 1
                 per_pattern[shape] += 1
         key = "explicit_patterns" if not implicit else "explicit_plus_verb_like"
         report[key] = {
-            "sentences": len(samples), "recovered": found, "recall": round(found / len(samples), 4),
+            "sentences": len(samples), "recovered": found, "recall": found / len(samples),
             "by_expression_shape": {k: {"sentences": explicit_shape[k], "recovered": per_pattern[k],
-                                        "recall": round(per_pattern[k] / explicit_shape[k], 4)} for k in explicit_shape},
+                                        "recall": per_pattern[k] / explicit_shape[k]} for k in explicit_shape},
             "expressions": len(groups),
             "per_expression": {g: f"{group_found[g]}/{groups[g]}" for g in groups} if args.per_expression else None,
         }
+        report[key]["provenance"] = _provenance(config, data, [data / "pie_english/_extracted_from_idiomscorpus.zip/idiomscorpus.csv"],
+                                                args.command)
+    _write_items(args.items, items_out)
     _emit(report, args.json_out)
 
 
@@ -312,11 +364,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--splits", nargs="+", default=["train", "dev", "test"])
     p.add_argument("--segmenter", default="senter")
     p.add_argument("--misses", help="write every miss as JSONL here")
+    p.add_argument("--items", help="write one record per narrative here (JSONL; gzip'd when it ends in .gz)")
     p.add_argument("--json-out")
     p.set_defaults(fn=cmd_recall)
     p = sub.add_parser("pie-similes")
     p.add_argument("--data-dir", default=default_data)
     p.add_argument("--per-expression", action="store_true")
+    p.add_argument("--items", help="write one record per PIE sentence and pattern set here (JSONL; gzip'd when it ends in .gz)")
     p.add_argument("--json-out")
     p.set_defaults(fn=cmd_pie_similes)
     p = sub.add_parser("simile-sample")
@@ -347,6 +401,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--json-out")
     p.set_defaults(fn=cmd_ray_check)
     args = ap.parse_args(argv)
+    args.command = _command(argv)
     args.fn(args)
 
 

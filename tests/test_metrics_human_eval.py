@@ -382,3 +382,59 @@ def test_export_rejects_bad_items(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="empty candidate for system\\(s\\) b"):
         export_for_judges([EvalItem("3", "n", None, {"a": "x", "b": " "})], tmp_path)
     assert not list(tmp_path.iterdir())  # nothing half-written
+
+
+# --------------------------------------------------------------------------------------------
+# The result file behind docs/human_eval_table5.md (`figlang human table5 -o DIR`)
+# --------------------------------------------------------------------------------------------
+
+
+def test_table5_result_file_holds_every_quoted_reading(data_dir: Path, tmp_path: Path) -> None:
+    import gzip
+
+    from typer.testing import CliRunner
+
+    from figlang.cli.main import app
+
+    res = CliRunner().invoke(app, ["human", "table5", "--data-dir", str(data_dir), "-o", str(tmp_path / "t5")])
+    assert res.exit_code == 0, res.output
+    assert "| GPT2-XL | 56.0 | 56 | 56.0 | 60 |" in res.output  # the table is still printed
+    d = json.loads((tmp_path / "t5" / "table5.json").read_text(encoding="utf-8"))
+    rec, pub, r = d["recomputed"], d["published"], d["readings"]
+    assert rec["simile"]["absolute"] == pytest.approx({"baseline": 56.0, "context": 68.0, "literal": 60.0, "human": 86.4})
+    assert rec["idiom"]["comparative_counts"] == {"baseline": 15, "context": 42, "literal": 13, ALL: 8, NEITHER: 17}
+    assert rec["idiom"]["alpha"]["absolute_models"] == pytest.approx(0.4844, abs=1e-4)
+    assert pub["absolute"]["simile"]["literal"] == 76 and pub["alpha"]["idiom"]["alpha"] == 0.68 and "Table 5" in pub["source"]
+    # the other readings the doc compares, each as the doc prints it
+    assert (r["idiom"]["human_majority_of_all_votes"], r["simile"]["human_majority_of_all_votes"]) == (84, 96)
+    assert (r["idiom"]["human_votes_per_hit"], r["simile"]["human_votes_per_hit"]) == (9, 15)
+    assert (r["idiom"]["human_majority_of_column_verdicts"], r["simile"]["human_majority_of_column_verdicts"]) == (92, 96)
+    assert r["simile"]["absolute_share_of_all_votes"]["literal"] == pytest.approx(44 / 75 * 100)
+    assert r["simile"]["absolute_at_least_one_plausible"]["literal"] == pytest.approx(84)
+    assert r["idiom"]["comparative_shares_over_all_items"]["context"] == pytest.approx(42 / 116 * 100)
+    assert r["idiom"]["comparative_first_100_items"]["shares_over_all_items"] == pytest.approx(
+        {"baseline": 13, "context": 36, "literal": 13, ALL: 7, NEITHER: 14})
+    assert r["idiom"]["alpha_comparative_items_with_majority"] == pytest.approx(0.363, abs=5e-4)
+    assert r["simile"]["alpha_comparative_items_with_majority"] == pytest.approx(0.346, abs=5e-4)
+    assert r["idiom"]["alpha_absolute_by_column"]["literal"] == pytest.approx(0.677, abs=5e-4)
+    assert r["simile"]["alpha_absolute_by_column"]["human5"] == pytest.approx(0.645, abs=5e-4)
+    assert (round(r["idiom"]["pairwise_agreement_absolute"], 2), round(r["simile"]["pairwise_agreement_absolute"], 2)) == (0.71, 0.70)
+    assert (round(r["idiom"]["pairwise_agreement_comparative"], 2), round(r["simile"]["pairwise_agreement_comparative"], 2)) == (0.41, 0.48)
+    assert r["simile"]["example_widget"]["plausible"]["absolute"]["baseline"] == pytest.approx(60.0)
+    assert 0 < r["simile"]["example_widget"]["alpha_absolute_range"] < 0.003
+    assert [a["line"] for a in r["simile"]["stray_answers"]] == [940] and not r["idiom"]["stray_answers"]
+    assert d["comparison"]["idiom_comparative_equal_to_truncated_share"] == 4 == d["comparison"]["idiom_comparative_equal_to_count"]
+    assert d["comparison"]["human_max_gap"] == pytest.approx(1.6)
+    # provenance: the crowd files' checksums (paths relative to the data folder), figlang's version
+    assert [f["path"] for f in d["data"]["files"]][:2] == ["fig_narrative/output/idiom/generative/idiomplausible.json",
+                                                          "fig_narrative/output/idiom/generative/amtidiom.json"]
+    assert all(len(f["sha256"]) == 64 for f in d["data"]["files"]) and d["code"]["figlang"]
+    assert d["command"].startswith("figlang human table5 --data-dir ")
+    # one record per (HIT, shown sentence) and per comparative item, no MTurk worker ids
+    records = [json.loads(line) for line in gzip.open(tmp_path / "t5" / "predictions.jsonl.gz", "rt", encoding="utf-8")]
+    absolute = [x for x in records if x["evaluation"] == "absolute"]
+    assert len(absolute) == 25 * 6 + 25 * 8 and len(records) - len(absolute) == 116 + 77
+    assert all(set(x["votes"]) <= {"judge1", "judge2", "judge3", "judge4", "judge5", "judge6", "judge7", "judge8", "judge9"} for x in absolute)
+    idiom_base = [x for x in absolute if x["figure"] == "idiom" and x["system"] == "baseline"]
+    assert sum(x["plausible"] for x in idiom_base) == 14  # 56% of 25
+

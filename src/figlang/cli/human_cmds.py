@@ -77,11 +77,21 @@ def import_cmd(
 
 
 @app.command("table5")
-def table5_cmd(data_dir: DataDirOption = None) -> None:
+def table5_cmd(
+    data_dir: DataDirOption = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Also write the result file OUT/table5.json (every figure docs/human_eval_table5.md quotes, "
+                                                "the published ones, data checksums, figlang version and commit) and OUT/predictions.jsonl.gz (the votes per unit).")] = None,
+) -> None:
     """Recompute the narrative paper's Table 5 from its raw crowd files, beside the published numbers."""
-    from ..metrics.human_eval import render_table5_markdown, table5
+    from ..metrics.human_eval import render_table5_markdown, table5, write_table5_results
 
     typer.echo(render_table5_markdown(table5(data_dir)))
+    if out:
+        from ..evaluation.provenance import portable_path
+
+        command = "figlang human table5" + (f" --data-dir {portable_path(data_dir)}" if data_dir else "") + f" -o {portable_path(out)}"
+        paths = write_table5_results(out, data_dir, command=command)
+        console.print(f"[dim]wrote {paths[0]} and {paths[1]}[/dim]")
 
 
 @app.command("flute-export")
