@@ -117,3 +117,39 @@ def test_cli_regenerate_table_fits_80_columns(slice_dir: Path) -> None:
     rows = [line for line in res.output.splitlines() if "│" in line]  # the tables (examples below them are cut on purpose)
     assert rows and not any("…" in line for line in rows)
     assert "mismatches by category" in res.output and "overall" in res.output
+
+
+def test_cli_regenerate_writes_a_result_file(slice_dir: Path, tmp_path: Path) -> None:
+    """--results: regeneration.json (figures, command, data checksums, code) and one compact record per item whose
+    categories add up to the file's counts."""
+    from collections import Counter
+
+    from figlang.data.io import file_sha256, read_jsonl
+
+    out = tmp_path / "results"
+    res = CliRunner().invoke(app, ["regenerate", "--data-dir", str(slice_dir), "--source", "semeval", "--sample", "40", "--seed", "3",
+                                   "--no-capitalise", "--results", str(out)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    data = json.loads((out / "regeneration.json").read_text(encoding="utf-8"))
+    assert data["format"] == "figlang.impli.regeneration/1"
+    assert data["command"].startswith("figlang build impli regenerate --data-dir ") and data["command"].endswith(f"--no-capitalise --results {out}")
+    assert "--source semeval --sample 40 --seed 3" in data["command"]
+    assert data["options"]["capitalise"] is False and data["options"]["sources"] == ["semeval"]
+    semeval = slice_dir / "impli" / "idioms" / "fig_context_semeval_e.tsv"
+    assert data["data"]["files"] == [{"path": "impli/idioms/fig_context_semeval_e.tsv", "sha256": file_sha256(semeval), "bytes": semeval.stat().st_size}]
+    assert data["derivation"]["files"] == ["impli/idioms/fig_context_semeval_e.tsv"]
+    assert data["code"]["figlang"] and "git_commit" in data["code"]
+    o = data["overall"]
+    assert o["items"] == 40 and o["exact_percent"] == pytest.approx(100 * o["exact"] / 40)
+    assert o["exact_ignoring_case_percent"] == pytest.approx(100 * (o["exact"] + o["mismatches"]["capitalisation"]) / 40)
+    records = list(read_jsonl(out / "predictions.jsonl.gz"))
+    assert len(records) == 40
+    counts = Counter(r["category"] for r in records)
+    assert counts["exact"] == o["exact"] and all(counts[c] == n for c, n in o["mismatches"].items())
+    assert sum(bool(r.get("filter_reasons")) for r in records) == o["exact_but_filtered"]
+    assert sum(r["generated"] is None for r in records) == o["not_generated"]
+    for r in records:  # a mismatch keeps IMPLI's hypotheses; every record names its IMPLI lines
+        assert ("gold" in r) == (r["category"] != "exact")
+        assert r["origins"] and all(x.startswith("impli/idioms/fig_context_semeval_e.tsv:") for x in r["origins"])
+        line = int(r["origins"][0].rsplit(":", 1)[1])
+        assert semeval.read_text(encoding="utf-8").split("\n")[line - 1].split("\t")[0].strip() == r["premise"]

@@ -32,6 +32,7 @@ from ..builders.impli import (
     sentences_from_impli,
     write_lexicon,
     write_outputs,
+    write_regeneration_results,
     write_sentences,
 )
 from ..data.errors import FiglangError, LoadOptions, LoadReport
@@ -298,6 +299,9 @@ def regenerate_cmd(
     model: ModelOption = DEFAULT_MODEL,
     capitalise: CapitaliseOption = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON instead of tables.")] = False,
+    results: Annotated[Optional[Path], typer.Option("--results", help="Also write a result file: RESULTS/regeneration.json (the figures, "
+                                                    "the command, the IMPLI files' checksums, figlang version and commit) and "
+                                                    "RESULTS/predictions.jsonl.gz (one compact record per item).")] = None,
 ) -> None:
     """Regenerate IMPLI's figurative-context entailment pairs from their premises and a lexicon derived from them.
 
@@ -313,6 +317,14 @@ def regenerate_cmd(
         write_json(out / "regeneration.json", res.to_dict())
         write_jsonl(out / "items.jsonl", res.items)
         write_lexicon(res.lexicon, out / "lexicon.tsv")
+    if results:
+        from ..evaluation.provenance import portable_path
+
+        command = "figlang build impli regenerate" + (f" --data-dir {portable_path(data_dir)}" if data_dir else "")
+        command += "".join(f" --source {s}" for s in source or [])
+        command += (f" --sample {sample} --seed {seed}" if sample else "") + (f" --model {model}" if model != DEFAULT_MODEL else "")
+        command += ("" if capitalise else " --no-capitalise") + f" --results {portable_path(results)}"
+        write_regeneration_results(res, results, resolve_data_dir(data_dir), command=command)
     if as_json:
         typer.echo(json.dumps(res.to_dict(), indent=2, ensure_ascii=False))
         return

@@ -55,7 +55,19 @@ from .matching import ImpliIdiomMatch, ImpliIdiomMatcher, compile_pattern, resol
 from .metaphors import TSVETKOV_XLSX, MetaphorItem, build_metaphor_pairs, compare_with_impli_metaphors, read_metaphor_replacements, read_tsvetkov_xlsx, read_xlsx_sheet
 from .nlp import DEFAULT_MODEL, Progress, load_nlp, parse_texts
 from .outputs import GENERATOR_VERSION, PAIR_TYPES, BuildReport, BuildResult, GeneratedPair, generated_files, load_generated, output_name, write_outputs
-from .regenerate import MISMATCH_CATEGORIES, Derivation, DerivedPair, RegenerationResult, categorize_mismatch, derive_lexicon, diff_offsets, regenerate_impli
+from .regenerate import (
+    MISMATCH_CATEGORIES,
+    Derivation,
+    DerivedPair,
+    RegenerationResult,
+    categorize_mismatch,
+    derive_lexicon,
+    diff_offsets,
+    regenerate_impli,
+    regeneration_records,
+    regeneration_results,
+    write_regeneration_results,
+)
 from .sentences import FIGURATIVE, LITERAL, IdiomSentence, read_sentences, sentences_from_impli, write_sentences
 from .substitution import DefinitionTemplate, TemplateCache, realise
 
@@ -104,9 +116,12 @@ __all__ = [
     "read_xlsx_sheet",
     "realise",
     "regenerate_impli",
+    "regeneration_records",
+    "regeneration_results",
     "resolve_overlaps",
     "sentences_from_impli",
     "write_lexicon",
     "write_outputs",
+    "write_regeneration_results",
     "write_sentences",
 ]

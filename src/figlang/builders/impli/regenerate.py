@@ -191,6 +191,13 @@ def derive_lexicon(
     return Derivation(lexicon, pairs, problems, examples, docs, [str(Path(data_dir) / "impli" / s.path) for s in specs])
 
 
+def _impli_relative(path: str | Path) -> str:
+    """An IMPLI file's path from the dataset's own ``impli/`` folder on ("impli/idioms/fig_context_pie_e.tsv"): no machine paths in records."""
+    parts = Path(path).parts
+    at = max((i for i, p in enumerate(parts) if p == "impli"), default=None)
+    return "/".join(parts[at:]) if at is not None else Path(path).name
+
+
 MISMATCH_CATEGORIES = ("inflection", "slot_filling", "span_detection", "capitalisation", "other")
 
 
@@ -257,7 +264,9 @@ class SourceScore:
             "exact": self.exact,
             "exact_rate": round(self.rate, 4) if self.items else None,
             "exact_ignoring_case": self.exact_ignoring_case,
+            "exact_ignoring_case_rate": round(self.exact_ignoring_case / self.items, 4) if self.items else None,
             "generated": self.generated,
+            "not_generated": self.items - self.generated,  # the idiom was not found in the premise
             "exact_but_filtered": self.filtered,
             "mismatches": {c: self.categories.get(c, 0) for c in MISMATCH_CATEGORIES},
         }
@@ -276,9 +285,11 @@ class RegenerationResult:
     lines: int  # IMPLI lines those items cover
     items: list[dict[str, Any]] = field(default_factory=list)  # one row per scored item
     filter_reasons_on_exact: Counter[str] = field(default_factory=Counter)
+    options: dict[str, Any] = field(default_factory=dict)  # sources, capitalise, spaCy pipeline
 
     def to_dict(self, with_items: bool = False) -> dict[str, Any]:
         d = {
+            "options": self.options,
             "sample": self.sample,
             "seed": self.seed,
             "population_items": self.population,
@@ -325,10 +336,12 @@ def regenerate_impli(
     derivation = derive_lexicon(data_dir, ("fig_context",), sources, nlp, progress)
     gold: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     lines: Counter[tuple[str, str, str]] = Counter()
+    origins: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for d in derivation.pairs:
         key = (d.source or "", d.premise, normalise_spacing(d.definition))
         gold[key].add(d.hypothesis)
         lines[key] += 1
+        origins[key].append(f"{_impli_relative(d.path)}:{d.line}")
     keys = sorted(gold)
     population = len(keys)
     if sample is not None and sample < len(keys):
@@ -374,7 +387,8 @@ def regenerate_impli(
         for s in (score, overall):
             s.items += 1
             s.generated += hyp is not None
-        row: dict[str, Any] = {"source": source, "premise": premise, "definition": defs_by_key[dkey], "gold": golds, "generated": hyp, "lines": lines[key]}
+        row: dict[str, Any] = {"source": source, "premise": premise, "definition": defs_by_key[dkey], "gold": golds, "generated": hyp,
+                               "lines": lines[key], "origins": origins[key]}  # fmt: skip
         if hyp is not None and hyp in gold[key]:
             for s in (score, overall):
                 s.exact += 1
@@ -382,6 +396,8 @@ def regenerate_impli(
                 s.filtered += bool(reasons)
             filter_reasons.update(reasons)
             row["category"] = "exact"
+            if reasons:
+                row["filter_reasons"] = reasons
         else:
             category, closest = categorize_mismatch(premise, hyp, golds, any(template.slots))
             for s in (score, overall):
@@ -394,4 +410,71 @@ def regenerate_impli(
     return RegenerationResult(
         {k: v for k, v in per_source.items() if v.items}, overall, examples, derivation.lexicon, derivation.summary(),
         sample, seed, population, sum(lines[k] for k in keys), items, filter_reasons,
+        {"sources": list(sources), "capitalise": capitalise, "spacy_pipeline": f"{nlp.meta.get('lang', '')}_{nlp.meta.get('name', '')}",
+         "spacy_pipeline_version": nlp.meta.get("version"), "spacy_version": _spacy_version()},
     )  # fmt: skip
+
+
+def _spacy_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("spacy")
+    except PackageNotFoundError:
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# The regeneration check as a committed result file (docs/impli_generator.md quotes it)
+# --------------------------------------------------------------------------------------------
+
+
+def regeneration_records(res: RegenerationResult) -> list[dict[str, Any]]:
+    """One compact record per scored item, the per-item file of a result folder: source, the IMPLI lines it covers
+    (``origins``, file:line), premise, base-form definition, the generated hypothesis (None: idiom not found), the
+    category (``exact`` or a mismatch category) and, for a mismatch, IMPLI's hypotheses for the item (an exact match
+    is one of them, so they are left out); an exact match our filters would drop has its ``filter_reasons``."""
+    out = []
+    for row in res.items:
+        rec = {"source": row["source"], "origins": row["origins"], "premise": row["premise"], "definition": row["definition"],
+               "generated": row["generated"], "category": row["category"]}  # fmt: skip
+        if row["category"] != "exact":
+            rec["gold"] = row["gold"]
+        if row.get("filter_reasons"):
+            rec["filter_reasons"] = row["filter_reasons"]
+        out.append(rec)
+    return out
+
+
+def regeneration_results(res: RegenerationResult, data_dir: str | Path, command: str | None = None) -> dict[str, Any]:
+    """The result file of a regeneration check: its figures (:meth:`RegenerationResult.to_dict`) plus exact-match and
+    ignoring-case percentages unrounded, the command, the IMPLI files' checksums, figlang's version and commit."""
+    from ...evaluation.provenance import code_provenance, data_checksums, portable_path
+
+    d = res.to_dict()
+    for name, score in [*res.per_source.items(), ("overall", res.overall)]:
+        block = d["overall"] if name == "overall" else d["per_source"][name]
+        block["exact_percent"] = 100 * score.exact / score.items if score.items else None
+        block["exact_ignoring_case_percent"] = 100 * score.exact_ignoring_case / score.items if score.items else None
+    files = [Path(f) for f in res.derivation["files"]]
+    d["derivation"] = {**d["derivation"], "files": [_impli_relative(f) for f in files]}
+    return {
+        "format": "figlang.impli.regeneration/1",
+        "what": "IMPLI's fig_context pairs regenerated from their premises and a lexicon derived from them (docs/impli_generator.md)",
+        "command": command,
+        **d,
+        "items_file": "predictions.jsonl.gz: one record per (source, premise, definition) item (regeneration_records)",
+        "data": {"data_dir": portable_path(data_dir), "files": data_checksums(files, Path(data_dir))},
+        "code": code_provenance(),
+    }
+
+
+def write_regeneration_results(res: RegenerationResult, out_dir: str | Path, data_dir: str | Path, command: str | None = None) -> tuple[Path, Path]:
+    """Write ``out_dir/regeneration.json`` (:func:`regeneration_results`) and ``out_dir/predictions.jsonl.gz``
+    (:func:`regeneration_records`)."""
+    from ...data.io import write_json, write_jsonl
+
+    out = Path(out_dir)
+    write_json(out / "regeneration.json", regeneration_results(res, data_dir, command))
+    write_jsonl(out / "predictions.jsonl.gz", regeneration_records(res))
+    return out / "regeneration.json", out / "predictions.jsonl.gz"
