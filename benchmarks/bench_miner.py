@@ -337,6 +337,13 @@ def cmd_throughput(args) -> None:
             "out": str(out),
         })
     report["identical_outputs"] = len(set(outputs)) == 1
+    corpus = Path(args.corpus)
+    files = sorted(f for f in corpus.rglob("*") if f.is_file()) if corpus.is_dir() else [corpus]
+    report["provenance"] = _provenance(MinerConfig(segmenter=args.segmenter), Path(args.data_dir), files, args.command)
+    if args.items:  # one record per shard (a book) of the first run: its counts, from the shard's stats file
+        shard_dir = Path(report["runs"][0]["out"]) / "shards"
+        _write_items(args.items, [{"shard": st["shard"], "stats": st["stats"], "skipped": st["skipped"]}
+                                  for st in (json.loads(f.read_text(encoding="utf-8")) for f in sorted(shard_dir.glob("*.stats.json")))])
     _emit(report, args.json_out)
 
 
@@ -391,6 +398,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--segmenter", default="senter")
     p.add_argument("--ray", action="store_true")
     p.add_argument("--keep", help="keep the mined folders under this folder")
+    p.add_argument("--items", help="write one record per shard of the first run here (JSONL; gzip'd when it ends in .gz)")
     p.add_argument("--json-out")
     p.set_defaults(fn=cmd_throughput)
     p = sub.add_parser("ray-check")

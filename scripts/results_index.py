@@ -455,7 +455,7 @@ AUTO_TABLES += [
     (ZSD, "suite-timing", "| configuration | wall | CPU | load average during the run |", None),
     (ZSD, "suite-sample", "| task | split | method | n | accuracy % [95% CI] | majority % | by gold label |", None),
     ("docs/human_eval_table5.md", "table5", "| | Idiom (recomputed) | Idiom (paper) |", None),
-    ("docs/human_eval_table5.md", "table5-majority", "| reading | idiom | simile |\n|---|---:|---:|\n| majority of all 9", None),
+    ("docs/human_eval_table5.md", "table5-majority", "| reading | idiom | simile |\n|---|---:|---:|\n| majority of all human votes", None),
     ("docs/human_eval_table5.md", "table5-column3", "| aggregation of column 3 | share |", None),
     ("docs/human_eval_table5.md", "table5-denominators", "| denominator | GPT2-XL |", None),
     ("docs/human_eval_table5.md", "table5-readings", "| reading | idiom | simile |\n|---|---:|---:|\n| absolute, all sentences", None),
@@ -633,6 +633,81 @@ AUTO_TABLES += [
          "| `lm-score-knowledge order=narrative-first` |", "| `lm-score-knowledge order=inference-first` |")]),
 ]
 NOT_RESULTS += [(MA, "| method | what the LM scores | options |", "the methods and their options")]
+# ---- docs/human_eval_table5.md and docs/narrative_miner.md (issue #19): figures computed from the public data, no model --
+# Table 5 recomputed from the paper's crowd files (`figlang human table5 --data-dir ../shared/data -o docs/results/human/table5`);
+# the "(paper)" cells from the same file's `published` block (the paper's Table 5 as printed, with its source)
+HE, T5 = "docs/human_eval_table5.md", "human/table5/table5.json"
+def t5(table, row, figs):
+    group(HE, table, row, T5, [[fid, places, key] + rest for fid, places, key, *rest in figs])
+for row, key in [("| GPT2-XL | 56.0", "baseline"), ("| +context | 68.0", "context"), ("| +literal | 48.0", "literal"), ("| Human |", "human")]:
+    t5("table5", row, [[f"idiom_{key}", 1, f"recomputed.idiom.absolute.{key}"], [f"idiom_{key}_paper", 0, f"published.absolute.idiom.{key}"],
+                       [f"simile_{key}", 1, f"recomputed.simile.absolute.{key}"], [f"simile_{key}_paper", 0, f"published.absolute.simile.{key}"]])
+for row, key in [("| GPT2-XL | 15.8", "baseline"), ("| +context | 44.2", "context"), ("| +literal | 13.7", "literal"), ("| All |", "all"), ("| Neither |", "neither")]:
+    paper_places = {"baseline": 1, "literal": 1, "neither": 1}.get(key, 0)  # the paper prints 18.6, 46.7, 6.7 for similes
+    t5("table5", row, [[f"idiom_{key}", 1, f"recomputed.idiom.comparative.{key}"], [f"idiom_{key}_paper", 0, f"published.comparative.idiom.{key}"],
+                       [f"simile_{key}", 1, f"recomputed.simile.comparative.{key}"], [f"simile_{key}_paper", paper_places, f"published.comparative.simile.{key}"]])
+t5("table5", "| as published |", [["idiom_alpha_paper", 2, "published.alpha.idiom.alpha"], ["simile_alpha_paper", 2, "published.alpha.simile.alpha"]])
+for row, key in [("| absolute (all sentences) |", "absolute"), ("| absolute (model sentences) |", "absolute_models"), ("| comparative |", "comparative")]:
+    t5("table5", row, [[f"idiom_alpha_{key}", 2, f"recomputed.idiom.alpha.{key}"], [f"simile_alpha_{key}", 2, f"recomputed.simile.alpha.{key}"]])
+t5("table5", "| absolute HITs / assignments |", [[f"{k}_{n}", 0, f"recomputed.{k}.n_absolute_{n}"] for k in ("idiom", "simile") for n in ("items", "assignments")])
+t5("table5", "| comparative items (no majority) |",
+   [[f"{k}_{n}", 0, f"recomputed.{k}.n_comparative_{n}"] for k in ("idiom", "simile") for n in ("items", "no_majority")])
+t5("table5-majority", "| majority of all human votes of a HIT",
+   [["idiom_votes", 0, "readings.idiom.human_votes_per_hit"], ["simile_votes", 0, "readings.simile.human_votes_per_hit"],
+    ["idiom", 0, "readings.idiom.human_majority_of_all_votes"], ["simile", 0, "readings.simile.human_majority_of_all_votes"]])
+t5("table5-majority", "| majority of the human columns' verdicts |",
+   [["idiom", 0, "readings.idiom.human_majority_of_column_verdicts"], ["simile", 0, "readings.simile.human_majority_of_column_verdicts"]])
+t5("table5-majority", "| human1 only |", [["idiom", 0, "recomputed.idiom.absolute_human_columns.human1"], ["simile", 0, "recomputed.simile.absolute_human_columns.human1"]])
+t5("table5-column3", "| share of all votes |", [["share", 1, "readings.simile.absolute_share_of_all_votes.literal"]])
+t5("table5-column3", "| at least one plausible vote |", [["share", 0, "readings.simile.absolute_at_least_one_plausible.literal"]])
+CK = ("baseline", "context", "literal", "all", "neither")
+t5("table5-denominators", "| all 116 items", [["items", 0, "recomputed.idiom.n_comparative_items"]]
+   + [[k, 1, f"readings.idiom.comparative_shares_over_all_items.{k}"] for k in CK])
+t5("table5-denominators", "| first 100 items", [["items", 0, "readings.idiom.comparative_first_100_items.items"]]
+   + [[k, 0, f"readings.idiom.comparative_first_100_items.shares_over_all_items.{k}"] for k in CK])
+for row, key in [("| absolute, all sentences |", "recomputed.{}.alpha.absolute"), ("| absolute, model sentences |", "recomputed.{}.alpha.absolute_models"),
+                 ("| comparative, all items |", "recomputed.{}.alpha.comparative"),
+                 ("| comparative, items with a majority |", "readings.{}.alpha_comparative_items_with_majority")]:
+    t5("table5-readings", row, [["idiom", 3, key.format("idiom")], ["simile", 3, key.format("simile")]])
+for row, key in [("| raw pairwise agreement, absolute |", "pairwise_agreement_absolute"), ("| raw pairwise agreement, comparative |", "pairwise_agreement_comparative")]:
+    t5("table5-agreement", row, [["idiom", 2, f"readings.idiom.{key}"], ["simile", 2, f"readings.simile.{key}"]])
+t5("table5-summary", "| absolute simile, GPT2-XL |", [["stray_value", 0, "readings.simile.stray_answers.0.value"]])
+t5("table5-summary", "| absolute, human |", [["max_gap", 1, "comparison.human_max_gap"]])
+t5("table5-summary", "| absolute simile, +literal |", [["recomputed", 0, "recomputed.simile.absolute.literal"], ["paper", 0, "published.absolute.simile.literal"]])
+t5("table5-summary", "| comparative idiom |", [["equal_truncated", 0, "comparison.idiom_comparative_equal_to_truncated_share"],
+                                                ["of", 0, "comparison.idiom_comparative_figures"], ["context", 1, "recomputed.idiom.comparative.context"],
+                                                ["context_paper", 0, "published.comparative.idiom.context"]])
+group(HE, None, None, T5, [["simile-comparative-baseline-2dp", 2, "recomputed.simile.comparative.baseline"],
+                           ["simile-comparative-literal-2dp", 2, "recomputed.simile.comparative.literal"],
+                           ["simile-comparative-neither-2dp", 2, "recomputed.simile.comparative.neither"],
+                           ["idiom-literal-column-alpha", 3, "readings.idiom.alpha_absolute_by_column.literal"],
+                           ["simile-human5-column-alpha", 3, "readings.simile.alpha_absolute_by_column.human5"]])
+# the miner's recall on the benchmark's own idiom narratives, one result folder per segmenter, and PIE-English's similes
+# (`python benchmarks/bench_miner.py recall|pie-similes … --items … --json-out …`, the commands beside the tables)
+NM = "docs/narrative_miner.md"
+for split in ("train", "dev", "test"):
+    group(NM, "miner-recall", f"| {split} |", f"miner/recall-senter/results.json",
+          [["narratives", 0, f"splits.{split}.narratives"], ["in_last", 0, f"splits.{split}.recovered_in_last_sentence"],
+           ["recall", 1, f"splits.{split}.recall_last_sentence", 100], ["in_any", 0, f"splits.{split}.recovered_in_any_sentence"],
+           ["five_sentences", 0, f"splits.{split}.sentence_counts.5"], ["exact_five", 0, f"splits.{split}.exact_5_sentence_narrative"],
+           ["span_identical", 0, f"splits.{split}.marked_span_identical_to_benchmark"]])
+for row, seg in [("| senter (default) |", "senter"), ("| sentencizer |", "sentencizer"), ("| parser |", "parser")]:
+    group(NM, "miner-segmenters", row, f"miner/recall-{seg}/results.json",
+          [[f"recall_{s}", 1, f"splits.{s}.recall_last_sentence", 100] for s in ("train", "dev", "test")]
+          + [["exactly_5_sentences", 0, "totals.exactly_5_sentences"]])
+for row, shape in [("| `as ADJ as NP`", "as_as"), ("| `ADJ as NP`", "x_as"), ("| `… like NP`", "like")]:
+    group(NM, "miner-similes", row, "miner/pie-similes/results.json",
+          [["sentences", 0, f"explicit_patterns.by_expression_shape.{shape}.sentences"],
+           ["recovered", 0, f"explicit_patterns.by_expression_shape.{shape}.recovered"],
+           ["recall", 1, f"explicit_patterns.by_expression_shape.{shape}.recall", 100],
+           ["recovered_verb_like", 0, f"explicit_plus_verb_like.by_expression_shape.{shape}.recovered"]]
+          + ([["recall_verb_like", 1, f"explicit_plus_verb_like.by_expression_shape.{shape}.recall", 100]] if shape == "like" else []))
+group(NM, "miner-similes", "| all |", "miner/pie-similes/results.json",
+      [["sentences", ",", "explicit_patterns.sentences"], ["recovered", 0, "explicit_patterns.recovered"], ["recall", 1, "explicit_patterns.recall", 100],
+       ["recovered_verb_like", 0, "explicit_plus_verb_like.recovered"], ["recall_verb_like", 1, "explicit_plus_verb_like.recall", 100]])
+group(NM, None, None, "miner/recall-senter/results.json", [["recall-narratives", ",", "totals.narratives"],
+                                                             ["recall-exact-5-sentence-narratives", 0, "totals.exact_5_sentence_narrative"]])
+# ---- end of docs/human_eval_table5.md and docs/narrative_miner.md -------------------------------------------------------
 N_HAND = len(groups)
 if "--mark-docs" in sys.argv:
     mark_docs()

@@ -438,3 +438,14 @@ def test_table5_result_file_holds_every_quoted_reading(data_dir: Path, tmp_path:
     idiom_base = [x for x in absolute if x["figure"] == "idiom" and x["system"] == "baseline"]
     assert sum(x["plausible"] for x in idiom_base) == 14  # 56% of 25
 
+
+
+def test_committed_table5_result_file_is_what_the_code_computes(data_dir: Path) -> None:
+    from figlang.metrics.human_eval import table5_results
+
+    committed = Path(__file__).resolve().parents[1] / "docs" / "results" / "human" / "table5" / "table5.json"
+    d = json.loads(committed.read_text(encoding="utf-8"))
+    fresh, _ = table5_results(data_dir)
+    assert json.loads(json.dumps(fresh["recomputed"])) == d["recomputed"]
+    assert json.loads(json.dumps(fresh["readings"])) == d["readings"]
+    assert json.loads(json.dumps(fresh["published"])) == d["published"]
