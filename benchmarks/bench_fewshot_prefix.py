@@ -23,6 +23,7 @@ import json
 import time
 
 from figlang.data.registry import get_task
+from figlang.evaluation.provenance import code_provenance, library_versions, split_fingerprint
 from figlang.models.backends.base import ScoreRequest
 from figlang.models.prefix import shared_prefix_length
 from figlang.models.loading import load_backend
@@ -70,7 +71,9 @@ def main() -> None:
     report = {"task": args.task, "split": args.split, "model": args.model, "items": len(items), "chunk": args.chunk,
               "context_tokens": totals,
               "ratio_call_prefix_over_runs": totals["call-prefix"] / totals["runs"],
-              "ratio_per_context_over_runs": totals["per-context"] / totals["runs"]}  # fmt: skip
+              "ratio_per_context_over_runs": totals["per-context"] / totals["runs"],
+              "tokenizer": lm.fingerprint(), "code": code_provenance(), "versions": library_versions(),
+              "data": split_fingerprint(items)}  # fmt: skip
     if args.time:
         reqs = [ScoreRequest(p, P.FEW_SHOT_CONTINUATION.format(number=j + 1)) for p in contexts_of(method, items[: args.time]) for j in range(2)]
         timing = {}

@@ -148,6 +148,14 @@ def predictions(logprobs: list[float], n_records: int) -> list[int]:
     return [max(range(n_opt), key=lambda j: (logprobs[i * n_opt + j], -j)) for i in range(n_records)]
 
 
+def provenance_of(args: argparse.Namespace) -> dict:
+    """The code, library versions and the scored records (count and sha256 of their ids) behind the report."""
+    from figlang.evaluation.provenance import code_provenance, library_versions, split_fingerprint
+
+    return {"code": code_provenance(), "versions": library_versions(),
+            "data": split_fingerprint(load_records(args.data_dir, args.split, args.limit))}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="smollm2-135m", help="model reference (catalog name, path, hub id)")
@@ -208,6 +216,7 @@ def main(argv: list[str] | None = None) -> None:
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                     "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None},  # fmt: skip
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        **provenance_of(args),
         "rows": rows,
     }
     out = Path(args.out)

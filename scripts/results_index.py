@@ -213,11 +213,17 @@ group(TM, "qwen-gpu", row, f"{run}/train_result.json", [["seconds", 0, "seconds"
 # docs/trained_models.md: the FLUTE NLI classifiers
 for row, run in [("| **mpnet** (all-mpnet-base-v2)", "cpu/flute-nli-mpnet"), ("| minilm (all-MiniLM-L6-v2)", "cpu/flute-nli-minilm")]:
     group(TM, "flute-nli", row, f"{run}/figlang.json", [["best_epoch", 0, "best.epoch"]])
+    group(TM, "flute-nli", row, f"{run}/train_result.json", [["seconds", "," if "mpnet" in run else 0, "seconds"]])
     group(TM, "flute-nli", row, f"{run}/eval/carved-dev/results.json", [["carved_dev", 2, "metrics.accuracy.accuracy", 100]])
     group(TM, "flute-nli", row, f"{run}/eval/val/results.json",
           [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100], ["ci_high", 2, "metrics.accuracy.ci_high", 100]]
           + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
           + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")])
+# docs/trained_models.md: configuration figures printed in row labels (epochs of the minilm control and the GPU runs)
+group(TM, "minilm-control", "| `mc` + 3 epochs of `mc` (the control) |", "cpu/control-idiom-mc-more-minilm/figlang.json", [["epochs", 0, "training.epochs"]])
+group(TM, "minilm-control", "| GPU: `mc` + 3 epochs", "gpu-minilm/idiom-mc-context-minilm/figlang.json", [["epochs", 0, "training.epochs"]])
+for _k in ("idiom", "simile"):
+    group(TM, "generators-gpu", f"| {_k} `generator` (", f"gpu-minilm/{_k}-generator/figlang.json", [["epochs", 0, "training.epochs"]])
 # docs/flute_explanations.md: the explaining system's k, chosen on a `selection` sample
 for i, row in enumerate(("| k = 3 |", "| **k = 6** (chosen) |")):
     group("docs/flute_explanations.md", "explain-selection-sweep", row, "explain/selection-sweep/sweep.json",
@@ -347,23 +353,24 @@ AUTO_TABLES = [
         ("| `mc-continuation` (CPU, below", _e(CM + "idiom-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev") + _e(CM + "simile-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
         ]),
     (TM, "minilm-control", "| idiom, minilm | dev-disjoint | official dev |", [
-        ("| `mc` (CPU; the same command", _e(CM + "control-idiom-mc-minilm", "dev-disjoint", "dev")),
-        ("| `mc` + 3 epochs of `mc` (the control) |", _e(CM + "control-idiom-mc-more-minilm", "dev-disjoint", "dev")),
-        ("| GPU: `mc` + 3 epochs", []),
+        ("| `mc` (CPU; the same command", _e(CM + "control-idiom-mc-minilm", "dev-disjoint", "dev") + [GM + "idiom-mc-minilm/dev-disjoint/results.json"]),
+        ("| `mc` + 3 epochs of `mc` (the control) |", _e(CM + "control-idiom-mc-more-minilm", "dev-disjoint", "dev") + [CM + "control-idiom-mc-more-minilm/figlang.json"]),
+        ("| GPU: `mc` + 3 epochs", _e(GM + "idiom-mc-context-minilm", "dev-disjoint", "dev") + _e(GM + "idiom-mc-literal-minilm", "dev-disjoint", "dev")
+         + _e(GM + "idiom-mc-minilm", "dev-disjoint", "dev") + [GM + "idiom-mc-context-minilm/figlang.json"]),
         ]),
-    (TM, "relations-context", "| idiom, context (167 items) |", [("| accuracy % |", [])]),
-    (TM, "relations-literal", "| idiom, literal (167 items) |", [("| accuracy % |", [CM + "relations-idiom-literal-dev.json"])]),
-    (TM, "relations-simile", "| simile (109 items) |", [("| accuracy % |", [])]),
+    (TM, "relations-context", "| idiom, context (167 items) |", [("| accuracy % |", [GM + "relations-idiom-context-dev.json"])]),
+    (TM, "relations-literal", "| idiom, literal (167 items) |", [("| accuracy % |", [GM + "relations-idiom-literal-dev.json"])]),
+    (TM, "relations-simile", "| simile (109 items) |", [("| accuracy % |", [GM + "relations-simile-context-dev.json", GM + "relations-simile-literal-dev.json"])]),
     (TM, "generators-gpu", "| dev (all items) | ROUGE-L |", [
         (f"| {k} `generator{c}`{lr} ({n}) |", [f"{GM}{k}-generator{d}/eval-dev-all/results.json", f"{GM}{k}-generator{d}/figlang.json", f"{GM}{k}-generator{d}/train_result.json"])
         for k, n in (("idiom", 299), ("simile", 39)) for c, lr, d in (("", "", ""), ("-context", "", "-context"), ("-context", ", lr 3e-5", "-context-lr3e-5"))]),
-    (TM, "generators-paired", "| plain − knowledge (dev) |", [
-        ("| idiom, `generator-context` (299) |", []), ("| idiom, `generator-context` lr 3e-5 (299) |", []),
-        ("| simile, `generator-context` (39) |", []), ("| simile, `generator-context` lr 3e-5 (39) |", [])]),
     (TM, "mc-continuation-cpu", "| task | dev-disjoint | official dev |", [
         ("| idiom, `mc-continuation` |", _e(CM + "idiom-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
+        ("| idiom, `mc-continuation`, re-made", _e(CM + "idiom-mc-continuation-minilm-sel", "eval/dev-disjoint", "eval/dev")),
         ("| simile, `mc-continuation` |", _e(CM + "simile-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
-        ("| idiom, `mc` (narrative + continuation)", _e(CM + "idiom-mc-minilm", "eval/dev-disjoint", "eval/dev"))]),
+        ("| simile, `mc-continuation`, re-made", _e(CM + "simile-mc-continuation-minilm-sel", "eval/dev-disjoint", "eval/dev")),
+        ("| idiom, `mc` (narrative + continuation)", _e(CM + "idiom-mc-minilm", "eval/dev-disjoint", "eval/dev")),
+        ("| idiom, `mc`, re-made", _e(CM + "idiom-mc-minilm-sel", "eval/dev-disjoint", "eval/dev"))]),
     (TM, "mc-context-cpu", "| idiom | dev-disjoint (unseen idioms) | official dev |\n|---|---|---|\n| `mc-context`", [
         ("| `mc-context` (minilm, from `mc`) |", _e(CM + "idiom-mc-context-minilm", "eval/dev-disjoint", "eval/dev")),
         ("| `mc` (its starting point) |", _e(CM + "idiom-mc-minilm", "eval/dev-disjoint", "eval/dev")),
@@ -424,9 +431,8 @@ AUTO_TABLES += [
     ("docs/trained_models.md", "impli-folds-leaky", "| IMPLI, 10 folds pooled | accuracy % [95% CI] | n |", [
         (f"| {r}", ["cpu/impli-folds10-minilm/results.json", "cpu/impli-folds10-minilm/folds_summary.json#mean_over_folds"]) for r in ("**all**", "**entailment**", "**non-entailment**", "fig_context", "metaphor_replacement",
                                                                         "manual (gold", "adversarial_definition", "lit_context", "manual_antonym")]),
-    ("docs/trained_models.md", "flute-iro-val", "| FLUTE val (499 pairs) | value |", None),
-    ("docs/trained_models.md", "flute-iro-val120", "| FLUTE val, first 120 pairs | value |", None),
-    ("docs/trained_models.md", "generators-cpu20", "| first 20 idiom dev items |", None),
+    ("docs/trained_models.md", "flute-iro-val", "| FLUTE val (499 pairs) | value |", [
+        (f"| {r}", ["cpu/flute-iro-smollm2/eval/val/results.json"]) for r in ("**Acc@0**", "by figure type", "unparseable answers", "mean explanation score")]),
     (ZSD, "zs-cloze-detail", "| model | set | n | method | accuracy % [95% CI] | majority % | run |", [
         ("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", ["suite-smollm2/idiom-dev/results.json"]),
         ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", ["suite-smollm2/simile-dev/results.json"]),
@@ -444,16 +450,14 @@ AUTO_TABLES += [
         + [(r, [f"zs/{f}/results.json"]) for r, f in (("| smollm2-135m | idiom dev | 355 (all) | pet", "idiom-dev-pet-smollm2"),
            ("| smollm2-135m | simile dev | 376 (all) | pet", "simile-dev-pet-smollm2"), ("| smollm2-135m | idiom dev | 355 (all) | qa", "idiom-dev-qa-smollm2"))
            if os.path.exists(f"{R}zs/{f}/results.json")]),
-    (ZSD, "zs-flute-detail", "| model | n | calibration | Acc@0 % [95% CI] |", None),
-    (ZSD, "zs-impli-detail", "| model | n | calibration | accuracy % [95% CI] | entailment | non-entailment | run |", None),
-    (ZSD, "flute-prompt-probe", "  | variant | acc % at margin 0 |", None),
-    (ZSD, "llamacpp-vs-torch", "| qwen2.5-1.5b, 40 records, 80 pairs |", None),
-    (ZSD, "shared-prefix-speed", "| mode | batch | wall s | records/s (wall) |", None),
-    (ZSD, "shared-prefix-threads", "| threads | naive (per-pair loop) |", None),
+    (ZSD, "zs-flute-detail", "| model | n | calibration | Acc@0 % [95% CI] |", [
+        ("| qwen2.5-1.5b (bf16) | 499 (all) | none |", ["zs/flute-val-nli-score-qwen-bf16/results.json"]),
+        ("| qwen2.5-1.5b (bf16), **`question=meaning`** |", ["zs/flute-val-meaning-cf-0shot-qwen/results.json"])]),
     (ZSD, "shared-prefix-split", "| mode | batch | wall s | records/s | pairs/s |", None),
-    (ZSD, "prefix-tokens", "| idiom dev, 355 items, chunks of 32", None),
-    (ZSD, "suite-timing", "| configuration | wall | CPU | load average during the run |", None),
-    (ZSD, "suite-sample", "| task | split | method | n | accuracy % [95% CI] | majority % | by gold label |", None),
+    (ZSD, "prefix-tokens", "| idiom dev, 355 items, chunks of 32", [
+        ("| every context in full", ["bench/fewshot_prefix_idiom_dev.json#context_tokens.per-context", "bench/fewshot_prefix_idiom_dev.json#ratio_per_context_over_runs"]),
+        ("| one prefix per call", ["bench/fewshot_prefix_idiom_dev.json#context_tokens.call-prefix", "bench/fewshot_prefix_idiom_dev.json#ratio_call_prefix_over_runs"]),
+        ("| **runs of shared examples**", ["bench/fewshot_prefix_idiom_dev.json#context_tokens.runs"])]),
     ("docs/human_eval_table5.md", "table5", "| | Idiom (recomputed) | Idiom (paper) |", None),
     ("docs/human_eval_table5.md", "table5-majority", "| reading | idiom | simile |\n|---|---:|---:|\n| majority of all human votes", None),
     ("docs/human_eval_table5.md", "table5-column3", "| aggregation of column 3 | share |", None),
@@ -744,6 +748,10 @@ prose("README.md", "cpu/idiom-probe-qwen-sel/eval/dev/results.json", [["probe-se
 prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-sel-simile-dev-disjoint", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "zs/flute-val-meaning-cf-0shot-qwen/results.json", [["flute-zs-selection-chosen-val", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev/results.json", [["probe-sel-simile-dev", 1, "metrics.accuracy.accuracy", 100]])
+prose("README.md", "zs/idiom-dev-qa-qwen/results.json", [["qa-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])
+prose("README.md", "zs/simile-dev-pmi-qwen/results.json", [["pmi-qwen-simile-dev", 1, f"{A}.accuracy", 100]])
+prose("README.md", "zs/idiom-devdisjoint-pmi-qwen/results.json", [["pmi-qwen-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
+prose("README.md", "zs/simile-devdisjoint-pmi-qwen/results.json", [["pmi-qwen-simile-dev-disjoint", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/idiom-dev-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/idiom-devdisjoint-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/simile-devdisjoint-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-simile-dev-disjoint", 1, f"{A}.accuracy", 100]])
