@@ -44,7 +44,7 @@ from .review_queue import (
 )
 
 __all__ = ["VerdictsImportReport", "current_verdicts", "export_queue", "finalize", "import_verdicts", "queue_items", "read_table",
-           "record_verdict", "review_rates", "store_verdicts"]  # fmt: skip
+           "record_verdict", "review_rates", "store_verdicts", "verdict_file_results", "write_verdict_file_results"]  # fmt: skip
 
 QUEUE_COLUMNS = (
     "id", "revision", "figure_type", "expression", "premise", "hypothesis", "label", "explanation",
@@ -140,6 +140,113 @@ def review_rates(run: str | Path) -> dict[str, dict[str, int]]:
     verdicts = current_verdicts(run)
     found = [(c["figure_type"], (verdicts.get((c["id"], int(c["revision"]))) or {}).get("verdict")) for c in load_candidates(run)]
     return {t: r for t, r in tally(found, FIGURE_TYPES).items() if t in FIGURE_TYPES or t == "all"}
+
+
+# --- a reviewed queue file on its own (no run folder): the figures a document quotes from it ---------------------------
+
+
+def _pair_parts(pid: str) -> tuple[str, str, str] | None:
+    """(figure type, input uid, side) of a creator pair id ("idiom-0008-C" -> ("idiom", "idiom-0008", "C")), else None."""
+    uid, _, side = pid.rpartition("-")
+    figure = uid.split("-", 1)[0]
+    return (figure, uid, side) if uid and side in ("E", "C") and figure in FIGURE_TYPES else None
+
+
+def verdict_file_results(path: str | Path, inputs: Any = None, command: str | None = None, data_dir: str | Path | None = None,
+                         input_files: list[Path] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:  # fmt: skip
+    """(result, records) of a reviewed queue file read on its own, without its run folder: per figure type the
+    candidates (rows), accept / edit / reject counts and shares of the reviewed ones, the edited fields (by side, E/C),
+    and how the candidates spread over the inputs. ``inputs`` (an :class:`~figlang.builders.flute_inputs.InputSet`,
+    the run's inputs drawn again as ``generate`` drew them) adds the input count, the pairs possible and the inputs
+    without a candidate, and names each record's expression; an id that is not one of those inputs is a problem
+    (``input_files``: the files they were drawn from, checksummed relative to ``data_dir``; default the files of the
+    drawn inputs themselves).
+    A queue exported with ``--all`` holds every candidate of the run, so its rows are the run's candidates.
+
+    Rows are checked as far as the file alone allows (an id of the form ``<figure>-NNNN-E|C``, not repeated, a verdict
+    word, an ``edit`` with an edited field); the checks against the run's pairs are ``import``'s. The records: one per
+    row (id, revision, figure type, input, side, expression, verdict, edited fields, note)."""
+    from ..data.io import file_sha256
+    from ..evaluation.provenance import code_provenance, data_checksums, portable_path
+    from .review_queue import RATE_KEYS, VERDICTS
+
+    rows, problems = read_table(path)
+    known = {it.uid: it for it in inputs.items} if inputs is not None else None
+    records: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for line, row in rows:
+        where = f"{Path(path).name}:{line}"
+        pid = collapse_spaces(row.get("id"))
+        parts = _pair_parts(pid)
+        verdict = VERDICTS.get(collapse_spaces(row.get("verdict")).lower()) if collapse_spaces(row.get("verdict")) else None
+        edited = [f for f in EDITABLE if collapse_spaces(row.get(f"edited_{f}"))]
+        why = ("not a creator pair id (<figure>-NNNN-E or -C)" if parts is None else f"duplicate id (first at line {seen[pid]})" if pid in seen
+               else f"not one of the {len(known)} inputs" if known is not None and parts[1] not in known
+               else f"verdict {row.get('verdict')!r} is not accept, edit or reject" if collapse_spaces(row.get("verdict")) and verdict is None
+               else "an edit without an edited field" if verdict == "edit" and not edited else None)  # fmt: skip
+        if why:
+            problems.append(f"{where}: {pid or '(no id)'}: {why}")
+            continue
+        seen[pid] = line
+        figure, uid, side = parts  # type: ignore[misc]
+        rec = {"id": pid, "revision": int(collapse_spaces(row.get("revision")) or 0), "figure_type": figure, "input": uid, "side": side,
+               "verdict": verdict, "edited": edited, "note": collapse_spaces(row.get("note"))}  # fmt: skip
+        if known is not None:
+            fields = known[uid].fields
+            rec["expression"] = next((fields[k] for k in ("idiom", "simile", "metaphor") if fields.get(k)), None)
+        records.append(rec)
+    rates = tally(((r["figure_type"], r["verdict"]) for r in records), FIGURE_TYPES)
+    shares = {t: {k: (100 * r[k] / r["reviewed"] if r["reviewed"] else None) for k in ("accept", "edit", "reject")} for t, r in rates.items()}
+    edits: dict[str, Any] = {}
+    for t in rates:
+        mine = [r for r in records if t == "all" or r["figure_type"] == t]
+        edits[t] = {f: {"all": sum(f in r["edited"] for r in mine), **{s: sum(f in r["edited"] and r["side"] == s for r in mine) for s in ("E", "C")}}
+                    for f in EDITABLE}  # fmt: skip
+    spread: dict[str, Any] = {}
+    for t in rates:
+        mine = [r for r in records if t == "all" or r["figure_type"] == t]
+        sides = Counter(r["input"] for r in mine)
+        d = {"candidates": len(mine), "entailment": sum(r["side"] == "E" for r in mine), "contradiction": sum(r["side"] == "C" for r in mine),
+             "inputs_with_a_candidate": len(sides), "inputs_with_both": sum(n == 2 for n in sides.values()),
+             "inputs_with_one": sum(n == 1 for n in sides.values())}  # fmt: skip
+        if inputs is not None:
+            n_inputs = sum(1 for it in inputs.items if t == "all" or it.figure_type == t)
+            d.update({"inputs": n_inputs, "pairs_possible": 2 * n_inputs, "inputs_without_a_candidate": n_inputs - len(sides)})
+        spread[t] = d
+    verdicts_file = Path(path)
+    result: dict[str, Any] = {
+        "format": "figlang.flute.verdict_file/1",
+        "what": "accept / edit / reject counts of a reviewed FLUTE creator queue, read on its own (docs/flute_creator.md)",
+        "command": command,
+        "verdicts_file": {"path": portable_path(verdicts_file), "sha256": file_sha256(verdicts_file), "bytes": verdicts_file.stat().st_size,
+                          "rows": len(rows)},  # fmt: skip
+        "rates": {t: {k: r[k] for k in RATE_KEYS} for t, r in rates.items()},
+        "shares_of_reviewed": shares,
+        "edited_fields": edits,
+        "candidates": spread,
+        "problems": problems,
+        "items_file": "predictions.jsonl.gz: one record per row (id, revision, figure type, input, side, expression, verdict, edited fields, note)",
+        "code": code_provenance(),
+    }
+    if inputs is not None:
+        import hashlib
+
+        files = sorted(input_files if input_files is not None else {Path(str(it.source).rsplit(":", 1)[0]) for it in inputs.items
+                                                                    if it.source and ":" in str(it.source)})  # fmt: skip
+        digest = hashlib.sha256("\n".join(json.dumps([it.uid, it.fields], sort_keys=True, ensure_ascii=False) for it in inputs.items).encode()).hexdigest()
+        result["inputs"] = {"source": inputs.source, "items": len(inputs.items), "uids_fields_sha256": digest,
+                            "data": data_checksums([f for f in files if f.is_file()], data_dir)}  # fmt: skip
+    return result, records
+
+
+def write_verdict_file_results(out_dir: str | Path, path: str | Path, inputs: Any = None, command: str | None = None,
+                               data_dir: str | Path | None = None, input_files: list[Path] | None = None) -> tuple[Path, Path]:  # fmt: skip
+    """Write ``out_dir/review.json`` (:func:`verdict_file_results`) and ``out_dir/predictions.jsonl.gz`` (its records)."""
+    result, records = verdict_file_results(path, inputs, command, data_dir, input_files)
+    out = Path(out_dir)
+    write_json(out / "review.json", result)
+    write_jsonl(out / "predictions.jsonl.gz", records)
+    return out / "review.json", out / "predictions.jsonl.gz"
 
 
 # --- final files ------------------------------------------------------------------------------------

@@ -204,6 +204,55 @@ def render_rates(rates: dict, group: str = "figure type", title: str = "verifica
     console.print(table)
 
 
+@app.command("verdict-stats")
+def verdict_stats_cmd(
+    verdicts: Annotated[Path, typer.Argument(help="A reviewed queue (CSV/JSONL, as `export --all` wrote it and a reviewer filled it).")],
+    idioms: Annotated[Optional[str], typer.Option("--idioms", help="The run's idiom inputs, drawn again as `generate` drew them "
+                                                  "('benchmark', 'pie' or a file): adds inputs, pairs possible, inputs without a candidate.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="The run's --limit.")] = None,
+    sample_seed: Annotated[int, typer.Option("--sample-seed", help="The run's --sample-seed.")] = 0,
+    data_dir: DataDirOption = None,
+    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Also write the result file OUT/review.json (counts, shares, edited fields, "
+                                                "the file's checksum, figlang version and commit) and OUT/predictions.jsonl.gz (one record per row).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Accept / edit / reject counts of a reviewed queue file on its own, without the run folder (a committed verdict file)."""
+    from ..builders.flute_review import verdict_file_results, write_verdict_file_results
+    from ..evaluation.provenance import portable_path
+
+    inputs = files = None
+    if idioms:
+        from ..data.paths import resolve_data_dir
+
+        data_dir = resolve_data_dir(data_dir)
+        every = load_idioms(idioms, data_dir)
+        files = sorted({Path(str(it.source).rsplit(":", 1)[0]) for it in every.items if ":" in str(it.source or "")}) or None
+        if files is None and Path(idioms).is_file():
+            files = [Path(idioms)]
+        inputs = select(every, limit, sample_seed)
+    command = f"figlang build flute verdict-stats {portable_path(verdicts)}"
+    if idioms:
+        command += f" --idioms {idioms}" + (f" --limit {limit}" if limit else "") + f" --sample-seed {sample_seed} --data-dir {portable_path(data_dir)}"
+    if out:
+        write_verdict_file_results(out, verdicts, inputs, command + f" -o {portable_path(out)}", data_dir, files)
+    result, _ = verdict_file_results(verdicts, inputs, command, data_dir, files)
+    if as_json:
+        typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        print_problems("rows not counted", result["problems"], limit=20)
+        render_rates(result["rates"], title=f"verification ({verdicts.name})")
+        for t, e in result["edited_fields"].items():
+            console.print(f"{t}: edited " + ", ".join(f"{f} {n['all']} (E {n['E']}, C {n['C']})" for f, n in e.items()))
+        for t, c in result["candidates"].items():
+            extra = f" of {c['inputs']} inputs ({c['inputs_without_a_candidate']} without one)" if "inputs" in c else ""
+            console.print(f"{t}: {c['candidates']} candidates ({c['entailment']} E, {c['contradiction']} C) from {c['inputs_with_a_candidate']}"
+                          f"{extra}; {c['inputs_with_both']} with both pairs, {c['inputs_with_one']} with one")  # fmt: skip
+        if out:
+            console.print(f"[dim]wrote {out / 'review.json'} and {out / 'predictions.jsonl.gz'}[/dim]")
+    if result["problems"]:
+        raise typer.Exit(1)
+
+
 @app.command("finalize")
 def finalize_cmd(
     run: Annotated[Path, typer.Argument(help="The run folder.")],
