@@ -136,6 +136,12 @@ nli("| gemma3-270m | nli-generate |", "zs/impli-manual-nli-generate-gemma", IM, 
 nli("| qwen2.5-1.5b (bf16) | nli-score question=meaning, content-free |", "zs/impli-manual-meaning-cf-qwen-llamacpp", IM)
 nli("| qwen2.5-1.5b (bf16) | nli-generate |", "zs/flute-val-nli-generate-qwen-llamacpp", FL, invalid="count")
 nli("| qwen2.5-1.5b (bf16) | nli-generate |", "zs/impli-manual-nli-generate-qwen-llamacpp", IM, invalid="count")
+# re-made 2026-11-26 (first quoted without files)
+nli("| smollm2-135m | nli-score, content-free |", "zs/flute-val-nli-score-cf-smollm2-bf16", FL)
+nli("| smollm2-135m | nli-score question=meaning, content-free |", "zs/flute-val-meaning-cf-smollm2", FL)
+nli("| qwen2.5-1.5b (bf16) | nli-score |", "zs/flute-val-nli-score-qwen-bf16", FL)
+nli("| qwen2.5-1.5b (bf16) | nli-score |", "zs/impli-manual-nli-score-qwen-bf16", IM)
+nli("| qwen2.5-1.5b (bf16) | nli-score question=meaning, content-free |", "zs/flute-val-meaning-cf-0shot-qwen", FL)
 # docs/zero_shot_results.md, FLUTE's zero-shot configuration chosen on selection (benchmarks/flute_zero_shot_selection.py
 # --tables prints these tables from the grid file; row labels are the configurations in words)
 FZ = "zs/flute-selection-grid-qwen/grid.json"
@@ -426,7 +432,7 @@ AUTO_TABLES += [
         ("| startup again", ["serve/bench_serve.json#restart_startup_s", "serve/bench_serve.json#restart_startup_cpu_s"])]
         + [(r, [f"serve/bench_serve.json#pages.{i}", "serve/bench_serve.json#big_run_items"]) for i, r in enumerate((
            "| start |", "| tasks |", "| task impli", "| run (26,124 items) |", "| run, filtered", "| generation run |", "| explaining NLI run |",
-           "| compare form |", "| compare two", "| compare, page 2", "| interpret |", "| interpret two sentences", "| human evaluation list |",
+           "| compare form |", "| compare two", "| compare, second page", "| interpret |", "| interpret two sentences", "| human evaluation list |",
            "| review list |"))]),
     ("docs/trained_models.md", "impli-folds-leaky", "| IMPLI, 10 folds pooled | accuracy % [95% CI] | n |", [
         (f"| {r}", ["cpu/impli-folds10-minilm/results.json", "cpu/impli-folds10-minilm/folds_summary.json#mean_over_folds"]) for r in ("**all**", "**entailment**", "**non-entailment**", "fig_context", "metaphor_replacement",
@@ -625,7 +631,7 @@ MA, MD = "docs/meaning_aware.md", "meaning/dev-disjoint/"
 AUTO_TABLES += [
     (MA, "meaning-selection", "| items | configuration | sum | token | pmi | meaning-pmi |", [
         (r, ["meaning/selection/grid.json"]) for r in ("| all 281 | `lm-score` |", "| sample of 96 | `lm-score` |",
-         "| sample of 96 | `lm-score-meaning position=before` |", "| sample of 48 | `lm-score` |", "| sample of 48 | `lm-score-meaning position=before` |",
+         "| sample of 96 | `lm-score-meaning position=before` |", "| sample of 48 | `lm-score` |",
          "| sample of 48 | `lm-score-knowledge knowledge=context order=narrative-first aggregate=lse` |", "| sample of 48 | … `aggregate=mean` |",
          "| sample of 48 | … `aggregate=max` |")]),
     (MA, "meaning-dev-disjoint", "| task | run | accuracy % [95% CI by item] | [95% CI by expression] |", [
@@ -820,6 +826,7 @@ NO_PREDICTIONS = [
     ("cpu/idiom-mc", "minilm scorer training (2-45 min a run); predictions deleted, to be re-made"),
     ("cpu/simile-mc", "minilm scorer training (2-45 min a run); predictions deleted, to be re-made"),
     ("cpu/control-idiom-mc", "minilm control training (44 min on one thread); predictions deleted, to be re-made"),
+    ("cpu/flute-iro-smollm2/", "smollm2-135m I→OR run of 2026-11-23; its predictions were deleted; superseded by the `explain` method (docs/flute_explanations.md), so not re-made"),
     ("cpu/relations-", "summary of figlang relations (per-relation accuracies), which writes no per-item file"),
     ("cpu/simulatability-", "summary of figlang simulatability (two classifiers' accuracies, McNemar b/c), which writes no per-item file"),
     ("cpu/probe-layer-pilot-qwen/", "a cross-validated layer pilot: its table of CV accuracies is the result; no per-item predictions"),

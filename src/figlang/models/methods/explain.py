@@ -50,7 +50,7 @@ LABELS = ("entailment", "contradiction")
 WORDS = P.NLI_LABEL_WORDS["flute"]
 MEANING_LINE = 'The idiom "{idiom}" means: {meaning}'
 # Zero-shot label method and its options when none is named: the best one in docs/zero_shot_results.md
-# (chosen on FLUTE train, 71.5 on val with qwen2.5-1.5b).
+# (chosen on FLUTE `selection`, 69.54 on val with qwen2.5-1.5b; docs/zero_shot_results.md).
 DEFAULT_LABEL_METHOD = "nli-score"
 DEFAULT_LABEL_OPTIONS = {"nli-score": {"question": "meaning", "calibrate": "content-free", "explain": False}}
 # The first sentence is all that is kept: in pipeline mode, stopping at its end saves the tokens of a second one (the
