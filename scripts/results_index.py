@@ -718,6 +718,45 @@ group(NM, "miner-similes", "| all |", "miner/pie-similes/results.json",
 group(NM, None, None, "miner/recall-senter/results.json", [["recall-narratives", ",", "totals.narratives"],
                                                              ["recall-exact-5-sentence-narratives", 0, "totals.exact_5_sentence_narrative"]])
 # ---- end of docs/human_eval_table5.md and docs/narrative_miner.md -------------------------------------------------------
+# ---- docs/flute_creator.md and docs/impli_generator.md (issue #19): figures computed without a model ----------------------
+# the FLUTE creator's 50-idiom run: the review counts from the committed verdict file, the inputs drawn again with the run's
+# seed (`figlang build flute verdict-stats docs/flute_run50_verdicts.csv --idioms benchmark --limit 50 --sample-seed 0 ...`);
+# the run folder's own counts (failed, resampled, checks, model calls) have no file and keep their ⁿ
+FC, FCR = "docs/flute_creator.md", "flute-creator/run50-review/review.json"
+group(FC, "flute-creator-counts", "| inputs |", FCR, [["inputs", 0, "candidates.idiom.inputs"]])
+group(FC, "flute-creator-counts", "| pairs possible (E + C per idiom) |", FCR, [["pairs_possible", 0, "candidates.idiom.pairs_possible"]])
+group(FC, "flute-creator-counts", "| pairs generated (candidates) |", FCR,
+      [["candidates", 0, "candidates.idiom.candidates"], ["entailment", 0, "candidates.idiom.entailment"],
+       ["contradiction", 0, "candidates.idiom.contradiction"], ["idioms", 0, "candidates.idiom.inputs_with_a_candidate"],
+       ["both", 0, "candidates.idiom.inputs_with_both"], ["one", 0, "candidates.idiom.inputs_with_one"],
+       ["none", 0, "candidates.idiom.inputs_without_a_candidate"]])
+group(FC, "flute-creator-review", "| idiom |", FCR,
+      [["candidates", 0, "rates.idiom.candidates"], ["accept", 0, "rates.idiom.accept"], ["accept_pct", 0, "shares_of_reviewed.idiom.accept"],
+       ["edit", 0, "rates.idiom.edit"], ["edit_pct", 0, "shares_of_reviewed.idiom.edit"], ["reject", 0, "rates.idiom.reject"],
+       ["reject_pct", 0, "shares_of_reviewed.idiom.reject"]])
+group(FC, None, None, FCR, [["edited-premises", 0, "edited_fields.idiom.premise.all"],
+                            ["edited-contradiction-premises", 0, "edited_fields.idiom.premise.C"],
+                            ["edited-explanations", 0, "edited_fields.idiom.explanation.all"], ["edited-hypotheses", 0, "edited_fields.idiom.hypothesis.all"]])  # prose
+# the IMPLI regeneration check (`figlang build impli regenerate --data-dir ../shared/data [--no-capitalise] --results DIR`)
+IG, IGR, IGN = "docs/impli_generator.md", "impli-generator/regenerate/regeneration.json", "impli-generator/regenerate-no-capitalise/regeneration.json"
+if os.path.exists(R + IGR):  # the runs take ~3 CPU minutes each; absent until made
+    for row, key in [("| magpie |", "per_source.magpie"), ("| pie |", "per_source.pie"), ("| semeval |", "per_source.semeval"), ("| overall |", "overall")]:
+        group(IG, "impli-regenerate", row, IGR,
+              [["items", ",", f"{key}.items"], ["exact", ",", f"{key}.exact"], ["exact_pct", 1, f"{key}.exact_percent"],
+               ["ignoring_case_pct", 1, f"{key}.exact_ignoring_case_percent"]]
+              + [[c, ",", f"{key}.mismatches.{c}"] for c in ("inflection", "slot_filling", "span_detection", "capitalisation", "other")]
+              + [["exact_but_filtered", ",", f"{key}.exact_but_filtered"]])
+    group(IG, None, None, IGR, [["derived-pairs", ",", "derivation.pairs"], ["deletion-only-lines", 0, "derivation.problems.deletion_only"],
+                                ["lexicon-idioms", ",", "lexicon.idioms"], ["lexicon-definitions", ",", "lexicon.definitions"],
+                                ["items", ",", "population_items"], ["idiom-not-found", 0, "overall.not_generated"],
+                                ["filtered-bad-ending", 0, "filter_reasons_on_exact_matches.bad_ending"],
+                                ["filtered-doubled-word", 0, "filter_reasons_on_exact_matches.doubled_word"],
+                                ["filtered-unfilled-slot", 0, "filter_reasons_on_exact_matches.unfilled_slot"]])  # prose
+if os.path.exists(R + IGN):
+    group(IG, None, None, IGN, [[f"no-capitalise-{s}-pct", 1, f"per_source.{s}.exact_percent"] for s in ("magpie", "pie", "semeval")]
+          + [["no-capitalise-overall-pct", 1, "overall.exact_percent"], ["no-capitalise-overall-exact", ",", "overall.exact"],
+             ["no-capitalise-items", ",", "overall.items"]])  # prose
+# ---- end of docs/flute_creator.md and docs/impli_generator.md ------------------------------------------------------------
 N_HAND = len(groups)
 if "--mark-docs" in sys.argv:
     mark_docs()
