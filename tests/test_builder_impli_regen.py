@@ -138,6 +138,7 @@ def test_cli_regenerate_writes_a_result_file(slice_dir: Path, tmp_path: Path) ->
     semeval = slice_dir / "impli" / "idioms" / "fig_context_semeval_e.tsv"
     assert data["data"]["files"] == [{"path": "impli/idioms/fig_context_semeval_e.tsv", "sha256": file_sha256(semeval), "bytes": semeval.stat().st_size}]
     assert data["derivation"]["files"] == ["impli/idioms/fig_context_semeval_e.tsv"]
+    assert str(slice_dir) not in (out / "regeneration.json").read_text(encoding="utf-8")  # no machine paths (derivation examples' origins)
     assert data["code"]["figlang"] and "git_commit" in data["code"]
     o = data["overall"]
     assert o["items"] == 40 and o["exact_percent"] == pytest.approx(100 * o["exact"] / 40)

@@ -457,7 +457,9 @@ def regeneration_results(res: RegenerationResult, data_dir: str | Path, command:
         block["exact_percent"] = 100 * score.exact / score.items if score.items else None
         block["exact_ignoring_case_percent"] = 100 * score.exact_ignoring_case / score.items if score.items else None
     files = [Path(f) for f in res.derivation["files"]]
-    d["derivation"] = {**d["derivation"], "files": [_impli_relative(f) for f in files]}
+    examples = {why: [{**c, "origin": _impli_relative(c["origin"].rsplit(":", 1)[0]) + ":" + c["origin"].rsplit(":", 1)[1]} for c in cases]
+                for why, cases in d["derivation"]["examples"].items()}  # fmt: skip
+    d["derivation"] = {**d["derivation"], "files": [_impli_relative(f) for f in files], "examples": examples}
     return {
         "format": "figlang.impli.regeneration/1",
         "what": "IMPLI's fig_context pairs regenerated from their premises and a lexicon derived from them (docs/impli_generator.md)",
