@@ -139,6 +139,9 @@ nli("| qwen2.5-1.5b (bf16) | nli-generate |", "zs/impli-manual-nli-generate-qwen
 # re-made 2026-11-26 (first quoted without files)
 nli("| smollm2-135m | nli-score, content-free |", "zs/flute-val-nli-score-cf-smollm2-bf16", FL)
 nli("| smollm2-135m | nli-score question=meaning, content-free |", "zs/flute-val-meaning-cf-smollm2", FL)
+nli("| gemma3-270m | nli-score |", "zs/flute-val-nli-score-gemma", FL)
+nli("| gemma3-270m | nli-score |", "zs/impli-manual-nli-score-gemma", IM)
+nli("| gemma3-270m | nli-score question=meaning, content-free |", "zs/flute-val-meaning-cf-gemma", FL)
 nli("| qwen2.5-1.5b (bf16) | nli-score |", "zs/flute-val-nli-score-qwen-bf16", FL)
 nli("| qwen2.5-1.5b (bf16) | nli-score |", "zs/impli-manual-nli-score-qwen-bf16", IM)
 nli("| qwen2.5-1.5b (bf16) | nli-score question=meaning, content-free |", "zs/flute-val-meaning-cf-0shot-qwen", FL)
@@ -230,6 +233,7 @@ group(TM, "minilm-control", "| `mc` + 3 epochs of `mc` (the control) |", "cpu/co
 group(TM, "minilm-control", "| GPU: `mc` + 3 epochs", "gpu-minilm/idiom-mc-context-minilm/figlang.json", [["epochs", 0, "training.epochs"]])
 for _k in ("idiom", "simile"):
     group(TM, "generators-gpu", f"| {_k} `generator` (", f"gpu-minilm/{_k}-generator/figlang.json", [["epochs", 0, "training.epochs"]])
+group("docs/zero_shot_results.md", "shared-prefix-split", "| naive (per-pair loop) |", "bench/lm_scoring_idiom_dev.json", [["batch", 0, "rows.0.batch_size"]])
 # docs/flute_explanations.md: the explaining system's k, chosen on a `selection` sample
 for i, row in enumerate(("| k = 3 |", "| **k = 6** (chosen) |")):
     group("docs/flute_explanations.md", "explain-selection-sweep", row, "explain/selection-sweep/sweep.json",
@@ -459,7 +463,8 @@ AUTO_TABLES += [
     (ZSD, "zs-flute-detail", "| model | n | calibration | Acc@0 % [95% CI] |", [
         ("| qwen2.5-1.5b (bf16) | 499 (all) | none |", ["zs/flute-val-nli-score-qwen-bf16/results.json"]),
         ("| qwen2.5-1.5b (bf16), **`question=meaning`** |", ["zs/flute-val-meaning-cf-0shot-qwen/results.json"])]),
-    (ZSD, "shared-prefix-split", "| mode | batch | wall s | records/s | pairs/s |", None),
+    (ZSD, "shared-prefix-split", "| mode | batch | wall s | records/s | pairs/s |", [
+        ("| naive (per-pair loop) |", ["bench/lm_scoring_idiom_dev.json#rows.0"]), ("| **shared prefix, batched** |", ["bench/lm_scoring_idiom_dev.json#rows.1"])]),
     (ZSD, "prefix-tokens", "| idiom dev, 355 items, chunks of 32", [
         ("| every context in full", ["bench/fewshot_prefix_idiom_dev.json#context_tokens.per-context", "bench/fewshot_prefix_idiom_dev.json#ratio_per_context_over_runs"]),
         ("| one prefix per call", ["bench/fewshot_prefix_idiom_dev.json#context_tokens.call-prefix", "bench/fewshot_prefix_idiom_dev.json#ratio_call_prefix_over_runs"]),
@@ -793,6 +798,7 @@ prose("README.md", "cpu/idiom-probe-qwen-sel/eval/dev/results.json", [["probe-se
 prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-sel-simile-dev-disjoint", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "zs/flute-val-meaning-cf-0shot-qwen/results.json", [["flute-zs-selection-chosen-val", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev/results.json", [["probe-sel-simile-dev", 1, "metrics.accuracy.accuracy", 100]])
+prose("README.md", "bench/lm_scoring_idiom_dev.json", [["shared-prefix-wall-speedup", 2, "rows.1.speedup_vs_naive"], ["shared-prefix-cpu-speedup", 2, "rows.1.cpu_speedup_vs_naive"]])
 prose("README.md", "zs/idiom-dev-qa-qwen/results.json", [["qa-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/simile-dev-pmi-qwen/results.json", [["pmi-qwen-simile-dev", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/idiom-devdisjoint-pmi-qwen/results.json", [["pmi-qwen-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
