@@ -326,6 +326,7 @@ def cmd_throughput(args) -> None:
             "sentences": tot["sentences"], "sentences_per_second": round(tot["sentences"] / wall, 1),
             "documents": tot["documents"], "parsed": tot["parsed"], "tagged": tot["tagged"],
             "prefiltered_out": tot["prefiltered"],
+            "shares_of_sentences": {k: tot[k] / tot["sentences"] for k in ("prefiltered", "tagged", "parsed")} if tot["sentences"] else None,
             "idiom_hits": tot["idiom_hits"], "simile_hits": tot["simile_hits"],
             "narratives": tot["narratives"],
             "idiom_narratives": sum(1 for line in open(out / "narratives.jsonl", encoding="utf-8") if '"type": "idiom"' in line),
@@ -341,10 +342,19 @@ def cmd_throughput(args) -> None:
     files = sorted(f for f in corpus.rglob("*") if f.is_file()) if corpus.is_dir() else [corpus]
     report["provenance"] = _provenance(MinerConfig(segmenter=args.segmenter), Path(args.data_dir), files, args.command)
     if args.items:  # one record per shard (a book) of the first run: its counts, from the shard's stats file
-        shard_dir = Path(report["runs"][0]["out"]) / "shards"
-        _write_items(args.items, [{"shard": st["shard"], "stats": st["stats"], "skipped": st["skipped"]}
-                                  for st in (json.loads(f.read_text(encoding="utf-8")) for f in sorted(shard_dir.glob("*.stats.json")))])
+        _write_items(args.items, _shard_records(Path(report["runs"][0]["out"]) / "shards"))
     _emit(report, args.json_out)
+
+
+def _shard_records(shard_dir: Path) -> list[dict]:
+    """A mined folder's per-shard counts (its shards/*.stats.json), without machine paths: the source as displayed."""
+    out = []
+    for f in sorted(shard_dir.glob("*.stats.json")):
+        st = json.loads(f.read_text(encoding="utf-8"))
+        shard = dict(st["shard"])
+        shard["source"] = {k: v for k, v in shard.get("source", {}).items() if k != "path"}
+        out.append({"shard": shard, "stats": st["stats"], "skipped": st["skipped"]})
+    return out
 
 
 def cmd_ray_check(args) -> None:

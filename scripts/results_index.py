@@ -722,6 +722,18 @@ group(NM, "miner-similes", "| all |", "miner/pie-similes/results.json",
        ["recovered_verb_like", 0, "explicit_plus_verb_like.recovered"], ["recall_verb_like", 1, "explicit_plus_verb_like.recall", 100]])
 group(NM, None, None, "miner/recall-senter/results.json", [["recall-narratives", ",", "totals.narratives"],
                                                              ["recall-exact-5-sentence-narratives", 0, "totals.exact_5_sentence_narrative"]])
+GC, G0 = "miner/gutenberg/results.json", "runs.0."  # the whole Gutenberg folder re-counted (bench_miner.py throughput --workers 1)
+for row, figs in [("| documents |", [["documents", 0, "documents"]]), ("| sentences |", [["sentences", ",", "sentences"]]),
+                  ("| pre-filtered out", [["prefiltered", ",", "prefiltered_out"], ["prefiltered_share", 1, "shares_of_sentences.prefiltered", 100]]),
+                  ("| tagged only", [["tagged", ",", "tagged"], ["tagged_share", 1, "shares_of_sentences.tagged", 100]]),
+                  ("| parsed (simile", [["parsed", ",", "parsed"], ["parsed_share", 1, "shares_of_sentences.parsed", 100]]),
+                  ("| idiom hits |", [["idiom_hits", ",", "idiom_hits"], ["distinct_idioms", 0, "distinct_idioms"]]),
+                  ("| simile hits |", [["simile_hits", 0, "simile_hits"]]),
+                  ("| narratives |", [["narratives", ",", "narratives"], ["idiom", ",", "idiom_narratives"], ["simile", 0, "simile_narratives"]]),
+                  ("| skipped: sentence too long", [[k, 0, f"skipped.skipped:{k}"] for k in ("sentence_too_long", "too_few_preceding_sentences",
+                                                                                             "narrative_too_short", "final_sentence_too_short")]),
+                  ("| skipped: not matched", [["not_matched", 0, "skipped.skipped:not_matched"]])]:
+    group(NM, "miner-counts", row, GC, [[fid, places, G0 + key] + rest for fid, places, key, *rest in figs])
 # ---- end of docs/human_eval_table5.md and docs/narrative_miner.md -------------------------------------------------------
 # ---- docs/flute_creator.md and docs/impli_generator.md (issue #19): figures computed without a model ----------------------
 # the FLUTE creator's 50-idiom run: the review counts from the committed verdict file, the inputs drawn again with the run's

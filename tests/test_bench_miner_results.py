@@ -37,7 +37,7 @@ def test_recall_rerun_on_dev_gives_the_committed_figures(data_dir: Path, tmp_pat
 
 
 def test_committed_miner_results_record_how_they_were_made() -> None:
-    for folder in ("recall-senter", "recall-sentencizer", "recall-parser", "pie-similes"):
+    for folder in ("recall-senter", "recall-sentencizer", "recall-parser", "pie-similes", "gutenberg"):
         report = json.loads((RESULTS / folder / "results.json").read_text(encoding="utf-8"))
         provs = [report["provenance"]] if "provenance" in report else [v["provenance"] for v in report.values()]
         for prov in provs:
