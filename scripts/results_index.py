@@ -139,6 +139,7 @@ nli("| qwen2.5-1.5b (bf16) | nli-generate |", "zs/impli-manual-nli-generate-qwen
 # re-made 2026-11-26 (first quoted without files)
 nli("| smollm2-135m | nli-score, content-free |", "zs/flute-val-nli-score-cf-smollm2-bf16", FL)
 nli("| smollm2-135m | nli-score question=meaning, content-free |", "zs/flute-val-meaning-cf-smollm2", FL)
+nli("| smollm2-135m | nli-generate |", "zs/flute-val-nli-generate-smollm2", FL, invalid="of")
 nli("| gemma3-270m | nli-score |", "zs/flute-val-nli-score-gemma", FL)
 nli("| gemma3-270m | nli-score |", "zs/impli-manual-nli-score-gemma", IM)
 nli("| gemma3-270m | nli-score question=meaning, content-free |", "zs/flute-val-meaning-cf-gemma", FL)
