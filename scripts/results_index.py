@@ -483,8 +483,6 @@ AUTO_TABLES += [
     ("docs/narrative_miner.md", "miner-recall", "| split | narratives | idiom in last sentence |", None),
     ("docs/narrative_miner.md", "miner-segmenters", "| segmenter | recall train / dev / test |", None),
     ("docs/narrative_miner.md", "miner-similes", "| PIE expression shape | sentences |", None),
-    ("docs/narrative_miner.md", "miner-workers", "| | 1 worker | 2 workers |\n|---|---:|---:|\n| wall time | 163.0 s", None),
-    ("docs/narrative_miner.md", "miner-workers-2", "| | 1 worker | 2 workers |\n|---|---:|---:|\n| wall time | 127.2 s", None),
     ("docs/narrative_miner.md", "miner-counts", "| count | n |", None),
 ]
 # Tables of numbers that are not quoted results: marked <!-- not-results-table: WHY --> by --mark-docs

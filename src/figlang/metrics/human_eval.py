@@ -805,8 +805,7 @@ def render_table5_markdown(table: Table5) -> str:
         f"| absolute HITs / assignments | {table.idiom.n_absolute_items} / {table.idiom.n_absolute_assignments} | "
         f"| {table.simile.n_absolute_items} / {table.simile.n_absolute_assignments} | |"
     )
-    # not in the published Table 5 and no source recorded for it: kept apart from the recomputed counts
-    lines.append("| absolute HITs / assignments quoted for the paper (not in its table) | | 25 / 75 | | 25 / 75 |")
+    # the "(paper)" cells stay empty: the published Table 5 prints no counts (a 25 / 75 once quoted for it had no source)
     lines.append(
         f"| comparative items (no majority) | {table.idiom.n_comparative_items} ({table.idiom.n_comparative_no_majority}) | "
         f"| {table.simile.n_comparative_items} ({table.simile.n_comparative_no_majority}) | |"
