@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...data.text import normalise_spacing, normalise_word
-from ..inflection import REFLEXIVES, lemma_keys
+from ..inflection import REFLEXIVES, getAllLemmas, lemma_keys
 from .lexicon import ImpliLexicon
 
 if TYPE_CHECKING:
@@ -109,6 +109,17 @@ class ImpliIdiomMatch:
         return None
 
 
+def _inflected_words(pattern: Sequence[PatternToken]) -> int:
+    """How many of a pattern's words are inflected forms, not base forms ("strikes" in "strikes a chord": 1;
+    "strike a chord": 0). A word lemminflect does not know ("the", "nine") counts as a base form."""
+    n = 0
+    for p in pattern:
+        if p.kind == "word":
+            lemmas = getAllLemmas(p.text)
+            n += bool(lemmas) and p.text not in {lemma.lower() for forms in lemmas.values() for lemma in forms}
+    return n
+
+
 def token_keys(doc: Doc) -> list[frozenset[str]]:
     return [frozenset({normalise_word(t.text), normalise_word(t.lemma_)}) for t in doc]
 
@@ -156,11 +167,14 @@ class ImpliIdiomMatcher:
         self.patterns: dict[str, tuple[PatternToken, ...]] = {}
         self._index: dict[str, list[tuple[str, int]]] = defaultdict(list)  # key -> (entry key, offset of anchor)
         self._scan: list[str] = []  # entries without a fixed-offset anchor: tried everywhere
-        for key, entry in lexicon.entries.items():
+        # which of two entries matching the same tokens comes first (see find): base forms first, then lexicon order
+        self._preference: dict[str, tuple[int, int]] = {}
+        for rank, (key, entry) in enumerate(lexicon.entries.items()):
             pattern = compile_pattern(entry.idiom, nlp)
             if not any(p.kind == "word" for p in pattern):
                 continue  # only slots/determiners: read_lexicon refuses these
             self.patterns[key] = pattern
+            self._preference[key] = (_inflected_words(pattern), rank)
             offset = 0
             anchor = None
             for p in pattern:
@@ -179,7 +193,12 @@ class ImpliIdiomMatcher:
                     self._index[k].append((key, offset))
 
     def find(self, doc: Doc, only: str | None = None) -> list[ImpliIdiomMatch]:
-        """Every occurrence of every idiom (or of idiom ``only``) in ``doc``, in sentence order."""
+        """Every occurrence of every idiom (or of idiom ``only``) in ``doc``, in sentence order, longer first.
+
+        Two entries can match the very same tokens ("strike a chord" and "strikes a chord" both match "strikes a
+        chord"), and callers keep the first of equal matches (:func:`resolve_overlaps`, the regeneration check).
+        Of those the entry written in base form comes first (fewer inflected words: the definition then takes the
+        sentence's inflection, "strikes a chord" -> "elicits a reaction"), then the one earlier in the lexicon."""
         keys = token_keys(doc)
         chunk_end = {c.start: c.end for c in doc.noun_chunks} if doc.has_annotation("DEP") else {}
         only_key = normalise_spacing(only) if only else None
@@ -203,7 +222,10 @@ class ImpliIdiomMatcher:
             if only_key is None or entry_key == only_key:
                 for d in range(len(doc)):
                     attempt(entry_key, d)
-        out.sort(key=lambda m: (m.start, -(m.end - m.start)))
+        # A total order, so that the result does not depend on the order of discovery: that follows the iteration
+        # over each token's frozenset of keys, which changes with the process's string hashing (PYTHONHASHSEED); ordered
+        # by position and length alone, equal matches of two entries came out in a different order from run to run.
+        out.sort(key=lambda m: (m.start, -(m.end - m.start), self._preference[m.key]))
         return out
 
     def _match_at(self, entry_key: str, doc: Doc, keys: list[frozenset[str]], chunk_end: dict[int, int], start: int) -> ImpliIdiomMatch | None:
