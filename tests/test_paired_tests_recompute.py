@@ -166,3 +166,22 @@ def test_flute_explanations_simulatability_from_its_discordant_counts():
         again = mcnemar([True] * b + [False] * c + [True] * (n - b - c), [False] * b + [True] * c + [True] * (n - b - c))
         assert matches(again.p_value, cells[4]), (key, format_like(again.p_value, cells[4]))
         assert matches(100 * (summary[key]["accuracy_with_rationale"] - summary[key]["accuracy_without_rationale"]), cells[3])
+
+
+@pytest.mark.parametrize("split,column", [("dev-disjoint", 1), ("dev", 2)])
+def test_minilm_mc_literal_vs_mc_recomputes_from_committed_predictions(split, column):
+    """docs/trained_models.md's CPU mc-literal table: the re-made pair's difference, paired bootstrap CI and McNemar p,
+    recomputed by `figlang compare` from both runs' committed predictions."""
+    doc = (REPO / "docs" / "trained_models.md").read_text(encoding="utf-8")
+    table = doc.split("<!-- results-table: mc-literal-cpu -->", 1)[1]
+    row = next(line for line in table.splitlines() if line.startswith("| difference [paired bootstrap CI], McNemar p (re-made runs) |"))
+    cell = [c.strip() for c in row.strip("|").split("|")][column]
+    m = re.fullmatch(r"([+−-][\d.]+) \[([+−-]?[\d.]+), ([+−-]?[\d.]+)\], p = ([\d.]+)", cell)
+    assert m, cell
+    diff, low, high, p = (x.replace("−", "-") for x in m.groups())
+    out = compare_runs(RESULTS / f"cpu/idiom-mc-literal-minilm-sel/eval/{split}", RESULTS / f"cpu/idiom-mc-minilm-sel/eval/{split}")
+    assert out["warnings"] == [] and out["n_paired"] == {"dev-disjoint": 278, "dev": 355}[split]
+    boot = out["bootstrap"]
+    assert matches(100 * boot["mean_difference"], diff) and matches(100 * boot["ci_low"], low) and matches(100 * boot["ci_high"], high), (boot, cell)
+    assert matches(_test(out, "McNemar")["p_value"], p), (format_like(_test(out, "McNemar")["p_value"], p), cell)
+    assert not matches(_test(out, "McNemar")["p_value"], f"{float(p) + 10 ** -len(p.split('.')[1]):.{len(p.split('.')[1])}f}")
