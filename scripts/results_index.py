@@ -235,10 +235,11 @@ group(TM, "minilm-control", "| GPU: `mc` + 3 epochs", "gpu-minilm/idiom-mc-conte
 for _k in ("idiom", "simile"):
     group(TM, "generators-gpu", f"| {_k} `generator` (", f"gpu-minilm/{_k}-generator/figlang.json", [["epochs", 0, "training.epochs"]])
 group("docs/zero_shot_results.md", "shared-prefix-split", "| naive (per-pair loop) |", "bench/lm_scoring_idiom_dev.json", [["batch", 0, "rows.0.batch_size"]])
-for _s in ("dev-disjoint", "dev"):  # the re-made mc-literal vs its mc: figlang compare of the committed predictions
-    group(TM, "mc-literal-cpu", "| difference [paired bootstrap CI], McNemar p (re-made runs) |", f"cpu/compare-idiom-mc-literal-vs-mc-sel-{_s}.json",
-          [[f"{_s}-difference", 2, "bootstrap.mean_difference", 100, "abs"], [f"{_s}-ci_low", 2, "bootstrap.ci_low", 100, "abs"],
-           [f"{_s}-ci_high", 2, "bootstrap.ci_high", 100, "abs"], [f"{_s}-mcnemar_p", 2 if _s == "dev-disjoint" else 3, "tests.1.p_value"]])
+for _k, _table, _p in (("literal", "mc-literal-cpu", {"dev-disjoint": 2, "dev": 3}), ("context", "mc-context-cpu", {"dev-disjoint": 2, "dev": 2})):
+    for _s in ("dev-disjoint", "dev"):  # a re-made knowledge model vs its mc: figlang compare of the committed predictions
+        group(TM, _table, "| difference [paired bootstrap CI], McNemar p (re-made runs) |", f"cpu/compare-idiom-mc-{_k}-vs-mc-sel-{_s}.json",
+              [[f"{_s}-difference", 2, "bootstrap.mean_difference", 100, "abs"], [f"{_s}-ci_low", 2, "bootstrap.ci_low", 100, "abs"],
+               [f"{_s}-ci_high", 2, "bootstrap.ci_high", 100, "abs"], [f"{_s}-mcnemar_p", _p[_s], "tests.1.p_value"]])
 # docs/flute_explanations.md: the explaining system's k, chosen on a `selection` sample
 for i, row in enumerate(("| k = 3 |", "| **k = 6** (chosen) |")):
     group("docs/flute_explanations.md", "explain-selection-sweep", row, "explain/selection-sweep/sweep.json",
@@ -389,7 +390,9 @@ AUTO_TABLES = [
     (TM, "mc-context-cpu", "| idiom | dev-disjoint (unseen idioms) | official dev |\n|---|---|---|\n| `mc-context`", [
         ("| `mc-context` (minilm, from `mc`) |", _e(CM + "idiom-mc-context-minilm", "eval/dev-disjoint", "eval/dev")),
         ("| `mc` (its starting point) |", _e(CM + "idiom-mc-minilm", "eval/dev-disjoint", "eval/dev")),
-        ("| `mc-continuation` (no narrative) |", _e(CM + "idiom-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev"))]),
+        ("| `mc-continuation` (no narrative) |", _e(CM + "idiom-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
+        ("| `mc-context`, re-made", _e(CM + "idiom-mc-context-minilm-sel", "eval/dev-disjoint", "eval/dev")),
+        ("| its `mc` (re-made) |", _e(CM + "idiom-mc-minilm-sel", "eval/dev-disjoint", "eval/dev"))]),
     (TM, "mc-literal-cpu", "| idiom | dev-disjoint (unseen idioms) | official dev |\n|---|---|---|\n| `mc-literal`", [
         ("| `mc-literal` (minilm, from `mc`, CPU preset), re-made", _e(CM + "idiom-mc-literal-minilm-sel", "eval/dev-disjoint", "eval/dev")),
         ("| its `mc` (re-made", _e(CM + "idiom-mc-minilm-sel", "eval/dev-disjoint", "eval/dev")),

@@ -168,18 +168,19 @@ def test_flute_explanations_simulatability_from_its_discordant_counts():
         assert matches(100 * (summary[key]["accuracy_with_rationale"] - summary[key]["accuracy_without_rationale"]), cells[3])
 
 
+@pytest.mark.parametrize("knowledge", ["literal", "context"])
 @pytest.mark.parametrize("split,column", [("dev-disjoint", 1), ("dev", 2)])
-def test_minilm_mc_literal_vs_mc_recomputes_from_committed_predictions(split, column):
-    """docs/trained_models.md's CPU mc-literal table: the re-made pair's difference, paired bootstrap CI and McNemar p,
-    recomputed by `figlang compare` from both runs' committed predictions."""
+def test_minilm_knowledge_vs_mc_recomputes_from_committed_predictions(knowledge, split, column):
+    """docs/trained_models.md's CPU mc-literal / mc-context tables: the re-made pair's difference, paired bootstrap CI and
+    McNemar p, recomputed by `figlang compare` from both runs' committed predictions."""
     doc = (REPO / "docs" / "trained_models.md").read_text(encoding="utf-8")
-    table = doc.split("<!-- results-table: mc-literal-cpu -->", 1)[1]
+    table = doc.split(f"<!-- results-table: mc-{knowledge}-cpu -->", 1)[1]
     row = next(line for line in table.splitlines() if line.startswith("| difference [paired bootstrap CI], McNemar p (re-made runs) |"))
     cell = [c.strip() for c in row.strip("|").split("|")][column]
     m = re.fullmatch(r"([+−-][\d.]+) \[([+−-]?[\d.]+), ([+−-]?[\d.]+)\], p = ([\d.]+)", cell)
     assert m, cell
     diff, low, high, p = (x.replace("−", "-") for x in m.groups())
-    out = compare_runs(RESULTS / f"cpu/idiom-mc-literal-minilm-sel/eval/{split}", RESULTS / f"cpu/idiom-mc-minilm-sel/eval/{split}")
+    out = compare_runs(RESULTS / f"cpu/idiom-mc-{knowledge}-minilm-sel/eval/{split}", RESULTS / f"cpu/idiom-mc-minilm-sel/eval/{split}")
     assert out["warnings"] == [] and out["n_paired"] == {"dev-disjoint": 278, "dev": 355}[split]
     boot = out["bootstrap"]
     assert matches(100 * boot["mean_difference"], diff) and matches(100 * boot["ci_low"], low) and matches(100 * boot["ci_high"], high), (boot, cell)
