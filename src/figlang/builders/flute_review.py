@@ -27,11 +27,14 @@ from typing import Any
 import yaml
 
 from ..data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
-from ..data.io import atomic_write, write_json, write_jsonl
+from ..data.io import atomic_write, file_sha256, write_json, write_jsonl
+from ..data.provenance import code_provenance, data_checksums, portable_path
 from ..data.text import collapse_spaces
 from .flute_creator import load_candidates, load_records, pairs_of
 from .flute_inputs import FIGURE_TYPES
 from .review_queue import (
+    RATE_KEYS,
+    VERDICTS,
     VerdictsImportReport,
     edits_of,
     import_file,
@@ -166,9 +169,6 @@ def verdict_file_results(path: str | Path, inputs: Any = None, command: str | No
     Rows are checked as far as the file alone allows (an id of the form ``<figure>-NNNN-E|C``, not repeated, a verdict
     word, an ``edit`` with an edited field); the checks against the run's pairs are ``import``'s. The records: one per
     row (id, revision, figure type, input, side, expression, verdict, edited fields, note)."""
-    from ..data.io import file_sha256
-    from ..evaluation.provenance import code_provenance, data_checksums, portable_path
-    from .review_queue import RATE_KEYS, VERDICTS
 
     rows, problems = read_table(path)
     known = {it.uid: it for it in inputs.items} if inputs is not None else None

@@ -15,6 +15,8 @@ from ..builders.flute_checks import CheckLimits, load_prompts
 from ..builders.flute_creator import DEFAULT_MODEL, CreateSummary, CreatorConfig, create, export_edit_tasks, import_edits
 from ..builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, read_input_file, select
 from ..data.errors import FiglangError
+from ..data.paths import resolve_data_dir
+from ..data.provenance import portable_path
 from .common import DataDirOption, console, err_console, parse_key_values, print_problems
 
 app = typer.Typer(
@@ -218,12 +220,9 @@ def verdict_stats_cmd(
 ) -> None:
     """Accept / edit / reject counts of a reviewed queue file on its own, without the run folder (a committed verdict file)."""
     from ..builders.flute_review import verdict_file_results, write_verdict_file_results
-    from ..evaluation.provenance import portable_path
 
     inputs = files = None
     if idioms:
-        from ..data.paths import resolve_data_dir
-
         data_dir = resolve_data_dir(data_dir)
         every = load_idioms(idioms, data_dir)
         files = sorted({Path(str(it.source).rsplit(":", 1)[0]) for it in every.items if ":" in str(it.source or "")}) or None

@@ -38,6 +38,7 @@ from ..builders.impli import (
 from ..data.errors import FiglangError, LoadOptions, LoadReport
 from ..data.io import write_json, write_jsonl
 from ..data.paths import resolve_data_dir
+from ..data.provenance import portable_path
 from .common import DataDirOption, console, err_console
 
 app = typer.Typer(
@@ -318,7 +319,6 @@ def regenerate_cmd(
         write_jsonl(out / "items.jsonl", res.items)
         write_lexicon(res.lexicon, out / "lexicon.tsv")
     if results:
-        from ..evaluation.provenance import portable_path
 
         command = "figlang build impli regenerate" + (f" --data-dir {portable_path(data_dir)}" if data_dir else "")
         command += "".join(f" --source {s}" for s in source or [])

@@ -31,8 +31,9 @@ import krippendorff
 import numpy as np
 
 from ..data.errors import DataError
-from ..data.io import atomic_write, iter_jsonl, read_text, write_jsonl
+from ..data.io import atomic_write, iter_jsonl, read_text, write_json, write_jsonl
 from ..data.paths import dataset_dir
+from ..data.provenance import _relative, code_provenance, data_checksums, portable_path
 
 ALL = "all"
 NEITHER = "neither"
@@ -835,7 +836,6 @@ def _pairwise_agreement(units: Iterable[Sequence[Hashable]]) -> float:
 
 def _warning_record(w: DataError, data_root: Path) -> dict[str, Any]:
     """A data warning as a result file keeps it: the file relative to the data folder (no machine paths), line, message."""
-    from ..evaluation.provenance import _relative
 
     return {"file": _relative(Path(w.path), (data_root,)) if w.path else None, "line": w.line, "message": w.message}
 
@@ -913,7 +913,6 @@ def table5_results(data_dir: str | Path | None = None, example_widget_value: Exa
     ``comparison``: how the two differ; ``data``: the crowd files' checksums; ``code``: figlang's version and commit.
     The records are one per (HIT, shown sentence) with the workers' votes and one per comparative item.
     """
-    from ..evaluation.provenance import code_provenance, data_checksums, portable_path
 
     root = dataset_dir("fig_narrative", data_dir)
     with warnings.catch_warnings():
@@ -974,7 +973,6 @@ def table5_results(data_dir: str | Path | None = None, example_widget_value: Exa
 def write_table5_results(out_dir: str | Path, data_dir: str | Path | None = None, example_widget_value: ExampleWidgetValue = "not_plausible",
                          command: str | None = None) -> tuple[Path, Path]:
     """Write ``out_dir/table5.json`` (:func:`table5_results`) and ``out_dir/predictions.jsonl.gz`` (its per-unit records)."""
-    from ..data.io import write_json
 
     result, records = table5_results(data_dir, example_widget_value, command)
     out = Path(out_dir)

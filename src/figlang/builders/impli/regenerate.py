@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...data.errors import STRICT, FiglangError, LoadOptions
+from ...data.io import write_json, write_jsonl
 from ...data.impli import _TOKEN as _IMPLI_TOKEN, FILES as IMPLI_FILES, ImpliFile, figurative_offsets, load_impli_file
+from ...data.provenance import code_provenance, data_checksums, portable_path
 from ...data.records import NLIPair
 from ...data.text import normalise_spacing, normalise_word
 from ..inflection import REFLEXIVES, VERB_TAGS, lemma_keys, same_lemma
@@ -449,7 +451,6 @@ def regeneration_records(res: RegenerationResult) -> list[dict[str, Any]]:
 def regeneration_results(res: RegenerationResult, data_dir: str | Path, command: str | None = None) -> dict[str, Any]:
     """The result file of a regeneration check: its figures (:meth:`RegenerationResult.to_dict`) plus exact-match and
     ignoring-case percentages unrounded, the command, the IMPLI files' checksums, figlang's version and commit."""
-    from ...evaluation.provenance import code_provenance, data_checksums, portable_path
 
     d = res.to_dict()
     for name, score in [*res.per_source.items(), ("overall", res.overall)]:
@@ -474,7 +475,6 @@ def regeneration_results(res: RegenerationResult, data_dir: str | Path, command:
 def write_regeneration_results(res: RegenerationResult, out_dir: str | Path, data_dir: str | Path, command: str | None = None) -> tuple[Path, Path]:
     """Write ``out_dir/regeneration.json`` (:func:`regeneration_results`) and ``out_dir/predictions.jsonl.gz``
     (:func:`regeneration_records`)."""
-    from ...data.io import write_json, write_jsonl
 
     out = Path(out_dir)
     write_json(out / "regeneration.json", regeneration_results(res, data_dir, command))

@@ -1,0 +1,150 @@
+"""What a results file must say about how it was made: data checksums, versions, machine, the code's commit.
+
+In the data layer so that builders and metrics that write result files (no model code) can record it too;
+`figlang.evaluation.provenance` re-exports these beside its evaluation-only helper."""
+
+from __future__ import annotations
+
+import functools
+import platform
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from .io import file_sha256
+
+LIBRARIES = ("figlang", "torch", "transformers", "tokenizers", "bert-score", "bleurt-pytorch", "rouge-score",
+             "sacrebleu", "nltk", "scipy", "numpy", "httpx")  # fmt: skip
+
+
+def library_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": sys.version.split()[0]}
+    for name in LIBRARIES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def machine() -> dict[str, Any]:
+    import os
+
+    return {"platform": platform.platform(), "processor": platform.machine(), "cpus": os.cpu_count()}
+
+
+def records_digest(records: Any) -> str:
+    """sha256 over the records' content (ids, texts, labels; not file paths): the provenance of a set of
+    records that is not a whole task split (a carved dev, a test fold, a sample)."""
+    import hashlib
+    import json
+
+    h = hashlib.sha256()
+    for r in records:
+        d = r.to_dict()
+        d.pop("meta", None)
+        h.update(json.dumps(d, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def _relative(f: Path, roots: tuple[Path, ...]) -> str:
+    """``f`` relative to the first root that holds it (as given, then with links resolved on both sides), else as given."""
+    for root in roots:
+        for a, b in ((f, root), (f.resolve(), root.resolve())):
+            try:
+                return str(a.relative_to(b))
+            except ValueError:
+                continue
+    return str(f)
+
+
+def data_checksums(files: list[Path], root: Path | None = None, *more_roots: Path) -> list[dict[str, Any]]:
+    """sha256 and size of every file a split was read from.
+
+    Paths are relative to the data directory ``root`` where possible, else to the next of
+    ``more_roots`` that holds them (a spec task's own folder), so that results carry no machine paths.
+    """
+    roots = tuple(Path(r) for r in (root, *more_roots) if r is not None)
+    out = []
+    for f in files:
+        f = Path(f)
+        rel = _relative(f, roots)
+        if f.exists():
+            out.append({"path": rel, "sha256": file_sha256(f), "bytes": f.stat().st_size})
+        else:
+            out.append({"path": rel, "sha256": None, "bytes": None})
+    return out
+
+
+def _git(args: list[str], cwd: Path) -> str | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+@functools.lru_cache(maxsize=1)
+def code_provenance() -> dict[str, Any]:
+    """Which code made a result: figlang's version and, when figlang runs from a git checkout, its commit and
+    whether the tree had uncommitted changes (``git_dirty``). Found from the imported package's own source tree,
+    not the working directory, so a run made from elsewhere still names its code; None outside a checkout.
+    Read once per process (the harness asks when a run starts): the code a process runs is the code it loaded."""
+    try:
+        figlang_version: str | None = version("figlang")
+    except PackageNotFoundError:
+        figlang_version = None
+    source = Path(__file__).resolve().parents[1]  # the figlang package folder
+    top = _git(["rev-parse", "--show-toplevel"], source)
+    commit = dirty = None
+    if top and source.is_relative_to(Path(top).resolve()):
+        commit = _git(["rev-parse", "HEAD"], source)
+        status = _git(["status", "--porcelain", "--untracked-files=no"], source)
+        dirty = None if status is None else bool(status)
+    return {"figlang": figlang_version, "git_commit": commit, "git_dirty": dirty, "source": "git checkout" if commit else "installed package"}
+
+
+def split_fingerprint(records: Any) -> dict[str, Any]:
+    """How many records and the sha256 of their sorted ids: a change to a carved split (dev-disjoint, selection)
+    changes it, even when the data files do not change."""
+    import hashlib
+
+    ids = sorted(str(getattr(r, "id")) for r in records)
+    return {"items": len(ids), "ids_sha256": hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()}
+
+
+def provenance(splits: dict[str, Any], selection_split: dict[str, str] | None = None, **extra: Any) -> dict[str, Any]:
+    """The ``provenance`` block of a results file: the code, every split used (name -> records) and the split each
+    choice was made on (``selection_split``: choice -> split, e.g. {"epoch": "selection", "layer": "selection"});
+    an empty ``selection_split`` says no choice was recorded, not that none was made."""
+    return {
+        "code": code_provenance(),
+        "splits": {name: split_fingerprint(records) for name, records in splits.items()},
+        "selection_split": dict(selection_split or {}),
+        **extra,
+    }
+
+
+def portable_path(path: str | Path | None) -> str | None:
+    """A path as a result file should record it: ``~/...`` under the home directory (the cache), relative to the
+    working directory when it is near (the data in ``../shared/data``), else as given. Result files are committed and read on
+    other machines, where this machine's absolute paths mean nothing."""
+    import os
+
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        return str(path)
+    home = Path.home()
+    if p.is_relative_to(home) and not Path.cwd().is_relative_to(home):
+        return "~/" + str(p.relative_to(home))
+    try:
+        rel = os.path.relpath(p)
+    except ValueError:
+        return str(p)
+    return rel if not rel.startswith("../..") else str(p)
