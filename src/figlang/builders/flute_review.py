@@ -31,7 +31,7 @@ from ..data.io import atomic_write, file_sha256, write_json, write_jsonl
 from ..data.provenance import code_provenance, data_checksums, portable_path
 from ..data.text import collapse_spaces
 from .flute_creator import load_candidates, load_records, pairs_of
-from .flute_inputs import FIGURE_TYPES
+from .flute_inputs import FIGURE_TYPES, InputSet, load_idioms, select
 from .review_queue import (
     RATE_KEYS,
     VERDICTS,
@@ -47,7 +47,7 @@ from .review_queue import (
 )
 
 __all__ = ["VerdictsImportReport", "current_verdicts", "export_queue", "finalize", "import_verdicts", "queue_items", "read_table",
-           "record_verdict", "review_rates", "store_verdicts", "verdict_file_results", "write_verdict_file_results"]  # fmt: skip
+           "drawn_inputs", "record_verdict", "review_rates", "store_verdicts", "verdict_file_results", "write_verdict_file_results"]  # fmt: skip
 
 QUEUE_COLUMNS = (
     "id", "revision", "figure_type", "expression", "premise", "hypothesis", "label", "explanation",
@@ -240,13 +240,24 @@ def verdict_file_results(path: str | Path, inputs: Any = None, command: str | No
 
 
 def write_verdict_file_results(out_dir: str | Path, path: str | Path, inputs: Any = None, command: str | None = None,
-                               data_dir: str | Path | None = None, input_files: list[Path] | None = None) -> tuple[Path, Path]:  # fmt: skip
-    """Write ``out_dir/review.json`` (:func:`verdict_file_results`) and ``out_dir/predictions.jsonl.gz`` (its records)."""
+                               data_dir: str | Path | None = None, input_files: list[Path] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Write ``out_dir/review.json`` (:func:`verdict_file_results`) and ``out_dir/predictions.jsonl.gz`` (its records);
+    returns the result written, so a caller that also shows it does not compute it twice."""
     result, records = verdict_file_results(path, inputs, command, data_dir, input_files)
     out = Path(out_dir)
     write_json(out / "review.json", result)
     write_jsonl(out / "predictions.jsonl.gz", records)
-    return out / "review.json", out / "predictions.jsonl.gz"
+    return result
+
+
+def drawn_inputs(idioms: str, data_dir: str | Path | None, limit: int | None, sample_seed: int = 0) -> tuple[InputSet, list[Path] | None]:
+    """A creator run's idiom inputs drawn again as ``generate`` drew them (``idioms``: 'benchmark', 'pie' or a file),
+    and the files they were read from (for the result file's checksums; None when the inputs name none)."""
+    every = load_idioms(idioms, data_dir)
+    files = sorted({Path(str(it.source).rsplit(":", 1)[0]) for it in every.items if ":" in str(it.source or "")}) or None
+    if files is None and Path(idioms).is_file():
+        files = [Path(idioms)]
+    return select(every, limit, sample_seed), files
 
 
 # --- final files ------------------------------------------------------------------------------------

@@ -219,22 +219,19 @@ def verdict_stats_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Accept / edit / reject counts of a reviewed queue file on its own, without the run folder (a committed verdict file)."""
-    from ..builders.flute_review import verdict_file_results, write_verdict_file_results
+    from ..builders.flute_review import drawn_inputs, verdict_file_results, write_verdict_file_results
 
     inputs = files = None
     if idioms:
         data_dir = resolve_data_dir(data_dir)
-        every = load_idioms(idioms, data_dir)
-        files = sorted({Path(str(it.source).rsplit(":", 1)[0]) for it in every.items if ":" in str(it.source or "")}) or None
-        if files is None and Path(idioms).is_file():
-            files = [Path(idioms)]
-        inputs = select(every, limit, sample_seed)
+        inputs, files = drawn_inputs(idioms, data_dir, limit, sample_seed)
     command = f"figlang build flute verdict-stats {portable_path(verdicts)}"
     if idioms:
         command += f" --idioms {idioms}" + (f" --limit {limit}" if limit else "") + f" --sample-seed {sample_seed} --data-dir {portable_path(data_dir)}"
     if out:
-        write_verdict_file_results(out, verdicts, inputs, command + f" -o {portable_path(out)}", data_dir, files)
-    result, _ = verdict_file_results(verdicts, inputs, command, data_dir, files)
+        result = write_verdict_file_results(out, verdicts, inputs, command + f" -o {portable_path(out)}", data_dir, files)
+    else:
+        result, _ = verdict_file_results(verdicts, inputs, command, data_dir, files)
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
