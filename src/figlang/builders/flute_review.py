@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -148,6 +149,11 @@ def review_rates(run: str | Path) -> dict[str, dict[str, int]]:
 # --- a reviewed queue file on its own (no run folder): the figures a document quotes from it ---------------------------
 
 
+def _source_files(items: Any) -> list[Path]:
+    """The files input items were read from (their ``source`` is ``file:line``), sorted."""
+    return sorted({Path(str(it.source).rsplit(":", 1)[0]) for it in items if ":" in str(it.source or "")})
+
+
 def _pair_parts(pid: str) -> tuple[str, str, str] | None:
     """(figure type, input uid, side) of a creator pair id ("idiom-0008-C" -> ("idiom", "idiom-0008", "C")), else None."""
     uid, _, side = pid.rpartition("-")
@@ -198,13 +204,11 @@ def verdict_file_results(path: str | Path, inputs: Any = None, command: str | No
     rates = tally(((r["figure_type"], r["verdict"]) for r in records), FIGURE_TYPES)
     shares = {t: {k: (100 * r[k] / r["reviewed"] if r["reviewed"] else None) for k in ("accept", "edit", "reject")} for t, r in rates.items()}
     edits: dict[str, Any] = {}
+    spread: dict[str, Any] = {}
     for t in rates:
         mine = [r for r in records if t == "all" or r["figure_type"] == t]
         edits[t] = {f: {"all": sum(f in r["edited"] for r in mine), **{s: sum(f in r["edited"] and r["side"] == s for r in mine) for s in ("E", "C")}}
                     for f in EDITABLE}  # fmt: skip
-    spread: dict[str, Any] = {}
-    for t in rates:
-        mine = [r for r in records if t == "all" or r["figure_type"] == t]
         sides = Counter(r["input"] for r in mine)
         d = {"candidates": len(mine), "entailment": sum(r["side"] == "E" for r in mine), "contradiction": sum(r["side"] == "C" for r in mine),
              "inputs_with_a_candidate": len(sides), "inputs_with_both": sum(n == 2 for n in sides.values()),
@@ -229,10 +233,7 @@ def verdict_file_results(path: str | Path, inputs: Any = None, command: str | No
         "code": code_provenance(),
     }
     if inputs is not None:
-        import hashlib
-
-        files = sorted(input_files if input_files is not None else {Path(str(it.source).rsplit(":", 1)[0]) for it in inputs.items
-                                                                    if it.source and ":" in str(it.source)})  # fmt: skip
+        files = sorted(input_files) if input_files is not None else _source_files(inputs.items)
         digest = hashlib.sha256("\n".join(json.dumps([it.uid, it.fields], sort_keys=True, ensure_ascii=False) for it in inputs.items).encode()).hexdigest()
         result["inputs"] = {"source": inputs.source, "items": len(inputs.items), "uids_fields_sha256": digest,
                             "data": data_checksums([f for f in files if f.is_file()], data_dir)}  # fmt: skip
@@ -254,7 +255,7 @@ def drawn_inputs(idioms: str, data_dir: str | Path | None, limit: int | None, sa
     """A creator run's idiom inputs drawn again as ``generate`` drew them (``idioms``: 'benchmark', 'pie' or a file),
     and the files they were read from (for the result file's checksums; None when the inputs name none)."""
     every = load_idioms(idioms, data_dir)
-    files = sorted({Path(str(it.source).rsplit(":", 1)[0]) for it in every.items if ":" in str(it.source or "")}) or None
+    files = _source_files(every.items) or None
     if files is None and Path(idioms).is_file():
         files = [Path(idioms)]
     return select(every, limit, sample_seed), files

@@ -18,14 +18,16 @@ LIBRARIES = ("figlang", "torch", "transformers", "tokenizers", "bert-score", "bl
              "sacrebleu", "nltk", "scipy", "numpy", "httpx")  # fmt: skip
 
 
+def package_version(name: str) -> str | None:
+    """An installed distribution's version, None when it is not installed."""
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
 def library_versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {"python": sys.version.split()[0]}
-    for name in LIBRARIES:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
+    return {"python": sys.version.split()[0], **{name: package_version(name) for name in LIBRARIES}}
 
 
 def machine() -> dict[str, Any]:

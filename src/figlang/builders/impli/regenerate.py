@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ...data.errors import STRICT, FiglangError, LoadOptions
 from ...data.io import write_json, write_jsonl
 from ...data.impli import _TOKEN as _IMPLI_TOKEN, FILES as IMPLI_FILES, ImpliFile, figurative_offsets, load_impli_file
-from ...data.provenance import code_provenance, data_checksums, portable_path
+from ...data.provenance import code_provenance, data_checksums, package_version, portable_path
 from ...data.records import NLIPair
 from ...data.text import normalise_spacing, normalise_word
 from ..inflection import REFLEXIVES, VERB_TAGS, lemma_keys, same_lemma
@@ -413,17 +413,8 @@ def regenerate_impli(
         {k: v for k, v in per_source.items() if v.items}, overall, examples, derivation.lexicon, derivation.summary(),
         sample, seed, population, sum(lines[k] for k in keys), items, filter_reasons,
         {"sources": list(sources), "capitalise": capitalise, "spacy_pipeline": f"{nlp.meta.get('lang', '')}_{nlp.meta.get('name', '')}",
-         "spacy_pipeline_version": nlp.meta.get("version"), "spacy_version": _spacy_version()},
+         "spacy_pipeline_version": nlp.meta.get("version"), "spacy_version": package_version("spacy")},
     )  # fmt: skip
-
-
-def _spacy_version() -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("spacy")
-    except PackageNotFoundError:
-        return None
 
 
 # --------------------------------------------------------------------------------------------
