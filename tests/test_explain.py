@@ -222,3 +222,50 @@ def test_cli_explains_a_pair(data_dir, tmp_path):
     assert result.exit_code == 0, result.output
     row = json.loads(result.output[result.output.index("{"):])
     assert row["label"] in ("entailment", "contradiction") and row["explanation"] and row["produced_by"]["model"] == MODEL
+
+
+# --- prompt forms (shots, style) ---------------------------------------------------------------------
+
+
+def test_compact_shots_state_the_instruction_once_and_take_fewer_tokens(train):
+    from figlang.models.methods.explain import COMPACT_INSTRUCTION, STYLE_GUIDE, Explain
+
+    item, examples = train[0], [r for r in train[1:40] if r.figure_type == train[0].figure_type][:4]
+    forms = {}
+    for shots, style in (("flute", "none"), ("compact", "none"), ("compact", "examples"), ("flute", "examples")):
+        method = Explain(MODEL, shots=shots, style=style, backend="transformers", dtype="float32", threads=1)
+        forms[shots, style] = (method, method.prompt(item, "contradiction", examples))
+    flute_text = forms["flute", "none"][1]
+    assert COMPACT_INSTRUCTION not in flute_text and STYLE_GUIDE not in flute_text
+    assert flute_text.count("Please answer between") == len(examples) + 1  # FLUTE's instruction for every pair
+    compact = forms["compact", "none"][1]
+    assert compact.count("Please answer between") == 1 and compact.count(COMPACT_INSTRUCTION) == 1
+    assert compact.count("Premise: ") == len(examples) + 1 and compact.rstrip().endswith("Contradicts.")
+    for ex in examples:  # every example is still shown with its gold explanation
+        assert " ".join(ex.explanation.split()) in compact
+    method = forms["flute", "none"][0]
+    assert method.prompt_tokens(compact) < method.prompt_tokens(flute_text)
+    assert STYLE_GUIDE in forms["compact", "examples"][1] and STYLE_GUIDE in forms["flute", "examples"][1]
+    # the defaults record nothing new, so earlier runs' configurations (and their request caches) read as before
+    assert method.prompt_form() == {}
+    assert forms["compact", "examples"][0].prompt_form()["header"] == f"{COMPACT_INSTRUCTION} {STYLE_GUIDE}"
+    with pytest.raises(FiglangError, match="shots"):
+        Explain(MODEL, shots="short")
+
+
+def test_k_by_type_gives_a_figure_type_its_own_number_of_examples(train):
+    from figlang.models.methods.explain import Explain, parse_k_by_type
+
+    assert parse_k_by_type("simile:16, idiom:12") == {"idiom": 12, "simile": 16}
+    assert parse_k_by_type(None) == {}
+    for bad, match in (("idiom=16", "TYPE:K"), ("irony:4", "unknown figure type 'irony'"), ("idiom:x", "integer")):
+        with pytest.raises(FiglangError, match=match):
+            parse_k_by_type(bad)
+    method = Explain(MODEL, k=2, k_by_type="idiom:5", pool="train", backend="transformers", dtype="float32", threads=1)
+    method.fit(train[:600])
+    idiom = next(r for r in train[600:] if r.figure_type == "idiom")
+    other = next(r for r in train[600:] if r.figure_type == "sarcasm")
+    assert (method.k_for(idiom), method.k_for(other)) == (5, 2)
+    assert len(method.examples(idiom, idiom.label)) == 5 and len(method.examples(other, other.label)) == 2
+    assert method.config()["k_by_type"] == {"idiom": 5}
+    assert "k_by_type" not in Explain(MODEL, k=2).config()  # not set: earlier runs' configurations read as before

@@ -152,7 +152,7 @@ def explain_pairs(
     out = []
     for r in records:
         p = predictions[r.id]
-        produced = {"method": "explain", "model": model, "mode": method.mode, "k": method.k,
+        produced = {"method": "explain", "model": model, "mode": method.mode, "k": method.k_for(r),
                     "label_method": (fingerprint.get("label_method") or {}).get("method"),
                     "label_model": method.label_model or (model if method.mode == "pipeline" else None),
                     "examples": p.meta.get("examples", []), "idiom_meaning": p.meta.get("meaning"),

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ...data.errors import FiglangError, LoadOptions
+from ...data.flute import FIGURE_TYPES
 from ...data.flute import INSTRUCTION as FLUTE_INSTRUCTION
 from ...data.narrative import load_cloze
 from ...data.records import NLIPair, Record
@@ -57,6 +58,19 @@ DEFAULT_LABEL_OPTIONS = {"nli-score": {"question": "meaning", "calibrate": "cont
 # backend cuts before the stop string, so the full stop is put back by one_sentence). Joint answers start with
 # "Entails. ", so they stop at the line's end only.
 STOP = {"pipeline": ("\n", ". "), "joint": ("\n",)}
+# How the k examples and the item are shown (``shots``): ``flute`` repeats FLUTE's instruction for every pair, as
+# FLUTE's own prompts did; ``compact`` states it once (FLUTE's wording, for "the premise" and "the hypothesis")
+# and then shows each pair as two labelled lines, which takes about a third fewer prompt tokens an example, so
+# more examples fit the same time.
+SHOTS = ("flute", "compact")
+COMPACT_INSTRUCTION = ('For each pair below: does the premise entail or contradict the hypothesis? Please answer between "Entails" '
+                       'or "Contradicts" and explain your decision in a sentence.')  # fmt: skip
+COMPACT_PAIR = "Premise: {premise}\nHypothesis: {hypothesis}"
+# ``style=examples``: one line of guidance, because the model otherwise often writes about "the first sentence" or
+# "the speaker", which FLUTE's explanations never do: they explain the figure of speech or the situation itself.
+STYLES = ("none", "examples")
+STYLE_GUIDE = ("Write the explanation the way the examples do: explain what the figurative words mean or what the situation is "
+               "really like, without mentioning the sentences, the premise, the hypothesis or the speaker.")  # fmt: skip
 
 
 def idiom_meanings(data_dir: str | Path | None) -> dict[str, str]:
@@ -82,6 +96,27 @@ def _meaning_of(expression: str | None, lexicon: dict[str, str]) -> str | None:
     return lexicon.get(key) or lexicon.get(key[3:] if key.startswith("to ") else f"to {key}")
 
 
+def parse_k_by_type(value: Any) -> dict[str, int]:
+    """``idiom:16,metaphor:16`` → {"idiom": 16, "metaphor": 16}: a figure type's own number of examples (others use ``k``)."""
+    if value in (None, ""):
+        return {}
+    if isinstance(value, dict):
+        items = list(value.items())
+    else:
+        items = []
+        for part in str(value).split(","):
+            name, sep, number = part.partition(":")
+            if not sep:
+                raise FiglangError(f"option 'k_by_type' takes TYPE:K pairs separated by commas (e.g. idiom:16,metaphor:16), got {value!r}")
+            items.append((name.strip(), number.strip()))
+    out = {}
+    for name, number in items:
+        if name not in FIGURE_TYPES:
+            raise FiglangError(f"option 'k_by_type': unknown figure type {name!r}; FLUTE's are {', '.join(FIGURE_TYPES)}")
+        out[name] = parse_int(number, f"k_by_type[{name}]", 0)
+    return dict(sorted(out.items()))
+
+
 def one_sentence(text: str | None) -> tuple[str | None, bool]:
     """The explanation's first sentence (an end mark added where generation stopped before one), and whether it ended."""
     cleaned = clean_explanation(text or "")
@@ -103,12 +138,13 @@ class Explain(ModelMethod):
     def __init__(self, model: Any = None, mode: Any = "pipeline", k: Any = 6, encoder: str = "minilm", match_label: Any = True,
                  meanings: Any = "auto", label_method: str | None = None, label_model: str | None = None, max_new_tokens: Any = 60,
                  temperature: Any = 0.0, seed: Any = 0, chat: Any = "auto", retrieval_cache: str | None = None, pool: str = "train",
-                 **options: Any) -> None:  # fmt: skip
+                 shots: Any = "flute", style: Any = "none", k_by_type: Any = None, **options: Any) -> None:  # fmt: skip
         label_options = {k_[len("label_") :]: v for k_, v in options.items() if k_.startswith("label_")}
         backend_options = {k_: v for k_, v in options.items() if not k_.startswith("label_")}
         super().__init__(model, backend_options)
         self.mode = parse_choice(mode, "mode", MODES)
         self.k = parse_int(k, "k", 0)
+        self.k_by_type = parse_k_by_type(k_by_type)
         self.encoder = str(encoder)
         self.match_label = parse_bool(match_label, "match_label")
         self.meanings_option = str(meanings)
@@ -120,6 +156,8 @@ class Explain(ModelMethod):
         self.chat_option = parse_chat(chat)
         self.retrieval_cache = retrieval_cache
         self.pool_split = str(pool)
+        self.shots = parse_choice(shots, "shots", SHOTS)
+        self.style = parse_choice(style, "style", STYLES)
         self.task: Any = None
         self.label_method_name = label_method or (DEFAULT_LABEL_METHOD if self.mode == "pipeline" else None)
         if self.mode == "joint" and (label_method or label_model or label_options):
@@ -167,7 +205,7 @@ class Explain(ModelMethod):
             if self.task is None or self.pool_split not in getattr(self.task, "splits", ()):
                 raise FiglangError(f"pool={self.pool_split!r} is not a split of the task (its splits: {', '.join(getattr(self.task, 'splits', ()))})")
             pool = [r for r in self.task.load(self.pool_split, data_root) if isinstance(r, NLIPair)]
-        if self.k:
+        if self.k or any(self.k_by_type.values()):
             self.index = PairIndex(pool, self.encoder, self.retrieval_cache)
         if self.meanings_option == "none":
             self.lexicon = {}
@@ -191,7 +229,8 @@ class Explain(ModelMethod):
         return _meaning_of(pair.expression, self.lexicon)
 
     def _instruction(self, pair: NLIPair) -> str:
-        text = FLUTE_INSTRUCTION.format(premise=pair.premise.strip(), hypothesis=pair.hypothesis.strip())
+        template = COMPACT_PAIR if self.shots == "compact" else FLUTE_INSTRUCTION
+        text = template.format(premise=pair.premise.strip(), hypothesis=pair.hypothesis.strip())
         meaning = self.meaning(pair)
         return f"{text}\n{MEANING_LINE.format(idiom=pair.expression, meaning=meaning)}" if meaning else text
 
@@ -199,8 +238,12 @@ class Explain(ModelMethod):
     def _answer(pair: NLIPair) -> str:
         return f"{WORDS[pair.label]}. {' '.join((pair.explanation or '').split())}"  # type: ignore[index]
 
+    def k_for(self, pair: NLIPair) -> int:
+        """How many examples this pair is shown: its figure type's own k where ``k_by_type`` names one, else ``k``."""
+        return self.k_by_type.get(pair.figure_type or "", self.k)
+
     def examples(self, pair: NLIPair, label: str | None, k: int | None = None) -> list[tuple[NLIPair, float]]:
-        k = self.k if k is None else k
+        k = self.k_for(pair) if k is None else k
         if not k or self.index is None:
             return []
         want_label = label if (self.match_label and self.mode == "pipeline") else None
@@ -209,13 +252,25 @@ class Explain(ModelMethod):
     def prompt(self, pair: NLIPair, label: str | None, examples: Sequence[NLIPair]) -> str:
         """The few-shot prompt; in pipeline mode it ends with the label word, so the model continues with the explanation."""
         lead = f"{WORDS[label]}." if label else ""
+        header = self.header()
         if self.chat_used:
-            messages: list[ChatMessage] = []
+            messages: list[ChatMessage] = [ChatMessage("system", header)] if header else []
             for ex in examples:
                 messages += [ChatMessage("user", self._instruction(ex)), ChatMessage("assistant", self._answer(ex))]
             return self.lm.chat_prompt([*messages, ChatMessage("user", self._instruction(pair))]) + lead
         shown = "".join(P.NLI_PLAIN_SHOT.format(instruction=self._instruction(ex), answer=self._answer(ex)) for ex in examples)
-        return shown + P.NLI_PLAIN.format(instruction=self._instruction(pair)) + (f" {lead}" if lead else "")
+        return (f"{header}\n\n" if header else "") + shown + P.NLI_PLAIN.format(instruction=self._instruction(pair)) + (f" {lead}" if lead else "")
+
+    def prompt_form(self) -> dict[str, Any]:
+        """The prompt-form options, recorded only when not the defaults (so earlier runs' configurations read as before)."""
+        if self.shots == "flute" and self.style == "none":
+            return {}
+        return {"shots": self.shots, "style": self.style, "header": self.header(), "pair_template": COMPACT_PAIR if self.shots == "compact" else FLUTE_INSTRUCTION}
+
+    def header(self) -> str | None:
+        """What is said once before the examples (a chat's system message): the compact form's instruction, the style line."""
+        parts = ([COMPACT_INSTRUCTION] if self.shots == "compact" else []) + ([STYLE_GUIDE] if self.style == "examples" else [])
+        return " ".join(parts) or None
 
     def prompt_tokens(self, text: str) -> int | None:
         encode = getattr(self.lm, "_encode_prompt", None)
@@ -228,7 +283,7 @@ class Explain(ModelMethod):
     def fitted_prompt(self, pair: NLIPair, label: str | None) -> tuple[str | None, list[tuple[NLIPair, float]], str | None]:
         """The prompt with as many of the k examples as fit the model's context; (None, [], reason) when the pair alone does not."""
         limit = self.context_limit
-        for k in range(self.k, -1, -1):
+        for k in range(self.k_for(pair), -1, -1):
             shown = self.examples(pair, label, k)
             text = self.prompt(pair, label, [p for p, _ in shown])
             n = self.prompt_tokens(text)
@@ -321,9 +376,9 @@ class Explain(ModelMethod):
     def config(self) -> dict[str, Any]:
         label = self.label_method
         return {
-            "mode": self.mode, "k": self.k, "pool": self.pool_split, "match_label": self.match_label, "retrieval": self.index.config() if self.index else None,
+            "mode": self.mode, "k": self.k, **({"k_by_type": self.k_by_type} if self.k_by_type else {}), "pool": self.pool_split, "match_label": self.match_label, "retrieval": self.index.config() if self.index else None,
             "neighbour_rule": "same figure type (and label in pipeline mode, with match_label); never the item's own premise",
-            "instruction": FLUTE_INSTRUCTION, "meaning_line": MEANING_LINE, "idiom_lexicon_sha256": self.lexicon_sha256,
+            "instruction": FLUTE_INSTRUCTION, **self.prompt_form(), "meaning_line": MEANING_LINE, "idiom_lexicon_sha256": self.lexicon_sha256,
             "idiom_lexicon_size": len(self.lexicon), "chat": self.chat_option, "chat_used": self.chat_used,
             "plain_templates": None if self.chat_used else {"shot": P.NLI_PLAIN_SHOT, "query": P.NLI_PLAIN},
             "label_words": WORDS, "max_new_tokens": self.max_new_tokens, "stop": list(STOP[self.mode]),
@@ -335,4 +390,4 @@ class Explain(ModelMethod):
 
 def register(registry: MethodRegistry) -> None:
     """Add the explaining method to ``registry`` (called by the registry on first use)."""
-    registry.register("explain", ("nli",), "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=6 encoder=minilm pool=train|train-fit label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR max_new_tokens=60 temperature=0 seed=N.")(Explain)
+    registry.register("explain", ("nli",), "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=6 k_by_type=idiom:16,... encoder=minilm pool=train|train-fit label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR shots=flute|compact style=none|examples max_new_tokens=60 temperature=0 seed=N.")(Explain)
