@@ -16,7 +16,8 @@ A lone pair is decoded by prompt lookup (the Transformers backend's ``prompt_loo
 after the timed first call the same pair is answered again token by token (``prompt_lookup=0``) and again
 by prompt lookup, back to back, with the forward passes each took (``one_pair_compare``).
 
-Run (2 threads, the first 20 selection pairs):
+Run (2 threads, the first 20 selection pairs; ``-O KEY=VALUE`` adds the method's other options, e.g. the
+configuration chosen on `selection`: ``-O shots=compact -O k_by_type=idiom:10,metaphor:10,simile:10``):
 
   PYTHONPATH=src python benchmarks/bench_explain.py --n 20 --threads 2 --split selection --data-dir ../shared/data
 """
@@ -71,6 +72,8 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=6)
     ap.add_argument("--label-model", default=None, help="a trained FLUTE classifier's folder (label_method=trained)")
     ap.add_argument("--mode", default="pipeline")
+    ap.add_argument("--option", "-O", action="append", default=[], metavar="KEY=VALUE",
+                    help="more options of the explain method, as `figlang eval -O` takes them (e.g. -O shots=compact -O k_by_type=idiom:10)")
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--out", default=None, help="write the measurements here as JSON")
     args = ap.parse_args()
@@ -78,7 +81,9 @@ def main() -> None:
     from figlang.data.registry import get_task
     from figlang.explain import explain, explain_pairs, explainer
 
-    options = {"threads": args.threads, "k": args.k, "mode": args.mode, "pool": "train-fit"}
+    from figlang.cli.common import parse_key_values
+
+    options = {"threads": args.threads, "k": args.k, "mode": args.mode, "pool": "train-fit", **parse_key_values(args.option, "--option")}
     if args.label_model:
         options.update(label_method="trained", label_model=args.label_model)
     load_before = [round(x, 2) for x in os.getloadavg()]
@@ -111,7 +116,7 @@ def main() -> None:
         answers = explain_pairs(pairs, model=args.model, data_dir=args.data_dir, use_cache=False, **options)
     batch = batching.wall
     result = {
-        "model": args.model, "threads": args.threads, "k": args.k, "mode": args.mode, "split": args.split,
+        "model": args.model, "threads": args.threads, "k": args.k, "mode": args.mode, "split": args.split, "options": options,
         "label_model": args.label_model, "backend": method.fingerprint().get("backend"),
         "prompt_lookup": lookup, "load_seconds": round(loading.wall, 1), "load_cpu_seconds": round(loading.cpu, 1),
         "one_pair_seconds": round(single.wall, 2), "one_pair_cpu_seconds": round(single.cpu, 2), "one_pair_forward_passes": single_passes,
