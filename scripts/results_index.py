@@ -246,6 +246,10 @@ for i, row in enumerate(("| k = 3 |", "| **k = 6** (chosen) |")):
           [["k", 0, f"results.{i}.options.k"], ["seconds_per_pair", 2, f"results.{i}.seconds_per_pair"],
            ["rougeL_f1_split_mix", 2, f"results.{i}.rougeL_f1_split_mix"]]
           + [[ft, 2, f"results.{i}.by_figure_type.{ft}"] for ft in ("idiom", "metaphor", "sarcasm", "simile")])
+# the compact-examples sweep: the small example counts (below 10, so not found by key search) registered by hand
+for i, row in ((0, "| (a) |"), (7, "| (h) |"), (8, "| **(i)** (chosen) |")):
+    group("docs/flute_explanations.md", "explain-selection-compact", row, "explain/selection-sweep-compact/sweep.json",
+          [["examples_sarcasm", 0, f"results.{i}.examples_by_type.sarcasm"]] + ([["examples_other", 0, f"results.{i}.examples_by_type.idiom"]] if i == 0 else []))
 group("docs/flute_explanations.md", "explain-speed-amx", "| loading (both models", "explain/bench-amx-2threads.json", [["load_seconds", 1, "load_seconds"]])
 group("docs/flute_explanations.md", "explain-speed-amx", "| one `explain()` call", "explain/bench-amx-2threads.json", [["one_pair_seconds", 2, "one_pair_seconds"]])
 group("docs/flute_explanations.md", "explain-speed-amx", "| 20 `selection` pairs", "explain/bench-amx-2threads.json",
@@ -653,6 +657,27 @@ AUTO_TABLES += [
     (MA, "meaning-knowledge-cost", "| method | CPU s | × plain (CPU) | tokens run | × plain (tokens) |", [
         (r, ["meaning/bench/knowledge_prefix_cost.json"]) for r in ("| `lm-score` |", "| `lm-score-meaning` |",
          "| `lm-score-knowledge order=narrative-first` |", "| `lm-score-knowledge order=inference-first` |")]),
+]
+# docs/flute_explanations.md: compact examples (2026-11-26): the second selection sweep, val, the trivial baselines, simulatability, speed
+EXC = "explain/selection-sweep-compact/sweep.json"
+EXPLAIN_SWEEP_ROWS = ["| (a) ", "| (b) ", "| (c) ", "| (d) ", "| (e) ", "| (f) ", "| (g) ", "| (h) ", "| **(i)** "]
+AUTO_TABLES += [
+    ("docs/flute_explanations.md", "explain-selection-compact", "| `selection` sample (80 pairs) | pair form | style line | examples: sarcasm |", [
+        (r, [f"{EXC}#results.{i}"]) for i, r in enumerate(EXPLAIN_SWEEP_ROWS)]),
+    ("docs/flute_explanations.md", "explain-val-compact", "| FLUTE val, compact examples | n | label Acc@0 |", [
+        (f"| {r} |", [f"explain/flute-val-compact/explanations.json#{k}"]) for r, k in
+        (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"), ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]),
+    ("docs/flute_explanations.md", "explain-baselines-val", "| FLUTE val (499 pairs), the same labels | ROUGE-L F1 |", [
+        (f"| {r}", [f"explain/baselines-val/summary.json#rows.{k}"]) for r, k in
+        (("**figlang, compact examples", "system"), ("the hypothesis itself", "hypothesis"), ("the premise and the hypothesis", "premise-hypothesis"),
+         ("the nearest example's gold explanation", "nearest-example"))]),
+    ("docs/flute_explanations.md", "simulatability-explain-compact", "| rationales (FLUTE val, 499 pairs), compact examples |", [
+        ("| gold (FLUTE's explanations) |", ["cpu/simulatability-val-explain-compact.json#gold"]),
+        ("| figlang's explanations (mpnet labels, compact examples) |", ["cpu/simulatability-val-explain-compact.json#predicted"])]),
+    ("docs/flute_explanations.md", "explain-speed-compact", "| compact examples, 2 threads, idle machine | seconds |", [
+        ("| loading (both models", ["explain/bench-amx-2threads-compact.json#load_seconds"]),
+        ("| one `explain()` call on a new simile pair", ["explain/bench-amx-2threads-compact.json#one_pair_seconds", "explain/bench-amx-2threads-compact.json#one_pair_cpu_seconds"]),
+        ("| 20 `selection` pairs in one call", ["explain/bench-amx-2threads-compact.json#n", "explain/bench-amx-2threads-compact.json#seconds_per_pair", "explain/bench-amx-2threads-compact.json#peak_rss_mib"])]),
 ]
 NOT_RESULTS += [(MA, "| method | what the LM scores | options |", "the methods and their options")]
 # ---- docs/human_eval_table5.md and docs/narrative_miner.md (issue #19): figures computed from the public data, no model --
