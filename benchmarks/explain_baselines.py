@@ -39,14 +39,14 @@ def baseline_explanation(name: str, row: dict[str, Any], train_explanations: dic
     raise ValueError(f"unknown baseline {name!r}; choose from {', '.join(BASELINES)}")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run", help="a finished `figlang eval -t flute -m explain` run folder (predictions.jsonl or .gz)")
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--pool", default="train", help="the split the run retrieved its examples from (for nearest-example)")
     ap.add_argument("--bertscore-model", default="minilm")
     ap.add_argument("--out", required=True, help="a folder: one run folder per baseline and summary.json")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     from figlang.data.errors import LoadOptions
     from figlang.data.flute import flute_files, load_flute
