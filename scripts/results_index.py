@@ -842,6 +842,7 @@ prose("README.md", "cpu/idiom-probe-qwen-sel/eval/dev/results.json", [["probe-se
 prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-sel-simile-dev-disjoint", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "zs/flute-val-meaning-cf-0shot-qwen/results.json", [["flute-zs-selection-chosen-val", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev/results.json", [["probe-sel-simile-dev", 1, "metrics.accuracy.accuracy", 100]])
+prose("docs/flute_explanations.md", "explain/selection-sweep-compact/sweep-retime.json", [["retimed_f_seconds_per_pair", 2, "results.9.seconds_per_pair"]])
 prose("docs/flute_explanations.md", "explain/flute-val-compact/timing.json", [["val_seconds_per_pair", 2, "seconds_per_pair"], ["val_peak_rss_gib", 2, "max_rss_gib"]])
 prose("README.md", "bench/lm_scoring_idiom_dev.json", [["shared-prefix-wall-speedup", 2, "rows.1.speedup_vs_naive"], ["shared-prefix-cpu-speedup", 2, "rows.1.cpu_speedup_vs_naive"]])
 prose("README.md", "zs/idiom-dev-qa-qwen/results.json", [["qa-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])
