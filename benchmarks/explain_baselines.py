@@ -13,14 +13,13 @@ keep its labels (so Acc@0 is the same) and replace each explanation by:
 Each baseline is a run folder (``predictions.jsonl`` and ``explanations.json`` from the same scorer
 as ``figlang explain --score``), and ``summary.json`` puts them next to the system:
 
-    PYTHONPATH=src python benchmarks/explain_baselines.py docs/results/explain/flute-val-k6 \
-        --data-dir ../shared/data --out docs/results/explain/baselines-val
+    PYTHONPATH=src python benchmarks/explain_baselines.py runs/explain-val-compact \
+        --data-dir ../shared/data --out runs/explain-baselines-val
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +38,13 @@ def baseline_explanation(name: str, row: dict[str, Any], train_explanations: dic
     raise ValueError(f"unknown baseline {name!r}; choose from {', '.join(BASELINES)}")
 
 
+def summary_row(scored: dict[str, Any]) -> dict[str, Any]:
+    """One row of summary.json from `score_explanations`' result: ROUGE-L overall and by type, BLEU, BERTScore."""
+    overall = scored["overall"]
+    return {"rougeL_f1": overall["rougeL_f1"], "by_figure_type": {t: g["rougeL_f1"] for t, g in scored["by_figure_type"].items()},
+            "bleu": overall.get("bleu"), "bertscore_f1": overall.get("bertscore_f1")}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run", help="a finished `figlang eval -t flute -m explain` run folder (predictions.jsonl or .gz)")
@@ -50,12 +56,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from figlang.data.errors import LoadOptions
     from figlang.data.flute import flute_files, load_flute
-    from figlang.data.io import atomic_write
-
-    def write_text(path: Path, text: str) -> None:
-        with atomic_write(path) as f:
-            f.write(text)
-
+    from figlang.data.io import write_json, write_jsonl
     from figlang.data.paths import resolve_data_dir
     from figlang.data.provenance import code_provenance, data_checksums, portable_path, split_fingerprint
     from figlang.evaluation.explanations import read_prediction_rows, score_explanations
@@ -69,26 +70,21 @@ def main(argv: list[str] | None = None) -> None:
     summary: dict[str, Any] = {
         "what": "trivial explanations scored like the system's own (same labels, same scorer)",
         "system_run": portable_path(args.run), "n": len(rows),
-        "rows": {"system": {"rougeL_f1": system["overall"]["rougeL_f1"], "by_figure_type": {t: g["rougeL_f1"] for t, g in system["by_figure_type"].items()},
-                            "bleu": system["overall"].get("bleu"), "bertscore_f1": system["overall"].get("bertscore_f1")}},
-    }  # fmt: skip
+        "rows": {"system": summary_row(system)},
+    }
+    kept = ("id", "premise", "hypothesis", "gold", "gold_explanation", "figure_type", "prediction", "correct")
     for name in BASELINES:
         folder = out / name
-        folder.mkdir(parents=True, exist_ok=True)
-        lines = []
-        for r in rows:
-            lines.append(json.dumps({**{k: r[k] for k in ("id", "premise", "hypothesis", "gold", "gold_explanation", "figure_type", "prediction", "correct") if k in r},
-                                     "valid": r.get("valid", True), "explanation": baseline_explanation(name, r, train)}, ensure_ascii=False))  # fmt: skip
-        write_text(folder / "predictions.jsonl", "\n".join(lines) + "\n")
+        write_jsonl(folder / "predictions.jsonl", [{**{k: r[k] for k in kept if k in r}, "valid": r.get("valid", True),
+                                                    "explanation": baseline_explanation(name, r, train)} for r in rows])  # fmt: skip
         scored = score_explanations(folder, bertscore_model=args.bertscore_model or None, paper=False)
         scored["baseline"] = {"name": name, "rule": baseline_explanation.__doc__, "labels_from": portable_path(args.run)}
-        write_text(folder / "explanations.json", json.dumps(scored, indent=1, ensure_ascii=False) + "\n")
-        summary["rows"][name] = {"rougeL_f1": scored["overall"]["rougeL_f1"], "by_figure_type": {t: g["rougeL_f1"] for t, g in scored["by_figure_type"].items()},
-                                 "bleu": scored["overall"].get("bleu"), "bertscore_f1": scored["overall"].get("bertscore_f1")}  # fmt: skip
+        write_json(folder / "explanations.json", scored)
+        summary["rows"][name] = summary_row(scored)
     summary["metric_config"] = system["config"]
     summary["pool"] = {"split": args.pool, **split_fingerprint(pool), "data": data_checksums(flute_files(args.pool, data_dir), data_dir)}
     summary["provenance"] = code_provenance()
-    write_text(out / "summary.json", json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
+    write_json(out / "summary.json", summary)
     for name, r in summary["rows"].items():
         print(f"{name:20s} ROUGE-L {r['rougeL_f1']:6.2f}  " + "  ".join(f"{t} {v:.2f}" for t, v in r["by_figure_type"].items()))
 

@@ -141,12 +141,12 @@ def main() -> None:
         results.append(entry)
         print(json.dumps(entry), flush=True)
     from figlang.data.flute import FIGURE_TYPES
-    from figlang.models.methods.explain import parse_k_by_type
+    from figlang.models.methods.explain import DEFAULT_K, SHOTS, STYLES, parse_k_by_type
 
     for r in results:  # what each configuration showed each figure type, spelled out (k, then k_by_type's exceptions)
         by_type = parse_k_by_type(r["options"].get("k_by_type"))
-        r["examples_by_type"] = {t: by_type.get(t, int(r["options"].get("k", 6))) for t in sorted(FIGURE_TYPES)}
-        r["prompt_form"] = {"shots": r["options"].get("shots", "flute"), "style": r["options"].get("style", "none")}
+        r["examples_by_type"] = {t: by_type.get(t, int(r["options"].get("k", DEFAULT_K))) for t in sorted(FIGURE_TYPES)}
+        r["prompt_form"] = {"shots": r["options"].get("shots", SHOTS[0]), "style": r["options"].get("style", STYLES[0])}
     fits = [i for i, r in enumerate(results) if r["seconds_per_pair"] <= args.budget_seconds_per_pair]
     if not fits:
         raise SystemExit(f"no configuration fits {args.budget_seconds_per_pair} s a pair: {[r['seconds_per_pair'] for r in results]}")

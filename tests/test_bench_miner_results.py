@@ -4,19 +4,17 @@ data gives the committed figures, with provenance and one record per narrative."
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 from pathlib import Path
+
+from script_loader import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "docs" / "results" / "miner"
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_miner", REPO / "benchmarks" / "bench_miner.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/bench_miner.py")
 
 
 def test_recall_rerun_on_dev_gives_the_committed_figures(data_dir: Path, tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ corrupt a file, cut a transfer short, or ignore ``Range``.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -30,6 +29,7 @@ from figlang.data.download import ChecksumError, DownloadError, blob_sha1_file, 
 from figlang.data.errors import FiglangError
 from figlang.data.io import git_blob_sha1
 from figlang.data.sources import BASE_URL_ENV, load_sources, select
+from script_loader import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -171,11 +171,7 @@ def _closed_port() -> int:
 
 
 def _load_make_sources():
-    spec = importlib.util.spec_from_file_location("make_sources", REPO / "scripts" / "make_sources.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/make_sources.py")
 
 
 def test_manifest_is_regenerated_from_provenance(data_dir: Path) -> None:

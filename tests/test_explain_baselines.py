@@ -3,21 +3,18 @@ committed val predictions, it gives the committed ROUGE-L figures, keeps the run
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from script_loader import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "docs" / "results" / "explain"
 
 
 def _baselines():
-    spec = importlib.util.spec_from_file_location("explain_baselines", REPO / "benchmarks" / "explain_baselines.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/explain_baselines.py")
 
 
 def test_each_baseline_is_the_trivial_text_it_names():

@@ -5,7 +5,6 @@ against a real calibrate=none run of smollm2-135m on FLUTE selection pairs."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from collections import Counter
 from pathlib import Path
 
@@ -13,11 +12,9 @@ import pytest
 
 from figlang.data.registry import get_task
 from figlang.evaluation import evaluate
+from script_loader import load_script
 
-REPO = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("flute_zero_shot_selection", REPO / "benchmarks" / "flute_zero_shot_selection.py")
-grid = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(grid)  # type: ignore[union-attr]
+grid = load_script("benchmarks/flute_zero_shot_selection.py")
 
 
 def _row(question: str, calibrate: str, shots: int, right: int, n: int = 10) -> dict:

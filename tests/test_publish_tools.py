@@ -4,24 +4,16 @@ files) and the FLUTE sample that benchmarks/explain_selection.py chooses the exp
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def _load(path: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, REPO / path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+from script_loader import load_script
 
 
-publish_run = _load("scripts/publish_run.py", "publish_run")
-explain_selection = _load("benchmarks/explain_selection.py", "explain_selection")
+
+publish_run = load_script("scripts/publish_run.py")
+explain_selection = load_script("benchmarks/explain_selection.py")
 
 
 def _fake_run(root: Path, home: Path) -> Path:

@@ -62,13 +62,14 @@ STOP = {"pipeline": ("\n", ". "), "joint": ("\n",)}
 # FLUTE's own prompts did; ``compact`` states it once (FLUTE's wording, for "the premise" and "the hypothesis")
 # and then shows each pair as two labelled lines, which takes about a third fewer prompt tokens an example, so
 # more examples fit the same time.
-SHOTS = ("flute", "compact")
+SHOTS = ("flute", "compact")  # the first is the default
 COMPACT_INSTRUCTION = ('For each pair below: does the premise entail or contradict the hypothesis? Please answer between "Entails" '
                        'or "Contradicts" and explain your decision in a sentence.')  # fmt: skip
 COMPACT_PAIR = "Premise: {premise}\nHypothesis: {hypothesis}"
 # ``style=examples``: one line of guidance, because the model otherwise often writes about "the first sentence" or
 # "the speaker", which FLUTE's explanations never do: they explain the figure of speech or the situation itself.
-STYLES = ("none", "examples")
+STYLES = ("none", "examples")  # the first is the default
+DEFAULT_K = 6  # examples shown a pair (chosen on `selection`, docs/flute_explanations.md)
 STYLE_GUIDE = ("Write the explanation the way the examples do: explain what the figurative words mean or what the situation is "
                "really like, without mentioning the sentences, the premise, the hypothesis or the speaker.")  # fmt: skip
 
@@ -135,10 +136,10 @@ class Explain(ModelMethod):
     shapes = ("nli",)
     needs_train = True  # the retrieval pool
 
-    def __init__(self, model: Any = None, mode: Any = "pipeline", k: Any = 6, encoder: str = "minilm", match_label: Any = True,
+    def __init__(self, model: Any = None, mode: Any = "pipeline", k: Any = DEFAULT_K, encoder: str = "minilm", match_label: Any = True,
                  meanings: Any = "auto", label_method: str | None = None, label_model: str | None = None, max_new_tokens: Any = 60,
                  temperature: Any = 0.0, seed: Any = 0, chat: Any = "auto", retrieval_cache: str | None = None, pool: str = "train",
-                 shots: Any = "flute", style: Any = "none", k_by_type: Any = None, **options: Any) -> None:  # fmt: skip
+                 shots: Any = SHOTS[0], style: Any = STYLES[0], k_by_type: Any = None, **options: Any) -> None:  # fmt: skip
         label_options = {k_[len("label_") :]: v for k_, v in options.items() if k_.startswith("label_")}
         backend_options = {k_: v for k_, v in options.items() if not k_.startswith("label_")}
         super().__init__(model, backend_options)
@@ -229,8 +230,7 @@ class Explain(ModelMethod):
         return _meaning_of(pair.expression, self.lexicon)
 
     def _instruction(self, pair: NLIPair) -> str:
-        template = COMPACT_PAIR if self.shots == "compact" else FLUTE_INSTRUCTION
-        text = template.format(premise=pair.premise.strip(), hypothesis=pair.hypothesis.strip())
+        text = self.pair_template.format(premise=pair.premise.strip(), hypothesis=pair.hypothesis.strip())
         meaning = self.meaning(pair)
         return f"{text}\n{MEANING_LINE.format(idiom=pair.expression, meaning=meaning)}" if meaning else text
 
@@ -261,11 +261,16 @@ class Explain(ModelMethod):
         shown = "".join(P.NLI_PLAIN_SHOT.format(instruction=self._instruction(ex), answer=self._answer(ex)) for ex in examples)
         return (f"{header}\n\n" if header else "") + shown + P.NLI_PLAIN.format(instruction=self._instruction(pair)) + (f" {lead}" if lead else "")
 
+    @property
+    def pair_template(self) -> str:
+        """How one pair (an example's or the item's) is written: FLUTE's instruction, or the compact two lines."""
+        return COMPACT_PAIR if self.shots == "compact" else FLUTE_INSTRUCTION
+
     def prompt_form(self) -> dict[str, Any]:
         """The prompt-form options, recorded only when not the defaults (so earlier runs' configurations read as before)."""
-        if self.shots == "flute" and self.style == "none":
+        if (self.shots, self.style) == (SHOTS[0], STYLES[0]):
             return {}
-        return {"shots": self.shots, "style": self.style, "header": self.header(), "pair_template": COMPACT_PAIR if self.shots == "compact" else FLUTE_INSTRUCTION}
+        return {"shots": self.shots, "style": self.style, "header": self.header(), "pair_template": self.pair_template}
 
     def header(self) -> str | None:
         """What is said once before the examples (a chat's system message): the compact form's instruction, the style line."""
