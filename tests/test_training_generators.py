@@ -156,6 +156,61 @@ def test_iro_answers_are_parsed_into_label_and_explanation(tiny_llama, data_dir,
     assert [lookup(rec) for rec in records] == [p.explanation or "" for p in preds]
 
 
+def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, data_dir, tmp_path):
+    """The pipeline's writer: the prompt is the training sequence up to the given label word (so the tokens the model
+    continues from are exactly those it was trained on), greedy and repeatable, and the explain method hands the
+    chosen figure types to it and the rest to the prompted model."""
+    from figlang.models.base import get_methods
+
+    out = tmp_path / "iro"
+    train("flute", "iro", str(tiny_llama), out, data_dir=str(data_dir), **{**TINY, "report_splits": ()})
+    model = load_trained(out)
+    records = get_task("flute").load("val", data_dir)[:4]
+    labels = ["contradiction", "entailment", "entailment", "contradiction"]
+    seen: list[list[int]] = []
+    decode = model._decode
+
+    def spy(groups, seeds, done):  # records what is decoded from; the decoding itself is the model's
+        seen.extend(list(g[0]) for g in groups)
+        return decode(groups, seeds, done)
+
+    model._decode = spy  # type: ignore[method-assign]
+    texts = model.explain_given(records, labels, batch_size=3)
+    assert len(texts) == 4 and all(isinstance(t, str) and "\n" not in t for t in texts)
+    for r, label in zip(records, labels):
+        gold = r.__class__(**{**r.__dict__, "label": label})
+        trained_on = model.featurize(gold)[0]["ids"]  # prompt + "Entails. <explanation><eos>" as in training
+        prompt = next(p for p in seen if p == trained_on[: len(p)] and len(p) > len(model.prompts(r)[0]))
+        assert model.tokenizer.decode(prompt[len(model.prompts(r)[0]) :]) == f"{'Entails' if label == 'entailment' else 'Contradicts'}."
+    assert model.explain_given(records, labels, batch_size=1) == texts  # batching changes nothing; greedy repeats
+    with pytest.raises(FiglangError, match="not 'neutral'"):
+        model.explain_given(records[:1], ["neutral"])
+
+    # the explain method: sarcasm pairs by the writer, the rest by the prompted model with its retrieved examples
+    task = get_task("flute")
+    by_type = {}
+    for r in task.load("val", data_dir):
+        by_type.setdefault(r.figure_type, r)
+    pairs = [by_type[t] for t in ("sarcasm", "idiom")]
+    method = get_methods().create("explain", model="smollm2-135m", backend="transformers", dtype="float32", threads=1, k=1,
+                                  max_new_tokens=12, pool="selection", writer=str(out), writer_types="sarcasm")  # fmt: skip
+    method.bind(task)
+    method.fit(task.load("train", data_dir))
+    sarcasm, idiom = method.predict(pairs)
+    assert sarcasm.meta["writer"] == "trained" and "examples" not in sarcasm.meta
+    assert sarcasm.raw.startswith(("Entails. ", "Contradicts. ")) and sarcasm.prediction in ("entailment", "contradiction")
+    assert sarcasm.raw.split(". ", 1)[1] == model.explain_given([pairs[0]], [sarcasm.prediction])[0]
+    assert "writer" not in idiom.meta and len(idiom.meta["examples"]) == 1
+    config = method.config()
+    assert config["writer"]["types"] == ["sarcasm"] and config["writer"]["trained_method"] == "iro" and config["writer"]["weights_identity"]
+    with pytest.raises(FiglangError, match="mode=pipeline"):
+        get_methods().create("explain", model="smollm2-135m", mode="joint", writer=str(out))
+    with pytest.raises(FiglangError, match="give writer=DIR"):
+        get_methods().create("explain", model="smollm2-135m", writer_types="sarcasm")
+    with pytest.raises(FiglangError, match="unknown figure type"):
+        get_methods().create("explain", model="smollm2-135m", writer=str(out), writer_types="irony")
+
+
 # --- generators -----------------------------------------------------------------------------------------------------
 
 

@@ -19,7 +19,11 @@ The paper's set-ups are configurations of this one method (``mode``):
   ``parse_nli_answer``; an unreadable answer is invalid (raw text kept, counted wrong).
 
 The fine-tuned self-rationalizer is the ``trained`` method on an ``iro`` model; its predictions
-are scored by the same ``figlang explain --score``.
+are scored by the same ``figlang explain --score``. In pipeline mode the same kind of model can
+write the explanations instead of the prompted one (``writer=DIR``, a ``figlang train -t flute -m
+iro`` folder): it is given the pipeline's label word and continues with the explanation it learnt
+to write for it (FLUTE's explainers were fine-tuned the same way). ``writer_types=sarcasm,…``
+limits it to some figure types; the prompted model explains the others.
 
 Options starting with ``label_`` (other than ``label_method``/``label_model``) go to the label
 method (``-O label_question=task``). Greedy decoding by default (deterministic); ``temperature>0``
@@ -118,6 +122,18 @@ def parse_k_by_type(value: Any) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def parse_writer_types(value: Any) -> tuple[str, ...]:
+    """``sarcasm,simile`` → ("sarcasm", "simile"); ``all`` or nothing → every FLUTE figure type."""
+    if value in (None, "", "all"):
+        return tuple(FIGURE_TYPES)
+    names = [v.strip() for v in (value if isinstance(value, (list, tuple)) else str(value).split(",")) if str(v).strip()]
+    unknown = [n for n in names if n not in FIGURE_TYPES]
+    if unknown or not names:
+        raise FiglangError(f"option 'writer_types': unknown figure type(s) {', '.join(unknown) or repr(value)}; FLUTE's are "
+                           f"{', '.join(FIGURE_TYPES)} (or all)")  # fmt: skip
+    return tuple(t for t in FIGURE_TYPES if t in names)
+
+
 def one_sentence(text: str | None) -> tuple[str | None, bool]:
     """The explanation's first sentence (an end mark added where generation stopped before one), and whether it ended."""
     cleaned = clean_explanation(text or "")
@@ -139,7 +155,8 @@ class Explain(ModelMethod):
     def __init__(self, model: Any = None, mode: Any = "pipeline", k: Any = DEFAULT_K, encoder: str = "minilm", match_label: Any = True,
                  meanings: Any = "auto", label_method: str | None = None, label_model: str | None = None, max_new_tokens: Any = 60,
                  temperature: Any = 0.0, seed: Any = 0, chat: Any = "auto", retrieval_cache: str | None = None, pool: str = "train",
-                 shots: Any = SHOTS[0], style: Any = STYLES[0], k_by_type: Any = None, **options: Any) -> None:  # fmt: skip
+                 shots: Any = SHOTS[0], style: Any = STYLES[0], k_by_type: Any = None, writer: str | None = None,
+                 writer_types: Any = None, writer_batch_size: Any = 16, **options: Any) -> None:  # fmt: skip
         label_options = {k_[len("label_") :]: v for k_, v in options.items() if k_.startswith("label_")}
         backend_options = {k_: v for k_, v in options.items() if not k_.startswith("label_")}
         super().__init__(model, backend_options)
@@ -166,6 +183,14 @@ class Explain(ModelMethod):
         self.label_model = label_model
         self.label_options = {**DEFAULT_LABEL_OPTIONS.get(self.label_method_name or "", {}), **label_options}
         self._label: Method | None = None
+        self.writer_dir = str(writer) if writer not in (None, "") else None
+        self.writer_types = parse_writer_types(writer_types) if self.writer_dir else ()
+        if writer_types not in (None, "") and not self.writer_dir:
+            raise FiglangError("option 'writer_types' names the figure types a trained writer explains: give writer=DIR as well")
+        if self.writer_dir and self.mode != "pipeline":
+            raise FiglangError("writer=DIR explains a label given by the pipeline's label method: use mode=pipeline")
+        self.writer_batch_size = parse_int(writer_batch_size, "writer_batch_size", 1)
+        self._writer: Any = None
         self.index: Any = None
         self.lexicon: dict[str, str] = {}
         self.lexicon_sha256: str | None = None
@@ -192,6 +217,22 @@ class Explain(ModelMethod):
             else:
                 self._label = registry.create(info.name, **options)
         return self._label
+
+    @property
+    def writer(self) -> Any:
+        """The trained iro model that writes explanations for ``writer_types`` (the ``trained`` method on ``writer``)."""
+        if self.writer_dir is None:
+            return None
+        if self._writer is None:
+            self._writer = get_methods().create("trained", model=self.writer_dir, batch_size=self.writer_batch_size)
+            if self._writer.meta.get("method") != "iro":
+                raise FiglangError(f"writer={self.writer_dir} is a {self._writer.meta.get('method')} model; the writer of explanations "
+                                   "is an iro model (figlang train -t flute -m iro)")  # fmt: skip
+        return self._writer
+
+    def written_by_writer(self, pair: NLIPair) -> bool:
+        """Whether the trained writer, not the prompted model, explains this pair."""
+        return self.writer_dir is not None and (pair.figure_type or "") in self.writer_types
 
     def bind(self, task: Any) -> None:
         self.task = task
@@ -304,6 +345,8 @@ class Explain(ModelMethod):
             value = getattr(pair, field)
             if not isinstance(value, str) or not value.strip():
                 raise FiglangError(f"the {field} is empty: give a non-empty {field} sentence")
+        if self.written_by_writer(pair):
+            return  # the writer cuts an over-long instruction from its start, as it was trained
         _, _, reason = self.fitted_prompt(pair, LABELS[1] if self.mode == "pipeline" else None)
         if reason:
             raise FiglangError(reason)
@@ -321,7 +364,6 @@ class Explain(ModelMethod):
             if not isinstance(r, NLIPair):
                 raise FiglangError(f"method 'explain' answers NLI pairs, got {type(r).__name__} {getattr(r, 'id', '?')!r}")
             items.append(r)
-        self.require("generate")
         out: dict[str, Prediction] = {}
         ok: list[NLIPair] = []
         for r in items:
@@ -329,16 +371,18 @@ class Explain(ModelMethod):
             if empty:
                 out[r.id] = Prediction(r.id, None, valid=False, error=f"empty {' and '.join(empty)}")
                 continue
-            _, _, reason = self.fitted_prompt(r, LABELS[1] if self.mode == "pipeline" else None)
-            if reason:
-                out[r.id] = Prediction(r.id, None, valid=False, error=reason)
-                continue
+            if not self.written_by_writer(r):
+                self.require("generate")
+                _, _, reason = self.fitted_prompt(r, LABELS[1] if self.mode == "pipeline" else None)
+                if reason:
+                    out[r.id] = Prediction(r.id, None, valid=False, error=reason)
+                    continue
             ok.append(r)
         labels: dict[str, Prediction] = {}
         if self.mode == "pipeline" and ok:
             for p in self.label_method.predict(ok):  # type: ignore[union-attr]
                 labels[p.id] = p
-        requests, plans = [], []
+        requests, plans, by_writer = [], [], []
         for r in ok:
             given = labels.get(r.id)
             if given is not None and (not given.valid or given.prediction not in LABELS):
@@ -347,12 +391,21 @@ class Explain(ModelMethod):
                                        meta={"mode": self.mode, "label_method": given.to_dict()})  # fmt: skip
                 continue
             label = given.prediction if given is not None else None
+            if given is not None and self.written_by_writer(r):
+                by_writer.append((r, given))
+                continue
             text, shown, reason = self.fitted_prompt(r, label)
             if text is None:
                 out[r.id] = Prediction(r.id, None, valid=False, error=reason)
                 continue
             requests.append(self._request(text, r))
             plans.append((r, given, shown))
+        written = self.writer.explain_given([r for r, _ in by_writer], [g.prediction for _, g in by_writer]) if by_writer else []
+        for (r, given), raw in zip(by_writer, written):
+            explanation, complete = one_sentence(raw)
+            out[r.id] = Prediction(r.id, given.prediction, scores=given.scores, explanation=explanation, raw=f"{WORDS[given.prediction]}. {raw}",
+                                   valid=True, meta={"mode": self.mode, "writer": "trained", "complete": complete,
+                                                     "label_meta": given.meta})  # fmt: skip
         generated = self.lm.generate(requests) if requests else []
         for (r, given, shown), samples in zip(plans, generated):
             raw = samples[0] if samples else ""
@@ -390,9 +443,11 @@ class Explain(ModelMethod):
             "decoding": "greedy" if self.temperature == 0 else {"temperature": self.temperature, "seed": self.seed, "seeding": "sha256(seed:item id)"},
             "postprocess": "first sentence of the explanation (a full stop added where generation stopped before one)", "parser": None if label else "parse_nli_answer",
             "label_method": label.fingerprint() if label is not None else None, **self.model_config(),
+            **({"writer": {**self.writer.config(), "types": list(self.writer_types), "prompt": "the iro training sequence up to the label word "
+                           "(instruction, newline, 'Entails.'/'Contradicts.'); the explanation is its continuation"}} if self.writer_dir else {}),
         }  # fmt: skip
 
 
 def register(registry: MethodRegistry) -> None:
     """Add the explaining method to ``registry`` (called by the registry on first use)."""
-    registry.register("explain", ("nli",), "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=6 k_by_type=idiom:16,... encoder=minilm pool=train|train-fit label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR shots=flute|compact style=none|examples max_new_tokens=60 temperature=0 seed=N.")(Explain)
+    registry.register("explain", ("nli",), "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=6 k_by_type=idiom:16,... encoder=minilm pool=train|train-fit label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR shots=flute|compact style=none|examples writer=IRO_DIR writer_types=all|sarcasm,... max_new_tokens=60 temperature=0 seed=N.")(Explain)

@@ -566,6 +566,38 @@ class GeneratorModel:
                                     error=parsed.error, meta={"answer_class": parsed.answer_class}))  # fmt: skip
         return preds
 
+    def explain_given(self, records: Sequence[NLIPair], labels: Sequence[str], batch_size: int = 8) -> list[str]:
+        """The explanations an I→OR model writes after a label it is given (FLUTE's pipeline, I→O then explain).
+
+        The prompt is the training sequence up to and including the label word (``instruction\\n{Entails|Contradicts}.``),
+        so the model continues with the explanation it learnt to write for that label; one line, decoded as ``predict``
+        decodes (greedy by default). Returns the raw text after the label word, one per record."""
+        if self.method != "iro":
+            raise FiglangError(f"explanations after a given label need an iro model (figlang train -m iro), not a {self.method} model")
+        if self.seq2seq:
+            raise FiglangError("explanations after a given label are written by a decoder-only iro model; this one is an "
+                               "encoder-decoder (use it whole with --method trained, which writes label and explanation)")  # fmt: skip
+        if len(labels) != len(records):
+            raise FiglangError(f"explain_given: {len(records)} records but {len(labels)} labels")
+        prompts = []
+        for r, label in zip(records, labels):
+            word = TARGET_WORDS.get(str(label))
+            if word is None:
+                raise FiglangError(f"record {r.id!r}: an iro model explains {ENTAILMENT} or {CONTRADICTION}, not {label!r}")
+            lead = self._ids(f"{word}.")
+            prompt = self.prompts(r)[0]
+            prompts.append(prompt[max(0, len(prompt) + len(lead) - (self.max_length - 1)) :] + lead)  # room for one new token at least
+        order = sorted(range(len(records)), key=lambda i: len(prompts[i]))
+        seeds = [seed_of(int(self.decoding["seed"]), r.id, 0) for r in records]
+        texts: list[str] = [""] * len(records)
+        stop = lambda toks: "\n" in self._text(toks).lstrip()  # noqa: E731  (one line, as predict stops)
+        for start in range(0, len(order), max(1, batch_size)):
+            idx = order[start : start + batch_size]
+            outs = self._decode([[prompts[i]] for i in idx], [seeds[i] for i in idx], stop)
+            for i, toks in zip(idx, outs):
+                texts[i] = self._text(toks).strip().split("\n")[0].strip()
+        return texts
+
     def _predict_generation(self, records: Sequence[Any], batch_size: int) -> list[Prediction]:
         samples = int(self.decoding["samples"])
         seed = int(self.decoding["seed"])

@@ -145,6 +145,16 @@ class TrainedMethod(Method):
             return model.predict(records, self.batch_size, inference_subset=self.inference_subset)
         return model.predict(records, self.batch_size)
 
+    def explain_given(self, records: Sequence[Record], labels: Sequence[str]) -> list[str]:
+        """Explanations an ``iro`` model writes after labels it is given (the ``explain`` method's ``writer``)."""
+        model = self.model
+        if self.meta["method"] != "iro":
+            raise FiglangError(f"{self.model_dir} is a {self.meta['method']} model; a writer of explanations is an iro model "
+                               "(figlang train -t flute -m iro)")  # fmt: skip
+        if self.decoding:
+            model.set_decoding(**self.decoding)
+        return model.explain_given(records, labels, self.batch_size)
+
     def config(self) -> dict[str, Any]:
         meta_path = self.model_dir / FIGLANG_JSON
         weights = sorted(p for p in self.model_dir.iterdir() if p.suffix in (".safetensors", ".bin"))
