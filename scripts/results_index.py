@@ -664,6 +664,8 @@ EXPLAIN_SWEEP_ROWS = ["| (a) ", "| (b) ", "| (c) ", "| (d) ", "| (e) ", "| (f) "
 AUTO_TABLES += [
     ("docs/flute_explanations.md", "explain-selection-compact", "| `selection` sample (80 pairs) | pair form | style line | examples: sarcasm |", [
         (r, [f"{EXC}#results.{i}"]) for i, r in enumerate(EXPLAIN_SWEEP_ROWS)]),
+    ("docs/flute_explanations.md", "explain-selection-writer", "| `selection` sample (80 pairs), mpnet labels | who writes the explanations |", [
+        (r, [f"explain/selection-sweep-writer/sweep.json#results.{i}"]) for i, r in enumerate(("| **(i)** ", "| (j) ", "| (k) "))]),
     ("docs/flute_explanations.md", "explain-val-compact", "| FLUTE val, compact examples | n | label Acc@0 |", [
         (f"| {r} |", [f"explain/flute-val-compact/explanations.json#{k}"]) for r, k in
         (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"), ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]),
@@ -843,6 +845,8 @@ prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev-disjoint/results.json", [
 prose("README.md", "zs/flute-val-meaning-cf-0shot-qwen/results.json", [["flute-zs-selection-chosen-val", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev/results.json", [["probe-sel-simile-dev", 1, "metrics.accuracy.accuracy", 100]])
 prose("docs/flute_explanations.md", "explain/selection-sweep-compact/sweep-retime.json", [["retimed_f_seconds_per_pair", 2, "results.9.seconds_per_pair"]])
+prose("docs/flute_explanations.md", "explain/flute-iro-writer/figlang.json", [["writer_train_items", ",", "data.train_items"],
+      ["writer_steps", 0, "training.total_steps"], ["writer_dev_loss", 3, "best.dev_loss"]])
 prose("docs/flute_explanations.md", "explain/flute-val-compact/timing.json", [["val_seconds_per_pair", 2, "seconds_per_pair"], ["val_peak_rss_gib", 2, "max_rss_gib"]])
 prose("README.md", "bench/lm_scoring_idiom_dev.json", [["shared-prefix-wall-speedup", 2, "rows.1.speedup_vs_naive"], ["shared-prefix-cpu-speedup", 2, "rows.1.cpu_speedup_vs_naive"]])
 prose("README.md", "zs/idiom-dev-qa-qwen/results.json", [["qa-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])

@@ -7,7 +7,6 @@ corrupt a file, cut a transfer short, or ignore ``Range``.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import socket
