@@ -201,6 +201,12 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
     assert sarcasm.raw.startswith(("Entails. ", "Contradicts. ")) and sarcasm.prediction in ("entailment", "contradiction")
     assert sarcasm.raw.split(". ", 1)[1] == model.explain_given([pairs[0]], [sarcasm.prediction])[0]
     assert "writer" not in idiom.meta and len(idiom.meta["examples"]) == 1
+    from figlang.explain import explain
+
+    answer = explain(pairs[0].premise, pairs[0].hypothesis, "sarcasm", model="smollm2-135m", data_dir=data_dir, use_cache=False,
+                     backend="transformers", dtype="float32", threads=1, k=1, max_new_tokens=12, pool="selection", writer=str(out))  # fmt: skip
+    assert answer.produced_by["writer"] == str(out) and answer.produced_by["k"] == 0 and answer.produced_by["examples"] == []
+    assert answer.explanation == sarcasm.explanation and answer.label == sarcasm.prediction  # the API is the method
     config = method.config()
     assert config["writer"]["types"] == ["sarcasm"] and config["writer"]["trained_method"] == "iro" and config["writer"]["weights_identity"]
     with pytest.raises(FiglangError, match="mode=pipeline"):

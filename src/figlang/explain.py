@@ -152,7 +152,9 @@ def explain_pairs(
     out = []
     for r in records:
         p = predictions[r.id]
-        produced = {"method": "explain", "model": model, "mode": method.mode, "k": method.k_for(r),
+        by_writer = method.written_by_writer(r)  # a fine-tuned writer is shown no examples
+        produced = {"method": "explain", "model": model, "mode": method.mode, "k": 0 if by_writer else method.k_for(r),
+                    "writer": method.writer_dir if by_writer else None,
                     "label_method": (fingerprint.get("label_method") or {}).get("method"),
                     "label_model": method.label_model or (model if method.mode == "pipeline" else None),
                     "examples": p.meta.get("examples", []), "idiom_meaning": p.meta.get("meaning"),
@@ -179,6 +181,7 @@ def explain(
     ``figure_type`` (sarcasm, simile, metaphor, idiom) narrows the examples to that kind; ``idiom``
     names the idiom so that its meaning can be shown. Options: ``mode`` (pipeline | joint), ``k``,
     ``label_method``/``label_model`` (e.g. ``trained`` and a `figlang train -t flute -m nli` folder),
+    ``writer``/``writer_types`` (a `figlang train -t flute -m iro` folder that writes the explanation),
     backend options (``threads``, ``n_ctx``).
     """
     return explain_pairs([{"premise": premise, "hypothesis": hypothesis, "figure_type": figure_type, "idiom": idiom}],

@@ -140,5 +140,5 @@ def explain_cmd(
         else:
             console.print(f"[red]invalid answer[/red]: {a.error} (raw: {a.raw!r})")
         by = a.produced_by
-        console.print(f"[dim]label by {by.get('label_method') or by.get('model')}, explanation by {by.get('model')} "
+        console.print(f"[dim]label by {by.get('label_method') or by.get('model')}, explanation by {by.get('writer') or by.get('model')} "
                       f"({by.get('mode')}, {len(by.get('examples') or [])} examples){'; from the cache' if a.cached else ''}[/dim]")  # fmt: skip
