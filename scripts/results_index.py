@@ -844,6 +844,7 @@ prose("README.md", "cpu/idiom-probe-qwen-sel/eval/dev/results.json", [["probe-se
 prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-sel-simile-dev-disjoint", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "zs/flute-val-meaning-cf-0shot-qwen/results.json", [["flute-zs-selection-chosen-val", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev/results.json", [["probe-sel-simile-dev", 1, "metrics.accuracy.accuracy", 100]])
+prose("docs/flute_explanations.md", "explain/selection-sweep-writer/sweep-retime.json", [["retimed_k_seconds_per_pair", 2, "results.0.seconds_per_pair"]])
 prose("docs/flute_explanations.md", "explain/selection-sweep-compact/sweep-retime.json", [["retimed_f_seconds_per_pair", 2, "results.9.seconds_per_pair"]])
 prose("docs/flute_explanations.md", "explain/flute-iro-writer/figlang.json", [["writer_train_items", ",", "data.train_items"],
       ["writer_steps", 0, "training.total_steps"], ["writer_dev_loss", 3, "best.dev_loss"]])
