@@ -10,6 +10,7 @@ are in docs/trained_models.md.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -178,7 +179,7 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
     texts = model.explain_given(records, labels, batch_size=3)
     assert len(texts) == 4 and all(isinstance(t, str) and "\n" not in t for t in texts)
     for r, label in zip(records, labels):
-        gold = r.__class__(**{**r.__dict__, "label": label})
+        gold = dataclasses.replace(r, label=label)
         trained_on = model.featurize(gold)[0]["ids"]  # prompt + "Entails. <explanation><eos>" as in training
         prompt = next(p for p in seen if p == trained_on[: len(p)] and len(p) > len(model.prompts(r)[0]))
         assert model.tokenizer.decode(prompt[len(model.prompts(r)[0]) :]) == f"{'Entails' if label == 'entailment' else 'Contradicts'}."

@@ -547,8 +547,8 @@ class GeneratorModel:
             return self._predict_iro(records, batch_size)
         return self._predict_generation(records, batch_size)
 
-    def _predict_iro(self, records: Sequence[Any], batch_size: int) -> list[Prediction]:
-        prompts = [self.prompts(r)[0] for r in records]
+    def _decode_lines(self, records: Sequence[Any], prompts: Sequence[list[int]], batch_size: int) -> list[str]:
+        """One line decoded from each record's prompt, in batches sorted by length (per-item seeds, as ``generate`` seeds)."""
         order = sorted(range(len(records)), key=lambda i: len(prompts[i]))
         texts: list[str] = [""] * len(records)
         seeds = [seed_of(int(self.decoding["seed"]), r.id, 0) for r in records]
@@ -558,6 +558,10 @@ class GeneratorModel:
             outs = self._decode([[prompts[i]] for i in idx], [seeds[i] for i in idx], stop)
             for i, toks in zip(idx, outs):
                 texts[i] = self._text(toks).strip().split("\n")[0].strip()
+        return texts
+
+    def _predict_iro(self, records: Sequence[Any], batch_size: int) -> list[Prediction]:
+        texts = self._decode_lines(records, [self.prompts(r)[0] for r in records], batch_size)
         labels = self.target_labels or self.labels
         preds = []
         for r, text in zip(records, texts):
@@ -587,16 +591,7 @@ class GeneratorModel:
             lead = self._ids(f"{word}.")
             prompt = self.prompts(r)[0]
             prompts.append(prompt[max(0, len(prompt) + len(lead) - (self.max_length - 1)) :] + lead)  # room for one new token at least
-        order = sorted(range(len(records)), key=lambda i: len(prompts[i]))
-        seeds = [seed_of(int(self.decoding["seed"]), r.id, 0) for r in records]
-        texts: list[str] = [""] * len(records)
-        stop = lambda toks: "\n" in self._text(toks).lstrip()  # noqa: E731  (one line, as predict stops)
-        for start in range(0, len(order), max(1, batch_size)):
-            idx = order[start : start + batch_size]
-            outs = self._decode([[prompts[i]] for i in idx], [seeds[i] for i in idx], stop)
-            for i, toks in zip(idx, outs):
-                texts[i] = self._text(toks).strip().split("\n")[0].strip()
-        return texts
+        return self._decode_lines(records, prompts, batch_size)
 
     def _predict_generation(self, records: Sequence[Any], batch_size: int) -> list[Prediction]:
         samples = int(self.decoding["samples"])

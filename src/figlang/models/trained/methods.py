@@ -147,10 +147,10 @@ class TrainedMethod(Method):
 
     def explain_given(self, records: Sequence[Record], labels: Sequence[str]) -> list[str]:
         """Explanations an ``iro`` model writes after labels it is given (the ``explain`` method's ``writer``)."""
-        model = self.model
-        if self.meta["method"] != "iro":
+        if self.meta["method"] != "iro":  # before loading: figlang.json says what the folder holds
             raise FiglangError(f"{self.model_dir} is a {self.meta['method']} model; a writer of explanations is an iro model "
                                "(figlang train -t flute -m iro)")  # fmt: skip
+        model = self.model
         if self.decoding:
             model.set_decoding(**self.decoding)
         return model.explain_given(records, labels, self.batch_size)
