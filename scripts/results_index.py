@@ -848,6 +848,14 @@ prose("docs/flute_explanations.md", "explain/selection-sweep-writer/sweep-retime
 prose("docs/flute_explanations.md", "explain/selection-sweep-compact/sweep-retime.json", [["retimed_f_seconds_per_pair", 2, "results.9.seconds_per_pair"]])
 prose("docs/flute_explanations.md", "explain/flute-iro-writer/figlang.json", [["writer_train_items", ",", "data.train_items"],
       ["writer_steps", 0, "training.total_steps"], ["writer_dev_loss", 3, "best.dev_loss"]])
+# the writer recipes tried on a lent H200 (scripts/gpu/writer_jobs.sh), beside the CPU writer, by dev loss
+G = "explain/flute-iro-writer-gpu/grid.json"
+group("docs/flute_explanations.md", "explain-writer-gpu-grid", "| **CPU writer** (the one used) |", G,
+      [["cpu_epochs", 0, "cpu_writer.epochs"], ["cpu_lr", 4, "cpu_writer.lr"], ["cpu_steps_run", 0, "cpu_writer.best_step"], ["cpu_best_step", 0, "cpu_writer.best_step"], ["cpu_dev_loss", 3, "cpu_writer.best_dev_loss"]])
+for i, (tag, lr_places) in enumerate((("a", 4), ("b", 4), ("c", 4), ("d", 4), ("e", 4), ("f", 4), ("g", 5), ("h", 5))):
+    group("docs/flute_explanations.md", "explain-writer-gpu-grid", f"| ({tag}) |", G,
+          [[f"{tag}_epochs", 0, f"rows.{i}.epochs"], [f"{tag}_lr", lr_places, f"rows.{i}.lr"], [f"{tag}_steps_run", ",", f"rows.{i}.stopped_at_step"],
+           [f"{tag}_best_step", 0, f"rows.{i}.best_step"], [f"{tag}_dev_loss", 3, f"rows.{i}.best_dev_loss"]])
 prose("docs/flute_explanations.md", "explain/flute-val-compact/timing.json", [["val_seconds_per_pair", 2, "seconds_per_pair"], ["val_peak_rss_gib", 2, "max_rss_gib"]])
 prose("README.md", "bench/lm_scoring_idiom_dev.json", [["shared-prefix-wall-speedup", 2, "rows.1.speedup_vs_naive"], ["shared-prefix-cpu-speedup", 2, "rows.1.cpu_speedup_vs_naive"]])
 prose("README.md", "zs/idiom-dev-qa-qwen/results.json", [["qa-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])
@@ -931,6 +939,7 @@ NO_PREDICTIONS = [
     ("meaning/dev-disjoint/", "by-expression CIs of the run beside it (same predictions: its folder without -byexpr)"),
     ("bench/", "a benchmark's summary: its per-item predictions are inside the file (modes.*.predictions)"),
     ("serve/", "page-load timings of figlang serve: no per-item predictions exist"),
+    ("explain/flute-iro-writer-gpu/", "training recipes compared by their dev loss on `selection` (train_log.jsonl per recipe); no predictions are made"),
     ("zs/", "zero-shot run whose predictions stayed in runs/ (git-ignored) when it was made; to be re-made with the documented command"),
 ]
 def no_predictions(file):
