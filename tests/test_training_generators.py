@@ -184,6 +184,14 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
         prompt = next(p for p in seen if p == trained_on[: len(p)] and len(p) > len(model.prompts(r)[0]))
         assert model.tokenizer.decode(prompt[len(model.prompts(r)[0]) :]) == f"{'Entails' if label == 'entailment' else 'Contradicts'}."
     assert model.explain_given(records, labels, batch_size=1) == texts  # batching changes nothing; greedy repeats
+    model._decode = decode  # type: ignore[method-assign]
+    drawn = model.explain_samples(records, labels, 3, temperature=1.0, batch_size=2)
+    assert len(drawn) == 4 and all(len(d) == 3 and all("\n" not in t for t in d) for d in drawn)
+    assert model.explain_samples(records, labels, 3, temperature=1.0, batch_size=5) == drawn  # seeded per item and sample
+    assert model.explain_samples(records[1:2], labels[1:2], 3, temperature=1.0) == drawn[1:2]  # not by its neighbours
+    assert len({t for d in drawn for t in d}) > 4  # sampled, not greedy again
+    with pytest.raises(FiglangError, match="temperature > 0"):
+        model.explain_samples(records, labels, 2, temperature=0.0)
     with pytest.raises(FiglangError, match="not 'neutral'"):
         model.explain_given(records[:1], ["neutral"])
 
@@ -210,6 +218,23 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
     assert answer.explanation == sarcasm.explanation and answer.label == sarcasm.prediction  # the API is the method
     config = method.config()
     assert config["writer"]["types"] == ["sarcasm"] and config["writer"]["trained_method"] == "iro" and config["writer"]["weights_identity"]
+    assert "mbr" not in config["writer"]
+
+    # writer_mbr: the greedy line and N samples, first sentences, the one closest to the others under ROUGE-L kept
+    mbr = get_methods().create("explain", model="smollm2-135m", backend="transformers", dtype="float32", threads=1, k=1, max_new_tokens=12,
+                               pool="selection", writer=str(out), writer_types="sarcasm", writer_mbr=3, writer_temperature=1.0)  # fmt: skip
+    mbr.bind(task)
+    mbr.fit(task.load("train", data_dir))
+    (chosen,) = mbr.predict(pairs[:1])
+    m = chosen.meta["mbr"]
+    assert len(m["candidates"]) == 4 and m["candidates"][0] == (sarcasm.explanation or "")  # the greedy line first
+    assert (chosen.explanation or "") == m["candidates"][m["chosen"]] and chosen.prediction == sarcasm.prediction
+    assert m["mean_rouge_l"][m["chosen"]] == max(m["mean_rouge_l"])
+    assert mbr.config()["writer"]["mbr"]["samples"] == 3 and mbr.config()["writer"]["mbr"]["utility"]["rouge_type"] == "rougeL"
+    with pytest.raises(FiglangError, match="give writer=DIR"):
+        get_methods().create("explain", model="smollm2-135m", writer_mbr=4)
+    with pytest.raises(FiglangError, match="writer_temperature"):
+        get_methods().create("explain", model="smollm2-135m", writer=str(out), writer_mbr=4, writer_temperature=0)
     with pytest.raises(FiglangError, match="mode=pipeline"):
         get_methods().create("explain", model="smollm2-135m", mode="joint", writer=str(out))
     with pytest.raises(FiglangError, match="give writer=DIR"):

@@ -23,7 +23,9 @@ are scored by the same ``figlang explain --score``. In pipeline mode the same ki
 write the explanations instead of the prompted one (``writer=DIR``, a ``figlang train -t flute -m
 iro`` folder): it is given the pipeline's label word and continues with the explanation it learnt
 to write for it (FLUTE's explainers were fine-tuned the same way). ``writer_types=sarcasm,…``
-limits it to some figure types; the prompted model explains the others.
+limits it to some figure types; the prompted model explains the others. ``writer_mbr=N`` has the
+writer also sample N explanations (``writer_temperature``, seeded per item and sample) and keeps the
+one that agrees most with the others and its greedy line (minimum Bayes risk under ROUGE-L F1).
 
 Options starting with ``label_`` (other than ``label_method``/``label_model``) go to the label
 method (``-O label_question=task``). Greedy decoding by default (deterministic); ``temperature>0``
@@ -47,6 +49,7 @@ from ..base import Method, MethodRegistry, Prediction, get_methods
 from ..cache import cache_key
 from ..retrieval import PairIndex
 from . import prompts as P
+from .mbr import mbr_choice, mbr_config
 from .common import ModelMethod, item_seed, parse_bool, parse_chat, parse_choice, parse_float, parse_int
 from .parsing import clean_explanation, first_sentence, parse_nli_answer
 
@@ -156,7 +159,8 @@ class Explain(ModelMethod):
                  meanings: Any = "auto", label_method: str | None = None, label_model: str | None = None, max_new_tokens: Any = 60,
                  temperature: Any = 0.0, seed: Any = 0, chat: Any = "auto", retrieval_cache: str | None = None, pool: str = "train",
                  shots: Any = SHOTS[0], style: Any = STYLES[0], k_by_type: Any = None, writer: str | None = None,
-                 writer_types: Any = None, writer_batch_size: Any = 16, **options: Any) -> None:  # fmt: skip
+                 writer_types: Any = None, writer_batch_size: Any = 16, writer_mbr: Any = 0, writer_temperature: Any = 0.7,
+                 **options: Any) -> None:  # fmt: skip
         label_options = {k_[len("label_") :]: v for k_, v in options.items() if k_.startswith("label_")}
         backend_options = {k_: v for k_, v in options.items() if not k_.startswith("label_")}
         super().__init__(model, backend_options)
@@ -190,6 +194,12 @@ class Explain(ModelMethod):
         if self.writer_dir and self.mode != "pipeline":
             raise FiglangError("writer=DIR explains a label given by the pipeline's label method: use mode=pipeline")
         self.writer_batch_size = parse_int(writer_batch_size, "writer_batch_size", 1)
+        self.writer_mbr = parse_int(writer_mbr, "writer_mbr", 0)
+        self.writer_temperature = parse_float(writer_temperature, "writer_temperature")
+        if self.writer_mbr and not self.writer_dir:
+            raise FiglangError("option 'writer_mbr' samples candidates from a trained writer: give writer=DIR as well")
+        if self.writer_mbr and self.writer_temperature <= 0:
+            raise FiglangError("option 'writer_temperature' must be > 0: it is the temperature of the writer_mbr samples")
         self._writer: Any = None
         self.index: Any = None
         self.lexicon: dict[str, str] = {}
@@ -400,12 +410,11 @@ class Explain(ModelMethod):
                 continue
             requests.append(self._request(text, r))
             plans.append((r, given, shown))
-        written = self.writer.explain_given([r for r, _ in by_writer], [g.prediction for _, g in by_writer]) if by_writer else []
-        for (r, given), raw in zip(by_writer, written):
+        for r, given, raw, meta in self._written(by_writer):
             explanation, complete = one_sentence(raw)
             out[r.id] = Prediction(r.id, given.prediction, scores=given.scores, explanation=explanation, raw=f"{WORDS[given.prediction]}. {raw}",
                                    valid=True, meta={"mode": self.mode, "writer": "trained", "complete": complete,
-                                                     "label_meta": given.meta})  # fmt: skip
+                                                     "label_meta": given.meta, **meta})  # fmt: skip
         generated = self.lm.generate(requests) if requests else []
         for (r, given, shown), samples in zip(plans, generated):
             raw = samples[0] if samples else ""
@@ -423,6 +432,24 @@ class Explain(ModelMethod):
                 out[r.id] = Prediction(r.id, parsed.label, explanation=explanation, raw=raw, valid=parsed.valid,
                                        error=parsed.error, meta=meta)  # fmt: skip
         return [out[r.id] for r in items]
+
+    def _written(self, by_writer: list[tuple[NLIPair, Prediction]]) -> list[tuple[NLIPair, Prediction, str, dict[str, Any]]]:
+        """The writer's text for each (pair, given label): its greedy line, or with ``writer_mbr=N`` the minimum-Bayes-risk
+        choice among the greedy line and N samples (each cut to its first sentence, as scored), candidates kept in meta."""
+        if not by_writer:
+            return []
+        records, labels = [r for r, _ in by_writer], [g.prediction for _, g in by_writer]
+        greedy = self.writer.explain_given(records, labels)
+        if not self.writer_mbr:
+            return [(r, g, raw, {}) for (r, g), raw in zip(by_writer, greedy)]
+        samples = self.writer.explain_samples(records, labels, self.writer_mbr, self.writer_temperature)
+        out = []
+        for (r, g), first, drawn in zip(by_writer, greedy, samples):
+            raws = [first, *drawn]
+            sentences = [one_sentence(x)[0] or "" for x in raws]
+            best, means = mbr_choice(sentences)
+            out.append((r, g, raws[best], {"mbr": {"chosen": best, "candidates": sentences, "mean_rouge_l": [round(m, 4) for m in means]}}))
+        return out
 
     def run_notes(self) -> dict[str, Any]:
         notes = super().run_notes()
@@ -444,10 +471,13 @@ class Explain(ModelMethod):
             "postprocess": "first sentence of the explanation (a full stop added where generation stopped before one)", "parser": None if label else "parse_nli_answer",
             "label_method": label.fingerprint() if label is not None else None, **self.model_config(),
             **({"writer": {**self.writer.config(), "types": list(self.writer_types), "prompt": "the iro training sequence up to the label word "
-                           "(instruction, newline, 'Entails.'/'Contradicts.'); the explanation is its continuation"}} if self.writer_dir else {}),
+                           "(instruction, newline, 'Entails.'/'Contradicts.'); the explanation is its continuation",
+                           **({"mbr": {"samples": self.writer_mbr, "temperature": self.writer_temperature, "top_k": None,
+                                       "candidates": "the greedy line first, then N samples, sample j (1..N) seeded as the generate method seeds it (sha256(seed:item id), then j)",
+                                       **mbr_config()}} if self.writer_mbr else {})}} if self.writer_dir else {}),
         }  # fmt: skip
 
 
 def register(registry: MethodRegistry) -> None:
     """Add the explaining method to ``registry`` (called by the registry on first use)."""
-    registry.register("explain", ("nli",), "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=6 k_by_type=idiom:16,... encoder=minilm pool=train|train-fit label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR shots=flute|compact style=none|examples writer=IRO_DIR writer_types=all|sarcasm,... max_new_tokens=60 temperature=0 seed=N.")(Explain)
+    registry.register("explain", ("nli",), "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=6 k_by_type=idiom:16,... encoder=minilm pool=train|train-fit label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR shots=flute|compact style=none|examples writer=IRO_DIR writer_types=all|sarcasm,... writer_mbr=N writer_temperature=0.7 max_new_tokens=60 temperature=0 seed=N.")(Explain)

@@ -532,11 +532,15 @@ class GeneratorModel:
         if self.decoding["do_sample"] and float(self.decoding["temperature"]) <= 0:
             raise FiglangError("sampling needs a temperature > 0")
 
-    def _decode(self, groups: list[list[list[int]]], seeds: list[int] | None, done: Callable[[list[int]], bool] | None) -> list[list[int]]:
+    def _decode(self, groups: list[list[list[int]]], seeds: list[int] | None, done: Callable[[list[int]], bool] | None,
+                sample: tuple[float, int | None] | None = None) -> list[list[int]]:
+        """Decode with the model's decoding options; ``sample=(temperature, top_k)`` samples instead, whatever they say."""
         d = self.decoding
+        do_sample, temperature, top_k = bool(d["do_sample"]), float(d["temperature"]), int(d["top_k"]) if d.get("top_k") else None
+        if sample is not None:
+            do_sample, (temperature, top_k) = True, sample
         return decode_groups(self.module, groups, pad_id=self.pad_id, eos_ids=self.stop_ids, max_new_tokens=int(d["max_new_tokens"]),
-                             do_sample=bool(d["do_sample"]), temperature=float(d["temperature"]),
-                             top_k=int(d["top_k"]) if d.get("top_k") else None, seeds=seeds, done=done, bf16=self.bf16,
+                             do_sample=do_sample, temperature=temperature, top_k=top_k, seeds=seeds, done=done, bf16=self.bf16,
                              min_new_tokens=int(d.get("min_new_tokens") or 0))  # fmt: skip
 
     def _text(self, tokens: Sequence[int]) -> str:
@@ -576,6 +580,30 @@ class GeneratorModel:
         The prompt is the training sequence up to and including the label word (``instruction\\n{Entails|Contradicts}.``),
         so the model continues with the explanation it learnt to write for that label; one line, decoded as ``predict``
         decodes (greedy by default). Returns the raw text after the label word, one per record."""
+        return self._decode_lines(records, self._given_prompts(records, labels), batch_size)
+
+    def explain_samples(self, records: Sequence[NLIPair], labels: Sequence[str], n: int, *, temperature: float,
+                        top_k: int | None = None, batch_size: int = 8) -> list[list[str]]:
+        """``n`` sampled explanations per record after its given label (the prompt of ``explain_given``).
+
+        Sample j of a record is drawn with its own generator seeded ``seed_of(seed, id, j)`` (j = 1..n), so batching
+        and order do not change what is drawn; the candidates of a minimum-Bayes-risk choice (``explain`` ``writer_mbr``)."""
+        if n < 1 or temperature <= 0:
+            raise FiglangError(f"explain_samples: n >= 1 and temperature > 0, not n={n}, temperature={temperature}")
+        prompts = self._given_prompts(records, labels)
+        seed = int(self.decoding["seed"])
+        jobs = sorted(((i, j) for i in range(len(records)) for j in range(1, n + 1)), key=lambda x: (len(prompts[x[0]]), x))
+        out: list[list[str]] = [[""] * n for _ in records]
+        stop = lambda toks: "\n" in self._text(toks).lstrip()  # noqa: E731
+        for start in range(0, len(jobs), max(1, batch_size)):
+            chunk = jobs[start : start + batch_size]
+            toks = self._decode([[prompts[i]] for i, _ in chunk], [seed_of(seed, records[i].id, j) for i, j in chunk], stop, (temperature, top_k))
+            for (i, j), t in zip(chunk, toks):
+                out[i][j - 1] = self._text(t).strip().split("\n")[0].strip()
+        return out
+
+    def _given_prompts(self, records: Sequence[NLIPair], labels: Sequence[str]) -> list[list[int]]:
+        """Each record's iro training sequence up to and including the word of the label it is given."""
         if self.method != "iro":
             raise FiglangError(f"explanations after a given label need an iro model (figlang train -m iro), not a {self.method} model")
         if self.seq2seq:
@@ -591,7 +619,7 @@ class GeneratorModel:
             lead = self._ids(f"{word}.")
             prompt = self.prompts(r)[0]
             prompts.append(prompt[max(0, len(prompt) + len(lead) - (self.max_length - 1)) :] + lead)  # room for one new token at least
-        return self._decode_lines(records, prompts, batch_size)
+        return prompts
 
     def _predict_generation(self, records: Sequence[Any], batch_size: int) -> list[Prediction]:
         samples = int(self.decoding["samples"])

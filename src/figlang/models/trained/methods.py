@@ -147,13 +147,20 @@ class TrainedMethod(Method):
 
     def explain_given(self, records: Sequence[Record], labels: Sequence[str]) -> list[str]:
         """Explanations an ``iro`` model writes after labels it is given (the ``explain`` method's ``writer``)."""
+        return self._iro_model().explain_given(records, labels, self.batch_size)
+
+    def explain_samples(self, records: Sequence[Record], labels: Sequence[str], n: int, temperature: float, top_k: int | None = None) -> list[list[str]]:
+        """``n`` sampled explanations per record after its given label (candidates for the ``explain`` method's ``writer_mbr``)."""
+        return self._iro_model().explain_samples(records, labels, n, temperature=temperature, top_k=top_k, batch_size=self.batch_size)
+
+    def _iro_model(self) -> Any:
         if self.meta["method"] != "iro":  # before loading: figlang.json says what the folder holds
             raise FiglangError(f"{self.model_dir} is a {self.meta['method']} model; a writer of explanations is an iro model "
                                "(figlang train -t flute -m iro)")  # fmt: skip
         model = self.model
         if self.decoding:
             model.set_decoding(**self.decoding)
-        return model.explain_given(records, labels, self.batch_size)
+        return model
 
     def config(self) -> dict[str, Any]:
         meta_path = self.model_dir / FIGLANG_JSON
