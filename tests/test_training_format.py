@@ -168,6 +168,16 @@ def test_presets_and_overrides():
     assert (paper.epochs, paper.lr, paper.batch_size) == (3, 1e-5, 8)  # explicit options beat the preset
     assert make_config("flute", "nli", "minilm", "/tmp/x").preset == "cpu-nli"
     assert make_config("idiom-cloze", "mc-context", "minilm", "/tmp/x").preset == "cpu-knowledge"
+    assert make_config("flute", "iro", "smollm2-135m", "/tmp/x").limit == 2000  # cpu-iro trains on a sample
+    assert make_config("flute", "iro", "smollm2-135m", "/tmp/x", limit=0).limit is None  # `--limit all`: every record
+    from typer import BadParameter
+
+    from figlang.cli.train_cmds import parse_limit
+
+    assert (parse_limit("all"), parse_limit("ALL"), parse_limit("300"), parse_limit(None)) == (0, 0, 300, None)
+    for bad in ("0", "-5", "many"):
+        with pytest.raises(BadParameter, match="--limit all"):
+            parse_limit(bad)
     with pytest.raises(FiglangError, match="unknown training option"):
         make_config("flute", "nli", "minilm", "/tmp/x", learning_rate=1)
     with pytest.raises(FiglangError, match="unknown training method"):

@@ -50,6 +50,20 @@ def _print_metrics(metrics: dict, title: str) -> None:
     console.print(table)
 
 
+def parse_limit(value: str | None) -> int | None:
+    """``--limit``: a positive count, or ``all`` (0 to the trainer: every record, whatever the preset's limit)."""
+    if value is None:
+        return None
+    if value.strip().lower() == "all":
+        return 0
+    try:
+        n = int(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a number of records; give N (e.g. --limit 2000) or --limit all") from None
+    if n < 1:
+        raise typer.BadParameter(f"--limit {n}: give a positive number of records, or --limit all for every record")
+    return n
+
 def train_cmd(
     task: Annotated[str, typer.Option("--task", "-t", help="Task: idiom-cloze, simile-cloze, flute, impli, impli-idioms … or a task spec file.")],
     method: Annotated[str, typer.Option("--method", "-m", help="mc | mc-continuation | mc-meaning | mc-context | mc-literal | nli | nli-rationale | iro | generator | generator-context | generator-literal.")],
@@ -62,7 +76,7 @@ def train_cmd(
     grad_accum: Annotated[Optional[int], typer.Option("--grad-accum", help="Micro-batches per optimizer step.")] = None,
     max_length: Annotated[Optional[int], typer.Option("--max-length", help="Tokens per sequence (narrative cut first, from its start).")] = None,
     seed: Annotated[Optional[int], typer.Option(help="Seed (torch, random, numpy, data order).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="Train on a seeded random subset of N records.")] = None,
+    limit: Annotated[Optional[str], typer.Option("--limit", "-n", help="Train on a seeded random subset of N records; 'all': every record (lifts a preset's own limit, e.g. cpu-iro's 2000).")] = None,
     sample_balance: Annotated[Optional[str], typer.Option("--sample-balance", help="With --limit: draw an equal share of each gold label (label) or pair type (pair-type, IMPLI) instead of a uniform sample; none (default).")] = None,
     loss_weights: Annotated[Optional[str], typer.Option("--loss-weights", help="NLI classifiers: weight each record's loss by 1 / its gold label's (label) or pair type's (pair-type) frequency in the training records, mean 1; none (default).")] = None,
     threshold: Annotated[Optional[str], typer.Option("--threshold", help="Two-label NLI classifiers: after training, choose the decision threshold on the score margin that maximises balanced-accuracy, accuracy or macro-f1 on the dev (selection) split, the split that chose the epoch, or (floor=R, e.g. floor=0.85) that keeps the first label's recall (IMPLI: entailment) at R with 95% confidence there and answers the second as often as that allows; the selection margins go to decision_margins.jsonl; saved in figlang.json and applied by `figlang eval --method trained` (-O threshold=none: argmax) and the fold pooling. none (default): argmax.")] = None,
@@ -118,7 +132,7 @@ def train_cmd(
 
     options = {
         "preset": preset, "epochs": epochs, "lr": lr, "batch_size": batch_size, "grad_accum": grad_accum,
-        "max_length": max_length, "seed": seed, "limit": limit, "sample_balance": sample_balance, "loss_weights": loss_weights, "threshold": threshold, "dev_limit": dev_limit, "report_limit": report_limit,
+        "max_length": max_length, "seed": seed, "limit": parse_limit(limit), "sample_balance": sample_balance, "loss_weights": loss_weights, "threshold": threshold, "dev_limit": dev_limit, "report_limit": report_limit,
         "max_steps": max_steps, "max_minutes": max_minutes, "eval_every": eval_every, "save_every": save_every,
         "log_every": log_every, "patience": patience, "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "train_split": train_split,
         "dev_split": dev_split, "report_splits": tuple(report_split) if report_split else None,

@@ -195,6 +195,8 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
     preset = options.get("preset") or default_preset(method)
     values: dict[str, Any] = dict(get_preset(preset))
     values.update({k: v for k, v in options.items() if v is not None})
+    if values.get("limit") == 0:  # `--limit all`: every record, whatever the preset's limit
+        values["limit"] = None
     values["preset"] = preset
     if values.get("bf16") and options.get("bf16") is None and bf16_is_emulated(values.get("device", "cpu")):
         values["bf16"] = False  # a preset's bf16 assumes AVX512-BF16/AMX; emulated bf16 would be several times slower
