@@ -669,6 +669,12 @@ AUTO_TABLES += [
     ("docs/flute_explanations.md", "explain-val-compact", "| FLUTE val, compact examples | n | label Acc@0 |", [
         (f"| {r} |", [f"explain/flute-val-compact/explanations.json#{k}"]) for r, k in
         (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"), ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]),
+    ("docs/flute_explanations.md", "explain-val-writer", "| FLUTE val, configuration (k) | n | label Acc@0 |", [
+        (f"| {r} |", [f"explain/flute-val-writer/explanations.json#{k}"]) for r, k in
+        (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"), ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]),
+    ("docs/flute_explanations.md", "simulatability-explain-writer", "| rationales (FLUTE val, 499 pairs), configuration (k) |", [
+        ("| gold (FLUTE's explanations) |", ["cpu/simulatability-val-explain-writer.json#gold"]),
+        ("| figlang's explanations (the writer for metaphors and similes) |", ["cpu/simulatability-val-explain-writer.json#predicted"])]),
     ("docs/flute_explanations.md", "explain-baselines-val", "| FLUTE val (499 pairs), the same labels | ROUGE-L F1 |", [
         (f"| {r}", [f"explain/baselines-val/summary.json#rows.{k}"]) for r, k in
         (("**figlang, compact examples", "system"), ("the hypothesis itself", "hypothesis"), ("the premise and the hypothesis", "premise-hypothesis"),
@@ -856,6 +862,7 @@ for i, (tag, lr_places) in enumerate((("a", 4), ("b", 4), ("c", 4), ("d", 4), ("
     group("docs/flute_explanations.md", "explain-writer-gpu-grid", f"| ({tag}) |", G,
           [[f"{tag}_epochs", 0, f"rows.{i}.epochs"], [f"{tag}_lr", lr_places, f"rows.{i}.lr"], [f"{tag}_steps_run", ",", f"rows.{i}.stopped_at_step"],
            [f"{tag}_best_step", 0, f"rows.{i}.best_step"], [f"{tag}_dev_loss", 3, f"rows.{i}.best_dev_loss"]])
+prose("docs/flute_explanations.md", "explain/bench-amx-2threads-compact-slow-host.json", [["slow_host_one_pair_seconds", 1, "one_pair_seconds"]])
 prose("docs/flute_explanations.md", "explain/flute-val-compact/timing.json", [["val_seconds_per_pair", 2, "seconds_per_pair"], ["val_peak_rss_gib", 2, "max_rss_gib"]])
 prose("README.md", "bench/lm_scoring_idiom_dev.json", [["shared-prefix-wall-speedup", 2, "rows.1.speedup_vs_naive"], ["shared-prefix-cpu-speedup", 2, "rows.1.cpu_speedup_vs_naive"]])
 prose("README.md", "zs/idiom-dev-qa-qwen/results.json", [["qa-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])
