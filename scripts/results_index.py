@@ -422,18 +422,18 @@ for r, m, places, f in LM_EVAL_ROWS:
     groups.append({"doc": "README.md", "table": "lm-eval-speed", "row": r, "file": f,
                    "figures": [["items_per_s", f"{_bench['modes'][m]['items'] / _bench['modes'][m]['seconds']:.{places}f}", f"modes.{m}", 1, "items_per_second"]]})
 IP = "interpret/"
+def _explanation_rows(run):  # a `figlang explain --score` table: overall, then one row per figure type
+    return [(f"| {r} |", [f"explain/{run}/explanations.json#{k}"]) for r, k in
+            (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"),
+             ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]
+def _simulatability_rows(name, predicted_row):  # a `figlang simulatability` table: gold rationales, then figlang's
+    return [("| gold (FLUTE's explanations) |", [f"cpu/{name}.json#gold"]), (predicted_row, [f"cpu/{name}.json#predicted"])]
 AUTO_TABLES += [
     ("README.md", "lm-eval-speed", "| run | items | items/s | CPU s | peak RSS MB | accuracy |", [
         (r, [f"{f}#modes.{m}.{k}" for k in ("items", "cpu_seconds", "peak_rss_mb", "accuracy")]) for r, m, _, f in LM_EVAL_ROWS]),
-    ("docs/flute_explanations.md", "explain-first60", "| FLUTE val, first 60 |", [
-        (f"| {r} |", [f"explain/flute-val-first60/explanations.json#{k}"]) for r, k in
-        (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"), ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]),
-    ("docs/flute_explanations.md", "explain-val-k6", "| FLUTE val | n | label Acc@0 |", [
-        (f"| {r} |", [f"explain/flute-val-k6/explanations.json#{k}"]) for r, k in
-        (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"), ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]),
-    ("docs/flute_explanations.md", "simulatability-explain-k6", "| rationales (FLUTE val, 499 pairs) |", [
-        ("| gold (FLUTE's explanations) |", ["cpu/simulatability-val-explain-k6.json#gold"]),
-        ("| figlang's explanations (mpnet labels) |", ["cpu/simulatability-val-explain-k6.json#predicted"])]),
+    ("docs/flute_explanations.md", "explain-first60", "| FLUTE val, first 60 |", _explanation_rows("flute-val-first60")),
+    ("docs/flute_explanations.md", "explain-val-k6", "| FLUTE val | n | label Acc@0 |", _explanation_rows("flute-val-k6")),
+    ("docs/flute_explanations.md", "simulatability-explain-k6", "| rationales (FLUTE val, 499 pairs) |", _simulatability_rows("simulatability-val-explain-k6", "| figlang's explanations (mpnet labels) |")),
     ("docs/interpret.md", "interpret-pie-holdout", "| lexicon | entries | held-out idioms", [
         (f"| {r} |", [f"{IP}pie-holdout.json#conditions.{k}", f"{IP}pie-holdout.json#held_out_idioms"]) for r, k in
         (("all resources, held-out fifth removed from PIE", "holdout"), ("other resources only (no PIE at all)", "other_resources_only"),
@@ -666,22 +666,14 @@ AUTO_TABLES += [
         (r, [f"{EXC}#results.{i}"]) for i, r in enumerate(EXPLAIN_SWEEP_ROWS)]),
     ("docs/flute_explanations.md", "explain-selection-writer", "| `selection` sample (80 pairs), mpnet labels | who writes the explanations |", [
         (r, [f"explain/selection-sweep-writer/sweep.json#results.{i}"]) for i, r in enumerate(("| **(i)** ", "| (j) ", "| (k) "))]),
-    ("docs/flute_explanations.md", "explain-val-compact", "| FLUTE val, compact examples | n | label Acc@0 |", [
-        (f"| {r} |", [f"explain/flute-val-compact/explanations.json#{k}"]) for r, k in
-        (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"), ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]),
-    ("docs/flute_explanations.md", "explain-val-writer", "| FLUTE val, configuration (k) | n | label Acc@0 |", [
-        (f"| {r} |", [f"explain/flute-val-writer/explanations.json#{k}"]) for r, k in
-        (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"), ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]),
-    ("docs/flute_explanations.md", "simulatability-explain-writer", "| rationales (FLUTE val, 499 pairs), configuration (k) |", [
-        ("| gold (FLUTE's explanations) |", ["cpu/simulatability-val-explain-writer.json#gold"]),
-        ("| figlang's explanations (the writer for metaphors and similes) |", ["cpu/simulatability-val-explain-writer.json#predicted"])]),
+    ("docs/flute_explanations.md", "explain-val-compact", "| FLUTE val, compact examples | n | label Acc@0 |", _explanation_rows("flute-val-compact")),
+    ("docs/flute_explanations.md", "explain-val-writer", "| FLUTE val, configuration (k) | n | label Acc@0 |", _explanation_rows("flute-val-writer")),
+    ("docs/flute_explanations.md", "simulatability-explain-writer", "| rationales (FLUTE val, 499 pairs), configuration (k) |", _simulatability_rows("simulatability-val-explain-writer", "| figlang's explanations (the writer for metaphors and similes) |")),
     ("docs/flute_explanations.md", "explain-baselines-val", "| FLUTE val (499 pairs), the same labels | ROUGE-L F1 |", [
         (f"| {r}", [f"explain/baselines-val/summary.json#rows.{k}"]) for r, k in
         (("**figlang, compact examples", "system"), ("the hypothesis itself", "hypothesis"), ("the premise and the hypothesis", "premise-hypothesis"),
          ("the nearest example's gold explanation", "nearest-example"))]),
-    ("docs/flute_explanations.md", "simulatability-explain-compact", "| rationales (FLUTE val, 499 pairs), compact examples |", [
-        ("| gold (FLUTE's explanations) |", ["cpu/simulatability-val-explain-compact.json#gold"]),
-        ("| figlang's explanations (mpnet labels, compact examples) |", ["cpu/simulatability-val-explain-compact.json#predicted"])]),
+    ("docs/flute_explanations.md", "simulatability-explain-compact", "| rationales (FLUTE val, 499 pairs), compact examples |", _simulatability_rows("simulatability-val-explain-compact", "| figlang's explanations (mpnet labels, compact examples) |")),
     ("docs/flute_explanations.md", "explain-speed-compact", "| compact examples, 2 threads, idle machine | seconds |", [
         ("| loading (both models", ["explain/bench-amx-2threads-compact.json#load_seconds"]),
         ("| one `explain()` call on a new simile pair", ["explain/bench-amx-2threads-compact.json#one_pair_seconds", "explain/bench-amx-2threads-compact.json#one_pair_cpu_seconds"]),

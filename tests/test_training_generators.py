@@ -140,7 +140,7 @@ def test_iro_answers_are_parsed_into_label_and_explanation(tiny_llama, data_dir,
     records = get_task("flute").load("val", data_dir)[:3]
     answers = ["Contradicts. Loving a high bill is sarcastic.", "entails, because both say the same thing", "the weather is nice"]
     texts = iter(answers)
-    model._decode = lambda groups, seeds, done: [model.tokenizer(next(texts), add_special_tokens=False)["input_ids"] for _ in groups]  # type: ignore[method-assign]
+    model._decode = lambda groups, seeds, done, *_: [model.tokenizer(next(texts), add_special_tokens=False)["input_ids"] for _ in groups]  # type: ignore[method-assign]
     preds = model.predict(records, batch_size=1)
     by_raw = {p.raw: p for p in preds}
     assert by_raw[answers[0]].prediction == "contradiction" and by_raw[answers[0]].explanation == "Loving a high bill is sarcastic."
@@ -171,9 +171,9 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
     seen: list[list[int]] = []
     decode = model._decode
 
-    def spy(groups, seeds, done):  # records what is decoded from; the decoding itself is the model's
+    def spy(groups, seeds, done, *rest):  # records what is decoded from; the decoding itself is the model's
         seen.extend(list(g[0]) for g in groups)
-        return decode(groups, seeds, done)
+        return decode(groups, seeds, done, *rest)
 
     model._decode = spy  # type: ignore[method-assign]
     texts = model.explain_given(records, labels, batch_size=3)

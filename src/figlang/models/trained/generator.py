@@ -551,21 +551,25 @@ class GeneratorModel:
             return self._predict_iro(records, batch_size)
         return self._predict_generation(records, batch_size)
 
-    def _decode_lines(self, records: Sequence[Any], prompts: Sequence[list[int]], batch_size: int) -> list[str]:
-        """One line decoded from each record's prompt, in batches sorted by length (per-item seeds, as ``generate`` seeds)."""
-        order = sorted(range(len(records)), key=lambda i: len(prompts[i]))
-        texts: list[str] = [""] * len(records)
-        seeds = [seed_of(int(self.decoding["seed"]), r.id, 0) for r in records]
+    def _decode_lines(self, prompts: Sequence[list[int]], seeds: Sequence[int], batch_size: int,
+                      sample: tuple[float, int | None] | None = None) -> list[str]:
+        """One line decoded from each prompt with its seed, in batches sorted by length (``sample``: as ``_decode``)."""
+        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+        texts: list[str] = [""] * len(prompts)
         stop = None if self.seq2seq else (lambda toks: "\n" in self._text(toks).lstrip())
         for start in range(0, len(order), max(1, batch_size)):
             idx = order[start : start + batch_size]
-            outs = self._decode([[prompts[i]] for i in idx], [seeds[i] for i in idx], stop)
+            outs = self._decode([[prompts[i]] for i in idx], [seeds[i] for i in idx], stop, sample)
             for i, toks in zip(idx, outs):
                 texts[i] = self._text(toks).strip().split("\n")[0].strip()
         return texts
 
+    def _item_seeds(self, records: Sequence[Any], sample: int = 0) -> list[int]:
+        """Each record's seed for sample ``sample`` (as ``generate`` seeds it)."""
+        return [seed_of(int(self.decoding["seed"]), r.id, sample) for r in records]
+
     def _predict_iro(self, records: Sequence[Any], batch_size: int) -> list[Prediction]:
-        texts = self._decode_lines(records, [self.prompts(r)[0] for r in records], batch_size)
+        texts = self._decode_lines([self.prompts(r)[0] for r in records], self._item_seeds(records), batch_size)
         labels = self.target_labels or self.labels
         preds = []
         for r, text in zip(records, texts):
@@ -580,7 +584,7 @@ class GeneratorModel:
         The prompt is the training sequence up to and including the label word (``instruction\\n{Entails|Contradicts}.``),
         so the model continues with the explanation it learnt to write for that label; one line, decoded as ``predict``
         decodes (greedy by default). Returns the raw text after the label word, one per record."""
-        return self._decode_lines(records, self._given_prompts(records, labels), batch_size)
+        return self._decode_lines(self._given_prompts(records, labels), self._item_seeds(records), batch_size)
 
     def explain_samples(self, records: Sequence[NLIPair], labels: Sequence[str], n: int, *, temperature: float,
                         top_k: int | None = None, batch_size: int = 8) -> list[list[str]]:
@@ -591,16 +595,10 @@ class GeneratorModel:
         if n < 1 or temperature <= 0:
             raise FiglangError(f"explain_samples: n >= 1 and temperature > 0, not n={n}, temperature={temperature}")
         prompts = self._given_prompts(records, labels)
-        seed = int(self.decoding["seed"])
-        jobs = sorted(((i, j) for i in range(len(records)) for j in range(1, n + 1)), key=lambda x: (len(prompts[x[0]]), x))
-        out: list[list[str]] = [[""] * n for _ in records]
-        stop = lambda toks: "\n" in self._text(toks).lstrip()  # noqa: E731
-        for start in range(0, len(jobs), max(1, batch_size)):
-            chunk = jobs[start : start + batch_size]
-            toks = self._decode([[prompts[i]] for i, _ in chunk], [seed_of(seed, records[i].id, j) for i, j in chunk], stop, (temperature, top_k))
-            for (i, j), t in zip(chunk, toks):
-                out[i][j - 1] = self._text(t).strip().split("\n")[0].strip()
-        return out
+        jobs = [(i, j) for i in range(len(records)) for j in range(1, n + 1)]
+        seeds = {j: self._item_seeds(records, j) for j in range(1, n + 1)}
+        texts = self._decode_lines([prompts[i] for i, _ in jobs], [seeds[j][i] for i, j in jobs], batch_size, (temperature, top_k))
+        return [texts[i * n : (i + 1) * n] for i in range(len(records))]
 
     def _given_prompts(self, records: Sequence[NLIPair], labels: Sequence[str]) -> list[list[int]]:
         """Each record's iro training sequence up to and including the word of the label it is given."""
