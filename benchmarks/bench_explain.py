@@ -29,6 +29,7 @@ import json
 import os
 import resource
 import time
+from pathlib import Path
 
 
 def peak_mib() -> float:
@@ -78,6 +79,8 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="write the measurements here as JSON")
     args = ap.parse_args()
 
+    from figlang.data.io import write_json
+    from figlang.data.provenance import code_provenance
     from figlang.data.registry import get_task
     from figlang.explain import explain, explain_pairs, explainer
 
@@ -125,12 +128,11 @@ def main() -> None:
         "seconds_per_pair": round(batch / max(len(pairs), 1), 2),
         "val_499_minutes_at_this_rate": round(499 * batch / max(len(pairs), 1) / 60, 1),
         "invalid": sum(1 for a in answers if not a.valid), "peak_rss_mib": round(peak_mib(), 1),
-        "load_average_before": load_before, "load_average": list(os.getloadavg()),
+        "load_average_before": load_before, "load_average": list(os.getloadavg()), "provenance": code_provenance(),
     }  # fmt: skip
-    print(json.dumps({k: v for k, v in result.items() if k != "one_pair"}, indent=1))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("one_pair", "provenance")}, indent=1))
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=1)
+        write_json(Path(args.out), result)
 
 
 if __name__ == "__main__":

@@ -148,19 +148,20 @@ def main() -> None:
         r["examples_by_type"] = {t: by_type.get(t, int(r["options"].get("k", DEFAULT_K))) for t in sorted(FIGURE_TYPES)}
         r["prompt_form"] = {"shots": r["options"].get("shots", SHOTS[0]), "style": r["options"].get("style", STYLES[0])}
     fits = [i for i, r in enumerate(results) if r["seconds_per_pair"] <= args.budget_seconds_per_pair]
-    if not fits:
-        raise SystemExit(f"no configuration fits {args.budget_seconds_per_pair} s a pair: {[r['seconds_per_pair'] for r in results]}")
-    best = max(fits, key=lambda i: (results[i]["rougeL_f1_split_mix"], -i))
+    best = max(fits, key=lambda i: (results[i]["rougeL_f1_split_mix"], -i)) if fits else None  # none fits: recorded, nothing chosen
     report = {
         "what": "explain settings chosen on FLUTE selection (carved from train; retrieval pool train-fit); val is never read",
         "split": "selection", "sample": {"per_type": args.per_type, "seed": args.seed, "ids": holder.get("ids", [])},
         "model": args.model, "fixed_options": fixed, "criterion": "ROUGE-L F1 (rouge-score defaults) per figure type, weighted by the split's figure-type shares, among "
                      "the configurations whose seconds a pair (model loading included) fit the budget; ties: the earlier",
         "budget_seconds_per_pair": args.budget_seconds_per_pair, "split_shares": shares,
-        "not_run": args.not_run, "results": results, "chosen": results[best]["config"], "chosen_options": results[best]["options"],
-        "provenance": code_provenance(),
+        "not_run": args.not_run, "results": results, "chosen": results[best]["config"] if best is not None else None,
+        "chosen_options": results[best]["options"] if best is not None else None, "provenance": code_provenance(),
     }  # fmt: skip
     write_json(out, report)
+    if best is None:
+        raise SystemExit(f"no configuration fits {args.budget_seconds_per_pair} s a pair: {[r['seconds_per_pair'] for r in results]} "
+                         f"(recorded in {out}, chosen: null)")  # fmt: skip
     print(f"chosen: {report['chosen']} (ROUGE-L F1 {results[best]['rougeL_f1']})")
 
 

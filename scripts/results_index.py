@@ -854,6 +854,21 @@ for i, (tag, lr_places) in enumerate((("a", 4), ("b", 4), ("c", 4), ("d", 4), ("
     group("docs/flute_explanations.md", "explain-writer-gpu-grid", f"| ({tag}) |", G,
           [[f"{tag}_epochs", 0, f"rows.{i}.epochs"], [f"{tag}_lr", lr_places, f"rows.{i}.lr"], [f"{tag}_steps_run", ",", f"rows.{i}.stopped_at_step"],
            [f"{tag}_best_step", 0, f"rows.{i}.best_step"], [f"{tag}_dev_loss", 3, f"rows.{i}.best_dev_loss"]])
+M = "explain/selection-sweep-mbr/mbr_subsets.json"  # the writer's minimum-Bayes-risk candidates and other choosing rules, on `selection`
+for tag, row, key in (("greedy", "| (j) the writer, greedy |", "rougeL_f1_by_candidates.n=0"), ("n2", "| the writer, 2 samples |", "rougeL_f1_by_candidates.n=2"),
+                      ("n4", "| the writer, 4 samples |", "rougeL_f1_by_candidates.n=4"), ("n8", "| **the writer, 8 samples** (the `writer_mbr` run) |", "rougeL_f1_by_candidates.n=8"),
+                      ("w_nb6", "| the writer, 8 samples | 9 | neighbours, K = 6 |", "rougeL_f1_by_rule.writer: neighbours k6"),
+                      ("w_mix6", "| the writer, 8 samples | 9 | minimum Bayes risk + neighbours, K = 6 |", "rougeL_f1_by_rule.writer: mbr+neighbours k6"),
+                      ("qwen", "| (i) qwen, compact examples |", "rougeL_f1_by_rule.prompted alone"),
+                      ("wq_mbr", "| the writer, 8 samples, and qwen's line | 10 | minimum Bayes risk |", "rougeL_f1_by_rule.writer+prompted: mbr"),
+                      ("wq_nb6", "| the writer, 8 samples, and qwen's line | 10 | neighbours, K = 6 |", "rougeL_f1_by_rule.writer+prompted: neighbours k6"),
+                      ("wq_mix6", "| the writer, 8 samples, and qwen's line | 10 | minimum Bayes risk + neighbours, K = 6 |", "rougeL_f1_by_rule.writer+prompted: mbr+neighbours k6")):
+    counts = [c for c in ("samples", "candidates", "neighbours_k") if c != "samples" or tag not in ("greedy", "qwen")]
+    counts = [c for c in counts if c != "neighbours_k" or "nb" in tag or "mix" in tag]
+    group("docs/flute_explanations.md", "explain-mbr-selection", row, M,
+          [[f"{tag}_{c}", 0, f"{key}.{c}"] for c in counts] + [[f"{tag}_{t}", 2, f"{key}.{t}"] for t in ("selection_mix", "idiom", "metaphor", "sarcasm", "simile")])
+prose("docs/flute_explanations.md", "explain/selection-sweep-mbr/sweep.json", [["mbr_seconds_per_pair", 2, "results.0.seconds_per_pair"]])
+prose("docs/flute_explanations.md", "explain/bench-amx-2threads-compact-slow-host-2.json", [["today_one_pair_seconds", 2, "one_pair_seconds"]])
 prose("docs/flute_explanations.md", "explain/bench-amx-2threads-compact-slow-host.json", [["slow_host_one_pair_seconds", 1, "one_pair_seconds"]])
 prose("docs/flute_explanations.md", "explain/flute-val-compact/timing.json", [["val_seconds_per_pair", 2, "seconds_per_pair"], ["val_peak_rss_gib", 2, "max_rss_gib"]])
 prose("README.md", "bench/lm_scoring_idiom_dev.json", [["shared-prefix-wall-speedup", 2, "rows.1.speedup_vs_naive"], ["shared-prefix-cpu-speedup", 2, "rows.1.cpu_speedup_vs_naive"]])
