@@ -193,6 +193,34 @@ def test_atomic_write_leaves_a_normal_file_and_nothing_half_written(tmp_path: Pa
     assert (tmp_path / "results.json").read_text() == "{}" and len(list(tmp_path.iterdir())) == 1
 
 
+def test_file_lock_makes_read_merge_write_take_turns(tmp_path: Path) -> None:
+    """Processes that read a shared file, add to it and write it back, under ``file_lock``, lose nothing."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    workers = [ctx.Process(target=_append_under_lock, args=(tmp_path, i)) for i in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    assert all(w.exitcode == 0 for w in workers)
+    assert sorted(json.loads((tmp_path / "shared.json").read_text())) == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+
+
+def _append_under_lock(folder: Path, i: int) -> None:
+    import time
+
+    from figlang.data.io import atomic_write, file_lock
+
+    for _ in range(3):
+        with file_lock(folder / ".lock"):
+            path = folder / "shared.json"
+            items = json.loads(path.read_text()) if path.exists() else []
+            time.sleep(0.05)  # without the lock, another process reads the old list here and one write is lost
+            with atomic_write(path) as f:
+                f.write(json.dumps([*items, i]))
+
+
 def test_a_broken_inference_line_costs_one_record_its_inferences(data_dir: Path, tmp_path: Path) -> None:
     """Inferences are aligned by line: one malformed inference line must not shift every later record's."""
     src = data_dir / "fig_narrative" / "data"

@@ -212,3 +212,23 @@ def test_impli_idiom_disjoint_folds(tmp_path, data_dir, minilm_path):
     assert len((pooled / "predictions.jsonl").read_text().splitlines()) == 10
     written = build_report([pooled], tmp_path / "report")
     assert any(p.name.endswith("_overlap.png") for p in written)
+
+
+def test_fold_runs_into_one_folder_pool_together(tmp_path, data_dir, minilm_path):
+    """`--fold` runs one after another (or side by side) into one folder: each summary pools every fold finished there with
+    the same settings, read back from disk, and says which finished folds it left out and why."""
+    settings = dict(k=10, test_limit=6, data_dir=str(data_dir), **{**TINY, "limit": 8, "epochs": 1, "batch_size": 4})
+    out = tmp_path / "folds"
+    first = train_folds("impli-idioms-manual", "nli", str(minilm_path), out, folds=[1], **settings)
+    second = train_folds("impli-idioms-manual", "nli", str(minilm_path), out, folds=[2], **{**settings, "threads": 1})  # how it ran: still pooled
+    assert first["folds_run"] == [1] and first["folds_from_earlier_runs"] == []
+    assert second["folds_run"] == [1, 2] and second["folds_from_earlier_runs"] == [1] and "folds_left_out" not in second
+    assert second["per_fold"]["1"] == first["per_fold"]["1"]
+    pooled = [json.loads(line) for line in (out / "pooled" / "predictions.jsonl").read_text().splitlines()]
+    assert len(pooled) == 12 and {r["id"] for r in pooled} >= set(json.loads(line)["id"] for line in
+                                                                   (out / "fold_01" / "eval" / "test-fold" / "predictions.jsonl").read_text().splitlines())
+    assert second["pooled"]["accuracy"]["n"] == 12
+    assert json.loads((out / "folds_summary.json").read_text())["folds_run"] == [1, 2]
+    # a fold trained with other settings (here the learning rate) is not pooled with them, and the summary says so
+    third = train_folds("impli-idioms-manual", "nli", str(minilm_path), out, folds=[4], **{**settings, "lr": 1e-3})
+    assert third["folds_run"] == [4] and set(third["folds_left_out"]) == {"1", "2"} and "other settings" in third["folds_left_out"]["1"]

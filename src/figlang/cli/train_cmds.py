@@ -150,6 +150,10 @@ def train_cmd(
         ci = summary["pooled_ci_by_expression"]["accuracy"]
         console.print(f"pooled accuracy with idioms resampled (the folds are idiom-disjoint): {_pct(ci['accuracy'])} "
                       f"[{_pct(ci['ci_low'])}, {_pct(ci['ci_high'])}] over {ci['n_clusters']} expressions")  # fmt: skip
+        if summary.get("folds_from_earlier_runs"):
+            console.print(f"pooled with folds an earlier run finished here: {', '.join(map(str, summary['folds_from_earlier_runs']))}")
+        for f, why in (summary.get("folds_left_out") or {}).items():
+            console.print(f"[yellow]fold {f} (finished earlier) left out: {why}[/yellow]")
         console.print(f"[dim]wrote {out}/folds_summary.json and {out}/fold_XX/[/dim]")
         return
     if fold:

@@ -269,6 +269,22 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
         raise
 
 
+@contextlib.contextmanager
+def file_lock(path: str | Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if absent) for the block: processes that read, merge and
+    rewrite one shared file take turns, so none overwrites what another added meanwhile. POSIX only."""
+    import fcntl
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 def write_jsonl(path: str | Path, rows: list[dict[str, Any]]) -> None:
     """One JSON object a line, atomically; gzip'd (reproducibly) when the name ends in ``.gz``."""
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)

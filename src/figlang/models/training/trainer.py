@@ -48,12 +48,13 @@ from typing import Any
 
 from ...data.errors import FiglangError
 from ...data.hygiene import label_conflicts
-from ...data.io import atomic_write, parse_jsonl
+from ...data.io import atomic_write, file_lock, parse_jsonl
 from ...data.paths import resolve_data_dir
 from ...data.records import Record, expression_of
 from ...data.registry import get_task
 from ...data.splits import expression_disjoint_split, expression_folds, figurative_links, linked_key, narrative_links
 from ...evaluation import build_results, evaluate, evaluate_records, write_run
+from ...evaluation.predictions import read_predictions
 from ...evaluation.provenance import code_provenance, data_checksums, library_versions, portable_path, provenance, split_fingerprint
 from ...evaluation.scoring import MetricOptions, score
 from ..devices import bf16_is_emulated
@@ -1279,8 +1280,10 @@ def train_folds(
     out.mkdir(parents=True, exist_ok=True)
     per_fold: dict[str, Any] = {}
     started = time.perf_counter()
-    pooled_records: list[Record] = []
-    pooled_preds: dict[str, Any] = {}
+    tested: dict[int, tuple[list, dict]] = {}  # fold → (its test records, their predictions)
+    learned = {key: v for key, v in _portable_config(base_cfg.to_dict()).items() if key not in HOW_IT_RAN}
+    run_key = json.loads(_strict_json({"task": t.name, "method": method, "model": model, "k": k, "test_limit": test_limit,
+                                       "config": learned}))  # as it reads back from fold_result.json
     for f in chosen:
         if not 0 <= f < k:
             raise FiglangError(f"fold {f} is outside 0..{k - 1}")
@@ -1306,8 +1309,56 @@ def train_folds(
         per_fold[str(f)] = {"accuracy": m["accuracy"], "by_gold_label": m["by_gold_label"], "items": len(fold_test),
                             "train_items": len(rest), "dev_items": len(dev), "best": summary["state"]["best"],
                             "train_label_mix": mix(rest), **({"decision": decision} if decision is not None else {})}  # fmt: skip
-        pooled_records += list(fold_test)
-        pooled_preds.update(preds)
+        _atomic_json(Path(cfg.out_dir) / FOLD_RESULT, {"run": run_key, "per_fold": per_fold[str(f)]})
+        tested[f] = (list(fold_test), preds)
+    with file_lock(out / ".folds_summary.lock"):  # several `--fold` processes on one folder: each summary holds them all
+        earlier, skipped = _earlier_folds(out, t, parts, run_key, chosen, test_limit, base_cfg.seed)
+        for f, (entry, fold_test, preds) in earlier.items():
+            per_fold[str(f)] = entry
+            tested[f] = (fold_test, preds)
+        return _fold_summary(out, t, method, model, k, test_limit, base_cfg, per_fold, tested, sorted(earlier), skipped, started)
+
+
+FOLD_RESULT = "fold_result.json"  # a finished fold's summary entry and the settings it ran with, for later merges
+# settings that change how a fold ran, not what it learned or how it was scored: folds that differ only here pool together
+HOW_IT_RAN = frozenset({"progress", "threads", "eval_batch_size", "log_every", "save_every", "report_limit", "report_splits", "data_dir", "out_dir"})
+
+
+def _earlier_folds(out: Path, task: Any, parts: Sequence[tuple[Sequence[Record], Sequence[Record]]], run_key: dict[str, Any],
+                   chosen: Sequence[int], test_limit: int | None, seed: int) -> tuple[dict[int, tuple[dict, list, dict]], dict[str, str]]:
+    """Folds an earlier ``--fold`` run finished in this folder with the same settings: their entries, test records and
+    predictions (read back from ``fold_XX/eval/test-fold``), and why any other finished fold was left out."""
+    found: dict[int, tuple[dict, list, dict]] = {}
+    skipped: dict[str, str] = {}
+    for f in range(len(parts)):
+        path = out / f"fold_{f:02d}" / FOLD_RESULT
+        if f in chosen or not path.is_file():
+            continue
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if saved.get("run") != run_key:
+            skipped[str(f)] = "it ran with other settings (task, method, model, k, test limit or training configuration)"
+            continue
+        fold_test = list(seeded_subset(parts[f][1], test_limit, seed + 100 + f))
+        try:
+            preds, problems, _ = read_predictions(out / f"fold_{f:02d}" / "eval" / "test-fold" / "predictions.jsonl", fold_test, task.labels)
+        except FiglangError as err:
+            skipped[str(f)] = f"its test-fold predictions cannot be read: {err}"
+            continue
+        if problems.missing or problems.unknown or problems.duplicates:
+            skipped[str(f)] = "its test-fold predictions do not match its test fold"
+            continue
+        found[f] = (saved["per_fold"], fold_test, preds)
+    return found, skipped
+
+
+def _fold_summary(out: Path, t: Any, method: str, model: str, k: int, test_limit: int | None, base_cfg: Any, per_fold: dict[str, Any],
+                  tested: dict[int, tuple[list, dict]], earlier: list[int], skipped: dict[str, str], started: float) -> dict[str, Any]:
+    """Pool the test folds (in fold order), write ``pooled/`` and ``folds_summary.json``."""
+    folds_run = sorted(tested)
+    per_fold = {str(f): per_fold[str(f)] for f in folds_run}
+    pooled_records: list[Record] = [r for f in folds_run for r in tested[f][0]]
+    pooled_preds: dict[str, Any] = {i: p for f in folds_run for i, p in tested[f][1].items()}
+    chosen = folds_run
     options = MetricOptions(seed=base_cfg.seed)
     pooled = score(pooled_records, pooled_preds, t.group_by, options)
     _write_pooled(out / "pooled", t, k, chosen, pooled_records, pooled_preds, options, model, time.perf_counter() - started)
@@ -1319,6 +1370,7 @@ def train_folds(
             per_label.setdefault(label, []).append(m["accuracy"])
     summary_out = {
         "task": t.name, "method": method, "model": model, "k": k, "folds_run": chosen, "test_limit": test_limit,
+        "folds_from_earlier_runs": earlier, **({"folds_left_out": skipped} if skipped else {}),
         "config": _portable_config(base_cfg.to_dict()),
         "pooled": {"accuracy": pooled["accuracy"], "by_gold_label": pooled["by_gold_label"],
                    **{k2: v for k2, v in pooled.items() if k2.startswith("by_") and k2 != "by_gold_label"}},
