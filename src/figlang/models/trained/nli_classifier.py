@@ -159,20 +159,23 @@ class NLIClassifierModel:
             raise FiglangError(f"decision threshold must be a finite number, got {value!r}")
         self.decision = dict(decision)
 
-    def choose_decision(self, records: Sequence[NLIPair], objective: str = "balanced-accuracy", batch_size: int = 32,
-                        chosen_on: str | None = None) -> dict[str, Any]:  # fmt: skip
-        """Choose a decision threshold on labelled records (a selection split, never a reported one), set it, and
-        return it as figlang.json's ``decision``: the model's second label (IMPLI: non-entailment) is answered when
-        its score exceeds the first's by more than the threshold."""
+    def decision_margins(self, records: Sequence[NLIPair], batch_size: int = 32) -> list[dict[str, Any]]:
+        """Each labelled record's score margin, score(second label) - score(first), under the model's own argmax:
+        what a decision threshold is chosen from, and what a run writes so the threshold recomputes without the weights."""
         if len(self.labels) != 2:
             raise FiglangError(f"a decision threshold needs a two-label model; this one has labels {self.labels}")
-        self.decision = None  # the margins of the model itself
         feats = [f for f in self.features(records) if f["label"] != -100]
-        scores = self.predict_features(feats, batch_size)
-        margins = [s[1] - s[0] for s in scores]
-        found = choose_threshold(margins, [f["label"] == 1 for f in feats], objective)
-        # kept so that a run can write them beside figlang.json: the threshold recomputes from them without the weights
-        self.selection_margins = [{"id": f["id"], "gold": self.labels[f["label"]], "margin": m} for f, m in zip(feats, margins)]
+        scores = self.predict_features(feats, batch_size)  # margins do not depend on the decision rule in force
+        return [{"id": f["id"], "gold": self.labels[f["label"]], "margin": s[1] - s[0]} for f, s in zip(feats, scores)]
+
+    def choose_decision(self, records: Sequence[NLIPair], objective: str = "balanced-accuracy", batch_size: int = 32,
+                        chosen_on: str | None = None, margins: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
+        """Choose a decision threshold on labelled records (a selection split, never a reported one), set it, and
+        return it as figlang.json's ``decision``: the model's second label (IMPLI: non-entailment) is answered when
+        its score exceeds the first's by more than the threshold. ``margins``: the records' ``decision_margins``,
+        when the caller has them already."""
+        rows = list(margins) if margins is not None else self.decision_margins(records, batch_size)
+        found = choose_threshold([r["margin"] for r in rows], [r["gold"] == self.labels[1] for r in rows], objective)
         first, second = self.labels
         decision = {"label": second, "threshold": found.pop("threshold"),
                     "rule": f"{second} when score({second}) - score({first}) > threshold, else {first} (argmax: threshold 0)",

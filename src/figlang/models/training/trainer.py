@@ -1149,8 +1149,8 @@ def _choose_decision(model: Any, cfg: TrainConfig, dev: Sequence[Record], dev_na
     the run's figlang.json before anything is reported (so that the report's method identity sees it); None: argmax."""
     if cfg.threshold == "none":
         return None
-    decision = model.choose_decision(dev, cfg.threshold, batch_size=cfg.eval_batch_size or max(cfg.batch_size, 8), chosen_on=dev_name)
-    margins = getattr(model, "selection_margins", None)
+    margins = model.decision_margins(dev, batch_size=cfg.eval_batch_size or max(cfg.batch_size, 8))
+    decision = model.choose_decision(dev, cfg.threshold, chosen_on=dev_name, margins=margins)
     if margins:  # the selection items' margins: the threshold recomputes from them without the weights
         with atomic_write(Path(cfg.out_dir) / DECISION_MARGINS) as fh:
             fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in margins)
