@@ -55,6 +55,7 @@ from ...data.registry import get_task
 from ...data.splits import expression_disjoint_split, expression_folds, figurative_links, linked_key, narrative_links
 from ...evaluation import build_results, evaluate, evaluate_records, write_run
 from ...evaluation.predictions import read_predictions
+from ...evaluation.runs import predictions_file
 from ...evaluation.provenance import code_provenance, data_checksums, library_versions, portable_path, provenance, split_fingerprint
 from ...evaluation.scoring import MetricOptions, score
 from ..devices import bf16_is_emulated
@@ -1287,8 +1288,8 @@ def train_folds(
     for f in chosen:
         if not 0 <= f < k:
             raise FiglangError(f"fold {f} is outside 0..{k - 1}")
-        fold_train, fold_test = parts[f]
-        fold_test = seeded_subset(fold_test, test_limit, base_cfg.seed + 100 + f)  # a quick look only; None scores the whole fold
+        fold_train = parts[f][0]
+        fold_test = _fold_test(parts, f, test_limit, base_cfg.seed)
         rest, dev = expression_disjoint_split(fold_train, dev_fraction=base_cfg.carve_fraction, seed=base_cfg.seed, key=key)
         cfg = make_config(t.name, method, model, out / f"fold_{f:02d}", **config)
         rest = balanced_subset(rest, cfg.limit, cfg.seed + f, cfg.sample_balance)
@@ -1310,7 +1311,7 @@ def train_folds(
                             "train_items": len(rest), "dev_items": len(dev), "best": summary["state"]["best"],
                             "train_label_mix": mix(rest), **({"decision": decision} if decision is not None else {})}  # fmt: skip
         _atomic_json(Path(cfg.out_dir) / FOLD_RESULT, {"run": run_key, "per_fold": per_fold[str(f)]})
-        tested[f] = (list(fold_test), preds)
+        tested[f] = (fold_test, preds)
     with file_lock(out / ".folds_summary.lock"):  # several `--fold` processes on one folder: each summary holds them all
         earlier, skipped = _earlier_folds(out, t, parts, run_key, chosen, test_limit, base_cfg.seed)
         for f, (entry, fold_test, preds) in earlier.items():
@@ -1322,6 +1323,11 @@ def train_folds(
 FOLD_RESULT = "fold_result.json"  # a finished fold's summary entry and the settings it ran with, for later merges
 # settings that change how a fold ran, not what it learned or how it was scored: folds that differ only here pool together
 HOW_IT_RAN = frozenset({"progress", "threads", "eval_batch_size", "log_every", "save_every", "report_limit", "report_splits", "data_dir", "out_dir"})
+
+
+def _fold_test(parts: Sequence[tuple[Sequence[Record], Sequence[Record]]], f: int, test_limit: int | None, seed: int) -> list[Record]:
+    """Fold ``f``'s scored test records: the whole test fold, or with ``test_limit`` a seeded subset (a quick look only)."""
+    return list(seeded_subset(parts[f][1], test_limit, seed + 100 + f))
 
 
 def _earlier_folds(out: Path, task: Any, parts: Sequence[tuple[Sequence[Record], Sequence[Record]]], run_key: dict[str, Any],
@@ -1338,9 +1344,13 @@ def _earlier_folds(out: Path, task: Any, parts: Sequence[tuple[Sequence[Record],
         if saved.get("run") != run_key:
             skipped[str(f)] = "it ran with other settings (task, method, model, k, test limit or training configuration)"
             continue
-        fold_test = list(seeded_subset(parts[f][1], test_limit, seed + 100 + f))
+        fold_test = _fold_test(parts, f, test_limit, seed)
+        found_file = predictions_file(out / f"fold_{f:02d}" / "eval" / "test-fold")
+        if found_file is None:
+            skipped[str(f)] = "its test-fold predictions are missing"
+            continue
         try:
-            preds, problems, _ = read_predictions(out / f"fold_{f:02d}" / "eval" / "test-fold" / "predictions.jsonl", fold_test, task.labels)
+            preds, problems, _ = read_predictions(found_file, fold_test, task.labels)
         except FiglangError as err:
             skipped[str(f)] = f"its test-fold predictions cannot be read: {err}"
             continue
@@ -1358,10 +1368,9 @@ def _fold_summary(out: Path, t: Any, method: str, model: str, k: int, test_limit
     per_fold = {str(f): per_fold[str(f)] for f in folds_run}
     pooled_records: list[Record] = [r for f in folds_run for r in tested[f][0]]
     pooled_preds: dict[str, Any] = {i: p for f in folds_run for i, p in tested[f][1].items()}
-    chosen = folds_run
     options = MetricOptions(seed=base_cfg.seed)
     pooled = score(pooled_records, pooled_preds, t.group_by, options)
-    _write_pooled(out / "pooled", t, k, chosen, pooled_records, pooled_preds, options, model, time.perf_counter() - started)
+    _write_pooled(out / "pooled", t, k, folds_run, pooled_records, pooled_preds, options, model, time.perf_counter() - started)
     by_idiom = score(pooled_records, pooled_preds, (), MetricOptions(seed=base_cfg.seed, ci_cluster="expression"))
     accs = [v["accuracy"]["accuracy"] for v in per_fold.values()]
     per_label: dict[str, list[float]] = {}
@@ -1369,7 +1378,7 @@ def _fold_summary(out: Path, t: Any, method: str, model: str, k: int, test_limit
         for label, m in v["by_gold_label"].items():
             per_label.setdefault(label, []).append(m["accuracy"])
     summary_out = {
-        "task": t.name, "method": method, "model": model, "k": k, "folds_run": chosen, "test_limit": test_limit,
+        "task": t.name, "method": method, "model": model, "k": k, "folds_run": folds_run, "test_limit": test_limit,
         "folds_from_earlier_runs": earlier, **({"folds_left_out": skipped} if skipped else {}),
         "config": _portable_config(base_cfg.to_dict()),
         "pooled": {"accuracy": pooled["accuracy"], "by_gold_label": pooled["by_gold_label"],
