@@ -26,20 +26,10 @@ The best single candidate per pair ("oracle") is printed as a ceiling, never as 
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 from collections import Counter
 from pathlib import Path
 from statistics import mean
 from typing import Any
-
-
-def read_run(run: Path) -> dict[str, dict[str, Any]]:
-    """A run folder's predictions (predictions.jsonl or .gz) by id."""
-    path = run / "predictions.jsonl"
-    opener = open if path.exists() else gzip.open
-    with opener(path if path.exists() else run / "predictions.jsonl.gz", "rt", encoding="utf-8") as fh:
-        return {r["id"]: r for r in map(json.loads, fh)}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -53,11 +43,12 @@ def main(argv: list[str] | None = None) -> None:
 
     from figlang.data.io import write_json
     from figlang.data.registry import get_task
+    from figlang.evaluation.runs import load_run
     from figlang.metrics.generation import RougeL
     from figlang.models.methods.mbr import mbr_choice, mbr_config
 
     run = Path(args.run)
-    rows = [r for r in read_run(run).values() if (r.get("meta") or {}).get("mbr")]
+    rows = [r for r in load_run(run).rows if (r.get("meta") or {}).get("mbr")]
     if not rows:
         raise SystemExit(f"{run}: no prediction has meta.mbr (run explain with -O writer_mbr=N)")
     n_max = len(rows[0]["meta"]["mbr"]["candidates"]) - 1
@@ -99,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         if not args.data_dir:
             raise SystemExit("--with needs --data-dir (train-fit's gold explanations)")
         explanations = {p.id: p.explanation or "" for p in task.load("train-fit", args.data_dir)}
-        prompted = read_run(Path(args.with_run))
+        prompted = {r["id"]: r for r in load_run(args.with_run).rows}
         missing = [r["id"] for r in rows if r["id"] not in prompted]
         if missing:
             raise SystemExit(f"{args.with_run}: {len(missing)} of the writer's pairs are not in it (first: {missing[0]}); give a run on the same pairs")
