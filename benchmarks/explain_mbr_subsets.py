@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     from figlang.data.io import write_json
+    from figlang.data.provenance import code_provenance
     from figlang.data.registry import get_task
     from figlang.evaluation.runs import load_run
     from figlang.metrics.generation import RougeL
@@ -124,6 +125,7 @@ def main(argv: list[str] | None = None) -> None:
                     "rougeL_f1_by_rule": reranked})  # fmt: skip
     if shares:
         out["selection_shares"] = {t: round(v, 4) for t, v in sorted(shares.items())}
+    out["provenance"] = code_provenance()
     write_json(Path(args.out), out)
     print("oracle (ceiling)", out["oracle_ceiling_not_a_result"])
 
