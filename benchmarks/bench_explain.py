@@ -73,8 +73,14 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=6)
     ap.add_argument("--label-model", default=None, help="a trained FLUTE classifier's folder (label_method=trained)")
     ap.add_argument("--mode", default="pipeline")
-    ap.add_argument("--option", "-O", action="append", default=[], metavar="KEY=VALUE",
-                    help="more options of the explain method, as `figlang eval -O` takes them (e.g. -O shots=compact -O k_by_type=idiom:10)")
+    ap.add_argument(
+        "--option",
+        "-O",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="more options of the explain method, as `figlang eval -O` takes them (e.g. -O shots=compact -O k_by_type=idiom:10)",
+    )
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--out", default=None, help="write the measurements here as JSON")
     args = ap.parse_args()
@@ -110,26 +116,53 @@ def main() -> None:
         for setting in (0, lookup):
             backend.prompt_lookup = setting
             again, clock, n = one_pair()
-            compare.append({"prompt_lookup": setting, "seconds": round(clock.wall, 2), "cpu_seconds": round(clock.cpu, 2),
-                            "forward_passes": n, "load_average": clock.load, "same_answer": again.raw == one.raw})  # fmt: skip
+            compare.append(
+                {
+                    "prompt_lookup": setting,
+                    "seconds": round(clock.wall, 2),
+                    "cpu_seconds": round(clock.cpu, 2),
+                    "forward_passes": n,
+                    "load_average": clock.load,
+                    "same_answer": again.raw == one.raw,
+                }
+            )
         backend.prompt_lookup = lookup
-    pairs = [{"premise": r.premise, "hypothesis": r.hypothesis, "figure_type": r.figure_type, "idiom": r.expression}
-             for r in get_task("flute").load(args.split, args.data_dir)[: args.n]]  # fmt: skip
+    pairs = [
+        {"premise": r.premise, "hypothesis": r.hypothesis, "figure_type": r.figure_type, "idiom": r.expression}
+        for r in get_task("flute").load(args.split, args.data_dir)[: args.n]
+    ]
     with Clock() as batching:
         answers = explain_pairs(pairs, model=args.model, data_dir=args.data_dir, use_cache=False, **options)
     batch = batching.wall
     result = {
-        "model": args.model, "threads": args.threads, "k": args.k, "mode": args.mode, "split": args.split, "options": options,
-        "label_model": args.label_model, "backend": method.fingerprint().get("backend"),
-        "prompt_lookup": lookup, "load_seconds": round(loading.wall, 1), "load_cpu_seconds": round(loading.cpu, 1),
-        "one_pair_seconds": round(single.wall, 2), "one_pair_cpu_seconds": round(single.cpu, 2), "one_pair_forward_passes": single_passes,
-        "one_pair_load_average": single.load, "one_pair": one.to_dict(), "one_pair_compare": compare,
-        "n": len(pairs), "batch_seconds": round(batch, 1), "batch_cpu_seconds": round(batching.cpu, 1),
+        "model": args.model,
+        "threads": args.threads,
+        "k": args.k,
+        "mode": args.mode,
+        "split": args.split,
+        "options": options,
+        "label_model": args.label_model,
+        "backend": method.fingerprint().get("backend"),
+        "prompt_lookup": lookup,
+        "load_seconds": round(loading.wall, 1),
+        "load_cpu_seconds": round(loading.cpu, 1),
+        "one_pair_seconds": round(single.wall, 2),
+        "one_pair_cpu_seconds": round(single.cpu, 2),
+        "one_pair_forward_passes": single_passes,
+        "one_pair_load_average": single.load,
+        "one_pair": one.to_dict(),
+        "one_pair_compare": compare,
+        "n": len(pairs),
+        "batch_seconds": round(batch, 1),
+        "batch_cpu_seconds": round(batching.cpu, 1),
         "seconds_per_pair": round(batch / max(len(pairs), 1), 2),
         "val_499_minutes_at_this_rate": round(499 * batch / max(len(pairs), 1) / 60, 1),
-        "invalid": sum(1 for a in answers if not a.valid), "peak_rss_mib": round(peak_mib(), 1),
-        "load_average_before": load_before, "load_average": list(os.getloadavg()), "provenance": code_provenance(),
-    }  # fmt: skip
+        "invalid": sum(1 for a in answers if not a.valid),
+        "peak_rss_mib": round(peak_mib(), 1),
+        "load_average_before": load_before,
+        "load_average": list(os.getloadavg()),
+        "provenance": code_provenance(),
+    }
     print(json.dumps({k: v for k, v in result.items() if k not in ("one_pair", "provenance")}, indent=1))
     if args.out:
         write_json(Path(args.out), result)

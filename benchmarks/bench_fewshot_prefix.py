@@ -68,14 +68,24 @@ def main() -> None:
         totals["call-prefix"] += skip + sum(len(x) - skip for x in ctxs)
         runs = lm._prefix_runs(sorted(ctxs, key=len, reverse=True), skip)
         totals["runs"] += skip + sum(shared - skip + sum(len(x) - shared for x in members) for members, shared in runs)
-    report = {"task": args.task, "split": args.split, "model": args.model, "items": len(items), "chunk": args.chunk,
-              "context_tokens": totals,
-              "ratio_call_prefix_over_runs": totals["call-prefix"] / totals["runs"],
-              "ratio_per_context_over_runs": totals["per-context"] / totals["runs"],
-              "tokenizer": lm.fingerprint(), "code": code_provenance(), "versions": library_versions(),
-              "data": split_fingerprint(items)}  # fmt: skip
+    report = {
+        "task": args.task,
+        "split": args.split,
+        "model": args.model,
+        "items": len(items),
+        "chunk": args.chunk,
+        "context_tokens": totals,
+        "ratio_call_prefix_over_runs": totals["call-prefix"] / totals["runs"],
+        "ratio_per_context_over_runs": totals["per-context"] / totals["runs"],
+        "tokenizer": lm.fingerprint(),
+        "code": code_provenance(),
+        "versions": library_versions(),
+        "data": split_fingerprint(items),
+    }
     if args.time:
-        reqs = [ScoreRequest(p, P.FEW_SHOT_CONTINUATION.format(number=j + 1)) for p in contexts_of(method, items[: args.time]) for j in range(2)]
+        reqs = [
+            ScoreRequest(p, P.FEW_SHOT_CONTINUATION.format(number=j + 1)) for p in contexts_of(method, items[: args.time]) for j in range(2)
+        ]
         timing = {}
         for name, reuse in (("runs", True), ("per-context", False)):
             lm.prefix_reuse = reuse

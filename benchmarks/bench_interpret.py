@@ -112,9 +112,15 @@ def cmd_pie_holdout(args) -> None:
         "other_resources_only": (tuple(r for r in RESOURCES if r != "pie"), base),
         "in_lexicon": (RESOURCES, Holdout(fraction=args.fraction, seed=args.seed, remove_idioms=False)),
     }
-    report: dict = {"seed": args.seed, "fraction": args.fraction, "held_out_idioms": len(held),
-                    "test_sentences": len(test), "figurative": sum(s.category != "Literal" for _, s in test),
-                    "literal": sum(s.category == "Literal" for _, s in test), "conditions": {}}
+    report: dict = {
+        "seed": args.seed,
+        "fraction": args.fraction,
+        "held_out_idioms": len(held),
+        "test_sentences": len(test),
+        "figurative": sum(s.category != "Literal" for _, s in test),
+        "literal": sum(s.category == "Literal" for _, s in test),
+        "conditions": {},
+    }
     items: list[dict] = []
     for name, (resources, holdout) in conditions.items():
         lex = assemble(data, resources, holdout)
@@ -138,22 +144,47 @@ def cmd_pie_holdout(args) -> None:
                 c["figurative"] += 1
                 c["gold_in_figurative"] += bool(gold)
                 c["gold_hits_in_figurative"] += len(gold[:1])
-            items.append({"condition": name, "id": s.id, "line": s.line, "idiom": g.expression, "class": s.category,
-                          "in_lexicon": g.key in covered, "text": s.text, "found_gold": bool(gold),
-                          "hits": [{"type": h.type, "text": s.text[h.start : h.end], "canonical": (h.pattern.entry.expression if h.pattern else None),
-                                    "keys": idiom_keys_of(h), "gold": h in gold} for h in ihits]})
+            items.append(
+                {
+                    "condition": name,
+                    "id": s.id,
+                    "line": s.line,
+                    "idiom": g.expression,
+                    "class": s.category,
+                    "in_lexicon": g.key in covered,
+                    "text": s.text,
+                    "found_gold": bool(gold),
+                    "hits": [
+                        {
+                            "type": h.type,
+                            "text": s.text[h.start : h.end],
+                            "canonical": (h.pattern.entry.expression if h.pattern else None),
+                            "keys": idiom_keys_of(h),
+                            "gold": h in gold,
+                        }
+                        for h in ihits
+                    ],
+                }
+            )
         seconds = time.time() - t0
         tp, fp_lit = c["gold_in_figurative"], c["gold_in_literal"]
         report["conditions"][name] = {
-            "resources": list(resources), "holdout": holdout.to_dict(), "lexicon_entries": len(lex), "lexicon_fingerprint": lex.fingerprint,
+            "resources": list(resources),
+            "holdout": holdout.to_dict(),
+            "lexicon_entries": len(lex),
+            "lexicon_fingerprint": lex.fingerprint,
             "held_out_idioms_still_in_lexicon": len(covered),
             "recall_pct": _pct(tp, c["figurative"]),
             "precision_gold_pct": _pct(tp, tp + fp_lit),
             "precision_lower_bound_pct": _pct(c["gold_hits_in_figurative"], c["idiom_hits"]),
             "literal_sentences_flagged_pct": _pct(fp_lit, c["literal"]),
-            "other_idiom_hits": c["other_hits"], "counts": dict(c), "seconds": round(seconds, 1),
-            "recall_on_covered_pct": _pct(sum(1 for it in items if it["condition"] == name and it["class"] != "Literal" and it["in_lexicon"] and it["found_gold"]),
-                                          sum(1 for it in items if it["condition"] == name and it["class"] != "Literal" and it["in_lexicon"])),
+            "other_idiom_hits": c["other_hits"],
+            "counts": dict(c),
+            "seconds": round(seconds, 1),
+            "recall_on_covered_pct": _pct(
+                sum(1 for it in items if it["condition"] == name and it["class"] != "Literal" and it["in_lexicon"] and it["found_gold"]),
+                sum(1 for it in items if it["condition"] == name and it["class"] != "Literal" and it["in_lexicon"]),
+            ),
         }
         report["checksums"] = lex.checksums
     _write(Path(args.out), "pie-holdout", report, items)
@@ -200,17 +231,28 @@ def cmd_narratives(args) -> None:
             c["found_gold_in_lexicon"] += bool(gold) and in_lex
             c["idiom_hits"] += len(ihits)
             c["hits_on_span"] += len(on_span)
-            items.append({"condition": name, "index": i, "idiom": r["idiom"], "in_lexicon": in_lex, "marked": m.group(1),
-                          "found_gold": bool(gold), "hits": [{"text": text[h.start : h.end], "keys": idiom_keys_of(h),
-                                                              "on_marked_span": h in on_span} for h in ihits]})
+            items.append(
+                {
+                    "condition": name,
+                    "index": i,
+                    "idiom": r["idiom"],
+                    "in_lexicon": in_lex,
+                    "marked": m.group(1),
+                    "found_gold": bool(gold),
+                    "hits": [{"text": text[h.start : h.end], "keys": idiom_keys_of(h), "on_marked_span": h in on_span} for h in ihits],
+                }
+            )
         report["conditions"][name] = {
-            "resources": list(resources), "lexicon_entries": len(lex), "lexicon_fingerprint": lex.fingerprint,
+            "resources": list(resources),
+            "lexicon_entries": len(lex),
+            "lexicon_fingerprint": lex.fingerprint,
             "gold_idioms_in_lexicon_pct": _pct(c["in_lexicon"], c["items"]),
             "recall_pct": _pct(c["found_gold"], c["items"]),
             "recall_span_any_idiom_pct": _pct(c["found_on_span"], c["items"]),
             "recall_when_in_lexicon_pct": _pct(c["found_gold_in_lexicon"], c["in_lexicon"]),
             "precision_lower_bound_pct": _pct(c["hits_on_span"], c["idiom_hits"]),
-            "counts": dict(c), "seconds": round(time.time() - t0, 1),
+            "counts": dict(c),
+            "seconds": round(time.time() - t0, 1),
         }
         report["checksums"] = lex.checksums
     _write(Path(args.out), f"narratives-{args.split}", report, items)
@@ -251,8 +293,15 @@ def cmd_speed(args) -> None:
                 totals[k] += v
             with_hits = sorted({h.sentence.index for h in hits})
             found_sentences += [sents[i].text_in(text) for i in with_hits]
-            items.append({"book": Path(src.path).name, "sentences": len(sents), "seconds": round(dt, 2), "hits": dict(kinds),
-                          "examples": [{"type": h.type, "text": text[h.start : h.end]} for h in hits[:20]]})
+            items.append(
+                {
+                    "book": Path(src.path).name,
+                    "sentences": len(sents),
+                    "seconds": round(dt, 2),
+                    "hits": dict(kinds),
+                    "examples": [{"type": h.type, "text": text[h.start : h.end]} for h in hits[:20]],
+                }
+            )
     # full interpretation (meanings + paraphrases) of a seeded sample of sentences that hold something
     sample = rng.sample(found_sentences, min(args.paraphrase_sentences, len(found_sentences)))
     engine.interpret(sample[0])  # loads the paraphraser, WordNet and the definition parser once (not timed)
@@ -267,15 +316,30 @@ def cmd_speed(args) -> None:
     full_cpu = time.process_time() - c
     total_expr = sum(v for k, v in n_expr.items() if k != "with_paraphrase")
     report = {
-        "seed": args.seed, "books": [Path(sources[i].path).name for i in chosen], "books_total": len(sources),
-        "threads": 1, "load_seconds": round(load_seconds, 1),
-        "detection": {**dict(totals), "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
-                      "sentences_per_second": round(totals["sentences"] / seconds, 1), "sentences_per_cpu_second": round(totals["sentences"] / cpu, 1)},
-        "full_interpretation": {"sentences": len(sample), "expressions": total_expr, "by_type": dict(n_expr), "seconds": round(full_seconds, 1),
-                                "cpu_seconds": round(full_cpu, 1), "seconds_per_expression": round(full_seconds / max(total_expr, 1), 3),
-                                "cpu_seconds_per_expression": round(full_cpu / max(total_expr, 1), 3)},
+        "seed": args.seed,
+        "books": [Path(sources[i].path).name for i in chosen],
+        "books_total": len(sources),
+        "threads": 1,
+        "load_seconds": round(load_seconds, 1),
+        "detection": {
+            **dict(totals),
+            "seconds": round(seconds, 1),
+            "cpu_seconds": round(cpu, 1),
+            "sentences_per_second": round(totals["sentences"] / seconds, 1),
+            "sentences_per_cpu_second": round(totals["sentences"] / cpu, 1),
+        },
+        "full_interpretation": {
+            "sentences": len(sample),
+            "expressions": total_expr,
+            "by_type": dict(n_expr),
+            "seconds": round(full_seconds, 1),
+            "cpu_seconds": round(full_cpu, 1),
+            "seconds_per_expression": round(full_seconds / max(total_expr, 1), 3),
+            "cpu_seconds_per_expression": round(full_cpu / max(total_expr, 1), 3),
+        },
         "machine": {"cpus": os.cpu_count(), "load_average_at_end": os.getloadavg()},
-        "lexicon": engine.lexicon.describe(), "checksums": data_checksums(data),
+        "lexicon": engine.lexicon.describe(),
+        "checksums": data_checksums(data),
     }
     _write(Path(args.out), "speed", report, items)
 

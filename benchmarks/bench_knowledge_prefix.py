@@ -59,10 +59,17 @@ def main() -> None:
         infs = r.inferences["context"][:12]
         tokens["knowledge narrative-first"] += n(narrative) + sum(n(" " + i.rstrip(" .") + ".") + opts_t for i in infs)
         tokens["knowledge inference-first"] += sum(n(join_context(narrative, i.rstrip(" .") + ".", True)) + opts_t for i in infs)
-    report = {"task": a.task, "split": a.split, "items": len(records), "rounds": a.rounds, "model": a.model,
-              "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
-              "cpu_ratio_vs_plain": {k: round(v / cpu["plain"], 2) for k, v in cpu.items()},
-              "tokens": tokens, "token_ratio_vs_plain": {k: round(v / tokens["plain"], 2) for k, v in tokens.items()}}
+    report = {
+        "task": a.task,
+        "split": a.split,
+        "items": len(records),
+        "rounds": a.rounds,
+        "model": a.model,
+        "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
+        "cpu_ratio_vs_plain": {k: round(v / cpu["plain"], 2) for k, v in cpu.items()},
+        "tokens": tokens,
+        "token_ratio_vs_plain": {k: round(v / tokens["plain"], 2) for k, v in tokens.items()},
+    }
     print(json.dumps(report, indent=1))
     if a.out:
         with open(a.out, "w") as f:

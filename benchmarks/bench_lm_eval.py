@@ -71,7 +71,6 @@ def _clock(fn):
     return out, time.perf_counter() - t0, time.process_time() - c0
 
 
-
 def fast_dtype() -> str:
     """The CPU's fast dtype: bfloat16 where the CPU computes it natively (AVX512-BF16 / AMX), else float32.
 
@@ -94,17 +93,24 @@ def worker_lm_eval(args: argparse.Namespace) -> dict:
     lm, load_s, _ = _clock(lambda: HFLM(pretrained=resolve(args.model).path, dtype=args.dtype, batch_size=args.batch_size, device="cpu"))
     rss_loaded = rss_mb()
     name = args.lm_eval_task
-    out, seconds, cpu = _clock(lambda: lm_eval.simple_evaluate(model=lm, tasks=[name], task_manager=TaskManager(include_path=args.tasks_dir),
-                                                               log_samples=True))  # fmt: skip
+    out, seconds, cpu = _clock(
+        lambda: lm_eval.simple_evaluate(model=lm, tasks=[name], task_manager=TaskManager(include_path=args.tasks_dir), log_samples=True)
+    )
     samples = out["samples"][name]
     return {
-        "seconds": seconds, "cpu_seconds": cpu, "load_seconds": load_s, "rss_loaded_mb": rss_loaded,
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "load_seconds": load_s,
+        "rss_loaded_mb": rss_loaded,
         "predictions": {s["doc"]["id"]: predicted_index(s, "acc") for s in samples},
         "predictions_norm": {s["doc"]["id"]: predicted_index(s, "acc_norm") for s in samples},
         "logprobs": {s["doc"]["id"]: loglikelihoods(s) for s in samples},
-        "accuracy": out["results"][name]["acc,none"], "accuracy_norm": out["results"][name]["acc_norm,none"],
-        "items": len(samples), "batch_size": args.batch_size, "dtype": args.dtype,
-    }  # fmt: skip
+        "accuracy": out["results"][name]["acc,none"],
+        "accuracy_norm": out["results"][name]["acc_norm,none"],
+        "items": len(samples),
+        "batch_size": args.batch_size,
+        "dtype": args.dtype,
+    }
 
 
 def worker_figlang(args: argparse.Namespace, model: str, dtype: str, limit: int | None, backend: str | None = None) -> dict:
@@ -122,12 +128,18 @@ def worker_figlang(args: argparse.Namespace, model: str, dtype: str, limit: int 
     preds, seconds, cpu = _clock(lambda: method.predict(records))
     labels = {r.id: r.label for r in records}
     return {
-        "seconds": seconds, "cpu_seconds": cpu, "load_seconds": load_s, "rss_loaded_mb": rss_loaded,
-        "predictions": {p.id: p.prediction for p in preds}, "logprobs": {p.id: p.meta["logprob"] for p in preds},
-        "accuracy": sum(p.prediction == labels[p.id] for p in preds) / len(preds), "items": len(preds),
-        "batch_size": args.batch_size, "dtype": dtype if backend != "llama.cpp" else "gguf (llama.cpp)",
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "load_seconds": load_s,
+        "rss_loaded_mb": rss_loaded,
+        "predictions": {p.id: p.prediction for p in preds},
+        "logprobs": {p.id: p.meta["logprob"] for p in preds},
+        "accuracy": sum(p.prediction == labels[p.id] for p in preds) / len(preds),
+        "items": len(preds),
+        "batch_size": args.batch_size,
+        "dtype": dtype if backend != "llama.cpp" else "gguf (llama.cpp)",
         "model": method.lm.fingerprint(),
-    }  # fmt: skip
+    }
 
 
 def worker_limit(args: argparse.Namespace) -> dict:
@@ -164,7 +176,9 @@ def worker_limit(args: argparse.Namespace) -> dict:
     chunks = [ids[i : i + per_pass] for i in range(0, n_rows, per_pass)]
     # the positions whose logits a scorer needs (one per distinct predicting token), spread over the rows
     picks = torch.linspace(0, n_rows * width - 1, needed).long()
-    pick_chunks = [picks[(picks >= i * width) & (picks < (i + len(c)) * width)] - i * width for i, c in zip(range(0, n_rows, per_pass), chunks)]
+    pick_chunks = [
+        picks[(picks >= i * width) & (picks < (i + len(c)) * width)] - i * width for i, c in zip(range(0, n_rows, per_pass), chunks)
+    ]
     base, head = lm.model.base_model, lm.model.get_output_embeddings()
     rss_loaded = rss_mb()
 
@@ -176,12 +190,21 @@ def worker_limit(args: argparse.Namespace) -> dict:
 
     _, seconds, cpu = _clock(run)
     return {
-        "seconds": seconds, "cpu_seconds": cpu, "load_seconds": load_s, "rss_loaded_mb": rss_loaded, "items": len(records),
-        "unique_tokens": len(tree), "rows": n_rows, "row_width": width, "rows_per_pass": per_pass,
-        "scored_positions": needed, "forward_passes": len(chunks), "dtype": args.dtype,
+        "seconds": seconds,
+        "cpu_seconds": cpu,
+        "load_seconds": load_s,
+        "rss_loaded_mb": rss_loaded,
+        "items": len(records),
+        "unique_tokens": len(tree),
+        "rows": n_rows,
+        "row_width": width,
+        "rows_per_pass": per_pass,
+        "scored_positions": needed,
+        "forward_passes": len(chunks),
+        "dtype": args.dtype,
         "tokens_if_contexts_and_options_ran_once": sum(len(c) for c in contexts) + sum(len(t) for _, _, t in encoded),
         "tokens_if_each_request_ran_in_full": sum(len(c) + len(t) for _, c, t in encoded),
-    }  # fmt: skip
+    }
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -207,8 +230,13 @@ def worker(args: argparse.Namespace) -> None:
         out = worker_figlang(args, args.qwen_model, fast_dtype(), args.qwen_limit)
     else:
         out = worker_figlang(args, args.qwen_model, "float32", args.qwen_limit, backend="llama.cpp")
-    out.update(mode=mode, run=run_name, peak_rss_mb=peak_rss_mb(), threads=torch.get_num_threads(),
-               load_average=os.getloadavg() if hasattr(os, "getloadavg") else None)  # fmt: skip
+    out.update(
+        mode=mode,
+        run=run_name,
+        peak_rss_mb=peak_rss_mb(),
+        threads=torch.get_num_threads(),
+        load_average=os.getloadavg() if hasattr(os, "getloadavg") else None,
+    )
     print("RESULT " + json.dumps(out), flush=True)
 
 
@@ -216,7 +244,9 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict:
     """One mode (or one repeat of it, "figlang#2") in a fresh subprocess; its RESULT line, parsed."""
     cmd = [sys.executable, __file__, "--worker", mode, *args.passthrough]
     print(f"[{mode}] running", file=sys.stderr, flush=True)
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False, env={**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"})
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, check=False, env={**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    )
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")]
     if done.returncode != 0 or not lines:
         sys.stderr.write(done.stderr[-4000:])
@@ -229,8 +259,12 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict:
 def agreement(a: dict, b: dict) -> dict:
     shared = [k for k in a if k in b]
     same = sum(a[k] == b[k] for k in shared)
-    return {"items": len(shared), "identical": same, "share": same / len(shared) if shared else None,
-            "differing_ids": [k for k in shared if a[k] != b[k]][:20]}  # fmt: skip
+    return {
+        "items": len(shared),
+        "identical": same,
+        "share": same / len(shared) if shared else None,
+        "differing_ids": [k for k in shared if a[k] != b[k]][:20],
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -247,11 +281,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--qwen", action="store_true", help="also qwen2.5-1.5b through Transformers and llama.cpp")
     parser.add_argument("--qwen-model", default="qwen2.5-1.5b")
     parser.add_argument("--qwen-limit", type=int, default=40)
-    parser.add_argument("--repeat", type=int, default=1, help="run figlang and the limit this many times each, alternating; "
-                        "the summary gives each ratio's median (a loaded machine's timings drift)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run figlang and the limit this many times each, alternating; "
+        "the summary gives each ratio's median (a loaded machine's timings drift)",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="modes run at once, each in its own process (compare CPU seconds then)")
-    parser.add_argument("--limit-rows", type=int, default=16, help="rows per forward pass of the limit (default 16; on 40 items 4, 16 and 240 rows "
-                        "a pass took the same CPU time within 5%%, 16 keeps its memory low)")
+    parser.add_argument(
+        "--limit-rows",
+        type=int,
+        default=16,
+        help="rows per forward pass of the limit (default 16; on 40 items 4, 16 and 240 rows "
+        "a pass took the same CPU time within 5%%, 16 keeps its memory low)",
+    )
     parser.add_argument("--modes", default=None, help=f"comma-separated subset of {', '.join(SMOLL_MODES + QWEN_MODES)}")
     parser.add_argument("--out", default=str(REPO / "runs" / "bench_lm_eval.json"))
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -266,9 +310,30 @@ def main(argv: list[str] | None = None) -> None:
 
     tasks_dir = REPO / "runs" / "bench_lm_eval_tasks"  # names its data file by absolute path: never committed
     exported = export_lm_eval(args.task, tasks_dir, split=args.split, data_dir=args.data_dir, limit=args.limit)
-    passthrough = ["--model", args.model, "--task", args.task, "--split", args.split, "--data-dir", args.data_dir,
-                   "--batch-size", str(args.batch_size), "--dtype", args.dtype, "--qwen-model", args.qwen_model,
-                   "--qwen-limit", str(args.qwen_limit), "--limit-rows", str(args.limit_rows), "--tasks-dir", str(tasks_dir), "--lm-eval-task", exported.name]  # fmt: skip
+    passthrough = [
+        "--model",
+        args.model,
+        "--task",
+        args.task,
+        "--split",
+        args.split,
+        "--data-dir",
+        args.data_dir,
+        "--batch-size",
+        str(args.batch_size),
+        "--dtype",
+        args.dtype,
+        "--qwen-model",
+        args.qwen_model,
+        "--qwen-limit",
+        str(args.qwen_limit),
+        "--limit-rows",
+        str(args.limit_rows),
+        "--tasks-dir",
+        str(tasks_dir),
+        "--lm-eval-task",
+        exported.name,
+    ]
     for flag, value in (("--limit", args.limit), ("--bf16-limit", args.bf16_limit), ("--threads", args.threads)):
         if value:
             passthrough += [flag, str(value)]
@@ -327,7 +392,9 @@ def report(args: argparse.Namespace, argv: list[str] | None, exported, started: 
         median_and_each("figlang_vs_lm_eval_cpu_seconds", [lm["cpu_seconds"] / f["cpu_seconds"] * f["items"] / lm["items"] for f in figs])
         summary["agreement_figlang_lm_eval"] = agreement(fig["predictions"], lm["predictions"])
         shared = [k for k in fig["logprobs"] if k in lm["logprobs"]]
-        summary["max_abs_logprob_diff_figlang_lm_eval"] = max(abs(x - y) for k in shared for x, y in zip(fig["logprobs"][k], lm["logprobs"][k]))
+        summary["max_abs_logprob_diff_figlang_lm_eval"] = max(
+            abs(x - y) for k in shared for x, y in zip(fig["logprobs"][k], lm["logprobs"][k])
+        )
     if len(figs) > 1:
         summary["figlang_repeats_identical_predictions"] = all(f["predictions"] == fig["predictions"] for f in figs)
     if figs and lims:  # the i-th figlang run against the i-th limit run, then the median
@@ -360,39 +427,67 @@ def report(args: argparse.Namespace, argv: list[str] | None, exported, started: 
 
     from figlang.models.devices import TIMING_FLAGS, bf16_is_emulated, cpu_info
 
-    print(f"\n{args.task}/{args.split}, {args.model}, threads {args.threads or 'default'}, {os.cpu_count()} CPUs, "
-          f"bfloat16 {'emulated (no AVX512-BF16/AMX)' if bf16_is_emulated('cpu') else 'native'}")  # fmt: skip
+    print(
+        f"\n{args.task}/{args.split}, {args.model}, threads {args.threads or 'default'}, {os.cpu_count()} CPUs, "
+        f"bfloat16 {'emulated (no AVX512-BF16/AMX)' if bf16_is_emulated('cpu') else 'native'}"
+    )
     header = f"{'mode':<18} {'items':>5} {'dtype':>9} {'seconds':>8} {'items/s':>8} {'CPU s':>7} {'peak RSS MB':>11} {'accuracy':>8}"
     print(header + "\n" + "-" * len(header))
     for m, r in results.items():
         acc = r.get("accuracy")
-        print(f"{m:<18} {r['items']:>5} {str(r.get('dtype', ''))[:9]:>9} {r['seconds']:>8.1f} {rate(r):>8.2f} {r['cpu_seconds']:>7.1f} "
-              f"{r['peak_rss_mb']:>11.0f} {'' if acc is None else f'{acc:.3f}':>8}")  # fmt: skip
+        print(
+            f"{m:<18} {r['items']:>5} {str(r.get('dtype', ''))[:9]:>9} {r['seconds']:>8.1f} {rate(r):>8.2f} {r['cpu_seconds']:>7.1f} "
+            f"{r['peak_rss_mb']:>11.0f} {'' if acc is None else f'{acc:.3f}':>8}"
+        )
     for k, v in summary.items():
-        shown = (f"{v['identical']}/{v['items']} identical" if isinstance(v, dict) else v if isinstance(v, (str, bool))
-                 else ", ".join(f"{x:.3f}" for x in v) if isinstance(v, list) else f"{v:.3f}")  # fmt: skip
+        shown = (
+            f"{v['identical']}/{v['items']} identical"
+            if isinstance(v, dict)
+            else v
+            if isinstance(v, (str, bool))
+            else ", ".join(f"{x:.3f}" for x in v)
+            if isinstance(v, list)
+            else f"{v:.3f}"
+        )
         print(f"  {k}: {shown}")
     from figlang.evaluation.provenance import library_versions
 
     cpu_name, cpu_flags = cpu_info() or (None, frozenset())
 
     report = {
-        "benchmark": "lm_eval_vs_figlang", "task": args.task, "split": args.split, "model": args.model, "limit": args.limit,
-        "bf16_limit": args.bf16_limit, "qwen_model": args.qwen_model if args.qwen else None, "qwen_limit": args.qwen_limit if args.qwen else None,
-        "threads": args.threads, "batch_size": args.batch_size, "repeat": args.repeat, "jobs": args.jobs,
-        "limit_rows_per_pass": args.limit_rows, "started": started,
+        "benchmark": "lm_eval_vs_figlang",
+        "task": args.task,
+        "split": args.split,
+        "model": args.model,
+        "limit": args.limit,
+        "bf16_limit": args.bf16_limit,
+        "qwen_model": args.qwen_model if args.qwen else None,
+        "qwen_limit": args.qwen_limit if args.qwen else None,
+        "threads": args.threads,
+        "batch_size": args.batch_size,
+        "repeat": args.repeat,
+        "jobs": args.jobs,
+        "limit_rows_per_pass": args.limit_rows,
+        "started": started,
         "lm_eval_task": {"name": exported.name, "docs": exported.docs},
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
-                    "bf16_emulated": bf16_is_emulated("cpu"), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-                    "torch": torch.__version__, "cpu_model": cpu_name,
-                    "cpu_flags": [f for f in TIMING_FLAGS if f in cpu_flags],
-                    "load_average_end": os.getloadavg() if hasattr(os, "getloadavg") else None},  # fmt: skip
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "processor": platform.processor(),
+            "bf16_emulated": bf16_is_emulated("cpu"),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "torch": torch.__version__,
+            "cpu_model": cpu_name,
+            "cpu_flags": [f for f in TIMING_FLAGS if f in cpu_flags],
+            "load_average_end": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        },
         "versions": library_versions(),
         "command": " ".join(["python", "benchmarks/bench_lm_eval.py", *(argv if argv is not None else sys.argv[1:])]),
-        "complete": done, "modes_run": list(results),
+        "complete": done,
+        "modes_run": list(results),
         "summary": summary,
         "modes": {m: {k: v for k, v in r.items() if k not in ("logprobs", "predictions_norm")} for m, r in results.items()},
-    }  # fmt: skip
+    }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

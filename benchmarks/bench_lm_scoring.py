@@ -122,8 +122,22 @@ def worker(args: argparse.Namespace) -> None:
 
 
 def run_mode(mode: str, args: argparse.Namespace) -> dict:
-    cmd = [sys.executable, __file__, "--worker", mode, "--model", args.model, "--data-dir", args.data_dir, "--split", args.split,
-           "--batch-size", str(args.batch_size), "--dtype", args.dtype]  # fmt: skip
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        mode,
+        "--model",
+        args.model,
+        "--data-dir",
+        args.data_dir,
+        "--split",
+        args.split,
+        "--batch-size",
+        str(args.batch_size),
+        "--dtype",
+        args.dtype,
+    ]
     if args.limit:
         cmd += ["--limit", str(args.limit)]
     if args.threads:
@@ -152,8 +166,11 @@ def provenance_of(args: argparse.Namespace) -> dict:
     """The code, library versions and the scored records (count and sha256 of their ids) behind the report."""
     from figlang.evaluation.provenance import code_provenance, library_versions, split_fingerprint
 
-    return {"code": code_provenance(), "versions": library_versions(),
-            "data": split_fingerprint(load_records(args.data_dir, args.split, args.limit))}  # fmt: skip
+    return {
+        "code": code_provenance(),
+        "versions": library_versions(),
+        "data": split_fingerprint(load_records(args.data_dir, args.split, args.limit)),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -185,25 +202,40 @@ def main(argv: list[str] | None = None) -> None:
     for m, r in results.items():
         diff = max(abs(a - b) for a, b in zip(r["logprobs"], ref_lp))
         agree = sum(p == q for p, q in zip(predictions(r["logprobs"], n_records), ref_pred)) / n_records
-        rows.append({
-            "mode": m, "batch_size": r["batch_size"], "seconds": r["seconds"], "records_per_s": r["records_per_s"],
-            "pairs_per_s": r["pairs_per_s"], "speedup_vs_" + base["mode"]: base["seconds"] / r["seconds"],
-            "cpu_seconds": r["cpu_seconds"], "records_per_cpu_s": r["records_per_cpu_s"],
-            "cpu_speedup_vs_" + base["mode"]: base["cpu_seconds"] / r["cpu_seconds"], "load_average": r["load_average"],
-            "peak_rss_mb": r["peak_rss_mb"], "rss_over_loaded_mb": r["peak_rss_mb"] - r["rss_loaded_mb"],
-            "accuracy": accuracy(r["logprobs"], r["labels"]), "max_abs_logprob_diff": diff, "argmax_agreement": agree,
-        })  # fmt: skip
+        rows.append(
+            {
+                "mode": m,
+                "batch_size": r["batch_size"],
+                "seconds": r["seconds"],
+                "records_per_s": r["records_per_s"],
+                "pairs_per_s": r["pairs_per_s"],
+                "speedup_vs_" + base["mode"]: base["seconds"] / r["seconds"],
+                "cpu_seconds": r["cpu_seconds"],
+                "records_per_cpu_s": r["records_per_cpu_s"],
+                "cpu_speedup_vs_" + base["mode"]: base["cpu_seconds"] / r["cpu_seconds"],
+                "load_average": r["load_average"],
+                "peak_rss_mb": r["peak_rss_mb"],
+                "rss_over_loaded_mb": r["peak_rss_mb"] - r["rss_loaded_mb"],
+                "accuracy": accuracy(r["logprobs"], r["labels"]),
+                "max_abs_logprob_diff": diff,
+                "argmax_agreement": agree,
+            }
+        )
     speed_key = "speedup_vs_" + base["mode"]
     cpu_key = "cpu_speedup_vs_" + base["mode"]
     header = f"{'mode':<15} {'batch':>5} {'seconds':>8} {'rec/s':>7} {'pairs/s':>8} {'speedup':>8} {'CPU s':>7} {'rec/CPU-s':>9} {'CPU speedup':>11} {'peak RSS MB':>11} {'Δ RSS MB':>9} {'acc':>6} {'max|Δlp|':>9} {'agree':>6}"
-    print(f"\nidiom-cloze {args.split}: {n_records} records, {base['pairs']} pairs, model {args.model}, "
-          f"threads {base['threads']}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs")  # fmt: skip
+    print(
+        f"\nidiom-cloze {args.split}: {n_records} records, {base['pairs']} pairs, model {args.model}, "
+        f"threads {base['threads']}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs"
+    )
     print(header)
     print("-" * len(header))
     for row in rows:
-        print(f"{row['mode']:<15} {row['batch_size']:>5} {row['seconds']:>8.1f} {row['records_per_s']:>7.2f} {row['pairs_per_s']:>8.2f} "
-              f"{row[speed_key]:>7.2f}x {row['cpu_seconds']:>7.1f} {row['records_per_cpu_s']:>9.2f} {row[cpu_key]:>10.2f}x {row['peak_rss_mb']:>11.0f} {row['rss_over_loaded_mb']:>9.0f} {row['accuracy']:>6.3f} "
-              f"{row['max_abs_logprob_diff']:>9.1e} {row['argmax_agreement']:>6.3f}")  # fmt: skip
+        print(
+            f"{row['mode']:<15} {row['batch_size']:>5} {row['seconds']:>8.1f} {row['records_per_s']:>7.2f} {row['pairs_per_s']:>8.2f} "
+            f"{row[speed_key]:>7.2f}x {row['cpu_seconds']:>7.1f} {row['records_per_cpu_s']:>9.2f} {row[cpu_key]:>10.2f}x {row['peak_rss_mb']:>11.0f} {row['rss_over_loaded_mb']:>9.0f} {row['accuracy']:>6.3f} "
+            f"{row['max_abs_logprob_diff']:>9.1e} {row['argmax_agreement']:>6.3f}"
+        )
     report = {
         "benchmark": "lm_scoring",
         "task": "idiom-cloze",
@@ -213,8 +245,12 @@ def main(argv: list[str] | None = None) -> None:
         "records": n_records,
         "pairs": base["pairs"],
         "tokens_scored": base["tokens_scored"],
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                    "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None},  # fmt: skip
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        },
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         **provenance_of(args),
         "rows": rows,

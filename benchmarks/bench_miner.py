@@ -46,9 +46,13 @@ def _provenance(config: MinerConfig, data: Path, files: list[Path], command: str
     from figlang.builders.narratives import _versions
     from figlang.evaluation.provenance import code_provenance, data_checksums, portable_path
 
-    return {"command": command, "config": config.to_dict(),
-            "versions": {**_versions(config.model), "lemminflect": version("lemminflect")},
-            "data": {"data_dir": portable_path(data), "files": data_checksums(files, data)}, "code": code_provenance()}
+    return {
+        "command": command,
+        "config": config.to_dict(),
+        "versions": {**_versions(config.model), "lemminflect": version("lemminflect")},
+        "data": {"data_dir": portable_path(data), "files": data_checksums(files, data)},
+        "code": code_provenance(),
+    }
 
 
 def _command(argv: list[str] | None) -> str:
@@ -77,8 +81,9 @@ def cmd_recall(args) -> None:
     """Mine the benchmark's own idiom narratives (markup removed, one document each)."""
     data = Path(args.data_dir)
     lexicon = load_benchmark_lexicon(data)
-    config = MinerConfig(similes=False, segmenter=args.segmenter, min_words=0, max_words=100_000,
-                         max_sentence_words=100_000, min_final_words=1)
+    config = MinerConfig(
+        similes=False, segmenter=args.segmenter, min_words=0, max_words=100_000, max_sentence_words=100_000, min_final_words=1
+    )
     report: dict = {"segmenter": args.segmenter, "lexicon_entries": len(lexicon), "splits": {}}
     misses_out = []
     items_out = []
@@ -110,8 +115,14 @@ def cmd_recall(args) -> None:
             five["5" if n_sents[i] == 5 else ("<5" if n_sents[i] < 5 else ">5")] += 1
             same = [h for h in hs if normalise_idiom(h["expression"]) == key]
             in_last = [h for h in same if h["sentence_index"] == last]
-            item = {"split": split, "doc": i, "idiom": r["idiom"], "sentences": n_sents[i], "hit_in_last_sentence": bool(in_last),
-                    "found": [[h["expression"], h["sentence_index"]] for h in hs]}
+            item = {
+                "split": split,
+                "doc": i,
+                "idiom": r["idiom"],
+                "sentences": n_sents[i],
+                "hit_in_last_sentence": bool(in_last),
+                "found": [[h["expression"], h["sentence_index"]] for h in hs],
+            }
             items_out.append(item)
             if in_last:
                 cats["recovered_in_last_sentence"] += 1
@@ -123,8 +134,12 @@ def cmd_recall(args) -> None:
                     exact_eligible += 1
                 if n_sents[i] == 5:
                     # the mined narrative is the benchmark's, up to whitespace (markup removed)
-                    same_text = [m for m in mined.get(str(i), []) if normalise_idiom(m.get("idiom", "")) == key
-                                 and re.sub(r"\s+", "", strip_markup(m["narrative"])) == re.sub(r"\s+", "", strip_markup(r["narrative"]))]
+                    same_text = [
+                        m
+                        for m in mined.get(str(i), [])
+                        if normalise_idiom(m.get("idiom", "")) == key
+                        and re.sub(r"\s+", "", strip_markup(m["narrative"])) == re.sub(r"\s+", "", strip_markup(r["narrative"]))
+                    ]
                     exact += bool(same_text)
                     item["exact_5_sentence_narrative"] = bool(same_text)
                 item["category"] = "recovered_in_last_sentence"
@@ -137,10 +152,17 @@ def cmd_recall(args) -> None:
                 cat = "not_found"
             cats[cat] += 1
             item["category"] = cat
-            misses_out.append({"split": split, "category": cat, "idiom": r["idiom"],
-                               "marked": re.findall(r"<b>(.*?)</b>", r["narrative"]),
-                               "found": [(h["expression"], h["sentence_index"]) for h in hs], "sentences": n_sents[i],
-                               "tail": strip_markup(r["narrative"])[-160:]})
+            misses_out.append(
+                {
+                    "split": split,
+                    "category": cat,
+                    "idiom": r["idiom"],
+                    "marked": re.findall(r"<b>(.*?)</b>", r["narrative"]),
+                    "found": [(h["expression"], h["sentence_index"]) for h in hs],
+                    "sentences": n_sents[i],
+                    "tail": strip_markup(r["narrative"])[-160:],
+                }
+            )
         n = len(items)
         report["splits"][split] = {
             "narratives": n,
@@ -156,13 +178,14 @@ def cmd_recall(args) -> None:
             "shard_stats": {k: v for k, v in res.stats.items() if k in {"sentences", "idiom_candidates", "tagged", "idiom_hits"}},
         }
     splits = report["splits"].values()
-    report["totals"] = {"narratives": sum(x["narratives"] for x in splits),
-                        "recovered_in_last_sentence": sum(x["recovered_in_last_sentence"] for x in splits),
-                        "exactly_5_sentences": sum(x["sentence_counts"].get("5", 0) for x in splits),
-                        "exact_5_sentence_narrative": sum(x["exact_5_sentence_narrative"] for x in splits),
-                        "seconds": round(sum(x["seconds"] for x in splits), 1)}
-    report["provenance"] = _provenance(config, data, [data / "fig_narrative/data/idiom" / f"{s}.jsonl" for s in args.splits],
-                                       args.command)
+    report["totals"] = {
+        "narratives": sum(x["narratives"] for x in splits),
+        "recovered_in_last_sentence": sum(x["recovered_in_last_sentence"] for x in splits),
+        "exactly_5_sentences": sum(x["sentence_counts"].get("5", 0) for x in splits),
+        "exact_5_sentence_narrative": sum(x["exact_5_sentence_narrative"] for x in splits),
+        "seconds": round(sum(x["seconds"] for x in splits), 1),
+    }
+    report["provenance"] = _provenance(config, data, [data / "fig_narrative/data/idiom" / f"{s}.jsonl" for s in args.splits], args.command)
     if args.misses:
         with open(args.misses, "w", encoding="utf-8") as f:
             for m in misses_out:
@@ -204,7 +227,11 @@ def _vehicle_word(expression: str) -> str | None:
     for marker in ("like", "as"):
         if marker in words:
             idx = len(words) - 1 - words[::-1].index(marker)
-            tail = [w for w in words[idx + 1:] if w not in {"a", "an", "the", "on", "in", "of", "off", "to", "from", "through", "out", "is", "day"}]
+            tail = [
+                w
+                for w in words[idx + 1 :]
+                if w not in {"a", "an", "the", "on", "in", "of", "off", "to", "from", "through", "out", "is", "day"}
+            ]
             if tail:
                 return tail[0]
     return None
@@ -241,23 +268,37 @@ def cmd_pie_similes(args) -> None:
             explicit_shape[shape] += 1
             groups[head] += 1
             ok = [h for h in by_doc.get(str(s["id"]), []) if veh and veh in h["expression"].lower()]
-            items_out.append({"verb_like": implicit, "pie_id": s["id"], "pie_line": s["line"], "group_expression": head,
-                              "shape": shape, "vehicle_word": veh, "recovered": bool(ok),
-                              "hits": [h["expression"] for h in by_doc.get(str(s["id"]), [])]})
+            items_out.append(
+                {
+                    "verb_like": implicit,
+                    "pie_id": s["id"],
+                    "pie_line": s["line"],
+                    "group_expression": head,
+                    "shape": shape,
+                    "vehicle_word": veh,
+                    "recovered": bool(ok),
+                    "hits": [h["expression"] for h in by_doc.get(str(s["id"]), [])],
+                }
+            )
             if ok:
                 found += 1
                 group_found[head] += 1
                 per_pattern[shape] += 1
         key = "explicit_patterns" if not implicit else "explicit_plus_verb_like"
         report[key] = {
-            "sentences": len(samples), "recovered": found, "recall": found / len(samples),
-            "by_expression_shape": {k: {"sentences": explicit_shape[k], "recovered": per_pattern[k],
-                                        "recall": per_pattern[k] / explicit_shape[k]} for k in explicit_shape},
+            "sentences": len(samples),
+            "recovered": found,
+            "recall": found / len(samples),
+            "by_expression_shape": {
+                k: {"sentences": explicit_shape[k], "recovered": per_pattern[k], "recall": per_pattern[k] / explicit_shape[k]}
+                for k in explicit_shape
+            },
             "expressions": len(groups),
             "per_expression": {g: f"{group_found[g]}/{groups[g]}" for g in groups} if args.per_expression else None,
         }
-        report[key]["provenance"] = _provenance(config, data, [data / "pie_english/_extracted_from_idiomscorpus.zip/idiomscorpus.csv"],
-                                                args.command)
+        report[key]["provenance"] = _provenance(
+            config, data, [data / "pie_english/_extracted_from_idiomscorpus.zip/idiomscorpus.csv"], args.command
+        )
     _write_items(args.items, items_out)
     _emit(report, args.json_out)
 
@@ -274,8 +315,9 @@ def cmd_simile_sample(args) -> None:
         w.writerow(["n", "id", "pattern", "explicit", "topic", "property", "vehicle", "sentence", "judgement", "note"])
         for i, r in enumerate(sample, start=1):
             s = r["simile_info"]
-            w.writerow([i, r["id"], s["pattern"], s["explicit"], s["topic"] or "", s["property"] or "", s["vehicle"],
-                        r["sentence"], "", ""])
+            w.writerow(
+                [i, r["id"], s["pattern"], s["explicit"], s["topic"] or "", s["property"] or "", s["vehicle"], r["sentence"], "", ""]
+            )
     print(json.dumps({"simile_narratives": len(sims), "sampled": len(sample), "seed": args.seed, "tsv": str(dest)}))
 
 
@@ -289,9 +331,16 @@ def cmd_precision(args) -> None:
         by_pattern[r["pattern"]][1] += 1
         by_pattern[r["pattern"]][0] += r["judgement"].strip().lower() in {"yes", "y", "1"}
     errors = Counter(r["note"].split(":")[0].strip() for r in judged if r["judgement"].strip().lower() not in {"yes", "y", "1"})
-    _emit({"judged": len(judged), "similes": yes, "precision": round(yes / len(judged), 4) if judged else None,
-           "by_pattern": {k: {"similes": v[0], "judged": v[1]} for k, v in by_pattern.items()},
-           "errors": dict(errors)}, args.json_out)
+    _emit(
+        {
+            "judged": len(judged),
+            "similes": yes,
+            "precision": round(yes / len(judged), 4) if judged else None,
+            "by_pattern": {k: {"similes": v[0], "judged": v[1]} for k, v in by_pattern.items()},
+            "errors": dict(errors),
+        },
+        args.json_out,
+    )
 
 
 # ----------------------------------------------------------------------------------- target 3
@@ -304,39 +353,53 @@ def cmd_throughput(args) -> None:
     lexicon = load_lexicon(args.lexicon, args.data_dir)
     import os
 
-    report: dict = {"corpus": args.corpus, "lexicon": args.lexicon, "lexicon_entries": len(lexicon), "cpus": os.cpu_count(),
-                    "runs": []}
+    report: dict = {"corpus": args.corpus, "lexicon": args.lexicon, "lexicon_entries": len(lexicon), "cpus": os.cpu_count(), "runs": []}
     outputs = []
     for w in args.workers:
         out = Path(args.keep) / f"workers{w}" if args.keep else Path(tempfile.mkdtemp(prefix=f"bench_miner_w{w}_"))
         t0 = time.time()
         load_before = os.getloadavg()[0]
-        summary = mine_corpus([args.corpus], out, lexicon, MinerConfig(segmenter=args.segmenter), workers=w,
-                              use_ray=args.ray, restart=True)
+        summary = mine_corpus([args.corpus], out, lexicon, MinerConfig(segmenter=args.segmenter), workers=w, use_ray=args.ray, restart=True)
         wall = time.time() - t0
         tot = summary.totals
         outputs.append((out / "narratives.jsonl").read_bytes())
-        report["runs"].append({
-            "workers": w, "ray": args.ray, "wall_seconds": round(wall, 1),
-            "load_average_1min_before_after": [round(load_before, 2), round(os.getloadavg()[0], 2)],
-            "worker_cpu_seconds": [x["cpu_seconds"] for x in summary.workers],
-            "worker_busy_seconds": [x["seconds"] for x in summary.workers],
-            "peak_rss_mb_per_worker": [x["peak_rss_mb"] for x in summary.workers],
-            "cpu_sentences_per_second": round(tot["sentences"] / max(1e-9, sum(x["cpu_seconds"] for x in summary.workers)), 1),
-            "sentences": tot["sentences"], "sentences_per_second": round(tot["sentences"] / wall, 1),
-            "documents": tot["documents"], "parsed": tot["parsed"], "tagged": tot["tagged"],
-            "prefiltered_out": tot["prefiltered"],
-            "shares_of_sentences": {k: tot[k] / tot["sentences"] for k in ("prefiltered", "tagged", "parsed")} if tot["sentences"] else None,
-            "idiom_hits": tot["idiom_hits"], "simile_hits": tot["simile_hits"],
-            "narratives": tot["narratives"],
-            "idiom_narratives": sum(1 for line in open(out / "narratives.jsonl", encoding="utf-8") if '"type": "idiom"' in line),
-            "simile_narratives": sum(1 for line in open(out / "narratives.jsonl", encoding="utf-8") if '"type": "simile"' in line),
-            "distinct_idioms": len({json.loads(line).get("idiom") for line in open(out / "narratives.jsonl", encoding="utf-8") if '"type": "idiom"' in line}),
-            "workers_detail": summary.workers,
-            "failures": [f.to_dict() for f in summary.failures],
-            "skipped": {k: v for k, v in tot.items() if k.startswith("skipped:")},
-            "out": str(out),
-        })
+        report["runs"].append(
+            {
+                "workers": w,
+                "ray": args.ray,
+                "wall_seconds": round(wall, 1),
+                "load_average_1min_before_after": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+                "worker_cpu_seconds": [x["cpu_seconds"] for x in summary.workers],
+                "worker_busy_seconds": [x["seconds"] for x in summary.workers],
+                "peak_rss_mb_per_worker": [x["peak_rss_mb"] for x in summary.workers],
+                "cpu_sentences_per_second": round(tot["sentences"] / max(1e-9, sum(x["cpu_seconds"] for x in summary.workers)), 1),
+                "sentences": tot["sentences"],
+                "sentences_per_second": round(tot["sentences"] / wall, 1),
+                "documents": tot["documents"],
+                "parsed": tot["parsed"],
+                "tagged": tot["tagged"],
+                "prefiltered_out": tot["prefiltered"],
+                "shares_of_sentences": {k: tot[k] / tot["sentences"] for k in ("prefiltered", "tagged", "parsed")}
+                if tot["sentences"]
+                else None,
+                "idiom_hits": tot["idiom_hits"],
+                "simile_hits": tot["simile_hits"],
+                "narratives": tot["narratives"],
+                "idiom_narratives": sum(1 for line in open(out / "narratives.jsonl", encoding="utf-8") if '"type": "idiom"' in line),
+                "simile_narratives": sum(1 for line in open(out / "narratives.jsonl", encoding="utf-8") if '"type": "simile"' in line),
+                "distinct_idioms": len(
+                    {
+                        json.loads(line).get("idiom")
+                        for line in open(out / "narratives.jsonl", encoding="utf-8")
+                        if '"type": "idiom"' in line
+                    }
+                ),
+                "workers_detail": summary.workers,
+                "failures": [f.to_dict() for f in summary.failures],
+                "skipped": {k: v for k, v in tot.items() if k.startswith("skipped:")},
+                "out": str(out),
+            }
+        )
     report["identical_outputs"] = len(set(outputs)) == 1
     corpus = Path(args.corpus)
     files = sorted(f for f in corpus.rglob("*") if f.is_file()) if corpus.is_dir() else [corpus]
@@ -368,8 +431,17 @@ def cmd_ray_check(args) -> None:
         b = mine_corpus(files, Path(tmp) / "ray", lexicon, workers=2, use_ray=True)
         same = (Path(tmp) / "local/narratives.jsonl").read_bytes() == (Path(tmp) / "ray/narratives.jsonl").read_bytes()
         same_hits = (Path(tmp) / "local/hits.jsonl").read_bytes() == (Path(tmp) / "ray/hits.jsonl").read_bytes()
-        _emit({"files": [f.name for f in files], "narratives": a.totals["narratives"], "identical_narratives": same,
-               "identical_hits": same_hits, "local_seconds": round(a.seconds, 1), "ray_seconds": round(b.seconds, 1)}, args.json_out)
+        _emit(
+            {
+                "files": [f.name for f in files],
+                "narratives": a.totals["narratives"],
+                "identical_narratives": same,
+                "identical_hits": same_hits,
+                "local_seconds": round(a.seconds, 1),
+                "ray_seconds": round(b.seconds, 1),
+            },
+            args.json_out,
+        )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -36,8 +36,11 @@ def _get(url: str, timeout: float = 60) -> None:
 def one(runs: str, run: str, data_dir: str) -> dict[str, float]:
     port = _free_port()
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "figlang.cli.main", "serve", "--runs", runs, "--data-dir", data_dir,
-                             "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "figlang.cli.main", "serve", "--runs", runs, "--data-dir", data_dir, "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         while True:
             try:
@@ -55,8 +58,12 @@ def one(runs: str, run: str, data_dir: str) -> dict[str, float]:
     finally:
         proc.terminate()
         proc.wait()
-    return {"start_to_first_page_s": round(started - start, 3), "run_page_s": round(run_page - started, 3),
-            "run_page_500_s": round(deep - run_page, 3), "load_avg_1min": round(os.getloadavg()[0], 2)}  # fmt: skip
+    return {
+        "start_to_first_page_s": round(started - start, 3),
+        "run_page_s": round(run_page - started, 3),
+        "run_page_500_s": round(deep - run_page, 3),
+        "load_avg_1min": round(os.getloadavg()[0], 2),
+    }
 
 
 def main() -> None:
@@ -69,8 +76,13 @@ def main() -> None:
     a = ap.parse_args()
     items = sum(1 for _ in open(Path(a.runs) / a.run / "predictions.jsonl", encoding="utf-8"))
     rows = [one(a.runs, a.run, a.data_dir) for _ in range(a.repeats)]
-    result = {"benchmark": "figlang serve start and page times", "run_items": items, "cpus": os.cpu_count(), "repeats": rows,
-              "worst_start_s": max(r["start_to_first_page_s"] for r in rows)}  # fmt: skip
+    result = {
+        "benchmark": "figlang serve start and page times",
+        "run_items": items,
+        "cpus": os.cpu_count(),
+        "repeats": rows,
+        "worst_start_s": max(r["start_to_first_page_s"] for r in rows),
+    }
     print(json.dumps(result, indent=1))
     if a.out:
         a.out.parent.mkdir(parents=True, exist_ok=True)

@@ -54,28 +54,53 @@ def main(argv: list[str] | None = None) -> None:
     run_dir = out.with_suffix("")
     load_before = os.getloadavg()
     wall0, cpu0 = time.perf_counter(), cpu_seconds()
-    result = evaluate(args.task, args.method, model=args.model, split=args.split, data_dir=args.data_dir,
-                      use_cache=False, method_options=options, out_dir=run_dir, progress=False)  # fmt: skip
+    result = evaluate(
+        args.task,
+        args.method,
+        model=args.model,
+        split=args.split,
+        data_dir=args.data_dir,
+        use_cache=False,
+        method_options=options,
+        out_dir=run_dir,
+        progress=False,
+    )
     wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
     metrics = result.results["metrics"]
     accuracy = metrics.get("accuracy", {})
     cpu_name, cpu_flags = cpu_info() or (None, frozenset())
     n = metrics.get("n_scored") or len(result.predictions)
     report = {
-        "benchmark": "whole_split_time", "task": args.task, "split": args.split, "method": args.method,
-        "model": args.model, "options": options, "threads": args.threads, "items": n,
-        "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1), "wall_minutes": round(wall / 60, 2),
-        "items_per_second": round(n / wall, 3), "cpu_seconds_per_item": round(cpu / max(n, 1), 3),
+        "benchmark": "whole_split_time",
+        "task": args.task,
+        "split": args.split,
+        "method": args.method,
+        "model": args.model,
+        "options": options,
+        "threads": args.threads,
+        "items": n,
+        "wall_seconds": round(wall, 1),
+        "cpu_seconds": round(cpu, 1),
+        "wall_minutes": round(wall / 60, 2),
+        "items_per_second": round(n / wall, 3),
+        "cpu_seconds_per_item": round(cpu / max(n, 1), 3),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "accuracy": accuracy.get("accuracy"), "n_correct": accuracy.get("n_correct"),
+        "accuracy": accuracy.get("accuracy"),
+        "n_correct": accuracy.get("n_correct"),
         "predictions": run_dir.name + "/predictions.jsonl",
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "cpu_model": cpu_name,
-                    "cpu_flags": [f for f in TIMING_FLAGS if f in cpu_flags],
-                    "bf16_emulated": bf16_is_emulated("cpu"), "torch": torch.__version__,
-                    "load_average_before": list(load_before), "load_average_after": list(os.getloadavg())},  # fmt: skip
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "cpu_model": cpu_name,
+            "cpu_flags": [f for f in TIMING_FLAGS if f in cpu_flags],
+            "bf16_emulated": bf16_is_emulated("cpu"),
+            "torch": torch.__version__,
+            "load_average_before": list(load_before),
+            "load_average_after": list(os.getloadavg()),
+        },
         "versions": library_versions(),
         "command": " ".join(["python", "benchmarks/bench_split_time.py", *(argv if argv is not None else sys.argv[1:])]),
-    }  # fmt: skip
+    }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in report.items() if k not in ("machine", "versions")}, indent=1))

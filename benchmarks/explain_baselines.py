@@ -41,8 +41,12 @@ def baseline_explanation(name: str, row: dict[str, Any], train_explanations: dic
 def summary_row(scored: dict[str, Any]) -> dict[str, Any]:
     """One row of summary.json from `score_explanations`' result: ROUGE-L overall and by type, BLEU, BERTScore."""
     overall = scored["overall"]
-    return {"rougeL_f1": overall["rougeL_f1"], "by_figure_type": {t: g["rougeL_f1"] for t, g in scored["by_figure_type"].items()},
-            "bleu": overall.get("bleu"), "bertscore_f1": overall.get("bertscore_f1")}  # fmt: skip
+    return {
+        "rougeL_f1": overall["rougeL_f1"],
+        "by_figure_type": {t: g["rougeL_f1"] for t, g in scored["by_figure_type"].items()},
+        "bleu": overall.get("bleu"),
+        "bertscore_f1": overall.get("bertscore_f1"),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -69,14 +73,20 @@ def main(argv: list[str] | None = None) -> None:
     system = score_explanations(args.run, bertscore_model=args.bertscore_model or None, paper=False)
     summary: dict[str, Any] = {
         "what": "trivial explanations scored like the system's own (same labels, same scorer)",
-        "system_run": portable_path(args.run), "n": len(rows),
+        "system_run": portable_path(args.run),
+        "n": len(rows),
         "rows": {"system": summary_row(system)},
     }
     kept = ("id", "premise", "hypothesis", "gold", "gold_explanation", "figure_type", "prediction", "correct")
     for name in BASELINES:
         folder = out / name
-        write_jsonl(folder / "predictions.jsonl", [{**{k: r[k] for k in kept if k in r}, "valid": r.get("valid", True),
-                                                    "explanation": baseline_explanation(name, r, train)} for r in rows])  # fmt: skip
+        write_jsonl(
+            folder / "predictions.jsonl",
+            [
+                {**{k: r[k] for k in kept if k in r}, "valid": r.get("valid", True), "explanation": baseline_explanation(name, r, train)}
+                for r in rows
+            ],
+        )
         scored = score_explanations(folder, bertscore_model=args.bertscore_model or None, paper=False)
         scored["baseline"] = {"name": name, "rule": baseline_explanation.__doc__, "labels_from": portable_path(args.run)}
         write_json(folder / "explanations.json", scored)

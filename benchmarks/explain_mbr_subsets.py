@@ -65,7 +65,9 @@ def main(argv: list[str] | None = None) -> None:
         shares = {t: c / sum(selection.values()) for t, c in selection.items()}
 
     def by_type(scores: dict[str, list[float]]) -> dict[str, float]:
-        row = {t: round(100 * mean(v), 2) for t, v in sorted(scores.items())} | {"all": round(100 * mean(x for v in scores.values() for x in v), 2)}
+        row = {t: round(100 * mean(v), 2) for t, v in sorted(scores.items())} | {
+            "all": round(100 * mean(x for v in scores.values() for x in v), 2)
+        }
         if shares:
             row["selection_mix"] = round(sum(row[t] * shares[t] for t in scores), 2)
         return row
@@ -80,9 +82,17 @@ def main(argv: list[str] | None = None) -> None:
         table[f"n={n}"] = {"samples": n, "candidates": n + 1, **by_type(scores)}
     oracle: dict[str, list[float]] = {}
     for r in rows:
-        oracle.setdefault(r["figure_type"], []).append(max(rouge.score_pairs(r["meta"]["mbr"]["candidates"], [r["gold_explanation"]] * (n_max + 1))))
-    out: dict[str, Any] = {"run": str(run), "pairs": len(rows), "samples": n_max, "rule": mbr_config(rouge), "rougeL_f1_by_candidates": table,
-                           "oracle_ceiling_not_a_result": {t: round(100 * mean(v), 2) for t, v in sorted(oracle.items())}}  # fmt: skip
+        oracle.setdefault(r["figure_type"], []).append(
+            max(rouge.score_pairs(r["meta"]["mbr"]["candidates"], [r["gold_explanation"]] * (n_max + 1)))
+        )
+    out: dict[str, Any] = {
+        "run": str(run),
+        "pairs": len(rows),
+        "samples": n_max,
+        "rule": mbr_config(rouge),
+        "rougeL_f1_by_candidates": table,
+        "oracle_ceiling_not_a_result": {t: round(100 * mean(v), 2) for t, v in sorted(oracle.items())},
+    }
     for k, v in table.items():
         print(k, v)
 
@@ -94,7 +104,9 @@ def main(argv: list[str] | None = None) -> None:
         prompted = {r["id"]: r for r in load_run(args.with_run).rows}
         missing = [r["id"] for r in rows if r["id"] not in prompted]
         if missing:
-            raise SystemExit(f"{args.with_run}: {len(missing)} of the writer's pairs are not in it (first: {missing[0]}); give a run on the same pairs")
+            raise SystemExit(
+                f"{args.with_run}: {len(missing)} of the writer's pairs are not in it (first: {missing[0]}); give a run on the same pairs"
+            )
         rules: dict[str, dict[str, list[float]]] = {}
         shape: dict[str, dict[str, int]] = {}  # each rule's pool size and K, as the docs' table prints them
         for r in rows:
@@ -116,13 +128,22 @@ def main(argv: list[str] | None = None) -> None:
                 for rule, u in utilities.items():
                     best = max(range(len(pool)), key=lambda i: (u[i], -i))
                     rules.setdefault(f"{name}: {rule}", {}).setdefault(r["figure_type"], []).append(gold_score(pool[best], r))
-                    shape[f"{name}: {rule}"] = {"samples": n_max, "candidates": len(pool), **({"neighbours_k": int(rule.rsplit("k", 1)[1])} if "neighbours" in rule else {})}
+                    shape[f"{name}: {rule}"] = {
+                        "samples": n_max,
+                        "candidates": len(pool),
+                        **({"neighbours_k": int(rule.rsplit("k", 1)[1])} if "neighbours" in rule else {}),
+                    }
         shape["prompted alone"] = {"candidates": 1}
         reranked = {rule: {**shape[rule], **by_type(scores)} for rule, scores in rules.items()}
         for rule, row in reranked.items():
             print(f"{rule:40s}", row)
-        out.update({"with": args.with_run, "neighbours": "the gold explanations of the prompted run's retrieved train-fit examples, most similar first",
-                    "rougeL_f1_by_rule": reranked})  # fmt: skip
+        out.update(
+            {
+                "with": args.with_run,
+                "neighbours": "the gold explanations of the prompted run's retrieved train-fit examples, most similar first",
+                "rougeL_f1_by_rule": reranked,
+            }
+        )
     if shares:
         out["selection_shares"] = {t: round(v, 4) for t, v in sorted(shares.items())}
     out["provenance"] = code_provenance()

@@ -63,8 +63,13 @@ def parse_config(text: str) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="qwen2.5-1.5b")
-    ap.add_argument("--backend-option", "-O", action="append", default=["dtype=bfloat16", "batch_size=16"],
-                    help="backend option KEY=VALUE for the explaining model (default: dtype=bfloat16 batch_size=16)")
+    ap.add_argument(
+        "--backend-option",
+        "-O",
+        action="append",
+        default=["dtype=bfloat16", "batch_size=16"],
+        help="backend option KEY=VALUE for the explaining model (default: dtype=bfloat16 batch_size=16)",
+    )
     ap.add_argument("--label-method", default="trained")
     ap.add_argument("--label-model", default=None, help="a trained FLUTE classifier's folder (label_method=trained)")
     ap.add_argument("--configs", nargs="+", default=["k=3", "k=6"])
@@ -73,8 +78,12 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--cache-dir", default=None)
-    ap.add_argument("--budget-seconds-per-pair", type=float, default=5.4,
-                    help="only configurations this fast are chosen (default 5.4: FLUTE val's 499 pairs in 45 minutes)")
+    ap.add_argument(
+        "--budget-seconds-per-pair",
+        type=float,
+        default=5.4,
+        help="only configurations this fast are chosen (default 5.4: FLUTE val's 499 pairs in 45 minutes)",
+    )
     ap.add_argument("--not-run", default=None, help="a note on candidate configurations left out, and why (recorded)")
     ap.add_argument("--out", required=True, help="the sweep's JSON file; each configuration's run goes in a folder beside it")
     args = ap.parse_args()
@@ -126,16 +135,30 @@ def main() -> None:
                 print(json.dumps(entry), flush=True)
                 continue
         start = time.perf_counter()
-        run = evaluate(sampled, "explain", args.model, split="selection", data_dir=args.data_dir, out_dir=run_dir,
-                       options=options, seed=args.seed, cache_dir=args.cache_dir)  # fmt: skip
+        run = evaluate(
+            sampled,
+            "explain",
+            args.model,
+            split="selection",
+            data_dir=args.data_dir,
+            out_dir=run_dir,
+            options=options,
+            seed=args.seed,
+            cache_dir=args.cache_dir,
+        )
         seconds = time.perf_counter() - start
         scored = score_explanations(run_dir, paper=False)
         entry = {
-            "config": text, "options": options, "run": run_dir.name, "seconds": round(seconds, 1),
-            "seconds_per_pair": round(seconds / max(scored["n"], 1), 2), "n": scored["n"],
-            "label_accuracy": run.metrics.get("accuracy"), "rougeL_f1": scored["overall"]["rougeL_f1"],
+            "config": text,
+            "options": options,
+            "run": run_dir.name,
+            "seconds": round(seconds, 1),
+            "seconds_per_pair": round(seconds / max(scored["n"], 1), 2),
+            "n": scored["n"],
+            "label_accuracy": run.metrics.get("accuracy"),
+            "rougeL_f1": scored["overall"]["rougeL_f1"],
             "by_figure_type": {t: v["rougeL_f1"] for t, v in scored["by_figure_type"].items()},
-        }  # fmt: skip
+        }
         entry["rougeL_f1_split_mix"] = split_mix(entry["by_figure_type"], shares)
         write_json(entry_file, entry)
         results.append(entry)
@@ -151,17 +174,26 @@ def main() -> None:
     best = max(fits, key=lambda i: (results[i]["rougeL_f1_split_mix"], -i)) if fits else None  # none fits: recorded, nothing chosen
     report = {
         "what": "explain settings chosen on FLUTE selection (carved from train; retrieval pool train-fit); val is never read",
-        "split": "selection", "sample": {"per_type": args.per_type, "seed": args.seed, "ids": holder.get("ids", [])},
-        "model": args.model, "fixed_options": fixed, "criterion": "ROUGE-L F1 (rouge-score defaults) per figure type, weighted by the split's figure-type shares, among "
-                     "the configurations whose seconds a pair (model loading included) fit the budget; ties: the earlier",
-        "budget_seconds_per_pair": args.budget_seconds_per_pair, "split_shares": shares,
-        "not_run": args.not_run, "results": results, "chosen": results[best]["config"] if best is not None else None,
-        "chosen_options": results[best]["options"] if best is not None else None, "provenance": code_provenance(),
-    }  # fmt: skip
+        "split": "selection",
+        "sample": {"per_type": args.per_type, "seed": args.seed, "ids": holder.get("ids", [])},
+        "model": args.model,
+        "fixed_options": fixed,
+        "criterion": "ROUGE-L F1 (rouge-score defaults) per figure type, weighted by the split's figure-type shares, among "
+        "the configurations whose seconds a pair (model loading included) fit the budget; ties: the earlier",
+        "budget_seconds_per_pair": args.budget_seconds_per_pair,
+        "split_shares": shares,
+        "not_run": args.not_run,
+        "results": results,
+        "chosen": results[best]["config"] if best is not None else None,
+        "chosen_options": results[best]["options"] if best is not None else None,
+        "provenance": code_provenance(),
+    }
     write_json(out, report)
     if best is None:
-        raise SystemExit(f"no configuration fits {args.budget_seconds_per_pair} s a pair: {[r['seconds_per_pair'] for r in results]} "
-                         f"(recorded in {out}, chosen: null)")  # fmt: skip
+        raise SystemExit(
+            f"no configuration fits {args.budget_seconds_per_pair} s a pair: {[r['seconds_per_pair'] for r in results]} "
+            f"(recorded in {out}, chosen: null)"
+        )
     print(f"chosen: {report['chosen']} (ROUGE-L F1 {results[best]['rougeL_f1']})")
 
 

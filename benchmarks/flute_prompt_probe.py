@@ -32,8 +32,10 @@ from figlang.models.backends.base import ChatMessage, ScoreRequest
 from figlang.models.methods import backend_for
 from figlang.models.methods import prompts as P
 
-SAME = ('Sentence 1: "{p}"\nSentence 2: "{h}"\nDo the two sentences mean the same thing? Figurative language '
-        '(sarcasm, similes, metaphors, idioms) should be read for its intended meaning. Answer "Yes" or "No".')  # fmt: skip
+SAME = (
+    'Sentence 1: "{p}"\nSentence 2: "{h}"\nDo the two sentences mean the same thing? Figurative language '
+    '(sarcasm, similes, metaphors, idioms) should be read for its intended meaning. Answer "Yes" or "No".'
+)
 MEAN = P.NLI_INSTRUCTIONS["meaning"].replace("{premise}", "{p}").replace("{hypothesis}", "{h}")
 FLUTE_WORDS = {"entailment": "Entails", "contradiction": "Contradicts"}
 YES_NO = {"entailment": "Yes", "contradiction": "No"}
@@ -79,8 +81,10 @@ def main() -> None:
         if variant.startswith("fs"):
             turns = []
             for s in shots[: int(variant[2:])]:
-                turns += [("user", INSTRUCTION.format(premise=s.premise, hypothesis=s.hypothesis)),
-                          ("assistant", FLUTE_WORDS[s.label] + ". " + (s.explanation or ""))]  # fmt: skip
+                turns += [
+                    ("user", INSTRUCTION.format(premise=s.premise, hypothesis=s.hypothesis)),
+                    ("assistant", FLUTE_WORDS[s.label] + ". " + (s.explanation or "")),
+                ]
             return chat([*turns, ("user", INSTRUCTION.format(premise=r.premise, hypothesis=r.hypothesis))]), FLUTE_WORDS
         raise SystemExit(f"unknown variant {variant!r}")
 
@@ -102,12 +106,23 @@ def main() -> None:
             return round(100 * sum((m > threshold) == g for m, g in zip(margins, gold)) / len(items), 1)
 
         oracle = max((acc(t), t) for t in [*margins, 0.0])
-        print(json.dumps({
-            "variant": variant, "n": len(items), "acc": acc(0.0), "acc_content_free": acc(offset), "content_free_offset": round(offset, 2),
-            "entailment_recall": round(100 * sum(m > 0 for m, g in zip(margins, gold) if g) / sum(gold), 1),
-            "contradiction_recall": round(100 * sum(m <= 0 for m, g in zip(margins, gold) if not g) / (len(gold) - sum(gold)), 1),
-            "oracle_threshold_acc": oracle[0], "oracle_threshold": round(oracle[1], 2), "seconds": round(time.time() - started),
-        }), flush=True)  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "variant": variant,
+                    "n": len(items),
+                    "acc": acc(0.0),
+                    "acc_content_free": acc(offset),
+                    "content_free_offset": round(offset, 2),
+                    "entailment_recall": round(100 * sum(m > 0 for m, g in zip(margins, gold) if g) / sum(gold), 1),
+                    "contradiction_recall": round(100 * sum(m <= 0 for m, g in zip(margins, gold) if not g) / (len(gold) - sum(gold)), 1),
+                    "oracle_threshold_acc": oracle[0],
+                    "oracle_threshold": round(oracle[1], 2),
+                    "seconds": round(time.time() - started),
+                }
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

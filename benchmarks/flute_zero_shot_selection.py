@@ -129,10 +129,12 @@ def spread(rows: list[dict[str, Any]]) -> dict[str, Any]:
             if len(members) < 2:
                 continue
             accs = {str(m["config"][axis]): m["accuracy"] for m in members}
-            ranges.append({"fixed": dict(zip(others, fixed)), "accuracy": accs,
-                           "range": round(max(accs.values()) - min(accs.values()), 2)})  # fmt: skip
-        out[axis] = {"ranges": ranges, "max_range": max((x["range"] for x in ranges), default=None),
-                     "min_range": min((x["range"] for x in ranges), default=None)}  # fmt: skip
+            ranges.append({"fixed": dict(zip(others, fixed)), "accuracy": accs, "range": round(max(accs.values()) - min(accs.values()), 2)})
+        out[axis] = {
+            "ranges": ranges,
+            "max_range": max((x["range"] for x in ranges), default=None),
+            "min_range": min((x["range"] for x in ranges), default=None),
+        }
     accs = [r["accuracy"] for r in rows]
     out["grid"] = {"min": min(accs), "max": max(accs), "range": round(max(accs) - min(accs), 2)} if accs else None
     return out
@@ -157,14 +159,19 @@ def row_label(c: dict[str, Any]) -> str:
 def tables(record: dict[str, Any]) -> str:
     """The grid's Markdown tables for docs/zero_shot_results.md (selection grid, spread, val)."""
     types = ("idiom", "metaphor", "sarcasm", "simile")
-    out = ["| configuration (selection sample) | accuracy % | right | contradiction / entailment | " + " / ".join(types) + " |",
-           "|---|---|---|---|---|"]  # fmt: skip
+    out = [
+        "| configuration (selection sample) | accuracy % | right | contradiction / entailment | " + " / ".join(types) + " |",
+        "|---|---|---|---|---|",
+    ]
     for r in record["rows"]:
         mark = " (chosen)" if r["name"] == record["chosen"] else ""
         acc = f"**{r['accuracy']:.2f}**" if mark else f"{r['accuracy']:.2f}"
         labels = " / ".join(f"{r['by_gold_label'][lb]['accuracy']:.2f}" for lb in ("contradiction", "entailment"))
-        out.append(f"| {row_label(r['config'])}{mark} | {acc} | {r['n_correct']} of {r['n']} | {labels} | "
-                   + " / ".join(f"{r['by_figure_type'][t]['accuracy']:.2f}" for t in types) + " |")  # fmt: skip
+        out.append(
+            f"| {row_label(r['config'])}{mark} | {acc} | {r['n_correct']} of {r['n']} | {labels} | "
+            + " / ".join(f"{r['by_figure_type'][t]['accuracy']:.2f}" for t in types)
+            + " |"
+        )
     out += ["", "| choice varied | the others fixed at | range, points |", "|---|---|---|"]
     names = {"question": "question", "calibrate": "calibration", "shots": "shots"}
     for axis in AXES:
@@ -173,17 +180,25 @@ def tables(record: dict[str, Any]) -> str:
             out.append(f"| {names[axis]} | {fixed} | {x['range']:.2f} |")
     if "val" in record:
         v = record["val"]
-        out += ["", "| FLUTE val (499 pairs) | accuracy % [95% CI] | contradiction / entailment | " + " / ".join(types) + " |",
-                "|---|---|---|---|"]  # fmt: skip
-        out.append(f"| {row_label(v['config'])}: chosen on selection, the reported figure | **{v['accuracy']:.2f}** "
-                   f"[{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}] | {v['by_gold_label']['contradiction']:.2f} / "
-                   f"{v['by_gold_label']['entailment']:.2f} | " + " / ".join(f"{v['by_figure_type'][t]:.2f}" for t in types) + " |")  # fmt: skip
+        out += [
+            "",
+            "| FLUTE val (499 pairs) | accuracy % [95% CI] | contradiction / entailment | " + " / ".join(types) + " |",
+            "|---|---|---|---|",
+        ]
+        out.append(
+            f"| {row_label(v['config'])}: chosen on selection, the reported figure | **{v['accuracy']:.2f}** "
+            f"[{v['ci95'][0]:.2f}, {v['ci95'][1]:.2f}] | {v['by_gold_label']['contradiction']:.2f} / "
+            f"{v['by_gold_label']['entailment']:.2f} | " + " / ".join(f"{v['by_figure_type'][t]:.2f}" for t in types) + " |"
+        )
         for name, t in record.get("val_not_used_for_choosing", {}).items():
             c = next((r["config"] for r in record["rows"] if r["name"] == name), None)
             label = row_label(c) if c else name
-            out.append(f"| {label}: not used for choosing | {t['accuracy']:.2f} | {t['by_gold_label']['contradiction']['accuracy']:.2f} / "
-                       f"{t['by_gold_label']['entailment']['accuracy']:.2f} | "
-                       + " / ".join(f"{t['by_figure_type'][ft]['accuracy']:.2f}" for ft in types) + " |")  # fmt: skip
+            out.append(
+                f"| {label}: not used for choosing | {t['accuracy']:.2f} | {t['by_gold_label']['contradiction']['accuracy']:.2f} / "
+                f"{t['by_gold_label']['entailment']['accuracy']:.2f} | "
+                + " / ".join(f"{t['by_figure_type'][ft]['accuracy']:.2f}" for ft in types)
+                + " |"
+            )
     return "\n".join(out)
 
 
@@ -215,8 +230,12 @@ def main() -> None:
     ap.add_argument("--runs", required=True, help="folder for the harness runs (one per cell, and val)")
     ap.add_argument("--out", required=True, help="the grid's JSON file")
     ap.add_argument("--stop-grid-at", default=None, help="UTC HH:MM after which no few-shot cell starts (the 0-shot cells always run)")
-    ap.add_argument("--shots-for", choices=("all", "best"), default="all",
-                    help="all: every question with shots; best: shots only with the question the rule picks among the 0-shot rows")
+    ap.add_argument(
+        "--shots-for",
+        choices=("all", "best"),
+        default="all",
+        help="all: every question with shots; best: shots only with the question the rule picks among the 0-shot rows",
+    )
     ap.add_argument("--no-val", action="store_true", help="choose only; do not score val")
     ap.add_argument("--tables", action="store_true", help="print the Markdown tables of the grid JSON --out and stop")
     args = ap.parse_args()
@@ -239,7 +258,7 @@ def main() -> None:
     deadline = None
     if args.stop_grid_at:
         hh, mm = (int(x) for x in args.stop_grid_at.split(":"))
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         deadline = now.replace(hour=hh, minute=mm, second=0, microsecond=0)
         if deadline < now - dt.timedelta(hours=12):
             deadline += dt.timedelta(days=1)
@@ -248,15 +267,28 @@ def main() -> None:
         chosen = choose(rows) if complete else None
         return {
             "what": "FLUTE zero-/few-shot label configuration chosen on selection (carved from train), val scored once",
-            "model": args.model, "method": "nli-score", "fixed_options": {"explain": False, "dtype": args.dtype, "threads": args.threads},
+            "model": args.model,
+            "method": "nli-score",
+            "fixed_options": {"explain": False, "dtype": args.dtype, "threads": args.threads},
             "grid": {"question": list(QUESTIONS), "calibrate": list(CALIBRATIONS), "shots": [0, args.shots], "shots_for": args.shots_for},
-            "selection": {"split": "selection", "n": len(sample), "of": len(selection), "seed": args.seed,
-                          "sample": "whole split" if len(sample) == len(selection) else "seeded sample, stratified by gold label x figure type (proportional)",
-                          "ids": sorted(sample_ids, key=lambda i: int(i.split("-")[-1]) if i.split("-")[-1].isdigit() else i)},
+            "selection": {
+                "split": "selection",
+                "n": len(sample),
+                "of": len(selection),
+                "seed": args.seed,
+                "sample": "whole split"
+                if len(sample) == len(selection)
+                else "seeded sample, stratified by gold label x figure type (proportional)",
+                "ids": sorted(sample_ids, key=lambda i: int(i.split("-")[-1]) if i.split("-")[-1].isdigit() else i),
+            },
             "rule": "most selection items right; ties to the simpler configuration: fewer shots, then calibrate=none, then question=task",
-            "complete": complete, "cells": cells, "rows": rows, "spread": spread(rows),
-            "chosen": chosen["name"] if chosen else None, "chosen_config": chosen["config"] if chosen else None,
-        }  # fmt: skip
+            "complete": complete,
+            "cells": cells,
+            "rows": rows,
+            "spread": spread(rows),
+            "chosen": chosen["name"] if chosen else None,
+            "chosen_config": chosen["config"] if chosen else None,
+        }
 
     rows: list[dict[str, Any]] = []
     cells: list[dict[str, Any]] = []
@@ -266,21 +298,50 @@ def main() -> None:
         if shots and args.shots_for == "best":
             best = choose([r for r in rows if r["config"]["shots"] == 0])["config"]["question"]
             if question != best:
-                cells.append({"question": question, "shots": shots, "run": None,
-                              "not_run": f"--shots-for best: shots={shots} tried only with the question chosen among the 0-shot rows ({best})"})
+                cells.append(
+                    {
+                        "question": question,
+                        "shots": shots,
+                        "run": None,
+                        "not_run": f"--shots-for best: shots={shots} tried only with the question chosen among the 0-shot rows ({best})",
+                    }
+                )
                 continue
-        if shots and deadline is not None and dt.datetime.now(dt.timezone.utc) >= deadline:
-            cells.append({"question": question, "shots": shots, "run": None, "not_run": f"not started by {args.stop_grid_at} UTC (time budget)"})
+        if shots and deadline is not None and dt.datetime.now(dt.UTC) >= deadline:
+            cells.append(
+                {"question": question, "shots": shots, "run": None, "not_run": f"not started by {args.stop_grid_at} UTC (time budget)"}
+            )
             print(f"skip {name}: past {args.stop_grid_at} UTC", flush=True)
             continue
         started, cpu0 = time.time(), cpu_now()
-        result = evaluate(task, "nli-score", model=args.model, split="selection", data_dir=args.data_dir, out_dir=runs / name,
-                          cache_dir=args.cache_dir, seed=args.seed, method_options=method_options(args, question, "content-free", shots),
-                          progress=False, chosen_on={"grid": "selection"},
-                          extra={"selection_sample": {"n": len(sample), "of": len(selection), "seed": args.seed,
-                                                      "stratified_by": "gold label x figure type (proportional)"}})  # fmt: skip
-        cell = {"question": question, "shots": shots, "run": str(runs / name), **cpu_note(started, cpu0),
-                "cache": result.results.get("run", {}).get("cache")}  # fmt: skip
+        result = evaluate(
+            task,
+            "nli-score",
+            model=args.model,
+            split="selection",
+            data_dir=args.data_dir,
+            out_dir=runs / name,
+            cache_dir=args.cache_dir,
+            seed=args.seed,
+            method_options=method_options(args, question, "content-free", shots),
+            progress=False,
+            chosen_on={"grid": "selection"},
+            extra={
+                "selection_sample": {
+                    "n": len(sample),
+                    "of": len(selection),
+                    "seed": args.seed,
+                    "stratified_by": "gold label x figure type (proportional)",
+                }
+            },
+        )
+        cell = {
+            "question": question,
+            "shots": shots,
+            "run": str(runs / name),
+            **cpu_note(started, cpu0),
+            "cache": result.results.get("run", {}).get("cache"),
+        }
         fingerprint = result.results["method"]["fingerprint"]
         examples = fingerprint.get("examples")
         if shots and examples:
@@ -288,7 +349,8 @@ def main() -> None:
             texts = {" ".join(t.lower().split()) for i in examples if i in train for t in (train[i].premise, train[i].hypothesis)}
             cell["shot_examples"] = examples
             cell["items_sharing_a_sentence_with_an_example"] = sum(
-                " ".join(r.premise.lower().split()) in texts or " ".join(r.hypothesis.lower().split()) in texts for r in sample)
+                " ".join(r.premise.lower().split()) in texts or " ".join(r.hypothesis.lower().split()) in texts for r in sample
+            )
         cells.append(cell)
         harness_acc = round(100 * result.results["metrics"]["accuracy"]["accuracy"], 2)
         for calibrate in CALIBRATIONS:
@@ -297,8 +359,15 @@ def main() -> None:
             if calibrate == "content-free" and table["accuracy"] != harness_acc:
                 raise SystemExit(f"{name}: recomputed accuracy {table['accuracy']} differs from the harness's {harness_acc}")
             config = {"question": question, "calibrate": calibrate, "shots": shots}
-            rows.append({"name": config_name(config), "config": config, "source": "harness run" if calibrate == "content-free"
-                         else "the harness run's scores + content-free offset (exact)", "run": str(runs / name), **table})  # fmt: skip
+            rows.append(
+                {
+                    "name": config_name(config),
+                    "config": config,
+                    "source": "harness run" if calibrate == "content-free" else "the harness run's scores + content-free offset (exact)",
+                    "run": str(runs / name),
+                    **table,
+                }
+            )
             print(f"{config_name(config):24s} {table['accuracy']:6.2f}  {cell['wall_seconds']}s wall", flush=True)
         write_json(Path(args.out), grid_record(complete=False))  # a stopped grid leaves what it scored
 
@@ -311,16 +380,30 @@ def main() -> None:
     c = chosen["config"]
     name = f"val-{chosen['name']}"
     started, cpu0 = time.time(), cpu_now()
-    result = evaluate("flute", "nli-score", model=args.model, split="val", data_dir=args.data_dir, out_dir=runs / name,
-                      cache_dir=args.cache_dir, seed=args.seed, method_options=method_options(args, c["question"], c["calibrate"], c["shots"]),
-                      progress=False, chosen_on={"question": "selection", "calibrate": "selection", "shots": "selection"},
-                      extra={"chosen_by": "benchmarks/flute_zero_shot_selection.py", "chosen": chosen["name"]})  # fmt: skip
+    result = evaluate(
+        "flute",
+        "nli-score",
+        model=args.model,
+        split="val",
+        data_dir=args.data_dir,
+        out_dir=runs / name,
+        cache_dir=args.cache_dir,
+        seed=args.seed,
+        method_options=method_options(args, c["question"], c["calibrate"], c["shots"]),
+        progress=False,
+        chosen_on={"question": "selection", "calibrate": "selection", "shots": "selection"},
+        extra={"chosen_by": "benchmarks/flute_zero_shot_selection.py", "chosen": chosen["name"]},
+    )
     val = result.results["metrics"]
-    record["val"] = {"run": str(runs / name), "config": c, **cpu_note(started, cpu0),
-                     "accuracy": round(100 * val["accuracy"]["accuracy"], 2),
-                     "ci95": [round(100 * val["accuracy"]["ci_low"], 2), round(100 * val["accuracy"]["ci_high"], 2)],
-                     "by_gold_label": {k: round(100 * v["accuracy"], 2) for k, v in val["by_gold_label"].items()},
-                     "by_figure_type": {k: round(100 * v["accuracy"], 2) for k, v in val["by_figure_type"].items()}}  # fmt: skip
+    record["val"] = {
+        "run": str(runs / name),
+        "config": c,
+        **cpu_note(started, cpu0),
+        "accuracy": round(100 * val["accuracy"]["accuracy"], 2),
+        "ci95": [round(100 * val["accuracy"]["ci_low"], 2), round(100 * val["accuracy"]["ci_high"], 2)],
+        "by_gold_label": {k: round(100 * v["accuracy"], 2) for k, v in val["by_gold_label"].items()},
+        "by_figure_type": {k: round(100 * v["accuracy"], 2) for k, v in val["by_figure_type"].items()},
+    }
     if c["calibrate"] == "content-free":
         records = list(result.records)
         labels = {i: uncalibrated(p) for i, p in result.predictions.items()}

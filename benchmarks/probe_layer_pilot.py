@@ -29,8 +29,12 @@ def main() -> None:
     ap.add_argument("--data-dir", default="../shared/data")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--batch-size", type=int, default=8)
-    ap.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
-                    help="bfloat16 only pays on CPUs with AVX512-BF16/AMX; on AVX2 it is emulated and slower")
+    ap.add_argument(
+        "--dtype",
+        choices=["float32", "bfloat16"],
+        default="float32",
+        help="bfloat16 only pays on CPUs with AVX512-BF16/AMX; on AVX2 it is emulated and slower",
+    )
     ap.add_argument("--out", help="write the table as JSON (with provenance) to this file")
     args = ap.parse_args()
     try:
@@ -88,13 +92,22 @@ def write_result(args: argparse.Namespace, records: list, table: list[dict]) -> 
     from figlang.evaluation.provenance import provenance
 
     best = max(table, key=lambda row: row["cv_accuracy"])
-    write_json(args.out, {
-        "model": args.model, "task": args.task, "split": args.split, "n": len(records), "dtype": args.dtype,
-        "protocol": "5-fold stratified CV (random_state 0) of an L2 logistic regression on option1 - option2 features, "
-                    "both option orders, features standardised; last real token of <eos> N <eos> C_i <eos>",
-        "table": table, "best": best,
-        "provenance": provenance({args.split: records}, {"layer": args.split}),
-    })
+    write_json(
+        args.out,
+        {
+            "model": args.model,
+            "task": args.task,
+            "split": args.split,
+            "n": len(records),
+            "dtype": args.dtype,
+            "protocol": "5-fold stratified CV (random_state 0) of an L2 logistic regression on option1 - option2 features, "
+            "both option orders, features standardised; last real token of <eos> N <eos> C_i <eos>",
+            "table": table,
+            "best": best,
+            "provenance": provenance({args.split: records}, {"layer": args.split}),
+        },
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -42,8 +42,14 @@ def replay(cases: list[tuple[list[int], list[int]]], max_ngram: int, draft_token
             seq += answer[i : i + kept + 1]
             i += kept + 1
         tokens += len(answer)
-    return {"max_ngram": max_ngram, "draft_tokens": draft_tokens, "tokens": tokens, "forward_passes": passes,
-            "passes_per_token": round(passes / tokens, 3), "drafted_per_pass": round(drafted / passes, 2)}  # fmt: skip
+    return {
+        "max_ngram": max_ngram,
+        "draft_tokens": draft_tokens,
+        "tokens": tokens,
+        "forward_passes": passes,
+        "passes_per_token": round(passes / tokens, 3),
+        "drafted_per_pass": round(drafted / passes, 2),
+    }
 
 
 def main() -> None:
@@ -72,10 +78,16 @@ def main() -> None:
         answer = row["raw"][len(word) :]  # what the model wrote after the label word
         cases.append((method.lm._encode_prompt(prompt), method.lm.tokenizer(answer, add_special_tokens=False)["input_ids"]))
     rules = [replay(cases, n, d) for n in (1, 2, 3, 4) for d in (3, 5, 8, 10)]
-    result = {"what": __doc__.split("\n")[0], "predictions": args.predictions, "split": args.split, "answers": len(cases),
-              "mean_prompt_tokens": round(sum(len(p) for p, _ in cases) / len(cases), 1),
-              "mean_answer_tokens": round(sum(len(a) for _, a in cases) / len(cases), 2), "rules": rules,
-              "shipped": {"max_ngram": 3, "draft_tokens": 10}}  # fmt: skip
+    result = {
+        "what": __doc__.split("\n")[0],
+        "predictions": args.predictions,
+        "split": args.split,
+        "answers": len(cases),
+        "mean_prompt_tokens": round(sum(len(p) for p, _ in cases) / len(cases), 1),
+        "mean_answer_tokens": round(sum(len(a) for _, a in cases) / len(cases), 2),
+        "rules": rules,
+        "shipped": {"max_ngram": 3, "draft_tokens": 10},
+    }
     print(json.dumps(result, indent=1))
     if args.out:
         write_json(args.out, result)

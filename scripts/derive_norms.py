@@ -19,6 +19,13 @@ for run in map(Path, sys.argv[1:]):
     preds = predictions_file(run)
     if preds is None:
         raise SystemExit(f"{run}: no predictions.jsonl(.gz)")
-    write_json(run / "norms.json", {"source": preds.name, "source_sha256": file_sha256(preds),
-                                    "made_by": "scripts/derive_norms.py (figlang.evaluation.norms)", "norms": norm_accuracies(read_jsonl(preds))})
+    write_json(
+        run / "norms.json",
+        {
+            "source": preds.name,
+            "source_sha256": file_sha256(preds),
+            "made_by": "scripts/derive_norms.py (figlang.evaluation.norms)",
+            "norms": norm_accuracies(read_jsonl(preds)),
+        },
+    )
     print(f"wrote {run / 'norms.json'}")

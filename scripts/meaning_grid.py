@@ -49,7 +49,9 @@ def run_block(task: str, split: str, block: str, model: str, threads: int, data_
     rows: list[dict] = []
     if block == "neutral":
         lm = METHODS.create("lm-score", model=model, **opts).lm
-        reqs = [ScoreRequest(P.NEUTRAL_PROMPTS[P.DEFAULT_NEUTRAL], P.LM_SCORE_CONTINUATION.format(option=o)) for r in records for o in r.options]
+        reqs = [
+            ScoreRequest(P.NEUTRAL_PROMPTS[P.DEFAULT_NEUTRAL], P.LM_SCORE_CONTINUATION.format(option=o)) for r in records for o in r.options
+        ]
         t_cpu, t_wall = time.process_time(), time.perf_counter()
         res = lm.score(reqs)
         k = 0
@@ -63,8 +65,14 @@ def run_block(task: str, split: str, block: str, model: str, threads: int, data_
             m = METHODS.create("lm-score-meaning", model=model, norm="sum", position=block.split("-")[1], **opts)
         else:
             _, kind, order = block.split("-")
-            m = METHODS.create("lm-score-knowledge", model=model, knowledge=kind, norm="sum",
-                               order="inference-first" if order == "if" else "narrative-first", **opts)  # fmt: skip
+            m = METHODS.create(
+                "lm-score-knowledge",
+                model=model,
+                knowledge=kind,
+                norm="sum",
+                order="inference-first" if order == "if" else "narrative-first",
+                **opts,
+            )
         m.lm  # load before the clock starts  # noqa: B018
         t_cpu, t_wall = time.process_time(), time.perf_counter()
         preds = m.predict(records)
@@ -77,8 +85,22 @@ def run_block(task: str, split: str, block: str, model: str, threads: int, data_
     cpu, wall = time.process_time() - t_cpu, time.perf_counter() - t_wall
     out.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"task": task, "split": split, "block": block, "model": model, "threads": threads,
-                               "sample": sample, "cpu_s": cpu, "wall_s": wall, "n": len(rows), "rows": rows}))  # fmt: skip
+    tmp.write_text(
+        json.dumps(
+            {
+                "task": task,
+                "split": split,
+                "block": block,
+                "model": model,
+                "threads": threads,
+                "sample": sample,
+                "cpu_s": cpu,
+                "wall_s": wall,
+                "n": len(rows),
+                "rows": rows,
+            }
+        )
+    )
     os.replace(tmp, path)
     print(f"{task}/{split} {block}: {len(rows)} items, {cpu:.1f} CPU s, {wall:.1f} s wall")
 
@@ -123,8 +145,17 @@ def analyse(out: Path) -> None:
             these = [r for r in rows if r["id"] in scores]
             per_item = base_cpu / len(rows)  # plain scoring's CPU seconds per item: the cost ratio is per item
             cost = round(b["cpu_s"] / len(these) / per_item, 2) if base_cpu and block != "plain" else (1.0 if block == "plain" else None)
-            table.append({"task": task, "split": split, "config": config + (f" [sample of {len(these)}]" if len(these) < len(rows) else ""),
-                          "n": len(these), "accuracy": round(_acc(these, scores), 2), "cpu_s": round(b["cpu_s"], 1), "cost_vs_plain": cost})
+            table.append(
+                {
+                    "task": task,
+                    "split": split,
+                    "config": config + (f" [sample of {len(these)}]" if len(these) < len(rows) else ""),
+                    "n": len(these),
+                    "accuracy": round(_acc(these, scores), 2),
+                    "cpu_s": round(b["cpu_s"], 1),
+                    "cost_vs_plain": cost,
+                }
+            )
 
         def norms(prefix: str, block: str, cond: dict[str, list[float]]) -> None:
             add(f"{prefix} sum", block, cond)
@@ -138,8 +169,11 @@ def analyse(out: Path) -> None:
             if block in got:
                 cond = {r["id"]: r["logprob"] for r in got[block]["rows"]}
                 norms(f"lm-score-meaning position={pos}", block, cond)
-                add(f"lm-score-meaning position={pos} meaning-pmi", block,
-                    {i: [v - p for v, p in zip(cond[i], plain[i]["logprob"])] for i in cond})  # fmt: skip
+                add(
+                    f"lm-score-meaning position={pos} meaning-pmi",
+                    block,
+                    {i: [v - p for v, p in zip(cond[i], plain[i]["logprob"])] for i in cond},
+                )
                 sources: dict[str, int] = {}
                 for r in got[block]["rows"]:
                     sources[str(r.get("meaning_source"))] = sources.get(str(r.get("meaning_source")), 0) + 1
@@ -161,7 +195,9 @@ def analyse(out: Path) -> None:
     (out / "grid.json").write_text(json.dumps(table, indent=1))
     lines = ["| task | split | configuration | n | accuracy % | CPU s | cost vs plain |", "|---|---|---|---|---|---|---|"]
     for t in table:
-        lines.append(f"| {t['task']} | {t['split']} | {t['config']} | {t['n']} | {t['accuracy']:.2f} | {t['cpu_s']} | {t['cost_vs_plain']} |")
+        lines.append(
+            f"| {t['task']} | {t['split']} | {t['config']} | {t['n']} | {t['accuracy']:.2f} | {t['cpu_s']} | {t['cost_vs_plain']} |"
+        )
     (out / "grid.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

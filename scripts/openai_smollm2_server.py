@@ -38,13 +38,28 @@ def main() -> int:
         sys.exit("llama-cpp-python is not installed: pip install 'llama-cpp-python[server]==0.3.36'")
 
     cmd = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(model), "--model_alias", args.alias,
-        "--host", args.host, "--port", str(args.port),
-        "--n_ctx", str(args.n_ctx), "--n_threads", str(args.threads),
-        "--logits_all", "True", "--seed", "0",
-        "--kv_overrides", "tokenizer.ggml.add_bos_token=bool:true",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--model_alias",
+        args.alias,
+        "--host",
+        args.host,
+        "--port",
+        str(args.port),
+        "--n_ctx",
+        str(args.n_ctx),
+        "--n_threads",
+        str(args.threads),
+        "--logits_all",
+        "True",
+        "--seed",
+        "0",
+        "--kv_overrides",
+        "tokenizer.ggml.add_bos_token=bool:true",
+    ]
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     print(f"serving {model.name} as {args.alias!r} on http://{args.host}:{args.port}/v1", file=sys.stderr)
     os.execv(sys.executable, cmd)

@@ -47,8 +47,10 @@ def main() -> None:
         for path in sorted((out / kind / "generative").glob("*dev*.jsonl")):
             r = score_predictions_file(path, f"{kind}-generation", "dev", args.data_dir, out_dir=keep(kind, path))
             g = r.metrics["generation"]
-            print(f"| {kind} | {path.name} | {g['n_items']} | {len(r.problems.empty_generations)} | {g['rougeL']:.4f} | "
-                  f"{g['bleu']:.4f} | {g['sacrebleu_sentence']:.2f} |")  # fmt: skip
+            print(
+                f"| {kind} | {path.name} | {g['n_items']} | {len(r.problems.empty_generations)} | {g['rougeL']:.4f} | "
+                f"{g['bleu']:.4f} | {g['sacrebleu_sentence']:.2f} |"
+            )
 
 
 if __name__ == "__main__":

@@ -21,9 +21,23 @@ from pathlib import Path
 
 from figlang.data.io import atomic_write, gzip_file
 
-KEEP = {"results.json", "results.md", "figlang.json", "train_result.json", "train_log.jsonl", "loss_curve.png",
-        "explanations.json", "folds_summary.json", "simulatability.json", "summary.json", "norms.json", "sweep.json",
-        "sweep_entry.json", "grid.json", "mbr_subsets.json"}  # fmt: skip
+KEEP = {
+    "results.json",
+    "results.md",
+    "figlang.json",
+    "train_result.json",
+    "train_log.jsonl",
+    "loss_curve.png",
+    "explanations.json",
+    "folds_summary.json",
+    "simulatability.json",
+    "summary.json",
+    "norms.json",
+    "sweep.json",
+    "sweep_entry.json",
+    "grid.json",
+    "mbr_subsets.json",
+}
 SKIP_DIRS = {"checkpoint", "cache", ".figlang-cache", "__pycache__"}
 
 

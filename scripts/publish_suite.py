@@ -23,5 +23,7 @@ try:
     written = publish_suite(args.run, args.dest, args.readme or None)
 except FiglangError as err:
     sys.exit(f"error: {err}")
-print(f"wrote {len(written)} files: {args.dest}/ (suite.md, suite.json, per row results.json, results.md, predictions.jsonl.gz)"
-      + (f" and {args.readme}" if args.readme else ""))
+print(
+    f"wrote {len(written)} files: {args.dest}/ (suite.md, suite.json, per row results.json, results.md, predictions.jsonl.gz)"
+    + (f" and {args.readme}" if args.readme else "")
+)

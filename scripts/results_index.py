@@ -11,22 +11,35 @@ table row: group(...); prose: prose(...)) rather than editing INDEX.yaml by hand
 import glob
 import json
 import os
+
 R = "docs/results/"
 groups = []
-acc = lambda: [["accuracy", None, "metrics.accuracy.accuracy", 100], ["ci_low", None, "metrics.accuracy.ci_low", 100],
-               ["ci_high", None, "metrics.accuracy.ci_high", 100], ["n", None, "metrics.accuracy.n"]]
+acc = lambda: [
+    ["accuracy", None, "metrics.accuracy.accuracy", 100],
+    ["ci_low", None, "metrics.accuracy.ci_low", 100],
+    ["ci_high", None, "metrics.accuracy.ci_high", 100],
+    ["n", None, "metrics.accuracy.n"],
+]
+
+
 def fmt(v, places):  # places: decimals, or "," for an integer with thousands separators
     return f"{int(round(v)):,}" if places == "," else f"{v:.{places}f}" if places else str(int(round(v)))
+
+
 def val(d, key):
-    for k in key.split("."): d = d[int(k)] if isinstance(d, list) else d[k]
+    for k in key.split("."):
+        d = d[int(k)] if isinstance(d, list) else d[k]
     return d
+
+
 def group(doc, table, row, file, figs):
     d = json.load(open(R + file))
     out = []
     for fid, places, key, *rest in figs:
         v = val(d, key)
         if len(rest) > 1 and rest[1] == "majority":  # as figlang.evaluation.registry.DERIVATIONS
-            c = [x["n"] for x in v["by_gold_label"].values()]; v = max(c) / sum(c)
+            c = [x["n"] for x in v["by_gold_label"].values()]
+            v = max(c) / sum(c)
         elif len(rest) > 1 and rest[1] in ("min_fold", "max_fold"):
             accs = [x["accuracy"]["accuracy"] if isinstance(x["accuracy"], dict) else x["accuracy"] for x in v.values()]
             v = min(accs) if rest[1] == "min_fold" else max(accs)
@@ -35,88 +48,180 @@ def group(doc, table, row, file, figs):
         v = v * (rest[0] if rest else 1)
         out.append([fid, fmt(v, places), key] + rest)
     groups.append({"doc": doc, "table": table, "row": row, "file": file, "figures": out})
+
+
 # the narrative paper's committed outputs
-for kind, name, stem in [("idiom", "RoBERTa-large (baseline)", "idiom_dev_predictions"), ("idiom", "+ context knowledge", "idiom_context_dev_predictions"),
-                         ("idiom", "+ literal knowledge", "idiom_literal_dev_predictions"), ("simile", "RoBERTa-large (baseline)", "dev_predictions"),
-                         ("simile", "+ context knowledge", "simile_context_dev_predictions"), ("simile", "+ literal knowledge", "simile_literal_dev_predictions")]:
-    group("README.md", "paper-discriminative", f"| {kind} | {name} |", f"paper-outputs/{kind}-{stem}/results.json",
-          [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100],
-           ["ci_high", 1, "metrics.accuracy.ci_high", 100], ["n", 0, "metrics.accuracy.n"]])
+for kind, name, stem in [
+    ("idiom", "RoBERTa-large (baseline)", "idiom_dev_predictions"),
+    ("idiom", "+ context knowledge", "idiom_context_dev_predictions"),
+    ("idiom", "+ literal knowledge", "idiom_literal_dev_predictions"),
+    ("simile", "RoBERTa-large (baseline)", "dev_predictions"),
+    ("simile", "+ context knowledge", "simile_context_dev_predictions"),
+    ("simile", "+ literal knowledge", "simile_literal_dev_predictions"),
+]:
+    group(
+        "README.md",
+        "paper-discriminative",
+        f"| {kind} | {name} |",
+        f"paper-outputs/{kind}-{stem}/results.json",
+        [
+            ["accuracy", 2, "metrics.accuracy.accuracy", 100],
+            ["ci_low", 1, "metrics.accuracy.ci_low", 100],
+            ["ci_high", 1, "metrics.accuracy.ci_high", 100],
+            ["n", 0, "metrics.accuracy.n"],
+        ],
+    )
 for kind in ("idiom", "simile"):
     for path in sorted(glob.glob(f"../shared/data/fig_narrative/output/{kind}/generative/*dev*.jsonl")):
         stem = os.path.basename(path)[:-6]
-        group("README.md", "paper-generation", f"| {kind} | {stem}.jsonl |", f"paper-outputs/{kind}-{stem}/results.json",
-              [["items", 0, "metrics.generation.n_items"], ["empty", 0, "problems.empty_generations.count"],
-               ["rougeL", 4, "metrics.generation.rougeL"], ["bleu", 4, "metrics.generation.bleu"], ["sacrebleu", 2, "metrics.generation.sacrebleu_sentence"]])
-group("README.md", "baselines", "| flute / val |", "baselines/flute-val-majority/results.json",
-      [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100], ["ci_high", 1, "metrics.accuracy.ci_high", 100]])
-group("README.md", "baselines", "| idiom-cloze / dev |", "baselines/idiom-dev-longer-option/results.json",
-      [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100], ["ci_high", 1, "metrics.accuracy.ci_high", 100]])
+        group(
+            "README.md",
+            "paper-generation",
+            f"| {kind} | {stem}.jsonl |",
+            f"paper-outputs/{kind}-{stem}/results.json",
+            [
+                ["items", 0, "metrics.generation.n_items"],
+                ["empty", 0, "problems.empty_generations.count"],
+                ["rougeL", 4, "metrics.generation.rougeL"],
+                ["bleu", 4, "metrics.generation.bleu"],
+                ["sacrebleu", 2, "metrics.generation.sacrebleu_sentence"],
+            ],
+        )
+group(
+    "README.md",
+    "baselines",
+    "| flute / val |",
+    "baselines/flute-val-majority/results.json",
+    [
+        ["accuracy", 2, "metrics.accuracy.accuracy", 100],
+        ["ci_low", 1, "metrics.accuracy.ci_low", 100],
+        ["ci_high", 1, "metrics.accuracy.ci_high", 100],
+    ],
+)
+group(
+    "README.md",
+    "baselines",
+    "| idiom-cloze / dev |",
+    "baselines/idiom-dev-longer-option/results.json",
+    [
+        ["accuracy", 2, "metrics.accuracy.accuracy", 100],
+        ["ci_low", 1, "metrics.accuracy.ci_low", 100],
+        ["ci_high", 1, "metrics.accuracy.ci_high", 100],
+    ],
+)
+
+
 def suite(row, file, labels, types):
-    figs = [["n", 0, "metrics.accuracy.n"], ["accuracy", 1, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100],
-            ["ci_high", 1, "metrics.accuracy.ci_high", 100], ["majority", 1, "metrics", 100, "majority"]]
+    figs = [
+        ["n", 0, "metrics.accuracy.n"],
+        ["accuracy", 1, "metrics.accuracy.accuracy", 100],
+        ["ci_low", 1, "metrics.accuracy.ci_low", 100],
+        ["ci_high", 1, "metrics.accuracy.ci_high", 100],
+        ["majority", 1, "metrics", 100, "majority"],
+    ]
     for lab in labels:
         figs += [[f"{lab}", 1, f"metrics.by_gold_label.{lab}.accuracy", 100], [f"{lab}_n", 0, f"metrics.by_gold_label.{lab}.n"]]
     for grp, t in types:
         figs += [[t, 1, f"metrics.{grp}.{t}.accuracy", 100]]
     group("README.md", "suite", row, file, figs)
+
+
 if os.path.exists(R + "suite/suite.json"):  # README's suite table as `make run` printed it (scripts/publish_suite.py)
     import sys
+
     sys.path.insert(0, "src")
     from figlang.evaluation.suite import registry_rows
+
     for row, file, figs in registry_rows(json.load(open(R + "suite/suite.json"))):
         group("README.md", "suite", row, file, figs)
 else:  # the table of the earlier suite (smollm2-135m alone), until the first published run of the current one
-    suite("| impli-idioms-manual |", "zs/impli-manual-nli-score-smollm2/results.json", ["entailment", "non-entailment"],
-          [("by_pair_type", "manual"), ("by_pair_type", "manual_antonym")])
+    suite(
+        "| impli-idioms-manual |",
+        "zs/impli-manual-nli-score-smollm2/results.json",
+        ["entailment", "non-entailment"],
+        [("by_pair_type", "manual"), ("by_pair_type", "manual_antonym")],
+    )
 if not os.path.exists(R + "suite/suite.json") and os.path.exists(R + "suite-smollm2/idiom-dev/results.json"):
     suite("| idiom-cloze |", "suite-smollm2/idiom-dev/results.json", ["option1", "option2"], [])
 if not os.path.exists(R + "suite/suite.json") and os.path.exists(R + "suite-smollm2/simile-dev/results.json"):
     suite("| simile-cloze |", "suite-smollm2/simile-dev/results.json", ["option1", "option2"], [])
 if not os.path.exists(R + "suite/suite.json") and os.path.exists(R + "suite-smollm2/flute-val/results.json"):
-    suite("| flute |", "suite-smollm2/flute-val/results.json", ["contradiction", "entailment"],
-          [("by_figure_type", t) for t in ("idiom", "metaphor", "sarcasm", "simile")])
+    suite(
+        "| flute |",
+        "suite-smollm2/flute-val/results.json",
+        ["contradiction", "entailment"],
+        [("by_figure_type", t) for t in ("idiom", "metaphor", "sarcasm", "simile")],
+    )
 # docs/zero_shot_results.md, the zero-/few-shot cloze table: the cells with a result file
 ZS = "docs/zero_shot_results.md"
-CELL = [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100],
-        ["ci_high", 1, "metrics.accuracy.ci_high", 100]]
+CELL = [
+    ["accuracy", 2, "metrics.accuracy.accuracy", 100],
+    ["ci_low", 1, "metrics.accuracy.ci_low", 100],
+    ["ci_high", 1, "metrics.accuracy.ci_high", 100],
+]
 for row, files in {
     "| smollm2-135m | lm-score pmi |": ["suite-smollm2/idiom-dev", "suite-smollm2/simile-dev"],
     "| smollm2-135m | few-shot |": ["zs/idiom-devdisjoint-fewshot-smollm2", "zs/simile-devdisjoint-fewshot-smollm2"],
-    "| gemma3-270m | pet |": [f for f in ["zs/idiom-dev-pet-gemma", "zs/simile-dev-pet-gemma"] if os.path.exists(R + f + "/results.json")]  # re-made 2026-11-26
-                             + ["zs/idiom-devdisjoint-pet-gemma", "zs/simile-devdisjoint-pet-gemma"],
+    "| gemma3-270m | pet |": [
+        f for f in ["zs/idiom-dev-pet-gemma", "zs/simile-dev-pet-gemma"] if os.path.exists(R + f + "/results.json")
+    ]  # re-made 2026-11-26
+    + ["zs/idiom-devdisjoint-pet-gemma", "zs/simile-devdisjoint-pet-gemma"],
     "| gemma3-270m | qa |": [f for f in ["zs/idiom-dev-qa-gemma", "zs/simile-dev-qa-gemma"] if os.path.exists(R + f + "/results.json")]
-                            + ["zs/idiom-devdisjoint-qa-gemma", "zs/simile-devdisjoint-qa-gemma"],
-    "| gemma3-270m | few-shot |": ["zs/idiom-dev-fewshot-gemma-llamacpp", "zs/simile-dev-fewshot-gemma-llamacpp",
-                                   "zs/idiom-devdisjoint-fewshot-gemma-llamacpp", "zs/simile-devdisjoint-fewshot-gemma-llamacpp"],
-    "| qwen2.5-1.5b (bf16) | pet |": ["zs/simile-dev-pet-qwen-llamacpp", "zs/idiom-devdisjoint-pet-qwen-llamacpp",
-                                      "zs/simile-devdisjoint-pet-qwen-llamacpp"],
+    + ["zs/idiom-devdisjoint-qa-gemma", "zs/simile-devdisjoint-qa-gemma"],
+    "| gemma3-270m | few-shot |": [
+        "zs/idiom-dev-fewshot-gemma-llamacpp",
+        "zs/simile-dev-fewshot-gemma-llamacpp",
+        "zs/idiom-devdisjoint-fewshot-gemma-llamacpp",
+        "zs/simile-devdisjoint-fewshot-gemma-llamacpp",
+    ],
+    "| qwen2.5-1.5b (bf16) | pet |": [
+        "zs/simile-dev-pet-qwen-llamacpp",
+        "zs/idiom-devdisjoint-pet-qwen-llamacpp",
+        "zs/simile-devdisjoint-pet-qwen-llamacpp",
+    ],
     "| qwen2.5-1.5b (bf16) | qa |": ["zs/idiom-devdisjoint-qa-qwen-llamacpp", "zs/simile-devdisjoint-qa-qwen-llamacpp"],
-    "| qwen2.5-1.5b (bf16) | few-shot |": ["zs/idiom-dev-fewshot-qwen-llamacpp", "zs/simile-dev-fewshot-qwen-llamacpp",
-                                           "zs/idiom-devdisjoint-fewshot-qwen-llamacpp", "zs/simile-devdisjoint-fewshot-qwen-llamacpp"],
+    "| qwen2.5-1.5b (bf16) | few-shot |": [
+        "zs/idiom-dev-fewshot-qwen-llamacpp",
+        "zs/simile-dev-fewshot-qwen-llamacpp",
+        "zs/idiom-devdisjoint-fewshot-qwen-llamacpp",
+        "zs/simile-devdisjoint-fewshot-qwen-llamacpp",
+    ],
 }.items():
     for f in files:
         group(ZS, "zs-cloze", row, f + "/results.json", CELL)
 # cells re-made on 2026-11-25 (one thread, float32) with the documented commands, predictions committed
-for row, f in [("| gemma3-270m | lm-score pmi |", "zs/idiom-dev-pmi-gemma"), ("| gemma3-270m | lm-score pmi |", "zs/simile-dev-pmi-gemma"),
-               ("| gemma3-270m | lm-score pmi |", "zs/idiom-devdisjoint-pmi-gemma"), ("| gemma3-270m | lm-score pmi |", "zs/simile-devdisjoint-pmi-gemma"),
-               ("| smollm2-135m | lm-score pmi |", "zs/idiom-devdisjoint-pmi-smollm2"), ("| smollm2-135m | lm-score pmi |", "zs/simile-devdisjoint-pmi-smollm2"),
-               ("| smollm2-135m | pet |", "zs/idiom-dev-pet-smollm2")]:
+for row, f in [
+    ("| gemma3-270m | lm-score pmi |", "zs/idiom-dev-pmi-gemma"),
+    ("| gemma3-270m | lm-score pmi |", "zs/simile-dev-pmi-gemma"),
+    ("| gemma3-270m | lm-score pmi |", "zs/idiom-devdisjoint-pmi-gemma"),
+    ("| gemma3-270m | lm-score pmi |", "zs/simile-devdisjoint-pmi-gemma"),
+    ("| smollm2-135m | lm-score pmi |", "zs/idiom-devdisjoint-pmi-smollm2"),
+    ("| smollm2-135m | lm-score pmi |", "zs/simile-devdisjoint-pmi-smollm2"),
+    ("| smollm2-135m | pet |", "zs/idiom-dev-pet-smollm2"),
+]:
     if os.path.exists(R + f + "/results.json"):
         group(ZS, "zs-cloze", row, f + "/results.json", CELL)
 # cells re-made on 2026-11-26 (two threads; smollm2-135m in float32 as first made, qwen2.5-1.5b in bfloat16), predictions
 # committed; in each row left to right, so that a figure is matched to its own cell
-for method, runs in [("pet", ["simile-dev", "idiom-devdisjoint", "simile-devdisjoint"]),
-                     ("qa", ["idiom-dev", "simile-dev", "idiom-devdisjoint", "simile-devdisjoint"]), ("few-shot", ["idiom-dev", "simile-dev"])]:
+for method, runs in [
+    ("pet", ["simile-dev", "idiom-devdisjoint", "simile-devdisjoint"]),
+    ("qa", ["idiom-dev", "simile-dev", "idiom-devdisjoint", "simile-devdisjoint"]),
+    ("few-shot", ["idiom-dev", "simile-dev"]),
+]:
     for f in runs:
         f = f"zs/{f}-{method.replace('-', '')}-smollm2"
         if os.path.exists(R + f + "/results.json"):
             group(ZS, "zs-cloze", f"| smollm2-135m | {method} |", f + "/results.json", CELL)
-for row, runs in [("| qwen2.5-1.5b (bf16) | lm-score pmi |", ["idiom-dev-pmi", "simile-dev-pmi", "idiom-devdisjoint-pmi", "simile-devdisjoint-pmi"]),
-                  ("| qwen2.5-1.5b (bf16) | pet |", ["idiom-dev-pet"]), ("| qwen2.5-1.5b (bf16) | qa |", ["idiom-dev-qa", "simile-dev-qa"])]:
+for row, runs in [
+    ("| qwen2.5-1.5b (bf16) | lm-score pmi |", ["idiom-dev-pmi", "simile-dev-pmi", "idiom-devdisjoint-pmi", "simile-devdisjoint-pmi"]),
+    ("| qwen2.5-1.5b (bf16) | pet |", ["idiom-dev-pet"]),
+    ("| qwen2.5-1.5b (bf16) | qa |", ["idiom-dev-qa", "simile-dev-qa"]),
+]:
     for f in runs:
         if os.path.exists(f"{R}zs/{f}-qwen/results.json"):
             group(ZS, "zs-cloze", row, f"zs/{f}-qwen/results.json", CELL)
+
+
 # docs/zero_shot_results.md, the NLI table: the cells with a result file
 def nli(row, file, labels, invalid=None):
     figs = CELL + [[f"{lab}", 1, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in labels]
@@ -125,6 +230,8 @@ def nli(row, file, labels, invalid=None):
         if invalid == "of":
             figs.insert(4, ["n", ",", "metrics.accuracy.n"])
     group(ZS, "zs-nli", row, file + "/results.json", figs)
+
+
 FL, IM = ["contradiction", "entailment"], ["entailment", "non-entailment"]
 nli("| smollm2-135m | nli-score |", "zs/flute-val-nli-score-smollm2", FL)
 nli("| smollm2-135m | nli-score |", "zs/impli-manual-nli-score-smollm2", IM)
@@ -150,22 +257,33 @@ nli("| qwen2.5-1.5b (bf16) | nli-score question=meaning, content-free |", "zs/fl
 # --tables prints these tables from the grid file; row labels are the configurations in words)
 FZ = "zs/flute-selection-grid-qwen/grid.json"
 FZ_TYPES = ("idiom", "metaphor", "sarcasm", "simile")
+
+
 def fz_words(axis, v):
     if axis == "question":
         return f"question {v}"
     if axis == "calibrate":
         return "content-free calibration" if v == "content-free" else "no calibration"
     return {0: "zero-shot", 4: "four shots", 8: "eight shots"}[int(v)]
+
+
 def fz_label(c):
     return ", ".join(fz_words(a, c[a]) for a in ("question", "calibrate", "shots"))
+
+
 if os.path.exists(R + FZ):
     fz = json.load(open(R + FZ))
     for i, r in enumerate(fz["rows"]):
         mark = " (chosen)" if r["name"] == fz["chosen"] else ""
-        group(ZS, "flute-zs-selection-grid", f"| {fz_label(r['config'])}{mark} |", FZ,
-              [["accuracy", 2, f"rows.{i}.accuracy"], ["n_correct", 0, f"rows.{i}.n_correct"], ["n", 0, f"rows.{i}.n"]]
-              + [[lb, 2, f"rows.{i}.by_gold_label.{lb}.accuracy"] for lb in ("contradiction", "entailment")]
-              + [[t, 2, f"rows.{i}.by_figure_type.{t}.accuracy"] for t in FZ_TYPES])
+        group(
+            ZS,
+            "flute-zs-selection-grid",
+            f"| {fz_label(r['config'])}{mark} |",
+            FZ,
+            [["accuracy", 2, f"rows.{i}.accuracy"], ["n_correct", 0, f"rows.{i}.n_correct"], ["n", 0, f"rows.{i}.n"]]
+            + [[lb, 2, f"rows.{i}.by_gold_label.{lb}.accuracy"] for lb in ("contradiction", "entailment")]
+            + [[t, 2, f"rows.{i}.by_figure_type.{t}.accuracy"] for t in FZ_TYPES],
+        )
     names = {"question": "question", "calibrate": "calibration", "shots": "shots"}
     for axis in ("question", "calibrate", "shots"):
         for j, x in enumerate(fz["spread"][axis]["ranges"]):
@@ -174,44 +292,85 @@ if os.path.exists(R + FZ):
     if "val" in fz:
         v = fz["val"]
         run = "zs/flute-val-" + fz["chosen"] + "-qwen/results.json"
-        group(ZS, "flute-zs-val", f"| {fz_label(v['config'])}: chosen on selection, the reported figure |", run,
-              [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100],
-               ["ci_high", 2, "metrics.accuracy.ci_high", 100]]
-              + [[lb, 2, f"metrics.by_gold_label.{lb}.accuracy", 100] for lb in ("contradiction", "entailment")]
-              + [[t, 2, f"metrics.by_figure_type.{t}.accuracy", 100] for t in FZ_TYPES])
+        group(
+            ZS,
+            "flute-zs-val",
+            f"| {fz_label(v['config'])}: chosen on selection, the reported figure |",
+            run,
+            [
+                ["accuracy", 2, "metrics.accuracy.accuracy", 100],
+                ["ci_low", 2, "metrics.accuracy.ci_low", 100],
+                ["ci_high", 2, "metrics.accuracy.ci_high", 100],
+            ]
+            + [[lb, 2, f"metrics.by_gold_label.{lb}.accuracy", 100] for lb in ("contradiction", "entailment")]
+            + [[t, 2, f"metrics.by_figure_type.{t}.accuracy", 100] for t in FZ_TYPES],
+        )
         for name, t in fz.get("val_not_used_for_choosing", {}).items():
             c = next(r["config"] for r in fz["rows"] if r["name"] == name)
-            group(ZS, "flute-zs-val", f"| {fz_label(c)}: not used for choosing |", FZ,
-                  [["accuracy", 2, f"val_not_used_for_choosing.{name}.accuracy"]]
-                  + [[lb, 2, f"val_not_used_for_choosing.{name}.by_gold_label.{lb}.accuracy"] for lb in ("contradiction", "entailment")]
-                  + [[ft, 2, f"val_not_used_for_choosing.{name}.by_figure_type.{ft}.accuracy"] for ft in FZ_TYPES])
+            group(
+                ZS,
+                "flute-zs-val",
+                f"| {fz_label(c)}: not used for choosing |",
+                FZ,
+                [["accuracy", 2, f"val_not_used_for_choosing.{name}.accuracy"]]
+                + [[lb, 2, f"val_not_used_for_choosing.{name}.by_gold_label.{lb}.accuracy"] for lb in ("contradiction", "entailment")]
+                + [[ft, 2, f"val_not_used_for_choosing.{name}.by_figure_type.{ft}.accuracy"] for ft in FZ_TYPES],
+            )
 # docs/trained_models.md: the qwen probe table and the GPU qwen `mc` table (configuration, figures, time)
 TM = "docs/trained_models.md"
+
+
 def scores(table, row, run, options):
-    dd = [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100],
-          ["ci_high", 2, "metrics.accuracy.ci_high", 100], ["n", 0, "metrics.accuracy.n"]]
-    group(TM, table, row, f"{run}/eval/dev-disjoint/results.json",
-          dd + [[o, 2, f"metrics.by_gold_label.{o}.accuracy", 100] for o in options])
+    dd = [
+        ["accuracy", 2, "metrics.accuracy.accuracy", 100],
+        ["ci_low", 2, "metrics.accuracy.ci_low", 100],
+        ["ci_high", 2, "metrics.accuracy.ci_high", 100],
+        ["n", 0, "metrics.accuracy.n"],
+    ]
+    group(
+        TM, table, row, f"{run}/eval/dev-disjoint/results.json", dd + [[o, 2, f"metrics.by_gold_label.{o}.accuracy", 100] for o in options]
+    )
     group(TM, table, row, f"{run}/eval/dev/results.json", dd)
-for row, run, per_epoch in [("| idiom, `mc` probe |", "cpu/idiom-probe-qwen-l14", 153), ("| simile, `mc` probe |", "cpu/simile-probe-qwen-l14", 148)]:
+
+
+for row, run, per_epoch in [
+    ("| idiom, `mc` probe |", "cpu/idiom-probe-qwen-l14", 153),
+    ("| simile, `mc` probe |", "cpu/simile-probe-qwen-l14", 148),
+]:
     group(TM, "qwen-probe", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"], ["best_epoch", 0, "best.epoch"]])
     group(TM, "qwen-probe", row, f"{run}/train_result.json", [["epochs_run", 0, "steps", 1 / per_epoch]])
     scores("qwen-probe", row, run, ["option1", "option2"])
     group(TM, "qwen-probe", row, f"{run}/train_result.json", [["minutes", 0, "seconds", 1 / 60]])
-for row, run in [("| idiom, `mc-continuation` probe (no narrative) |", "cpu/idiom-probe-continuation-qwen-l14"),
-                 ("| simile, `mc-continuation` probe (no narrative) |", "cpu/simile-probe-continuation-qwen-l14")]:
+for row, run in [
+    ("| idiom, `mc-continuation` probe (no narrative) |", "cpu/idiom-probe-continuation-qwen-l14"),
+    ("| simile, `mc-continuation` probe (no narrative) |", "cpu/simile-probe-continuation-qwen-l14"),
+]:
     group(TM, "qwen-probe", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"], ["best_epoch", 0, "best.epoch"]])
     for split in ("dev-disjoint", "dev"):  # these rows print no n
-        group(TM, "qwen-probe", row, f"{run}/eval/{split}/results.json", [["accuracy", 2, "metrics.accuracy.accuracy", 100],
-              ["ci_low", 2, "metrics.accuracy.ci_low", 100], ["ci_high", 2, "metrics.accuracy.ci_high", 100]])
+        group(
+            TM,
+            "qwen-probe",
+            row,
+            f"{run}/eval/{split}/results.json",
+            [
+                ["accuracy", 2, "metrics.accuracy.accuracy", 100],
+                ["ci_low", 2, "metrics.accuracy.ci_low", 100],
+                ["ci_high", 2, "metrics.accuracy.ci_high", 100],
+            ],
+        )
     group(TM, "qwen-probe", row, f"{run}/train_result.json", [["minutes", 0, "seconds", 1 / 60]])
 row, run = "| idiom `mc`, qwen2.5-1.5b |", "gpu-qwen/idiom-mc-qwen"
 group(TM, "qwen-gpu", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"]])
 group(TM, "qwen-gpu", row, f"{run}/train_result.json", [["steps", 0, "steps"]])
 group(TM, "qwen-gpu", row, f"{run}/figlang.json", [["batch", 0, "training.batch_size"]])
 group(TM, "qwen-gpu", row, f"{run}/train_result.json", [["epochs_run", 0, "steps", 1 / 153]])
-group(TM, "qwen-gpu", row, f"{run}/figlang.json", [["epochs", 0, "training.epochs"], ["max_minutes", 1, "training.max_minutes"],
-                                                   ["best_epoch", 0, "best.epoch"]])
+group(
+    TM,
+    "qwen-gpu",
+    row,
+    f"{run}/figlang.json",
+    [["epochs", 0, "training.epochs"], ["max_minutes", 1, "training.max_minutes"], ["best_epoch", 0, "best.epoch"]],
+)
 scores("qwen-gpu", row, run, ["option1", "option2"])
 group(TM, "qwen-gpu", row, f"{run}/train_result.json", [["seconds", 0, "seconds"]])
 row, run = "| simile `mc`, qwen2.5-1.5b |", "gpu-qwen/simile-mc-qwen"
@@ -225,130 +384,351 @@ for row, run in [("| **mpnet** (all-mpnet-base-v2)", "cpu/flute-nli-mpnet"), ("|
     group(TM, "flute-nli", row, f"{run}/figlang.json", [["best_epoch", 0, "best.epoch"]])
     group(TM, "flute-nli", row, f"{run}/train_result.json", [["seconds", "," if "mpnet" in run else 0, "seconds"]])
     group(TM, "flute-nli", row, f"{run}/eval/carved-dev/results.json", [["carved_dev", 2, "metrics.accuracy.accuracy", 100]])
-    group(TM, "flute-nli", row, f"{run}/eval/val/results.json",
-          [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100], ["ci_high", 2, "metrics.accuracy.ci_high", 100]]
-          + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
-          + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")])
+    group(
+        TM,
+        "flute-nli",
+        row,
+        f"{run}/eval/val/results.json",
+        [
+            ["accuracy", 2, "metrics.accuracy.accuracy", 100],
+            ["ci_low", 2, "metrics.accuracy.ci_low", 100],
+            ["ci_high", 2, "metrics.accuracy.ci_high", 100],
+        ]
+        + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
+        + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")],
+    )
 # docs/trained_models.md: configuration figures printed in row labels (epochs of the minilm control and the GPU runs)
-group(TM, "minilm-control", "| `mc` + 3 epochs of `mc` (the control) |", "cpu/control-idiom-mc-more-minilm/figlang.json", [["epochs", 0, "training.epochs"]])
+group(
+    TM,
+    "minilm-control",
+    "| `mc` + 3 epochs of `mc` (the control) |",
+    "cpu/control-idiom-mc-more-minilm/figlang.json",
+    [["epochs", 0, "training.epochs"]],
+)
 group(TM, "minilm-control", "| GPU: `mc` + 3 epochs", "gpu-minilm/idiom-mc-context-minilm/figlang.json", [["epochs", 0, "training.epochs"]])
 for _k in ("idiom", "simile"):
     group(TM, "generators-gpu", f"| {_k} `generator` (", f"gpu-minilm/{_k}-generator/figlang.json", [["epochs", 0, "training.epochs"]])
-group("docs/zero_shot_results.md", "shared-prefix-split", "| naive (per-pair loop) |", "bench/lm_scoring_idiom_dev.json", [["batch", 0, "rows.0.batch_size"]])
-for _k, _table, _p in (("literal", "mc-literal-cpu", {"dev-disjoint": 2, "dev": 3}), ("context", "mc-context-cpu", {"dev-disjoint": 2, "dev": 2})):
+group(
+    "docs/zero_shot_results.md",
+    "shared-prefix-split",
+    "| naive (per-pair loop) |",
+    "bench/lm_scoring_idiom_dev.json",
+    [["batch", 0, "rows.0.batch_size"]],
+)
+for _k, _table, _p in (
+    ("literal", "mc-literal-cpu", {"dev-disjoint": 2, "dev": 3}),
+    ("context", "mc-context-cpu", {"dev-disjoint": 2, "dev": 2}),
+):
     for _s in ("dev-disjoint", "dev"):  # a re-made knowledge model vs its mc: figlang compare of the committed predictions
-        group(TM, _table, "| difference [paired bootstrap CI], McNemar p (re-made runs) |", f"cpu/compare-idiom-mc-{_k}-vs-mc-sel-{_s}.json",
-              [[f"{_s}-difference", 2, "bootstrap.mean_difference", 100, "abs"], [f"{_s}-ci_low", 2, "bootstrap.ci_low", 100, "abs"],
-               [f"{_s}-ci_high", 2, "bootstrap.ci_high", 100, "abs"], [f"{_s}-mcnemar_p", _p[_s], "tests.1.p_value"]])
+        group(
+            TM,
+            _table,
+            "| difference [paired bootstrap CI], McNemar p (re-made runs) |",
+            f"cpu/compare-idiom-mc-{_k}-vs-mc-sel-{_s}.json",
+            [
+                [f"{_s}-difference", 2, "bootstrap.mean_difference", 100, "abs"],
+                [f"{_s}-ci_low", 2, "bootstrap.ci_low", 100, "abs"],
+                [f"{_s}-ci_high", 2, "bootstrap.ci_high", 100, "abs"],
+                [f"{_s}-mcnemar_p", _p[_s], "tests.1.p_value"],
+            ],
+        )
 # docs/flute_explanations.md: the explaining system's k, chosen on a `selection` sample
 for i, row in enumerate(("| k = 3 |", "| **k = 6** (chosen) |")):
-    group("docs/flute_explanations.md", "explain-selection-sweep", row, "explain/selection-sweep/sweep.json",
-          [["k", 0, f"results.{i}.options.k"], ["seconds_per_pair", 2, f"results.{i}.seconds_per_pair"],
-           ["rougeL_f1_split_mix", 2, f"results.{i}.rougeL_f1_split_mix"]]
-          + [[ft, 2, f"results.{i}.by_figure_type.{ft}"] for ft in ("idiom", "metaphor", "sarcasm", "simile")])
+    group(
+        "docs/flute_explanations.md",
+        "explain-selection-sweep",
+        row,
+        "explain/selection-sweep/sweep.json",
+        [
+            ["k", 0, f"results.{i}.options.k"],
+            ["seconds_per_pair", 2, f"results.{i}.seconds_per_pair"],
+            ["rougeL_f1_split_mix", 2, f"results.{i}.rougeL_f1_split_mix"],
+        ]
+        + [[ft, 2, f"results.{i}.by_figure_type.{ft}"] for ft in ("idiom", "metaphor", "sarcasm", "simile")],
+    )
 # the compact-examples sweep: the small example counts (below 10, so not found by key search) registered by hand
 for i, row in ((0, "| (a) |"), (7, "| (h) |"), (8, "| **(i)** (chosen) |")):
-    group("docs/flute_explanations.md", "explain-selection-compact", row, "explain/selection-sweep-compact/sweep.json",
-          [["examples_sarcasm", 0, f"results.{i}.examples_by_type.sarcasm"]] + ([["examples_other", 0, f"results.{i}.examples_by_type.idiom"]] if i == 0 else []))
-group("docs/flute_explanations.md", "explain-speed-amx", "| loading (both models", "explain/bench-amx-2threads.json", [["load_seconds", 1, "load_seconds"]])
-group("docs/flute_explanations.md", "explain-speed-amx", "| one `explain()` call", "explain/bench-amx-2threads.json", [["one_pair_seconds", 2, "one_pair_seconds"]])
-group("docs/flute_explanations.md", "explain-speed-amx", "| 20 `selection` pairs", "explain/bench-amx-2threads.json",
-      [["n", 0, "n"], ["seconds_per_pair", 2, "seconds_per_pair"], ["peak_rss_gib", 2, "peak_rss_mib", 1 / 1024]])
+    group(
+        "docs/flute_explanations.md",
+        "explain-selection-compact",
+        row,
+        "explain/selection-sweep-compact/sweep.json",
+        [["examples_sarcasm", 0, f"results.{i}.examples_by_type.sarcasm"]]
+        + ([["examples_other", 0, f"results.{i}.examples_by_type.idiom"]] if i == 0 else []),
+    )
+group(
+    "docs/flute_explanations.md",
+    "explain-speed-amx",
+    "| loading (both models",
+    "explain/bench-amx-2threads.json",
+    [["load_seconds", 1, "load_seconds"]],
+)
+group(
+    "docs/flute_explanations.md",
+    "explain-speed-amx",
+    "| one `explain()` call",
+    "explain/bench-amx-2threads.json",
+    [["one_pair_seconds", 2, "one_pair_seconds"]],
+)
+group(
+    "docs/flute_explanations.md",
+    "explain-speed-amx",
+    "| 20 `selection` pairs",
+    "explain/bench-amx-2threads.json",
+    [["n", 0, "n"], ["seconds_per_pair", 2, "seconds_per_pair"], ["peak_rss_gib", 2, "peak_rss_mib", 1 / 1024]],
+)
 # docs/flute_explanations.md: prompt-lookup decoding of one pair, its draft rule chosen on `selection`'s greedy answers (replayed, no model run)
-group("docs/flute_explanations.md", "explain-prompt-lookup", "| prompt lookup as shipped", "explain/prompt-lookup-passes-selection.json",
-      [["answers", 0, "answers"], ["answer_tokens", 1, "mean_answer_tokens"], ["passes_per_token", 2, "rules.11.passes_per_token"],
-       ["drafted_per_pass", 1, "rules.11.drafted_per_pass"]])
+group(
+    "docs/flute_explanations.md",
+    "explain-prompt-lookup",
+    "| prompt lookup as shipped",
+    "explain/prompt-lookup-passes-selection.json",
+    [
+        ["answers", 0, "answers"],
+        ["answer_tokens", 1, "mean_answer_tokens"],
+        ["passes_per_token", 2, "rules.11.passes_per_token"],
+        ["drafted_per_pass", 1, "rules.11.drafted_per_pass"],
+    ],
+)
 F = "explain/bench-amx-2threads-lookup.json"
-group("docs/flute_explanations.md", "explain-speed-lookup", "| `explain()` as shipped", F,
-      [["seconds", 2, "one_pair_seconds"], ["cpu", 2, "one_pair_cpu_seconds"], ["passes", 0, "one_pair_forward_passes"]])
+group(
+    "docs/flute_explanations.md",
+    "explain-speed-lookup",
+    "| `explain()` as shipped",
+    F,
+    [["seconds", 2, "one_pair_seconds"], ["cpu", 2, "one_pair_cpu_seconds"], ["passes", 0, "one_pair_forward_passes"]],
+)
 for row, k in [("| the same pair again, token by token |", 0), ("| the same pair again, prompt lookup |", 1)]:
-    group("docs/flute_explanations.md", "explain-speed-lookup", row, F,
-          [["seconds", 2, f"one_pair_compare.{k}.seconds"], ["cpu", 2, f"one_pair_compare.{k}.cpu_seconds"],
-           ["passes", 0, f"one_pair_compare.{k}.forward_passes"]])
+    group(
+        "docs/flute_explanations.md",
+        "explain-speed-lookup",
+        row,
+        F,
+        [
+            ["seconds", 2, f"one_pair_compare.{k}.seconds"],
+            ["cpu", 2, f"one_pair_compare.{k}.cpu_seconds"],
+            ["passes", 0, f"one_pair_compare.{k}.forward_passes"],
+        ],
+    )
 # docs/trained_models.md: the idiom and simile probes remade with every choice on `selection`
-for row, run, per_epoch, kind in [("| **idiom** |", "cpu/idiom-probe-qwen-sel", 135, "idiom"), ("| **simile** |", "cpu/simile-probe-qwen-sel", 132, "simile")]:
-    group(TM, "qwen-probe-selection", row, f"{run}/figlang.json", [["train_items", ",", "data.train_items"], ["layer", 0, "training.base_layers"],
-                                                                  ["best_epoch", 0, "best.epoch"], ["selection", 2, "best.dev_accuracy", 100]])
+for row, run, per_epoch, kind in [
+    ("| **idiom** |", "cpu/idiom-probe-qwen-sel", 135, "idiom"),
+    ("| **simile** |", "cpu/simile-probe-qwen-sel", 132, "simile"),
+]:
+    group(
+        TM,
+        "qwen-probe-selection",
+        row,
+        f"{run}/figlang.json",
+        [
+            ["train_items", ",", "data.train_items"],
+            ["layer", 0, "training.base_layers"],
+            ["best_epoch", 0, "best.epoch"],
+            ["selection", 2, "best.dev_accuracy", 100],
+        ],
+    )
     group(TM, "qwen-probe-selection", row, f"{run}/train_result.json", [["epochs_run", 0, "steps", 1 / per_epoch]])
     scores("qwen-probe-selection", row, run, [])
-    group(TM, "qwen-probe-selection", row, f"{run}/eval/dev-disjoint-ci-expression/results.json",
-          [["ci_low_expression", 2, "metrics.accuracy.ci_low", 100], ["ci_high_expression", 2, "metrics.accuracy.ci_high", 100],
-           ["clusters", 0, "metrics.accuracy.n_clusters"]])
+    group(
+        TM,
+        "qwen-probe-selection",
+        row,
+        f"{run}/eval/dev-disjoint-ci-expression/results.json",
+        [
+            ["ci_low_expression", 2, "metrics.accuracy.ci_low", 100],
+            ["ci_high_expression", 2, "metrics.accuracy.ci_high", 100],
+            ["clusters", 0, "metrics.accuracy.n_clusters"],
+        ],
+    )
 for row, kind in [("| idiom dev-disjoint |", "idiom"), ("| simile dev-disjoint |", "simile")]:
-    group(TM, "probe-split-time", row, f"bench/split_time_{kind}_devdisjoint_probe.json",
-          [["items", 0, "items"], ["wall", 1, "wall_seconds"], ["cpu", 1, "cpu_seconds"], ["accuracy", 2, "accuracy", 100]])
+    group(
+        TM,
+        "probe-split-time",
+        row,
+        f"bench/split_time_{kind}_devdisjoint_probe.json",
+        [["items", 0, "items"], ["wall", 1, "wall_seconds"], ["cpu", 1, "cpu_seconds"], ["accuracy", 2, "accuracy", 100]],
+    )
 for row, kind in [("| **idiom** |", "idiom"), ("| **simile** |", "simile")]:
-    group(TM, "probe-vs-fewshot", row, f"zs/{kind}-devdisjoint-fewshot-qwen-bf16/vs-probe-item.json",
-          [["probe", 2, "a.accuracy", 100], ["fewshot", 2, "b.accuracy", 100], ["difference", 2, "bootstrap.mean_difference", 100, "abs"],
-           ["ci_low", 2, "bootstrap.ci_low", 100, "abs"], ["ci_high", 2, "bootstrap.ci_high", 100, "abs"], ["only_probe", 0, "only_a_right"],
-           ["only_fewshot", 0, "only_b_right"], ["mcnemar_p", 2, "tests.1.p_value"]])
-    group(TM, "probe-vs-fewshot", row, f"zs/{kind}-devdisjoint-fewshot-qwen-bf16/vs-probe-expression.json",
-          [["ci_low_expression", 2, "bootstrap.ci_low", 100, "abs"], ["ci_high_expression", 2, "bootstrap.ci_high", 100, "abs"]])
+    group(
+        TM,
+        "probe-vs-fewshot",
+        row,
+        f"zs/{kind}-devdisjoint-fewshot-qwen-bf16/vs-probe-item.json",
+        [
+            ["probe", 2, "a.accuracy", 100],
+            ["fewshot", 2, "b.accuracy", 100],
+            ["difference", 2, "bootstrap.mean_difference", 100, "abs"],
+            ["ci_low", 2, "bootstrap.ci_low", 100, "abs"],
+            ["ci_high", 2, "bootstrap.ci_high", 100, "abs"],
+            ["only_probe", 0, "only_a_right"],
+            ["only_fewshot", 0, "only_b_right"],
+            ["mcnemar_p", 2, "tests.1.p_value"],
+        ],
+    )
+    group(
+        TM,
+        "probe-vs-fewshot",
+        row,
+        f"zs/{kind}-devdisjoint-fewshot-qwen-bf16/vs-probe-expression.json",
+        [["ci_low_expression", 2, "bootstrap.ci_low", 100, "abs"], ["ci_high_expression", 2, "bootstrap.ci_high", 100, "abs"]],
+    )
 # docs/trained_models.md: the mpnet FLUTE classifier chosen on `selection`
 row, run = "| **mpnet** (all-mpnet-base-v2), epoch 2 of 3, bf16 |", "cpu/flute-nli-mpnet-sel"
 group(TM, "flute-nli-mpnet-sel", row, f"{run}/figlang.json", [["best_epoch", 0, "best.epoch"], ["epochs", 0, "training.epochs"]])
 group(TM, "flute-nli-mpnet-sel", row, f"{run}/train_result.json", [["selection", 2, "best_dev_accuracy", 100]])
-group(TM, "flute-nli-mpnet-sel", row, f"{run}/eval/val/results.json",
-      [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100], ["ci_high", 2, "metrics.accuracy.ci_high", 100]]
-      + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
-      + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")])
+group(
+    TM,
+    "flute-nli-mpnet-sel",
+    row,
+    f"{run}/eval/val/results.json",
+    [
+        ["accuracy", 2, "metrics.accuracy.accuracy", 100],
+        ["ci_low", 2, "metrics.accuracy.ci_low", 100],
+        ["ci_high", 2, "metrics.accuracy.ci_high", 100],
+    ]
+    + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
+    + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")],
+)
 # docs/trained_models.md: IMPLI's 10 folds pooled, leaky vs linked folds
 FOLDS = ["cpu/impli-folds10-minilm", "gpu-minilm/impli-folds10-linked", "gpu-minilm/impli-folds10-linked-all"]
-POOLED = ["cpu/impli-folds10-minilm/results.json", "gpu-minilm/impli-folds10-linked/pooled/results.json",
-          "gpu-minilm/impli-folds10-linked-all/pooled/results.json"]
+POOLED = [
+    "cpu/impli-folds10-minilm/results.json",
+    "gpu-minilm/impli-folds10-linked/pooled/results.json",
+    "gpu-minilm/impli-folds10-linked-all/pooled/results.json",
+]
 for k, pooled in enumerate(POOLED):
-    group(TM, "impli-folds", "| **all** |", pooled, [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100],
-                                                   ["ci_high", 1, "metrics.accuracy.ci_high", 100]])
+    group(
+        TM,
+        "impli-folds",
+        "| **all** |",
+        pooled,
+        [
+            ["accuracy", 2, "metrics.accuracy.accuracy", 100],
+            ["ci_low", 1, "metrics.accuracy.ci_low", 100],
+            ["ci_high", 1, "metrics.accuracy.ci_high", 100],
+        ],
+    )
     if k:
-        group(TM, "impli-folds", "| **all** |", FOLDS[k] + "/folds_summary.json",
-              [["worst_fold", 1, "per_fold", 100, "min_fold"], ["best_fold", 1, "per_fold", 100, "max_fold"]])
+        group(
+            TM,
+            "impli-folds",
+            "| **all** |",
+            FOLDS[k] + "/folds_summary.json",
+            [["worst_fold", 1, "per_fold", 100, "min_fold"], ["best_fold", 1, "per_fold", 100, "max_fold"]],
+        )
 for row, label in [("| **entailment** (", "entailment"), ("| **non-entailment** (", "non-entailment")]:
     group(TM, "impli-folds", row, POOLED[0], [["n", ",", f"metrics.by_gold_label.{label}.n"]])
     for pooled in POOLED:
         group(TM, "impli-folds", row, pooled, [[label, 2, f"metrics.by_gold_label.{label}.accuracy", 100]])
-for row, pair in [("| fig_context (", "fig_context"), ("| metaphor_replacement |", "metaphor_replacement"), ("| manual (gold", "manual"),
-                  ("| adversarial_definition (", "adversarial_definition"), ("| lit_context (", "lit_context"), ("| manual_antonym (", "manual_antonym")]:
+for row, pair in [
+    ("| fig_context (", "fig_context"),
+    ("| metaphor_replacement |", "metaphor_replacement"),
+    ("| manual (gold", "manual"),
+    ("| adversarial_definition (", "adversarial_definition"),
+    ("| lit_context (", "lit_context"),
+    ("| manual_antonym (", "manual_antonym"),
+]:
     for pooled in POOLED:
         group(TM, "impli-folds", row, pooled, [[pair, 2, f"metrics.by_pair_type.{pair}.accuracy", 100]])
 # docs/trained_models.md: the pooled linked folds' 95% CIs, by pair, premise and idiom
 CI = "gpu-minilm/impli-folds10-linked-ci/"
+
+
 def ci(key):
     return [["ci_low", 2, f"{key}.ci_low", 100], ["ci_high", 2, f"{key}.ci_high", 100]]
+
+
 group(TM, "impli-ci", "| by pair (the papers') |", CI + "item/results.json", ci("metrics.accuracy"))
-group(TM, "impli-ci", "| by premise (", CI + "context/results.json", [["premises", ",", "metrics.accuracy.n_clusters"]] + ci("metrics.accuracy"))
+group(
+    TM,
+    "impli-ci",
+    "| by premise (",
+    CI + "context/results.json",
+    [["premises", ",", "metrics.accuracy.n_clusters"]] + ci("metrics.accuracy"),
+)
 group(TM, "impli-ci", "| **by idiom** (", CI + "expression/results.json", ci("metrics.accuracy"))
-for row, key in [("| non-entailment by pair", "metrics.by_gold_label.non-entailment"), ("| lit_context by pair", "metrics.by_pair_type.lit_context")]:
+for row, key in [
+    ("| non-entailment by pair", "metrics.by_gold_label.non-entailment"),
+    ("| lit_context by pair", "metrics.by_pair_type.lit_context"),
+]:
     group(TM, "impli-ci", row, CI + "item/results.json", ci(key))
     group(TM, "impli-ci", row, CI + "expression/results.json", ci(key))
 # docs/trained_models.md: the calibrated ensemble of the probe and few-shot qwen2.5-1.5b, chosen on `selection`
 for row, kind in [("| **idiom** |", "idiom"), ("| **simile** |", "simile")]:
     ens = f"ensemble/{kind}-probe-fewshot-qwen/"
-    group(TM, "ensemble-probe-fewshot", row, ens + "ensemble.json",
-          [["sel_probe", 2, "members.0.selection_accuracy", 100], ["sel_fewshot", 2, "members.1.selection_accuracy", 100],
-           ["sel_ensemble", 2, "selection_accuracy", 100], ["w_probe", 2, "weights.0"], ["w_fewshot", 2, "weights.1"]])
-    group(TM, "ensemble-probe-fewshot", row, ens + "results.json",
-          [["accuracy", 2, "metrics.accuracy.accuracy", 100], ["ci_low", 2, "metrics.accuracy.ci_low", 100], ["ci_high", 2, "metrics.accuracy.ci_high", 100]])
-    group(TM, "ensemble-probe-fewshot", row, ens + "results-by-expression.json",
-          [["ci_low_expression", 2, "metrics.accuracy.ci_low", 100], ["ci_high_expression", 2, "metrics.accuracy.ci_high", 100]])
+    group(
+        TM,
+        "ensemble-probe-fewshot",
+        row,
+        ens + "ensemble.json",
+        [
+            ["sel_probe", 2, "members.0.selection_accuracy", 100],
+            ["sel_fewshot", 2, "members.1.selection_accuracy", 100],
+            ["sel_ensemble", 2, "selection_accuracy", 100],
+            ["w_probe", 2, "weights.0"],
+            ["w_fewshot", 2, "weights.1"],
+        ],
+    )
+    group(
+        TM,
+        "ensemble-probe-fewshot",
+        row,
+        ens + "results.json",
+        [
+            ["accuracy", 2, "metrics.accuracy.accuracy", 100],
+            ["ci_low", 2, "metrics.accuracy.ci_low", 100],
+            ["ci_high", 2, "metrics.accuracy.ci_high", 100],
+        ],
+    )
+    group(
+        TM,
+        "ensemble-probe-fewshot",
+        row,
+        ens + "results-by-expression.json",
+        [["ci_low_expression", 2, "metrics.accuracy.ci_low", 100], ["ci_high_expression", 2, "metrics.accuracy.ci_high", 100]],
+    )
     for other in ("probe", "fewshot"):
-        group(TM, "ensemble-probe-fewshot", row, ens + f"vs-{other}.json",
-              [[f"minus_{other}", 2, "bootstrap.mean_difference", 100, "abs"], [f"ci_low_{other}", 2, "bootstrap.ci_low", 100, "abs"],
-               [f"ci_high_{other}", 2, "bootstrap.ci_high", 100, "abs"], [f"mcnemar_p_{other}", 2, "tests.1.p_value"]])
+        group(
+            TM,
+            "ensemble-probe-fewshot",
+            row,
+            ens + f"vs-{other}.json",
+            [
+                [f"minus_{other}", 2, "bootstrap.mean_difference", 100, "abs"],
+                [f"ci_low_{other}", 2, "bootstrap.ci_low", 100, "abs"],
+                [f"ci_high_{other}", 2, "bootstrap.ci_high", 100, "abs"],
+                [f"mcnemar_p_{other}", 2, "tests.1.p_value"],
+            ],
+        )
 # docs/trained_models.md: IMPLI's decision rule (issue #22, lent H200): two recipes chosen between on the folds'
 # selection slices, then the chosen one with the floor=0.85 rule
 IFL = ["gpu-minilm/impli-folds10-bal-thr/", "gpu-minilm/impli-folds10-all-lw-thr/", "gpu-minilm/impli-folds10-all-lw-floor85/"]
-group(TM, "impli-floor", "| selection slices, mean balanced accuracy", IFL[2] + "recipe_choice.json",
-      [["bal", 2, "recipes.impli-folds10-bal-thr.mean", 100], ["all", 2, "recipes.impli-folds10-all-lw-thr.mean", 100]])
-for row, key in [("| **all** |", "metrics.accuracy"), ("| **entailment** (", "metrics.by_gold_label.entailment"),
-                 ("| **non-entailment** (", "metrics.by_gold_label.non-entailment")]:
+group(
+    TM,
+    "impli-floor",
+    "| selection slices, mean balanced accuracy",
+    IFL[2] + "recipe_choice.json",
+    [["bal", 2, "recipes.impli-folds10-bal-thr.mean", 100], ["all", 2, "recipes.impli-folds10-all-lw-thr.mean", 100]],
+)
+for row, key in [
+    ("| **all** |", "metrics.accuracy"),
+    ("| **entailment** (", "metrics.by_gold_label.entailment"),
+    ("| **non-entailment** (", "metrics.by_gold_label.non-entailment"),
+]:
     if "gold" in key:
         group(TM, "impli-floor", row, IFL[0] + "pooled/results.json", [["n", ",", key + ".n"]])
     for k, run in enumerate(IFL):
         group(TM, "impli-floor", row, run + "pooled/results.json", [["accuracy", 2, key + ".accuracy", 100]])
         if k:
             group(TM, "impli-floor", row, run + "pooled/results-by-idiom.json", ci(key))
-for row, pair in [("| fig_context (", "fig_context"), ("| metaphor_replacement |", "metaphor_replacement"), ("| manual (gold", "manual"),
-                  ("| adversarial_definition (", "adversarial_definition"), ("| lit_context (", "lit_context"), ("| manual_antonym (", "manual_antonym")]:
+for row, pair in [
+    ("| fig_context (", "fig_context"),
+    ("| metaphor_replacement |", "metaphor_replacement"),
+    ("| manual (gold", "manual"),
+    ("| adversarial_definition (", "adversarial_definition"),
+    ("| lit_context (", "lit_context"),
+    ("| manual_antonym (", "manual_antonym"),
+]:
     for run in IFL:
         group(TM, "impli-floor", row, run + "pooled/results.json", [[pair, 2, f"metrics.by_pair_type.{pair}.accuracy", 100]])
 
@@ -358,130 +738,391 @@ for row, pair in [("| fig_context (", "fig_context"), ("| metaphor_replacement |
 # below the table; the figures found are written to INDEX.yaml with their key paths (review them in the diff).
 import re
 import sys
+
 sys.path.insert(0, "src")
 from figlang.evaluation.registry import NUMBER, suggest_keys  # noqa: E402
+
 MARK = "ⁿ"
 LEGEND = "ⁿ no result file; to be re-run."
+
+
 def _e(run, *splits):  # a training run's report splits
     return [f"{run}/{s}/results.json" for s in splits]
+
+
 GM, CM = "gpu-minilm/", "cpu/"
 AUTO_TABLES = [
-    (TM, "minilm-knowledge-gpu", "| minilm, selection on dev-disjoint |", [
-        ("| `mc` |", _e(GM + "idiom-mc-minilm", "dev-disjoint", "dev") + _e(GM + "simile-mc-minilm", "dev-disjoint", "dev")),
-        ("| `mc-context` (from `mc`) |", _e(GM + "idiom-mc-context-minilm", "dev-disjoint", "dev") + _e(GM + "simile-mc-context-minilm", "dev-disjoint", "dev")),
-        ("| `mc-literal` (from `mc`) |", _e(GM + "idiom-mc-literal-minilm", "dev-disjoint", "dev") + _e(GM + "simile-mc-literal-minilm", "dev-disjoint", "dev")),
-        ("| `mc-continuation` (CPU, below", _e(CM + "idiom-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev") + _e(CM + "simile-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
-        ]),
-    (TM, "minilm-control", "| idiom, minilm | dev-disjoint | official dev |", [
-        ("| `mc` (CPU; the same command", _e(CM + "control-idiom-mc-minilm", "dev-disjoint", "dev") + [GM + "idiom-mc-minilm/dev-disjoint/results.json"]),
-        ("| `mc` + 3 epochs of `mc` (the control) |", _e(CM + "control-idiom-mc-more-minilm", "dev-disjoint", "dev") + [CM + "control-idiom-mc-more-minilm/figlang.json"]),
-        ("| GPU: `mc` + 3 epochs", _e(GM + "idiom-mc-context-minilm", "dev-disjoint", "dev") + _e(GM + "idiom-mc-literal-minilm", "dev-disjoint", "dev")
-         + _e(GM + "idiom-mc-minilm", "dev-disjoint", "dev") + [GM + "idiom-mc-context-minilm/figlang.json"]),
-        ]),
+    (
+        TM,
+        "minilm-knowledge-gpu",
+        "| minilm, selection on dev-disjoint |",
+        [
+            ("| `mc` |", _e(GM + "idiom-mc-minilm", "dev-disjoint", "dev") + _e(GM + "simile-mc-minilm", "dev-disjoint", "dev")),
+            (
+                "| `mc-context` (from `mc`) |",
+                _e(GM + "idiom-mc-context-minilm", "dev-disjoint", "dev") + _e(GM + "simile-mc-context-minilm", "dev-disjoint", "dev"),
+            ),
+            (
+                "| `mc-literal` (from `mc`) |",
+                _e(GM + "idiom-mc-literal-minilm", "dev-disjoint", "dev") + _e(GM + "simile-mc-literal-minilm", "dev-disjoint", "dev"),
+            ),
+            (
+                "| `mc-continuation` (CPU, below",
+                _e(CM + "idiom-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")
+                + _e(CM + "simile-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev"),
+            ),
+        ],
+    ),
+    (
+        TM,
+        "minilm-control",
+        "| idiom, minilm | dev-disjoint | official dev |",
+        [
+            (
+                "| `mc` (CPU; the same command",
+                _e(CM + "control-idiom-mc-minilm", "dev-disjoint", "dev") + [GM + "idiom-mc-minilm/dev-disjoint/results.json"],
+            ),
+            (
+                "| `mc` + 3 epochs of `mc` (the control) |",
+                _e(CM + "control-idiom-mc-more-minilm", "dev-disjoint", "dev") + [CM + "control-idiom-mc-more-minilm/figlang.json"],
+            ),
+            (
+                "| GPU: `mc` + 3 epochs",
+                _e(GM + "idiom-mc-context-minilm", "dev-disjoint", "dev")
+                + _e(GM + "idiom-mc-literal-minilm", "dev-disjoint", "dev")
+                + _e(GM + "idiom-mc-minilm", "dev-disjoint", "dev")
+                + [GM + "idiom-mc-context-minilm/figlang.json"],
+            ),
+        ],
+    ),
     (TM, "relations-context", "| idiom, context (167 items) |", [("| accuracy % |", [GM + "relations-idiom-context-dev.json"])]),
     (TM, "relations-literal", "| idiom, literal (167 items) |", [("| accuracy % |", [GM + "relations-idiom-literal-dev.json"])]),
-    (TM, "relations-simile", "| simile (109 items) |", [("| accuracy % |", [GM + "relations-simile-context-dev.json", GM + "relations-simile-literal-dev.json"])]),
-    (TM, "generators-gpu", "| dev (all items) | ROUGE-L |", [
-        (f"| {k} `generator{c}`{lr} ({n}) |", [f"{GM}{k}-generator{d}/eval-dev-all/results.json", f"{GM}{k}-generator{d}/figlang.json", f"{GM}{k}-generator{d}/train_result.json"])
-        for k, n in (("idiom", 299), ("simile", 39)) for c, lr, d in (("", "", ""), ("-context", "", "-context"), ("-context", ", lr 3e-5", "-context-lr3e-5"))]),
-    (TM, "mc-continuation-cpu", "| task | dev-disjoint | official dev |", [
-        ("| idiom, `mc-continuation` |", _e(CM + "idiom-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
-        ("| idiom, `mc-continuation`, re-made", _e(CM + "idiom-mc-continuation-minilm-sel", "eval/dev-disjoint", "eval/dev")),
-        ("| simile, `mc-continuation` |", _e(CM + "simile-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
-        ("| simile, `mc-continuation`, re-made", _e(CM + "simile-mc-continuation-minilm-sel", "eval/dev-disjoint", "eval/dev")),
-        ("| idiom, `mc` (narrative + continuation)", _e(CM + "idiom-mc-minilm", "eval/dev-disjoint", "eval/dev")),
-        ("| idiom, `mc`, re-made", _e(CM + "idiom-mc-minilm-sel", "eval/dev-disjoint", "eval/dev"))]),
-    (TM, "mc-context-cpu", "| idiom | dev-disjoint (unseen idioms) | official dev |\n|---|---|---|\n| `mc-context`", [
-        ("| `mc-context` (minilm, from `mc`) |", _e(CM + "idiom-mc-context-minilm", "eval/dev-disjoint", "eval/dev")),
-        ("| `mc` (its starting point) |", _e(CM + "idiom-mc-minilm", "eval/dev-disjoint", "eval/dev")),
-        ("| `mc-continuation` (no narrative) |", _e(CM + "idiom-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
-        ("| `mc-context`, re-made", _e(CM + "idiom-mc-context-minilm-sel", "eval/dev-disjoint", "eval/dev")),
-        ("| its `mc` (re-made) |", _e(CM + "idiom-mc-minilm-sel", "eval/dev-disjoint", "eval/dev"))]),
-    (TM, "mc-literal-cpu", "| idiom | dev-disjoint (unseen idioms) | official dev |\n|---|---|---|\n| `mc-literal`", [
-        ("| `mc-literal` (minilm, from `mc`, CPU preset), re-made", _e(CM + "idiom-mc-literal-minilm-sel", "eval/dev-disjoint", "eval/dev")),
-        ("| its `mc` (re-made", _e(CM + "idiom-mc-minilm-sel", "eval/dev-disjoint", "eval/dev")),
-        ("| `mc-literal` (minilm, from `mc`, CPU preset) |", _e(CM + "idiom-mc-literal-minilm", "dev-disjoint", "dev")),
-        ("| its `mc` |", _e(CM + "control-idiom-mc-minilm", "dev-disjoint", "dev"))]),
-    (TM, "simulatability-val120", "| rationales | IR→O | I→O | simulatability | McNemar p |\n|---|---|---|---|---|\n| gold (FLUTE's explanations) | 98.33", [
-        ("| gold (FLUTE's explanations) |", [CM + "simulatability-val120.json#gold"]), ("| predicted (the smollm2", [CM + "simulatability-val120.json#predicted"])]),
-    (TM, "simulatability-val", "| rationales | IR→O | I→O | simulatability | McNemar p |\n|---|---|---|---|---|\n| gold (FLUTE's explanations) | 95.19", [
-        ("| gold (FLUTE's explanations) |", [CM + "simulatability-val-full.json#gold"]), ("| predicted", [CM + "simulatability-val-full.json#predicted"])]),
+    (
+        TM,
+        "relations-simile",
+        "| simile (109 items) |",
+        [("| accuracy % |", [GM + "relations-simile-context-dev.json", GM + "relations-simile-literal-dev.json"])],
+    ),
+    (
+        TM,
+        "generators-gpu",
+        "| dev (all items) | ROUGE-L |",
+        [
+            (
+                f"| {k} `generator{c}`{lr} ({n}) |",
+                [
+                    f"{GM}{k}-generator{d}/eval-dev-all/results.json",
+                    f"{GM}{k}-generator{d}/figlang.json",
+                    f"{GM}{k}-generator{d}/train_result.json",
+                ],
+            )
+            for k, n in (("idiom", 299), ("simile", 39))
+            for c, lr, d in (("", "", ""), ("-context", "", "-context"), ("-context", ", lr 3e-5", "-context-lr3e-5"))
+        ],
+    ),
+    (
+        TM,
+        "mc-continuation-cpu",
+        "| task | dev-disjoint | official dev |",
+        [
+            ("| idiom, `mc-continuation` |", _e(CM + "idiom-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
+            ("| idiom, `mc-continuation`, re-made", _e(CM + "idiom-mc-continuation-minilm-sel", "eval/dev-disjoint", "eval/dev")),
+            ("| simile, `mc-continuation` |", _e(CM + "simile-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
+            ("| simile, `mc-continuation`, re-made", _e(CM + "simile-mc-continuation-minilm-sel", "eval/dev-disjoint", "eval/dev")),
+            ("| idiom, `mc` (narrative + continuation)", _e(CM + "idiom-mc-minilm", "eval/dev-disjoint", "eval/dev")),
+            ("| idiom, `mc`, re-made", _e(CM + "idiom-mc-minilm-sel", "eval/dev-disjoint", "eval/dev")),
+        ],
+    ),
+    (
+        TM,
+        "mc-context-cpu",
+        "| idiom | dev-disjoint (unseen idioms) | official dev |\n|---|---|---|\n| `mc-context`",
+        [
+            ("| `mc-context` (minilm, from `mc`) |", _e(CM + "idiom-mc-context-minilm", "eval/dev-disjoint", "eval/dev")),
+            ("| `mc` (its starting point) |", _e(CM + "idiom-mc-minilm", "eval/dev-disjoint", "eval/dev")),
+            ("| `mc-continuation` (no narrative) |", _e(CM + "idiom-mc-continuation-minilm", "eval/dev-disjoint", "eval/dev")),
+            ("| `mc-context`, re-made", _e(CM + "idiom-mc-context-minilm-sel", "eval/dev-disjoint", "eval/dev")),
+            ("| its `mc` (re-made) |", _e(CM + "idiom-mc-minilm-sel", "eval/dev-disjoint", "eval/dev")),
+        ],
+    ),
+    (
+        TM,
+        "mc-literal-cpu",
+        "| idiom | dev-disjoint (unseen idioms) | official dev |\n|---|---|---|\n| `mc-literal`",
+        [
+            (
+                "| `mc-literal` (minilm, from `mc`, CPU preset), re-made",
+                _e(CM + "idiom-mc-literal-minilm-sel", "eval/dev-disjoint", "eval/dev"),
+            ),
+            ("| its `mc` (re-made", _e(CM + "idiom-mc-minilm-sel", "eval/dev-disjoint", "eval/dev")),
+            ("| `mc-literal` (minilm, from `mc`, CPU preset) |", _e(CM + "idiom-mc-literal-minilm", "dev-disjoint", "dev")),
+            ("| its `mc` |", _e(CM + "control-idiom-mc-minilm", "dev-disjoint", "dev")),
+        ],
+    ),
+    (
+        TM,
+        "simulatability-val120",
+        "| rationales | IR→O | I→O | simulatability | McNemar p |\n|---|---|---|---|---|\n| gold (FLUTE's explanations) | 98.33",
+        [
+            ("| gold (FLUTE's explanations) |", [CM + "simulatability-val120.json#gold"]),
+            ("| predicted (the smollm2", [CM + "simulatability-val120.json#predicted"]),
+        ],
+    ),
+    (
+        TM,
+        "simulatability-val",
+        "| rationales | IR→O | I→O | simulatability | McNemar p |\n|---|---|---|---|---|\n| gold (FLUTE's explanations) | 95.19",
+        [
+            ("| gold (FLUTE's explanations) |", [CM + "simulatability-val-full.json#gold"]),
+            ("| predicted", [CM + "simulatability-val-full.json#predicted"]),
+        ],
+    ),
 ]
 ZSD = "docs/zero_shot_results.md"
 # README's speed table (benchmarks/bench_lm_eval.py): items/s is items over wall seconds, which the file keeps apart
 LM_EVAL_FILE, LM_EVAL_WHOLE = "bench/lm_eval_idiom_dev_first48.json", "bench/lm_eval_idiom_dev_whole.json"
 LM_EVAL_AMX = "bench/lm_eval_idiom_dev_whole_amx.json"  # the same benchmark on a CPU with native bfloat16 (the README's table)
-LM_EVAL_ROWS = [("| lm-eval 0.4.13, `hf`, float32 |", "lm-eval", 2, LM_EVAL_AMX), ("| figlang `lm-score -O input=lm-eval`, float32 |", "figlang", 2, LM_EVAL_AMX),
-                ("| the limit: the requests' token tree once", "limit", 2, LM_EVAL_AMX),
-                ("| figlang, the CPU's fast dtype (bfloat16) |", "figlang-fast", 2, LM_EVAL_AMX),
-                ("| qwen2.5-1.5b, figlang, Transformers float32 |", "qwen-transformers", 3, LM_EVAL_AMX),
-                ("| qwen2.5-1.5b, figlang, Transformers bfloat16 |", "qwen-transformers-fast", 3, LM_EVAL_AMX),
-                ("| qwen2.5-1.5b, figlang, llama.cpp (Q4 GGUF, AVX2 build) |", "qwen-llama.cpp", 3, LM_EVAL_AMX)]
+LM_EVAL_ROWS = [
+    ("| lm-eval 0.4.13, `hf`, float32 |", "lm-eval", 2, LM_EVAL_AMX),
+    ("| figlang `lm-score -O input=lm-eval`, float32 |", "figlang", 2, LM_EVAL_AMX),
+    ("| the limit: the requests' token tree once", "limit", 2, LM_EVAL_AMX),
+    ("| figlang, the CPU's fast dtype (bfloat16) |", "figlang-fast", 2, LM_EVAL_AMX),
+    ("| qwen2.5-1.5b, figlang, Transformers float32 |", "qwen-transformers", 3, LM_EVAL_AMX),
+    ("| qwen2.5-1.5b, figlang, Transformers bfloat16 |", "qwen-transformers-fast", 3, LM_EVAL_AMX),
+    ("| qwen2.5-1.5b, figlang, llama.cpp (Q4 GGUF, AVX2 build) |", "qwen-llama.cpp", 3, LM_EVAL_AMX),
+]
 for r, m, places, f in LM_EVAL_ROWS:
     _bench = json.load(open(R + f))
-    groups.append({"doc": "README.md", "table": "lm-eval-speed", "row": r, "file": f,
-                   "figures": [["items_per_s", f"{_bench['modes'][m]['items'] / _bench['modes'][m]['seconds']:.{places}f}", f"modes.{m}", 1, "items_per_second"]]})
+    groups.append(
+        {
+            "doc": "README.md",
+            "table": "lm-eval-speed",
+            "row": r,
+            "file": f,
+            "figures": [
+                [
+                    "items_per_s",
+                    f"{_bench['modes'][m]['items'] / _bench['modes'][m]['seconds']:.{places}f}",
+                    f"modes.{m}",
+                    1,
+                    "items_per_second",
+                ]
+            ],
+        }
+    )
 IP = "interpret/"
+
+
 def _explanation_rows(run):  # a `figlang explain --score` table: overall, then one row per figure type
-    return [(f"| {r} |", [f"explain/{run}/explanations.json#{k}"]) for r, k in
-            (("**overall**", "overall"), ("idiom", "by_figure_type.idiom"), ("metaphor", "by_figure_type.metaphor"),
-             ("sarcasm", "by_figure_type.sarcasm"), ("simile", "by_figure_type.simile"))]
+    return [
+        (f"| {r} |", [f"explain/{run}/explanations.json#{k}"])
+        for r, k in (
+            ("**overall**", "overall"),
+            ("idiom", "by_figure_type.idiom"),
+            ("metaphor", "by_figure_type.metaphor"),
+            ("sarcasm", "by_figure_type.sarcasm"),
+            ("simile", "by_figure_type.simile"),
+        )
+    ]
+
+
 def _simulatability_rows(name, predicted_row):  # a `figlang simulatability` table: gold rationales, then figlang's
     return [("| gold (FLUTE's explanations) |", [f"cpu/{name}.json#gold"]), (predicted_row, [f"cpu/{name}.json#predicted"])]
+
+
 AUTO_TABLES += [
-    ("README.md", "lm-eval-speed", "| run | items | items/s | CPU s | peak RSS MB | accuracy |", [
-        (r, [f"{f}#modes.{m}.{k}" for k in ("items", "cpu_seconds", "peak_rss_mb", "accuracy")]) for r, m, _, f in LM_EVAL_ROWS]),
+    (
+        "README.md",
+        "lm-eval-speed",
+        "| run | items | items/s | CPU s | peak RSS MB | accuracy |",
+        [(r, [f"{f}#modes.{m}.{k}" for k in ("items", "cpu_seconds", "peak_rss_mb", "accuracy")]) for r, m, _, f in LM_EVAL_ROWS],
+    ),
     ("docs/flute_explanations.md", "explain-first60", "| FLUTE val, first 60 |", _explanation_rows("flute-val-first60")),
     ("docs/flute_explanations.md", "explain-val-k6", "| FLUTE val | n | label Acc@0 |", _explanation_rows("flute-val-k6")),
-    ("docs/flute_explanations.md", "simulatability-explain-k6", "| rationales (FLUTE val, 499 pairs) |", _simulatability_rows("simulatability-val-explain-k6", "| figlang's explanations (mpnet labels) |")),
-    ("docs/interpret.md", "interpret-pie-holdout", "| lexicon | entries | held-out idioms", [
-        (f"| {r} |", [f"{IP}pie-holdout.json#conditions.{k}", f"{IP}pie-holdout.json#held_out_idioms"]) for r, k in
-        (("all resources, held-out fifth removed from PIE", "holdout"), ("other resources only (no PIE at all)", "other_resources_only"),
-         ("all resources, idioms kept (the matcher's ceiling)", "in_lexicon"))]),
-    ("docs/interpret.md", "interpret-narratives", "| lexicon | gold idioms in the lexicon |", [
-        ("| all resources |", [f"{IP}narratives-dev.json#conditions.all_resources"]),
-        ("| without the narratives resource |", [f"{IP}narratives-dev.json#conditions.without_narratives"])]),
-    ("docs/interpret.md", "interpret-speed", "| what | amount | wall clock | CPU time (1 thread) |", [
-        ("| detection (", [f"{IP}speed.json#detection"]), ("| full interpretation", [f"{IP}speed.json#full_interpretation"]),
-        ("| loading (", [f"{IP}speed.json#load_seconds", f"{IP}speed.json#lexicon.entries"])]),
-    ("docs/web.md", "serve-times", "| what | first response (s) | ready (s) |", [
-        ("| startup of `figlang serve`", ["serve/bench_serve.json#startup_s"]), ("| startup, CPU time used |", ["serve/bench_serve.json#startup_cpu_s"]),
-        ("| startup again", ["serve/bench_serve.json#restart_startup_s", "serve/bench_serve.json#restart_startup_cpu_s"])]
-        + [(r, [f"serve/bench_serve.json#pages.{i}", "serve/bench_serve.json#big_run_items"]) for i, r in enumerate((
-           "| start |", "| tasks |", "| task impli", "| run (26,124 items) |", "| run, filtered", "| generation run |", "| explaining NLI run |",
-           "| compare form |", "| compare two", "| compare, second page", "| interpret |", "| interpret two sentences", "| human evaluation list |",
-           "| review list |"))]),
-    ("docs/trained_models.md", "impli-folds-leaky", "| IMPLI, 10 folds pooled | accuracy % [95% CI] | n |", [
-        (f"| {r}", ["cpu/impli-folds10-minilm/results.json", "cpu/impli-folds10-minilm/folds_summary.json#mean_over_folds"]) for r in ("**all**", "**entailment**", "**non-entailment**", "fig_context", "metaphor_replacement",
-                                                                        "manual (gold", "adversarial_definition", "lit_context", "manual_antonym")]),
-    ("docs/trained_models.md", "flute-iro-val", "| FLUTE val (499 pairs) | value |", [
-        (f"| {r}", ["cpu/flute-iro-smollm2/eval/val/results.json"]) for r in ("**Acc@0**", "by figure type", "unparseable answers", "mean explanation score")]),
-    (ZSD, "zs-cloze-detail", "| model | set | n | method | accuracy % [95% CI] | majority % | run |", [
-        ("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", ["suite-smollm2/idiom-dev/results.json"]),
-        ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", ["suite-smollm2/simile-dev/results.json"]),
-        ("| smollm2-135m | idiom dev | 355 (all) | lm-score sum / token / char", ["suite-smollm2/idiom-dev/norms.json#norms", "suite-smollm2/idiom-dev/results.json"]),
-        ("| smollm2-135m | simile dev | 376 (all) | lm-score sum / token / char", ["suite-smollm2/simile-dev/norms.json#norms", "suite-smollm2/simile-dev/results.json"])]
-        + ([("| qwen2.5-1.5b (bf16) | simile dev | 376 (all) | lm-score **pmi**", ["zs/simile-dev-pmi-qwen/results.json"])]
-           if os.path.exists(f"{R}zs/simile-dev-pmi-qwen/results.json") else [])
-        + [(f"| gemma3-270m | {k} dev | {n} (all) | lm-score {m}", [f"zs/{k}-dev-pmi-gemma/{j}" for j in js])
-           for k, n in (("idiom", 355), ("simile", 376))
-           for m, js in (("**pmi**", ["results.json"]), ("sum / token / char", ["norms.json#norms", "results.json"]))
-           if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/{js[0].split('#')[0]}")]),
-    (ZSD, "zs-cloze-added", "| model | set | n | method | accuracy % [95% CI] | per gold label | majority % |", [
-        (f"| smollm2-135m | {k} **dev-disjoint** |", [f"zs/{k}-devdisjoint-pmi-smollm2/results.json"]) for k in ("idiom", "simile")
-        if os.path.exists(f"{R}zs/{k}-devdisjoint-pmi-smollm2/results.json")]
-        + [(r, [f"zs/{f}/results.json"]) for r, f in (("| smollm2-135m | idiom dev | 355 (all) | pet", "idiom-dev-pet-smollm2"),
-           ("| smollm2-135m | simile dev | 376 (all) | pet", "simile-dev-pet-smollm2"), ("| smollm2-135m | idiom dev | 355 (all) | qa", "idiom-dev-qa-smollm2"))
-           if os.path.exists(f"{R}zs/{f}/results.json")]),
-    (ZSD, "zs-flute-detail", "| model | n | calibration | Acc@0 % [95% CI] |", [
-        ("| qwen2.5-1.5b (bf16) | 499 (all) | none |", ["zs/flute-val-nli-score-qwen-bf16/results.json"]),
-        ("| qwen2.5-1.5b (bf16), **`question=meaning`** |", ["zs/flute-val-meaning-cf-0shot-qwen/results.json"])]),
-    (ZSD, "shared-prefix-split", "| mode | batch | wall s | records/s | pairs/s |", [
-        ("| naive (per-pair loop) |", ["bench/lm_scoring_idiom_dev.json#rows.0"]), ("| **shared prefix, batched** |", ["bench/lm_scoring_idiom_dev.json#rows.1"])]),
-    (ZSD, "prefix-tokens", "| idiom dev, 355 items, chunks of 32", [
-        ("| every context in full", ["bench/fewshot_prefix_idiom_dev.json#context_tokens.per-context", "bench/fewshot_prefix_idiom_dev.json#ratio_per_context_over_runs"]),
-        ("| one prefix per call", ["bench/fewshot_prefix_idiom_dev.json#context_tokens.call-prefix", "bench/fewshot_prefix_idiom_dev.json#ratio_call_prefix_over_runs"]),
-        ("| **runs of shared examples**", ["bench/fewshot_prefix_idiom_dev.json#context_tokens.runs"])]),
+    (
+        "docs/flute_explanations.md",
+        "simulatability-explain-k6",
+        "| rationales (FLUTE val, 499 pairs) |",
+        _simulatability_rows("simulatability-val-explain-k6", "| figlang's explanations (mpnet labels) |"),
+    ),
+    (
+        "docs/interpret.md",
+        "interpret-pie-holdout",
+        "| lexicon | entries | held-out idioms",
+        [
+            (f"| {r} |", [f"{IP}pie-holdout.json#conditions.{k}", f"{IP}pie-holdout.json#held_out_idioms"])
+            for r, k in (
+                ("all resources, held-out fifth removed from PIE", "holdout"),
+                ("other resources only (no PIE at all)", "other_resources_only"),
+                ("all resources, idioms kept (the matcher's ceiling)", "in_lexicon"),
+            )
+        ],
+    ),
+    (
+        "docs/interpret.md",
+        "interpret-narratives",
+        "| lexicon | gold idioms in the lexicon |",
+        [
+            ("| all resources |", [f"{IP}narratives-dev.json#conditions.all_resources"]),
+            ("| without the narratives resource |", [f"{IP}narratives-dev.json#conditions.without_narratives"]),
+        ],
+    ),
+    (
+        "docs/interpret.md",
+        "interpret-speed",
+        "| what | amount | wall clock | CPU time (1 thread) |",
+        [
+            ("| detection (", [f"{IP}speed.json#detection"]),
+            ("| full interpretation", [f"{IP}speed.json#full_interpretation"]),
+            ("| loading (", [f"{IP}speed.json#load_seconds", f"{IP}speed.json#lexicon.entries"]),
+        ],
+    ),
+    (
+        "docs/web.md",
+        "serve-times",
+        "| what | first response (s) | ready (s) |",
+        [
+            ("| startup of `figlang serve`", ["serve/bench_serve.json#startup_s"]),
+            ("| startup, CPU time used |", ["serve/bench_serve.json#startup_cpu_s"]),
+            ("| startup again", ["serve/bench_serve.json#restart_startup_s", "serve/bench_serve.json#restart_startup_cpu_s"]),
+        ]
+        + [
+            (r, [f"serve/bench_serve.json#pages.{i}", "serve/bench_serve.json#big_run_items"])
+            for i, r in enumerate(
+                (
+                    "| start |",
+                    "| tasks |",
+                    "| task impli",
+                    "| run (26,124 items) |",
+                    "| run, filtered",
+                    "| generation run |",
+                    "| explaining NLI run |",
+                    "| compare form |",
+                    "| compare two",
+                    "| compare, second page",
+                    "| interpret |",
+                    "| interpret two sentences",
+                    "| human evaluation list |",
+                    "| review list |",
+                )
+            )
+        ],
+    ),
+    (
+        "docs/trained_models.md",
+        "impli-folds-leaky",
+        "| IMPLI, 10 folds pooled | accuracy % [95% CI] | n |",
+        [
+            (f"| {r}", ["cpu/impli-folds10-minilm/results.json", "cpu/impli-folds10-minilm/folds_summary.json#mean_over_folds"])
+            for r in (
+                "**all**",
+                "**entailment**",
+                "**non-entailment**",
+                "fig_context",
+                "metaphor_replacement",
+                "manual (gold",
+                "adversarial_definition",
+                "lit_context",
+                "manual_antonym",
+            )
+        ],
+    ),
+    (
+        "docs/trained_models.md",
+        "flute-iro-val",
+        "| FLUTE val (499 pairs) | value |",
+        [
+            (f"| {r}", ["cpu/flute-iro-smollm2/eval/val/results.json"])
+            for r in ("**Acc@0**", "by figure type", "unparseable answers", "mean explanation score")
+        ],
+    ),
+    (
+        ZSD,
+        "zs-cloze-detail",
+        "| model | set | n | method | accuracy % [95% CI] | majority % | run |",
+        [
+            ("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", ["suite-smollm2/idiom-dev/results.json"]),
+            ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", ["suite-smollm2/simile-dev/results.json"]),
+            (
+                "| smollm2-135m | idiom dev | 355 (all) | lm-score sum / token / char",
+                ["suite-smollm2/idiom-dev/norms.json#norms", "suite-smollm2/idiom-dev/results.json"],
+            ),
+            (
+                "| smollm2-135m | simile dev | 376 (all) | lm-score sum / token / char",
+                ["suite-smollm2/simile-dev/norms.json#norms", "suite-smollm2/simile-dev/results.json"],
+            ),
+        ]
+        + (
+            [("| qwen2.5-1.5b (bf16) | simile dev | 376 (all) | lm-score **pmi**", ["zs/simile-dev-pmi-qwen/results.json"])]
+            if os.path.exists(f"{R}zs/simile-dev-pmi-qwen/results.json")
+            else []
+        )
+        + [
+            (f"| gemma3-270m | {k} dev | {n} (all) | lm-score {m}", [f"zs/{k}-dev-pmi-gemma/{j}" for j in js])
+            for k, n in (("idiom", 355), ("simile", 376))
+            for m, js in (("**pmi**", ["results.json"]), ("sum / token / char", ["norms.json#norms", "results.json"]))
+            if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/{js[0].split('#')[0]}")
+        ],
+    ),
+    (
+        ZSD,
+        "zs-cloze-added",
+        "| model | set | n | method | accuracy % [95% CI] | per gold label | majority % |",
+        [
+            (f"| smollm2-135m | {k} **dev-disjoint** |", [f"zs/{k}-devdisjoint-pmi-smollm2/results.json"])
+            for k in ("idiom", "simile")
+            if os.path.exists(f"{R}zs/{k}-devdisjoint-pmi-smollm2/results.json")
+        ]
+        + [
+            (r, [f"zs/{f}/results.json"])
+            for r, f in (
+                ("| smollm2-135m | idiom dev | 355 (all) | pet", "idiom-dev-pet-smollm2"),
+                ("| smollm2-135m | simile dev | 376 (all) | pet", "simile-dev-pet-smollm2"),
+                ("| smollm2-135m | idiom dev | 355 (all) | qa", "idiom-dev-qa-smollm2"),
+            )
+            if os.path.exists(f"{R}zs/{f}/results.json")
+        ],
+    ),
+    (
+        ZSD,
+        "zs-flute-detail",
+        "| model | n | calibration | Acc@0 % [95% CI] |",
+        [
+            ("| qwen2.5-1.5b (bf16) | 499 (all) | none |", ["zs/flute-val-nli-score-qwen-bf16/results.json"]),
+            ("| qwen2.5-1.5b (bf16), **`question=meaning`** |", ["zs/flute-val-meaning-cf-0shot-qwen/results.json"]),
+        ],
+    ),
+    (
+        ZSD,
+        "shared-prefix-split",
+        "| mode | batch | wall s | records/s | pairs/s |",
+        [
+            ("| naive (per-pair loop) |", ["bench/lm_scoring_idiom_dev.json#rows.0"]),
+            ("| **shared prefix, batched** |", ["bench/lm_scoring_idiom_dev.json#rows.1"]),
+        ],
+    ),
+    (
+        ZSD,
+        "prefix-tokens",
+        "| idiom dev, 355 items, chunks of 32",
+        [
+            (
+                "| every context in full",
+                [
+                    "bench/fewshot_prefix_idiom_dev.json#context_tokens.per-context",
+                    "bench/fewshot_prefix_idiom_dev.json#ratio_per_context_over_runs",
+                ],
+            ),
+            (
+                "| one prefix per call",
+                [
+                    "bench/fewshot_prefix_idiom_dev.json#context_tokens.call-prefix",
+                    "bench/fewshot_prefix_idiom_dev.json#ratio_call_prefix_over_runs",
+                ],
+            ),
+            ("| **runs of shared examples**", ["bench/fewshot_prefix_idiom_dev.json#context_tokens.runs"]),
+        ],
+    ),
     ("docs/human_eval_table5.md", "table5", "| | Idiom (recomputed) | Idiom (paper) |", None),
     ("docs/human_eval_table5.md", "table5-majority", "| reading | idiom | simile |\n|---|---:|---:|\n| majority of all human votes", None),
     ("docs/human_eval_table5.md", "table5-column3", "| aggregation of column 3 | share |", None),
@@ -502,17 +1143,27 @@ NOT_RESULTS = [
     ("README.md", "| task | shape | splits | notes |", "the tasks and their splits' sizes: data facts the loaders' tests check"),
     ("README.md", "| name | hub id | kind | offline provider (PyPI) |", "the model catalog: parameter counts"),
     ("README.md", "| task shape | `--method` | what it does |", "the methods and their options"),
-    ("docs/flute_explanations.md", "| premise | hypothesis | gold | FLUTE's explanation | figlang | figlang's explanation |", "examples: item texts"),
+    (
+        "docs/flute_explanations.md",
+        "| premise | hypothesis | gold | FLUTE's explanation | figlang | figlang's explanation |",
+        "examples: item texts",
+    ),
     ("docs/impli_generator.md", "| pair type | made from | label | output file (IMPLI naming) |", "the pair types and file names"),
     ("docs/interpret.md", "| step | what does it | where |", "the pipeline's steps and the resources' sizes"),
     ("docs/interpret.md", "| input | message (abridged) |", "error messages and input limits"),
     ("docs/knowledge.md", "| provider | kinds | source | for new text |", "the knowledge providers"),
     ("docs/knowledge.md", "| # | shipped |", "examples: numbered inferences"),
-    ("docs/trained_models.md", "| `--method` | shape | input (one sequence per option or pair) | notes |", "the trained methods' input formats"),
+    (
+        "docs/trained_models.md",
+        "| `--method` | shape | input (one sequence per option or pair) | notes |",
+        "the trained methods' input formats",
+    ),
     ("docs/trained_models.md", "| preset | settings | for |", "the training presets' settings"),
     ("docs/trained_models.md", "| method | trained on | decoded with |", "the generation methods' formats"),
     (ZSD, "| name | what it is | weights | how it was run here |", "the model catalog and how each model was run"),
 ]
+
+
 def _find_table(text, head):
     """The line index of the header that ``head`` (one or more lines) starts."""
     lines = text.split("\n")
@@ -521,10 +1172,14 @@ def _find_table(text, head):
     if len(hits) != 1:
         raise SystemExit(f"table head {head!r}: {len(hits)} matches")
     return lines, hits[0]
+
+
 def _cells(row):
     """(start, end) of each cell's text between pipes."""
     bars = [m.start() for m in re.finditer(r"(?<!\\)\|", row)]
     return list(zip(bars[:-1], bars[1:]))
+
+
 def _bindings(row, files, registered=()):
     """For each number token of the row: (token, (file, key, scale) or None, cell index); ⁿ-marked cells skipped,
     tokens that a figure registered by hand above already backs (``registered``: their texts) taken as bound."""
@@ -534,7 +1189,7 @@ def _bindings(row, files, registered=()):
     used = set()  # a key backs one number of a row (129 sentences/s is not the 129 similes)
     for m in NUMBER.finditer(row):
         c = next((k for k, (a, b) in enumerate(cells) if a < m.start() < b), None)
-        if c is None or MARK in row[cells[c][0]:cells[c][1]]:
+        if c is None or MARK in row[cells[c][0] : cells[c][1]]:
             continue
         if m.group(0) in registered:
             registered.remove(m.group(0))
@@ -544,9 +1199,13 @@ def _bindings(row, files, registered=()):
             used.add(found[:2])
         out.append((m.group(0), found, c))
     return out
+
+
 def _hand(doc, name, row):
     """The printed texts of the figures registered by hand (group(...) above) for this row."""
     return [f[1] for g in groups[:N_HAND] if g["doc"] == doc and g["table"] == name and g["row"] in row for f in g["figures"]]
+
+
 def mark_docs():
     for doc in sorted({t[0] for t in AUTO_TABLES} | {t[0] for t in NOT_RESULTS}):
         text = open(doc, encoding="utf-8").read()
@@ -572,7 +1231,7 @@ def mark_docs():
                         row = row[:b].rstrip() + f" {MARK} " + row[b:]
                         marked = True
                 lines[i] = row
-            if marked and not any(LEGEND.split(";")[0] in l for l in lines[end:end + 4]):
+            if marked and not any(LEGEND.split(";")[0] in l for l in lines[end : end + 4]):
                 lines.insert(end, "")
                 lines.insert(end + 1, lines[at][: len(lines[at]) - len(lines[at].lstrip())] + LEGEND)
             if at == 0 or f"results-table: {name}" not in lines[at - 1]:
@@ -583,11 +1242,15 @@ def mark_docs():
             if d != doc:
                 continue
             lines = text.split("\n")
-            for at in [i for i, l in enumerate(lines) if l.startswith(head) and (i == 0 or not lines[i - 1].lstrip().startswith("|"))][::-1]:
+            for at in [i for i, l in enumerate(lines) if l.startswith(head) and (i == 0 or not lines[i - 1].lstrip().startswith("|"))][
+                ::-1
+            ]:
                 if "not-results-table" not in lines[at - 1]:
                     lines.insert(at, f"<!-- not-results-table: {why} -->")
             text = "\n".join(lines)
         open(doc, "w", encoding="utf-8").write(text)
+
+
 def auto_groups():
     for doc, name, head, rows in AUTO_TABLES:
         text = open(doc, encoding="utf-8").read()
@@ -602,8 +1265,10 @@ def auto_groups():
                 for fig in g["figures"]:
                     pos = next((t for t, tok in enumerate(tokens) if tok == fig[1] and t not in taken), None)
                     if pos is None:
-                        raise SystemExit(f"{doc}, table {name!r}, row {g['row']!r}: the figure {fig[0]} = {fig[1]} "
-                                         f"({g['file']}) is not printed in the row: {row}")
+                        raise SystemExit(
+                            f"{doc}, table {name!r}, row {g['row']!r}: the figure {fig[0]} = {fig[1]} "
+                            f"({g['file']}) is not printed in the row: {row}"
+                        )
                     taken.add(pos)
                     placed.append((pos, g["file"], fig))
             for tok, found, _ in _bindings(row, files, [f[2][1] for f in placed]):
@@ -621,150 +1286,410 @@ def auto_groups():
                     groups[-1]["figures"].append(fig)
                 else:
                     groups.append({"doc": doc, "table": name, "row": rtext, "file": file, "figures": [fig], "_auto": (doc, name, rtext)})
-group(TM, "impli-folds-leaky", "| **all** |", "cpu/impli-folds10-minilm/folds_summary.json",
-      [["worst_fold", 1, "per_fold", 100, "min_fold"], ["best_fold", 1, "per_fold", 100, "max_fold"]])
-for r, f in (("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", "idiom-dev"), ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", "simile-dev"),
-             ("| smollm2-135m | idiom dev | 355 (all) | lm-score sum / token / char", "idiom-dev"), ("| smollm2-135m | simile dev | 376 (all) | lm-score sum / token / char", "simile-dev")):
+
+
+group(
+    TM,
+    "impli-folds-leaky",
+    "| **all** |",
+    "cpu/impli-folds10-minilm/folds_summary.json",
+    [["worst_fold", 1, "per_fold", 100, "min_fold"], ["best_fold", 1, "per_fold", 100, "max_fold"]],
+)
+for r, f in (
+    ("| smollm2-135m | idiom dev | 355 (all) | lm-score **pmi**", "idiom-dev"),
+    ("| smollm2-135m | simile dev | 376 (all) | lm-score **pmi**", "simile-dev"),
+    ("| smollm2-135m | idiom dev | 355 (all) | lm-score sum / token / char", "idiom-dev"),
+    ("| smollm2-135m | simile dev | 376 (all) | lm-score sum / token / char", "simile-dev"),
+):
     group(ZSD, "zs-cloze-detail", r, f"suite-smollm2/{f}/results.json", [["majority", 1, "metrics", 100, "majority"]])
 if os.path.exists(f"{R}zs/simile-dev-pmi-qwen/results.json"):
-    group(ZSD, "zs-cloze-detail", "| qwen2.5-1.5b (bf16) | simile dev | 376 (all) | lm-score **pmi**", "zs/simile-dev-pmi-qwen/results.json",
-          [["majority", 1, "metrics", 100, "majority"]])
+    group(
+        ZSD,
+        "zs-cloze-detail",
+        "| qwen2.5-1.5b (bf16) | simile dev | 376 (all) | lm-score **pmi**",
+        "zs/simile-dev-pmi-qwen/results.json",
+        [["majority", 1, "metrics", 100, "majority"]],
+    )
 for k in ("idiom", "simile"):
     if os.path.exists(f"{R}zs/{k}-devdisjoint-pmi-smollm2/results.json"):
-        group(ZSD, "zs-cloze-added", f"| smollm2-135m | {k} **dev-disjoint** |", f"zs/{k}-devdisjoint-pmi-smollm2/results.json",
-              [["majority", 1, "metrics", 100, "majority"]])
-for r, f in (("| smollm2-135m | idiom dev | 355 (all) | pet", "idiom-dev-pet-smollm2"), ("| smollm2-135m | simile dev | 376 (all) | pet", "simile-dev-pet-smollm2"),
-             ("| smollm2-135m | idiom dev | 355 (all) | qa", "idiom-dev-qa-smollm2")):
+        group(
+            ZSD,
+            "zs-cloze-added",
+            f"| smollm2-135m | {k} **dev-disjoint** |",
+            f"zs/{k}-devdisjoint-pmi-smollm2/results.json",
+            [["majority", 1, "metrics", 100, "majority"]],
+        )
+for r, f in (
+    ("| smollm2-135m | idiom dev | 355 (all) | pet", "idiom-dev-pet-smollm2"),
+    ("| smollm2-135m | simile dev | 376 (all) | pet", "simile-dev-pet-smollm2"),
+    ("| smollm2-135m | idiom dev | 355 (all) | qa", "idiom-dev-qa-smollm2"),
+):
     if os.path.exists(f"{R}zs/{f}/results.json"):
         group(ZSD, "zs-cloze-added", r, f"zs/{f}/results.json", [["majority", 1, "metrics", 100, "majority"]])
 for k, n in (("idiom", 355), ("simile", 376)):
     if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/results.json"):
         for m in ("**pmi**",) + (("sum / token / char",) if os.path.exists(f"{R}zs/{k}-dev-pmi-gemma/norms.json") else ()):
-            group(ZSD, "zs-cloze-detail", f"| gemma3-270m | {k} dev | {n} (all) | lm-score {m}", f"zs/{k}-dev-pmi-gemma/results.json",
-                  [["majority", 1, "metrics", 100, "majority"]])
+            group(
+                ZSD,
+                "zs-cloze-detail",
+                f"| gemma3-270m | {k} dev | {n} (all) | lm-score {m}",
+                f"zs/{k}-dev-pmi-gemma/results.json",
+                [["majority", 1, "metrics", 100, "majority"]],
+            )
 # docs/meaning_aware.md: the selection grid, the dev-disjoint report, the cost of the 12 inferences
 MA, MD = "docs/meaning_aware.md", "meaning/dev-disjoint/"
 AUTO_TABLES += [
-    (MA, "meaning-selection", "| items | configuration | sum | token | pmi | meaning-pmi |", [
-        (r, ["meaning/selection/grid.json"]) for r in ("| all 281 | `lm-score` |", "| sample of 96 | `lm-score` |",
-         "| sample of 96 | `lm-score-meaning position=before` |", "| sample of 48 | `lm-score` |",
-         "| sample of 48 | `lm-score-knowledge knowledge=context order=narrative-first aggregate=lse` |", "| sample of 48 | … `aggregate=mean` |",
-         "| sample of 48 | … `aggregate=max` |")]),
-    (MA, "meaning-dev-disjoint", "| task | run | accuracy % [95% CI by item] | [95% CI by expression] |", [
-        (f"| {k} | `{run}", [f"{MD}{k}-dd-{f}/results.json"] + ([f"{MD}{k}-dd-{f}-byexpr/results.json"] if by else []))
-        for k in ("idiom", "simile") for run, f, by in (("lm-score-meaning norm=token position=before` (chosen", "lm-score-meaning-token", True),
-                                                      ("lm-score norm=token`", "lm-score-token", True), ("lm-score norm=pmi`", "lm-score-pmi", False))]),
-    (MA, "meaning-knowledge-cost", "| method | CPU s | × plain (CPU) | tokens run | × plain (tokens) |", [
-        (r, ["meaning/bench/knowledge_prefix_cost.json"]) for r in ("| `lm-score` |", "| `lm-score-meaning` |",
-         "| `lm-score-knowledge order=narrative-first` |", "| `lm-score-knowledge order=inference-first` |")]),
+    (
+        MA,
+        "meaning-selection",
+        "| items | configuration | sum | token | pmi | meaning-pmi |",
+        [
+            (r, ["meaning/selection/grid.json"])
+            for r in (
+                "| all 281 | `lm-score` |",
+                "| sample of 96 | `lm-score` |",
+                "| sample of 96 | `lm-score-meaning position=before` |",
+                "| sample of 48 | `lm-score` |",
+                "| sample of 48 | `lm-score-knowledge knowledge=context order=narrative-first aggregate=lse` |",
+                "| sample of 48 | … `aggregate=mean` |",
+                "| sample of 48 | … `aggregate=max` |",
+            )
+        ],
+    ),
+    (
+        MA,
+        "meaning-dev-disjoint",
+        "| task | run | accuracy % [95% CI by item] | [95% CI by expression] |",
+        [
+            (f"| {k} | `{run}", [f"{MD}{k}-dd-{f}/results.json"] + ([f"{MD}{k}-dd-{f}-byexpr/results.json"] if by else []))
+            for k in ("idiom", "simile")
+            for run, f, by in (
+                ("lm-score-meaning norm=token position=before` (chosen", "lm-score-meaning-token", True),
+                ("lm-score norm=token`", "lm-score-token", True),
+                ("lm-score norm=pmi`", "lm-score-pmi", False),
+            )
+        ],
+    ),
+    (
+        MA,
+        "meaning-knowledge-cost",
+        "| method | CPU s | × plain (CPU) | tokens run | × plain (tokens) |",
+        [
+            (r, ["meaning/bench/knowledge_prefix_cost.json"])
+            for r in (
+                "| `lm-score` |",
+                "| `lm-score-meaning` |",
+                "| `lm-score-knowledge order=narrative-first` |",
+                "| `lm-score-knowledge order=inference-first` |",
+            )
+        ],
+    ),
 ]
 # docs/flute_explanations.md: compact examples (2026-11-26): the second selection sweep, val, the trivial baselines, simulatability, speed
 EXC = "explain/selection-sweep-compact/sweep.json"
 EXPLAIN_SWEEP_ROWS = ["| (a) ", "| (b) ", "| (c) ", "| (d) ", "| (e) ", "| (f) ", "| (g) ", "| (h) ", "| **(i)** "]
 AUTO_TABLES += [
-    ("docs/flute_explanations.md", "explain-selection-compact", "| `selection` sample (80 pairs) | pair form | style line | examples: sarcasm |", [
-        (r, [f"{EXC}#results.{i}"]) for i, r in enumerate(EXPLAIN_SWEEP_ROWS)]),
-    ("docs/flute_explanations.md", "explain-selection-writer", "| `selection` sample (80 pairs), mpnet labels | who writes the explanations |", [
-        (r, [f"explain/selection-sweep-writer/sweep.json#results.{i}"]) for i, r in enumerate(("| **(i)** ", "| (j) ", "| (k) "))]),
-    ("docs/flute_explanations.md", "explain-val-compact", "| FLUTE val, compact examples | n | label Acc@0 |", _explanation_rows("flute-val-compact")),
-    ("docs/flute_explanations.md", "explain-val-writer", "| FLUTE val, configuration (k) | n | label Acc@0 |", _explanation_rows("flute-val-writer")),
-    ("docs/flute_explanations.md", "simulatability-explain-writer", "| rationales (FLUTE val, 499 pairs), configuration (k) |", _simulatability_rows("simulatability-val-explain-writer", "| figlang's explanations (the writer for metaphors and similes) |")),
-    ("docs/flute_explanations.md", "explain-baselines-val", "| FLUTE val (499 pairs), the same labels | ROUGE-L F1 |", [
-        (f"| {r}", [f"explain/baselines-val/summary.json#rows.{k}"]) for r, k in
-        (("**figlang, compact examples", "system"), ("the hypothesis itself", "hypothesis"), ("the premise and the hypothesis", "premise-hypothesis"),
-         ("the nearest example's gold explanation", "nearest-example"))]),
-    ("docs/flute_explanations.md", "simulatability-explain-compact", "| rationales (FLUTE val, 499 pairs), compact examples |", _simulatability_rows("simulatability-val-explain-compact", "| figlang's explanations (mpnet labels, compact examples) |")),
-    ("docs/flute_explanations.md", "explain-speed-compact", "| compact examples, 2 threads, idle machine | seconds |", [
-        ("| loading (both models", ["explain/bench-amx-2threads-compact.json#load_seconds"]),
-        ("| one `explain()` call on a new simile pair", ["explain/bench-amx-2threads-compact.json#one_pair_seconds", "explain/bench-amx-2threads-compact.json#one_pair_cpu_seconds"]),
-        ("| 20 `selection` pairs in one call", ["explain/bench-amx-2threads-compact.json#n", "explain/bench-amx-2threads-compact.json#seconds_per_pair", "explain/bench-amx-2threads-compact.json#peak_rss_mib"])]),
+    (
+        "docs/flute_explanations.md",
+        "explain-selection-compact",
+        "| `selection` sample (80 pairs) | pair form | style line | examples: sarcasm |",
+        [(r, [f"{EXC}#results.{i}"]) for i, r in enumerate(EXPLAIN_SWEEP_ROWS)],
+    ),
+    (
+        "docs/flute_explanations.md",
+        "explain-selection-writer",
+        "| `selection` sample (80 pairs), mpnet labels | who writes the explanations |",
+        [(r, [f"explain/selection-sweep-writer/sweep.json#results.{i}"]) for i, r in enumerate(("| **(i)** ", "| (j) ", "| (k) "))],
+    ),
+    (
+        "docs/flute_explanations.md",
+        "explain-val-compact",
+        "| FLUTE val, compact examples | n | label Acc@0 |",
+        _explanation_rows("flute-val-compact"),
+    ),
+    (
+        "docs/flute_explanations.md",
+        "explain-val-writer",
+        "| FLUTE val, configuration (k) | n | label Acc@0 |",
+        _explanation_rows("flute-val-writer"),
+    ),
+    (
+        "docs/flute_explanations.md",
+        "simulatability-explain-writer",
+        "| rationales (FLUTE val, 499 pairs), configuration (k) |",
+        _simulatability_rows("simulatability-val-explain-writer", "| figlang's explanations (the writer for metaphors and similes) |"),
+    ),
+    (
+        "docs/flute_explanations.md",
+        "explain-baselines-val",
+        "| FLUTE val (499 pairs), the same labels | ROUGE-L F1 |",
+        [
+            (f"| {r}", [f"explain/baselines-val/summary.json#rows.{k}"])
+            for r, k in (
+                ("**figlang, compact examples", "system"),
+                ("the hypothesis itself", "hypothesis"),
+                ("the premise and the hypothesis", "premise-hypothesis"),
+                ("the nearest example's gold explanation", "nearest-example"),
+            )
+        ],
+    ),
+    (
+        "docs/flute_explanations.md",
+        "simulatability-explain-compact",
+        "| rationales (FLUTE val, 499 pairs), compact examples |",
+        _simulatability_rows("simulatability-val-explain-compact", "| figlang's explanations (mpnet labels, compact examples) |"),
+    ),
+    (
+        "docs/flute_explanations.md",
+        "explain-speed-compact",
+        "| compact examples, 2 threads, idle machine | seconds |",
+        [
+            ("| loading (both models", ["explain/bench-amx-2threads-compact.json#load_seconds"]),
+            (
+                "| one `explain()` call on a new simile pair",
+                [
+                    "explain/bench-amx-2threads-compact.json#one_pair_seconds",
+                    "explain/bench-amx-2threads-compact.json#one_pair_cpu_seconds",
+                ],
+            ),
+            (
+                "| 20 `selection` pairs in one call",
+                [
+                    "explain/bench-amx-2threads-compact.json#n",
+                    "explain/bench-amx-2threads-compact.json#seconds_per_pair",
+                    "explain/bench-amx-2threads-compact.json#peak_rss_mib",
+                ],
+            ),
+        ],
+    ),
 ]
 NOT_RESULTS += [(MA, "| method | what the LM scores | options |", "the methods and their options")]
 # ---- docs/human_eval_table5.md and docs/narrative_miner.md (issue #19): figures computed from the public data, no model --
 # Table 5 recomputed from the paper's crowd files (`figlang human table5 --data-dir ../shared/data -o docs/results/human/table5`);
 # the "(paper)" cells from the same file's `published` block (the paper's Table 5 as printed, with its source)
 HE, T5 = "docs/human_eval_table5.md", "human/table5/table5.json"
+
+
 def t5(table, row, figs):
     group(HE, table, row, T5, [[fid, places, key] + rest for fid, places, key, *rest in figs])
-for row, key in [("| GPT2-XL | 56.0", "baseline"), ("| +context | 68.0", "context"), ("| +literal | 48.0", "literal"), ("| Human |", "human")]:
-    t5("table5", row, [[f"idiom_{key}", 1, f"recomputed.idiom.absolute.{key}"], [f"idiom_{key}_paper", 0, f"published.absolute.idiom.{key}"],
-                       [f"simile_{key}", 1, f"recomputed.simile.absolute.{key}"], [f"simile_{key}_paper", 0, f"published.absolute.simile.{key}"]])
-for row, key in [("| GPT2-XL | 15.8", "baseline"), ("| +context | 44.2", "context"), ("| +literal | 13.7", "literal"), ("| All |", "all"), ("| Neither |", "neither")]:
+
+
+for row, key in [
+    ("| GPT2-XL | 56.0", "baseline"),
+    ("| +context | 68.0", "context"),
+    ("| +literal | 48.0", "literal"),
+    ("| Human |", "human"),
+]:
+    t5(
+        "table5",
+        row,
+        [
+            [f"idiom_{key}", 1, f"recomputed.idiom.absolute.{key}"],
+            [f"idiom_{key}_paper", 0, f"published.absolute.idiom.{key}"],
+            [f"simile_{key}", 1, f"recomputed.simile.absolute.{key}"],
+            [f"simile_{key}_paper", 0, f"published.absolute.simile.{key}"],
+        ],
+    )
+for row, key in [
+    ("| GPT2-XL | 15.8", "baseline"),
+    ("| +context | 44.2", "context"),
+    ("| +literal | 13.7", "literal"),
+    ("| All |", "all"),
+    ("| Neither |", "neither"),
+]:
     paper_places = {"baseline": 1, "literal": 1, "neither": 1}.get(key, 0)  # the paper prints 18.6, 46.7, 6.7 for similes
-    t5("table5", row, [[f"idiom_{key}", 1, f"recomputed.idiom.comparative.{key}"], [f"idiom_{key}_paper", 0, f"published.comparative.idiom.{key}"],
-                       [f"simile_{key}", 1, f"recomputed.simile.comparative.{key}"], [f"simile_{key}_paper", paper_places, f"published.comparative.simile.{key}"]])
-t5("table5", "| as published |", [["idiom_alpha_paper", 2, "published.alpha.idiom.alpha"], ["simile_alpha_paper", 2, "published.alpha.simile.alpha"]])
-for row, key in [("| absolute (all sentences) |", "absolute"), ("| absolute (model sentences) |", "absolute_models"), ("| comparative |", "comparative")]:
-    t5("table5", row, [[f"idiom_alpha_{key}", 2, f"recomputed.idiom.alpha.{key}"], [f"simile_alpha_{key}", 2, f"recomputed.simile.alpha.{key}"]])
-t5("table5", "| absolute HITs / assignments |", [[f"{k}_{n}", 0, f"recomputed.{k}.n_absolute_{n}"] for k in ("idiom", "simile") for n in ("items", "assignments")])
-t5("table5", "| comparative items (no majority) |",
-   [[f"{k}_{n}", 0, f"recomputed.{k}.n_comparative_{n}"] for k in ("idiom", "simile") for n in ("items", "no_majority")])
-t5("table5-majority", "| majority of all human votes of a HIT",
-   [["idiom_votes", 0, "readings.idiom.human_votes_per_hit"], ["simile_votes", 0, "readings.simile.human_votes_per_hit"],
-    ["idiom", 0, "readings.idiom.human_majority_of_all_votes"], ["simile", 0, "readings.simile.human_majority_of_all_votes"]])
-t5("table5-majority", "| majority of the human columns' verdicts |",
-   [["idiom", 0, "readings.idiom.human_majority_of_column_verdicts"], ["simile", 0, "readings.simile.human_majority_of_column_verdicts"]])
-t5("table5-majority", "| human1 only |", [["idiom", 0, "recomputed.idiom.absolute_human_columns.human1"], ["simile", 0, "recomputed.simile.absolute_human_columns.human1"]])
+    t5(
+        "table5",
+        row,
+        [
+            [f"idiom_{key}", 1, f"recomputed.idiom.comparative.{key}"],
+            [f"idiom_{key}_paper", 0, f"published.comparative.idiom.{key}"],
+            [f"simile_{key}", 1, f"recomputed.simile.comparative.{key}"],
+            [f"simile_{key}_paper", paper_places, f"published.comparative.simile.{key}"],
+        ],
+    )
+t5(
+    "table5",
+    "| as published |",
+    [["idiom_alpha_paper", 2, "published.alpha.idiom.alpha"], ["simile_alpha_paper", 2, "published.alpha.simile.alpha"]],
+)
+for row, key in [
+    ("| absolute (all sentences) |", "absolute"),
+    ("| absolute (model sentences) |", "absolute_models"),
+    ("| comparative |", "comparative"),
+]:
+    t5(
+        "table5",
+        row,
+        [[f"idiom_alpha_{key}", 2, f"recomputed.idiom.alpha.{key}"], [f"simile_alpha_{key}", 2, f"recomputed.simile.alpha.{key}"]],
+    )
+t5(
+    "table5",
+    "| absolute HITs / assignments |",
+    [[f"{k}_{n}", 0, f"recomputed.{k}.n_absolute_{n}"] for k in ("idiom", "simile") for n in ("items", "assignments")],
+)
+t5(
+    "table5",
+    "| comparative items (no majority) |",
+    [[f"{k}_{n}", 0, f"recomputed.{k}.n_comparative_{n}"] for k in ("idiom", "simile") for n in ("items", "no_majority")],
+)
+t5(
+    "table5-majority",
+    "| majority of all human votes of a HIT",
+    [
+        ["idiom_votes", 0, "readings.idiom.human_votes_per_hit"],
+        ["simile_votes", 0, "readings.simile.human_votes_per_hit"],
+        ["idiom", 0, "readings.idiom.human_majority_of_all_votes"],
+        ["simile", 0, "readings.simile.human_majority_of_all_votes"],
+    ],
+)
+t5(
+    "table5-majority",
+    "| majority of the human columns' verdicts |",
+    [["idiom", 0, "readings.idiom.human_majority_of_column_verdicts"], ["simile", 0, "readings.simile.human_majority_of_column_verdicts"]],
+)
+t5(
+    "table5-majority",
+    "| human1 only |",
+    [["idiom", 0, "recomputed.idiom.absolute_human_columns.human1"], ["simile", 0, "recomputed.simile.absolute_human_columns.human1"]],
+)
 t5("table5-column3", "| share of all votes |", [["share", 1, "readings.simile.absolute_share_of_all_votes.literal"]])
 t5("table5-column3", "| at least one plausible vote |", [["share", 0, "readings.simile.absolute_at_least_one_plausible.literal"]])
 CK = ("baseline", "context", "literal", "all", "neither")
-t5("table5-denominators", "| all 116 items", [["items", 0, "recomputed.idiom.n_comparative_items"]]
-   + [[k, 1, f"readings.idiom.comparative_shares_over_all_items.{k}"] for k in CK])
-t5("table5-denominators", "| first 100 items", [["items", 0, "readings.idiom.comparative_first_100_items.items"]]
-   + [[k, 0, f"readings.idiom.comparative_first_100_items.shares_over_all_items.{k}"] for k in CK])
-for row, key in [("| absolute, all sentences |", "recomputed.{}.alpha.absolute"), ("| absolute, model sentences |", "recomputed.{}.alpha.absolute_models"),
-                 ("| comparative, all items |", "recomputed.{}.alpha.comparative"),
-                 ("| comparative, items with a majority |", "readings.{}.alpha_comparative_items_with_majority")]:
+t5(
+    "table5-denominators",
+    "| all 116 items",
+    [["items", 0, "recomputed.idiom.n_comparative_items"]] + [[k, 1, f"readings.idiom.comparative_shares_over_all_items.{k}"] for k in CK],
+)
+t5(
+    "table5-denominators",
+    "| first 100 items",
+    [["items", 0, "readings.idiom.comparative_first_100_items.items"]]
+    + [[k, 0, f"readings.idiom.comparative_first_100_items.shares_over_all_items.{k}"] for k in CK],
+)
+for row, key in [
+    ("| absolute, all sentences |", "recomputed.{}.alpha.absolute"),
+    ("| absolute, model sentences |", "recomputed.{}.alpha.absolute_models"),
+    ("| comparative, all items |", "recomputed.{}.alpha.comparative"),
+    ("| comparative, items with a majority |", "readings.{}.alpha_comparative_items_with_majority"),
+]:
     t5("table5-readings", row, [["idiom", 3, key.format("idiom")], ["simile", 3, key.format("simile")]])
-for row, key in [("| raw pairwise agreement, absolute |", "pairwise_agreement_absolute"), ("| raw pairwise agreement, comparative |", "pairwise_agreement_comparative")]:
+for row, key in [
+    ("| raw pairwise agreement, absolute |", "pairwise_agreement_absolute"),
+    ("| raw pairwise agreement, comparative |", "pairwise_agreement_comparative"),
+]:
     t5("table5-agreement", row, [["idiom", 2, f"readings.idiom.{key}"], ["simile", 2, f"readings.simile.{key}"]])
 t5("table5-summary", "| absolute simile, GPT2-XL |", [["stray_value", 0, "readings.simile.stray_answers.0.value"]])
 t5("table5-summary", "| absolute, human |", [["max_gap", 1, "comparison.human_max_gap"]])
-t5("table5-summary", "| absolute simile, +literal |", [["recomputed", 0, "recomputed.simile.absolute.literal"], ["paper", 0, "published.absolute.simile.literal"]])
-t5("table5-summary", "| comparative idiom |", [["equal_truncated", 0, "comparison.idiom_comparative_equal_to_truncated_share"],
-                                                ["of", 0, "comparison.idiom_comparative_figures"], ["context", 1, "recomputed.idiom.comparative.context"],
-                                                ["context_paper", 0, "published.comparative.idiom.context"]])
-group(HE, None, None, T5, [["simile-comparative-baseline-2dp", 2, "recomputed.simile.comparative.baseline"],
-                           ["simile-comparative-literal-2dp", 2, "recomputed.simile.comparative.literal"],
-                           ["simile-comparative-neither-2dp", 2, "recomputed.simile.comparative.neither"],
-                           ["idiom-literal-column-alpha", 3, "readings.idiom.alpha_absolute_by_column.literal"],
-                           ["simile-human5-column-alpha", 3, "readings.simile.alpha_absolute_by_column.human5"]])
+t5(
+    "table5-summary",
+    "| absolute simile, +literal |",
+    [["recomputed", 0, "recomputed.simile.absolute.literal"], ["paper", 0, "published.absolute.simile.literal"]],
+)
+t5(
+    "table5-summary",
+    "| comparative idiom |",
+    [
+        ["equal_truncated", 0, "comparison.idiom_comparative_equal_to_truncated_share"],
+        ["of", 0, "comparison.idiom_comparative_figures"],
+        ["context", 1, "recomputed.idiom.comparative.context"],
+        ["context_paper", 0, "published.comparative.idiom.context"],
+    ],
+)
+group(
+    HE,
+    None,
+    None,
+    T5,
+    [
+        ["simile-comparative-baseline-2dp", 2, "recomputed.simile.comparative.baseline"],
+        ["simile-comparative-literal-2dp", 2, "recomputed.simile.comparative.literal"],
+        ["simile-comparative-neither-2dp", 2, "recomputed.simile.comparative.neither"],
+        ["idiom-literal-column-alpha", 3, "readings.idiom.alpha_absolute_by_column.literal"],
+        ["simile-human5-column-alpha", 3, "readings.simile.alpha_absolute_by_column.human5"],
+    ],
+)
 # the miner's recall on the benchmark's own idiom narratives, one result folder per segmenter, and PIE-English's similes
 # (`python benchmarks/bench_miner.py recall|pie-similes … --items … --json-out …`, the commands beside the tables)
 NM = "docs/narrative_miner.md"
 for split in ("train", "dev", "test"):
-    group(NM, "miner-recall", f"| {split} |", f"miner/recall-senter/results.json",
-          [["narratives", 0, f"splits.{split}.narratives"], ["in_last", 0, f"splits.{split}.recovered_in_last_sentence"],
-           ["recall", 1, f"splits.{split}.recall_last_sentence", 100], ["in_any", 0, f"splits.{split}.recovered_in_any_sentence"],
-           ["five_sentences", 0, f"splits.{split}.sentence_counts.5"], ["exact_five", 0, f"splits.{split}.exact_5_sentence_narrative"],
-           ["span_identical", 0, f"splits.{split}.marked_span_identical_to_benchmark"]])
+    group(
+        NM,
+        "miner-recall",
+        f"| {split} |",
+        "miner/recall-senter/results.json",
+        [
+            ["narratives", 0, f"splits.{split}.narratives"],
+            ["in_last", 0, f"splits.{split}.recovered_in_last_sentence"],
+            ["recall", 1, f"splits.{split}.recall_last_sentence", 100],
+            ["in_any", 0, f"splits.{split}.recovered_in_any_sentence"],
+            ["five_sentences", 0, f"splits.{split}.sentence_counts.5"],
+            ["exact_five", 0, f"splits.{split}.exact_5_sentence_narrative"],
+            ["span_identical", 0, f"splits.{split}.marked_span_identical_to_benchmark"],
+        ],
+    )
 for row, seg in [("| senter (default) |", "senter"), ("| sentencizer |", "sentencizer"), ("| parser |", "parser")]:
-    group(NM, "miner-segmenters", row, f"miner/recall-{seg}/results.json",
-          [[f"recall_{s}", 1, f"splits.{s}.recall_last_sentence", 100] for s in ("train", "dev", "test")]
-          + [["exactly_5_sentences", 0, "totals.exactly_5_sentences"]])
+    group(
+        NM,
+        "miner-segmenters",
+        row,
+        f"miner/recall-{seg}/results.json",
+        [[f"recall_{s}", 1, f"splits.{s}.recall_last_sentence", 100] for s in ("train", "dev", "test")]
+        + [["exactly_5_sentences", 0, "totals.exactly_5_sentences"]],
+    )
 for row, shape in [("| `as ADJ as NP`", "as_as"), ("| `ADJ as NP`", "x_as"), ("| `… like NP`", "like")]:
-    group(NM, "miner-similes", row, "miner/pie-similes/results.json",
-          [["sentences", 0, f"explicit_patterns.by_expression_shape.{shape}.sentences"],
-           ["recovered", 0, f"explicit_patterns.by_expression_shape.{shape}.recovered"],
-           ["recall", 1, f"explicit_patterns.by_expression_shape.{shape}.recall", 100],
-           ["recovered_verb_like", 0, f"explicit_plus_verb_like.by_expression_shape.{shape}.recovered"]]
-          + ([["recall_verb_like", 1, f"explicit_plus_verb_like.by_expression_shape.{shape}.recall", 100]] if shape == "like" else []))
-group(NM, "miner-similes", "| all |", "miner/pie-similes/results.json",
-      [["sentences", ",", "explicit_patterns.sentences"], ["recovered", 0, "explicit_patterns.recovered"], ["recall", 1, "explicit_patterns.recall", 100],
-       ["recovered_verb_like", 0, "explicit_plus_verb_like.recovered"], ["recall_verb_like", 1, "explicit_plus_verb_like.recall", 100]])
-group(NM, None, None, "miner/recall-senter/results.json", [["recall-narratives", ",", "totals.narratives"],
-                                                             ["recall-exact-5-sentence-narratives", 0, "totals.exact_5_sentence_narrative"]])
+    group(
+        NM,
+        "miner-similes",
+        row,
+        "miner/pie-similes/results.json",
+        [
+            ["sentences", 0, f"explicit_patterns.by_expression_shape.{shape}.sentences"],
+            ["recovered", 0, f"explicit_patterns.by_expression_shape.{shape}.recovered"],
+            ["recall", 1, f"explicit_patterns.by_expression_shape.{shape}.recall", 100],
+            ["recovered_verb_like", 0, f"explicit_plus_verb_like.by_expression_shape.{shape}.recovered"],
+        ]
+        + ([["recall_verb_like", 1, f"explicit_plus_verb_like.by_expression_shape.{shape}.recall", 100]] if shape == "like" else []),
+    )
+group(
+    NM,
+    "miner-similes",
+    "| all |",
+    "miner/pie-similes/results.json",
+    [
+        ["sentences", ",", "explicit_patterns.sentences"],
+        ["recovered", 0, "explicit_patterns.recovered"],
+        ["recall", 1, "explicit_patterns.recall", 100],
+        ["recovered_verb_like", 0, "explicit_plus_verb_like.recovered"],
+        ["recall_verb_like", 1, "explicit_plus_verb_like.recall", 100],
+    ],
+)
+group(
+    NM,
+    None,
+    None,
+    "miner/recall-senter/results.json",
+    [["recall-narratives", ",", "totals.narratives"], ["recall-exact-5-sentence-narratives", 0, "totals.exact_5_sentence_narrative"]],
+)
 GC, G0 = "miner/gutenberg/results.json", "runs.0."  # the whole Gutenberg folder re-counted (bench_miner.py throughput --workers 1)
-for row, figs in [("| documents |", [["documents", 0, "documents"]]), ("| sentences |", [["sentences", ",", "sentences"]]),
-                  ("| pre-filtered out", [["prefiltered", ",", "prefiltered_out"], ["prefiltered_share", 1, "shares_of_sentences.prefiltered", 100]]),
-                  ("| tagged only", [["tagged", ",", "tagged"], ["tagged_share", 1, "shares_of_sentences.tagged", 100]]),
-                  ("| parsed (simile", [["parsed", ",", "parsed"], ["parsed_share", 1, "shares_of_sentences.parsed", 100]]),
-                  ("| idiom hits |", [["idiom_hits", ",", "idiom_hits"], ["distinct_idioms", 0, "distinct_idioms"]]),
-                  ("| simile hits |", [["simile_hits", 0, "simile_hits"]]),
-                  ("| narratives |", [["narratives", ",", "narratives"], ["idiom", ",", "idiom_narratives"], ["simile", 0, "simile_narratives"]]),
-                  ("| skipped: sentence too long", [[k, 0, f"skipped.skipped:{k}"] for k in ("sentence_too_long", "too_few_preceding_sentences",
-                                                                                             "narrative_too_short", "final_sentence_too_short")]),
-                  ("| skipped: not matched", [["not_matched", 0, "skipped.skipped:not_matched"]])]:
+for row, figs in [
+    ("| documents |", [["documents", 0, "documents"]]),
+    ("| sentences |", [["sentences", ",", "sentences"]]),
+    ("| pre-filtered out", [["prefiltered", ",", "prefiltered_out"], ["prefiltered_share", 1, "shares_of_sentences.prefiltered", 100]]),
+    ("| tagged only", [["tagged", ",", "tagged"], ["tagged_share", 1, "shares_of_sentences.tagged", 100]]),
+    ("| parsed (simile", [["parsed", ",", "parsed"], ["parsed_share", 1, "shares_of_sentences.parsed", 100]]),
+    ("| idiom hits |", [["idiom_hits", ",", "idiom_hits"], ["distinct_idioms", 0, "distinct_idioms"]]),
+    ("| simile hits |", [["simile_hits", 0, "simile_hits"]]),
+    ("| narratives |", [["narratives", ",", "narratives"], ["idiom", ",", "idiom_narratives"], ["simile", 0, "simile_narratives"]]),
+    (
+        "| skipped: sentence too long",
+        [
+            [k, 0, f"skipped.skipped:{k}"]
+            for k in ("sentence_too_long", "too_few_preceding_sentences", "narrative_too_short", "final_sentence_too_short")
+        ],
+    ),
+    ("| skipped: not matched", [["not_matched", 0, "skipped.skipped:not_matched"]]),
+]:
     group(NM, "miner-counts", row, GC, [[fid, places, G0 + key] + rest for fid, places, key, *rest in figs])
 # ---- end of docs/human_eval_table5.md and docs/narrative_miner.md -------------------------------------------------------
 # ---- docs/flute_creator.md and docs/impli_generator.md (issue #19): figures computed without a model ----------------------
@@ -774,37 +1699,105 @@ for row, figs in [("| documents |", [["documents", 0, "documents"]]), ("| senten
 FC, FCR = "docs/flute_creator.md", "flute-creator/run50-review/review.json"
 group(FC, "flute-creator-counts", "| inputs |", FCR, [["inputs", 0, "candidates.idiom.inputs"]])
 group(FC, "flute-creator-counts", "| pairs possible (E + C per idiom) |", FCR, [["pairs_possible", 0, "candidates.idiom.pairs_possible"]])
-group(FC, "flute-creator-counts", "| pairs generated (candidates) |", FCR,
-      [["candidates", 0, "candidates.idiom.candidates"], ["entailment", 0, "candidates.idiom.entailment"],
-       ["contradiction", 0, "candidates.idiom.contradiction"], ["idioms", 0, "candidates.idiom.inputs_with_a_candidate"],
-       ["both", 0, "candidates.idiom.inputs_with_both"], ["one", 0, "candidates.idiom.inputs_with_one"],
-       ["none", 0, "candidates.idiom.inputs_without_a_candidate"]])
-group(FC, "flute-creator-review", "| idiom |", FCR,
-      [["candidates", 0, "rates.idiom.candidates"], ["accept", 0, "rates.idiom.accept"], ["accept_pct", 0, "shares_of_reviewed.idiom.accept"],
-       ["edit", 0, "rates.idiom.edit"], ["edit_pct", 0, "shares_of_reviewed.idiom.edit"], ["reject", 0, "rates.idiom.reject"],
-       ["reject_pct", 0, "shares_of_reviewed.idiom.reject"]])
-group(FC, None, None, FCR, [["edited-premises", 0, "edited_fields.idiom.premise.all"],
-                            ["edited-contradiction-premises", 0, "edited_fields.idiom.premise.C"],
-                            ["edited-explanations", 0, "edited_fields.idiom.explanation.all"], ["edited-hypotheses", 0, "edited_fields.idiom.hypothesis.all"]])  # prose
+group(
+    FC,
+    "flute-creator-counts",
+    "| pairs generated (candidates) |",
+    FCR,
+    [
+        ["candidates", 0, "candidates.idiom.candidates"],
+        ["entailment", 0, "candidates.idiom.entailment"],
+        ["contradiction", 0, "candidates.idiom.contradiction"],
+        ["idioms", 0, "candidates.idiom.inputs_with_a_candidate"],
+        ["both", 0, "candidates.idiom.inputs_with_both"],
+        ["one", 0, "candidates.idiom.inputs_with_one"],
+        ["none", 0, "candidates.idiom.inputs_without_a_candidate"],
+    ],
+)
+group(
+    FC,
+    "flute-creator-review",
+    "| idiom |",
+    FCR,
+    [
+        ["candidates", 0, "rates.idiom.candidates"],
+        ["accept", 0, "rates.idiom.accept"],
+        ["accept_pct", 0, "shares_of_reviewed.idiom.accept"],
+        ["edit", 0, "rates.idiom.edit"],
+        ["edit_pct", 0, "shares_of_reviewed.idiom.edit"],
+        ["reject", 0, "rates.idiom.reject"],
+        ["reject_pct", 0, "shares_of_reviewed.idiom.reject"],
+    ],
+)
+group(
+    FC,
+    None,
+    None,
+    FCR,
+    [
+        ["edited-premises", 0, "edited_fields.idiom.premise.all"],
+        ["edited-contradiction-premises", 0, "edited_fields.idiom.premise.C"],
+        ["edited-explanations", 0, "edited_fields.idiom.explanation.all"],
+        ["edited-hypotheses", 0, "edited_fields.idiom.hypothesis.all"],
+    ],
+)  # prose
 # the IMPLI regeneration check (`figlang build impli regenerate --data-dir ../shared/data [--no-capitalise] --results DIR`)
-IG, IGR, IGN = "docs/impli_generator.md", "impli-generator/regenerate/regeneration.json", "impli-generator/regenerate-no-capitalise/regeneration.json"
+IG, IGR, IGN = (
+    "docs/impli_generator.md",
+    "impli-generator/regenerate/regeneration.json",
+    "impli-generator/regenerate-no-capitalise/regeneration.json",
+)
 if os.path.exists(R + IGR):  # the runs take ~3 CPU minutes each; absent until made
-    for row, key in [("| magpie |", "per_source.magpie"), ("| pie |", "per_source.pie"), ("| semeval |", "per_source.semeval"), ("| overall |", "overall")]:
-        group(IG, "impli-regenerate", row, IGR,
-              [["items", ",", f"{key}.items"], ["exact", ",", f"{key}.exact"], ["exact_pct", 1, f"{key}.exact_percent"],
-               ["ignoring_case_pct", 1, f"{key}.exact_ignoring_case_percent"]]
-              + [[c, ",", f"{key}.mismatches.{c}"] for c in ("inflection", "slot_filling", "span_detection", "capitalisation", "other")]
-              + [["exact_but_filtered", ",", f"{key}.exact_but_filtered"]])
-    group(IG, None, None, IGR, [["derived-pairs", ",", "derivation.pairs"], ["deletion-only-lines", 0, "derivation.problems.deletion_only"],
-                                ["lexicon-idioms", ",", "lexicon.idioms"], ["lexicon-definitions", ",", "lexicon.definitions"],
-                                ["items", ",", "population_items"], ["idiom-not-found", 0, "overall.not_generated"],
-                                ["filtered-bad-ending", 0, "filter_reasons_on_exact_matches.bad_ending"],
-                                ["filtered-doubled-word", 0, "filter_reasons_on_exact_matches.doubled_word"],
-                                ["filtered-unfilled-slot", 0, "filter_reasons_on_exact_matches.unfilled_slot"]])  # prose
+    for row, key in [
+        ("| magpie |", "per_source.magpie"),
+        ("| pie |", "per_source.pie"),
+        ("| semeval |", "per_source.semeval"),
+        ("| overall |", "overall"),
+    ]:
+        group(
+            IG,
+            "impli-regenerate",
+            row,
+            IGR,
+            [
+                ["items", ",", f"{key}.items"],
+                ["exact", ",", f"{key}.exact"],
+                ["exact_pct", 1, f"{key}.exact_percent"],
+                ["ignoring_case_pct", 1, f"{key}.exact_ignoring_case_percent"],
+            ]
+            + [[c, ",", f"{key}.mismatches.{c}"] for c in ("inflection", "slot_filling", "span_detection", "capitalisation", "other")]
+            + [["exact_but_filtered", ",", f"{key}.exact_but_filtered"]],
+        )
+    group(
+        IG,
+        None,
+        None,
+        IGR,
+        [
+            ["derived-pairs", ",", "derivation.pairs"],
+            ["deletion-only-lines", 0, "derivation.problems.deletion_only"],
+            ["lexicon-idioms", ",", "lexicon.idioms"],
+            ["lexicon-definitions", ",", "lexicon.definitions"],
+            ["items", ",", "population_items"],
+            ["idiom-not-found", 0, "overall.not_generated"],
+            ["filtered-bad-ending", 0, "filter_reasons_on_exact_matches.bad_ending"],
+            ["filtered-doubled-word", 0, "filter_reasons_on_exact_matches.doubled_word"],
+            ["filtered-unfilled-slot", 0, "filter_reasons_on_exact_matches.unfilled_slot"],
+        ],
+    )  # prose
 if os.path.exists(R + IGN):
-    group(IG, None, None, IGN, [[f"no-capitalise-{s}-pct", 1, f"per_source.{s}.exact_percent"] for s in ("magpie", "pie", "semeval")]
-          + [["no-capitalise-overall-pct", 1, "overall.exact_percent"], ["no-capitalise-overall-exact", ",", "overall.exact"],
-             ["no-capitalise-items", ",", "overall.items"]])  # prose
+    group(
+        IG,
+        None,
+        None,
+        IGN,
+        [[f"no-capitalise-{s}-pct", 1, f"per_source.{s}.exact_percent"] for s in ("magpie", "pie", "semeval")]
+        + [
+            ["no-capitalise-overall-pct", 1, "overall.exact_percent"],
+            ["no-capitalise-overall-exact", ",", "overall.exact"],
+            ["no-capitalise-items", ",", "overall.items"],
+        ],
+    )  # prose
 # ---- end of docs/flute_creator.md and docs/impli_generator.md ------------------------------------------------------------
 N_HAND = len(groups)
 if "--mark-docs" in sys.argv:
@@ -821,151 +1814,349 @@ head = """# Every figure README.md and docs/ quote, tied to its result file (pat
 # without them and without a reason, and counts these). Tables registered by key search (AUTO_TABLES in the
 # script) were reviewed key by key; cells no file backs are marked ⁿ in the documents.
 """
+
+
 # prose figures of README.md (no table): checked against their files; the document must print them
 def prose(doc, file, figs):
     group(doc, None, None, file, figs)
+
+
 A = "metrics.accuracy"
-prose("README.md", "gpu-minilm/impli-folds10-linked-ci/item/results.json",
-      [["pooled-accuracy", 2, f"{A}.accuracy", 100], ["ci-low-by-item", 2, f"{A}.ci_low", 100], ["ci-high-by-item", 2, f"{A}.ci_high", 100],
-       ["nonent-ci-low-by-item", 2, "metrics.by_gold_label.non-entailment.ci_low", 100], ["nonent-ci-high-by-item", 2, "metrics.by_gold_label.non-entailment.ci_high", 100]])
-prose("README.md", "gpu-minilm/impli-folds10-linked-ci/expression/results.json",
-      [["ci-low-by-idiom", 2, f"{A}.ci_low", 100], ["ci-high-by-idiom", 2, f"{A}.ci_high", 100],
-       ["nonent-ci-low-by-idiom", 2, "metrics.by_gold_label.non-entailment.ci_low", 100], ["nonent-ci-high-by-idiom", 2, "metrics.by_gold_label.non-entailment.ci_high", 100]])
+prose(
+    "README.md",
+    "gpu-minilm/impli-folds10-linked-ci/item/results.json",
+    [
+        ["pooled-accuracy", 2, f"{A}.accuracy", 100],
+        ["ci-low-by-item", 2, f"{A}.ci_low", 100],
+        ["ci-high-by-item", 2, f"{A}.ci_high", 100],
+        ["nonent-ci-low-by-item", 2, "metrics.by_gold_label.non-entailment.ci_low", 100],
+        ["nonent-ci-high-by-item", 2, "metrics.by_gold_label.non-entailment.ci_high", 100],
+    ],
+)
+prose(
+    "README.md",
+    "gpu-minilm/impli-folds10-linked-ci/expression/results.json",
+    [
+        ["ci-low-by-idiom", 2, f"{A}.ci_low", 100],
+        ["ci-high-by-idiom", 2, f"{A}.ci_high", 100],
+        ["nonent-ci-low-by-idiom", 2, "metrics.by_gold_label.non-entailment.ci_low", 100],
+        ["nonent-ci-high-by-idiom", 2, "metrics.by_gold_label.non-entailment.ci_high", 100],
+    ],
+)
 prose("README.md", "gpu-qwen/idiom-mc-qwen/eval/dev-disjoint/results.json", [["gpu-qwen-mc-idiom", 1, f"{A}.accuracy", 100]])
 prose("README.md", "gpu-qwen/simile-mc-qwen/eval/dev-disjoint/results.json", [["gpu-qwen-mc-simile", 1, f"{A}.accuracy", 100]])
 prose("README.md", "cpu/idiom-probe-qwen-l14/eval/dev-disjoint/results.json", [["probe-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
 prose("README.md", "cpu/simile-probe-qwen-l14/eval/dev-disjoint/results.json", [["probe-simile-dev-disjoint", 1, f"{A}.accuracy", 100]])
 prose("README.md", "cpu/idiom-probe-qwen-l14/eval/dev/results.json", [["probe-idiom-dev", 1, f"{A}.accuracy", 100]])
 prose("README.md", "cpu/simile-probe-qwen-l14/eval/dev/results.json", [["probe-simile-dev", 1, f"{A}.accuracy", 100]])
-prose("README.md", "cpu/idiom-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-sel-idiom-dev-disjoint", 1, "metrics.accuracy.accuracy", 100]])
+prose(
+    "README.md",
+    "cpu/idiom-probe-qwen-sel/eval/dev-disjoint/results.json",
+    [["probe-sel-idiom-dev-disjoint", 1, "metrics.accuracy.accuracy", 100]],
+)
 prose("README.md", "cpu/idiom-probe-qwen-sel/eval/dev/results.json", [["probe-sel-idiom-dev", 1, "metrics.accuracy.accuracy", 100]])
-prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-sel-simile-dev-disjoint", 1, "metrics.accuracy.accuracy", 100]])
-prose("README.md", "zs/flute-val-meaning-cf-0shot-qwen/results.json", [["flute-zs-selection-chosen-val", 1, "metrics.accuracy.accuracy", 100]])
+prose(
+    "README.md",
+    "cpu/simile-probe-qwen-sel/eval/dev-disjoint/results.json",
+    [["probe-sel-simile-dev-disjoint", 1, "metrics.accuracy.accuracy", 100]],
+)
+prose(
+    "README.md", "zs/flute-val-meaning-cf-0shot-qwen/results.json", [["flute-zs-selection-chosen-val", 1, "metrics.accuracy.accuracy", 100]]
+)
 prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev/results.json", [["probe-sel-simile-dev", 1, "metrics.accuracy.accuracy", 100]])
-prose("docs/flute_explanations.md", "explain/selection-sweep-writer/sweep-retime.json", [["retimed_k_seconds_per_pair", 2, "results.0.seconds_per_pair"]])
-prose("docs/flute_explanations.md", "explain/selection-sweep-compact/sweep-retime.json", [["retimed_f_seconds_per_pair", 2, "results.9.seconds_per_pair"]])
-prose("docs/flute_explanations.md", "explain/flute-iro-writer/figlang.json", [["writer_train_items", ",", "data.train_items"],
-      ["writer_steps", 0, "training.total_steps"], ["writer_dev_loss", 3, "best.dev_loss"]])
+prose(
+    "docs/flute_explanations.md",
+    "explain/selection-sweep-writer/sweep-retime.json",
+    [["retimed_k_seconds_per_pair", 2, "results.0.seconds_per_pair"]],
+)
+prose(
+    "docs/flute_explanations.md",
+    "explain/selection-sweep-compact/sweep-retime.json",
+    [["retimed_f_seconds_per_pair", 2, "results.9.seconds_per_pair"]],
+)
+prose(
+    "docs/flute_explanations.md",
+    "explain/flute-iro-writer/figlang.json",
+    [["writer_train_items", ",", "data.train_items"], ["writer_steps", 0, "training.total_steps"], ["writer_dev_loss", 3, "best.dev_loss"]],
+)
 # the writer recipes tried on a lent H200 (scripts/gpu/writer_jobs.sh), beside the CPU writer, by dev loss
 G = "explain/flute-iro-writer-gpu/grid.json"
-group("docs/flute_explanations.md", "explain-writer-gpu-grid", "| **CPU writer** (the one used) |", G,
-      [["cpu_epochs", 0, "cpu_writer.epochs"], ["cpu_lr", 4, "cpu_writer.lr"], ["cpu_steps_run", 0, "cpu_writer.best_step"], ["cpu_best_step", 0, "cpu_writer.best_step"], ["cpu_dev_loss", 3, "cpu_writer.best_dev_loss"]])
+group(
+    "docs/flute_explanations.md",
+    "explain-writer-gpu-grid",
+    "| **CPU writer** (the one used) |",
+    G,
+    [
+        ["cpu_epochs", 0, "cpu_writer.epochs"],
+        ["cpu_lr", 4, "cpu_writer.lr"],
+        ["cpu_steps_run", 0, "cpu_writer.best_step"],
+        ["cpu_best_step", 0, "cpu_writer.best_step"],
+        ["cpu_dev_loss", 3, "cpu_writer.best_dev_loss"],
+    ],
+)
 for i, (tag, lr_places) in enumerate((("a", 4), ("b", 4), ("c", 4), ("d", 4), ("e", 4), ("f", 4), ("g", 5), ("h", 5))):
-    group("docs/flute_explanations.md", "explain-writer-gpu-grid", f"| ({tag}) |", G,
-          [[f"{tag}_epochs", 0, f"rows.{i}.epochs"], [f"{tag}_lr", lr_places, f"rows.{i}.lr"], [f"{tag}_steps_run", ",", f"rows.{i}.stopped_at_step"],
-           [f"{tag}_best_step", 0, f"rows.{i}.best_step"], [f"{tag}_dev_loss", 3, f"rows.{i}.best_dev_loss"]])
+    group(
+        "docs/flute_explanations.md",
+        "explain-writer-gpu-grid",
+        f"| ({tag}) |",
+        G,
+        [
+            [f"{tag}_epochs", 0, f"rows.{i}.epochs"],
+            [f"{tag}_lr", lr_places, f"rows.{i}.lr"],
+            [f"{tag}_steps_run", ",", f"rows.{i}.stopped_at_step"],
+            [f"{tag}_best_step", 0, f"rows.{i}.best_step"],
+            [f"{tag}_dev_loss", 3, f"rows.{i}.best_dev_loss"],
+        ],
+    )
 M = "explain/selection-sweep-mbr/mbr_subsets.json"  # the writer's minimum-Bayes-risk candidates and other choosing rules, on `selection`
-for tag, row, key in (("greedy", "| (j) the writer, greedy |", "rougeL_f1_by_candidates.n=0"), ("n2", "| the writer, 2 samples |", "rougeL_f1_by_candidates.n=2"),
-                      ("n4", "| the writer, 4 samples |", "rougeL_f1_by_candidates.n=4"), ("n8", "| **the writer, 8 samples** (the `writer_mbr` run) |", "rougeL_f1_by_candidates.n=8"),
-                      ("w_nb6", "| the writer, 8 samples | 9 | neighbours, K = 6 |", "rougeL_f1_by_rule.writer: neighbours k6"),
-                      ("w_mix6", "| the writer, 8 samples | 9 | minimum Bayes risk + neighbours, K = 6 |", "rougeL_f1_by_rule.writer: mbr+neighbours k6"),
-                      ("qwen", "| (i) qwen, compact examples |", "rougeL_f1_by_rule.prompted alone"),
-                      ("wq_mbr", "| the writer, 8 samples, and qwen's line | 10 | minimum Bayes risk |", "rougeL_f1_by_rule.writer+prompted: mbr"),
-                      ("wq_nb6", "| the writer, 8 samples, and qwen's line | 10 | neighbours, K = 6 |", "rougeL_f1_by_rule.writer+prompted: neighbours k6"),
-                      ("wq_mix6", "| the writer, 8 samples, and qwen's line | 10 | minimum Bayes risk + neighbours, K = 6 |", "rougeL_f1_by_rule.writer+prompted: mbr+neighbours k6")):
+for tag, row, key in (
+    ("greedy", "| (j) the writer, greedy |", "rougeL_f1_by_candidates.n=0"),
+    ("n2", "| the writer, 2 samples |", "rougeL_f1_by_candidates.n=2"),
+    ("n4", "| the writer, 4 samples |", "rougeL_f1_by_candidates.n=4"),
+    ("n8", "| **the writer, 8 samples** (the `writer_mbr` run) |", "rougeL_f1_by_candidates.n=8"),
+    ("w_nb6", "| the writer, 8 samples | 9 | neighbours, K = 6 |", "rougeL_f1_by_rule.writer: neighbours k6"),
+    ("w_mix6", "| the writer, 8 samples | 9 | minimum Bayes risk + neighbours, K = 6 |", "rougeL_f1_by_rule.writer: mbr+neighbours k6"),
+    ("qwen", "| (i) qwen, compact examples |", "rougeL_f1_by_rule.prompted alone"),
+    ("wq_mbr", "| the writer, 8 samples, and qwen's line | 10 | minimum Bayes risk |", "rougeL_f1_by_rule.writer+prompted: mbr"),
+    ("wq_nb6", "| the writer, 8 samples, and qwen's line | 10 | neighbours, K = 6 |", "rougeL_f1_by_rule.writer+prompted: neighbours k6"),
+    (
+        "wq_mix6",
+        "| the writer, 8 samples, and qwen's line | 10 | minimum Bayes risk + neighbours, K = 6 |",
+        "rougeL_f1_by_rule.writer+prompted: mbr+neighbours k6",
+    ),
+):
     counts = [c for c in ("samples", "candidates", "neighbours_k") if c != "samples" or tag not in ("greedy", "qwen")]
     counts = [c for c in counts if c != "neighbours_k" or "nb" in tag or "mix" in tag]
-    group("docs/flute_explanations.md", "explain-mbr-selection", row, M,
-          [[f"{tag}_{c}", 0, f"{key}.{c}"] for c in counts] + [[f"{tag}_{t}", 2, f"{key}.{t}"] for t in ("selection_mix", "idiom", "metaphor", "sarcasm", "simile")])
+    group(
+        "docs/flute_explanations.md",
+        "explain-mbr-selection",
+        row,
+        M,
+        [[f"{tag}_{c}", 0, f"{key}.{c}"] for c in counts]
+        + [[f"{tag}_{t}", 2, f"{key}.{t}"] for t in ("selection_mix", "idiom", "metaphor", "sarcasm", "simile")],
+    )
 prose("docs/flute_explanations.md", "explain/selection-sweep-mbr/sweep.json", [["mbr_seconds_per_pair", 2, "results.0.seconds_per_pair"]])
-prose("docs/flute_explanations.md", "explain/bench-amx-2threads-compact-slow-host-2.json", [["today_one_pair_seconds", 2, "one_pair_seconds"]])
-prose("docs/flute_explanations.md", "explain/bench-amx-2threads-compact-slow-host.json", [["slow_host_one_pair_seconds", 1, "one_pair_seconds"]])
-prose("docs/flute_explanations.md", "explain/flute-val-compact/timing.json", [["val_seconds_per_pair", 2, "seconds_per_pair"], ["val_peak_rss_gib", 2, "max_rss_gib"]])
-prose("README.md", "bench/lm_scoring_idiom_dev.json", [["shared-prefix-wall-speedup", 2, "rows.1.speedup_vs_naive"], ["shared-prefix-cpu-speedup", 2, "rows.1.cpu_speedup_vs_naive"]])
+prose(
+    "docs/flute_explanations.md", "explain/bench-amx-2threads-compact-slow-host-2.json", [["today_one_pair_seconds", 2, "one_pair_seconds"]]
+)
+prose(
+    "docs/flute_explanations.md",
+    "explain/bench-amx-2threads-compact-slow-host.json",
+    [["slow_host_one_pair_seconds", 1, "one_pair_seconds"]],
+)
+prose(
+    "docs/flute_explanations.md",
+    "explain/flute-val-compact/timing.json",
+    [["val_seconds_per_pair", 2, "seconds_per_pair"], ["val_peak_rss_gib", 2, "max_rss_gib"]],
+)
+prose(
+    "README.md",
+    "bench/lm_scoring_idiom_dev.json",
+    [["shared-prefix-wall-speedup", 2, "rows.1.speedup_vs_naive"], ["shared-prefix-cpu-speedup", 2, "rows.1.cpu_speedup_vs_naive"]],
+)
 prose("README.md", "zs/idiom-dev-qa-qwen/results.json", [["qa-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/simile-dev-pmi-qwen/results.json", [["pmi-qwen-simile-dev", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/idiom-devdisjoint-pmi-qwen/results.json", [["pmi-qwen-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/simile-devdisjoint-pmi-qwen/results.json", [["pmi-qwen-simile-dev-disjoint", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/idiom-dev-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])
-prose("README.md", "zs/idiom-devdisjoint-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
-prose("README.md", "zs/simile-devdisjoint-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-simile-dev-disjoint", 1, f"{A}.accuracy", 100]])
+prose(
+    "README.md", "zs/idiom-devdisjoint-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]]
+)
+prose(
+    "README.md", "zs/simile-devdisjoint-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-simile-dev-disjoint", 1, f"{A}.accuracy", 100]]
+)
 prose("README.md", "zs/impli-manual-meaning-cf-qwen-llamacpp/results.json", [["impli-manual-meaning-cf-qwen", 1, f"{A}.accuracy", 100]])
 prose("README.md", "cpu/flute-nli-mpnet-sel/eval/val/results.json", [["flute-nli-mpnet-sel-val", 1, f"{A}.accuracy", 100]])
 if os.path.exists(R + "zs/idiom-dev-pmi-gemma/results.json"):
     prose("README.md", "zs/idiom-dev-pmi-gemma/results.json", [["gemma-pmi-idiom-dev", 1, f"{A}.accuracy", 100]])
-prose("README.md", "gpu-minilm/impli-folds10-linked/pooled/results.json",
-      [["impli-folds-pooled", 1, f"{A}.accuracy", 100], ["impli-folds-entailment", 1, "metrics.by_gold_label.entailment.accuracy", 100],
-       ["impli-folds-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
-prose("README.md", "gpu-minilm/impli-folds10-linked-all/pooled/results.json",
-      [["impli-folds-all-pooled", 1, f"{A}.accuracy", 100], ["impli-folds-all-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
+prose(
+    "README.md",
+    "gpu-minilm/impli-folds10-linked/pooled/results.json",
+    [
+        ["impli-folds-pooled", 1, f"{A}.accuracy", 100],
+        ["impli-folds-entailment", 1, "metrics.by_gold_label.entailment.accuracy", 100],
+        ["impli-folds-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100],
+    ],
+)
+prose(
+    "README.md",
+    "gpu-minilm/impli-folds10-linked-all/pooled/results.json",
+    [
+        ["impli-folds-all-pooled", 1, f"{A}.accuracy", 100],
+        ["impli-folds-all-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100],
+    ],
+)
 prose("README.md", "ensemble/idiom-probe-fewshot-qwen/results.json", [["ensemble-idiom", 1, "metrics.accuracy.accuracy", 100]])
 prose("README.md", "ensemble/simile-probe-fewshot-qwen/results.json", [["ensemble-simile", 1, "metrics.accuracy.accuracy", 100]])
-prose("README.md", "gpu-minilm/impli-folds10-all-lw-floor85/pooled/results.json",
-      [["impli-floor-entailment", 1, "metrics.by_gold_label.entailment.accuracy", 100],
-       ["impli-floor-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100]])
-prose("docs/trained_models.md", "gpu-minilm/impli-folds10-all-lw-floor85/pooled/results.json",
-      [["impli-floor-pair-ci-nonent-low", 2, "metrics.by_gold_label.non-entailment.ci_low", 100],
-       ["impli-floor-pair-ci-nonent-high", 2, "metrics.by_gold_label.non-entailment.ci_high", 100],
-       ["impli-floor-pair-ci-ent-low", 2, "metrics.by_gold_label.entailment.ci_low", 100],
-       ["impli-floor-pair-ci-ent-high", 2, "metrics.by_gold_label.entailment.ci_high", 100]])
-prose("docs/trained_models.md", "cpu/impli-fold0-all-lw-thr-check/cpu-vs-h200.json",
-      [["fold0-n", ",", "n_paired"], ["fold0-only-cpu", 0, "only_a_right"], ["fold0-only-h200", 0, "only_b_right"]])
-prose("docs/trained_models.md", "cpu/impli-fold0-all-lw-thr-check/test-fold/results.json",
-      [["fold0-cpu-ent", 2, "metrics.by_gold_label.entailment.accuracy", 100], ["fold0-cpu-nonent", 2, "metrics.by_gold_label.non-entailment.accuracy", 100]])
-prose("docs/trained_models.md", "cpu/impli-fold0-all-lw-thr-check/h200-fold0-test/results.json",
-      [["fold0-h200-ent", 2, "metrics.by_gold_label.entailment.accuracy", 100], ["fold0-h200-nonent", 2, "metrics.by_gold_label.non-entailment.accuracy", 100]])
-prose("docs/trained_models.md", "cpu/probe-layer-pilot-qwen/idiom-selection.json",
-      [["pilot-selection-best-layer", 0, "best.layer"], ["pilot-selection-best", 1, "best.cv_accuracy"], ["pilot-selection-layer14", 1, "table.0.cv_accuracy"]])
+prose(
+    "README.md",
+    "gpu-minilm/impli-folds10-all-lw-floor85/pooled/results.json",
+    [
+        ["impli-floor-entailment", 1, "metrics.by_gold_label.entailment.accuracy", 100],
+        ["impli-floor-non-entailment", 1, "metrics.by_gold_label.non-entailment.accuracy", 100],
+    ],
+)
+prose(
+    "docs/trained_models.md",
+    "gpu-minilm/impli-folds10-all-lw-floor85/pooled/results.json",
+    [
+        ["impli-floor-pair-ci-nonent-low", 2, "metrics.by_gold_label.non-entailment.ci_low", 100],
+        ["impli-floor-pair-ci-nonent-high", 2, "metrics.by_gold_label.non-entailment.ci_high", 100],
+        ["impli-floor-pair-ci-ent-low", 2, "metrics.by_gold_label.entailment.ci_low", 100],
+        ["impli-floor-pair-ci-ent-high", 2, "metrics.by_gold_label.entailment.ci_high", 100],
+    ],
+)
+prose(
+    "docs/trained_models.md",
+    "cpu/impli-fold0-all-lw-thr-check/cpu-vs-h200.json",
+    [["fold0-n", ",", "n_paired"], ["fold0-only-cpu", 0, "only_a_right"], ["fold0-only-h200", 0, "only_b_right"]],
+)
+prose(
+    "docs/trained_models.md",
+    "cpu/impli-fold0-all-lw-thr-check/test-fold/results.json",
+    [
+        ["fold0-cpu-ent", 2, "metrics.by_gold_label.entailment.accuracy", 100],
+        ["fold0-cpu-nonent", 2, "metrics.by_gold_label.non-entailment.accuracy", 100],
+    ],
+)
+prose(
+    "docs/trained_models.md",
+    "cpu/impli-fold0-all-lw-thr-check/h200-fold0-test/results.json",
+    [
+        ["fold0-h200-ent", 2, "metrics.by_gold_label.entailment.accuracy", 100],
+        ["fold0-h200-nonent", 2, "metrics.by_gold_label.non-entailment.accuracy", 100],
+    ],
+)
+prose(
+    "docs/trained_models.md",
+    "cpu/probe-layer-pilot-qwen/idiom-selection.json",
+    [
+        ["pilot-selection-best-layer", 0, "best.layer"],
+        ["pilot-selection-best", 1, "best.cv_accuracy"],
+        ["pilot-selection-layer14", 1, "table.0.cv_accuracy"],
+    ],
+)
 # README's and docs/lm_eval.md's speed prose (benchmarks/bench_lm_eval.py): after and before the token-tree packing
-prose("README.md", LM_EVAL_AMX,
-      [["amx_figlang_vs_lm_eval_items_per_s", 1, "summary.figlang_vs_lm_eval_items_per_s"], ["amx_figlang_vs_lm_eval_cpu_seconds", 1, "summary.figlang_vs_lm_eval_cpu_seconds"],
-       ["amx_figlang_time_over_limit", 2, "summary.figlang_time_over_limit"], ["amx_figlang_cpu_over_limit", 2, "summary.figlang_cpu_over_limit"],
-       ["amx_fast_dtype_vs_lm_eval", 1, "summary.fast_dtype_vs_lm_eval_float32_items_per_s"],
-       ["amx_fast_dtype_identical", 0, "summary.agreement_fast_dtype_figlang_float32.identical"],
-       ["amx_qwen_llama_cpp_vs_transformers_items_per_s", 2, "summary.qwen_llama_cpp_vs_transformers_items_per_s"],
-       ["amx_qwen_llama_cpp_vs_transformers_cpu_seconds", 2, "summary.qwen_llama_cpp_vs_transformers_cpu_seconds"],
-       ["amx_qwen_transformers_fast_vs_float32", 1, "summary.qwen_transformers_fast_vs_float32_items_per_s"],
-       ["amx_qwen_llama_cpp_vs_transformers_fast", 2, "summary.qwen_llama_cpp_vs_transformers_fast_items_per_s"]])
-prose("README.md", LM_EVAL_WHOLE,
-      [["figlang_vs_lm_eval_items_per_s", 1, "summary.figlang_vs_lm_eval_items_per_s"], ["figlang_time_over_limit", 2, "summary.figlang_time_over_limit"]])
-prose("README.md", LM_EVAL_FILE,
-      [["qwen_llama_cpp_vs_transformers_items_per_s", 2, "summary.qwen_llama_cpp_vs_transformers_items_per_s"]])
-prose("README.md", "bench/lm_eval_idiom_dev.json",
-      [["figlang_time_over_limit_before", 1, "summary.figlang_time_over_limit"], ["figlang_vs_lm_eval_items_per_s_before", 1, "summary.figlang_vs_lm_eval_items_per_s"]])
-prose("docs/lm_eval.md", "bench/lm_eval_idiom_dev.json",
-      [["figlang_time_over_limit_before", 1, "summary.figlang_time_over_limit"], ["bf16_vs_lm_eval_float32_items_per_s", 2, "summary.bf16_vs_lm_eval_float32_items_per_s"]])
+prose(
+    "README.md",
+    LM_EVAL_AMX,
+    [
+        ["amx_figlang_vs_lm_eval_items_per_s", 1, "summary.figlang_vs_lm_eval_items_per_s"],
+        ["amx_figlang_vs_lm_eval_cpu_seconds", 1, "summary.figlang_vs_lm_eval_cpu_seconds"],
+        ["amx_figlang_time_over_limit", 2, "summary.figlang_time_over_limit"],
+        ["amx_figlang_cpu_over_limit", 2, "summary.figlang_cpu_over_limit"],
+        ["amx_fast_dtype_vs_lm_eval", 1, "summary.fast_dtype_vs_lm_eval_float32_items_per_s"],
+        ["amx_fast_dtype_identical", 0, "summary.agreement_fast_dtype_figlang_float32.identical"],
+        ["amx_qwen_llama_cpp_vs_transformers_items_per_s", 2, "summary.qwen_llama_cpp_vs_transformers_items_per_s"],
+        ["amx_qwen_llama_cpp_vs_transformers_cpu_seconds", 2, "summary.qwen_llama_cpp_vs_transformers_cpu_seconds"],
+        ["amx_qwen_transformers_fast_vs_float32", 1, "summary.qwen_transformers_fast_vs_float32_items_per_s"],
+        ["amx_qwen_llama_cpp_vs_transformers_fast", 2, "summary.qwen_llama_cpp_vs_transformers_fast_items_per_s"],
+    ],
+)
+prose(
+    "README.md",
+    LM_EVAL_WHOLE,
+    [
+        ["figlang_vs_lm_eval_items_per_s", 1, "summary.figlang_vs_lm_eval_items_per_s"],
+        ["figlang_time_over_limit", 2, "summary.figlang_time_over_limit"],
+    ],
+)
+prose("README.md", LM_EVAL_FILE, [["qwen_llama_cpp_vs_transformers_items_per_s", 2, "summary.qwen_llama_cpp_vs_transformers_items_per_s"]])
+prose(
+    "README.md",
+    "bench/lm_eval_idiom_dev.json",
+    [
+        ["figlang_time_over_limit_before", 1, "summary.figlang_time_over_limit"],
+        ["figlang_vs_lm_eval_items_per_s_before", 1, "summary.figlang_vs_lm_eval_items_per_s"],
+    ],
+)
+prose(
+    "docs/lm_eval.md",
+    "bench/lm_eval_idiom_dev.json",
+    [
+        ["figlang_time_over_limit_before", 1, "summary.figlang_time_over_limit"],
+        ["bf16_vs_lm_eval_float32_items_per_s", 2, "summary.bf16_vs_lm_eval_float32_items_per_s"],
+    ],
+)
 if os.path.exists(R + FZ):  # docs/zero_shot_results.md, the FLUTE selection grid's prose
-    prose(ZS, FZ, [["grid_range", 0, "spread.grid.range"], ["meaning_cell_pairs", 0, "cells.1.cache.computed"],
-                   ["meaning_cell_wall_seconds", 0, "cells.1.wall_seconds"], ["meaning_cell_cpu_seconds", 0, "cells.1.cpu_seconds"]])
-    prose(ZS, "zs/flute-selection-grid-qwen/selection-meaning-0shot/results.json",
-          [["chosen_selection_ci_low", 0, "metrics.accuracy.ci_low", 100], ["chosen_selection_ci_high", 0, "metrics.accuracy.ci_high", 100]])
+    prose(
+        ZS,
+        FZ,
+        [
+            ["grid_range", 0, "spread.grid.range"],
+            ["meaning_cell_pairs", 0, "cells.1.cache.computed"],
+            ["meaning_cell_wall_seconds", 0, "cells.1.wall_seconds"],
+            ["meaning_cell_cpu_seconds", 0, "cells.1.cpu_seconds"],
+        ],
+    )
+    prose(
+        ZS,
+        "zs/flute-selection-grid-qwen/selection-meaning-0shot/results.json",
+        [["chosen_selection_ci_low", 0, "metrics.accuracy.ci_low", 100], ["chosen_selection_ci_high", 0, "metrics.accuracy.ci_high", 100]],
+    )
 # Why a registered figure's folder keeps no per-item predictions (the registry test fails on any other folder without
 # them, and counts these). First matching prefix wins; re-made runs drop out of this list by having predictions.
 NO_PREDICTIONS = [
     ("gpu-qwen/", "GPU run (H100, earlier train-disjoint split); predictions deleted before the registry, cannot be re-made without a GPU"),
     ("gpu-minilm/", "GPU run (H100); predictions deleted before the registry, cannot be re-made without a GPU"),
-    ("cpu/idiom-probe-qwen-l14/", "probe on frozen qwen2.5-1.5b (hours on CPU); predictions deleted; the coordinator re-makes it on the selection split"),
-    ("cpu/simile-probe-qwen-l14/", "probe on frozen qwen2.5-1.5b (hours on CPU); predictions deleted; the coordinator re-makes it on the selection split"),
-    ("cpu/idiom-probe-continuation-qwen-l14/", "continuation-only probe on frozen qwen2.5-1.5b; predictions deleted before the registry, to be re-made"),
-    ("cpu/simile-probe-continuation-qwen-l14/", "continuation-only probe on frozen qwen2.5-1.5b; predictions deleted before the registry, to be re-made"),
+    (
+        "cpu/idiom-probe-qwen-l14/",
+        "probe on frozen qwen2.5-1.5b (hours on CPU); predictions deleted; the coordinator re-makes it on the selection split",
+    ),
+    (
+        "cpu/simile-probe-qwen-l14/",
+        "probe on frozen qwen2.5-1.5b (hours on CPU); predictions deleted; the coordinator re-makes it on the selection split",
+    ),
+    (
+        "cpu/idiom-probe-continuation-qwen-l14/",
+        "continuation-only probe on frozen qwen2.5-1.5b; predictions deleted before the registry, to be re-made",
+    ),
+    (
+        "cpu/simile-probe-continuation-qwen-l14/",
+        "continuation-only probe on frozen qwen2.5-1.5b; predictions deleted before the registry, to be re-made",
+    ),
     ("cpu/flute-nli-mpnet/", "mpnet NLI training (31 min, bf16); predictions deleted, to be re-made"),
     ("cpu/flute-nli-minilm/", "minilm NLI training (6 min idle, far more on the loaded machine); predictions deleted, to be re-made"),
     ("cpu/impli-folds10-minilm/", "10-fold IMPLI training (hours on CPU); per-fold predictions deleted, to be re-made"),
     ("cpu/idiom-mc", "minilm scorer training (2-45 min a run); predictions deleted, to be re-made"),
     ("cpu/simile-mc", "minilm scorer training (2-45 min a run); predictions deleted, to be re-made"),
     ("cpu/control-idiom-mc", "minilm control training (44 min on one thread); predictions deleted, to be re-made"),
-    ("cpu/flute-iro-smollm2/", "smollm2-135m I→OR run of 2026-11-23; its predictions were deleted; superseded by the `explain` method (docs/flute_explanations.md), so not re-made"),
+    (
+        "cpu/flute-iro-smollm2/",
+        "smollm2-135m I→OR run of 2026-11-23; its predictions were deleted; superseded by the `explain` method (docs/flute_explanations.md), so not re-made",
+    ),
     ("cpu/relations-", "summary of figlang relations (per-relation accuracies), which writes no per-item file"),
     ("cpu/simulatability-", "summary of figlang simulatability (two classifiers' accuracies, McNemar b/c), which writes no per-item file"),
     ("cpu/probe-layer-pilot-qwen/", "a cross-validated layer pilot: its table of CV accuracies is the result; no per-item predictions"),
-    ("meaning/selection/", "the selection grid keeps its per-item log-probabilities per block (meaning/selection/*.json.gz), from which every cell is computed"),
+    (
+        "meaning/selection/",
+        "the selection grid keeps its per-item log-probabilities per block (meaning/selection/*.json.gz), from which every cell is computed",
+    ),
     ("meaning/bench/", "a cost benchmark (CPU seconds and tokens run): no per-item predictions exist"),
     ("meaning/dev-disjoint/", "by-expression CIs of the run beside it (same predictions: its folder without -byexpr)"),
     ("bench/", "a benchmark's summary: its per-item predictions are inside the file (modes.*.predictions)"),
     ("serve/", "page-load timings of figlang serve: no per-item predictions exist"),
-    ("explain/flute-iro-writer-gpu/", "training recipes compared by their dev loss on `selection` (train_log.jsonl per recipe); no predictions are made"),
+    (
+        "explain/flute-iro-writer-gpu/",
+        "training recipes compared by their dev loss on `selection` (train_log.jsonl per recipe); no predictions are made",
+    ),
     ("zs/", "zero-shot run whose predictions stayed in runs/ (git-ignored) when it was made; to be re-made with the documented command"),
 ]
+
+
 def no_predictions(file):
     folder = os.path.dirname(R + file)
     stem = os.path.splitext(R + file)[0]
     if glob.glob(folder + "/**/predictions.jsonl*", recursive=True) or glob.glob(stem + ".predictions.jsonl*"):
         return None
     return next((why for prefix, why in NO_PREDICTIONS if file.startswith(prefix)), None)
+
+
 def dump(g):
     lines = [f"- doc: {g['doc']}"]
     for k in ("table", "row"):
-        if g.get(k): lines.append(f"  {k}: {json.dumps(g[k])}")
+        if g.get(k):
+            lines.append(f"  {k}: {json.dumps(g[k])}")
     lines.append(f"  file: {g['file']}")
     why = no_predictions(g["file"])
     if why:
@@ -974,4 +2165,6 @@ def dump(g):
     for f in g["figures"]:
         lines.append("    - " + json.dumps(f))
     return "\n".join(lines)
+
+
 open(R + "INDEX.yaml", "w").write(head + "\n".join(dump(g) for g in groups) + "\n")

@@ -26,5 +26,7 @@ except FiglangError as err:
     sys.exit(f"error: {err}")
 record = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
 base = record["base_model"]
-print(f"shipped figlang:{args.name} -> {folder} ({record['head']['bytes']:,} bytes; base {base['catalog']} "
-      f"layers {base['layers_read']}, chosen on {record['selection_split']}, commit {str((record.get('code') or {}).get('git_commit'))[:10]})")
+print(
+    f"shipped figlang:{args.name} -> {folder} ({record['head']['bytes']:,} bytes; base {base['catalog']} "
+    f"layers {base['layers_read']}, chosen on {record['selection_split']}, commit {str((record.get('code') or {}).get('git_commit'))[:10]})"
+)

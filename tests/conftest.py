@@ -53,10 +53,19 @@ def save_tiny_llama():
         from transformers import LlamaConfig, LlamaForCausalLM
 
         torch.manual_seed(0)
-        cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-                          num_key_value_heads=1, max_position_embeddings=512, tie_word_embeddings=tie,
-                          bos_token_id=tok.bos_token_id if bos_token_id is None else bos_token_id,
-                          eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)  # fmt: skip
+        cfg = LlamaConfig(
+            vocab_size=len(tok),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            max_position_embeddings=512,
+            tie_word_embeddings=tie,
+            bos_token_id=tok.bos_token_id if bos_token_id is None else bos_token_id,
+            eos_token_id=tok.eos_token_id,
+            pad_token_id=tok.pad_token_id,
+        )
         LlamaForCausalLM(cfg).save_pretrained(root)
         tok.save_pretrained(root)
         return root

@@ -165,14 +165,24 @@ def test_a_gguf_split_over_packages_is_assembled_once_and_checked(tmp_path, monk
         files.append(f)
     sha = hashlib.sha256(whole).hexdigest()
     parts = tuple(Part(f"p{k}", f.name) for k, f in enumerate(files))
-    entry = CatalogEntry(name="split-smollm", hub_id="x/y", kind="causal", provider=Provider(packages=("p==1",), pip_args=(), recipe="gguf", parts=parts, sha256=sha))
+    entry = CatalogEntry(
+        name="split-smollm",
+        hub_id="x/y",
+        kind="causal",
+        provider=Provider(packages=("p==1",), pip_args=(), recipe="gguf", parts=parts, sha256=sha),
+    )
     monkeypatch.setattr(CatalogEntry, "missing_packages", lambda self: [])
     monkeypatch.setattr(install, "part_path", lambda part: tmp_path / part.file)
     said: list[str] = []
     target = install.gguf_path(entry, cache_dir=tmp_path / "cache", echo=said.append)
     assert target.read_bytes() == whole and said
     assert install.gguf_path(entry, cache_dir=tmp_path / "cache", echo=said.append) == target and len(said) == 1  # once
-    bad = CatalogEntry(name="bad-smollm", hub_id="x/y", kind="causal", provider=Provider(packages=("p==1",), pip_args=(), recipe="gguf", parts=parts, sha256="0" * 64))
+    bad = CatalogEntry(
+        name="bad-smollm",
+        hub_id="x/y",
+        kind="causal",
+        provider=Provider(packages=("p==1",), pip_args=(), recipe="gguf", parts=parts, sha256="0" * 64),
+    )
     with pytest.raises(FiglangError, match="sha256"):
         install.gguf_path(bad, cache_dir=tmp_path / "cache", echo=said.append)
     assert not list((tmp_path / "cache" / "models").glob(".*tmp"))  # no half-written file left behind
@@ -186,9 +196,32 @@ def test_figlang_eval_runs_a_method_on_llama_cpp(data_dir, tmp_path):
     import sys
 
     env = {**os.environ, "COLUMNS": "200"}
-    cmd = [sys.executable, "-m", "figlang.cli.main", "eval", "--model", "smollm2-135m", "-O", "backend=llama.cpp", "-O", "threads=1",
-           "-t", "idiom-cloze", "-s", "dev", "-m", "lm-score", "-n", "6", "--data-dir", str(data_dir),
-           "--cache-dir", str(tmp_path / "cache"), "-o", str(tmp_path / "run")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "figlang.cli.main",
+        "eval",
+        "--model",
+        "smollm2-135m",
+        "-O",
+        "backend=llama.cpp",
+        "-O",
+        "threads=1",
+        "-t",
+        "idiom-cloze",
+        "-s",
+        "dev",
+        "-m",
+        "lm-score",
+        "-n",
+        "6",
+        "--data-dir",
+        str(data_dir),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "-o",
+        str(tmp_path / "run"),
+    ]
     run = subprocess.run(cmd, capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
     results = json.loads((tmp_path / "run" / "results.json").read_text())

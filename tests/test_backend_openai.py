@@ -304,7 +304,11 @@ def _echo_answer(fmt: str, reject_zero: bool = False):
                 "top_logprobs": [None] + [{p: -(i + 1.0)} for i, p in enumerate(pieces) if i] + [{"!": -0.5}],
             }
         else:
-            logprobs = {"content": [{"token": p, "logprob": -(i + 1.0), "top_logprobs": [{"token": "x", "logprob": 0.0}]} for i, p in enumerate(pieces)]}
+            logprobs = {
+                "content": [
+                    {"token": p, "logprob": -(i + 1.0), "top_logprobs": [{"token": "x", "logprob": 0.0}]} for i, p in enumerate(pieces)
+                ]
+            }
         return {"choices": [{"index": 0, "text": prompt + "!", "logprobs": logprobs}]}
 
     return answer
@@ -611,9 +615,18 @@ def test_a_run_records_the_sampling_fields_the_endpoint_refused(tmp_path: Path, 
 
     with StubServer(intercept=reject_top_k) as stub:
         with pytest.warns(UserWarning, match="rejects top_k"):
-            run = evaluate("idiom-generation", "generate", model=f"openai:stub@{stub.base_url}", split="dev", limit=2,
-                           data_dir=data_dir, out_dir=tmp_path / "run", use_cache=False, progress=False,
-                           method_options={"concurrency": 1, "check_alignment": False, "use_cache": False})  # fmt: skip
+            run = evaluate(
+                "idiom-generation",
+                "generate",
+                model=f"openai:stub@{stub.base_url}",
+                split="dev",
+                limit=2,
+                data_dir=data_dir,
+                out_dir=tmp_path / "run",
+                use_cache=False,
+                progress=False,
+                method_options={"concurrency": 1, "check_alignment": False, "use_cache": False},
+            )
         assert any("top_k" in (e.body or {}) for e in stub.posts()) and not all("top_k" in (e.body or {}) for e in stub.posts())
     notes = json.loads((tmp_path / "run" / "results.json").read_text())["run"]["backend"]
     assert notes["not_sent"] == ["top_k"] and "rejected top_k" in notes["why"]
@@ -621,7 +634,16 @@ def test_a_run_records_the_sampling_fields_the_endpoint_refused(tmp_path: Path, 
     assert run.results["method"]["fingerprint"]["top_k"] == 5  # the configuration is still what was asked for
 
     with StubServer() as stub:  # an endpoint that takes top_k: nothing to note
-        run = evaluate("idiom-generation", "generate", model=f"openai:stub@{stub.base_url}", split="dev", limit=1, data_dir=data_dir,
-                       use_cache=False, progress=False, method_options={"check_alignment": False, "use_cache": False})  # fmt: skip
+        run = evaluate(
+            "idiom-generation",
+            "generate",
+            model=f"openai:stub@{stub.base_url}",
+            split="dev",
+            limit=1,
+            data_dir=data_dir,
+            use_cache=False,
+            progress=False,
+            method_options={"check_alignment": False, "use_cache": False},
+        )
         assert all(e.body.get("top_k") == 5 for e in stub.posts())
     assert "backend" not in run.results["run"]

@@ -240,8 +240,11 @@ def test_packed_rows_with_shared_prefixes_agree_with_naive_at_any_batch_size(smo
     """Contexts that share a long start go in one packed row as a token tree (the start once, options
     that begin alike sharing their first tokens): the same scores as each request run alone."""
     story = cloze_requests[0].context
-    requests = [ScoreRequest(ctx, opt) for ctx in (story, story + " Then it rained all night.")
-                for opt in (" The end came quickly.", " The end went on and on.", " Nobody cared.")]  # fmt: skip
+    requests = [
+        ScoreRequest(ctx, opt)
+        for ctx in (story, story + " Then it rained all night.")
+        for opt in (" The end came quickly.", " The end went on and on.", " Nobody cared.")
+    ]
     requests += cloze_requests[2:6]  # other stories, one row each
     clusters = []
     original = type(smollm)._score_packed
@@ -266,8 +269,15 @@ def test_packed_rows_with_shared_prefixes_agree_with_naive_at_any_batch_size(smo
 def test_scores_are_sensible(smollm):
     fluent = " and then they all went home for dinner together."
     shuffled = " dinner then home went together all they for and."
-    out = smollm.score([ScoreRequest("After the long game,", fluent), ScoreRequest("After the long game,", shuffled),
-                        ScoreRequest("1, 2, 3, 4, 5, 6,", " 7"), ScoreRequest("Hello", ""), ScoreRequest("", " Hello")])  # fmt: skip
+    out = smollm.score(
+        [
+            ScoreRequest("After the long game,", fluent),
+            ScoreRequest("After the long game,", shuffled),
+            ScoreRequest("1, 2, 3, 4, 5, 6,", " 7"),
+            ScoreRequest("Hello", ""),
+            ScoreRequest("", " Hello"),
+        ]
+    )
     assert out[0].logprob / out[0].n_tokens > out[1].logprob / out[1].n_tokens + 1.0
     assert out[2].is_greedy is True and out[2].logprob > math.log(0.5)
     assert (out[3].logprob, out[3].n_tokens) == (0.0, 0)  # empty continuation
@@ -321,10 +331,16 @@ def test_prompt_lookup_draft_follows_the_latest_longest_match():
 def test_prompt_lookup_gives_the_token_by_token_greedy_text_in_fewer_passes(smollm):
     """The prompt-lookup path (a lone greedy prompt) must write exactly what decoding token by token writes."""
     quote = "The quick brown fox jumps over the lazy dog near the old river bank."
-    prompts = [f"Repeat the sentence exactly.\nSentence: {quote}\nRepeat: {quote}\nSentence: {quote}\nRepeat:",
-               "Q: What is the capital of France?\nA:", "Once upon a time"]
-    requests = [GenerationRequest(p, max_new_tokens=n, stop=stop, min_new_tokens=m)
-                for p in prompts for n, stop, m in ((24, (), 0), (24, (". ", "\n"), 0), (5, (), 3))]  # fmt: skip
+    prompts = [
+        f"Repeat the sentence exactly.\nSentence: {quote}\nRepeat: {quote}\nSentence: {quote}\nRepeat:",
+        "Q: What is the capital of France?\nA:",
+        "Once upon a time",
+    ]
+    requests = [
+        GenerationRequest(p, max_new_tokens=n, stop=stop, min_new_tokens=m)
+        for p in prompts
+        for n, stop, m in ((24, (), 0), (24, (". ", "\n"), 0), (5, (), 3))
+    ]
     passes = []
     forward = smollm.model.forward
 
@@ -413,13 +429,37 @@ def tiny_models(minilm_path, tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny")
     tok = AutoTokenizer.from_pretrained(minilm_path)
     torch.manual_seed(0)
-    bert = dict(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+    bert = dict(
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
     models = {
         "mlm": BertForMaskedLM(BertConfig(**bert)),
-        "t5": T5ForConditionalGeneration(T5Config(vocab_size=tok.vocab_size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=2,
-                                                  pad_token_id=0, eos_token_id=tok.sep_token_id, decoder_start_token_id=0)),  # fmt: skip
-        "cls": BertForSequenceClassification(BertConfig(**bert, num_labels=3, id2label={0: "contradiction", 1: "neutral", 2: "entailment"},
-                                                        label2id={"contradiction": 0, "neutral": 1, "entailment": 2})),  # fmt: skip
+        "t5": T5ForConditionalGeneration(
+            T5Config(
+                vocab_size=tok.vocab_size,
+                d_model=32,
+                d_kv=8,
+                d_ff=64,
+                num_layers=2,
+                num_heads=2,
+                pad_token_id=0,
+                eos_token_id=tok.sep_token_id,
+                decoder_start_token_id=0,
+            )
+        ),
+        "cls": BertForSequenceClassification(
+            BertConfig(
+                **bert,
+                num_labels=3,
+                id2label={0: "contradiction", 1: "neutral", 2: "entailment"},
+                label2id={"contradiction": 0, "neutral": 1, "entailment": 2},
+            )
+        ),
     }
     for name, model in models.items():
         model.save_pretrained(root / name)
@@ -464,8 +504,11 @@ def test_seq2seq_scores_target_given_source(tiny_models):
     root, tok, models = tiny_models
     lm = load_backend(str(root / "t5"))
     assert lm.info().kind == "seq2seq"
-    requests = [ScoreRequest("question: which one? context: a story", "the first option"),
-                ScoreRequest("question: which one? context: a story", "second"), ScoreRequest("other source", "x y z")]  # fmt: skip
+    requests = [
+        ScoreRequest("question: which one? context: a story", "the first option"),
+        ScoreRequest("question: which one? context: a story", "second"),
+        ScoreRequest("other source", "x y z"),
+    ]
     _set(lm, batch_size=1)
     one = lm.score(requests)
     _set(lm, batch_size=16)
@@ -476,7 +519,9 @@ def test_seq2seq_scores_target_given_source(tiny_models):
     with torch.inference_mode():
         loss = models["t5"](**src, labels=labels).loss.item()
     assert abs(many[0].logprob - (-loss * labels.shape[1])) < 1e-3 and many[0].n_tokens == labels.shape[1]
-    out = lm.generate([GenerationRequest("hello there", max_new_tokens=4), GenerationRequest("hello", max_new_tokens=3, do_sample=True, n=2, seed=5)])
+    out = lm.generate(
+        [GenerationRequest("hello there", max_new_tokens=4), GenerationRequest("hello", max_new_tokens=3, do_sample=True, n=2, seed=5)]
+    )
     assert len(out[0]) == 1 and len(out[1]) == 2
     assert lm.generate([GenerationRequest("hello", max_new_tokens=3, do_sample=True, n=2, seed=5)])[0] == out[1]
 

@@ -31,10 +31,20 @@ def gemma3(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny-gemma3")
     torch.manual_seed(0)
     config = Gemma3TextConfig(
-        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
-        head_dim=16, sliding_window=WINDOW, layer_types=["sliding_attention", "sliding_attention"], max_position_embeddings=256,
-        pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-    )  # fmt: skip
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        sliding_window=WINDOW,
+        layer_types=["sliding_attention", "sliding_attention"],
+        max_position_embeddings=256,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
     Gemma3ForCausalLM(config).save_pretrained(root)
     tok.save_pretrained(root)
     lm = load_backend(str(root), dtype="float32", threads=1)

@@ -150,8 +150,9 @@ def test_cli_reports_errors_without_traceback(idiom_dev, tmp_path: Path) -> None
     _write(path, lines)
     run = subprocess.run(
         [sys.executable, "-m", "figlang.cli.main", "data", "show", "idiom-cloze", "--data-dir", str(tmp_path)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 2
     assert "Traceback" not in run.stderr
     assert "dev.jsonl:7: malformed JSON" in run.stderr.replace("\n", "")

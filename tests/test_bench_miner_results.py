@@ -23,12 +23,15 @@ def test_recall_rerun_on_dev_gives_the_committed_figures(data_dir: Path, tmp_pat
     fresh = json.loads(out.read_text(encoding="utf-8"))
     committed = json.loads((RESULTS / "recall-senter" / "results.json").read_text(encoding="utf-8"))
     drop = {"seconds", "shard_stats"}
-    assert {k: v for k, v in fresh["splits"]["dev"].items() if k not in drop} == \
-        {k: v for k, v in committed["splits"]["dev"].items() if k not in drop}
+    assert {k: v for k, v in fresh["splits"]["dev"].items() if k not in drop} == {
+        k: v for k, v in committed["splits"]["dev"].items() if k not in drop
+    }
     assert fresh["splits"]["dev"]["recovered_in_last_sentence"] == 292 and fresh["totals"]["exactly_5_sentences"] == 45
     prov = fresh["provenance"]
     assert prov["config"]["segmenter"] == "senter" and prov["versions"]["spacy"] and prov["code"]["figlang"]
-    assert [f["path"] for f in prov["data"]["files"]] == ["fig_narrative/data/idiom/dev.jsonl"] and len(prov["data"]["files"][0]["sha256"]) == 64
+    assert [f["path"] for f in prov["data"]["files"]] == ["fig_narrative/data/idiom/dev.jsonl"] and len(
+        prov["data"]["files"][0]["sha256"]
+    ) == 64
     records = [json.loads(line) for line in gzip.open(items, "rt", encoding="utf-8")]
     assert len(records) == 299 and sum(r["hit_in_last_sentence"] for r in records) == 292
     assert sum(r["category"] == "found_in_earlier_sentence" for r in records) == 4

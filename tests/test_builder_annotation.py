@@ -13,19 +13,41 @@ from figlang.cli.build_narratives import app
 from figlang.data.narrative import load_cloze
 from figlang.data.errors import LoadOptions, LoadReport
 
-NARR = ("Cal was depending on me. I loved my little brother. He was all I really had. He deserved the best chance. "
-        "One day he would <b>go places</b>, I was sure of it.")
+NARR = (
+    "Cal was depending on me. I loved my little brother. He was all I really had. He deserved the best chance. "
+    "One day he would <b>go places</b>, I was sure of it."
+)
 SIM = "It rained for days. The fields were flooded. Nobody could work. We stayed indoors. The old house felt <b>like a tomb</b>."
 
 
 def _candidates(tmp_path: Path) -> Path:
     recs = [
-        {"id": "d1#s5:idiom:14:go places", "narrative": NARR, "idiom": "go places", "meaning": "To succeed.", "option1": "",
-         "option2": "", "correctanswer": "", "type": "idiom", "sentence": "One day he would go places, I was sure of it.",
-         "matched": "go places", "source": {"doc": "d1", "line": 3}},
-        {"id": "d2#s4:simile:20:like a tomb", "narrative": SIM, "simile": "like a tomb", "property": "cold and silent",
-         "option1": "", "option2": "", "correctanswer": "", "type": "simile", "sentence": "The old house felt as silent as a tomb.",
-         "matched": "as silent as a tomb", "source": {"doc": "d2", "line": 9}},
+        {
+            "id": "d1#s5:idiom:14:go places",
+            "narrative": NARR,
+            "idiom": "go places",
+            "meaning": "To succeed.",
+            "option1": "",
+            "option2": "",
+            "correctanswer": "",
+            "type": "idiom",
+            "sentence": "One day he would go places, I was sure of it.",
+            "matched": "go places",
+            "source": {"doc": "d1", "line": 3},
+        },
+        {
+            "id": "d2#s4:simile:20:like a tomb",
+            "narrative": SIM,
+            "simile": "like a tomb",
+            "property": "cold and silent",
+            "option1": "",
+            "option2": "",
+            "correctanswer": "",
+            "type": "simile",
+            "sentence": "The old house felt as silent as a tomb.",
+            "matched": "as silent as a tomb",
+            "source": {"doc": "d2", "line": 9},
+        },
     ]
     out = tmp_path / "mined"
     out.mkdir()
@@ -114,21 +136,44 @@ def test_jsonl_answers_and_cli(tmp_path, data_dir):
 
 
 def test_cli_mine_summary_and_bad_lexicon(tmp_path, data_dir):
-    story = ("Cal was depending on me. I loved my little brother. He was all I really had, and he needed me. "
-             "He deserved the best chance at a normal life. Cal was smart and full of plans. One day he would go places, "
-             "I was sure of it. When he heard the news, he turned as white as a sheet.")
+    story = (
+        "Cal was depending on me. I loved my little brother. He was all I really had, and he needed me. "
+        "He deserved the best chance at a normal life. Cal was smart and full of plans. One day he would go places, "
+        "I was sure of it. When he heard the news, he turned as white as a sheet."
+    )
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "story.txt").write_text(story + "\n", encoding="utf-8")
     (tmp_path / "c" / "empty.txt").write_text("", encoding="utf-8")
     lex = tmp_path / "lex.tsv"
     lex.write_text("go places\tto succeed\nbroken line\ngo places\tsucceed\n", encoding="utf-8")
     runner = CliRunner()
-    res = runner.invoke(app, ["mine", str(tmp_path / "c"), "--out", str(tmp_path / "out"), "--lexicon", str(lex),
-                              "--min-words", "10", "--data-dir", str(data_dir)])
+    res = runner.invoke(
+        app,
+        [
+            "mine",
+            str(tmp_path / "c"),
+            "--out",
+            str(tmp_path / "out"),
+            "--lexicon",
+            str(lex),
+            "--min-words",
+            "10",
+            "--data-dir",
+            str(data_dir),
+        ],
+    )
     assert res.exit_code == 0, res.output
     out = res.output
-    for label in ("documents", "sentences", "pre-filtered out", "parsed", "idiom hits", "simile hits", "narratives written",
-                  "skipped: empty file"):
+    for label in (
+        "documents",
+        "sentences",
+        "pre-filtered out",
+        "parsed",
+        "idiom hits",
+        "simile hits",
+        "narratives written",
+        "skipped: empty file",
+    ):
         assert label in out, label
     assert f"{lex}:2" in out and "duplicate idiom" in out
     recs = [json.loads(line) for line in (tmp_path / "out" / "narratives.jsonl").read_text().splitlines()]

@@ -64,7 +64,9 @@ def test_new_layout_markers_and_wrapped_lines(gutenberg):
 
 
 def test_crlf_hard_wrap_paragraphs_and_emphasis():
-    text = "First line of a\nwrapped para-\ngraph with _emphasis_ here.\n\n\nCHAPTER II\n\n[Illustration: a cat]\n\nSecond  para\u00a0here.\n"
+    text = (
+        "First line of a\nwrapped para-\ngraph with _emphasis_ here.\n\n\nCHAPTER II\n\n[Illustration: a cat]\n\nSecond  para\u00a0here.\n"
+    )
     report = CorpusReport()
     paras = paragraphs_of(text, report=report)
     assert [p.text for p in paras] == ["First line of a wrapped para-graph with emphasis here.", "CHAPTER II", "Second para here."]
@@ -84,7 +86,14 @@ def test_bad_inputs_are_skipped_and_reported(tmp_path):
     (tmp_path / "undecodable.txt").write_bytes(b"fine line\nbad \x81\x8d\x8f\x90 bytes\n")
     report = CorpusReport()
     sources = discover([tmp_path], report=report)
-    assert {s.display.split("/")[-1] for s in sources} == {"empty.txt", "blank.txt", "binary.txt", "latin.txt", "huge.txt", "undecodable.txt"}
+    assert {s.display.split("/")[-1] for s in sources} == {
+        "empty.txt",
+        "blank.txt",
+        "binary.txt",
+        "latin.txt",
+        "huge.txt",
+        "undecodable.txt",
+    }
     docs = []
     for s in sources:
         docs += list(read_documents(s, ReadOptions(max_paragraph_chars=100_000), report))
@@ -109,14 +118,24 @@ def test_utf16_bom_and_gzip_and_jsonl(tmp_path):
     (tmp_path / "u16.txt").write_bytes("He was as brave as a lion.\n".encode("utf-16"))
     docs, rep = _read(tmp_path / "u16.txt")
     assert docs[0].paragraphs[0].text == "He was as brave as a lion."
-    lines = [json.dumps({"id": "a", "text": "One.\nTwo wrapped\nline."}), "{broken", json.dumps({"body": "x"}),
-             json.dumps({"text": ""}), json.dumps(["list"]), json.dumps({"text": "Three."})]
+    lines = [
+        json.dumps({"id": "a", "text": "One.\nTwo wrapped\nline."}),
+        "{broken",
+        json.dumps({"body": "x"}),
+        json.dumps({"text": ""}),
+        json.dumps(["list"]),
+        json.dumps({"text": "Three."}),
+    ]
     (tmp_path / "docs.jsonl.gz").write_bytes(gzip.compress("\n".join(lines).encode()))
     docs, rep = _read(tmp_path / "docs.jsonl.gz")
     assert [d.doc_id for d in docs] == ["docs.jsonl.gz:1", "docs.jsonl.gz:6"]
     assert docs[0].paragraphs[0].text == "One. Two wrapped line."
     assert [(s.reason, s.line) for s in rep.skipped] == [
-        ("malformed_json", 2), ("missing_text_field", 3), ("empty_text", 4), ("malformed_json", 5)]
+        ("malformed_json", 2),
+        ("missing_text_field", 3),
+        ("empty_text", 4),
+        ("malformed_json", 5),
+    ]
     (tmp_path / "bad.txt.gz").write_bytes(b"not gzip at all")
     docs, rep = _read(tmp_path / "bad.txt.gz")
     assert docs == [] and rep.skipped[0].reason == "corrupt_gzip"

@@ -22,9 +22,12 @@ from figlang.data.errors import DataError
 
 IDIOMS = [
     {"idiom": "spill the beans", "meaning": "to reveal a secret", "sentence": "Tom spilled the beans about the wedding plans."},
-    {"idiom": "break the ice", "meaning": "to make people feel more relaxed at first meeting",
-     "sentence": "She told a joke to break the ice at the meeting."},
-]  # fmt: skip
+    {
+        "idiom": "break the ice",
+        "meaning": "to make people feel more relaxed at first meeting",
+        "sentence": "She told a joke to break the ice at the meeting.",
+    },
+]
 SARCASM = [{"prompt": "My brother broke my new phone.", "emotion": "angry"}]
 
 
@@ -50,8 +53,11 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
 
 def test_simile_prompts_are_the_original_text(data_dir: Path) -> None:
     prompts = load_prompts()
-    for step, name in (("paraphrase", "simile_paraphrase_prompt.txt"), ("contradiction", "simile_contra_prompt.txt"),
-                       ("explanation_contradiction", "simile_explanation_prompt.txt")):  # fmt: skip
+    for step, name in (
+        ("paraphrase", "simile_paraphrase_prompt.txt"),
+        ("contradiction", "simile_contra_prompt.txt"),
+        ("explanation_contradiction", "simile_explanation_prompt.txt"),
+    ):
         assert prompts.get("simile", step).template == (data_dir / "flute" / "prompts" / name).read_text(encoding="utf-8")
     rendered = prompts.get("simile", "paraphrase").render({"sentence": "The room was dark.", "preserve": "dark"})
     assert rendered.endswith("16. Sentence: The room was dark.\nPreserve: dark\nCreative Paraphrase:")
@@ -92,13 +98,17 @@ def test_parse_and_checks() -> None:
 def test_bad_inputs_are_reported_with_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "similes.jsonl"
     bad.write_text(
-        json.dumps({"sentence": "The place looked like a fortress", "property": "impenetrable", "simile": "like a fortress"}) + "\n"
-        + json.dumps({"sentence": "He ran like the wind", "simile": "like the wind"}) + "\n"  # no property
+        json.dumps({"sentence": "The place looked like a fortress", "property": "impenetrable", "simile": "like a fortress"})
+        + "\n"
+        + json.dumps({"sentence": "He ran like the wind", "simile": "like the wind"})
+        + "\n"  # no property
         + "{not json\n"
-        + json.dumps({"sentence": "The place looked like a fortress", "property": "safe", "simile": "like a fortress"}) + "\n"  # duplicate
-        + json.dumps({"sentence": "She sang like a bird", "property": "beautifully", "simile": "like an angel"}) + "\n",  # span absent
+        + json.dumps({"sentence": "The place looked like a fortress", "property": "safe", "simile": "like a fortress"})
+        + "\n"  # duplicate
+        + json.dumps({"sentence": "She sang like a bird", "property": "beautifully", "simile": "like an angel"})
+        + "\n",  # span absent
         encoding="utf-8",
-    )  # fmt: skip
+    )
     got = read_input_file(bad, "simile")
     assert len(got.items) == 1 and got.items[0].fields["literal"] == "The place looked impenetrable"
     problems = got.problems
@@ -164,8 +174,12 @@ def test_generation_checks_and_resampling(run: dict) -> None:
     assert e["attempts"][0]["failed"][-1] == "test_first_round" and len(e["attempts"]) >= 2
     assert e["attempts"][0]["seed"] != e["attempts"][1]["seed"]
     # every pair is accounted for: candidate, failed (with a reason) or waiting for a person
-    pairs = [json.loads(x) for name in ("candidates.jsonl", "failed.jsonl", "awaiting_edits.jsonl")
-             for x in (out / name).read_text().splitlines() if x.strip()]  # fmt: skip
+    pairs = [
+        json.loads(x)
+        for name in ("candidates.jsonl", "failed.jsonl", "awaiting_edits.jsonl")
+        for x in (out / name).read_text().splitlines()
+        if x.strip()
+    ]
     assert sorted(p["id"] for p in pairs) == sorted(f"{u}-{side}" for u in ("idiom-0000", "idiom-0001", "sarcasm-0000") for side in "EC")
     for p in pairs:
         if p["status"] == "failed":

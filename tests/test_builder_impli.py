@@ -228,11 +228,16 @@ def test_outputs_are_readable_by_the_impli_loader(gen: Generator, tmp_path: Path
         "report_substitute.json",
     ]
     specs = generated_files(tmp_path)
-    assert [(s.pair_type, s.source, s.label) for s in specs] == [("fig_context", "test", ENTAILMENT), ("lit_context", "test", NON_ENTAILMENT)]
+    assert [(s.pair_type, s.source, s.label) for s in specs] == [
+        ("fig_context", "test", ENTAILMENT),
+        ("lit_context", "test", NON_ENTAILMENT),
+    ]
     records = load_generated(tmp_path)
     assert sorted(r.hypothesis for r in records if r.label == ENTAILMENT) == [
-        "She became angry.", "She lost her composure.", "She worked herself into a rage."
-    ]  # fmt: skip
+        "She became angry.",
+        "She lost her composure.",
+        "She worked herself into a rage.",
+    ]
     # the loader names each pair by the replaced span (common prefix/suffix removed: "lost her composure" -> "temper")
     assert {r.expression for r in records if r.label == ENTAILMENT} == {"lost her temper", "temper"}
     row = json.loads((tmp_path / "jsonl" / "fig_context_test_e.jsonl").read_text().splitlines()[0])
@@ -278,16 +283,24 @@ def test_lexicon_errors_are_located(tmp_path: Path) -> None:
         read_lexicon(_write(tmp_path, "empty.tsv", "\n  \n"))
 
     report = LoadReport()
-    lex = read_lexicon(_write(tmp_path, "mixed.tsv", "kick the bucket\tdie\nno tab here\nkick the bucket\tdie\nspill the beans\ttell\n"),
-                       LoadOptions(lenient=True, report=report))  # fmt: skip
+    lex = read_lexicon(
+        _write(tmp_path, "mixed.tsv", "kick the bucket\tdie\nno tab here\nkick the bucket\tdie\nspill the beans\ttell\n"),
+        LoadOptions(lenient=True, report=report),
+    )
     assert len(lex) == 2 and [w.line for w in report.warnings] == [2, 3]
 
 
 def test_lexicon_jsonl_and_errors(tmp_path: Path) -> None:
-    good = _write(tmp_path, "lex.jsonl", '{"idiom": "kick the bucket", "definitions": ["die", "pass away"], "adversarial": "kick a pail"}\n')
+    good = _write(
+        tmp_path, "lex.jsonl", '{"idiom": "kick the bucket", "definitions": ["die", "pass away"], "adversarial": "kick a pail"}\n'
+    )
     lex = read_lexicon(good)
     entry = lex.get("Kick the Bucket")
-    assert [(d.text, d.kind) for d in entry.definitions] == [("die", "definition"), ("pass away", "definition"), ("kick a pail", "adversarial")]
+    assert [(d.text, d.kind) for d in entry.definitions] == [
+        ("die", "definition"),
+        ("pass away", "definition"),
+        ("kick a pail", "adversarial"),
+    ]
     bad = _write(tmp_path, "bad.jsonl", '{"idiom": "kick the bucket", "definition": "die"}\n{"idiom": 3}\n')
     with pytest.raises(DataError, match="'idiom'") as err:
         read_lexicon(bad)
@@ -320,11 +333,15 @@ def test_sentence_errors_are_located(tmp_path: Path) -> None:
 
 
 def test_cli_substitute_and_bad_lexicon(tmp_path: Path) -> None:
-    sentences = _write(tmp_path, "s.tsv", "He kicked the bucket last year.\t\tfigurative\nShe lost her temper.\tlose one's temper\tfigurative\n")
+    sentences = _write(
+        tmp_path, "s.tsv", "He kicked the bucket last year.\t\tfigurative\nShe lost her temper.\tlose one's temper\tfigurative\n"
+    )
     lexicon = _write(tmp_path, "lex.tsv", "kick the bucket\tdie\nlose one's temper\tlose one's composure\n")
     out = tmp_path / "out"
     runner = CliRunner()
-    result = runner.invoke(app, ["substitute", "--sentences", str(sentences), "--lexicon", str(lexicon), "--out", str(out), "--source", "demo"])
+    result = runner.invoke(
+        app, ["substitute", "--sentences", str(sentences), "--lexicon", str(lexicon), "--out", str(out), "--source", "demo"]
+    )
     assert result.exit_code == 0, result.output
     assert "2 pairs from 2 inputs" in result.output
     tsv = (out / "impli" / "idioms" / "fig_context_demo_e.tsv").read_text().splitlines()

@@ -42,8 +42,9 @@ def _opposite_hash_seeds() -> tuple[str, str]:
     (the condition under which the old code gave different results), found by asking this interpreter."""
     first: dict[tuple[str, ...], str] = {}
     for seed in map(str, range(32)):
-        done = subprocess.run([sys.executable, "-c", 'print(*frozenset({"strikes", "strike"}))'], env=_env(seed),
-                              capture_output=True, text=True, check=True)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", 'print(*frozenset({"strikes", "strike"}))'], env=_env(seed), capture_output=True, text=True, check=True
+        )
         first.setdefault(tuple(done.stdout.split()), seed)
         if len(first) == 2:
             return tuple(first.values())  # type: ignore[return-value]
@@ -57,8 +58,12 @@ def test_regeneration_is_identical_under_different_hash_seeds(data_dir: Path, tm
     (tmp_path / "impli" / "idioms").mkdir(parents=True)
     (tmp_path / "impli" / "idioms" / "fig_context_magpie_e.tsv").write_text("\n".join(chord) + "\n", encoding="utf-8")
     seeds = _opposite_hash_seeds()
-    runs = [subprocess.Popen([sys.executable, "-c", _SCRIPT, str(tmp_path)], env=_env(s), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True) for s in seeds]  # fmt: skip
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SCRIPT, str(tmp_path)], env=_env(s), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for s in seeds
+    ]
     outputs = []
     for run in runs:
         out, err = run.communicate(timeout=300)
@@ -74,6 +79,6 @@ def test_regeneration_is_identical_under_different_hash_seeds(data_dir: Path, tm
     found = a["found"]["But the picking up strikes a chord and going through the motions always works."]
     assert [m[2] for m in found if m[:2] == found[0][:2]] == ["strike a chord", "strikes a chord"]
     generated = {(p, d): g for p, d, g, _ in a["items"]}
-    assert generated[("But the picking up strikes a chord and going through the motions always works.", "elicit a significant reaction")] == (
-        "But the picking up elicits a significant reaction and going through the motions always works."
-    )
+    assert generated[
+        ("But the picking up strikes a chord and going through the motions always works.", "elicit a significant reaction")
+    ] == ("But the picking up elicits a significant reaction and going through the motions always works.")

@@ -97,9 +97,11 @@ def test_mismatch_categories() -> None:
 def test_cli_regenerate_and_lexicon(slice_dir: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "regen"
-    res = runner.invoke(app, ["regenerate", "--data-dir", str(slice_dir), "--source", "semeval", "--sample", "30", "--out", str(out), "--json"])
+    res = runner.invoke(
+        app, ["regenerate", "--data-dir", str(slice_dir), "--source", "semeval", "--sample", "30", "--out", str(out), "--json"]
+    )
     assert res.exit_code == 0, res.output
-    data = json.loads(res.output[res.output.index("{"):])
+    data = json.loads(res.output[res.output.index("{") :])
     assert data["overall"]["items"] == 30 and data["sample"] == 30 and data["population_items"] == 120
     assert (out / "items.jsonl").exists() and (out / "lexicon.tsv").exists()
     lex = tmp_path / "lex.tsv"
@@ -111,8 +113,9 @@ def test_cli_regenerate_and_lexicon(slice_dir: Path, tmp_path: Path) -> None:
 
 def test_cli_regenerate_table_fits_80_columns(slice_dir: Path) -> None:
     # the table used to cut its numbers to "14,…" on an 80-column log; every figure must show in full
-    res = CliRunner().invoke(app, ["regenerate", "--data-dir", str(slice_dir), "--source", "semeval", "--sample", "30"],
-                             env={"COLUMNS": "80"})  # fmt: skip
+    res = CliRunner().invoke(
+        app, ["regenerate", "--data-dir", str(slice_dir), "--source", "semeval", "--sample", "30"], env={"COLUMNS": "80"}
+    )
     assert res.exit_code == 0, res.output
     rows = [line for line in res.output.splitlines() if "│" in line]  # the tables (examples below them are cut on purpose)
     assert rows and not any("…" in line for line in rows)
@@ -127,16 +130,35 @@ def test_cli_regenerate_writes_a_result_file(slice_dir: Path, tmp_path: Path) ->
     from figlang.data.io import file_sha256, read_jsonl
 
     out = tmp_path / "results"
-    res = CliRunner().invoke(app, ["regenerate", "--data-dir", str(slice_dir), "--source", "semeval", "--sample", "40", "--seed", "3",
-                                   "--no-capitalise", "--results", str(out)])  # fmt: skip
+    res = CliRunner().invoke(
+        app,
+        [
+            "regenerate",
+            "--data-dir",
+            str(slice_dir),
+            "--source",
+            "semeval",
+            "--sample",
+            "40",
+            "--seed",
+            "3",
+            "--no-capitalise",
+            "--results",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads((out / "regeneration.json").read_text(encoding="utf-8"))
     assert data["format"] == "figlang.impli.regeneration/1"
-    assert data["command"].startswith("figlang build impli regenerate --data-dir ") and data["command"].endswith(f"--no-capitalise --results {out}")
+    assert data["command"].startswith("figlang build impli regenerate --data-dir ") and data["command"].endswith(
+        f"--no-capitalise --results {out}"
+    )
     assert "--source semeval --sample 40 --seed 3" in data["command"]
     assert data["options"]["capitalise"] is False and data["options"]["sources"] == ["semeval"]
     semeval = slice_dir / "impli" / "idioms" / "fig_context_semeval_e.tsv"
-    assert data["data"]["files"] == [{"path": "impli/idioms/fig_context_semeval_e.tsv", "sha256": file_sha256(semeval), "bytes": semeval.stat().st_size}]
+    assert data["data"]["files"] == [
+        {"path": "impli/idioms/fig_context_semeval_e.tsv", "sha256": file_sha256(semeval), "bytes": semeval.stat().st_size}
+    ]
     assert data["derivation"]["files"] == ["impli/idioms/fig_context_semeval_e.tsv"]
     rest = {k: v for k, v in data.items() if k not in ("command", "data")}  # these name the --data-dir as given
     assert str(slice_dir) not in json.dumps(rest, ensure_ascii=False)  # no machine paths (the derivation examples' origins)

@@ -39,7 +39,9 @@ def make_output(tmp: Path) -> Path:
     (tmp / "s.tsv").write_text(SENTENCES, encoding="utf-8")
     (tmp / "lex.tsv").write_text(LEXICON, encoding="utf-8")
     out = tmp / "gen"
-    result = CliRunner().invoke(app, ["substitute", "-s", str(tmp / "s.tsv"), "-l", str(tmp / "lex.tsv"), "-o", str(out), "--source", "demo"])
+    result = CliRunner().invoke(
+        app, ["substitute", "-s", str(tmp / "s.tsv"), "-l", str(tmp / "lex.tsv"), "-o", str(out), "--source", "demo"]
+    )
     assert result.exit_code == 0, result.output
     return out
 
@@ -95,7 +97,9 @@ def test_round_trip_export_edit_import_stats_finalize(out: Path, tmp_path: Path)
     assert fin.exit_code == 0, fin.output
     final = out / "final"
     assert (final / "impli/idioms/fig_context_demo_e.tsv").read_text().splitlines() == [
-        "He kicked the bucket last year.\tHe died last year.", "She lost her temper.\tShe lost her calm."]
+        "He kicked the bucket last year.\tHe died last year.",
+        "She lost her temper.\tShe lost her calm.",
+    ]
     assert (final / "impli/relabelled/lit_context_demo_ne_e.tsv").read_text().startswith("The cook spilled the beans on the floor.\t")
     manifest = json.loads((final / "manifest.json").read_text())
     assert manifest["pairs"] == 3 and manifest["left_out"] == {"rejected: definition_does_not_fit": 1}
@@ -120,12 +124,20 @@ def test_bad_rows_are_located_and_left_out(out: Path, tmp_path: Path) -> None:
     report = import_verdicts(out, path)
     assert report.stored == 0 and len(report.errors) == 7, report.errors
     joined = "\n".join(report.errors)
-    for where, what in ((1, "unknown id 'nope'"), (2, "a rejection needs a reason"), (3, "edited_label 'maybe' is not"),
-                        (4, "reason 'other' needs a note"), (5, "verdict 'edit' but no edited_"), (6, "duplicate id"),
-                        (7, "malformed JSON")):  # fmt: skip
+    for where, what in (
+        (1, "unknown id 'nope'"),
+        (2, "a rejection needs a reason"),
+        (3, "edited_label 'maybe' is not"),
+        (4, "reason 'other' needs a note"),
+        (5, "verdict 'edit' but no edited_"),
+        (6, "duplicate id"),
+        (7, "malformed JSON"),
+    ):
         assert f"{path}:{where}: {what}" in joined
     single = record_verdict(out, {"id": first, "verdict": "reject", "reason": "boring"}, "form")
-    assert single.errors == ["form: reason 'boring' is not one of ungrammatical, definition_does_not_fit, label_wrong, not_figurative, other"]
+    assert single.errors == [
+        "form: reason 'boring' is not one of ungrammatical, definition_does_not_fit, label_wrong, not_figurative, other"
+    ]
     single = record_verdict(out, {"id": first, "verdict": "accept", "edited_hypothesis": "He was calm."}, "form")
     assert "use verdict 'edit'" in single.errors[0] and single.stored == 0
     assert current_verdicts(out) == {}
@@ -142,8 +154,10 @@ def test_verdicts_stored_one_at_a_time_survive_a_new_process(out: Path) -> None:
     report = record_verdict(out, {"id": items[1]["id"], "verdict": "reject", "reason": "ungrammatical"}, "test")
     assert report.stored == 1
     assert not list((out / "review").glob("*.tmp*"))  # the atomic write left no temporary file
-    code = ("import json, sys; from figlang.builders.impli.review import review_rates, queue_items;"
-            "print(json.dumps([review_rates(sys.argv[1])['all'], [i['review'] and i['review']['verdict'] for i in queue_items(sys.argv[1])]]))")
+    code = (
+        "import json, sys; from figlang.builders.impli.review import review_rates, queue_items;"
+        "print(json.dumps([review_rates(sys.argv[1])['all'], [i['review'] and i['review']['verdict'] for i in queue_items(sys.argv[1])]]))"
+    )
     done = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True, check=True)
     rates, verdicts = json.loads(done.stdout)
     assert rates["reviewed"] == 2 and rates["unreviewed"] == 2

@@ -66,9 +66,17 @@ def test_user_tsv_validation(tmp_path):
 
 def test_user_jsonl_lexicon_and_spec(tmp_path, data_dir):
     path = tmp_path / "lex.jsonl"
-    path.write_text("\n".join([json.dumps({"idiom": "under the weather", "definition": "ill"}),
-                               "{not json", json.dumps({"expression": "over the moon", "meaning": "delighted"}),
-                               json.dumps({"idiom": 3})]), encoding="utf-8")
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps({"idiom": "under the weather", "definition": "ill"}),
+                "{not json",
+                json.dumps({"expression": "over the moon", "meaning": "delighted"}),
+                json.dumps({"idiom": 3}),
+            ]
+        ),
+        encoding="utf-8",
+    )
     lex = load_lexicon(str(path), data_dir)
     assert [e.key for e in lex] == ["under the weather", "over the moon"]
     assert [w.line for w in lex.report.warnings] == [2, 4]

@@ -43,10 +43,15 @@ def _read(path: Path) -> bytes:
     return path.read_bytes()
 
 
-STORY = ["Cal was depending on me.", "I loved my little brother.", "He was all I really had, and he needed me.",
-         "He deserved the best chance at a normal life that I could give him.",
-         "Cal was a smart kid with a solid head on his shoulders and big plans.",
-         "One day he would go places, I was sure of it.", "We went home."]
+STORY = [
+    "Cal was depending on me.",
+    "I loved my little brother.",
+    "He was all I really had, and he needed me.",
+    "He deserved the best chance at a normal life that I could give him.",
+    "Cal was a smart kid with a solid head on his shoulders and big plans.",
+    "One day he would go places, I was sure of it.",
+    "We went home.",
+]
 
 
 def test_windows_markup_filters_and_dedup(lexicon):
@@ -64,8 +69,7 @@ def test_windows_markup_filters_and_dedup(lexicon):
     assert rec["meaning"] == lexicon.get("go places").definition
     assert rec["sentence"] == STORY[5] and rec["matched"] == "go places" and rec["lexicon"]["source"]
     reasons = {h["doc"].split(":")[1]: h["narrative_skipped"] for h in res.hits}
-    assert reasons == {"full": None, "copy": "duplicate", "short": "too_few_preceding_sentences",
-                       "heading": "too_few_preceding_sentences"}
+    assert reasons == {"full": None, "copy": "duplicate", "short": "too_few_preceding_sentences", "heading": "too_few_preceding_sentences"}
     assert res.stats["skipped:duplicate"] == 1 and res.stats["idiom_hits"] == 4
     # length filters
     res = mine_texts(texts[:1], lexicon, MinerConfig(similes=False, max_words=30))

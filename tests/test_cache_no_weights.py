@@ -25,8 +25,28 @@ MODEL = "smollm2-135m"
 
 
 def _eval(data_dir: Path, cache: Path, out: Path) -> dict:
-    args = ["eval", "-t", "idiom-cloze", "-s", "dev", "-m", "lm-score", "--model", MODEL, "-n", "5", "-O", "threads=1",
-            "--data-dir", str(data_dir), "--cache-dir", str(cache), "-o", str(out), "--quiet"]  # fmt: skip
+    args = [
+        "eval",
+        "-t",
+        "idiom-cloze",
+        "-s",
+        "dev",
+        "-m",
+        "lm-score",
+        "--model",
+        MODEL,
+        "-n",
+        "5",
+        "-O",
+        "threads=1",
+        "--data-dir",
+        str(data_dir),
+        "--cache-dir",
+        str(cache),
+        "-o",
+        str(out),
+        "--quiet",
+    ]
     clear_backends()  # a fresh process would have no backend either: nothing carries over but the cache
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

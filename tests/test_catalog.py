@@ -49,7 +49,12 @@ def test_unknown_catalog_name_suggests():
 
 
 def test_catalog_rejects_bad_entries():
-    good = {"name": "x", "hub_id": "a/b", "kind": "causal", "provider": {"packages": ["p==1"], "recipe": "gguf", "parts": [{"distribution": "p", "file": "f"}]}}
+    good = {
+        "name": "x",
+        "hub_id": "a/b",
+        "kind": "causal",
+        "provider": {"packages": ["p==1"], "recipe": "gguf", "parts": [{"distribution": "p", "file": "f"}]},
+    }
     assert "x" in catalog.parse_catalog({"models": [good]})
     with pytest.raises(CatalogError, match="recipe"):
         catalog.parse_catalog({"models": [{**good, "provider": {**good["provider"], "recipe": "magic"}}]})
@@ -69,8 +74,12 @@ def test_not_installed_model_names_the_install_command(offline):
         name="ghost-model",
         hub_id="nobody/ghost-model",
         kind="causal",
-        provider=Provider(packages=("figlang-ghost-model-weights==9.9.9",), pip_args=("--no-deps",), recipe="gguf",
-                          parts=(Part("figlang-ghost-model-weights", "ghost/model.gguf"),)),  # fmt: skip
+        provider=Provider(
+            packages=("figlang-ghost-model-weights==9.9.9",),
+            pip_args=("--no-deps",),
+            recipe="gguf",
+            parts=(Part("figlang-ghost-model-weights", "ghost/model.gguf"),),
+        ),
     )
     assert entry.missing_packages() == ["figlang-ghost-model-weights==9.9.9"] and not entry.is_installed()
     from figlang.models.loading import _resolve_catalog

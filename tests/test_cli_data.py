@@ -10,8 +10,12 @@ from pathlib import Path
 
 
 def figlang(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "figlang.cli.main", *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "200", **(env or {})})  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "figlang.cli.main", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
 
 
 def test_stats_json_reports_the_benchmarks(data_dir: Path) -> None:

@@ -13,17 +13,36 @@ GEN = "fig_narrative/output/idiom/generative"
 
 
 def figlang(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "figlang.cli.main", *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "figlang.cli.main", *args], capture_output=True, text=True, env={**os.environ, "COLUMNS": "200"}
+    )
 
 
 def test_export_import_round_trip(data_dir: Path, tmp_path: Path) -> None:
     for system in ("gpt2-xl_dev_predictions_k5", "t5-large_dev_predictions_k5"):
-        run = figlang("eval", "-t", "idiom-generation", "-p", str(data_dir / GEN / f"{system}.jsonl"),
-                      "--data-dir", str(data_dir), "-o", str(tmp_path / system), "-q")  # fmt: skip
+        run = figlang(
+            "eval",
+            "-t",
+            "idiom-generation",
+            "-p",
+            str(data_dir / GEN / f"{system}.jsonl"),
+            "--data-dir",
+            str(data_dir),
+            "-o",
+            str(tmp_path / system),
+            "-q",
+        )
         assert run.returncode == 0, run.stderr
-    run = figlang("human", "export", str(tmp_path / "gpt2-xl_dev_predictions_k5"), str(tmp_path / "t5-large_dev_predictions_k5"),
-                  "-o", str(tmp_path / "he"), "--limit", "4")  # fmt: skip
+    run = figlang(
+        "human",
+        "export",
+        str(tmp_path / "gpt2-xl_dev_predictions_k5"),
+        str(tmp_path / "t5-large_dev_predictions_k5"),
+        "-o",
+        str(tmp_path / "he"),
+        "--limit",
+        "4",
+    )
     assert run.returncode == 0, run.stderr
     with open(tmp_path / "he" / "human_eval_items.csv", newline="") as f:
         items = list(csv.DictReader(f))
@@ -35,8 +54,13 @@ def test_export_import_round_trip(data_dir: Path, tmp_path: Path) -> None:
     for item in items:
         order = key[item["item_id"]]
         for judge in ("j1", "j2", "j3"):
-            rows.append({"item_id": item["item_id"], "judge": judge,
-                         **{f"candidate_{i + 1}": ("no" if s.startswith("t5") else "yes") for i, s in enumerate(order)}})  # fmt: skip
+            rows.append(
+                {
+                    "item_id": item["item_id"],
+                    "judge": judge,
+                    **{f"candidate_{i + 1}": ("no" if s.startswith("t5") else "yes") for i, s in enumerate(order)},
+                }
+            )
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run = figlang("human", "import", str(answers), "--key", str(tmp_path / "he" / "human_eval_key.jsonl"))

@@ -39,8 +39,9 @@ def _unrelated(i: int) -> str:
     return " ".join(UNRELATED[(i + k) % len(UNRELATED)] for k in range(4)) + "."
 
 
-def _write_run(folder: Path, rows: list[dict], *, task: str = "idiom-generation", split: str = "dev",
-               model: str = "gen-a", shape: str = "generation") -> Path:  # fmt: skip
+def _write_run(
+    folder: Path, rows: list[dict], *, task: str = "idiom-generation", split: str = "dev", model: str = "gen-a", shape: str = "generation"
+) -> Path:
     """A run folder as the harness writes it: the corpus metrics come from figlang's own scoring function."""
     folder.mkdir(parents=True)
     records = [SimpleNamespace(id=r["id"], references=tuple(r.get("references") or ())) for r in rows]
@@ -57,8 +58,14 @@ def _write_run(folder: Path, rows: list[dict], *, task: str = "idiom-generation"
     (folder / "results.json").write_text(json.dumps(results, indent=2))
     full = []
     for r in rows:
-        row = {"id": r["id"], "source": f"A made-up context for {r['id']}.", "references": r.get("references") or [],
-               "expression": "made up", "meaning": "invented", "prediction": r["prediction"]}  # fmt: skip
+        row = {
+            "id": r["id"],
+            "source": f"A made-up context for {r['id']}.",
+            "references": r.get("references") or [],
+            "expression": "made up",
+            "meaning": "invented",
+            "prediction": r["prediction"],
+        }
         if r.get("missing"):
             row["missing"] = True
         else:
@@ -156,7 +163,10 @@ def test_bootstrap_is_seeded(tmp_path: Path) -> None:
     other = compare_runs(a, b, seed=4, n_resamples=2000)
     bs = one["metrics"]["rougeL"]["bootstrap"]
     assert bs == two["metrics"]["rougeL"]["bootstrap"] and bs["n_resamples"] == 2000 and bs["seed"] == 3
-    assert (bs["ci_low"], bs["ci_high"]) != (other["metrics"]["rougeL"]["bootstrap"]["ci_low"], other["metrics"]["rougeL"]["bootstrap"]["ci_high"])
+    assert (bs["ci_low"], bs["ci_high"]) != (
+        other["metrics"]["rougeL"]["bootstrap"]["ci_low"],
+        other["metrics"]["rougeL"]["bootstrap"]["ci_high"],
+    )
 
 
 def test_only_shared_items_are_paired_and_hidden_references_are_left_out(tmp_path: Path) -> None:
@@ -168,7 +178,9 @@ def test_only_shared_items_are_paired_and_hidden_references_are_left_out(tmp_pat
     paired = rows_a[1:25]
     expected = RougeL().compute([r["prediction"] for r in paired], [r["references"] for r in paired]).score
     assert c["metrics"]["rougeL"]["mean_a"] == pytest.approx(expected, abs=1e-12)
-    assert c["metrics"]["rougeL"]["run_mean_a"] == pytest.approx(json.loads((tmp_path / "a" / "results.json").read_text())["metrics"]["generation"]["rougeL"])
+    assert c["metrics"]["rougeL"]["run_mean_a"] == pytest.approx(
+        json.loads((tmp_path / "a" / "results.json").read_text())["metrics"]["generation"]["rougeL"]
+    )
 
 
 def test_refuses_other_items_and_mixed_kinds(tmp_path: Path) -> None:
@@ -179,8 +191,16 @@ def test_refuses_other_items_and_mixed_kinds(tmp_path: Path) -> None:
         compare_runs(a, _write_run(tmp_path / "simile", _rows(_paraphrase), task="simile-generation"))
     cloze = tmp_path / "cloze"
     cloze.mkdir()
-    (cloze / "results.json").write_text(json.dumps({"task": {"name": "idiom-generation", "split": "dev", "shape": "cloze"},
-                                                     "method": {"name": "random"}, "metrics": {}, "scored": True}))  # fmt: skip
+    (cloze / "results.json").write_text(
+        json.dumps(
+            {
+                "task": {"name": "idiom-generation", "split": "dev", "shape": "cloze"},
+                "method": {"name": "random"},
+                "metrics": {},
+                "scored": True,
+            }
+        )
+    )
     (cloze / "predictions.jsonl").write_text(json.dumps({"id": "gen-0", "gold": 1, "prediction": 1, "correct": True}) + "\n")
     for x, y in ((a, cloze), (cloze, a)):
         with pytest.raises(FiglangError, match="cannot compare a generation run with a discriminative one"):

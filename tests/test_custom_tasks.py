@@ -40,12 +40,16 @@ def jsonl(*rows: dict) -> str:
 
 
 NLI_SPEC = {
-    "name": "t", "shape": "nli", "splits": {"train": "train.jsonl"},
+    "name": "t",
+    "shape": "nli",
+    "splits": {"train": "train.jsonl"},
     "columns": {"premise": "p", "hypothesis": "h", "label": "y"},
     "labels": {"yes": "entailment", "no": "non-entailment"},
 }
 CLOZE_CSV_SPEC = {
-    "name": "c", "shape": "cloze", "splits": {"train": "train.csv"},
+    "name": "c",
+    "shape": "cloze",
+    "splits": {"train": "train.csv"},
     "columns": {"context": "story", "options": ["o1", "o2"], "label": "answer", "expression": "idiom"},
 }
 
@@ -71,7 +75,9 @@ def test_cloze_jsonl_spec_loads_typed_records():
     assert all(isinstance(r, ClozeRecord) for r in train)
     assert [r.label for r in train] == [1, 0, 2]  # "ENDING1" matches ending1 case-insensitively
     assert train[0].options == (
-        "Everyone at the table cheered about the cake.", "His sister groaned: the surprise was ruined.", "He spilled soup on his shirt.",
+        "Everyone at the table cheered about the cake.",
+        "His sister groaned: the surprise was ruined.",
+        "He spilled soup on his shirt.",
     )
     assert train[0].reference == "His sister groaned: the surprise was ruined."
     assert train[1].expression == "A piece of  cake" and train[2].meaning is None  # empty optional field -> None
@@ -144,7 +150,9 @@ def test_data_dir_through_a_symlink_is_reported_as_given(data_dir, tmp_path):
     link.symlink_to(data_dir.resolve(), target_is_directory=True)
     spec = tmp_path / "spec" / "impli_manual.yaml"  # the fixture, with the label set a baseline answers from
     spec.parent.mkdir()
-    spec.write_text((FIXTURES / "impli_manual.yaml").read_text(encoding="utf-8") + "labels: [entailment, non-entailment]\n", encoding="utf-8")
+    spec.write_text(
+        (FIXTURES / "impli_manual.yaml").read_text(encoding="utf-8") + "labels: [entailment, non-entailment]\n", encoding="utf-8"
+    )
     task = load_task_spec(spec)
     source = link / "impli" / "idioms" / "manual_e.tsv"
     assert task.files("all", link) == [source]  # not data_dir.resolve() / ...
@@ -181,8 +189,16 @@ def test_template_is_a_valid_spec(tmp_path, shape):
 
 def test_template_round_trip_with_data(tmp_path):
     (tmp_path / "data").mkdir()
-    rec = {"story": "s <b>x</b>", "ending1": "a", "ending2": "b", "ending3": "c", "answer": "ending3",
-           "idiom": "x", "definition": "d", "uid": "u1"}
+    rec = {
+        "story": "s <b>x</b>",
+        "ending1": "a",
+        "ending2": "b",
+        "ending3": "c",
+        "answer": "ending3",
+        "idiom": "x",
+        "definition": "d",
+        "uid": "u1",
+    }
     for split in ("train", "dev"):
         (tmp_path / "data" / f"{split}.jsonl").write_text(jsonl(rec), encoding="utf-8")
     (tmp_path / "spec.yaml").write_text(write_task_spec_template("cloze"), encoding="utf-8")
@@ -207,8 +223,10 @@ def test_template_unknown_shape_suggests():
         ({"columns": {"premise": "p", "label": "y"}}, r"needs the 'hypothesis' column mapped"),
         ({"labels": None}, r"must declare its label set"),
         ({"labels": {"yes": "entailed"}}, r"'entailed' is not an NLI label; did you mean 'entailment'"),
-        ({"columns": {"premise": "p", "hypothesis": "h", "label": "y", "context": "c"}},
-         r"unknown column role 'context' for shape nli \(it is a role of the cloze shape\)"),
+        (
+            {"columns": {"premise": "p", "hypothesis": "h", "label": "y", "context": "c"}},
+            r"unknown column role 'context' for shape nli \(it is a role of the cloze shape\)",
+        ),
         ({"columns": {"premise": "p", "hypothesis": "h", "label": "y", "explanaton": "e"}}, r"did you mean 'explanation'"),
         ({"columns": {"premise": ["p", "q"], "hypothesis": "h", "label": "y"}}, r"takes one column, not a list"),
         ({"splits": {"train": "train.txt"}}, r"cannot tell the format of 'train.txt'"),
@@ -245,13 +263,15 @@ def test_cloze_spec_errors(tmp_path):
     with pytest.raises(DataError, match="at least two option columns"):
         make_task(tmp_path, {**base, "columns": {**base["columns"], "options": ["o1"]}}, {})
     with pytest.raises(DataError, match="generation tasks have references, not labels"):
-        make_task(tmp_path, {"shape": "generation", "splits": {"t": "t.jsonl"}, "columns": {"source": "s", "references": "r"},
-                             "labels": {"a": 0}}, {})
+        make_task(
+            tmp_path,
+            {"shape": "generation", "splits": {"t": "t.jsonl"}, "columns": {"source": "s", "references": "r"}, "labels": {"a": 0}},
+            {},
+        )
 
 
 def test_label_mapping_may_be_omitted_when_every_split_is_unlabeled(tmp_path):
-    spec = {"shape": "nli", "splits": {"test": "t.jsonl"}, "unlabeled_splits": ["test"],
-            "columns": {"premise": "p", "hypothesis": "h"}}
+    spec = {"shape": "nli", "splits": {"test": "t.jsonl"}, "unlabeled_splits": ["test"], "columns": {"premise": "p", "hypothesis": "h"}}
     task = make_task(tmp_path, spec, {"t.jsonl": jsonl({"p": "a", "h": "b"})})
     assert task.labels == () and task.load("test")[0].label is None
 
@@ -312,8 +332,9 @@ def test_bad_encoding_names_the_line_and_suggests_declaring_it(tmp_path):
 
 
 def test_lenient_load_skips_bad_rows_reports_each_and_keeps_ids_stable(tmp_path):
-    data = (jsonl(row(), {"p": "x", "y": "yes"}, row(y="maybe")) + "{oops\n" + jsonl(row(p="last"))).encode() \
-        + b'{"p": "caf\xe9", "h": "h", "y": "no"}\n'
+    data = (
+        jsonl(row(), {"p": "x", "y": "yes"}, row(y="maybe")) + "{oops\n" + jsonl(row(p="last"))
+    ).encode() + b'{"p": "caf\xe9", "h": "h", "y": "no"}\n'
     task = make_task(tmp_path, NLI_SPEC, {"train.jsonl": data})
     report = LoadReport()
     pairs = task.load("train", lenient=True, report=report)
@@ -401,8 +422,18 @@ def test_tsv_wrong_column_count(tmp_path):
 
 def test_options_column_must_hold_a_list(tmp_path):
     spec = {"shape": "cloze", "splits": {"t": "t.jsonl"}, "columns": {"context": "c", "options": "opts", "label": "y"}}
-    task = make_task(tmp_path, spec, {"t.jsonl": jsonl({"c": "x", "opts": ["a", "b"], "y": 1}, {"c": "x", "opts": "a", "y": 0},
-                                                        {"c": "x", "opts": ["a", ""], "y": 0}, {"c": "x", "opts": ["a"], "y": 0})})
+    task = make_task(
+        tmp_path,
+        spec,
+        {
+            "t.jsonl": jsonl(
+                {"c": "x", "opts": ["a", "b"], "y": 1},
+                {"c": "x", "opts": "a", "y": 0},
+                {"c": "x", "opts": ["a", ""], "y": 0},
+                {"c": "x", "opts": ["a"], "y": 0},
+            )
+        },
+    )
     report = LoadReport()
     (ok,) = task.load("t", lenient=True, report=report)
     assert ok.options == ("a", "b") and ok.label == 1
@@ -431,8 +462,14 @@ def test_lenient_csv_with_an_undecodable_line_keeps_the_other_rows_and_their_ids
 
 
 def test_meta_columns_default_split_and_group_by(tmp_path):
-    spec = {**NLI_SPEC, "splits": {"train": "train.jsonl", "extra": "train.jsonl"}, "default_split": "extra",
-            "meta": ["source_url"], "columns": {**NLI_SPEC["columns"], "pair_type": "how"}, "group_by": ["pair_type"]}
+    spec = {
+        **NLI_SPEC,
+        "splits": {"train": "train.jsonl", "extra": "train.jsonl"},
+        "default_split": "extra",
+        "meta": ["source_url"],
+        "columns": {**NLI_SPEC["columns"], "pair_type": "how"},
+        "group_by": ["pair_type"],
+    }
     task = make_task(tmp_path, spec, {"train.jsonl": jsonl(row(source_url="http://x", how="manual"))})
     assert task.default_split == "extra" and task.group_by == ("pair_type",)
     (pair,) = task.load()

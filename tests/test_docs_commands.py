@@ -48,7 +48,7 @@ def _argv(line: str) -> list[str] | None:
         if prefix is None:
             continue
         try:
-            tokens = shlex.split(part[len(prefix):], comments=True)
+            tokens = shlex.split(part[len(prefix) :], comments=True)
         except ValueError:
             return None
         cut = next((i for i, t in enumerate(tokens) if t in ("|", ">", ">>", "2>", "&>", "2>&1") or t.startswith((">", "2>"))), len(tokens))

@@ -192,10 +192,17 @@ def test_manifest_contents() -> None:
     assert gold.sha1 == "076e8c3a14364a823f36fb28f4ef2bd1240ee63c" and gold.size is None
     assert sources["pie_english"].file("idiomscorpus.zip").extract_to == "_extracted_from_idiomscorpus.zip"
     known = sorted(f.path for f in sources["fig_narrative"].files if f.known_modification)
-    assert known == sorted(f"data/{k}/train.jsonl" for k in (
-        "idiom", "simile", "idiom_inferences_context", "idiom_inferences_literal",
-        "simile_inferences_context", "simile_inferences_literal",
-    ))
+    assert known == sorted(
+        f"data/{k}/train.jsonl"
+        for k in (
+            "idiom",
+            "simile",
+            "idiom_inferences_context",
+            "idiom_inferences_literal",
+            "simile_inferences_context",
+            "simile_inferences_literal",
+        )
+    )
     irving = sources["gutenberg"].file("irving_the_legend_of_sleepy_hollow.txt")
     assert sources["gutenberg"].url(irving) == (
         "https://raw.githubusercontent.com/rcdm-uga/Gutenberg_Text/a0b16d35a9851168ce9ac649851c17b7ab08d48e/"
@@ -380,7 +387,10 @@ def test_verify_shared_data(data_dir: Path) -> None:
     # PROVENANCE lists these five, but the shared copy does not hold them (it holds 70 of the 75)
     narrative_absent = {
         "fig_narrative/idiomplausible.json",
-        *(f"fig_narrative/src/discriminative/pet/petdata/idioms/{n}.json" for n in ("blindtest", "devfewshot", "trainfewshot", "unlabeled")),
+        *(
+            f"fig_narrative/src/discriminative/pet/petdata/idioms/{n}.json"
+            for n in ("blindtest", "devfewshot", "trainfewshot", "unlabeled")
+        ),
     }
     assert missing == gold | narrative_absent
     assert {c.key for c in report.failures} == missing  # known modifications are not failures
@@ -409,7 +419,9 @@ def test_cli_download_and_verify(app: typer.Typer, mirror: _MirrorServer, tmp_pa
     assert result.exit_code == 0, result.output
     assert "no problems" in result.output
 
-    result = runner.invoke(app, ["download", "pie_english", "--data-dir", target, "--base-url", f"http://127.0.0.1:{_closed_port()}", "--no-progress"])
+    result = runner.invoke(
+        app, ["download", "pie_english", "--data-dir", target, "--base-url", f"http://127.0.0.1:{_closed_port()}", "--no-progress"]
+    )
     assert result.exit_code == 1
     assert "cannot reach" in result.output and "no network?" in result.output
 

@@ -5,7 +5,6 @@ explanation scoring."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -68,8 +67,18 @@ def test_pipeline_explains_and_reruns_from_the_cache(data_dir, val, tmp_path):
     from figlang.evaluation import evaluate
 
     opts = SMALL
-    first = evaluate("flute", "explain", model=MODEL, split="val", data_dir=data_dir, cache_dir=tmp_path / "cache",
-                     out_dir=tmp_path / "run", method_options=opts, progress=False, limit=4)  # fmt: skip
+    first = evaluate(
+        "flute",
+        "explain",
+        model=MODEL,
+        split="val",
+        data_dir=data_dir,
+        cache_dir=tmp_path / "cache",
+        out_dir=tmp_path / "run",
+        method_options=opts,
+        progress=False,
+        limit=4,
+    )
     rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     assert len(rows) == 4
     for row in rows:
@@ -81,11 +90,21 @@ def test_pipeline_explains_and_reruns_from_the_cache(data_dir, val, tmp_path):
     assert fingerprint["label_method"]["method"] == "nli-score" and fingerprint["mode"] == "pipeline"
     assert fingerprint["retrieval"]["encoder"] and fingerprint["retrieval"]["pool_sha256"]
     assert first.results["run"]["cache"]["computed"] == 4
-    second = evaluate("flute", "explain", model=MODEL, split="val", data_dir=data_dir, cache_dir=tmp_path / "cache",
-                      method_options=opts, progress=False, limit=4)  # fmt: skip
+    second = evaluate(
+        "flute",
+        "explain",
+        model=MODEL,
+        split="val",
+        data_dir=data_dir,
+        cache_dir=tmp_path / "cache",
+        method_options=opts,
+        progress=False,
+        limit=4,
+    )
     assert second.results["run"]["cache"] == {**second.results["run"]["cache"], "cached": 4, "computed": 0}
     assert {i: (p.prediction, p.explanation) for i, p in second.predictions.items()} == {
-        i: (p.prediction, p.explanation) for i, p in first.predictions.items()}
+        i: (p.prediction, p.explanation) for i, p in first.predictions.items()
+    }
 
 
 def test_joint_answers_that_cannot_be_parsed_are_invalid_and_wrong(data_dir, tmp_path):
@@ -93,8 +112,18 @@ def test_joint_answers_that_cannot_be_parsed_are_invalid_and_wrong(data_dir, tmp
 
     # one new token cannot spell "Entails"/"Contradicts" in this tokenizer: the answers must be unreadable
     opts = {**SMALL, "mode": "joint", "k": 0, "max_new_tokens": 1}
-    result = evaluate("flute", "explain", model=MODEL, split="val", data_dir=data_dir, cache_dir=tmp_path / "cache",
-                      out_dir=tmp_path / "run", method_options=opts, progress=False, limit=3)  # fmt: skip
+    result = evaluate(
+        "flute",
+        "explain",
+        model=MODEL,
+        split="val",
+        data_dir=data_dir,
+        cache_dir=tmp_path / "cache",
+        out_dir=tmp_path / "run",
+        method_options=opts,
+        progress=False,
+        limit=3,
+    )
     rows = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     invalid = [r for r in rows if not r["valid"]]
     assert invalid, rows
@@ -127,10 +156,13 @@ def test_api_explains_one_pair_and_answers_again_from_the_cache(data_dir, tmp_pa
     assert b.cached and (b.label, b.explanation) == (a.label, a.explanation)
 
 
-@pytest.mark.parametrize("premise, hypothesis, match", [
-    ("", "He was as cool as a cucumber.", "premise is empty"),
-    ("He was calm.", "   \n", "hypothesis is empty"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "premise, hypothesis, match",
+    [
+        ("", "He was as cool as a cucumber.", "premise is empty"),
+        ("He was calm.", "   \n", "hypothesis is empty"),
+    ],
+)
 def test_api_refuses_empty_text(premise, hypothesis, match, data_dir, tmp_path):
     from figlang.explain import explain
 
@@ -143,8 +175,7 @@ def test_api_refuses_text_longer_than_the_context_and_says_the_limit(data_dir, t
 
     long = "The weather was fine and the people were happy. " * 80
     with pytest.raises(FiglangError, match=r"context of 256 tokens"):
-        explain(long, "It was raining cats and dogs.", model=MODEL, data_dir=data_dir, cache_dir=tmp_path,
-                **{**SMALL, "max_length": 256})  # fmt: skip
+        explain(long, "It was raining cats and dogs.", model=MODEL, data_dir=data_dir, cache_dir=tmp_path, **{**SMALL, "max_length": 256})
 
 
 def test_api_refuses_an_unknown_figure_type(data_dir, tmp_path):
@@ -174,13 +205,38 @@ def test_scoring_reports_rouge_bleu_bertscore_by_type_and_says_why_paper_metrics
 
     gold = "To be as cool as a cucumber means to be calm, but the premise says he was nervous."
     rows = [
-        {"id": "a", "figure_type": "simile", "gold": "contradiction", "gold_explanation": gold, "prediction": "contradiction",
-         "explanation": gold, "valid": True, "correct": True},
-        {"id": "b", "figure_type": "idiom", "gold": "entailment", "gold_explanation": gold, "prediction": None,
-         "explanation": None, "valid": False, "correct": False, "raw": "asdf"},
-        {"id": "c", "figure_type": "idiom", "gold": "entailment", "gold_explanation": gold, "prediction": "entailment",
-         "explanation": "Something else entirely about the weather.", "valid": True, "correct": True},
-    ]  # fmt: skip
+        {
+            "id": "a",
+            "figure_type": "simile",
+            "gold": "contradiction",
+            "gold_explanation": gold,
+            "prediction": "contradiction",
+            "explanation": gold,
+            "valid": True,
+            "correct": True,
+        },
+        {
+            "id": "b",
+            "figure_type": "idiom",
+            "gold": "entailment",
+            "gold_explanation": gold,
+            "prediction": None,
+            "explanation": None,
+            "valid": False,
+            "correct": False,
+            "raw": "asdf",
+        },
+        {
+            "id": "c",
+            "figure_type": "idiom",
+            "gold": "entailment",
+            "gold_explanation": gold,
+            "prediction": "entailment",
+            "explanation": "Something else entirely about the weather.",
+            "valid": True,
+            "correct": True,
+        },
+    ]
     (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = score_explanations(tmp_path, bertscore_model="minilm", bertscore_layers=6, paper=True)
     assert out["per_pair"]["a"]["rougeL_f1"] == pytest.approx(1.0)
@@ -201,8 +257,21 @@ def test_scoring_reports_rouge_bleu_bertscore_by_type_and_says_why_paper_metrics
 def test_side_by_side_examples_are_drawn_per_type_with_a_seed(tmp_path):
     from figlang.evaluation.explanations import side_by_side, side_by_side_markdown
 
-    rows = [{"id": f"{t}-{i}", "figure_type": t, "premise": "p|q", "hypothesis": "h", "gold": "entailment", "gold_explanation": "g",
-             "prediction": "entailment", "explanation": f"e{i}", "valid": True} for t in ("idiom", "simile") for i in range(5)]  # fmt: skip
+    rows = [
+        {
+            "id": f"{t}-{i}",
+            "figure_type": t,
+            "premise": "p|q",
+            "hypothesis": "h",
+            "gold": "entailment",
+            "gold_explanation": "g",
+            "prediction": "entailment",
+            "explanation": f"e{i}",
+            "valid": True,
+        }
+        for t in ("idiom", "simile")
+        for i in range(5)
+    ]
     (tmp_path / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     a, b = side_by_side(tmp_path, 2, seed=3), side_by_side(tmp_path, 2, seed=3)
     assert a == b and [e["figure_type"] for e in a] == ["idiom", "idiom", "simile", "simile"]
@@ -215,12 +284,35 @@ def test_cli_explains_a_pair(data_dir, tmp_path):
 
     from figlang.cli.main import app
 
-    args = ["explain", "--premise", "She was very happy.", "--hypothesis", "She was over the moon.", "-f", "idiom", "--model", MODEL,
-            "--k", "1", "--data-dir", str(data_dir), "--cache-dir", str(tmp_path), "--json", "-O", "backend=transformers",
-            "-O", "pool=selection", "-O", "max_new_tokens=12", "--threads", "1"]  # fmt: skip
+    args = [
+        "explain",
+        "--premise",
+        "She was very happy.",
+        "--hypothesis",
+        "She was over the moon.",
+        "-f",
+        "idiom",
+        "--model",
+        MODEL,
+        "--k",
+        "1",
+        "--data-dir",
+        str(data_dir),
+        "--cache-dir",
+        str(tmp_path),
+        "--json",
+        "-O",
+        "backend=transformers",
+        "-O",
+        "pool=selection",
+        "-O",
+        "max_new_tokens=12",
+        "--threads",
+        "1",
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    row = json.loads(result.output[result.output.index("{"):])
+    row = json.loads(result.output[result.output.index("{") :])
     assert row["label"] in ("entailment", "contradiction") and row["explanation"] and row["produced_by"]["model"] == MODEL
 
 

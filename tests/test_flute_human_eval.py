@@ -39,7 +39,11 @@ FLIP = {"entailment": "contradiction", "contradiction": "entailment"}
 # judgements written by hand: three judges each, (rating, shortcomings). The rating sums per item (No=0 .. Yes=3)
 # are 1, 2, ..., 8, so the template's per-item e-ViL scores are 1/9 .. 8/9 (mean 1/2: H = 50.0).
 TEMPLATE = {
-    "val-124": [("No", ["Untrue to Input", "Violates Common Sense"]), ("No", ["untrue_to_input"]), ("Weak No", ["Insufficient Justification"])],
+    "val-124": [
+        ("No", ["Untrue to Input", "Violates Common Sense"]),
+        ("No", ["untrue_to_input"]),
+        ("Weak No", ["Insufficient Justification"]),
+    ],
     "val-348": [("No", ["Untrue to Input"]), ("weak no", ["Insufficient Justification"]), ("Weak No", ["Insufficient Justification"])],
     "val-201": [("Weak No", ["Insufficient Justification"])] * 3,
     "val-347": [("Weak No", ["Insufficient Justification"]), ("Weak No", ["Insufficient Justification"]), ("Weak Yes", [])],
@@ -48,8 +52,16 @@ TEMPLATE = {
     "val-459": [("Weak Yes", []), ("Weak Yes", []), ("Yes", [])],
     "val-154": [("Weak Yes", []), ("Yes", []), ("Yes", [])],
 }
-FIGURES = {"val-124": "simile", "val-348": "idiom", "val-201": "metaphor", "val-347": "sarcasm",
-           "val-407": "metaphor", "val-299": "simile", "val-459": "sarcasm", "val-154": "idiom"}  # fmt: skip
+FIGURES = {
+    "val-124": "simile",
+    "val-348": "idiom",
+    "val-201": "metaphor",
+    "val-347": "sarcasm",
+    "val-407": "metaphor",
+    "val-299": "simile",
+    "val-459": "sarcasm",
+    "val-154": "idiom",
+}
 JUDGES = ("ann", "bo", "cy")
 
 
@@ -59,9 +71,15 @@ def runs(data_dir: Path, tmp_path_factory) -> Path:
     val = get_task("flute").load("val", data_dir)
     systems = {
         "gold-copy": [{"id": r.id, "prediction": r.label, "explanation": r.explanation} for r in val],
-        "template": [{"id": r.id, "prediction": FLIP[r.label] if i % 10 == 0 else r.label,
-                      "explanation": f"The hypothesis says the premise again with a {r.figure_type}."} for i, r in enumerate(val)],
-    }  # fmt: skip
+        "template": [
+            {
+                "id": r.id,
+                "prediction": FLIP[r.label] if i % 10 == 0 else r.label,
+                "explanation": f"The hypothesis says the premise again with a {r.figure_type}.",
+            }
+            for i, r in enumerate(val)
+        ],
+    }
     for name, rows in systems.items():
         path = root / f"{name}.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -122,11 +140,19 @@ def test_round_trip_with_hand_written_judgements(runs: Path, tmp_path: Path) -> 
     # template: mean of 1/9 .. 8/9 = 1/2; ratings 3 No, 9 Weak No, 9 Weak Yes, 3 Yes of 24
     assert tmpl.h_score == pytest.approx(50.0)
     assert tmpl.rating_pct == pytest.approx({"Yes": 12.5, "Weak Yes": 37.5, "Weak No": 37.5, "No": 12.5})
-    assert tmpl.shortcoming_pct == pytest.approx({"Insufficient Justification": 37.5, "Too Trivial": 12.5, "Too Verbose": 0.0,
-                                                  "Untrue to Input": 12.5, "Violates Common Sense": 100 / 24})  # fmt: skip
+    assert tmpl.shortcoming_pct == pytest.approx(
+        {
+            "Insufficient Justification": 37.5,
+            "Too Trivial": 12.5,
+            "Too Verbose": 0.0,
+            "Untrue to Input": 12.5,
+            "Violates Common Sense": 100 / 24,
+        }
+    )
     # by figure type: simile (1+6)/18, idiom (2+8)/18, metaphor (3+5)/18, sarcasm (4+7)/18
     assert {f: v["h_score"] for f, v in tmpl.by_figure_type.items()} == pytest.approx(
-        {"simile": 700 / 18, "idiom": 1000 / 18, "metaphor": 800 / 18, "sarcasm": 1100 / 18})
+        {"simile": 700 / 18, "idiom": 1000 / 18, "metaphor": 800 / 18, "sarcasm": 1100 / 18}
+    )
     assert all(v["n_items"] == 2 for v in tmpl.by_figure_type.values())
     # Wilcoxon: 8 distinct positive differences 8/9 .. 1/9, so W- = 0 and the exact two-sided p = 2 / 2^8
     (comparison,) = s.comparisons
@@ -154,8 +180,12 @@ def test_round_trip_with_hand_written_judgements(runs: Path, tmp_path: Path) -> 
 def test_alpha_worked_by_hand() -> None:
     """Two units: (Yes, Yes, No) and (No, No, No). Coincidences o(Y,Y)=1, o(Y,N)=o(N,Y)=1, o(N,N)=3; n_Y=2, n_N=4,
     n=6. D_o = 2/6, D_e = 2·2·4/(6·5) = 8/15, alpha = 1 - (1/3)/(8/15) = 3/8 (ordinal too: only two values occur)."""
-    j = [FluteJudgement("u1", "a", "s", "idiom", "yes", ()), FluteJudgement("u1", "b", "s", "idiom", "yes", ()),
-         FluteJudgement("u1", "c", "s", "idiom", "no", ()), *(FluteJudgement("u2", x, "s", "idiom", "no", ()) for x in "abc")]  # fmt: skip
+    j = [
+        FluteJudgement("u1", "a", "s", "idiom", "yes", ()),
+        FluteJudgement("u1", "b", "s", "idiom", "yes", ()),
+        FluteJudgement("u1", "c", "s", "idiom", "no", ()),
+        *(FluteJudgement("u2", x, "s", "idiom", "no", ()) for x in "abc"),
+    ]
     j += [FluteJudgement(u, x, "t", "idiom", "weak yes", ()) for u in ("u1", "u2") for x in "abc"]
     s = summarize_flute_human(j, systems=["s", "t"])
     # units of system t are all Weak Yes: add their coincidences (o(WY,WY) = 6) to the hand computation:
@@ -178,7 +208,9 @@ def test_require_correct_and_sample_size(runs: Path) -> None:
     assert [i.item_id for i in sample_flute_items(rows, per_type=50, seed=14).items] != [i.item_id for i in sample.items]
     anything = sample_flute_items(rows, per_type=70, seed=13, require_correct=False)
     assert wrong & {i.item_id for i in anything.items}
-    with pytest.raises(DataError, match="only 67 simile, 65 metaphor, 67 idiom pairs that every system labelled correctly and explained; 70 of each"):
+    with pytest.raises(
+        DataError, match="only 67 simile, 65 metaphor, 67 idiom pairs that every system labelled correctly and explained; 70 of each"
+    ):
         sample_flute_items(rows, per_type=70, seed=13)
 
 
@@ -210,8 +242,9 @@ def test_bad_judgement_files_are_clear_errors(runs: Path, tmp_path: Path, change
 
 
 def _figlang(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "figlang.cli.main", *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "100"})  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "figlang.cli.main", *args], capture_output=True, text=True, env={**os.environ, "COLUMNS": "100"}
+    )
 
 
 def test_cli_round_trip(runs: Path, tmp_path: Path) -> None:
@@ -219,14 +252,20 @@ def test_cli_round_trip(runs: Path, tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     he = tmp_path / "he"
     manifest = json.loads((he / "flute_human_eval_manifest.json").read_text())
-    assert manifest["seed"] == 13 and manifest["per_figure_type"] == {f: 2 for f in FIGURES.values()} and manifest["systems"] == ["gold-copy", "template"]
+    assert (
+        manifest["seed"] == 13
+        and manifest["per_figure_type"] == {f: 2 for f in FIGURES.values()}
+        and manifest["systems"] == ["gold-copy", "template"]
+    )
     assert set(manifest["provenance"]["runs"]) == {"gold-copy", "template"}
     with open(he / "flute_human_eval_items.csv", newline="") as f:
         items = list(csv.DictReader(f))
     assert [r["item_id"] for r in items] == list(FIGURES) and set(items[0]) >= {"premise", "hypothesis", "label_1", "explanation_2"}
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(r) + "\n" for r in _answers(he / "flute_human_eval_key.jsonl")))
-    run = _figlang("human", "flute-import", str(answers), "--key", str(he / "flute_human_eval_key.jsonl"), "-o", str(tmp_path / "summary.json"))
+    run = _figlang(
+        "human", "flute-import", str(answers), "--key", str(he / "flute_human_eval_key.jsonl"), "-o", str(tmp_path / "summary.json")
+    )
     assert run.returncode == 0, run.stderr
     assert max(len(line) for line in run.stdout.splitlines()) <= 100
     assert "Wilcoxon signed-rank p = 0.007812" in run.stdout and "+50.0" in run.stdout

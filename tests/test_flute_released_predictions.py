@@ -80,7 +80,11 @@ def test_matching_is_by_premise_and_hypothesis_never_by_the_shared_id(flute_gold
     preds, problems, fmt = read_predictions(path, records, ("entailment", "contradiction"))
     assert fmt == "flute-submission" and not problems.blocking
     assert {k: p.prediction for k, p in preds.items()} == {
-        "idiom-14-0": "entailment", "idiom-14-1": "entailment", "idiom-21-0": "entailment", "idiom-21-1": "contradiction"}
+        "idiom-14-0": "entailment",
+        "idiom-14-1": "entailment",
+        "idiom-21-0": "entailment",
+        "idiom-21-1": "contradiction",
+    }
     # a row whose sentences are in no gold pair matches nothing, whatever its id says
     rows.append({**rows[0], "premise": "A sentence that is in no gold pair."})
     path.write_text(json.dumps(rows, indent=4))
@@ -149,8 +153,9 @@ def test_explanation_metrics_come_from_model_explanation(flute_gold_data_dir: Pa
 def test_cli_scores_the_released_files(flute_gold_data_dir: Path, tmp_path: Path) -> None:
     env = {**os.environ, "COLUMNS": "200"}
     base = [sys.executable, "-m", "figlang.cli.main", "eval", "-t", "flute", "-s", "test", "--data-dir", str(flute_gold_data_dir)]
-    repeated = subprocess.run(base + [x for p in FILES for x in ("-p", str(p))] + ["-o", str(tmp_path / "a")],
-                              capture_output=True, text=True, env=env)  # fmt: skip
+    repeated = subprocess.run(
+        base + [x for p in FILES for x in ("-p", str(p))] + ["-o", str(tmp_path / "a")], capture_output=True, text=True, env=env
+    )
     assert repeated.returncode == 0, repeated.stderr
     assert "82.35 [" in repeated.stdout and "explanations are empty" in repeated.stdout
     folder = subprocess.run(base + ["-p", str(FIXTURE), "-o", str(tmp_path / "b")], capture_output=True, text=True, env=env)
@@ -175,8 +180,10 @@ def test_a_figlang_id_that_contradicts_its_sentences_yields_to_them(flute_gold_d
 
     records = get_task("flute-idiom").load("test", flute_gold_data_dir)
     by_id = {r.id: r for r in records}
-    rows = [{"id": r.id, "premise": r.premise, "hypothesis": r.hypothesis, "predicted_label": r.label, "model_explanation": "x"}
-            for r in records]  # fmt: skip
+    rows = [
+        {"id": r.id, "premise": r.premise, "hypothesis": r.hypothesis, "predicted_label": r.label, "model_explanation": "x"}
+        for r in records
+    ]
     rows[0]["id"], rows[1]["id"] = rows[1]["id"], rows[0]["id"]  # each row names its sibling but carries its own sentences
     path = tmp_path / "swapped.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))

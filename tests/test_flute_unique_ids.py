@@ -37,17 +37,26 @@ def test_flute_test_gold_ids_are_unique_and_keep_the_gold_id(flute_gold_data_dir
     assert len(test) == 17 and len({r.id for r in test}) == 17
     idiom = [r for r in test if r.figure_type == "idiom"]
     assert [(r.id, r.meta["gold_id"], r.label) for r in idiom] == [
-        ("idiom-14-0", 14, "entailment"), ("idiom-14-1", 14, "contradiction"),
-        ("idiom-21-0", 21, "entailment"), ("idiom-21-1", 21, "contradiction"),
-    ]  # fmt: skip
+        ("idiom-14-0", 14, "entailment"),
+        ("idiom-14-1", 14, "contradiction"),
+        ("idiom-21-0", 21, "entailment"),
+        ("idiom-21-1", 21, "contradiction"),
+    ]
     sarcasm = [r.id for r in test if r.figure_type == "sarcasm"]
     assert sarcasm == ["sarcasm-3-0", "sarcasm-3-1", "sarcasm-3-2", "sarcasm-8-0", "sarcasm-8-1"]
-    assert [r.id for r in get_task("flute-simile").load("test", flute_gold_data_dir)] == ["simile-5-0", "simile-5-1", "simile-9-0", "simile-9-1"]
+    assert [r.id for r in get_task("flute-simile").load("test", flute_gold_data_dir)] == [
+        "simile-5-0",
+        "simile-5-1",
+        "simile-9-0",
+        "simile-9-1",
+    ]
 
 
 def test_an_oracle_scores_100_on_test_gold_with_shared_ids(flute_gold_data_dir: Path, tmp_path: Path) -> None:
     """The regression: with ids shared within a premise family every figure type came out at exactly 50."""
-    result = evaluate("flute", Oracle(), split="test", data_dir=flute_gold_data_dir, use_cache=False, progress=False, out_dir=tmp_path / "run")
+    result = evaluate(
+        "flute", Oracle(), split="test", data_dir=flute_gold_data_dir, use_cache=False, progress=False, out_dir=tmp_path / "run"
+    )
     m = result.metrics
     assert m["accuracy"]["n"] == 17 and m["accuracy"]["accuracy"] == 1.0
     assert {k: v["accuracy"] for k, v in m["by_figure_type"].items()} == {"idiom": 1.0, "metaphor": 1.0, "sarcasm": 1.0, "simile": 1.0}
@@ -92,11 +101,21 @@ def _duplicated_task() -> Task:
     from figlang.data.records import NLIPair
 
     def loader(split, data_dir, options):
-        return [NLIPair(id="pair-1", premise="It rained all day.", hypothesis="It poured.", label="entailment"),
-                NLIPair(id="pair-1", premise="It was sunny all day.", hypothesis="It poured.", label="contradiction")]  # fmt: skip
+        return [
+            NLIPair(id="pair-1", premise="It rained all day.", hypothesis="It poured.", label="entailment"),
+            NLIPair(id="pair-1", premise="It was sunny all day.", hypothesis="It poured.", label="contradiction"),
+        ]
 
-    return Task(name="dup", shape="nli", description="two records, one id", splits=("test",), loader=loader,
-                files_for=lambda split, root: [], default_split="test", labels=("entailment", "contradiction"))  # fmt: skip
+    return Task(
+        name="dup",
+        shape="nli",
+        description="two records, one id",
+        splits=("test",),
+        loader=loader,
+        files_for=lambda split, root: [],
+        default_split="test",
+        labels=("entailment", "contradiction"),
+    )
 
 
 def test_the_harness_refuses_duplicate_ids_in_a_task(tmp_path: Path) -> None:

@@ -18,13 +18,21 @@ grid = load_script("benchmarks/flute_zero_shot_selection.py")
 
 
 def _row(question: str, calibrate: str, shots: int, right: int, n: int = 10) -> dict:
-    return {"config": {"question": question, "calibrate": calibrate, "shots": shots}, "n_correct": right, "n": n,
-            "accuracy": round(100 * right / n, 2)}  # fmt: skip
+    return {
+        "config": {"question": question, "calibrate": calibrate, "shots": shots},
+        "n_correct": right,
+        "n": n,
+        "accuracy": round(100 * right / n, 2),
+    }
 
 
 def test_choice_takes_the_most_right_and_breaks_ties_to_the_simpler() -> None:
-    rows = [_row("meaning", "content-free", 4, 8), _row("meaning", "none", 0, 8), _row("task", "content-free", 0, 8),
-            _row("task", "none", 4, 7)]  # fmt: skip
+    rows = [
+        _row("meaning", "content-free", 4, 8),
+        _row("meaning", "none", 0, 8),
+        _row("task", "content-free", 0, 8),
+        _row("task", "none", 4, 7),
+    ]
     # three tie at 8: zero shots beat four; then no calibration beats content-free
     assert grid.choose(rows)["config"] == {"question": "meaning", "calibrate": "none", "shots": 0}
     rows.append(_row("meaning", "content-free", 4, 9))
@@ -35,8 +43,12 @@ def test_choice_takes_the_most_right_and_breaks_ties_to_the_simpler() -> None:
 
 
 def test_spread_is_the_range_when_one_choice_varies() -> None:
-    rows = [_row(q, c, s, r) for (q, c, s), r in zip(
-        [(q, c, s) for q in ("task", "meaning") for c in ("none", "content-free") for s in (0, 4)], [5, 6, 7, 9, 6, 6, 8, 8])]  # fmt: skip
+    rows = [
+        _row(q, c, s, r)
+        for (q, c, s), r in zip(
+            [(q, c, s) for q in ("task", "meaning") for c in ("none", "content-free") for s in (0, 4)], [5, 6, 7, 9, 6, 6, 8, 8]
+        )
+    ]
     out = grid.spread(rows)
     # question varies with (calibrate, shots) fixed: |50-60|, |60-60|, |70-80|, |90-80|
     assert sorted(x["range"] for x in out["question"]["ranges"]) == [0.0, 10.0, 10.0, 10.0]
@@ -63,9 +75,16 @@ def test_uncalibrated_labels_equal_a_calibrate_none_run(data_dir: Path, tmp_path
     task = dataclasses.replace(flute, loader=lambda s, d, o: list(picked))
     runs = {}
     for calibrate in ("content-free", "none"):
-        runs[calibrate] = evaluate(task, "nli-score", model="smollm2-135m", split="selection", data_dir=data_dir, cache_dir=tmp_path,
-                                   progress=False, method_options={"explain": False, "question": "meaning", "calibrate": calibrate,
-                                                                   "dtype": "float32", "threads": 1})  # fmt: skip
+        runs[calibrate] = evaluate(
+            task,
+            "nli-score",
+            model="smollm2-135m",
+            split="selection",
+            data_dir=data_dir,
+            cache_dir=tmp_path,
+            progress=False,
+            method_options={"explain": False, "question": "meaning", "calibrate": calibrate, "dtype": "float32", "threads": 1},
+        )
     cf, none = runs["content-free"].predictions, runs["none"].predictions
     derived = {i: grid.uncalibrated(p) for i, p in cf.items()}
     assert derived == {i: p.prediction for i, p in none.items()}

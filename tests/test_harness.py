@@ -73,8 +73,16 @@ def test_results_file_records_provenance(data_dir: Path, tmp_path: Path) -> None
     # the options as given are recorded, and a report names them (not the speed-only ones)
     from figlang.evaluation.report import method_label
 
-    evaluate("flute", "always-first", split="val", data_dir=data_dir, out_dir=tmp_path / "opt", cache_dir=tmp_path, progress=False,
-             method_options={"labels": ("contradiction", "entailment")})  # fmt: skip
+    evaluate(
+        "flute",
+        "always-first",
+        split="val",
+        data_dir=data_dir,
+        out_dir=tmp_path / "opt",
+        cache_dir=tmp_path,
+        progress=False,
+        method_options={"labels": ("contradiction", "entailment")},
+    )
     given = json.loads((tmp_path / "opt" / "results.json").read_text())["method"]
     assert given["options"] == {"labels": "('contradiction', 'entailment')"}
     assert method_label({"name": "nli-score", "options": {"question": "meaning", "threads": 2}}) == "nli-score question=meaning"
@@ -83,8 +91,16 @@ def test_results_file_records_provenance(data_dir: Path, tmp_path: Path) -> None
 def test_placeholder_test_labels_refused_but_predict_only_works(data_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(PlaceholderLabelError):
         evaluate("simile-cloze", "always-first", split="test", data_dir=data_dir, cache_dir=tmp_path, progress=False)
-    run = evaluate("simile-cloze", "always-first", split="test", data_dir=data_dir, cache_dir=tmp_path, progress=False,
-                   predict_only=True, out_dir=tmp_path / "sub")  # fmt: skip
+    run = evaluate(
+        "simile-cloze",
+        "always-first",
+        split="test",
+        data_dir=data_dir,
+        cache_dir=tmp_path,
+        progress=False,
+        predict_only=True,
+        out_dir=tmp_path / "sub",
+    )
     assert "accuracy" not in run.metrics and len(run.predictions) == 1520
     assert not json.loads((tmp_path / "sub" / "results.json").read_text())["scored"]
 
@@ -170,8 +186,13 @@ def test_bad_prediction_files_are_reported(data_dir: Path, tmp_path: Path) -> No
     with pytest.raises(FiglangError) as info:
         score_predictions_file(path, "flute", "val", data_dir)
     text = str(info.value)
-    for part in ("1 gold items have no prediction (e.g. val-10)", "1 ids are predicted more than once (e.g. val-5)",
-                 "1 predictions match no gold item", "1 predictions are outside the label set", "--allow-partial"):  # fmt: skip
+    for part in (
+        "1 gold items have no prediction (e.g. val-10)",
+        "1 ids are predicted more than once (e.g. val-5)",
+        "1 predictions match no gold item",
+        "1 predictions are outside the label set",
+        "--allow-partial",
+    ):
         assert part in text
     partial = score_predictions_file(path, "flute", "val", data_dir, allow_partial=True)
     m = partial.metrics
@@ -186,8 +207,10 @@ def test_prediction_file_for_other_items(data_dir: Path, tmp_path: Path) -> None
 
 
 def _flute_rows(records, ids) -> list[dict]:
-    return [{"id": i, "premise": r.premise, "hypothesis": r.hypothesis, "predicted_label": r.label,
-             "model_explanation": r.explanation} for i, r in zip(ids, records)]  # fmt: skip
+    return [
+        {"id": i, "premise": r.premise, "hypothesis": r.hypothesis, "predicted_label": r.label, "model_explanation": r.explanation}
+        for i, r in zip(ids, records)
+    ]
 
 
 def test_flute_submission_of_the_gold_itself_is_complete(data_dir: Path, tmp_path: Path) -> None:
@@ -290,8 +313,7 @@ def test_compare_and_report_on_real_runs(data_dir: Path, tmp_path: Path) -> None
 
 def _impli_run(folder: Path, task: str, rows: list[dict]) -> Path:
     folder.mkdir(parents=True)
-    results = {"task": {"name": task, "split": "all"}, "method": {"name": "random", "options": {}},
-               "metrics": {"n_scored": len(rows)}}  # fmt: skip
+    results = {"task": {"name": task, "split": "all"}, "method": {"name": "random", "options": {}}, "metrics": {"n_scored": len(rows)}}
     (folder / "results.json").write_text(json.dumps(results))
     (folder / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return folder
@@ -304,9 +326,17 @@ def _impli_rows(figure: str, expressions: list[str]) -> list[dict]:
         words = expr.split()
         for k in range(5):
             form = expr if k % (e + 2) == 0 else " ".join([words[0], "really", *words[1:]])
-            rows.append({"id": f"{figure}-{e}-{k}", "premise": f"Yesterday she said {form} at lunch {k}.",
-                         "hypothesis": f"Something else {k}.", "gold": "entailment", "figure_type": figure,
-                         "expression": expr, "correct": k < e + 1})  # fmt: skip
+            rows.append(
+                {
+                    "id": f"{figure}-{e}-{k}",
+                    "premise": f"Yesterday she said {form} at lunch {k}.",
+                    "hypothesis": f"Something else {k}.",
+                    "gold": "entailment",
+                    "figure_type": figure,
+                    "expression": expr,
+                    "correct": k < e + 1,
+                }
+            )
     return rows
 
 
@@ -332,13 +362,31 @@ def test_report_ice_analysis_uses_idiom_pairs_only(tmp_path: Path) -> None:
 def test_cli_eval_and_compare(data_dir: Path, tmp_path: Path) -> None:
     env = {**os.environ, "FIGLANG_DATA_DIR": str(data_dir), "COLUMNS": "200"}
     for name, idx in (("a", 3), ("b", 5)):
-        run = subprocess.run([sys.executable, "-m", "figlang.cli.main", "eval", "-t", "simile-cloze", "-p",
-                              str(data_dir / PAPER_DEV[idx][1]), "-o", str(tmp_path / name)],
-                             capture_output=True, text=True, env=env)  # fmt: skip
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "figlang.cli.main",
+                "eval",
+                "-t",
+                "simile-cloze",
+                "-p",
+                str(data_dir / PAPER_DEV[idx][1]),
+                "-o",
+                str(tmp_path / name),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         assert run.returncode == 0, run.stderr
         assert "accuracy % [95% CI]" in run.stdout
-    run = subprocess.run([sys.executable, "-m", "figlang.cli.main", "compare", str(tmp_path / "a"), str(tmp_path / "b")],
-                         capture_output=True, text=True, env=env)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "figlang.cli.main", "compare", str(tmp_path / "a"), str(tmp_path / "b")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr
     assert "paired t-test" in run.stdout and "McNemar" in run.stdout
 
@@ -359,16 +407,32 @@ def test_flute_submission_scored_by_content_with_offline_metric_models(data_dir:
         "idiom": [("He revealed the secret.", "He spilled the beans.", "Entailment", "To spill the beans means to reveal a secret.")],
     }
     for figure, rows in items.items():
-        (gold / f"{figure}_test.jsonl").write_text("".join(
-            json.dumps({"id": 0, "premise": p, "hypothesis": h, "label": lab, "explanation": e}) + "\n" for p, h, lab, e in rows))  # fmt: skip
+        (gold / f"{figure}_test.jsonl").write_text(
+            "".join(json.dumps({"id": 0, "premise": p, "hypothesis": h, "label": lab, "explanation": e}) + "\n" for p, h, lab, e in rows)
+        )
     submission = [  # rows in another order than the gold, one empty explanation, one wrong label, one missing
-        {"id": 0, "premise": "He revealed the secret.", "hypothesis": "He spilled the beans.", "predicted_label": "Entailment",
-         "model_explanation": "To spill the beans means to reveal a secret."},
-        {"id": 0, "premise": "I hate Mondays.", "hypothesis": "I just love Mondays, said no one ever.", "predicted_label": "Entailment",
-         "model_explanation": ""},
-        {"id": 0, "premise": "He was very fast.", "hypothesis": "He ran like a snail.", "predicted_label": "Entailment",
-         "model_explanation": "Snails are fast."},
-    ]  # fmt: skip
+        {
+            "id": 0,
+            "premise": "He revealed the secret.",
+            "hypothesis": "He spilled the beans.",
+            "predicted_label": "Entailment",
+            "model_explanation": "To spill the beans means to reveal a secret.",
+        },
+        {
+            "id": 0,
+            "premise": "I hate Mondays.",
+            "hypothesis": "I just love Mondays, said no one ever.",
+            "predicted_label": "Entailment",
+            "model_explanation": "",
+        },
+        {
+            "id": 0,
+            "premise": "He was very fast.",
+            "hypothesis": "He ran like a snail.",
+            "predicted_label": "Entailment",
+            "model_explanation": "Snails are fast.",
+        },
+    ]
     path = tmp_path / "submission.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in submission))
     options = MetricOptions(bertscore_model=str(minilm_path), bertscore_layers=6, bleurt_checkpoint=str(minilm_path), bleurt_head_seed=0)
@@ -399,7 +463,16 @@ def test_progress_goes_to_a_log_file_as_one_line_per_chunk(data_dir: Path, tmp_p
         def config(self):
             return {"version": 1}
 
-    evaluate("idiom-cloze", Longer(), split="dev", data_dir=data_dir, cache_dir=tmp_path / "cache", out_dir=tmp_path / "run", progress=True, chunk_size=100)
+    evaluate(
+        "idiom-cloze",
+        Longer(),
+        split="dev",
+        data_dir=data_dir,
+        cache_dir=tmp_path / "cache",
+        out_dir=tmp_path / "run",
+        progress=True,
+        chunk_size=100,
+    )
     lines = [line for line in capsys.readouterr().err.splitlines() if "items/s" in line]
     assert len(lines) == 4 and "355/355 items" in lines[-1] and "100/355 items" in lines[0] and "ETA 0:00:00" in lines[-1]
 
@@ -430,8 +503,17 @@ def test_predict_only_runs_have_no_correctness_and_compare_refuses_them(data_dir
     from figlang.evaluation.compare import compare_runs
 
     for k in ("0", "1"):
-        run = evaluate("simile-cloze", _Constant.make(k), split="test", data_dir=data_dir, limit=30, out_dir=tmp_path / k,
-                       use_cache=False, progress=False, predict_only=True)  # fmt: skip
+        run = evaluate(
+            "simile-cloze",
+            _Constant.make(k),
+            split="test",
+            data_dir=data_dir,
+            limit=30,
+            out_dir=tmp_path / k,
+            use_cache=False,
+            progress=False,
+            predict_only=True,
+        )
         assert run.results["scored"] is False
         rows = [json.loads(x) for x in (tmp_path / k / "predictions.jsonl").read_text().splitlines()]
         assert len(rows) == 30 and all(r["prediction"] == int(k) for r in rows)
@@ -481,8 +563,15 @@ def test_impli_run_with_explanations_scores_labels_without_flute_metrics(data_di
             return {"version": 1}
 
     options = MetricOptions(bertscore_model=str(minilm_path), bertscore_layers=6, bleurt_checkpoint=str(minilm_path), bleurt_head_seed=0)
-    run = evaluate("impli-idioms-manual", Explains(), data_dir=data_dir, out_dir=tmp_path / "run", use_cache=False, progress=False,
-                   metric_options=options)  # fmt: skip
+    run = evaluate(
+        "impli-idioms-manual",
+        Explains(),
+        data_dir=data_dir,
+        out_dir=tmp_path / "run",
+        use_cache=False,
+        progress=False,
+        metric_options=options,
+    )
     m = run.metrics
     assert m["accuracy"]["n"] == 1157 and m["by_gold_label"]["non-entailment"]["accuracy"] == 0.0
     exp = m["explanations"]
@@ -503,8 +592,12 @@ def _compare_output(c: dict, monkeypatch, capsys) -> str:
 def test_compare_shows_unpaired_items_and_warns_on_other_data(data_dir: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     from figlang.evaluation.compare import compare_runs
 
-    evaluate("idiom-cloze", "always-first", split="dev", data_dir=data_dir, limit=100, out_dir=tmp_path / "a", cache_dir=tmp_path, progress=False)
-    evaluate("idiom-cloze", "longer-option", split="dev", data_dir=data_dir, limit=80, out_dir=tmp_path / "b", cache_dir=tmp_path, progress=False)
+    evaluate(
+        "idiom-cloze", "always-first", split="dev", data_dir=data_dir, limit=100, out_dir=tmp_path / "a", cache_dir=tmp_path, progress=False
+    )
+    evaluate(
+        "idiom-cloze", "longer-option", split="dev", data_dir=data_dir, limit=80, out_dir=tmp_path / "b", cache_dir=tmp_path, progress=False
+    )
     c = compare_runs(tmp_path / "a", tmp_path / "b")
     assert (c["n_paired"], c["only_in_a"], c["only_in_b"]) == (80, 20, 0) and c["warnings"] == []
     out = _compare_output(c, monkeypatch, capsys)
@@ -530,11 +623,24 @@ def test_compare_prints_an_undefined_t_test_readably(data_dir: Path, tmp_path: P
     from figlang.metrics.significance import TestResult
 
     for answer in ("gold", "not-gold"):
-        evaluate("idiom-cloze", _Constant.make(answer), split="dev", data_dir=data_dir, limit=30, out_dir=tmp_path / answer,
-                 use_cache=False, progress=False)  # fmt: skip
+        evaluate(
+            "idiom-cloze",
+            _Constant.make(answer),
+            split="dev",
+            data_dir=data_dir,
+            limit=30,
+            out_dir=tmp_path / answer,
+            use_cache=False,
+            progress=False,
+        )
     # significance.paired_t_test reports this case as NaN; pinned here so the test does not depend on scipy's inf
-    monkeypatch.setattr(compare, "paired_t_test", lambda a, b: TestResult("paired t-test (scipy.stats.ttest_rel)", math.nan, math.nan, len(a),
-                                                                          {"note": "every paired difference is 1"}))  # fmt: skip
+    monkeypatch.setattr(
+        compare,
+        "paired_t_test",
+        lambda a, b: TestResult(
+            "paired t-test (scipy.stats.ttest_rel)", math.nan, math.nan, len(a), {"note": "every paired difference is 1"}
+        ),
+    )
     c = compare.compare_runs(tmp_path / "gold", tmp_path / "not-gold")
     assert (c["a"]["accuracy"], c["b"]["accuracy"]) == (1.0, 0.0)
     t_test = c["tests"][0]
@@ -552,8 +658,15 @@ def test_cluster_cis_are_recorded_and_bad_units_refused(data_dir: Path, tmp_path
     from figlang.data.registry import get_task
     from figlang.evaluation.scoring import MetricOptions
 
-    run = evaluate("impli-idioms-manual", "random", data_dir=data_dir, out_dir=tmp_path / "run", use_cache=False, progress=False,
-                   metric_options=MetricOptions(ci_cluster="expression"))  # fmt: skip
+    run = evaluate(
+        "impli-idioms-manual",
+        "random",
+        data_dir=data_dir,
+        out_dir=tmp_path / "run",
+        use_cache=False,
+        progress=False,
+        metric_options=MetricOptions(ci_cluster="expression"),
+    )
     records = get_task("impli-idioms-manual").load("all", data_dir)
     assert run.results["metric_config"]["ci_cluster"] == "expression"
     n_expr = len({expression_of(r) for r in records if expression_of(r)}) + sum(not expression_of(r) for r in records)

@@ -107,8 +107,12 @@ def test_overlap_exact_counts():
     q = report.pair("dev", "test")
     assert not q.leaks and q.expressions.a_distinct_share == 0.0
     train_summary = report.splits[0]
-    assert (train_summary.records, train_summary.distinct_contexts, train_summary.distinct_expressions,
-            train_summary.records_without_expression) == (5, 4, 3, 1)
+    assert (
+        train_summary.records,
+        train_summary.distinct_contexts,
+        train_summary.distinct_expressions,
+        train_summary.records_without_expression,
+    ) == (5, 4, 3, 1)
 
 
 def test_pair_lookup_swaps_sides():

@@ -90,8 +90,23 @@ def test_json_shape(engine) -> None:
     d = engine.interpret("She was as busy as a bee.").to_dict()
     json.dumps(d)  # JSON-ready
     assert set(d) == {"schema", "text", "expressions", "lexicon", "notes"}
-    keys = {"start", "end", "text", "sentence", "sentence_start", "type", "canonical", "meaning", "meaning_source",
-            "paraphrase", "confidence", "topic", "vehicle", "property", "details"}
+    keys = {
+        "start",
+        "end",
+        "text",
+        "sentence",
+        "sentence_start",
+        "type",
+        "canonical",
+        "meaning",
+        "meaning_source",
+        "paraphrase",
+        "confidence",
+        "topic",
+        "vehicle",
+        "property",
+        "details",
+    }
     assert set(d["expressions"][0]) == keys
     assert d["lexicon"]["entries"] > 2000 and set(d["lexicon"]["resources"]) == {"narratives", "pie", "flute", "impli"}
 
@@ -213,8 +228,13 @@ def test_cli_bad_files(tmp_path: Path) -> None:
 
 def test_cli_json_and_readable_view(data_dir: Path, tmp_path: Path) -> None:
     jl = tmp_path / "in.jsonl"
-    jl.write_text(json.dumps({"id": "a", "text": "He finally kicked the bucket last year."}) + "\n"
-                  + json.dumps({"id": "b", "text": "She was as busy as a bee."}) + "\n", encoding="utf-8")
+    jl.write_text(
+        json.dumps({"id": "a", "text": "He finally kicked the bucket last year."})
+        + "\n"
+        + json.dumps({"id": "b", "text": "She was as busy as a bee."})
+        + "\n",
+        encoding="utf-8",
+    )
     run = _cli("--file", str(jl), "--json", "--data-dir", str(data_dir))
     assert run.returncode == 0, run.stderr
     rows = [json.loads(line) for line in run.stdout.splitlines()]
@@ -235,8 +255,14 @@ def test_check_with_the_default_small_model(data_dir: Path) -> None:
     """check() runs the NLI method end to end (the small model's answer itself is not trusted)."""
     from figlang.interpret import check
 
-    verdict = check("He died last year.", "He finally kicked the bucket last year.", model="smollm2-135m", max_new_tokens=16,
-                    threads=1, data_dir=data_dir)
+    verdict = check(
+        "He died last year.",
+        "He finally kicked the bucket last year.",
+        model="smollm2-135m",
+        max_new_tokens=16,
+        threads=1,
+        data_dir=data_dir,
+    )
     assert verdict.label in ("entailment", "contradiction")
     assert set(verdict.scores) == {"entailment", "contradiction"}
     assert verdict.why == verdict.explanation or "He finally died last year." in verdict.why

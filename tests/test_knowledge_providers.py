@@ -36,12 +36,22 @@ from figlang.models.trained import relation_of
 
 MODEL = "smollm2-135m"
 CONTEXT_PREFIXES = {
-    "xNeed": "The narrator needed ", "xIntent": "The narrator intended ", "xWant": "The narrator wanted ",
-    "xReact": "The narrator reacted ", "xEffect": "The effect on narrator is ", "xAttr": "The narrator has an attribute of being ",
-}  # fmt: skip
+    "xNeed": "The narrator needed ",
+    "xIntent": "The narrator intended ",
+    "xWant": "The narrator wanted ",
+    "xReact": "The narrator reacted ",
+    "xEffect": "The effect on narrator is ",
+    "xAttr": "The narrator has an attribute of being ",
+}
 LITERAL_RE = re.compile(r"^(\S+) (has propetry of being|is capable of|desires|can be found in|is used for|is made of) \S")
-LITERAL_NAME = {"has propetry of being": "HasProperty", "is capable of": "CapableOf", "desires": "Desires",
-                "can be found in": "AtLocation", "is used for": "UsedFor", "is made of": "MadeUpOf"}  # fmt: skip
+LITERAL_NAME = {
+    "has propetry of being": "HasProperty",
+    "is capable of": "CapableOf",
+    "desires": "Desires",
+    "can be found in": "AtLocation",
+    "is used for": "UsedFor",
+    "is made of": "MadeUpOf",
+}
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -207,11 +217,22 @@ def tiny_bart(minilm_path, tmp_path_factory):
     tok.add_special_tokens({"additional_special_tokens": ["[GEN]"]})
     torch.manual_seed(0)
     config = BartConfig(
-        vocab_size=len(tok), d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
-        encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=256, pad_token_id=tok.pad_token_id,
-        bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id, decoder_start_token_id=tok.sep_token_id,
-        forced_bos_token_id=None, forced_eos_token_id=None,
-    )  # fmt: skip
+        vocab_size=len(tok),
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=256,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.cls_token_id,
+        eos_token_id=tok.sep_token_id,
+        decoder_start_token_id=tok.sep_token_id,
+        forced_bos_token_id=None,
+        forced_eos_token_id=None,
+    )
     model = BartForConditionalGeneration(config)
     model.save_pretrained(root)
     tok.save_pretrained(root)
@@ -228,7 +249,9 @@ def test_comet_provider_plumbing_with_a_tiny_bart(tiny_bart, idioms, similes, tm
     assert [q[1] for q in queries] == [f"{head} {rel} [GEN]" for rel in CONTEXT_RELATIONS] and {q[2] for q in queries} == {2}
     lit = prov.queries(KnowledgeInput.from_record(idiom), "literal")
     assert [q[1] for q in lit[:2]] == ["save HasProperty [GEN]", "save CapableOf [GEN]"] and len(lit) == 12
-    assert prov.queries(KnowledgeInput.from_record(similes[0]), "literal") == [("HasProperty", "unfinished nightmare HasProperty [GEN]", 12)]
+    assert prov.queries(KnowledgeInput.from_record(similes[0]), "literal") == [
+        ("HasProperty", "unfinished nightmare HasProperty [GEN]", 12)
+    ]
     long = queries[0][1]
     prov.max_source_tokens = 16
     ids = prov.encode([long])["input_ids"][0].tolist()
@@ -266,28 +289,80 @@ def test_cli_infer_and_data_dir(data_dir: Path, tmp_path: Path) -> None:
 
     runner = CliRunner()
     out = tmp_path / "pc.jsonl"
-    res = runner.invoke(app, ["infer", "--task", "idiom-cloze", "--split", "dev", "--provider", "precomputed", "--kind", "context",
-                              "--out", str(out), "--data-dir", str(data_dir)])  # fmt: skip
+    res = runner.invoke(
+        app,
+        [
+            "infer",
+            "--task",
+            "idiom-cloze",
+            "--split",
+            "dev",
+            "--provider",
+            "precomputed",
+            "--kind",
+            "context",
+            "--out",
+            str(out),
+            "--data-dir",
+            str(data_dir),
+        ],
+    )
     assert res.exit_code == 0, res.output
     shipped = [json.loads(line) for line in (data_dir / "fig_narrative/data/idiom_inferences_context/dev.jsonl").open()]
     assert [json.loads(line) for line in out.open()] == shipped  # the shipped file, line for line
 
     wn = tmp_path / "wn.jsonl"
-    res = runner.invoke(app, ["infer", "-t", "simile-cloze", "-s", "dev", "-p", "wordnet", "-o", str(wn), "--limit", "3",
-                              "--data-dir", str(data_dir), "--cache-dir", str(tmp_path / "cache")])  # fmt: skip
+    res = runner.invoke(
+        app,
+        [
+            "infer",
+            "-t",
+            "simile-cloze",
+            "-s",
+            "dev",
+            "-p",
+            "wordnet",
+            "-o",
+            str(wn),
+            "--limit",
+            "3",
+            "--data-dir",
+            str(data_dir),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     rows = [json.loads(line) for line in wn.open()]
     ship = [json.loads(line) for line in (data_dir / "fig_narrative/data/simile_inferences_literal/dev.jsonl").open()][:3]
     assert len(rows) == 3 and [list(r) for r in rows] == [list(s) for s in ship]
-    assert all({k: v for k, v in r.items() if k != "inferences"} == {k: v for k, v in s.items() if k != "inferences"} for r, s in zip(rows, ship))
+    assert all(
+        {k: v for k, v in r.items() if k != "inferences"} == {k: v for k, v in s.items() if k != "inferences"} for r, s in zip(rows, ship)
+    )
 
     bad = runner.invoke(app, ["infer", "-t", "flute", "-p", "wordnet", "-o", str(tmp_path / "x.jsonl"), "--data-dir", str(data_dir)])
     assert bad.exit_code != 0
 
     # a data directory whose literal idiom dev inferences come from WordNet: the loader reads it as usual
     dd = tmp_path / "data"
-    res = runner.invoke(app, ["data-dir", "-o", str(dd), "-p", "wordnet", "--type", "idiom", "-s", "dev", "--data-dir", str(data_dir),
-                              "--cache-dir", str(tmp_path / "cache")])  # fmt: skip
+    res = runner.invoke(
+        app,
+        [
+            "data-dir",
+            "-o",
+            str(dd),
+            "-p",
+            "wordnet",
+            "--type",
+            "idiom",
+            "-s",
+            "dev",
+            "--data-dir",
+            str(data_dir),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     orig = get_task("idiom-cloze").load("dev", data_dir)
     new = get_task("idiom-cloze").load("dev", dd)

@@ -30,14 +30,28 @@ PACKAGE = SRC / "figlang"
 
 # (module prefix, layer); the longest matching prefix wins
 LAYERS: tuple[tuple[str, int], ...] = (
-    ("figlang.data", 0), ("figlang.metrics", 0), ("figlang.plugins", 0), ("figlang.resources", 0),
+    ("figlang.data", 0),
+    ("figlang.metrics", 0),
+    ("figlang.plugins", 0),
+    ("figlang.resources", 0),
     ("figlang.models", 1),
-    ("figlang.models.methods", 2), ("figlang.models.baselines", 2), ("figlang.models.trained", 2),
-    ("figlang.callable_module", 0), ("figlang.knowledge", 2), ("figlang.builders", 2), ("figlang.interop", 3), ("figlang.explain", 4), ("figlang.interpret", 4),
-    ("figlang.evaluation", 3), ("figlang.models.training", 3),
-    ("figlang.api", 4), ("figlang", 4),
-    ("figlang.cli", 5), ("figlang.web", 5), ("figlang.serve", 5),
-)  # fmt: skip
+    ("figlang.models.methods", 2),
+    ("figlang.models.baselines", 2),
+    ("figlang.models.trained", 2),
+    ("figlang.callable_module", 0),
+    ("figlang.knowledge", 2),
+    ("figlang.builders", 2),
+    ("figlang.interop", 3),
+    ("figlang.explain", 4),
+    ("figlang.interpret", 4),
+    ("figlang.evaluation", 3),
+    ("figlang.models.training", 3),
+    ("figlang.api", 4),
+    ("figlang", 4),
+    ("figlang.cli", 5),
+    ("figlang.web", 5),
+    ("figlang.serve", 5),
+)
 NAMES = {0: "data/metrics", 1: "models", 2: "methods", 3: "evaluation", 4: "api", 5: "cli/web"}
 
 # Imports that go up a layer today, each with the reason it is tolerated. The test fails when one is
@@ -157,7 +171,12 @@ def _imported_by_call(call: ast.Call) -> str:
     """The module an ``__import__("…")`` or ``importlib.import_module("…")`` call names by a literal, or ""."""
     func = call.func
     named = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-    if named in ("__import__", "import_module") and call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
+    if (
+        named in ("__import__", "import_module")
+        and call.args
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+    ):
         return call.args[0].value
     return ""
 
@@ -258,12 +277,43 @@ def test_the_cycle_finder_sees_cycles_through_functions_and_package_inits(tmp_pa
 
 # Third-party libraries that take long to import: a figlang module that loads one at module level may be
 # imported inside a function, so that commands and modules that do not need it start quickly.
-HEAVY = frozenset({
-    "torch", "transformers", "datasets", "scipy", "sklearn", "spacy", "nltk", "llama_cpp", "bert_score", "lm_eval",
-    "pandas", "matplotlib", "flask", "fastapi", "uvicorn", "httpx", "openai", "accelerate", "numpy", "pyarrow",
-    "sentence_transformers", "evaluate", "rouge_score", "sacrebleu", "gguf", "safetensors", "yaml", "huggingface_hub",
-    "openpyxl", "jinja2", "tqdm", "rich", "typer",
-})  # fmt: skip
+HEAVY = frozenset(
+    {
+        "torch",
+        "transformers",
+        "datasets",
+        "scipy",
+        "sklearn",
+        "spacy",
+        "nltk",
+        "llama_cpp",
+        "bert_score",
+        "lm_eval",
+        "pandas",
+        "matplotlib",
+        "flask",
+        "fastapi",
+        "uvicorn",
+        "httpx",
+        "openai",
+        "accelerate",
+        "numpy",
+        "pyarrow",
+        "sentence_transformers",
+        "evaluate",
+        "rouge_score",
+        "sacrebleu",
+        "gguf",
+        "safetensors",
+        "yaml",
+        "huggingface_hub",
+        "openpyxl",
+        "jinja2",
+        "tqdm",
+        "rich",
+        "typer",
+    }
+)
 
 
 def module_level_closures(src: Path = SRC) -> dict[str, tuple[set[str], set[str]]]:

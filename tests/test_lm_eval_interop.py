@@ -40,20 +40,31 @@ def _run_lm_eval(root: Path, task: str, split: str, data_dir: Path) -> dict:
     from lm_eval.tasks import TaskManager
 
     tasks = root / "tasks"
-    res = CliRunner().invoke(app, ["export", "lm-eval", task, "-s", split, "-n", str(N_ITEMS), "-o", str(tasks), "--data-dir", str(data_dir)])
+    res = CliRunner().invoke(
+        app, ["export", "lm-eval", task, "-s", split, "-n", str(N_ITEMS), "-o", str(tasks), "--data-dir", str(data_dir)]
+    )
     assert res.exit_code == 0, res.output
     name = lm_eval_task_name(task, split)
     config = yaml.safe_load((tasks / f"{name}.yaml").read_text())
     out = lm_eval.simple_evaluate(
-        model="hf", model_args=f"pretrained={resolve(MODEL).path},dtype=float32", tasks=[name],
-        task_manager=TaskManager(include_path=str(tasks)), batch_size=8, device="cpu", log_samples=True,
-    )  # fmt: skip
+        model="hf",
+        model_args=f"pretrained={resolve(MODEL).path},dtype=float32",
+        tasks=[name],
+        task_manager=TaskManager(include_path=str(tasks)),
+        batch_size=8,
+        device="cpu",
+        log_samples=True,
+    )
     samples = out["samples"][name]
     path = root / f"samples_{name}.jsonl"  # as --log_samples writes them: numbers as strings
     with path.open("w") as f:
         for s in samples:
-            row = {**s, "arguments": {f"gen_args_{i}": {"arg_0": a[0], "arg_1": a[1]} for i, a in enumerate(s["arguments"])},
-                   "filtered_resps": [[str(ll), str(g)] for ll, g in s["filtered_resps"]], "resps": []}  # fmt: skip
+            row = {
+                **s,
+                "arguments": {f"gen_args_{i}": {"arg_0": a[0], "arg_1": a[1]} for i, a in enumerate(s["arguments"])},
+                "filtered_resps": [[str(ll), str(g)] for ll, g in s["filtered_resps"]],
+                "resps": [],
+            }
             f.write(json.dumps(row, default=str) + "\n")
     return {"config": config, "results": out["results"][name], "samples": samples, "samples_path": path}
 
@@ -99,9 +110,16 @@ def test_lm_score_input_lm_eval_equals_lm_eval_item_for_item(lm_eval_run: dict, 
     ours = {}
     for norm, metric in (("sum", "acc"), ("char", "acc_norm")):
         run = evaluate(
-            "idiom-cloze", "lm-score", model=MODEL, split="dev", data_dir=data_dir, limit=N_ITEMS, use_cache=False, progress=False,
+            "idiom-cloze",
+            "lm-score",
+            model=MODEL,
+            split="dev",
+            data_dir=data_dir,
+            limit=N_ITEMS,
+            use_cache=False,
+            progress=False,
             method_options={"input": "lm-eval", "norm": norm, "dtype": "float32", "batch_size": 8},
-        )  # fmt: skip
+        )
         _same_as_lm_eval(run, lm_eval_run["samples"], lm_eval_run["results"], metric)
         ours[metric] = run
     assert ours["acc"].results["method"]["fingerprint"] != ours["acc_norm"].results["method"]["fingerprint"]
@@ -113,9 +131,16 @@ def test_nli_score_input_lm_eval_equals_lm_eval_item_for_item(lm_eval_nli_run: d
     assert samples[0]["arguments"][0][1] == " Entails" and samples[0]["doc"]["query"].endswith("\nAnswer:")
     for norm, metric in (("sum", "acc"), ("char", "acc_norm")):
         run = evaluate(
-            "flute", "nli-score", model=MODEL, split="val", data_dir=data_dir, limit=N_ITEMS, use_cache=False, progress=False,
+            "flute",
+            "nli-score",
+            model=MODEL,
+            split="val",
+            data_dir=data_dir,
+            limit=N_ITEMS,
+            use_cache=False,
+            progress=False,
             method_options={"input": "lm-eval", "norm": norm, "dtype": "float32", "batch_size": 8},
-        )  # fmt: skip
+        )
         _same_as_lm_eval(run, samples, lm_eval_nli_run["results"], metric, label_of=lambda doc, i: doc["labels"][i])
         assert run.results["method"]["fingerprint"]["lm_eval_metric"] == metric
     # lm-eval's acc_norm answers both labels here, so the agreement is not a constant answer agreeing with itself
@@ -131,17 +156,41 @@ def test_nli_score_input_lm_eval_refuses_what_lm_eval_does_not_ask() -> None:
 
 def test_log_samples_score_through_figlang_eval(lm_eval_run: dict, data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "scored"
-    res = CliRunner().invoke(app, ["eval", "-t", "idiom-cloze", "-s", "dev", "-p", str(lm_eval_run["samples_path"]), "--format", "lm-eval",
-                                   "--allow-partial", "-o", str(out), "--data-dir", str(data_dir)])  # fmt: skip
+    res = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "-t",
+            "idiom-cloze",
+            "-s",
+            "dev",
+            "-p",
+            str(lm_eval_run["samples_path"]),
+            "--format",
+            "lm-eval",
+            "--allow-partial",
+            "-o",
+            str(out),
+            "--data-dir",
+            str(data_dir),
+        ],
+    )
     assert res.exit_code == 0, res.output
     results = json.loads((out / "results.json").read_text())
     assert results["metrics"]["coverage"]["predicted"] == N_ITEMS
     assert results["metrics"]["accuracy"]["accuracy"] == pytest.approx(lm_eval_run["results"]["acc,none"])
-    assert results["metrics"]["accuracy"]["ci_low"] <= results["metrics"]["accuracy"]["accuracy"] <= results["metrics"]["accuracy"]["ci_high"]
+    assert (
+        results["metrics"]["accuracy"]["ci_low"] <= results["metrics"]["accuracy"]["accuracy"] <= results["metrics"]["accuracy"]["ci_high"]
+    )
     # detected without --format too, and acc_norm on request
     run = score_predictions_file(lm_eval_run["samples_path"], "idiom-cloze", "dev", data_dir, fmt="lm-eval-acc_norm", allow_partial=True)
     assert run.metrics["accuracy"]["accuracy"] == pytest.approx(lm_eval_run["results"]["acc_norm,none"])
-    assert score_predictions_file(lm_eval_run["samples_path"], "idiom-cloze", "dev", data_dir, allow_partial=True).results["method"]["fingerprint"]["format"] == "lm-eval"
+    assert (
+        score_predictions_file(lm_eval_run["samples_path"], "idiom-cloze", "dev", data_dir, allow_partial=True).results["method"][
+            "fingerprint"
+        ]["format"]
+        == "lm-eval"
+    )
 
 
 def test_samples_are_matched_by_content_not_position(lm_eval_run: dict, data_dir: Path, tmp_path: Path) -> None:

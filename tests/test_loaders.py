@@ -10,19 +10,25 @@ from pathlib import Path
 import pytest
 
 from figlang.data.errors import DataNotFoundError, LoadReport, PlaceholderLabelError
-from figlang.data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, ClozeRecord, NLIPair
+from figlang.data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, ClozeRecord
 from figlang.data.registry import ensure_labels_scoreable, get_task
 
 
 @pytest.mark.parametrize(
     ("task", "split", "count"),
     [
-        ("idiom-cloze", "train", 2715), ("idiom-cloze", "dev", 355), ("idiom-cloze", "test", 1542),
-        ("simile-cloze", "train", 2627), ("simile-cloze", "dev", 376), ("simile-cloze", "test", 1520),
-        ("flute", "train", 7035), ("flute", "val", 499), ("flute", "test", 1500),
+        ("idiom-cloze", "train", 2715),
+        ("idiom-cloze", "dev", 355),
+        ("idiom-cloze", "test", 1542),
+        ("simile-cloze", "train", 2627),
+        ("simile-cloze", "dev", 376),
+        ("simile-cloze", "test", 1520),
+        ("flute", "train", 7035),
+        ("flute", "val", 499),
+        ("flute", "test", 1500),
         ("impli", "all", 26124),
     ],
-)  # fmt: skip
+)
 def test_split_sizes(data_dir: Path, task: str, split: str, count: int) -> None:
     assert len(get_task(task).load(split, data_dir)) == count
 
@@ -113,15 +119,19 @@ def test_flute_test_gold_is_read_when_present(data_dir: Path, tmp_path: Path) ->
         "sarcasm": [{"id": 1, "premise": "P1", "hypothesis": "H1", "label": "Contradiction", "explanation": "E1"}],
         "simile": [{"id": 1, "premise": "P2", "hypothesis": "H2", "label": "Entailment", "explanation": "E2"}],
         "metaphor": [{"id": 7, "premise": "P3", "hypothesis": "H3", "label": "Entailment", "explanation": "E3"}],
-        "idiom": [{"id": 2, "premise": "P4", "hypothesis": "H4", "label": "Contradiction", "explanation": "E4", "idiom": "spill the beans"}],
+        "idiom": [
+            {"id": 2, "premise": "P4", "hypothesis": "H4", "label": "Contradiction", "explanation": "E4", "idiom": "spill the beans"}
+        ],
     }
     for figure, items in rows.items():
         (gold / f"{figure}_test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
     test = get_task("flute").load("test", tmp_path)
     assert [(r.id, r.figure_type, r.label) for r in test] == [
-        ("sarcasm-1-0", "sarcasm", CONTRADICTION), ("simile-1-0", "simile", ENTAILMENT),
-        ("metaphor-7-0", "metaphor", ENTAILMENT), ("idiom-2-0", "idiom", CONTRADICTION),
-    ]  # fmt: skip
+        ("sarcasm-1-0", "sarcasm", CONTRADICTION),
+        ("simile-1-0", "simile", ENTAILMENT),
+        ("metaphor-7-0", "metaphor", ENTAILMENT),
+        ("idiom-2-0", "idiom", CONTRADICTION),
+    ]
     assert test[3].expression == "spill the beans"
     assert [r.id for r in get_task("flute-simile").load("test", tmp_path)] == ["simile-1-0"]
 
@@ -147,13 +157,23 @@ def test_partial_flute_test_gold_is_refused_for_the_whole_test(data_dir: Path, t
 
 
 IMPLI_COUNTS = {
-    "idioms/fig_context_magpie_e": 15431, "idioms/fig_context_pie_e": 634, "idioms/fig_context_semeval_e": 587,
-    "idioms/lit_context_magpie_ne": 687, "idioms/lit_context_pie_ne": 57, "idioms/lit_context_semeval_ne": 142,
-    "idioms/adversarial_definition_ne_magpie": 5965, "idioms/adversarial_definition_ne_pie": 92,
-    "idioms/adversarial_definition_ne_semeval": 59, "idioms/manual_e": 528, "idioms/manual_ne": 254,
-    "idioms/manual_antonyms_ne": 375, "metaphors/manual_e": 387, "metaphors/manual_ne": 281,
-    "metaphors/replacement_cc_e": 545, "metaphors/replacement_tsvetkov_e": 100,
-}  # fmt: skip
+    "idioms/fig_context_magpie_e": 15431,
+    "idioms/fig_context_pie_e": 634,
+    "idioms/fig_context_semeval_e": 587,
+    "idioms/lit_context_magpie_ne": 687,
+    "idioms/lit_context_pie_ne": 57,
+    "idioms/lit_context_semeval_ne": 142,
+    "idioms/adversarial_definition_ne_magpie": 5965,
+    "idioms/adversarial_definition_ne_pie": 92,
+    "idioms/adversarial_definition_ne_semeval": 59,
+    "idioms/manual_e": 528,
+    "idioms/manual_ne": 254,
+    "idioms/manual_antonyms_ne": 375,
+    "metaphors/manual_e": 387,
+    "metaphors/manual_ne": 281,
+    "metaphors/replacement_cc_e": 545,
+    "metaphors/replacement_tsvetkov_e": 100,
+}
 
 
 def test_impli_files_labels_types_and_encoding(data_dir: Path) -> None:

@@ -24,8 +24,9 @@ pytestmark = pytest.mark.slow
 
 
 def run(task: str, method: str, data_dir: Path, cache: Path, limit: int = N, **options):
-    return evaluate(task, method, model=MODEL, split="dev", data_dir=data_dir, limit=limit, cache_dir=cache, progress=False,
-                    method_options=options)  # fmt: skip
+    return evaluate(
+        task, method, model=MODEL, split="dev", data_dir=data_dir, limit=limit, cache_dir=cache, progress=False, method_options=options
+    )
 
 
 def check_cloze(result) -> list:
@@ -230,10 +231,29 @@ def tiny_mlm_t5(minilm_path: Path, tmp_path_factory) -> Path:
     tok = AutoTokenizer.from_pretrained(minilm_path)
     torch.manual_seed(0)
     models = {
-        "mlm": BertForMaskedLM(BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                          intermediate_size=64, max_position_embeddings=512)),  # fmt: skip
-        "t5": T5ForConditionalGeneration(T5Config(vocab_size=tok.vocab_size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=2,
-                                                  pad_token_id=0, eos_token_id=tok.sep_token_id, decoder_start_token_id=0)),  # fmt: skip
+        "mlm": BertForMaskedLM(
+            BertConfig(
+                vocab_size=tok.vocab_size,
+                hidden_size=32,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                intermediate_size=64,
+                max_position_embeddings=512,
+            )
+        ),
+        "t5": T5ForConditionalGeneration(
+            T5Config(
+                vocab_size=tok.vocab_size,
+                d_model=32,
+                d_kv=8,
+                d_ff=64,
+                num_layers=2,
+                num_heads=2,
+                pad_token_id=0,
+                eos_token_id=tok.sep_token_id,
+                decoder_start_token_id=0,
+            )
+        ),
     }
     for name, model in models.items():
         model.save_pretrained(root / name)
@@ -262,7 +282,9 @@ def test_pet_on_a_masked_lm_scores_good_minus_bad_at_the_blank(tiny_mlm_t5: Path
             assert len(p.scores) == len(r.options) and all(math.isfinite(s) for s in p.scores)
             assert p.prediction == argmax_first(p.scores)[0]
             # the same requests scored directly: "N C <stem> {mask}." with (good, bad)
-            direct = lm.score_masked([MaskedScoreRequest(f"{r.context.strip()} {o.strip()} {stem} {{mask}}.", (good, bad)) for o in r.options])
+            direct = lm.score_masked(
+                [MaskedScoreRequest(f"{r.context.strip()} {o.strip()} {stem} {{mask}}.", (good, bad)) for o in r.options]
+            )
             assert all(len(row) == 2 for row in direct)
             assert p.scores == pytest.approx([row[0].logprob - row[1].logprob for row in direct], abs=1e-4)
             assert p.meta["good"] == pytest.approx([row[0].logprob for row in direct], abs=1e-4)
@@ -288,9 +310,20 @@ def test_qa_on_a_seq2seq_model_applies_norm(tiny_mlm_t5: Path, data_dir: Path, t
     model = str(tiny_mlm_t5 / "t5")
     lm = backend_for(model)
     assert lm.info().kind == "seq2seq"
-    runs = {norm: evaluate("idiom-cloze", "qa", model=model, split="dev", data_dir=data_dir, limit=3, cache_dir=tmp_path / norm,
-                           progress=False, method_options={"norm": norm})  # fmt: skip
-            for norm in ("sum", "token", "char")}
+    runs = {
+        norm: evaluate(
+            "idiom-cloze",
+            "qa",
+            model=model,
+            split="dev",
+            data_dir=data_dir,
+            limit=3,
+            cache_dir=tmp_path / norm,
+            progress=False,
+            method_options={"norm": norm},
+        )
+        for norm in ("sum", "token", "char")
+    }
     method = get_methods().create("qa", model=model)
     for norm, result in runs.items():
         fp = result.results["method"]["fingerprint"]

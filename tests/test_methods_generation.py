@@ -34,8 +34,17 @@ def test_first_sentence_cutting() -> None:
 
 
 def test_generate_zero_shot_end_to_end(data_dir: Path, tmp_path: Path) -> None:
-    result = evaluate("idiom-generation", "generate", model=MODEL, split="dev", data_dir=data_dir, limit=4, cache_dir=tmp_path,
-                      progress=False, method_options={"samples": 2})  # fmt: skip
+    result = evaluate(
+        "idiom-generation",
+        "generate",
+        model=MODEL,
+        split="dev",
+        data_dir=data_dir,
+        limit=4,
+        cache_dir=tmp_path,
+        progress=False,
+        method_options={"samples": 2},
+    )
     assert result.metrics["generation"]["n_items"] == 4 and "rougeL" in result.metrics["generation"]
     complete = 0
     for r in result.records:

@@ -83,7 +83,9 @@ def test_missing_meanings_come_from_the_providers(idioms, similes, data_dir, mon
         assert m.requests_for(r)[0].context.startswith(meaning_line(r, p.meta["meaning"]) + " ")
     # WordNet knows "kick the bucket" as one lemma; the simile pattern reads "as busy as a bee"
     finder = MeaningFinder(sources=("record", "wordnet"), lexicons=())
-    kick = ClozeRecord("u1", "Old Tom finally <b>kicked the bucket</b>.", ("a", "b"), None, expression="kick the bucket", expression_type="idiom")
+    kick = ClozeRecord(
+        "u1", "Old Tom finally <b>kicked the bucket</b>.", ("a", "b"), None, expression="kick the bucket", expression_type="idiom"
+    )
     found = finder.find(kick)
     assert found.source == "wordnet" and "life" in (found.text or "")
     bee = ClozeRecord("u2", "She was <b>as busy as a bee</b>.", ("a", "b"), None)

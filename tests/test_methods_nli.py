@@ -22,7 +22,12 @@ IMPLI = (ENTAILMENT, NON_ENTAILMENT)
 # (model output, FLUTE label, IMPLI label, explanation for FLUTE); None label = must be invalid
 CASES = [
     ("Entails. The premise says the same thing in plain words.", ENTAILMENT, ENTAILMENT, "The premise says the same thing in plain words."),
-    ("Contradicts. To be over the moon means to be very happy.", CONTRADICTION, NON_ENTAILMENT, "To be over the moon means to be very happy."),
+    (
+        "Contradicts. To be over the moon means to be very happy.",
+        CONTRADICTION,
+        NON_ENTAILMENT,
+        "To be over the moon means to be very happy.",
+    ),
     ("contradicts.", CONTRADICTION, NON_ENTAILMENT, None),
     ("Entailment", ENTAILMENT, ENTAILMENT, None),
     ("Contradiction. Sarcasm inverts the meaning.", CONTRADICTION, NON_ENTAILMENT, "Sarcasm inverts the meaning."),
@@ -38,13 +43,21 @@ CASES = [
     ("The hypothesis is not entailed by the premise.", CONTRADICTION, NON_ENTAILMENT, "The hypothesis is not entailed by the premise."),
     ("non-entailment", CONTRADICTION, NON_ENTAILMENT, None),
     ("Neutral.", CONTRADICTION, NON_ENTAILMENT, None),
-    ("The first sentence entails the second because both mean success.", ENTAILMENT, ENTAILMENT,
-     "The first sentence entails the second because both mean success."),
+    (
+        "The first sentence entails the second because both mean success.",
+        ENTAILMENT,
+        ENTAILMENT,
+        "The first sentence entails the second because both mean success.",
+    ),
     ("I think it contradicts. It is sarcastic.", CONTRADICTION, NON_ENTAILMENT, "It is sarcastic."),
     ("Yes, because it is the same.", ENTAILMENT, ENTAILMENT, "because it is the same."),
     ("No. The hypothesis says the opposite.", CONTRADICTION, NON_ENTAILMENT, "The hypothesis says the opposite."),
-    ("The two sentences are related. The second contradicts the first.", CONTRADICTION, NON_ENTAILMENT,
-     "The two sentences are related. The second contradicts the first."),
+    (
+        "The two sentences are related. The second contradicts the first.",
+        CONTRADICTION,
+        NON_ENTAILMENT,
+        "The two sentences are related. The second contradicts the first.",
+    ),
     ("  entails  \n\nThe sea is calm in both.", ENTAILMENT, ENTAILMENT, "The sea is calm in both."),
     # unreadable: never a crash, never a guess
     ("", None, None, None),
@@ -174,8 +187,16 @@ slow = pytest.mark.slow
 @slow
 def test_nli_generate_flute(data_dir: Path, tmp_path: Path) -> None:
     task = balanced("flute", "val", data_dir, 6)
-    result = evaluate(task, "nli-generate", model=MODEL, split="val", data_dir=data_dir, cache_dir=tmp_path, progress=False,
-                      method_options={"max_new_tokens": 40})  # fmt: skip
+    result = evaluate(
+        task,
+        "nli-generate",
+        model=MODEL,
+        split="val",
+        data_dir=data_dir,
+        cache_dir=tmp_path,
+        progress=False,
+        method_options={"max_new_tokens": 40},
+    )
     preds = check_nli(result, FLUTE)
     assert all(isinstance(p.raw, str) for p in preds)
     assert len({p.raw for p in preds}) == len(preds)  # every answer is the item's own
@@ -191,8 +212,16 @@ def test_nli_generate_flute(data_dir: Path, tmp_path: Path) -> None:
 @slow
 def test_nli_score_flute_with_explanations(data_dir: Path, tmp_path: Path) -> None:
     task = balanced("flute", "val", data_dir, 6)
-    result = evaluate(task, "nli-score", model=MODEL, split="val", data_dir=data_dir, cache_dir=tmp_path, progress=False,
-                      method_options={"max_new_tokens": 24})  # fmt: skip
+    result = evaluate(
+        task,
+        "nli-score",
+        model=MODEL,
+        split="val",
+        data_dir=data_dir,
+        cache_dir=tmp_path,
+        progress=False,
+        method_options={"max_new_tokens": 24},
+    )
     preds = check_nli(result, FLUTE)
     for p in preds:
         assert p.valid and set(p.scores) == set(FLUTE) and all(math.isfinite(v) for v in p.scores.values())
@@ -232,8 +261,16 @@ def test_nli_score_with_train_examples(data_dir: Path, tmp_path: Path) -> None:
     val = balanced("flute", "val", data_dir, 4)
     full = get_task("flute")
     task = dataclasses.replace(val, loader=lambda s, d, o: val.loader(s, d, o) if s == "val" else full.loader(s, d, o))
-    result = evaluate(task, "nli-score", model=MODEL, split="val", data_dir=data_dir, cache_dir=tmp_path, progress=False,
-                      method_options={"shots": 4, "explain": False})  # fmt: skip
+    result = evaluate(
+        task,
+        "nli-score",
+        model=MODEL,
+        split="val",
+        data_dir=data_dir,
+        cache_dir=tmp_path,
+        progress=False,
+        method_options={"shots": 4, "explain": False},
+    )
     preds = check_nli(result, FLUTE)
     assert all(p.valid and set(p.scores) == set(FLUTE) for p in preds)
     fp = result.results["method"]["fingerprint"]

@@ -47,9 +47,7 @@ def test_bootstrap_is_deterministic_with_seed():
     b = accuracy(pred, gold, n_resamples=500, seed=7)
     assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
     # The seed is the one actually used: the same call to scipy with that seed gives the same interval.
-    direct = stats.bootstrap(
-        ([1.0] * 37 + [0.0] * 13,), np.mean, n_resamples=500, method="percentile", rng=np.random.default_rng(7)
-    )
+    direct = stats.bootstrap(([1.0] * 37 + [0.0] * 13,), np.mean, n_resamples=500, method="percentile", rng=np.random.default_rng(7))
     assert (a.ci_low, a.ci_high) == (direct.confidence_interval.low, direct.confidence_interval.high)
     # With 1000 items the interval is fine-grained enough that another seed moves it.
     pred, gold = _labels(611, 389)

@@ -131,8 +131,15 @@ def test_shared_task_semantics_by_hand():
     assert by["idiom"].accuracy == pytest.approx({0: 2 / 3, 50: 1 / 3, 60: 0.0})
     statuses = {i.id: i.status for i in report.items}
     assert statuses == {
-        "g1": "ok", "g2": "ok", "g3": "ok", "g4": "empty_explanation", "g5": "missing",
-        "g6": "duplicate", "g7": "bad_label", "g8": "ok", "g9": "ok",
+        "g1": "ok",
+        "g2": "ok",
+        "g3": "ok",
+        "g4": "empty_explanation",
+        "g5": "missing",
+        "g6": "duplicate",
+        "g7": "bad_label",
+        "g8": "ok",
+        "g9": "ok",
     }
     scores = {i.id: i.explanation_score for i in report.items}
     assert scores["g4"] == 0.0 and scores["g5"] is None and scores["g1"] == 62.0

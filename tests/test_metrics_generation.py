@@ -283,8 +283,17 @@ def test_bleurt_sentencepiece_checkpoint_gets_sentencepiece_tokenizer(bleurt_b1:
     ckpt = tmp_path / "sp-bleurt"
     ckpt.mkdir()
     spm.SentencePieceTrainer.train(
-        input=str(corpus), model_prefix=str(ckpt / "spm"), vocab_size=60, pad_id=0, unk_id=1, bos_id=-1, eos_id=-1,
-        pad_piece="[PAD]", unk_piece="[UNK]", user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"], minloglevel=2,
+        input=str(corpus),
+        model_prefix=str(ckpt / "spm"),
+        vocab_size=60,
+        pad_id=0,
+        unk_id=1,
+        bos_id=-1,
+        eos_id=-1,
+        pad_piece="[PAD]",
+        unk_piece="[UNK]",
+        user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"],
+        minloglevel=2,
     )
     (ckpt / "spm.vocab").unlink()
     bleurt_b1._model.save_pretrained(ckpt)

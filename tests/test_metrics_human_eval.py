@@ -348,9 +348,7 @@ def test_missing_items_and_judges_are_errors(dev_items, exported, tmp_path: Path
 
 def test_bad_comparative_answers_are_located(exported, tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
-    path.write_text(
-        '{"item_id": "0", "judge": "j1", "best": "all"}\n{"item_id": "0", "judge": "j2", "best": "4"}\n', encoding="utf-8"
-    )
+    path.write_text('{"item_id": "0", "judge": "j1", "best": "all"}\n{"item_id": "0", "judge": "j2", "best": "4"}\n', encoding="utf-8")
     with pytest.raises(DataError, match=r"'4' in 'best' .* not one of: 1, 2, 3, all, neither") as info:
         import_comparative_answers(path, exported.key_jsonl, judges_per_item=None)
     assert (info.value.path, info.value.line) == (str(path), 2)
@@ -418,7 +416,8 @@ def test_table5_result_file_holds_every_quoted_reading(data_dir: Path, tmp_path:
     assert r["simile"]["absolute_at_least_one_plausible"]["literal"] == pytest.approx(84)
     assert r["idiom"]["comparative_shares_over_all_items"]["context"] == pytest.approx(42 / 116 * 100)
     assert r["idiom"]["comparative_first_100_items"]["shares_over_all_items"] == pytest.approx(
-        {"baseline": 13, "context": 36, "literal": 13, ALL: 7, NEITHER: 14})
+        {"baseline": 13, "context": 36, "literal": 13, ALL: 7, NEITHER: 14}
+    )
     assert r["idiom"]["alpha_comparative_items_with_majority"] == pytest.approx(0.363, abs=5e-4)
     assert r["simile"]["alpha_comparative_items_with_majority"] == pytest.approx(0.346, abs=5e-4)
     assert r["idiom"]["alpha_absolute_by_column"]["literal"] == pytest.approx(0.677, abs=5e-4)
@@ -431,18 +430,21 @@ def test_table5_result_file_holds_every_quoted_reading(data_dir: Path, tmp_path:
     assert d["comparison"]["idiom_comparative_equal_to_truncated_share"] == 4 == d["comparison"]["idiom_comparative_equal_to_count"]
     assert d["comparison"]["human_max_gap"] == pytest.approx(1.6)
     # provenance: the crowd files' checksums (paths relative to the data folder), figlang's version
-    assert [f["path"] for f in d["data"]["files"]][:2] == ["fig_narrative/output/idiom/generative/idiomplausible.json",
-                                                          "fig_narrative/output/idiom/generative/amtidiom.json"]
+    assert [f["path"] for f in d["data"]["files"]][:2] == [
+        "fig_narrative/output/idiom/generative/idiomplausible.json",
+        "fig_narrative/output/idiom/generative/amtidiom.json",
+    ]
     assert all(len(f["sha256"]) == 64 for f in d["data"]["files"]) and d["code"]["figlang"]
     assert d["command"].startswith("figlang human table5 --data-dir ")
     # one record per (HIT, shown sentence) and per comparative item, no MTurk worker ids
     records = [json.loads(line) for line in gzip.open(tmp_path / "t5" / "predictions.jsonl.gz", "rt", encoding="utf-8")]
     absolute = [x for x in records if x["evaluation"] == "absolute"]
     assert len(absolute) == 25 * 6 + 25 * 8 and len(records) - len(absolute) == 116 + 77
-    assert all(set(x["votes"]) <= {"judge1", "judge2", "judge3", "judge4", "judge5", "judge6", "judge7", "judge8", "judge9"} for x in absolute)
+    assert all(
+        set(x["votes"]) <= {"judge1", "judge2", "judge3", "judge4", "judge5", "judge6", "judge7", "judge8", "judge9"} for x in absolute
+    )
     idiom_base = [x for x in absolute if x["figure"] == "idiom" and x["system"] == "baseline"]
     assert sum(x["plausible"] for x in idiom_base) == 14  # 56% of 25
-
 
 
 def test_committed_table5_result_file_is_what_the_code_computes(data_dir: Path) -> None:

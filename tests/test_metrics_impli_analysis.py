@@ -188,7 +188,11 @@ def _is_png(path: Path) -> None:
 def test_plots_render(tmp_path: Path) -> None:
     _is_png(plot_overlap_histograms([3, 4, 5, 5, 6], [9, 12, 15], tmp_path / "a" / "hist.png"))
     _is_png(plot_ice_scatter([0.0, 0.0, 0.5, 1.0], [1.0, 1.0, 0.6, 0.2], ["a", "b", "c", "d"], tmp_path / "ice.png", rho=-0.9))
-    _is_png(plot_accuracy_bars(["idiom", "simile", "metaphor"], [0.8, 0.7, 0.05], [0.7, 0.6, 0.0], [0.9, 0.8, 0.1], tmp_path / "acc.png", "Accuracy"))
+    _is_png(
+        plot_accuracy_bars(
+            ["idiom", "simile", "metaphor"], [0.8, 0.7, 0.05], [0.7, 0.6, 0.0], [0.9, 0.8, 0.1], tmp_path / "acc.png", "Accuracy"
+        )
+    )
 
 
 def test_labels_of_crowded_points_do_not_overlap() -> None:
@@ -204,8 +208,9 @@ def test_labels_of_crowded_points_do_not_overlap() -> None:
     ax.scatter([0.5], [0.5], s=400)
     ax.set_xlim(0, 1)
     ax.set_ylim(-0.1, 1)
-    placed = place_labels(ax, [(x, 0.0, f"a rather long idiom {i}", 3.0) for i, x in enumerate(xs)], max_labels=12,
-                          markers=[(0.5, 0.5, 10.0)])  # fmt: skip
+    placed = place_labels(
+        ax, [(x, 0.0, f"a rather long idiom {i}", 3.0) for i, x in enumerate(xs)], max_labels=12, markers=[(0.5, 0.5, 10.0)]
+    )
     renderer = fig.canvas.get_renderer()
     boxes = [a.get_window_extent(renderer) for a in placed]
     assert 2 <= len(boxes) <= 12

@@ -33,8 +33,11 @@ def test_readme_paper_outputs_baseline_vs_literal():
     m = re.search(r"paired t-test p = ([\d.]+), McNemar exact p = ([\d.]+) on\s+(\d+) items: the \+([\d.]+) points", readme)
     assert m, "README no longer quotes the baseline-vs-literal paired tests"
     t_p, mcnemar_p, n, gain = m.groups()
-    out = compare_runs(RESULTS / "paper-outputs/idiom-idiom_dev_predictions", RESULTS / "paper-outputs/idiom-idiom_literal_dev_predictions",
-                       n_resamples=1000)
+    out = compare_runs(
+        RESULTS / "paper-outputs/idiom-idiom_dev_predictions",
+        RESULTS / "paper-outputs/idiom-idiom_literal_dev_predictions",
+        n_resamples=1000,
+    )
     assert out["n_paired"] == int(n) and out["warnings"] == []
     assert matches(_test(out, "paired t-test")["p_value"], t_p), format_like(_test(out, "paired t-test")["p_value"], t_p)
     exact = _test(out, "McNemar")
@@ -107,20 +110,24 @@ def test_ensemble_vs_members_recomputes_from_committed_predictions(kind):
         assert m, cell
         diff, low, high, p = m.groups()
         boot = out["bootstrap"]
-        assert matches(100 * boot["mean_difference"], diff) and matches(100 * boot["ci_low"], low) and matches(100 * boot["ci_high"], high), (boot, cell)
+        assert (
+            matches(100 * boot["mean_difference"], diff) and matches(100 * boot["ci_low"], low) and matches(100 * boot["ci_high"], high)
+        ), (boot, cell)
         assert matches(_test(out, "McNemar")["p_value"], p), (format_like(_test(out, "McNemar")["p_value"], p), cell)
         assert not matches(100 * boot["mean_difference"], f"{float(diff) + 0.01:+.2f}")
 
 
 # docs/meaning_aware.md: each bullet's runs (the chosen one first) and what the doc prints for it
-MEANING = [("idiom", "meaning-token", "lm-score-token", None, "**+0.00 points**, 95% CI [−2.52, +2.52] by item"),
-           ("idiom", "meaning-token", "lm-score-token", "expression", "[−1.75, +1.79] by expression"),
-           ("idiom", "meaning-token", "lm-score-pmi", None, "+2.52 points, 95% CI [−5.04, +9.71]; 61 vs 54"),
-           ("simile", "meaning-token", "lm-score-token", None, "**+1.14 points**, 95% CI [−1.14, +3.41] by item"),
-           ("simile", "meaning-token", "lm-score-token", "expression", "[−1.13, +3.36] by expression"),
-           ("simile", "meaning-token", "lm-score-pmi", None, "+2.27 points, 95% CI [−6.06, +10.98]"),
-           ("idiom", "meaning-pmi", "lm-score-pmi", None, "+4.68 points\nover plain `lm-score norm=pmi` (95% CI [+1.80, +7.91]; 17 vs 4"),
-           ("simile", "meaning-pmi", "lm-score-pmi", None, "+1.89 points (95% CI [−0.76, +4.92]; 10 vs 5")]
+MEANING = [
+    ("idiom", "meaning-token", "lm-score-token", None, "**+0.00 points**, 95% CI [−2.52, +2.52] by item"),
+    ("idiom", "meaning-token", "lm-score-token", "expression", "[−1.75, +1.79] by expression"),
+    ("idiom", "meaning-token", "lm-score-pmi", None, "+2.52 points, 95% CI [−5.04, +9.71]; 61 vs 54"),
+    ("simile", "meaning-token", "lm-score-token", None, "**+1.14 points**, 95% CI [−1.14, +3.41] by item"),
+    ("simile", "meaning-token", "lm-score-token", "expression", "[−1.13, +3.36] by expression"),
+    ("simile", "meaning-token", "lm-score-pmi", None, "+2.27 points, 95% CI [−6.06, +10.98]"),
+    ("idiom", "meaning-pmi", "lm-score-pmi", None, "+4.68 points\nover plain `lm-score norm=pmi` (95% CI [+1.80, +7.91]; 17 vs 4"),
+    ("simile", "meaning-pmi", "lm-score-pmi", None, "+1.89 points (95% CI [−0.76, +4.92]; 10 vs 5"),
+]
 
 
 @pytest.mark.parametrize("kind,chosen,plain,cluster,quoted", MEANING)
@@ -129,8 +136,13 @@ def test_meaning_aware_comparisons_recompute_from_committed_predictions(kind, ch
     recomputed from the committed per-item predictions of both runs."""
     doc = (REPO / "docs" / "meaning_aware.md").read_text(encoding="utf-8")
     assert quoted in doc, quoted
-    out = compare_runs(RESULTS / f"meaning/dev-disjoint/{kind}-dd-lm-score-{chosen}", RESULTS / f"meaning/dev-disjoint/{kind}-dd-{plain}",
-                       n_resamples=10_000, seed=0, ci_cluster=cluster)
+    out = compare_runs(
+        RESULTS / f"meaning/dev-disjoint/{kind}-dd-lm-score-{chosen}",
+        RESULTS / f"meaning/dev-disjoint/{kind}-dd-{plain}",
+        n_resamples=10_000,
+        seed=0,
+        ci_cluster=cluster,
+    )
     assert out["warnings"] == []
     numbers = [x.replace("−", "-") for x in re.findall(r"[+−-]?\d+\.\d+|\d+(?= vs)|(?<=vs )\d+", quoted)]
     boot = out["bootstrap"]
@@ -144,10 +156,16 @@ def test_meaning_aware_comparisons_recompute_from_committed_predictions(kind, ch
 
 def test_meaning_aware_mcnemar_p_values_recompute():
     doc = (REPO / "docs" / "meaning_aware.md").read_text(encoding="utf-8")
-    for kind, chosen, plain, printed in (("idiom", "meaning-token", "lm-score-token", "1"), ("simile", "meaning-token", "lm-score-token", "0.55"),
-                                          ("idiom", "meaning-pmi", "lm-score-pmi", "0.007"), ("simile", "meaning-pmi", "lm-score-pmi", "0.30")):
+    for kind, chosen, plain, printed in (
+        ("idiom", "meaning-token", "lm-score-token", "1"),
+        ("simile", "meaning-token", "lm-score-token", "0.55"),
+        ("idiom", "meaning-pmi", "lm-score-pmi", "0.007"),
+        ("simile", "meaning-pmi", "lm-score-pmi", "0.30"),
+    ):
         assert f"p = {printed}" in doc
-        out = compare_runs(RESULTS / f"meaning/dev-disjoint/{kind}-dd-lm-score-{chosen}", RESULTS / f"meaning/dev-disjoint/{kind}-dd-{plain}")
+        out = compare_runs(
+            RESULTS / f"meaning/dev-disjoint/{kind}-dd-lm-score-{chosen}", RESULTS / f"meaning/dev-disjoint/{kind}-dd-{plain}"
+        )
         p = _test(out, "McNemar")["p_value"]
         assert matches(p, printed), (kind, chosen, format_like(p, printed))
 
@@ -183,6 +201,9 @@ def test_minilm_knowledge_vs_mc_recomputes_from_committed_predictions(knowledge,
     out = compare_runs(RESULTS / f"cpu/idiom-mc-{knowledge}-minilm-sel/eval/{split}", RESULTS / f"cpu/idiom-mc-minilm-sel/eval/{split}")
     assert out["warnings"] == [] and out["n_paired"] == {"dev-disjoint": 278, "dev": 355}[split]
     boot = out["bootstrap"]
-    assert matches(100 * boot["mean_difference"], diff) and matches(100 * boot["ci_low"], low) and matches(100 * boot["ci_high"], high), (boot, cell)
+    assert matches(100 * boot["mean_difference"], diff) and matches(100 * boot["ci_low"], low) and matches(100 * boot["ci_high"], high), (
+        boot,
+        cell,
+    )
     assert matches(_test(out, "McNemar")["p_value"], p), (format_like(_test(out, "McNemar")["p_value"], p), cell)
     assert not matches(_test(out, "McNemar")["p_value"], f"{float(p) + 10 ** -len(p.split('.')[1]):.{len(p.split('.')[1])}f}")

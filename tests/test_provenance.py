@@ -41,25 +41,54 @@ def test_split_fingerprint_tells_carved_splits_apart(data_dir):
 
 
 def test_results_json_records_code_splits_and_choices(data_dir, tmp_path):
-    run = evaluate("flute", "majority", split="val", data_dir=data_dir, out_dir=tmp_path / "run", use_cache=False, progress=False,
-                   chosen_on={"threshold": "selection"})  # fmt: skip
+    run = evaluate(
+        "flute",
+        "majority",
+        split="val",
+        data_dir=data_dir,
+        out_dir=tmp_path / "run",
+        use_cache=False,
+        progress=False,
+        chosen_on={"threshold": "selection"},
+    )
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
     prov = saved["provenance"]
     assert prov == run.results["provenance"]
     assert prov["code"]["figlang"] and "git_commit" in prov["code"] and "git_dirty" in prov["code"]
     assert prov["splits"]["val"] == split_fingerprint(run.records)
     assert prov["selection_split"] == {"threshold": "selection"} and prov["chosen_on_evaluated_split"] is False
-    assert saved["data"]["data_dir"] == portable_path(data_dir)  # as given (a link stays a link), relative where near, never this machine's root
+    assert saved["data"]["data_dir"] == portable_path(
+        data_dir
+    )  # as given (a link stays a link), relative where near, never this machine's root
     # a choice made on the split the run scores is flagged, from the command line too
     out = tmp_path / "cli"
-    res = CliRunner().invoke(__import__("figlang.cli.main", fromlist=["app"]).app,
-                             ["eval", "-t", "flute", "-m", "majority", "-s", "val", "--chosen-on", "prompt=val", "--no-cache", "-q",
-                              "-o", str(out), "--data-dir", str(data_dir)])  # fmt: skip
+    res = CliRunner().invoke(
+        __import__("figlang.cli.main", fromlist=["app"]).app,
+        [
+            "eval",
+            "-t",
+            "flute",
+            "-m",
+            "majority",
+            "-s",
+            "val",
+            "--chosen-on",
+            "prompt=val",
+            "--no-cache",
+            "-q",
+            "-o",
+            str(out),
+            "--data-dir",
+            str(data_dir),
+        ],
+    )
     assert res.exit_code == 0, res.output
     prov = json.loads((out / "results.json").read_text())["provenance"]
     assert prov["selection_split"] == {"prompt": "val"} and prov["chosen_on_evaluated_split"] is True
-    bad = CliRunner().invoke(__import__("figlang.cli.main", fromlist=["app"]).app,
-                             ["eval", "-t", "flute", "-m", "majority", "--chosen-on", "prompt", "--data-dir", str(data_dir)])  # fmt: skip
+    bad = CliRunner().invoke(
+        __import__("figlang.cli.main", fromlist=["app"]).app,
+        ["eval", "-t", "flute", "-m", "majority", "--chosen-on", "prompt", "--data-dir", str(data_dir)],
+    )
     assert bad.exit_code != 0 and "CHOICE=SPLIT" in str(bad.exception)
 
 

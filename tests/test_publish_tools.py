@@ -11,7 +11,6 @@ import pytest
 from script_loader import load_script
 
 
-
 publish_run = load_script("scripts/publish_run.py")
 explain_selection = load_script("benchmarks/explain_selection.py")
 
@@ -21,8 +20,9 @@ def _fake_run(root: Path, home: Path) -> Path:
     (run / "checkpoint").mkdir(parents=True)
     (run / "checkpoint" / "model.safetensors").write_bytes(b"weights")
     (run / "eval" / "val").mkdir(parents=True)
-    (run / "figlang.json").write_text(json.dumps({"base": {"path": f"{home}/.cache/figlang/models/mpnet"},
-                                                  "out": f"{root}/runs/r"}), encoding="utf-8")  # fmt: skip
+    (run / "figlang.json").write_text(
+        json.dumps({"base": {"path": f"{home}/.cache/figlang/models/mpnet"}, "out": f"{root}/runs/r"}), encoding="utf-8"
+    )
     (run / "eval" / "val" / "results.json").write_text(json.dumps({"accuracy": 0.9}), encoding="utf-8")
     (run / "eval" / "val" / "predictions.jsonl").write_text('{"id": "a", "file": "' + str(root) + '/x.json"}\n', encoding="utf-8")
     (run / "notes.txt").write_text("not a result file", encoding="utf-8")

@@ -22,8 +22,12 @@ PLUGIN = REPO / "tests" / "fixtures" / "plugin"
 def fresh(code: str, *paths: Path, env: dict[str, str] | None = None) -> str:
     """Run ``code`` in a new interpreter with figlang's sources (and ``paths``) first on sys.path; its stdout."""
     pythonpath = os.pathsep.join([*(str(p) for p in paths), str(REPO / "src"), os.environ.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": pythonpath, **(env or {})})  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": pythonpath, **(env or {})},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
@@ -36,8 +40,23 @@ def toy_plugin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import shutil
 
     shutil.copytree(PLUGIN, build / "plugin")
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                           "--no-index", "--target", str(target), str(build / "plugin")], capture_output=True, text=True)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(target),
+            str(build / "plugin"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert list(target.glob("figlang_toy_plugin-*.dist-info/entry_points.txt"))
     return target
@@ -76,20 +95,38 @@ def test_trained_method_in_a_fresh_interpreter(tmp_path: Path, data_dir: Path, m
     import figlang
 
     out = tmp_path / "mc"
-    figlang.train("idiom-cloze", "mc", str(minilm_path), out, data_dir=str(data_dir), limit=4, dev_limit=2, report_limit=2,
-                  epochs=1, batch_size=2, max_length=48, threads=1, progress=False, report_splits=("dev",))  # fmt: skip
-    result = fresh(f"""
+    figlang.train(
+        "idiom-cloze",
+        "mc",
+        str(minilm_path),
+        out,
+        data_dir=str(data_dir),
+        limit=4,
+        dev_limit=2,
+        report_limit=2,
+        epochs=1,
+        batch_size=2,
+        max_length=48,
+        threads=1,
+        progress=False,
+        report_splits=("dev",),
+    )
+    result = fresh(
+        f"""
         import json
         from figlang.evaluation import evaluate
         run = evaluate("idiom-cloze", "trained", model={str(out)!r}, split="dev", data_dir={str(data_dir)!r}, limit=2,
                        use_cache=False, progress=False)
         print(json.dumps({{"method": run.results["method"]["name"], "n": run.metrics["n_scored"]}}))
-    """, env={"OMP_NUM_THREADS": "1"})
+    """,
+        env={"OMP_NUM_THREADS": "1"},
+    )
     assert json.loads(result.strip().splitlines()[-1]) == {"method": "trained", "n": 2}
 
 
 def test_plugin_task_and_method_through_entry_points(toy_plugin: Path, data_dir: Path, tmp_path: Path) -> None:
-    result = fresh(f"""
+    result = fresh(
+        f"""
         import json, figlang
         assert "shorter-option" in figlang.methods() and "toy-idiom-dev" in figlang.tasks()
         mine = figlang.evaluate("toy-idiom-dev", "shorter-option", split="dev", data_dir={str(data_dir)!r}, use_cache=False)
@@ -100,7 +137,9 @@ def test_plugin_task_and_method_through_entry_points(toy_plugin: Path, data_dir:
                           "acc": [mine.metrics["accuracy"]["accuracy"], builtin.metrics["accuracy"]["accuracy"]],
                           "longer": longer.metrics["accuracy"]["accuracy"],
                           "files": [f["path"] for f in mine.results["data"]["files"]]}}))
-    """, toy_plugin)
+    """,
+        toy_plugin,
+    )
     got = json.loads(result.strip().splitlines()[-1])
     assert got["n"] == [355, 355]  # the plugin's task is the idiom dev set under another name
     assert got["acc"][0] == got["acc"][1]
@@ -117,14 +156,17 @@ def test_a_broken_plugin_says_which_one(tmp_path: Path) -> None:
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 0.1\n", encoding="utf-8")
     (dist / "entry_points.txt").write_text("[figlang.methods]\nbroken = broken_plugin_module:Nope\n", encoding="utf-8")
-    out = fresh("""
+    out = fresh(
+        """
         from figlang.data.errors import FiglangError
         from figlang.models.base import get_methods
         try:
             get_methods().info("random")
         except FiglangError as err:
             print(err)
-    """, site)
+    """,
+        site,
+    )
     assert "broken = broken_plugin_module:Nope" in out and "broken-plugin" in out and "uninstall" in out
 
 

@@ -61,7 +61,7 @@ def test_a_figure_one_unit_off_in_its_last_digit_fails(figures):
     for figure in picked.values():
         places = len(figure.text.split(".")[1]) if "." in figure.text else 0
         for step in (1, -1):
-            shifted = f"{float(figure.text) + step * 10 ** -places:.{places}f}"
+            shifted = f"{float(figure.text) + step * 10**-places:.{places}f}"
             wrong = dataclasses.replace(figure, text=shifted)
             assert not matches(figure_value(figure, RESULTS), shifted), wrong.where
             assert check_index([wrong], RESULTS, REPO), f"{wrong.where} passed the check"

@@ -33,9 +33,16 @@ def toy_records(n_expressions: int = 40, seed: int = 7) -> list[ClozeRecord]:
     pool = [name for name, size in sizes.items() for _ in range(size)]
     rng.shuffle(pool)
     # vary case/spacing: expression_of normalises, so these must still group together
-    return [ClozeRecord(id=f"r{i}", narrative=f"story {i}", options=("a", "b"), label=0,
-                        expression=name.upper() if i % 3 == 0 else name.replace(" ", "  "))
-            for i, name in enumerate(pool)]
+    return [
+        ClozeRecord(
+            id=f"r{i}",
+            narrative=f"story {i}",
+            options=("a", "b"),
+            label=0,
+            expression=name.upper() if i % 3 == 0 else name.replace(" ", "  "),
+        )
+        for i, name in enumerate(pool)
+    ]
 
 
 def ids(records) -> list[str]:
@@ -166,8 +173,9 @@ def test_folds_are_balanced_by_record_count():
 
 def test_folds_greedy_assignment_on_a_worked_example():
     sizes = {"a": 5, "b": 4, "c": 3, "d": 3, "e": 1}
-    records = [NLIPair(id=f"{e}{i}", premise="p", hypothesis="h", label="entailment", expression=e)
-               for e, n in sizes.items() for i in range(n)]
+    records = [
+        NLIPair(id=f"{e}{i}", premise="p", hypothesis="h", label="entailment", expression=e) for e, n in sizes.items() for i in range(n)
+    ]
     folds = expression_folds(records, k=2, seed=0)
     tests = sorted((sorted(expressions(test)) for _, test in folds), key=len)
     # largest first, each to the lighter fold: a(5)->f0=5; b(4)->f1=4; c(3)->f1=7; d(3)->f0=8; e(1)->f1=8
@@ -269,10 +277,12 @@ def test_linked_key_joins_records_that_share_any_link_transitively():
 
 
 def test_split_links_keep_variants_out_of_train_and_leave_dev_unchanged():
-    records = [ClozeRecord(id=f"r{i}", narrative=f"story {i}", options=("a", "b"), label=0, expression=e, expression_type="idiom",
-                           meaning=m)
-               for i, (e, m) in enumerate([("to the hilt", "completely")] * 3 + [("up to the hilt", "completely")] * 3
-                                          + [(f"idiom {k}", f"gloss {k}") for k in range(30)])]  # fmt: skip
+    records = [
+        ClozeRecord(id=f"r{i}", narrative=f"story {i}", options=("a", "b"), label=0, expression=e, expression_type="idiom", meaning=m)
+        for i, (e, m) in enumerate(
+            [("to the hilt", "completely")] * 3 + [("up to the hilt", "completely")] * 3 + [(f"idiom {k}", f"gloss {k}") for k in range(30)]
+        )
+    ]
     plain_rest, plain_dev = expression_disjoint_split(records, dev_fraction=0.2, seed=1)
     rest, dev = expression_disjoint_split(records, dev_fraction=0.2, seed=1, links=narrative_links)
     assert ids(dev) == ids(plain_dev)
@@ -349,8 +359,9 @@ def test_carve_selection_keeps_linked_variants_together_and_refuses_impossible_s
     from figlang.data.splits import carve_selection
 
     def rec(i: int, idiom: str, meaning: str) -> ClozeRecord:
-        return ClozeRecord(id=f"r{i}", narrative=f"story {i}", options=("a", "b"), label=0, expression=idiom,
-                           expression_type="idiom", meaning=meaning)  # fmt: skip
+        return ClozeRecord(
+            id=f"r{i}", narrative=f"story {i}", options=("a", "b"), label=0, expression=idiom, expression_type="idiom", meaning=meaning
+        )
 
     records = [rec(0, "to the hilt", "completely"), rec(1, "up to the hilt", "completely")]
     records += [rec(2 + i, f"idiom {i}", f"gloss {i}") for i in range(20)]

@@ -44,8 +44,9 @@ SUITE = "import typer; from figlang.cli.suite_cmds import suite_cmd; app = typer
 
 
 def suite(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", SUITE, *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "200", **(env or {})})  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", SUITE, *args], capture_output=True, text=True, env={**os.environ, "COLUMNS": "200", **(env or {})}
+    )
 
 
 # --- the configuration ------------------------------------------------------------------------------------------
@@ -162,9 +163,24 @@ def tiny_probe(tmp_path_factory, data_dir: Path) -> Path:
     from figlang.api import train
 
     out = tmp_path_factory.mktemp("probe") / "idiom-probe"
-    train("idiom-cloze", "mc", "smollm2-135m", out, data_dir=str(data_dir), preset="cpu-probe", bf16=False, base_layers=1,
-          limit=8, dev_limit=4, report_splits=("dev-disjoint",), report_limit=2, epochs=1, batch_size=4, threads=1,
-          progress=False)  # fmt: skip
+    train(
+        "idiom-cloze",
+        "mc",
+        "smollm2-135m",
+        out,
+        data_dir=str(data_dir),
+        preset="cpu-probe",
+        bf16=False,
+        base_layers=1,
+        limit=8,
+        dev_limit=4,
+        report_splits=("dev-disjoint",),
+        report_limit=2,
+        epochs=1,
+        batch_size=4,
+        threads=1,
+        progress=False,
+    )
     return out
 
 
@@ -205,7 +221,9 @@ def test_only_a_probe_run_ships(tmp_path: Path) -> None:
     (run / "figlang.json").write_text(json.dumps({"method": "nli", "status": "complete", "input_format": {}}), encoding="utf-8")
     with pytest.raises(FiglangError, match="only a probe"):
         ship_head(run, "flute-nli", root=tmp_path / "heads")
-    (run / "figlang.json").write_text(json.dumps({"method": "mc", "status": "running", "input_format": {"frozen_base": True}}), encoding="utf-8")
+    (run / "figlang.json").write_text(
+        json.dumps({"method": "mc", "status": "running", "input_format": {"frozen_base": True}}), encoding="utf-8"
+    )
     with pytest.raises(FiglangError, match="not complete"):
         ship_head(run, "idiom", root=tmp_path / "heads")
 
@@ -215,8 +233,23 @@ def test_only_a_probe_run_ships(tmp_path: Path) -> None:
 
 def test_suite_runs_writes_the_table_and_publishes_it(data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "suite"
-    args = ["--only", "model", "--model", "smollm2-135m", "--data-dir", str(data_dir), "--out", str(out),
-            "--limit", str(N), "--cache-dir", str(tmp_path / "cache"), "--threads", "1", "--quiet"]  # fmt: skip
+    args = [
+        "--only",
+        "model",
+        "--model",
+        "smollm2-135m",
+        "--data-dir",
+        str(data_dir),
+        "--out",
+        str(out),
+        "--limit",
+        str(N),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--threads",
+        "1",
+        "--quiet",
+    ]
     env: dict[str, str] = {}
     result = suite(*args, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -251,10 +284,15 @@ def test_suite_runs_writes_the_table_and_publishes_it(data_dir: Path, tmp_path: 
     table = [ln for ln in md.split("## Breakdowns")[0].splitlines() if ln.startswith("| ")]
     assert table[0] == "| benchmark | system (what it is) | n | accuracy % [95% CI] | majority % |"
     assert len(table) == 1 + len(entries)
-    assert re.search(r"\| idiom cloze, unseen idioms \| smollm2-135m scores each ending .* \| 4 \(sample of 278, seed 0\) \| \d+\.\d \[", md)
+    assert re.search(
+        r"\| idiom cloze, unseen idioms \| smollm2-135m scores each ending .* \| 4 \(sample of 278, seed 0\) \| \d+\.\d \[", md
+    )
     commands = md.split("```bash")[1].split("```")[0]
     dtype = "float32"  # the default: the same answers on every CPU and thread count
-    assert re.search(rf"figlang suite --only idiom-model --model smollm2-135m --limit 4 --dtype {dtype} +# figlang eval -t idiom-cloze -s dev-disjoint -m lm-score", commands), commands
+    assert re.search(
+        rf"figlang suite --only idiom-model --model smollm2-135m --limit 4 --dtype {dtype} +# figlang eval -t idiom-cloze -s dev-disjoint -m lm-score",
+        commands,
+    ), commands
     for entry in entries:
         assert f"--only {entry.name} " in commands
 
@@ -292,8 +330,9 @@ def test_suite_runs_writes_the_table_and_publishes_it(data_dir: Path, tmp_path: 
 def _row(entry, n: int, n_split: int, acc: float) -> SuiteRow:
     groups = {"entailment": {"accuracy": 1.0, "n": n // 2}, "non-entailment": {"accuracy": 0.0, "n": n - n // 2}}
     metrics = {"accuracy": {"accuracy": acc, "ci_low": acc - 0.031, "ci_high": acc + 0.029, "n": n}, "by_gold_label": groups}
-    return SuiteRow(entry, entry.split or "dev", n, n_split, n < n_split, metrics, 0.544, 1.0, None, {},
-                    entry.model_for("smollm2-135m"), 0, 2.0)  # fmt: skip
+    return SuiteRow(
+        entry, entry.split or "dev", n, n_split, n < n_split, metrics, 0.544, 1.0, None, {}, entry.model_for("smollm2-135m"), 0, 2.0
+    )
 
 
 def _result() -> SuiteResult:
@@ -324,7 +363,9 @@ def test_markdown_names_every_entry_with_its_command() -> None:
     block = md.split("```bash")[1].split("```")[0]
     commands = [ln for ln in block.splitlines() if ln.startswith("figlang ")]
     assert len(commands) == len(DEFAULT_SUITE)
-    assert commands[0].startswith("figlang suite --only idiom-best   # figlang eval -t idiom-cloze -s dev-disjoint -m trained --model figlang:idiom-probe-qwen")
+    assert commands[0].startswith(
+        "figlang suite --only idiom-best   # figlang eval -t idiom-cloze -s dev-disjoint -m trained --model figlang:idiom-probe-qwen"
+    )
     assert commands[1].startswith("figlang suite --only idiom-model --model smollm2-135m --dtype float32   # ")
     assert commands[-1].endswith("figlang eval -t impli-idioms-manual -s all -m nli-score --model smollm2-135m -O dtype=float32")
     assert entry_command(_result().rows[-1], "m", None) == "figlang suite --only impli-model --model m"

@@ -34,10 +34,34 @@ def test_each_caller_uses_the_one_module() -> None:
 
 def test_the_variants_differ_only_where_documented() -> None:
     texts = ["Out - of - the - blue’", "  Spill the Beans. ", "lose one’s temper", "a duck 's back", "snake_case"]
-    assert [normalise_expression(t) for t in texts] == ["out of the blue", "spill the beans", "lose one s temper", "a duck s back", "snake case"]
-    assert [normalise_spacing(t) for t in texts] == ["out - of - the - blue’", "spill the beans.", "lose one’s temper", "a duck 's back", "snake_case"]
-    assert [normalise_idiom(t) for t in texts] == ["out - of - the - blue'", "spill the beans", "lose one's temper", "a duck's back", "snake_case"]
-    assert [normalise_sentence(t) for t in texts] == ["out - of - the - blue", "spill the beans", "lose one's temper", "a duck 's back", "snake_case"]
+    assert [normalise_expression(t) for t in texts] == [
+        "out of the blue",
+        "spill the beans",
+        "lose one s temper",
+        "a duck s back",
+        "snake case",
+    ]
+    assert [normalise_spacing(t) for t in texts] == [
+        "out - of - the - blue’",
+        "spill the beans.",
+        "lose one’s temper",
+        "a duck 's back",
+        "snake_case",
+    ]
+    assert [normalise_idiom(t) for t in texts] == [
+        "out - of - the - blue'",
+        "spill the beans",
+        "lose one's temper",
+        "a duck's back",
+        "snake_case",
+    ]
+    assert [normalise_sentence(t) for t in texts] == [
+        "out - of - the - blue",
+        "spill the beans",
+        "lose one's temper",
+        "a duck 's back",
+        "snake_case",
+    ]
 
 
 def test_text_and_word_keys() -> None:
@@ -67,7 +91,7 @@ def test_read_jsonl_and_iter_jsonl(tmp_path) -> None:
 
 
 def test_one_key_value_parser() -> None:
-    got = parse_key_values(["threads=1", "bf16=True", "temperature=0.5", "stop=[\"\\n\"]", "name=smollm2-135m", " device = cuda"])
+    got = parse_key_values(["threads=1", "bf16=True", "temperature=0.5", 'stop=["\\n"]', "name=smollm2-135m", " device = cuda"])
     assert got == {"threads": 1, "bf16": True, "temperature": 0.5, "stop": ["\n"], "name": "smollm2-135m", "device": "cuda"}
     assert parse_key_values(None) == {}
     with pytest.raises(FiglangError, match=r"--backend-option expects KEY=VALUE .*'threads'"):

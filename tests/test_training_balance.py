@@ -21,8 +21,19 @@ from figlang.models.training import train_folds
 from figlang.data.splits import expression_disjoint_split, expression_folds
 from figlang.models.training.trainer import balanced_subset, carve_key_fn, group_weights, make_config, mix, seeded_subset
 
-TINY = dict(limit=8, dev_limit=16, epochs=1, batch_size=4, lr=2e-4, warmup_ratio=0.0, max_length=48, patience=0,
-            threads=1, progress=False, log_every=1)  # fmt: skip
+TINY = dict(
+    limit=8,
+    dev_limit=16,
+    epochs=1,
+    batch_size=4,
+    lr=2e-4,
+    warmup_ratio=0.0,
+    max_length=48,
+    patience=0,
+    threads=1,
+    progress=False,
+    log_every=1,
+)
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +94,9 @@ def test_balanced_sampling_changes_the_label_mix(impli_records):
     by_type = mix(balanced_subset(impli_records, 1200, 0, "pair-type"), "pair_type")
     assert set(by_type.values()) == {200} and len(by_type) == 6
     # a group smaller than its share gives all it has; the rest is spread over the others
-    small = [r for r in impli_records if r.pair_type == "manual_antonym"][:50] + [r for r in impli_records if r.pair_type == "fig_context"][:500]
+    small = [r for r in impli_records if r.pair_type == "manual_antonym"][:50] + [r for r in impli_records if r.pair_type == "fig_context"][
+        :500
+    ]
     assert mix(balanced_subset(small, 300, 0, "pair-type"), "pair_type") == {"fig_context": 250, "manual_antonym": 50}
     assert balanced_subset(impli_records, 1000, 0, "label") == balanced_subset(impli_records, 1000, 0, "label")  # seeded
     assert len(balanced_subset(small, 10_000, 0, "label")) == len(small)  # a limit above the set keeps every record
@@ -138,9 +151,20 @@ def test_bad_balance_and_threshold_values(data_dir, minilm_path):
 
 def test_fold_threshold_is_chosen_on_its_selection_slice_and_applied(tmp_path, data_dir, minilm_path):
     out = tmp_path / "folds"
-    summary = train_folds("impli-idioms-manual", "nli", str(minilm_path), out, k=10, folds=[3], test_limit=12,
-                          data_dir=str(data_dir), sample_balance="label", loss_weights="label", threshold="balanced-accuracy",
-                          **TINY)  # fmt: skip
+    summary = train_folds(
+        "impli-idioms-manual",
+        "nli",
+        str(minilm_path),
+        out,
+        k=10,
+        folds=[3],
+        test_limit=12,
+        data_dir=str(data_dir),
+        sample_balance="label",
+        loss_weights="label",
+        threshold="balanced-accuracy",
+        **TINY,
+    )
     fold = summary["per_fold"]["3"]
     assert fold["train_label_mix"] == {"entailment": 4, "non-entailment": 4}  # the balanced draw
     meta = read_figlang_json(out / "fold_03")

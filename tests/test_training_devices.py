@@ -105,8 +105,24 @@ def test_device_names():
 def test_non_finite_updates_are_skipped_not_applied(tmp_path, data_dir, minilm_path):
     # an absurd learning rate makes the forward pass overflow after the first update; every later update is skipped
     out = tmp_path / "nan"
-    result = train("idiom-cloze", "mc", str(minilm_path), out, data_dir=str(data_dir), limit=8, dev_limit=4, report_limit=4,
-                   epochs=1, batch_size=2, lr=1e30, warmup_ratio=0.0, max_length=48, threads=1, progress=False, log_every=1)  # fmt: skip
+    result = train(
+        "idiom-cloze",
+        "mc",
+        str(minilm_path),
+        out,
+        data_dir=str(data_dir),
+        limit=8,
+        dev_limit=4,
+        report_limit=4,
+        epochs=1,
+        batch_size=2,
+        lr=1e30,
+        warmup_ratio=0.0,
+        max_length=48,
+        threads=1,
+        progress=False,
+        log_every=1,
+    )
     meta = read_figlang_json(out)
     assert meta["skipped_steps"] >= 1
     rows = [json.loads(x) for x in (out / "train_log.jsonl").read_text().splitlines()]
@@ -148,9 +164,27 @@ def test_freeze_base_trains_the_head_only_and_saves_no_encoder_copy(tiny_llama, 
 
     out = tmp_path / "probe"
     before = load_file(str(tiny_llama / "model.safetensors"))
-    result = train("idiom-cloze", "mc", str(tiny_llama), out, data_dir=str(data_dir), preset="cpu-probe", bf16=False, limit=24,
-                   dev_limit=8, report_splits=("dev-disjoint",), report_limit=8, epochs=6, batch_size=8, lr=1e-2, base_layers=1,
-                   threads=1, progress=False, log_every=1, save_every=1)  # fmt: skip
+    result = train(
+        "idiom-cloze",
+        "mc",
+        str(tiny_llama),
+        out,
+        data_dir=str(data_dir),
+        preset="cpu-probe",
+        bf16=False,
+        limit=24,
+        dev_limit=8,
+        report_splits=("dev-disjoint",),
+        report_limit=8,
+        epochs=6,
+        batch_size=8,
+        lr=1e-2,
+        base_layers=1,
+        threads=1,
+        progress=False,
+        log_every=1,
+        save_every=1,
+    )
     meta = read_figlang_json(out)
     assert meta["input_format"]["frozen_base"] is True and meta["training"]["freeze_base"] is True
     assert meta["input_format"]["base_layers"] == 1  # the probe reads the first of the base's 2 layers
@@ -256,4 +290,3 @@ def test_bf16_follows_the_cpu(monkeypatch, tmp_path, minilm_path):
     assert backend.dtype == "float32"
     with pytest.warns(UserWarning, match="emulates bfloat16"):  # asked for outright: kept, with a warning
         assert load_backend(str(minilm_path), dtype="bfloat16").dtype == "bfloat16"
-

@@ -186,8 +186,9 @@ def test_a_record_without_inferences_is_marked_and_left_out_of_training(tmp_path
     train_records[2] = replace(train_records[2], inferences={**train_records[2].inferences, "literal": ()})
     cfg = make_config("idiom-cloze", "mc-literal", str(minilm_path), tmp_path / "run", **{**TINY_MC, "progress": True, "max_length": 96})
     run_training(cfg, train_records, dev_records)
-    start = next(json.loads(line) for line in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines()
-                 if json.loads(line)["event"] == "start")  # fmt: skip
+    start = next(
+        json.loads(line) for line in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines() if json.loads(line)["event"] == "start"
+    )
     assert start["dropped"] == {"train": [train_records[2].id], "dev": []} and start["train_items"] == 3
     assert "train: 1 of 4 records left out" in capsys.readouterr().err
 
@@ -206,8 +207,18 @@ def test_carved_dev_leaves_no_idiom_variant_in_train(data_dir):
     assert not leaked, f"{len(leaked)} train records share an expression or idiom gloss with the carved dev (first {leaked[0]})"
     assert not {r.id for r in train} & {r.id for r in dev}
     assert "carved-dev" not in sets and list(sets) == ["dev"]  # the carved dev chooses the model; it is not reported
-    both = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train", dev_split="carve", data_dir=str(data_dir),
-                       seed=0, report_splits=("carve", "dev"), select_on_eval_split=True)  # fmt: skip
+    both = make_config(
+        "idiom-cloze",
+        "mc",
+        "minilm",
+        "/tmp/unused",
+        train_split="train",
+        dev_split="carve",
+        data_dir=str(data_dir),
+        seed=0,
+        report_splits=("carve", "dev"),
+        select_on_eval_split=True,
+    )
     _, dev2, sets2, info = trainer._task_data(task, both)
     assert sets2["carved-dev"] is dev2 and info["provenance"]["selection_reported"]
     assert info["provenance"]["selection_split"]["epoch"] == "carved-dev"
@@ -230,12 +241,28 @@ def test_selecting_on_a_reported_split_is_refused_unless_asked_and_then_recorded
     task = get_task("idiom-cloze")
     quiet = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train-disjoint", data_dir=str(data_dir))
     assert list(trainer._task_data(task, quiet)[2]) == ["dev"]  # selecting on dev-disjoint: it is left out of the report
-    old = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train-disjoint", data_dir=str(data_dir),
-                      report_splits=("dev-disjoint", "dev"))  # fmt: skip
+    old = make_config(
+        "idiom-cloze",
+        "mc",
+        "minilm",
+        "/tmp/unused",
+        train_split="train-disjoint",
+        data_dir=str(data_dir),
+        report_splits=("dev-disjoint", "dev"),
+    )
     with pytest.raises(FiglangError, match=r"'dev-disjoint' would both choose the model .* --select-on-eval-split"):
         trainer._task_data(task, old)  # the pre-selection default: train-disjoint, chosen and reported on dev-disjoint
-    told = make_config("idiom-cloze", "mc", "minilm", "/tmp/unused", train_split="train-disjoint", data_dir=str(data_dir),
-                       report_splits=("dev-disjoint", "dev"), select_on_eval_split=True, chosen_on={"layer": "dev-disjoint"})  # fmt: skip
+    told = make_config(
+        "idiom-cloze",
+        "mc",
+        "minilm",
+        "/tmp/unused",
+        train_split="train-disjoint",
+        data_dir=str(data_dir),
+        report_splits=("dev-disjoint", "dev"),
+        select_on_eval_split=True,
+        chosen_on={"layer": "dev-disjoint"},
+    )
     _, dev, sets, info = trainer._task_data(task, told)
     prov = info["provenance"]
     assert "dev-disjoint" in sets and prov["selection_reported"] and prov["select_on_eval_split"]
@@ -304,8 +331,13 @@ def test_early_stopping_counts_with_select_last_too(select, tmp_path, minilm_pat
 
     monkeypatch.setattr(trainer, "_accuracy", falling)
     train_all, dev_all = idiom_cloze
-    cfg = make_config("idiom-cloze", "mc-continuation", str(minilm_path), tmp_path / "run",
-                      **{**TINY_MC, "epochs": 2, "eval_every": 1, "patience": 2, "select": select})  # fmt: skip
+    cfg = make_config(
+        "idiom-cloze",
+        "mc-continuation",
+        str(minilm_path),
+        tmp_path / "run",
+        **{**TINY_MC, "epochs": 2, "eval_every": 1, "patience": 2, "select": select},
+    )
     _, summary = run_training(cfg, seeded_subset(train_all, 8, 0), seeded_subset(dev_all, 2, 1))
     state = summary["state"]
     assert summary["stopped"] == "early-stopping" and state["step"] == 3  # 0.5, then two evaluations without improvement

@@ -36,8 +36,9 @@ def test_fit_segments_cuts_in_order_and_respects_floors():
 
 
 def test_assemble_keeps_the_end_of_a_left_truncated_segment():
-    ids, types = assemble([[1, 2, 3, 4, 5], [6, 7]], cls_id=100, sep_id=101, max_length=8, order=[0, 1],
-                          keep_end=[True, False], second_segment_from=1)  # fmt: skip
+    ids, types = assemble(
+        [[1, 2, 3, 4, 5], [6, 7]], cls_id=100, sep_id=101, max_length=8, order=[0, 1], keep_end=[True, False], second_segment_from=1
+    )
     assert ids == [100, 3, 4, 5, 101, 6, 7, 101]
     assert types == [0, 0, 0, 0, 0, 1, 1, 1]
 
@@ -119,9 +120,8 @@ def test_continuation_only_and_plain_formats(minilm_path, idiom_dev):
     m = meaning.featurize(record)
     assert len(m["seqs"]) == 2
     assert m["seqs"][0][0] == (
-        [tok.cls_token_id] + tok(record.meaning, add_special_tokens=False)["input_ids"] + [tok.sep_token_id]
-        + p["seqs"][0][0][1:]
-    )  # fmt: skip
+        [tok.cls_token_id] + tok(record.meaning, add_special_tokens=False)["input_ids"] + [tok.sep_token_id] + p["seqs"][0][0][1:]
+    )
 
 
 def test_missing_inferences_are_an_error(knowledge_model, idiom_dev):

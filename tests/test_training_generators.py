@@ -33,10 +33,24 @@ from figlang.models.trained.generator import (
 )
 from figlang.models.trained.nli_classifier import load_rationales
 from figlang.models.training import train
-from figlang.models.training.trainer import build_model, make_config, resolve_base, seeded_subset, set_seeds
+from figlang.models.training.trainer import build_model, make_config, resolve_base, set_seeds
 
-TINY = dict(limit=6, dev_limit=3, report_limit=3, epochs=2, batch_size=2, lr=3e-3, warmup_ratio=0.0, max_length=128,
-            max_target_length=24, select="last", threads=1, progress=False, log_every=1, eval_batch_size=8)  # fmt: skip
+TINY = dict(
+    limit=6,
+    dev_limit=3,
+    report_limit=3,
+    epochs=2,
+    batch_size=2,
+    lr=3e-3,
+    warmup_ratio=0.0,
+    max_length=128,
+    max_target_length=24,
+    select="last",
+    threads=1,
+    progress=False,
+    log_every=1,
+    eval_batch_size=8,
+)
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -64,8 +78,19 @@ def tiny_t5(tmp_path_factory, minilm_path) -> Path:
     tok = AutoTokenizer.from_pretrained(minilm_path)
     tok.eos_token = tok.sep_token
     torch.manual_seed(0)
-    model = T5ForConditionalGeneration(T5Config(vocab_size=tok.vocab_size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=2,
-                                                pad_token_id=0, eos_token_id=tok.sep_token_id, decoder_start_token_id=0))  # fmt: skip
+    model = T5ForConditionalGeneration(
+        T5Config(
+            vocab_size=tok.vocab_size,
+            d_model=32,
+            d_kv=8,
+            d_ff=64,
+            num_layers=2,
+            num_heads=2,
+            pad_token_id=0,
+            eos_token_id=tok.sep_token_id,
+            decoder_start_token_id=0,
+        )
+    )
     root = tmp_path_factory.mktemp("tiny-t5")
     model.save_pretrained(root)
     tok.save_pretrained(root)
@@ -125,8 +150,17 @@ def test_iro_trains_saves_loads_evals(arch, tmp_path, data_dir, tiny_llama, tiny
     assert after < before, f"iro/{arch}: training loss did not fall ({before:.4f} → {after:.4f})"
 
     # save → load → eval: the harness's answers from the directory equal the trainer's final report
-    run = evaluate("flute", "trained", model=str(out), split="val", data_dir=data_dir, limit=3, use_cache=False, progress=False,
-                   out_dir=tmp_path / "eval")  # fmt: skip
+    run = evaluate(
+        "flute",
+        "trained",
+        model=str(out),
+        split="val",
+        data_dir=data_dir,
+        limit=3,
+        use_cache=False,
+        progress=False,
+        out_dir=tmp_path / "eval",
+    )
     again = _rows(tmp_path / "eval" / "predictions.jsonl")
     report = _rows(out / "eval" / "val" / "predictions.jsonl")
     keys = ("id", "prediction", "raw", "valid", "explanation")
@@ -151,8 +185,11 @@ def test_iro_answers_are_parsed_into_label_and_explanation(tiny_llama, data_dir,
     assert flute_target(r).startswith(("Entails. ", "Contradicts. ")) and r.explanation.split()[0] in flute_target(r)
     # a predictions.jsonl with an unreadable row is usable as predicted rationales for IR→O (empty rationale there)
     path = tmp_path / "predictions.jsonl"
-    path.write_text("".join(json.dumps({"id": rec.id, **({"explanation": p.explanation} if p.explanation else {})}) + "\n"
-                            for rec, p in zip(records, preds)))  # fmt: skip
+    path.write_text(
+        "".join(
+            json.dumps({"id": rec.id, **({"explanation": p.explanation} if p.explanation else {})}) + "\n" for rec, p in zip(records, preds)
+        )
+    )
     lookup = load_rationales(path)
     assert [lookup(rec) for rec in records] == [p.explanation or "" for p in preds]
 
@@ -201,8 +238,18 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
     for r in task.load("val", data_dir):
         by_type.setdefault(r.figure_type, r)
     pairs = [by_type[t] for t in ("sarcasm", "idiom")]
-    method = get_methods().create("explain", model="smollm2-135m", backend="transformers", dtype="float32", threads=1, k=1,
-                                  max_new_tokens=12, pool="selection", writer=str(out), writer_types="sarcasm")  # fmt: skip
+    method = get_methods().create(
+        "explain",
+        model="smollm2-135m",
+        backend="transformers",
+        dtype="float32",
+        threads=1,
+        k=1,
+        max_new_tokens=12,
+        pool="selection",
+        writer=str(out),
+        writer_types="sarcasm",
+    )
     method.bind(task)
     method.fit(task.load("train", data_dir))
     sarcasm, idiom = method.predict(pairs)
@@ -212,8 +259,21 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
     assert "writer" not in idiom.meta and len(idiom.meta["examples"]) == 1
     from figlang.explain import explain
 
-    answer = explain(pairs[0].premise, pairs[0].hypothesis, "sarcasm", model="smollm2-135m", data_dir=data_dir, use_cache=False,
-                     backend="transformers", dtype="float32", threads=1, k=1, max_new_tokens=12, pool="selection", writer=str(out))  # fmt: skip
+    answer = explain(
+        pairs[0].premise,
+        pairs[0].hypothesis,
+        "sarcasm",
+        model="smollm2-135m",
+        data_dir=data_dir,
+        use_cache=False,
+        backend="transformers",
+        dtype="float32",
+        threads=1,
+        k=1,
+        max_new_tokens=12,
+        pool="selection",
+        writer=str(out),
+    )
     assert answer.produced_by["writer"] == str(out) and answer.produced_by["k"] == 0 and answer.produced_by["examples"] == []
     assert answer.explanation == sarcasm.explanation and answer.label == sarcasm.prediction  # the API is the method
     config = method.config()
@@ -221,8 +281,20 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
     assert "mbr" not in config["writer"]
 
     # writer_mbr: the greedy line and N samples, first sentences, the one closest to the others under ROUGE-L kept
-    mbr = get_methods().create("explain", model="smollm2-135m", backend="transformers", dtype="float32", threads=1, k=1, max_new_tokens=12,
-                               pool="selection", writer=str(out), writer_types="sarcasm", writer_mbr=3, writer_temperature=1.0)  # fmt: skip
+    mbr = get_methods().create(
+        "explain",
+        model="smollm2-135m",
+        backend="transformers",
+        dtype="float32",
+        threads=1,
+        k=1,
+        max_new_tokens=12,
+        pool="selection",
+        writer=str(out),
+        writer_types="sarcasm",
+        writer_mbr=3,
+        writer_temperature=1.0,
+    )
     mbr.bind(task)
     mbr.fit(task.load("train", data_dir))
     (chosen,) = mbr.predict(pairs[:1])
@@ -264,7 +336,15 @@ def test_generators_train_save_load_eval(method, tmp_path, data_dir, tiny_llama)
     assert "rougeL" in result.metrics["dev"]["generation"] and "bleu" in result.metrics["dev"]["generation"]
     meta = _check_dir(out, method, "generation")
     fmt = meta["input_format"]
-    assert fmt["decoding"] == {"do_sample": True, "top_k": 5, "temperature": 0.7, "max_new_tokens": 20, "min_new_tokens": 1, "samples": 1, "seed": 0}
+    assert fmt["decoding"] == {
+        "do_sample": True,
+        "top_k": 5,
+        "temperature": 0.7,
+        "max_new_tokens": 20,
+        "min_new_tokens": 1,
+        "samples": 1,
+        "seed": 0,
+    }
     assert fmt["knowledge"] == ({"generator-context": "context", "generator-literal": "literal"}.get(method))
     loaded = load_trained(out)
     after = _mean_loss(loaded, trained_on)
@@ -279,8 +359,17 @@ def test_generators_train_save_load_eval(method, tmp_path, data_dir, tiny_llama)
         assert all(lab == -100 for lab in feats[0]["labels"][: ids.index(vocab[SEP2]) + 1])  # loss on the continuation only
 
     limit = opts["report_limit"]
-    run = evaluate("idiom-generation", "trained", model=str(out), split="dev", data_dir=data_dir, limit=limit, use_cache=False,
-                   progress=False, out_dir=tmp_path / "eval")  # fmt: skip
+    run = evaluate(
+        "idiom-generation",
+        "trained",
+        model=str(out),
+        split="dev",
+        data_dir=data_dir,
+        limit=limit,
+        use_cache=False,
+        progress=False,
+        out_dir=tmp_path / "eval",
+    )
     again = _rows(tmp_path / "eval" / "predictions.jsonl")
     report = _rows(out / "eval" / "dev" / "predictions.jsonl")
     keys = ("id", "prediction", "raw", "valid")
@@ -288,8 +377,17 @@ def test_generators_train_save_load_eval(method, tmp_path, data_dir, tiny_llama)
     assert all(isinstance(r["prediction"], list) and len(r["prediction"]) == 1 for r in again)
     assert "rougeL" in run.metrics["generation"]
     # another seed draws other samples; the same seed the same ones
-    other = evaluate("idiom-generation", "trained", model=str(out), split="dev", data_dir=data_dir, limit=limit, use_cache=False,
-                     progress=False, method_options={"seed": 1, "samples": 2})  # fmt: skip
+    other = evaluate(
+        "idiom-generation",
+        "trained",
+        model=str(out),
+        split="dev",
+        data_dir=data_dir,
+        limit=limit,
+        use_cache=False,
+        progress=False,
+        method_options={"seed": 1, "samples": 2},
+    )
     assert all(len(p.prediction) == 2 for p in other.predictions.values())
     assert other.results["method"]["fingerprint"]["decoding"]["seed"] == 1
 
@@ -330,8 +428,17 @@ def test_summed_logits_with_one_inference_is_plain_decoding(knowledge_model, kno
     prompts = m.prompts(knowledge_record)
     for do_sample in (True, False):
         for j in (0, 5):
-            single = decode_groups(m.module, [[prompts[j]]], pad_id=m.pad_id, eos_ids=m.stop_ids, max_new_tokens=12, do_sample=do_sample,
-                                   temperature=0.7, top_k=5, seeds=[123])  # fmt: skip
+            single = decode_groups(
+                m.module,
+                [[prompts[j]]],
+                pad_id=m.pad_id,
+                eos_ids=m.stop_ids,
+                max_new_tokens=12,
+                do_sample=do_sample,
+                temperature=0.7,
+                top_k=5,
+                seeds=[123],
+            )
             plain = _naive_decode(m.module, [prompts[j]], 12, do_sample, 0.7, 5, 123, m.stop_ids)
             assert single[0] == plain and len(plain) > 0
     # and through the model: a record with one inference is decoded exactly like that one prompt alone
@@ -352,16 +459,30 @@ def test_cached_batched_summed_decoding_equals_naive_recompute(knowledge_model, 
     prompts = m.prompts(knowledge_record)
     assert len(prompts) == 12 and len({len(p) for p in prompts}) > 1  # different lengths: left padding is exercised
     for do_sample in (True, False):
-        fast = decode_groups(m.module, [prompts], pad_id=m.pad_id, eos_ids=m.stop_ids, max_new_tokens=10, do_sample=do_sample,
-                             temperature=0.7, top_k=5, seeds=[99])  # fmt: skip
+        fast = decode_groups(
+            m.module,
+            [prompts],
+            pad_id=m.pad_id,
+            eos_ids=m.stop_ids,
+            max_new_tokens=10,
+            do_sample=do_sample,
+            temperature=0.7,
+            top_k=5,
+            seeds=[99],
+        )
         slow = _naive_decode(m.module, prompts, 10, do_sample, 0.7, 5, 99, m.stop_ids)
         assert fast[0] == slow
     # groups in one batch decode exactly as when each runs alone (their own generators; finished groups leave the batch)
     groups = [prompts[:4], prompts[4:], [prompts[0]]]
-    together = decode_groups(m.module, groups, pad_id=m.pad_id, eos_ids=m.stop_ids, max_new_tokens=8, do_sample=True, temperature=0.7,
-                             top_k=5, seeds=[1, 2, 3])  # fmt: skip
-    alone = [decode_groups(m.module, [g], pad_id=m.pad_id, eos_ids=m.stop_ids, max_new_tokens=8, do_sample=True, temperature=0.7,
-                           top_k=5, seeds=[s])[0] for g, s in zip(groups, [1, 2, 3])]  # fmt: skip
+    together = decode_groups(
+        m.module, groups, pad_id=m.pad_id, eos_ids=m.stop_ids, max_new_tokens=8, do_sample=True, temperature=0.7, top_k=5, seeds=[1, 2, 3]
+    )
+    alone = [
+        decode_groups(
+            m.module, [g], pad_id=m.pad_id, eos_ids=m.stop_ids, max_new_tokens=8, do_sample=True, temperature=0.7, top_k=5, seeds=[s]
+        )[0]
+        for g, s in zip(groups, [1, 2, 3])
+    ]
     assert together == alone
 
 
@@ -428,8 +549,17 @@ def test_separators_start_at_the_mean_of_the_real_tokens_even_in_a_padded_matrix
     tok = AutoTokenizer.from_pretrained(minilm_path)
     real = len(tok)
     torch.manual_seed(0)
-    module = LlamaForCausalLM(LlamaConfig(vocab_size=real + spare_rows, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                                          num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=False))  # fmt: skip
+    module = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=real + spare_rows,
+            hidden_size=16,
+            intermediate_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            tie_word_embeddings=False,
+        )
+    )
     with torch.no_grad():
         module.get_input_embeddings().weight[real:] = 100.0  # what a spare row might hold
         module.get_output_embeddings().weight[real:] = -100.0
@@ -461,10 +591,18 @@ def test_epoch_plan_draws_one_feature_per_group_anew_each_epoch():
 
 def test_one_inference_per_epoch_trains_a_knowledge_generator_on_each_narrative_once(tmp_path, data_dir, tiny_llama):
     opts = {**TINY, "limit": 3, "max_inferences": 3, "report_limit": 1, "epochs": 2, "report_splits": ("dev",)}
-    result = train("idiom-generation", "generator-context", str(tiny_llama), tmp_path / "one", data_dir=str(data_dir),
-                   inference_sampling="one-per-epoch", **opts)  # fmt: skip
-    start = next(json.loads(line) for line in (tmp_path / "one" / "train_log.jsonl").read_text().splitlines()
-                 if json.loads(line)["event"] == "start")  # fmt: skip
+    result = train(
+        "idiom-generation",
+        "generator-context",
+        str(tiny_llama),
+        tmp_path / "one",
+        data_dir=str(data_dir),
+        inference_sampling="one-per-epoch",
+        **opts,
+    )
+    start = next(
+        json.loads(line) for line in (tmp_path / "one" / "train_log.jsonl").read_text().splitlines() if json.loads(line)["event"] == "start"
+    )
     # 3 narratives × their references × 3 inferences; one inference per (narrative, reference) each epoch, batches of 2
     n_groups = start["train_items"] // 3
     assert start["train_items"] % 3 == 0 and start["steps_per_epoch"] == -(-n_groups // 2) < start["train_items"] // 2

@@ -19,8 +19,21 @@ from figlang.models.training import train, train_folds
 from figlang.models.training.trainer import _task_data, build_model, make_config, resolve_base, seeded_subset, set_seeds
 
 # select=last keeps the latest model; patience=0 runs every epoch (select=last alone still stops early on a flat dev)
-TINY = dict(limit=8, dev_limit=4, report_limit=6, epochs=3, batch_size=2, lr=2e-4, warmup_ratio=0.0, max_length=48,
-            select="last", patience=0, threads=1, progress=False, log_every=1)  # fmt: skip
+TINY = dict(
+    limit=8,
+    dev_limit=4,
+    report_limit=6,
+    epochs=3,
+    batch_size=2,
+    lr=2e-4,
+    warmup_ratio=0.0,
+    max_length=48,
+    select="last",
+    patience=0,
+    threads=1,
+    progress=False,
+    log_every=1,
+)
 
 
 def _mean_loss(model, records) -> float:
@@ -38,8 +51,22 @@ def _initial_loss(task, method, model_path, records, labels=(), **options) -> fl
 
 def _check_saved_model(out: Path, method: str, shape: str, lr: float = TINY["lr"]) -> dict:
     meta = read_figlang_json(out)
-    for key in ("figlang_trained", "status", "shape", "method", "model_class", "input_format", "base_model", "task",
-                "training", "data", "best", "dev_metrics", "versions", "created"):  # fmt: skip
+    for key in (
+        "figlang_trained",
+        "status",
+        "shape",
+        "method",
+        "model_class",
+        "input_format",
+        "base_model",
+        "task",
+        "training",
+        "data",
+        "best",
+        "dev_metrics",
+        "versions",
+        "created",
+    ):
         assert key in meta, key
     assert meta["status"] == "complete" and meta["shape"] == shape and meta["method"] == method
     assert meta["base_model"]["path"] and meta["base_model"]["revision"]
@@ -82,8 +109,9 @@ def test_cloze_methods_train_save_load_eval(method, tmp_path, data_dir, minilm_p
     assert after < before, f"{method}: training loss did not fall ({before:.4f} → {after:.4f})"
 
     # save → load → eval: the harness's answers from the directory equal the trainer's final report
-    run = evaluate(task, "trained", model=str(out), split="dev", data_dir=data_dir, limit=opts["report_limit"],
-                   use_cache=False, progress=False)  # fmt: skip
+    run = evaluate(
+        task, "trained", model=str(out), split="dev", data_dir=data_dir, limit=opts["report_limit"], use_cache=False, progress=False
+    )
     report = [json.loads(x) for x in (out / "eval" / "dev" / "predictions.jsonl").read_text().splitlines()]
     assert [run.predictions[r["id"]].prediction for r in report] == [r["prediction"] for r in report]
     for r in report:
@@ -95,8 +123,14 @@ def test_cloze_methods_train_save_load_eval(method, tmp_path, data_dir, minilm_p
 
 def test_relation_analysis_on_baseline_errors(tmp_path, data_dir, minilm_path):
     out = tmp_path / "ctx"
-    train("simile-cloze", "mc-context", str(minilm_path), out, data_dir=str(data_dir),
-          **{**TINY, "limit": 2, "dev_limit": 2, "report_limit": 2, "epochs": 1, "batch_size": 1})  # fmt: skip
+    train(
+        "simile-cloze",
+        "mc-context",
+        str(minilm_path),
+        out,
+        data_dir=str(data_dir),
+        **{**TINY, "limit": 2, "dev_limit": 2, "report_limit": 2, "epochs": 1, "batch_size": 1},
+    )
     records = get_task("simile-cloze").load("dev", data_dir)[:3]
     baseline = {records[0].id: False, records[1].id: True, records[2].id: False}
     result = relation_analysis(out, records, baseline, by="relation", batch_size=2)
@@ -108,8 +142,30 @@ def test_relation_analysis_on_baseline_errors(tmp_path, data_dir, minilm_path):
     # the command line gives the same table, with the model placed by --device (cpu here; cuda on a GPU)
     from figlang.cli.main import app
 
-    res = CliRunner().invoke(app, ["relations", "--model", str(out), "-t", "simile-cloze", "-s", "dev", "-n", "3", "--by", "inference",
-                                   "--device", "cpu", "--threads", "1", "-o", str(tmp_path / "rel.json"), "--data-dir", str(data_dir)])  # fmt: skip
+    res = CliRunner().invoke(
+        app,
+        [
+            "relations",
+            "--model",
+            str(out),
+            "-t",
+            "simile-cloze",
+            "-s",
+            "dev",
+            "-n",
+            "3",
+            "--by",
+            "inference",
+            "--device",
+            "cpu",
+            "--threads",
+            "1",
+            "-o",
+            str(tmp_path / "rel.json"),
+            "--data-dir",
+            str(data_dir),
+        ],
+    )
     assert res.exit_code == 0, res.output
     cli = json.loads((tmp_path / "rel.json").read_text())
     assert cli["per_group"] == slots["per_group"] and cli["all_inferences"] == slots["all_inferences"]
@@ -150,15 +206,58 @@ def test_cli_eval_and_train_commands(flute_nli, tmp_path, data_dir, minilm_path)
 
     out, _, _ = flute_nli
     runner = CliRunner()
-    res = runner.invoke(app, ["eval", "-t", "flute", "--method", "trained", "--model", str(out), "-n", "6", "--no-cache",
-                              "-q", "--data-dir", str(data_dir), "-o", str(tmp_path / "ev")])  # fmt: skip
+    res = runner.invoke(
+        app,
+        [
+            "eval",
+            "-t",
+            "flute",
+            "--method",
+            "trained",
+            "--model",
+            str(out),
+            "-n",
+            "6",
+            "--no-cache",
+            "-q",
+            "--data-dir",
+            str(data_dir),
+            "-o",
+            str(tmp_path / "ev"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     results = json.loads((tmp_path / "ev" / "results.json").read_text())
     assert results["method"]["name"] == "trained" and results["metrics"]["n_scored"] == 6
-    res = runner.invoke(_standalone(), ["train", "-t", "idiom-cloze", "-m", "mc-continuation", "--model", str(minilm_path),
-                                        "-o", str(tmp_path / "cli"), "-n", "4", "--dev-limit", "2", "--report-limit", "2",
-                                        "--epochs", "1", "--batch-size", "2", "--max-length", "32", "-q",
-                                        "--data-dir", str(data_dir)])  # fmt: skip
+    res = runner.invoke(
+        _standalone(),
+        [
+            "train",
+            "-t",
+            "idiom-cloze",
+            "-m",
+            "mc-continuation",
+            "--model",
+            str(minilm_path),
+            "-o",
+            str(tmp_path / "cli"),
+            "-n",
+            "4",
+            "--dev-limit",
+            "2",
+            "--report-limit",
+            "2",
+            "--epochs",
+            "1",
+            "--batch-size",
+            "2",
+            "--max-length",
+            "32",
+            "-q",
+            "--data-dir",
+            str(data_dir),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert read_figlang_json(tmp_path / "cli")["method"] == "mc-continuation"
 
@@ -179,15 +278,32 @@ def test_rationale_classifier_and_simulatability(flute_nli, tmp_path, data_dir, 
     assert report["gold"]["n"] == 6
     other = tmp_path / "other.jsonl"
     other.write_text("".join(json.dumps({"id": r.id, "rationale_text": "It is raining."}) + "\n" for r in val))
-    run = evaluate("flute", "trained", model=str(out), data_dir=data_dir, limit=6, use_cache=False, progress=False,
-                   method_options={"rationales": str(other), "rationale_field": "rationale_text"})  # fmt: skip
+    run = evaluate(
+        "flute",
+        "trained",
+        model=str(out),
+        data_dir=data_dir,
+        limit=6,
+        use_cache=False,
+        progress=False,
+        method_options={"rationales": str(other), "rationale_field": "rationale_text"},
+    )
     assert run.results["method"]["fingerprint"]["rationale_field"] == "rationale_text"
     assert run.metrics["n_scored"] == 6
 
 
 def test_impli_idiom_disjoint_folds(tmp_path, data_dir, minilm_path):
-    summary = train_folds("impli-idioms-manual", "nli", str(minilm_path), tmp_path / "folds", k=10, folds=[3], test_limit=10,
-                          data_dir=str(data_dir), **{**TINY, "limit": 8, "epochs": 1, "batch_size": 4})  # fmt: skip
+    summary = train_folds(
+        "impli-idioms-manual",
+        "nli",
+        str(minilm_path),
+        tmp_path / "folds",
+        k=10,
+        folds=[3],
+        test_limit=10,
+        data_dir=str(data_dir),
+        **{**TINY, "limit": 8, "epochs": 1, "batch_size": 4},
+    )
     assert summary["folds_run"] == [3] and summary["k"] == 10
     fold = summary["per_fold"]["3"]
     assert fold["items"] == 10 and fold["train_items"] == 8
@@ -220,13 +336,16 @@ def test_fold_runs_into_one_folder_pool_together(tmp_path, data_dir, minilm_path
     settings = dict(k=10, test_limit=6, data_dir=str(data_dir), **{**TINY, "limit": 8, "epochs": 1, "batch_size": 4})
     out = tmp_path / "folds"
     first = train_folds("impli-idioms-manual", "nli", str(minilm_path), out, folds=[1], **settings)
-    second = train_folds("impli-idioms-manual", "nli", str(minilm_path), out, folds=[2], **{**settings, "threads": 1})  # how it ran: still pooled
+    second = train_folds(
+        "impli-idioms-manual", "nli", str(minilm_path), out, folds=[2], **{**settings, "threads": 1}
+    )  # how it ran: still pooled
     assert first["folds_run"] == [1] and first["folds_from_earlier_runs"] == []
     assert second["folds_run"] == [1, 2] and second["folds_from_earlier_runs"] == [1] and "folds_left_out" not in second
     assert second["per_fold"]["1"] == first["per_fold"]["1"]
     pooled = [json.loads(line) for line in (out / "pooled" / "predictions.jsonl").read_text().splitlines()]
-    assert len(pooled) == 12 and {r["id"] for r in pooled} >= set(json.loads(line)["id"] for line in
-                                                                   (out / "fold_01" / "eval" / "test-fold" / "predictions.jsonl").read_text().splitlines())
+    assert len(pooled) == 12 and {r["id"] for r in pooled} >= set(
+        json.loads(line)["id"] for line in (out / "fold_01" / "eval" / "test-fold" / "predictions.jsonl").read_text().splitlines()
+    )
     assert second["pooled"]["accuracy"]["n"] == 12
     assert json.loads((out / "folds_summary.json").read_text())["folds_run"] == [1, 2]
     # a fold trained with other settings (here the learning rate) is not pooled with them, and the summary says so

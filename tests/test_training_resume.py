@@ -21,11 +21,46 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _command(out: Path, data_dir: Path, model: Path) -> list[str]:
     return [
-        sys.executable, "-m", "figlang.cli.train_cmds", "train", "-t", "idiom-cloze", "-m", "mc-continuation",
-        "--model", str(model), "-o", str(out), "-n", "24", "--dev-limit", "4", "--report-limit", "4",
-        "--epochs", "2", "--batch-size", "2", "--grad-accum", "2", "--max-length", "32", "--lr", "1e-4",
-        "--save-every", "1", "--eval-every", "4", "--patience", "0", "--threads", "1", "-q", "--data-dir", str(data_dir),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "figlang.cli.train_cmds",
+        "train",
+        "-t",
+        "idiom-cloze",
+        "-m",
+        "mc-continuation",
+        "--model",
+        str(model),
+        "-o",
+        str(out),
+        "-n",
+        "24",
+        "--dev-limit",
+        "4",
+        "--report-limit",
+        "4",
+        "--epochs",
+        "2",
+        "--batch-size",
+        "2",
+        "--grad-accum",
+        "2",
+        "--max-length",
+        "32",
+        "--lr",
+        "1e-4",
+        "--save-every",
+        "1",
+        "--eval-every",
+        "4",
+        "--patience",
+        "0",
+        "--threads",
+        "1",
+        "-q",
+        "--data-dir",
+        str(data_dir),
+    ]
 
 
 def _env() -> dict[str, str]:
@@ -44,9 +79,26 @@ def test_killed_run_resumes_to_the_same_result(tmp_path, data_dir, minilm_path):
     from figlang.models.training import train
 
     # the uninterrupted run, in this process (same options as the command line below)
-    train("idiom-cloze", "mc-continuation", str(minilm_path), straight, limit=24, dev_limit=4, report_limit=4, epochs=2,
-          batch_size=2, grad_accum=2, max_length=32, lr=1e-4, save_every=1, eval_every=4, patience=0, threads=1,
-          progress=False, data_dir=str(data_dir))  # fmt: skip
+    train(
+        "idiom-cloze",
+        "mc-continuation",
+        str(minilm_path),
+        straight,
+        limit=24,
+        dev_limit=4,
+        report_limit=4,
+        epochs=2,
+        batch_size=2,
+        grad_accum=2,
+        max_length=32,
+        lr=1e-4,
+        save_every=1,
+        eval_every=4,
+        patience=0,
+        threads=1,
+        progress=False,
+        data_dir=str(data_dir),
+    )
 
     proc = subprocess.Popen(_command(killed, data_dir, minilm_path), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     state_file = killed / "checkpoint" / "state.json"
@@ -101,8 +153,18 @@ def test_resuming_with_another_configuration_is_refused(tmp_path, data_dir, mini
 def test_time_budget_stops_cleanly_and_a_rerun_finishes(tmp_path, data_dir, minilm_path):
     from figlang.models.training import train
 
-    opts = dict(limit=8, dev_limit=2, report_limit=2, epochs=1, batch_size=2, max_length=32, progress=False, data_dir=str(data_dir),
-                threads=1, save_every=100)  # fmt: skip
+    opts = dict(
+        limit=8,
+        dev_limit=2,
+        report_limit=2,
+        epochs=1,
+        batch_size=2,
+        max_length=32,
+        progress=False,
+        data_dir=str(data_dir),
+        threads=1,
+        save_every=100,
+    )
     part = train("idiom-cloze", "mc-continuation", str(minilm_path), tmp_path / "run", max_minutes=1e-6, **opts)
     assert part.stopped == "time-budget" and part.steps == 1
     assert read_figlang_json(tmp_path / "run")["status"] == "partial"  # usable, marked as such

@@ -33,18 +33,21 @@ def csrf(client) -> str:
     return client.application.jinja_env.globals["csrf_token"]
 
 
-@pytest.mark.parametrize(("url", "status"), [
-    ("/run/..%2F..%2Fetc", 403),
-    ("/run/impli-first/..%2F..%2F..%2Fetc", 403),
-    ("/file/..%2F..%2Fetc%2Fpasswd", 403),
-    ("/file/impli-first/..%2F..%2Fsecret.png", 403),
-    ("/review/flute/..%2F..%2Ftmp", 403),
-    ("/human/flute/..%2F..%2Ftmp", 403),
-    ("/compare?a=..%2F..&b=impli-first", 403),
-    # an absolute path: "/run//etc" is redirected to "/run/etc", which is inside the folder (and absent)
-    ("/run/%2Fetc", 422),
-    ("/file/%2Fetc%2Fpasswd", 404),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("url", "status"),
+    [
+        ("/run/..%2F..%2Fetc", 403),
+        ("/run/impli-first/..%2F..%2F..%2Fetc", 403),
+        ("/file/..%2F..%2Fetc%2Fpasswd", 403),
+        ("/file/impli-first/..%2F..%2Fsecret.png", 403),
+        ("/review/flute/..%2F..%2Ftmp", 403),
+        ("/human/flute/..%2F..%2Ftmp", 403),
+        ("/compare?a=..%2F..&b=impli-first", 403),
+        # an absolute path: "/run//etc" is redirected to "/run/etc", which is inside the folder (and absent)
+        ("/run/%2Fetc", 422),
+        ("/file/%2Fetc%2Fpasswd", 404),
+    ],
+)
 def test_path_traversal_is_refused(client, url: str, status: int) -> None:
     r = client.get(url, follow_redirects=True)
     text = r.get_data(as_text=True)
@@ -159,7 +162,7 @@ def test_review_forms_need_the_token_and_write_only_the_verdicts_file(client, ru
     form = {"id": ids[0], "revision": revisions[0], "verdict": "accept"}
     r = client.post(f"/review/flute/{rel}", data=form)  # no token: another site posting to localhost
     assert r.status_code == 400 and not (run / "review" / "verdicts.jsonl").exists()
-    note = '<img src=x onerror=alert(1)> not figurative'
+    note = "<img src=x onerror=alert(1)> not figurative"
     r = client.post(f"/review/flute/{rel}", data={**form, "verdict": "reject", "note": "", "csrf": csrf(client)})
     assert r.status_code == 302 and "say+why" in r.headers["Location"]
     assert not (run / "review" / "verdicts.jsonl").exists()
@@ -221,14 +224,27 @@ def test_impli_review_queue_accept_edit_reject(impli_client) -> None:
     assert len(ids) == 3 and "He died last year." in page and "not figurative" in page
     token = csrf(client)
     before = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
-    r = client.post("/review/impli/impli-generated", data={"id": ids[0], "verdict": "reject", "reason": "", "csrf": token}, follow_redirects=True)
+    r = client.post(
+        "/review/impli/impli-generated", data={"id": ids[0], "verdict": "reject", "reason": "", "csrf": token}, follow_redirects=True
+    )
     assert "a rejection needs a reason" in r.get_data(as_text=True)
-    r = client.post("/review/impli/impli-generated", data={"id": ids[0], "verdict": "reject", "reason": "not_figurative",
-                                                          "note": "<b>x</b>", "csrf": token}, follow_redirects=True)  # fmt: skip
+    r = client.post(
+        "/review/impli/impli-generated",
+        data={"id": ids[0], "verdict": "reject", "reason": "not_figurative", "note": "<b>x</b>", "csrf": token},
+        follow_redirects=True,
+    )
     assert f"{ids[0]}: reject stored" in r.get_data(as_text=True)
     pairs = {i["id"]: i for i in queue_items(out)}
-    edit = {"id": ids[1], "verdict": "edit", "reason": "label_wrong", "edited_premise": pairs[ids[1]]["premise"],
-            "edited_hypothesis": "She got angry.", "edited_label": pairs[ids[1]]["label"], "note": "", "csrf": token}  # fmt: skip
+    edit = {
+        "id": ids[1],
+        "verdict": "edit",
+        "reason": "label_wrong",
+        "edited_premise": pairs[ids[1]]["premise"],
+        "edited_hypothesis": "She got angry.",
+        "edited_label": pairs[ids[1]]["label"],
+        "note": "",
+        "csrf": token,
+    }
     r = client.post("/review/impli/impli-generated", data=edit, follow_redirects=True)
     assert f"{ids[1]}: edit stored" in r.get_data(as_text=True)  # the reason select is ignored unless rejecting
     r = client.post("/review/impli/impli-generated", data={"id": ids[2], "verdict": "accept", "reason": "ungrammatical", "csrf": token})

@@ -71,8 +71,14 @@ def visit(page, url: str, ready: str, name: str, timeout_s: float = 300) -> None
     first = time.perf_counter() - t0
     page.wait_for_selector(ready, timeout=timeout_s * 1000)
     page.wait_for_load_state("load")
-    TIMINGS["pages"].append({"page": name, "url": url.split("//", 1)[1].split("/", 1)[1], "first_response_s": round(first, 3),
-                             "ready_s": round(time.perf_counter() - t0, 3)})  # fmt: skip
+    TIMINGS["pages"].append(
+        {
+            "page": name,
+            "url": url.split("//", 1)[1].split("/", 1)[1],
+            "first_response_s": round(first, 3),
+            "ready_s": round(time.perf_counter() - t0, 3),
+        }
+    )
 
 
 def shot(page, name: str) -> None:
@@ -87,15 +93,15 @@ def _write_timings(runs: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     record = {
         "what": "figlang serve: startup (process spawn to the first answered page) and per-page times in chromium, "
-                "over a runs folder holding two 26,124-item IMPLI runs (always-first, random), two 6-item smollm2-135m runs "
-                "and a FLUTE creator run; first_response_s = navigation until the load event, ready_s = until the page's "
-                "content shows (a slow first load answers with a self-reloading 'loading' page)",
+        "over a runs folder holding two 26,124-item IMPLI runs (always-first, random), two 6-item smollm2-135m runs "
+        "and a FLUTE creator run; first_response_s = navigation until the load event, ready_s = until the page's "
+        "content shows (a slow first load answers with a self-reloading 'loading' page)",
         "command": "sh scripts/web_screenshots.sh (= FIGLANG_SERVE_BENCH=docs/results/serve/bench_serve.json FIGLANG_WEB_SCREENSHOTS=docs/images pytest -q tests/test_web_browser.py)",
         "big_run_items": sum(1 for _ in preds.open(encoding="utf-8")) if preds.exists() else None,
         "big_run_predictions_mb": round(preds.stat().st_size / 1e6, 1) if preds.exists() else None,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
         **TIMINGS,
-    }  # fmt: skip
+    }
     out.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
@@ -154,7 +160,9 @@ def test_run_page_scores_plots_and_filtered_errors(server, page, runs: Path) -> 
     t0 = time.perf_counter()
     page.click("text=next →")
     page.wait_for_selector("text=page 2 of")
-    TIMINGS["pages"].append({"page": "run, filtered, page 2", "url": page.url.split("/", 3)[3], "ready_s": round(time.perf_counter() - t0, 3)})
+    TIMINGS["pages"].append(
+        {"page": "run, filtered, page 2", "url": page.url.split("/", 3)[3], "ready_s": round(time.perf_counter() - t0, 3)}
+    )
 
     visit(page, server.url + "/run/idiom-gen", ".card", "generation run")  # no correctness: all items by default
     first = page.inner_text(".card >> nth=0")
@@ -173,12 +181,14 @@ def test_compare_page_paired_tests_and_disagreements(server, page) -> None:
     t0 = time.perf_counter()
     page.click("button:has-text('Compare')")
     page.wait_for_selector("h2:has-text('Paired tests')", timeout=300_000)
-    TIMINGS["pages"].append({"page": "compare two 26,124-item runs (figlang compare, first time)", "ready_s": round(time.perf_counter() - t0, 3)})
+    TIMINGS["pages"].append(
+        {"page": "compare two 26,124-item runs (figlang compare, first time)", "ready_s": round(time.perf_counter() - t0, 3)}
+    )
     text = page.inner_text("main")
     assert "McNemar" in text and "paired bootstrap CI" in text
     assert page.locator(".side").count() == 25  # disagreements, A beside B
     heads = page.locator(".side >> nth=0").inner_text()
-    assert ("right" in heads and "wrong" in heads)  # they disagree
+    assert "right" in heads and "wrong" in heads  # they disagree
     shot(page, "compare")
     visit(page, page.url + "&page=2", ".side", "compare, page 2 (cached)")
 
@@ -195,7 +205,9 @@ def test_interpret_page(server, page) -> None:
     t0 = time.perf_counter()
     page.click("button:has-text('Interpret')")
     page.wait_for_selector(".expression", timeout=300_000)
-    TIMINGS["pages"].append({"page": "interpret two sentences (first call loads the lexicon)", "ready_s": round(time.perf_counter() - t0, 3)})
+    TIMINGS["pages"].append(
+        {"page": "interpret two sentences (first call loads the lexicon)", "ready_s": round(time.perf_counter() - t0, 3)}
+    )
     text = page.inner_text("main")
     assert page.locator(".expression").count() >= 2
     assert "kicked the bucket" in text and "canonical: kick the bucket" in text and "busy as a bee" in text
@@ -289,7 +301,9 @@ def test_review_round_trip_survives_a_restart(server, page, runs: Path, data_dir
     # the files the CLI reads
     stored = current_verdicts(run)
     by_id = {k[0]: v for k, v in stored.items()}
-    assert by_id[ids[0]]["verdict"] == "accept" and by_id[ids[1]]["edits"] == {"explanation": "A clearer explanation, written by the reviewer."}
+    assert by_id[ids[0]]["verdict"] == "accept" and by_id[ids[1]]["edits"] == {
+        "explanation": "A clearer explanation, written by the reviewer."
+    }
     assert by_id[ids[2]]["verdict"] == "reject" and "at all" in by_id[ids[2]]["note"] and by_id[ids[2]]["from"] == "figlang serve"
     total = review_rates(run)["idiom"]
     assert (total["accept"], total["edit"], total["reject"], total["unreviewed"]) == (1, 1, 1, total["candidates"] - 3)

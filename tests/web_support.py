@@ -20,10 +20,13 @@ _MADE: dict[str, Path] = {}
 
 FLUTE_IDIOMS = [
     {"idiom": "spill the beans", "meaning": "to reveal a secret", "sentence": "Tom spilled the beans about the wedding plans."},
-    {"idiom": "break the ice", "meaning": "to make people feel more relaxed at first meeting",
-     "sentence": "She told a joke to break the ice at the meeting."},
+    {
+        "idiom": "break the ice",
+        "meaning": "to make people feel more relaxed at first meeting",
+        "sentence": "She told a joke to break the ice at the meeting.",
+    },
     {"idiom": "hit the sack", "meaning": "to go to bed", "sentence": "After the long hike we hit the sack early."},
-]  # fmt: skip
+]
 
 
 def figlang(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -39,7 +42,7 @@ RUNS = {
     "impli-random": ("-t", "impli", "-m", "random"),
     "idiom-gen": ("-t", "idiom-generation", "-s", "dev", "-m", "generate", "--model", "smollm2-135m", "-n", "6", "-O", "threads=1"),
     "flute-explain": ("-t", "flute", "-s", "val", "-m", "nli-generate", "--model", "smollm2-135m", "-n", "6", "-O", "threads=1"),
-}  # fmt: skip
+}
 
 
 def runs_folder(root: Path, data_dir: Path) -> Path:
@@ -128,8 +131,11 @@ class Server:
         t0 = time.perf_counter()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "figlang.cli.main", "serve", "--runs", str(runs), "--data-dir", str(data_dir), "--port", str(self.port)],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         deadline = t0 + 120
         while True:
             if self.proc.poll() is not None:
@@ -174,8 +180,13 @@ def human_export(runs: Path) -> Path:
 
     rows = load_run(runs / "flute-explain").rows
     references = [{**r, "prediction": r["gold"], "explanation": r["gold_explanation"], "correct": True} for r in rows]
-    sample = sample_flute_items({"flute-explain": rows, "references": references}, per_type=1, seed=13, require_correct=False,
-                                figure_types=("sarcasm", "metaphor", "idiom"))  # fmt: skip
+    sample = sample_flute_items(
+        {"flute-explain": rows, "references": references},
+        per_type=1,
+        seed=13,
+        require_correct=False,
+        figure_types=("sarcasm", "metaphor", "idiom"),
+    )
     out = runs / "human-eval"
     export_flute_for_judges(sample, out)
     _MADE["human"] = out

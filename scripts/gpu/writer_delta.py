@@ -35,8 +35,11 @@ def bf16_base(src: Path, dst: Path) -> None:
         if f.is_file() and f.name != "model.safetensors":
             shutil.copy2(f, dst / f.name)
     sd = load_file(str(src / "model.safetensors"))
-    save_file({k: (v.to(torch.bfloat16) if v.is_floating_point() else v).contiguous() for k, v in sd.items()},
-              str(dst / "model.safetensors"), metadata={"format": "pt"})
+    save_file(
+        {k: (v.to(torch.bfloat16) if v.is_floating_point() else v).contiguous() for k, v in sd.items()},
+        str(dst / "model.safetensors"),
+        metadata={"format": "pt"},
+    )
 
 
 def pack(base: Path, trained: Path, out: Path) -> dict:
@@ -57,9 +60,13 @@ def pack(base: Path, trained: Path, out: Path) -> dict:
         arrays[f"s::{name}"] = scale.squeeze(1).numpy()
         arrays[f"shape::{name}"] = np.array(w.shape, dtype=np.int64)
     np.savez_compressed(out, **arrays)
-    report = {"tensors": len(t), "largest_rounding_error": worst_delta,
-              "largest_bf16_rounding_error_of_trained_weights": worst_bf16,
-              "sha256": hashlib.sha256(out.read_bytes()).hexdigest(), "bytes": out.stat().st_size}
+    report = {
+        "tensors": len(t),
+        "largest_rounding_error": worst_delta,
+        "largest_bf16_rounding_error_of_trained_weights": worst_bf16,
+        "sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
+        "bytes": out.stat().st_size,
+    }
     out.with_suffix(".json").write_text(json.dumps(report, indent=1))
     return report
 

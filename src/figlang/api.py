@@ -79,10 +79,21 @@ def evaluate(
     from .evaluation.harness import evaluate as _evaluate
 
     return _evaluate(
-        task if not isinstance(task, Path) else str(task), method, model=model, split=split, data_dir=data_dir, limit=limit,
-        out_dir=out_dir, cache_dir=cache_dir, use_cache=use_cache, seed=seed, metric_options=metric_options,
-        method_options=options, progress=progress, predict_only=predict_only,
-    )  # fmt: skip
+        task if not isinstance(task, Path) else str(task),
+        method,
+        model=model,
+        split=split,
+        data_dir=data_dir,
+        limit=limit,
+        out_dir=out_dir,
+        cache_dir=cache_dir,
+        use_cache=use_cache,
+        seed=seed,
+        metric_options=metric_options,
+        method_options=options,
+        progress=progress,
+        predict_only=predict_only,
+    )
 
 
 def score_predictions(
@@ -99,11 +110,14 @@ def score_predictions(
     """Score an existing prediction file (figlang's, the papers' released outputs, a FLUTE submission), as `figlang eval -p`."""
     from .evaluation.harness import score_predictions_file
 
-    return score_predictions_file(path, task if not isinstance(task, Path) else str(task), split, data_dir, fmt, allow_partial,
-                                  out_dir, seed=seed)  # fmt: skip
+    return score_predictions_file(
+        path, task if not isinstance(task, Path) else str(task), split, data_dir, fmt, allow_partial, out_dir, seed=seed
+    )
 
 
-def compare(run_a: str | Path, run_b: str | Path, *, seed: int = 0, n_resamples: int = 10_000, ci_cluster: str | None = None) -> dict[str, Any]:
+def compare(
+    run_a: str | Path, run_b: str | Path, *, seed: int = 0, n_resamples: int = 10_000, ci_cluster: str | None = None
+) -> dict[str, Any]:
     """Paired tests between two run folders on the same items, as `figlang compare --json` prints them.
 
     Discriminative runs: paired t-test, McNemar (and Wilcoxon on explanation scores) and a paired
@@ -157,8 +171,20 @@ def suite(
     """
     from .evaluation.suite import DEFAULT_MODEL, run_suite, suite_entries
 
-    return run_suite(model or DEFAULT_MODEL, data_dir, out, limit, suite_entries(list(only) if only else None), cache_dir, use_cache,
-                     threads, seed, progress, full, dtype)  # fmt: skip
+    return run_suite(
+        model or DEFAULT_MODEL,
+        data_dir,
+        out,
+        limit,
+        suite_entries(list(only) if only else None),
+        cache_dir,
+        use_cache,
+        threads,
+        seed,
+        progress,
+        full,
+        dtype,
+    )
 
 
 def train(task: str | Path | Task, method: str, model: str, out_dir: str | Path, *, restart: bool = False, **config: Any) -> TrainResult:

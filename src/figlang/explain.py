@@ -106,8 +106,9 @@ def _pair(premise: Any, hypothesis: Any, figure_type: str | None, idiom: str | N
         raise FiglangError(f"unknown figure type {figure_type!r}{at}: use one of {', '.join(FIGURE_TYPES)} (or leave it out)")
     premise, hypothesis = " ".join(premise.split()), " ".join(hypothesis.split())
     digest = hashlib.sha256(f"{premise}\n{hypothesis}\n{figure_type}\n{idiom}".encode()).hexdigest()[:16]
-    return NLIPair(id=f"input-{digest}", premise=premise, hypothesis=hypothesis, label=None, figure_type=figure_type,
-                   expression=idiom, source="user")  # fmt: skip
+    return NLIPair(
+        id=f"input-{digest}", premise=premise, hypothesis=hypothesis, label=None, figure_type=figure_type, expression=idiom, source="user"
+    )
 
 
 def explain_pairs(
@@ -143,7 +144,9 @@ def explain_pairs(
     unique = list({r.id: r for r in records}.values())
     cache = RequestCache(cache_dir) if use_cache else None
     try:
-        predictions, stats = run_method(method, unique, cache, chunk_size=32, progress=progress, description="explaining")  # as figlang eval: the same generation batches
+        predictions, stats = run_method(
+            method, unique, cache, chunk_size=32, progress=progress, description="explaining"
+        )  # as figlang eval: the same generation batches
     finally:
         if cache is not None:
             cache.close()
@@ -153,14 +156,33 @@ def explain_pairs(
     for r in records:
         p = predictions[r.id]
         by_writer = method.written_by_writer(r)  # a fine-tuned writer is shown no examples
-        produced = {"method": "explain", "model": model, "mode": method.mode, "k": 0 if by_writer else method.k_for(r),
-                    "writer": method.writer_dir if by_writer else None,
-                    "label_method": (fingerprint.get("label_method") or {}).get("method"),
-                    "label_model": method.label_model or (model if method.mode == "pipeline" else None),
-                    "examples": p.meta.get("examples", []), "idiom_meaning": p.meta.get("meaning"),
-                    "backend": fingerprint.get("backend", {}).get("backend")}  # fmt: skip
-        out.append(Explanation(r.premise, r.hypothesis, r.figure_type, p.prediction if p.valid else None, p.explanation, p.valid,
-                               p.error, p.scores, p.raw, produced, cached))  # fmt: skip
+        produced = {
+            "method": "explain",
+            "model": model,
+            "mode": method.mode,
+            "k": 0 if by_writer else method.k_for(r),
+            "writer": method.writer_dir if by_writer else None,
+            "label_method": (fingerprint.get("label_method") or {}).get("method"),
+            "label_model": method.label_model or (model if method.mode == "pipeline" else None),
+            "examples": p.meta.get("examples", []),
+            "idiom_meaning": p.meta.get("meaning"),
+            "backend": fingerprint.get("backend", {}).get("backend"),
+        }
+        out.append(
+            Explanation(
+                r.premise,
+                r.hypothesis,
+                r.figure_type,
+                p.prediction if p.valid else None,
+                p.explanation,
+                p.valid,
+                p.error,
+                p.scores,
+                p.raw,
+                produced,
+                cached,
+            )
+        )
     return out
 
 
@@ -184,8 +206,14 @@ def explain(
     ``writer``/``writer_types`` (a `figlang train -t flute -m iro` folder that writes the explanation),
     backend options (``threads``, ``n_ctx``).
     """
-    return explain_pairs([{"premise": premise, "hypothesis": hypothesis, "figure_type": figure_type, "idiom": idiom}],
-                         model=model, data_dir=data_dir, cache_dir=cache_dir, use_cache=use_cache, **options)[0]  # fmt: skip
+    return explain_pairs(
+        [{"premise": premise, "hypothesis": hypothesis, "figure_type": figure_type, "idiom": idiom}],
+        model=model,
+        data_dir=data_dir,
+        cache_dir=cache_dir,
+        use_cache=use_cache,
+        **options,
+    )[0]
 
 
 __all__ = ["DEFAULT_MODEL", "Explanation", "explain", "explain_pairs", "explainer"]

@@ -71,18 +71,30 @@ class LlamaServer:
         model = smollm2_gguf()
         assert model is not None
         cmd = [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(model),
-            "--model_alias", MODEL_ALIAS,
-            "--host", "127.0.0.1",
-            "--port", str(self.port),
-            "--n_ctx", str(self.n_ctx),
-            "--n_threads", str(self.n_threads),
-            "--n_batch", "512",
-            "--logits_all", "True",
-            "--seed", "0",
-            "--verbose", "False",
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model),
+            "--model_alias",
+            MODEL_ALIAS,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+            "--n_threads",
+            str(self.n_threads),
+            "--n_batch",
+            "512",
+            "--logits_all",
+            "True",
+            "--seed",
+            "0",
+            "--verbose",
+            "False",
+        ]
         if self.bos:
             cmd += ["--kv_overrides", "tokenizer.ggml.add_bos_token=bool:true"]
         log = open(self.log_path, "ab")  # noqa: SIM115  (closed when the process ends)

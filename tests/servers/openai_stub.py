@@ -21,10 +21,16 @@ import httpx
 def canned_completion(body: dict[str, Any]) -> dict[str, Any]:
     """A minimal answer for /v1/completions and /v1/chat/completions (no logprobs)."""
     if "messages" in body:
-        return {"object": "chat.completion", "model": body.get("model"),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": "stub reply"}, "finish_reason": "stop"}]}
-    return {"object": "text_completion", "model": body.get("model"),
-            "choices": [{"index": 0, "text": " stub text", "logprobs": None, "finish_reason": "length"}]}
+        return {
+            "object": "chat.completion",
+            "model": body.get("model"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "stub reply"}, "finish_reason": "stop"}],
+        }
+    return {
+        "object": "text_completion",
+        "model": body.get("model"),
+        "choices": [{"index": 0, "text": " stub text", "logprobs": None, "finish_reason": "length"}],
+    }
 
 
 @dataclass

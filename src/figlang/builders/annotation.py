@@ -32,8 +32,20 @@ from ..data.io import atomic_write, parse_jsonl, write_json
 from ..data.text import normalise_expression, strip_markup
 from .corpus import DecodeProblem, decode_bytes
 
-TASK_FIELDS = ["task_id", "type", "narrative", "expression", "definition", "sentence", "matched", "source",
-               "plausible_continuation", "implausible_continuation", "literal_use", "notes"]
+TASK_FIELDS = [
+    "task_id",
+    "type",
+    "narrative",
+    "expression",
+    "definition",
+    "sentence",
+    "matched",
+    "source",
+    "plausible_continuation",
+    "implausible_continuation",
+    "literal_use",
+    "notes",
+]
 ANSWER_FIELDS = ["plausible_continuation", "implausible_continuation", "literal_use", "notes"]
 TRUE_FLAGS = {"yes", "y", "true", "1", "x", "literal", "t"}
 FALSE_FLAGS = {"", "no", "n", "false", "0", "f", "figurative", "-"}
@@ -84,8 +96,9 @@ def task_of(rec: dict) -> dict:
     }
 
 
-def export_tasks(candidates: list[dict], dest: str | Path, fmt: str | None = None, kinds: tuple[str, ...] | None = None,
-                 limit: int | None = None) -> int:
+def export_tasks(
+    candidates: list[dict], dest: str | Path, fmt: str | None = None, kinds: tuple[str, ...] | None = None, limit: int | None = None
+) -> int:
     """Write annotation tasks as CSV or JSONL (by ``fmt`` or the file suffix). Returns the number written."""
     dest = Path(dest)
     fmt = fmt or ("jsonl" if dest.suffix.lower() in {".jsonl", ".json"} else "csv")
@@ -123,9 +136,17 @@ class AnswersImportReport:
         return c
 
     def to_dict(self) -> dict:
-        return {"rows": self.rows, "accepted": len(self.accepted), "rejected": len(self.rejected),
-                "dropped_literal": len(self.literal), "rejections_by_reason": dict(self.reasons()),
-                "rejected_rows": self.rejected, "literal_rows": self.literal, "notes": self.notes, "files": self.files}
+        return {
+            "rows": self.rows,
+            "accepted": len(self.accepted),
+            "rejected": len(self.rejected),
+            "dropped_literal": len(self.literal),
+            "rejections_by_reason": dict(self.reasons()),
+            "rejected_rows": self.rejected,
+            "literal_rows": self.literal,
+            "notes": self.notes,
+            "files": self.files,
+        }
 
 
 def read_rows(path: str | Path) -> tuple[list[tuple[int, dict]], list[str]]:
@@ -281,8 +302,15 @@ def _benchmark_record(row: dict, task_id: str, seed: int, line: int) -> dict[str
     implaus = row["implausible_continuation"].strip()
     order = _option_order(task_id, seed)
     options = (plaus, implaus) if order == 0 else (implaus, plaus)
-    rec: dict[str, Any] = {"narrative": row["narrative"].strip(), "option1": options[0], "option2": options[1],
-                           "correctanswer": "option1" if order == 0 else "option2", "_kind": kind, "_task_id": task_id, "_line": line}
+    rec: dict[str, Any] = {
+        "narrative": row["narrative"].strip(),
+        "option1": options[0],
+        "option2": options[1],
+        "correctanswer": "option1" if order == 0 else "option2",
+        "_kind": kind,
+        "_task_id": task_id,
+        "_line": line,
+    }
     definition = (row.get("definition") or "").strip()
     if kind == "idiom":
         rec.update({"idiom": row["expression"].strip(), "meaning": definition})

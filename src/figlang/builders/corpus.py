@@ -197,8 +197,13 @@ def decode_bytes(raw: bytes, encoding: str = "auto") -> tuple[str, str]:
         except LookupError:
             raise DecodeProblem("undecodable", f"unknown encoding {encoding!r}") from None
         return _check_text(text), encoding
-    for bom, enc in ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
-                     (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16")):
+    for bom, enc in (
+        (b"\xef\xbb\xbf", "utf-8-sig"),
+        (b"\xff\xfe\x00\x00", "utf-32"),
+        (b"\x00\x00\xfe\xff", "utf-32"),
+        (b"\xff\xfe", "utf-16"),
+        (b"\xfe\xff", "utf-16"),
+    ):
         if raw.startswith(bom):
             try:
                 return _check_text(raw.decode(enc)), enc
@@ -333,9 +338,7 @@ def _strip_credits(body: list[str]) -> int:
 
 _EMPH = re.compile(r"(?<![\w_])_(?=\S)([^_\n]{1,200}?)(?<=\S)_(?![\w_])")
 _ILLUSTRATION = re.compile(r"\[(?:Illustration|Picture|Frontispiece)[^\]]*\]", re.I)
-_HEADING = re.compile(
-    r"^(?:chapter|book|part|stave|section|volume|canto|letter)\b[\s\w.,:—–-]{0,60}$|^[IVXLC]+\.?$|^the end\.?$", re.I
-)
+_HEADING = re.compile(r"^(?:chapter|book|part|stave|section|volume|canto|letter)\b[\s\w.,:—–-]{0,60}$|^[IVXLC]+\.?$|^the end\.?$", re.I)
 
 
 @dataclass(frozen=True)
@@ -475,9 +478,7 @@ def read_documents(
         yield doc
 
 
-def _text_document(
-    doc_id: str, path: str, line: int | None, text: str, options: ReadOptions, report: CorpusReport
-) -> Document | None:
+def _text_document(doc_id: str, path: str, line: int | None, text: str, options: ReadOptions, report: CorpusReport) -> Document | None:
     first_line = 1
     if options.strip_gutenberg:
         stripped, info = strip_gutenberg(text)

@@ -123,10 +123,20 @@ def load_prompts(folder: str | Path | None = None) -> PromptSet:
             fields = tuple(spec.get("fields") or ())
             placeholders = {f for _, f, _, _ in string.Formatter().parse(spec["template"]) if f}
             if placeholders != set(fields):
-                raise DataError(f"step {step!r}: the template's placeholders {sorted(placeholders)} differ from 'fields' {sorted(fields)}", path)
-            parsed[step] = StepTemplate(ftype, step, spec["template"], fields, str(spec.get("output", "")),
-                                        tuple(spec.get("outputs") or ()), str(spec.get("origin", "")),
-                                        bool(spec.get("human", False)), str(spec.get("instructions", "")))  # fmt: skip
+                raise DataError(
+                    f"step {step!r}: the template's placeholders {sorted(placeholders)} differ from 'fields' {sorted(fields)}", path
+                )
+            parsed[step] = StepTemplate(
+                ftype,
+                step,
+                spec["template"],
+                fields,
+                str(spec.get("output", "")),
+                tuple(spec.get("outputs") or ()),
+                str(spec.get("origin", "")),
+                bool(spec.get("human", False)),
+                str(spec.get("instructions", "")),
+            )
         missing = [s for s in REQUIRED_STEPS[ftype] if s not in parsed]
         if missing:
             raise DataError(f"missing step(s) {', '.join(missing)}", path)
@@ -303,7 +313,12 @@ def builtin_checks(ctx: CheckContext, limits: CheckLimits) -> list[str]:
         ent = c.get("entailment", "")
         if ent and normalise_sentence(text) == normalise_sentence(ent):
             failed.append("same_as_entailment")
-        if ctx.source == "model" and base and normalise_sentence(text) != normalise_sentence(base) and similarity(text, base) < limits.min_edit_similarity:
+        if (
+            ctx.source == "model"
+            and base
+            and normalise_sentence(text) != normalise_sentence(base)
+            and similarity(text, base) < limits.min_edit_similarity
+        ):
             failed.append("not_minimal_edit")
     ftype = item.figure_type
     if ftype == "idiom":

@@ -52,7 +52,7 @@ from .flute_checks import (
     one_sentence,
     parse_answer,
 )
-from .flute_inputs import FIGURE_TYPES, InputSet, SourceItem
+from .flute_inputs import InputSet, SourceItem
 from .review_queue import REVIEW_DIR, read_table, verdicts_by_revision
 
 CREATOR_VERSION = "figlang-flute-creator/1"
@@ -134,23 +134,30 @@ def plan_for(item: SourceItem, sarcasm_model: bool) -> list[SlotPlan]:
     if t == "idiom":
         h = SlotPlan("H", "sentence", None, item.get("sentence")) if item.get("sentence") else SlotPlan("H", "sentence", "sentence")
         joint = "paraphrase_and_contradiction"
-        return [h, SlotPlan("E.text", "literal", joint, needs=("H",), output="entailment"),
-                SlotPlan("C.text", "contradiction", joint, needs=("H",), output="contradiction"),
-                SlotPlan("E.expl", "explanation", "explanation_entailment", needs=("H", "E.text")),
-                SlotPlan("C.expl", "explanation", "explanation_contradiction", needs=("H", "C.text"))]  # fmt: skip
+        return [
+            h,
+            SlotPlan("E.text", "literal", joint, needs=("H",), output="entailment"),
+            SlotPlan("C.text", "contradiction", joint, needs=("H",), output="contradiction"),
+            SlotPlan("E.expl", "explanation", "explanation_entailment", needs=("H", "E.text")),
+            SlotPlan("C.expl", "explanation", "explanation_contradiction", needs=("H", "C.text")),
+        ]
     if t in ("simile", "metaphor"):
         c_needs = ("E.text",) if t == "metaphor" else ()
-        return [SlotPlan("H", "sentence", None, item.get("sentence")),
-                SlotPlan("E.text", "literal", "paraphrase"),
-                SlotPlan("C.text", "contradiction", "contradiction", needs=c_needs),
-                SlotPlan("E.expl", "explanation", "explanation_entailment", needs=("E.text",)),
-                SlotPlan("C.expl", "explanation", "explanation_contradiction", needs=("C.text",))]  # fmt: skip
+        return [
+            SlotPlan("H", "sentence", None, item.get("sentence")),
+            SlotPlan("E.text", "literal", "paraphrase"),
+            SlotPlan("C.text", "contradiction", "contradiction", needs=c_needs),
+            SlotPlan("E.expl", "explanation", "explanation_entailment", needs=("E.text",)),
+            SlotPlan("C.expl", "explanation", "explanation_contradiction", needs=("C.text",)),
+        ]
     if t == "sarcasm":
-        return [SlotPlan("H", "sentence", None, item.get("sentence")),  # for sarcasm "H" is the literal premise
-                SlotPlan("E.text", "literal", "paraphrase"),
-                SlotPlan("C.text", "contradiction", "contradiction", needs=("E.text",), human=not sarcasm_model),
-                SlotPlan("E.expl", "explanation", "explanation_entailment", needs=("E.text",)),
-                SlotPlan("C.expl", "explanation", "explanation_contradiction", needs=("C.text",))]  # fmt: skip
+        return [
+            SlotPlan("H", "sentence", None, item.get("sentence")),  # for sarcasm "H" is the literal premise
+            SlotPlan("E.text", "literal", "paraphrase"),
+            SlotPlan("C.text", "contradiction", "contradiction", needs=("E.text",), human=not sarcasm_model),
+            SlotPlan("E.expl", "explanation", "explanation_entailment", needs=("E.text",)),
+            SlotPlan("C.expl", "explanation", "explanation_contradiction", needs=("C.text",)),
+        ]
     raise FiglangError(f"unknown figure type {t!r}")
 
 
@@ -170,8 +177,14 @@ def _template_values(item: SourceItem, slot: SlotPlan, texts: dict[str, str]) ->
             v["literal"] = texts.get(slot.name[0] + ".text", "")
         return v
     if t == "simile":
-        return {"sentence": f["literal"], "preserve": f["property"], "prop": f["property"], "simile": f["sentence"],
-                "entail": texts.get("E.text", ""), "contra": texts.get("C.text", "")}  # fmt: skip
+        return {
+            "sentence": f["literal"],
+            "preserve": f["property"],
+            "prop": f["property"],
+            "simile": f["sentence"],
+            "entail": texts.get("E.text", ""),
+            "contra": texts.get("C.text", ""),
+        }
     if t == "metaphor":
         v = {"metaphor": f.get("metaphor") or "(not marked)", "meaning": f.get("meaning") or "(not given)", "figurative": f["sentence"]}
         v["sentence"] = f["sentence"] if slot.name == "E.text" else texts.get("E.text", "")
@@ -276,22 +289,37 @@ def pairs_of(rec: dict[str, Any]) -> list[dict[str, Any]]:
             status, reason = "candidate", None
         elif any(s in ("failed", "blocked") for s in statuses):
             status = "failed"
-            reason = "; ".join(f"{n}: {s.get('reason')}" for n, s in zip(("H", f"{side}.text", f"{side}.expl"), slots)
-                               if s.get("status") in ("failed", "blocked"))  # fmt: skip
+            reason = "; ".join(
+                f"{n}: {s.get('reason')}"
+                for n, s in zip(("H", f"{side}.text", f"{side}.expl"), slots)
+                if s.get("status") in ("failed", "blocked")
+            )
         elif any(s == "pending_human" for s in statuses):
             status, reason = "awaiting_edit", "the sarcastic contradiction is written by a person: export-edits / import-edits"
         else:
             status, reason = "pending", "not generated yet"
         text_slot = rec["slots"].get(f"{side}.text", {})
-        out.append({
-            "id": pair_id(item.uid, side), "revision": rec.get("revisions", {}).get(side, 0), "uid": item.uid,
-            "figure_type": item.figure_type, "index": item.index, "label": LABELS[side],
-            "premise": premise, "hypothesis": hypothesis, "explanation": texts.get(f"{side}.expl", ""),
-            "expression": item.expression, "meaning": item.get("meaning") or item.get("property") or item.get("emotion") or None,
-            "source": item.source, "user_id": item.user_id, "status": status, "reason": reason,
-            "written_by": text_slot.get("source", "model"),
-            "attempts": {n: len(rec["slots"].get(n, {}).get("attempts", [])) for n in ("H", f"{side}.text", f"{side}.expl")},
-        })  # fmt: skip
+        out.append(
+            {
+                "id": pair_id(item.uid, side),
+                "revision": rec.get("revisions", {}).get(side, 0),
+                "uid": item.uid,
+                "figure_type": item.figure_type,
+                "index": item.index,
+                "label": LABELS[side],
+                "premise": premise,
+                "hypothesis": hypothesis,
+                "explanation": texts.get(f"{side}.expl", ""),
+                "expression": item.expression,
+                "meaning": item.get("meaning") or item.get("property") or item.get("emotion") or None,
+                "source": item.source,
+                "user_id": item.user_id,
+                "status": status,
+                "reason": reason,
+                "written_by": text_slot.get("source", "model"),
+                "attempts": {n: len(rec["slots"].get(n, {}).get("attempts", [])) for n in ("H", f"{side}.text", f"{side}.expl")},
+            }
+        )
     return out
 
 
@@ -320,15 +348,24 @@ class CreateSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "out_dir": str(self.out_dir), "config": self.config, "items": dict(self.items), "resumed": self.resumed,
-            "ran": self.ran, "pairs": {t: dict(c) for t, c in self.pairs.items()},
+            "out_dir": str(self.out_dir),
+            "config": self.config,
+            "items": dict(self.items),
+            "resumed": self.resumed,
+            "ran": self.ran,
+            "pairs": {t: dict(c) for t, c in self.pairs.items()},
             "check_failures": dict(self.check_failures.most_common()),
             "check_failures_by_type": {t: dict(c.most_common()) for t, c in self.check_failures_by_type.items()},
-            "resampled_slots": dict(self.resampled), "reviewer_resampled_pairs": self.reviewer_resampled,
-            "attempts": self.attempts, "model_calls": self.model_calls, "cache_hits": self.cache_hits,
-            "seconds": round(self.seconds, 1), "interrupted": self.interrupted, "notes": self.notes,
+            "resampled_slots": dict(self.resampled),
+            "reviewer_resampled_pairs": self.reviewer_resampled,
+            "attempts": self.attempts,
+            "model_calls": self.model_calls,
+            "cache_hits": self.cache_hits,
+            "seconds": round(self.seconds, 1),
+            "interrupted": self.interrupted,
+            "notes": self.notes,
             "failed_pairs": len(self.failed),
-        }  # fmt: skip
+        }
 
     def count(self, status: str, figure_type: str | None = None) -> int:
         if figure_type is not None:
@@ -339,8 +376,9 @@ class CreateSummary:
 class FluteCreator:
     """Runs the per-item plans against one backend, with checks, resampling and a request cache."""
 
-    def __init__(self, config: CreatorConfig, prompts: PromptSet | None = None, extra_checks: Sequence[Check] = (),
-                 cache: Any = None, lm: Any = None) -> None:  # fmt: skip
+    def __init__(
+        self, config: CreatorConfig, prompts: PromptSet | None = None, extra_checks: Sequence[Check] = (), cache: Any = None, lm: Any = None
+    ) -> None:
         self.prompts = prompts or load_prompts()
         self.config = config.resolved(self.prompts)
         self.extra_checks = list(extra_checks)
@@ -370,13 +408,23 @@ class FluteCreator:
 
     def fingerprint(self) -> dict[str, Any]:
         """What must be equal for a rerun to continue a run (else: --restart)."""
-        return {"version": CREATOR_VERSION, "config": self.config.record(), "prompts": self.prompts.digest,
-                "extra_checks": [getattr(c, "__name__", repr(c)) for c in self.extra_checks]}  # fmt: skip
+        return {
+            "version": CREATOR_VERSION,
+            "config": self.config.record(),
+            "prompts": self.prompts.digest,
+            "extra_checks": [getattr(c, "__name__", repr(c)) for c in self.extra_checks],
+        }
 
     def decoding(self) -> dict[str, Any]:
         c = self.config
-        return {"temperature": c.temperature, "top_p": c.top_p, "max_new_tokens": c.max_new_tokens, "do_sample": c.temperature > 0,
-                "stop": list(STOP), "chat": c.chat}  # fmt: skip
+        return {
+            "temperature": c.temperature,
+            "top_p": c.top_p,
+            "max_new_tokens": c.max_new_tokens,
+            "do_sample": c.temperature > 0,
+            "stop": list(STOP),
+            "chat": c.chat,
+        }
 
     def seed_for(self, item: SourceItem, step: str, round_: int) -> int:
         from ..models.methods import item_seed
@@ -396,9 +444,15 @@ class FluteCreator:
                 return hit["raw"]
         prompt = self.lm.chat_prompt([ChatMessage("user", text)]) if self.use_chat else text
         c = self.config
-        request = GenerationRequest(prompt, max_new_tokens=c.max_new_tokens, do_sample=c.temperature > 0,
-                                    temperature=c.temperature if c.temperature > 0 else 1.0,
-                                    top_p=c.top_p if c.top_p < 1 else None, stop=STOP, seed=seed)  # fmt: skip
+        request = GenerationRequest(
+            prompt,
+            max_new_tokens=c.max_new_tokens,
+            do_sample=c.temperature > 0,
+            temperature=c.temperature if c.temperature > 0 else 1.0,
+            top_p=c.top_p if c.top_p < 1 else None,
+            stop=STOP,
+            seed=seed,
+        )
         raw = self.lm.generate([request])[0][0]
         self.calls += 1
         if self.cache is not None and key is not None:
@@ -479,7 +533,11 @@ class FluteCreator:
                 st.update(status="ok", text=text, source="model", reason=None)
                 return
         last = st["attempts"][-1] if st["attempts"] else {}
-        why = "rejected by the reviewer" if last.get("reviewer_rejected") else f"last output failed {', '.join(last.get('failed', [])) or '?'}"
+        why = (
+            "rejected by the reviewer"
+            if last.get("reviewer_rejected")
+            else f"last output failed {', '.join(last.get('failed', [])) or '?'}"
+        )
         st.update(status="failed", text=None, reason=f"no acceptable output in {len(st['attempts'])} round(s) ({why})")
 
 
@@ -517,8 +575,11 @@ def _is_settled(rec: dict[str, Any], item: SourceItem, sarcasm_model: bool, edit
             return False
         if slot.human and edit is not None and st.get("edit_key") != edit["key"]:
             return False
-        if st["status"] == "pending_human" and (edit is not None or slot.name.endswith(".expl")) and \
-                rec["slots"].get("C.text", {}).get("status") == "ok":
+        if (
+            st["status"] == "pending_human"
+            and (edit is not None or slot.name.endswith(".expl"))
+            and rec["slots"].get("C.text", {}).get("status") == "ok"
+        ):
             return False
     return True
 
@@ -552,12 +613,24 @@ def create(
     if cfg_path.exists():
         old = json.loads(cfg_path.read_text(encoding="utf-8"))
         if old.get("fingerprint") != fp:
-            diff = sorted(k for k in set(old.get("fingerprint", {}).get("config", {})) | set(fp["config"])
-                          if old.get("fingerprint", {}).get("config", {}).get(k) != fp["config"].get(k))  # fmt: skip
-            raise FiglangError(f"{out} holds a run made with other settings ({', '.join(diff) or 'prompts or checks'} differ); "
-                               "rerun with the same settings to continue it, or pass --restart to start again")  # fmt: skip
-    write_json(cfg_path, {"fingerprint": fp, "decoding": creator.decoding(), "prompts_folder": creator.prompts.folder,
-                          "decoding_defaults": creator.prompts.decoding})  # fmt: skip
+            diff = sorted(
+                k
+                for k in set(old.get("fingerprint", {}).get("config", {})) | set(fp["config"])
+                if old.get("fingerprint", {}).get("config", {}).get(k) != fp["config"].get(k)
+            )
+            raise FiglangError(
+                f"{out} holds a run made with other settings ({', '.join(diff) or 'prompts or checks'} differ); "
+                "rerun with the same settings to continue it, or pass --restart to start again"
+            )
+    write_json(
+        cfg_path,
+        {
+            "fingerprint": fp,
+            "decoding": creator.decoding(),
+            "prompts_folder": creator.prompts.folder,
+            "decoding_defaults": creator.prompts.decoding,
+        },
+    )
 
     items: list[SourceItem] = []
     summary = CreateSummary(out, fp["config"])
@@ -573,8 +646,10 @@ def create(
     for it in items:
         old = journal.get(it.uid)
         if old is not None and old["item"]["fields"] != it.fields:
-            raise FiglangError(f"{out}: item {it.uid} was made from another input ({old['item']['source']}); "
-                               "the inputs changed since the run started: pass --restart, or use a new --out")  # fmt: skip
+            raise FiglangError(
+                f"{out}: item {it.uid} was made from another input ({old['item']['source']}); "
+                "the inputs changed since the run started: pass --restart, or use a new --out"
+            )
     edits = load_human_edits(out)
     if resample_rejected:
         for (pid, revision), verdict in verdicts_by_revision(out).items():
@@ -679,8 +754,16 @@ def export_edit_tasks(out_dir: str | Path, path: str | Path, fmt: str | None = N
         if rec["slots"].get("E.text", {}).get("status") != "ok":
             continue
         f = rec["item"]["fields"]
-        rows.append({"task_id": rec["uid"], "emotion": f["emotion"], "literal_sentence": f["sentence"],
-                     "paraphrase": rec["slots"]["E.text"]["text"], "sarcastic_contradiction": "", "instructions": instructions})  # fmt: skip
+        rows.append(
+            {
+                "task_id": rec["uid"],
+                "emotion": f["emotion"],
+                "literal_sentence": f["sentence"],
+                "paraphrase": rec["slots"]["E.text"]["text"],
+                "sarcastic_contradiction": "",
+                "instructions": instructions,
+            }
+        )
     path = Path(path)
     fmt = fmt or ("csv" if path.suffix.lower() == ".csv" else "jsonl")
     if fmt == "csv":
@@ -725,6 +808,14 @@ def import_edits(out_dir: str | Path, path: str | Path) -> tuple[int, list[str]]
 
 
 __all__ = [
-    "CreateSummary", "CreatorConfig", "FluteCreator", "create", "export_edit_tasks", "import_edits",
-    "load_candidates", "load_records", "pairs_of", "plan_for",
-]  # fmt: skip
+    "CreateSummary",
+    "CreatorConfig",
+    "FluteCreator",
+    "create",
+    "export_edit_tasks",
+    "import_edits",
+    "load_candidates",
+    "load_records",
+    "pairs_of",
+    "plan_for",
+]

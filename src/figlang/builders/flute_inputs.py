@@ -38,12 +38,25 @@ FIGURE_TYPES = ("sarcasm", "simile", "metaphor", "idiom")
 # field -> accepted spellings (first is canonical)
 ALIASES: dict[str, dict[str, tuple[str, ...]]] = {
     "idiom": {"idiom": ("idiom", "expression"), "meaning": ("meaning", "definition"), "sentence": ("sentence", "hypothesis")},
-    "simile": {"sentence": ("sentence", "hypothesis"), "property": ("property", "prop"), "simile": ("simile", "vehicle"),
-               "literal": ("literal", "literal_sentence")},
-    "metaphor": {"sentence": ("sentence", "hypothesis"), "metaphor": ("metaphor", "word", "expression"), "meaning": ("meaning", "literal_meaning")},
+    "simile": {
+        "sentence": ("sentence", "hypothesis"),
+        "property": ("property", "prop"),
+        "simile": ("simile", "vehicle"),
+        "literal": ("literal", "literal_sentence"),
+    },
+    "metaphor": {
+        "sentence": ("sentence", "hypothesis"),
+        "metaphor": ("metaphor", "word", "expression"),
+        "meaning": ("meaning", "literal_meaning"),
+    },
     "sarcasm": {"sentence": ("sentence", "prompt", "literal", "premise"), "emotion": ("emotion",)},
-}  # fmt: skip
-REQUIRED = {"idiom": ("idiom", "meaning"), "simile": ("sentence", "property"), "metaphor": ("sentence",), "sarcasm": ("sentence", "emotion")}
+}
+REQUIRED = {
+    "idiom": ("idiom", "meaning"),
+    "simile": ("sentence", "property"),
+    "metaphor": ("sentence",),
+    "sarcasm": ("sentence", "emotion"),
+}
 
 
 @dataclass(frozen=True)
@@ -65,8 +78,14 @@ class SourceItem:
         return self.fields.get("idiom") or self.fields.get("simile") or self.fields.get("metaphor") or None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"uid": self.uid, "figure_type": self.figure_type, "index": self.index, "fields": dict(self.fields),
-                "source": self.source, "user_id": self.user_id}
+        return {
+            "uid": self.uid,
+            "figure_type": self.figure_type,
+            "index": self.index,
+            "fields": dict(self.fields),
+            "source": self.source,
+            "user_id": self.user_id,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SourceItem:
@@ -123,7 +142,9 @@ class _Reader:
             if not fields.get("literal"):
                 span = fields.get("simile")
                 if not span:
-                    self.problem("simile input needs 'simile' (the span to replace by the property) or 'literal' (the literal sentence)", line)
+                    self.problem(
+                        "simile input needs 'simile' (the span to replace by the property) or 'literal' (the literal sentence)", line
+                    )
                     return
                 literal = replace_span(fields["sentence"], span, fields["property"])
                 if literal is None:
@@ -133,7 +154,11 @@ class _Reader:
         if ftype == "metaphor" and fields.get("metaphor") and replace_span(fields["sentence"], fields["metaphor"], "") is None:
             self.problem(f"metaphor {fields['metaphor']!r} does not occur in its sentence {fields['sentence'][:60]!r}", line)
             return
-        key = normalise_sentence(fields["idiom"]) + " || " + normalise_sentence(fields.get("sentence", "")) if ftype == "idiom" else normalise_sentence(fields["sentence"])
+        key = (
+            normalise_sentence(fields["idiom"]) + " || " + normalise_sentence(fields.get("sentence", ""))
+            if ftype == "idiom"
+            else normalise_sentence(fields["sentence"])
+        )
         location = where or f"{self.path}:{line}"
         if key in self._seen:
             self.problem(f"duplicate {ftype} input (first at {self._seen[key]}); skipped", line)
@@ -176,10 +201,13 @@ def read_input_file(path: str | Path, figure_type: str, strict: bool = False) ->
         if not set(header) & known:
             if figure_type == "idiom" and suffix != ".csv":  # a headerless idiom<TAB>definition lexicon
                 return from_lexicon(_lexicon_file(path, strict))
-            raise DataError(f"the first line should be a header naming the {figure_type} fields "
-                            f"({', '.join(REQUIRED[figure_type])} …), got {header!r}", path, 1)
+            raise DataError(
+                f"the first line should be a header naming the {figure_type} fields ({', '.join(REQUIRED[figure_type])} …), got {header!r}",
+                path,
+                1,
+            )
         for line, row in rows:
-            if len(row) > len(header) and any(c.strip() for c in row[len(header):]):
+            if len(row) > len(header) and any(c.strip() for c in row[len(header) :]):
                 r.problem(f"{len(row)} columns but the header has {len(header)}", line)
                 continue
             r.add(dict(zip(header, row)), line)
@@ -194,8 +222,10 @@ def _lexicon_file(path: Path, strict: bool):
 
 def _finish(out: InputSet, path: str | Path) -> InputSet:
     if not out.items:
-        raise DataError(f"no valid {out.figure_type} input ({out.report.skipped} line(s) skipped: "
-                        f"{'; '.join(out.problems[:3]) or 'nothing read'})", path)
+        raise DataError(
+            f"no valid {out.figure_type} input ({out.report.skipped} line(s) skipped: {'; '.join(out.problems[:3]) or 'nothing read'})",
+            path,
+        )
     return out
 
 

@@ -47,13 +47,38 @@ from .review_queue import (
     write_queue,
 )
 
-__all__ = ["VerdictsImportReport", "current_verdicts", "export_queue", "finalize", "import_verdicts", "queue_items", "read_table",
-           "drawn_inputs", "record_verdict", "review_rates", "store_verdicts", "verdict_file_results", "write_verdict_file_results"]  # fmt: skip
+__all__ = [
+    "VerdictsImportReport",
+    "current_verdicts",
+    "export_queue",
+    "finalize",
+    "import_verdicts",
+    "queue_items",
+    "read_table",
+    "drawn_inputs",
+    "record_verdict",
+    "review_rates",
+    "store_verdicts",
+    "verdict_file_results",
+    "write_verdict_file_results",
+]
 
 QUEUE_COLUMNS = (
-    "id", "revision", "figure_type", "expression", "premise", "hypothesis", "label", "explanation",
-    "verdict", "edited_premise", "edited_hypothesis", "edited_label", "edited_explanation", "note",
-)  # fmt: skip
+    "id",
+    "revision",
+    "figure_type",
+    "expression",
+    "premise",
+    "hypothesis",
+    "label",
+    "explanation",
+    "verdict",
+    "edited_premise",
+    "edited_hypothesis",
+    "edited_label",
+    "edited_explanation",
+    "note",
+)
 EDITABLE = ("premise", "hypothesis", "label", "explanation")
 
 
@@ -72,12 +97,21 @@ def _current_pairs(run: str | Path) -> dict[str, dict[str, Any]]:
     return pairs
 
 
-def export_queue(run: str | Path, out: str | Path, fmt: str | None = None, include_reviewed: bool = False,
-                 figure_types: tuple[str, ...] | None = None, limit: int | None = None) -> int:  # fmt: skip
+def export_queue(
+    run: str | Path,
+    out: str | Path,
+    fmt: str | None = None,
+    include_reviewed: bool = False,
+    figure_types: tuple[str, ...] | None = None,
+    limit: int | None = None,
+) -> int:
     """Write the candidates still waiting for a verdict (all with ``include_reviewed``) as a review queue."""
     verdicts = current_verdicts(run)
-    todo = (c for c in load_candidates(run) if (not figure_types or c["figure_type"] in figure_types)
-            and (include_reviewed or (c["id"], int(c["revision"])) not in verdicts))  # fmt: skip
+    todo = (
+        c
+        for c in load_candidates(run)
+        if (not figure_types or c["figure_type"] in figure_types) and (include_reviewed or (c["id"], int(c["revision"])) not in verdicts)
+    )
     return write_queue(out, todo, QUEUE_COLUMNS, fmt, limit)
 
 
@@ -106,8 +140,10 @@ def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
         pid, pair, verdict = checked
         revision = pair["revision"]
         if collapse_spaces(row.get("revision")) not in ("", str(revision)):
-            report.errors.append(f"{where}: {pid} was reviewed at revision {row.get('revision')}, but it was resampled since "
-                                 f"(now revision {revision}): export the queue again")  # fmt: skip
+            report.errors.append(
+                f"{where}: {pid} was reviewed at revision {row.get('revision')}, but it was resampled since "
+                f"(now revision {revision}): export the queue again"
+            )
             continue
         if pair["status"] != "candidate":
             report.errors.append(f"{where}: {pid} is not a candidate now ({pair['status']}: {pair['reason']})")
@@ -118,8 +154,15 @@ def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
         key = (pid, revision)
         if key in stored and stored[key]["verdict"] != verdict:
             report.notes.append(f"{where}: {pid} had verdict {stored[key]['verdict']!r} ({stored[key]['from']}); now {verdict!r}")
-        new[key] = {"id": pid, "revision": revision, "figure_type": pair["figure_type"], "verdict": verdict, "edits": edits,
-                    "note": collapse_spaces(row.get("note")), "from": where}  # fmt: skip
+        new[key] = {
+            "id": pid,
+            "revision": revision,
+            "figure_type": pair["figure_type"],
+            "verdict": verdict,
+            "edits": edits,
+            "note": collapse_spaces(row.get("note")),
+            "from": where,
+        }
         report.verdicts[verdict] += 1
     stored.update(new)
     report.stored = len(new)
@@ -161,8 +204,13 @@ def _pair_parts(pid: str) -> tuple[str, str, str] | None:
     return (figure, uid, side) if uid and side in ("E", "C") and figure in FIGURE_TYPES else None
 
 
-def verdict_file_results(path: str | Path, inputs: Any = None, command: str | None = None, data_dir: str | Path | None = None,
-                         input_files: list[Path] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:  # fmt: skip
+def verdict_file_results(
+    path: str | Path,
+    inputs: Any = None,
+    command: str | None = None,
+    data_dir: str | Path | None = None,
+    input_files: list[Path] | None = None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(result, records) of a reviewed queue file read on its own, without its run folder: per figure type the
     candidates (rows), accept / edit / reject counts and shares of the reviewed ones, the edited fields (by side, E/C),
     and how the candidates spread over the inputs. ``inputs`` (an :class:`~figlang.builders.flute_inputs.InputSet`,
@@ -186,33 +234,62 @@ def verdict_file_results(path: str | Path, inputs: Any = None, command: str | No
         parts = _pair_parts(pid)
         verdict = VERDICTS.get(collapse_spaces(row.get("verdict")).lower()) if collapse_spaces(row.get("verdict")) else None
         edited = [f for f in EDITABLE if collapse_spaces(row.get(f"edited_{f}"))]
-        why = ("not a creator pair id (<figure>-NNNN-E or -C)" if parts is None else f"duplicate id (first at line {seen[pid]})" if pid in seen
-               else f"not one of the {len(known)} inputs" if known is not None and parts[1] not in known
-               else f"verdict {row.get('verdict')!r} is not accept, edit or reject" if collapse_spaces(row.get("verdict")) and verdict is None
-               else "an edit without an edited field" if verdict == "edit" and not edited else None)  # fmt: skip
+        why = (
+            "not a creator pair id (<figure>-NNNN-E or -C)"
+            if parts is None
+            else f"duplicate id (first at line {seen[pid]})"
+            if pid in seen
+            else f"not one of the {len(known)} inputs"
+            if known is not None and parts[1] not in known
+            else f"verdict {row.get('verdict')!r} is not accept, edit or reject"
+            if collapse_spaces(row.get("verdict")) and verdict is None
+            else "an edit without an edited field"
+            if verdict == "edit" and not edited
+            else None
+        )
         if why:
             problems.append(f"{where}: {pid or '(no id)'}: {why}")
             continue
         seen[pid] = line
         figure, uid, side = parts  # type: ignore[misc]
-        rec = {"id": pid, "revision": int(collapse_spaces(row.get("revision")) or 0), "figure_type": figure, "input": uid, "side": side,
-               "verdict": verdict, "edited": edited, "note": collapse_spaces(row.get("note"))}  # fmt: skip
+        rec = {
+            "id": pid,
+            "revision": int(collapse_spaces(row.get("revision")) or 0),
+            "figure_type": figure,
+            "input": uid,
+            "side": side,
+            "verdict": verdict,
+            "edited": edited,
+            "note": collapse_spaces(row.get("note")),
+        }
         if known is not None:
             fields = known[uid].fields
             rec["expression"] = next((fields[k] for k in ("idiom", "simile", "metaphor") if fields.get(k)), None)
         records.append(rec)
     rates = tally(((r["figure_type"], r["verdict"]) for r in records), FIGURE_TYPES)
-    shares = {t: {k: (100 * r[k] / r["reviewed"] if r["reviewed"] else None) for k in ("accept", "edit", "reject")} for t, r in rates.items()}
+    shares = {
+        t: {k: (100 * r[k] / r["reviewed"] if r["reviewed"] else None) for k in ("accept", "edit", "reject")} for t, r in rates.items()
+    }
     edits: dict[str, Any] = {}
     spread: dict[str, Any] = {}
     for t in rates:
         mine = [r for r in records if t == "all" or r["figure_type"] == t]
-        edits[t] = {f: {"all": sum(f in r["edited"] for r in mine), **{s: sum(f in r["edited"] and r["side"] == s for r in mine) for s in ("E", "C")}}
-                    for f in EDITABLE}  # fmt: skip
+        edits[t] = {
+            f: {
+                "all": sum(f in r["edited"] for r in mine),
+                **{s: sum(f in r["edited"] and r["side"] == s for r in mine) for s in ("E", "C")},
+            }
+            for f in EDITABLE
+        }
         sides = Counter(r["input"] for r in mine)
-        d = {"candidates": len(mine), "entailment": sum(r["side"] == "E" for r in mine), "contradiction": sum(r["side"] == "C" for r in mine),
-             "inputs_with_a_candidate": len(sides), "inputs_with_both": sum(n == 2 for n in sides.values()),
-             "inputs_with_one": sum(n == 1 for n in sides.values())}  # fmt: skip
+        d = {
+            "candidates": len(mine),
+            "entailment": sum(r["side"] == "E" for r in mine),
+            "contradiction": sum(r["side"] == "C" for r in mine),
+            "inputs_with_a_candidate": len(sides),
+            "inputs_with_both": sum(n == 2 for n in sides.values()),
+            "inputs_with_one": sum(n == 1 for n in sides.values()),
+        }
         if inputs is not None:
             n_inputs = sum(1 for it in inputs.items if t == "all" or it.figure_type == t)
             d.update({"inputs": n_inputs, "pairs_possible": 2 * n_inputs, "inputs_without_a_candidate": n_inputs - len(sides)})
@@ -222,8 +299,12 @@ def verdict_file_results(path: str | Path, inputs: Any = None, command: str | No
         "format": "figlang.flute.verdict_file/1",
         "what": "accept / edit / reject counts of a reviewed FLUTE creator queue, read on its own (docs/flute_creator.md)",
         "command": command,
-        "verdicts_file": {"path": portable_path(verdicts_file), "sha256": file_sha256(verdicts_file), "bytes": verdicts_file.stat().st_size,
-                          "rows": len(rows)},  # fmt: skip
+        "verdicts_file": {
+            "path": portable_path(verdicts_file),
+            "sha256": file_sha256(verdicts_file),
+            "bytes": verdicts_file.stat().st_size,
+            "rows": len(rows),
+        },
         "rates": {t: {k: r[k] for k in RATE_KEYS} for t, r in rates.items()},
         "shares_of_reviewed": shares,
         "edited_fields": edits,
@@ -234,14 +315,26 @@ def verdict_file_results(path: str | Path, inputs: Any = None, command: str | No
     }
     if inputs is not None:
         files = sorted(input_files) if input_files is not None else _source_files(inputs.items)
-        digest = hashlib.sha256("\n".join(json.dumps([it.uid, it.fields], sort_keys=True, ensure_ascii=False) for it in inputs.items).encode()).hexdigest()
-        result["inputs"] = {"source": inputs.source, "items": len(inputs.items), "uids_fields_sha256": digest,
-                            "data": data_checksums([f for f in files if f.is_file()], data_dir)}  # fmt: skip
+        digest = hashlib.sha256(
+            "\n".join(json.dumps([it.uid, it.fields], sort_keys=True, ensure_ascii=False) for it in inputs.items).encode()
+        ).hexdigest()
+        result["inputs"] = {
+            "source": inputs.source,
+            "items": len(inputs.items),
+            "uids_fields_sha256": digest,
+            "data": data_checksums([f for f in files if f.is_file()], data_dir),
+        }
     return result, records
 
 
-def write_verdict_file_results(out_dir: str | Path, path: str | Path, inputs: Any = None, command: str | None = None,
-                               data_dir: str | Path | None = None, input_files: list[Path] | None = None) -> dict[str, Any]:  # fmt: skip
+def write_verdict_file_results(
+    out_dir: str | Path,
+    path: str | Path,
+    inputs: Any = None,
+    command: str | None = None,
+    data_dir: str | Path | None = None,
+    input_files: list[Path] | None = None,
+) -> dict[str, Any]:
     """Write ``out_dir/review.json`` (:func:`verdict_file_results`) and ``out_dir/predictions.jsonl.gz`` (its records);
     returns the result written, so a caller that also shows it does not compute it twice."""
     result, records = verdict_file_results(path, inputs, command, data_dir, input_files)
@@ -271,8 +364,9 @@ FLUTE_FIELDS = {
 }  # field order of FLUTE's own per-phenomenon files
 
 
-def finalize(run: str | Path, out: str | Path | None = None, split: str = "train", name: str = "flute-created",
-             include_unreviewed: bool = False) -> dict[str, Any]:  # fmt: skip
+def finalize(
+    run: str | Path, out: str | Path | None = None, split: str = "train", name: str = "flute-created", include_unreviewed: bool = False
+) -> dict[str, Any]:
     """Write the verified pairs (accepted + edited; unreviewed too with ``include_unreviewed``)."""
     run = Path(run)
     out_dir = Path(out) if out else run / "final"
@@ -296,8 +390,18 @@ def finalize(run: str | Path, out: str | Path | None = None, split: str = "train
         if t == "idiom":
             flute["idiom"] = c["expression"]
         by_type.setdefault(t, []).append({k: flute[k] for k in FLUTE_FIELDS[t]})
-        combined.append({"id": c["id"], "flute_id": c["index"], "figure_type": t, **pair, "expression": c.get("expression"),
-                         "review": review, "edited": sorted(v["edits"]) if v else [], "source": c.get("source")})  # fmt: skip
+        combined.append(
+            {
+                "id": c["id"],
+                "flute_id": c["index"],
+                "figure_type": t,
+                **pair,
+                "expression": c.get("expression"),
+                "review": review,
+                "edited": sorted(v["edits"]) if v else [],
+                "source": c.get("source"),
+            }
+        )
     for status in ("failed", "awaiting_edit", "pending"):
         n = sum(1 for p in _current_pairs(run).values() if p["status"] == status)
         if n:
@@ -313,9 +417,15 @@ def finalize(run: str | Path, out: str | Path | None = None, split: str = "train
         files[t] = str(out_dir / rel)
         written[t] = len(by_type[t])
     write_jsonl(out_dir / "pairs.jsonl", combined)
-    translation = [{"translation": {"en1": INSTRUCTION.format(premise=p["premise"], hypothesis=p["hypothesis"]),
-                                    "en2": f"{'Entails' if p['label'] == 'Entailment' else 'Contradicts'}. {p['explanation']}"}}
-                   for p in combined]  # fmt: skip
+    translation = [
+        {
+            "translation": {
+                "en1": INSTRUCTION.format(premise=p["premise"], hypothesis=p["hypothesis"]),
+                "en2": f"{'Entails' if p['label'] == 'Entailment' else 'Contradicts'}. {p['explanation']}",
+            }
+        }
+        for p in combined
+    ]
     write_jsonl(out_dir / f"FLUTEfinal{split}.json", translation)
     model = (config.get("fingerprint") or {}).get("config", {}).get("model", "?")
     spec = {
@@ -325,19 +435,34 @@ def finalize(run: str | Path, out: str | Path | None = None, split: str = "train
         "shape": "nli",
         "format": "jsonl",
         "splits": {split: "pairs.jsonl"},
-        "columns": {"id": "id", "premise": "premise", "hypothesis": "hypothesis", "label": "label", "explanation": "explanation",
-                    "figure_type": "figure_type", "expression": "expression"},
+        "columns": {
+            "id": "id",
+            "premise": "premise",
+            "hypothesis": "hypothesis",
+            "label": "label",
+            "explanation": "explanation",
+            "figure_type": "figure_type",
+            "expression": "expression",
+        },
         "labels": {"Entailment": "entailment", "Contradiction": "contradiction"},
         "meta": ["review", "flute_id"],
         "group_by": ["figure_type"],
-    }  # fmt: skip
+    }
     spec_path = out_dir / "task.yaml"
     with atomic_write(spec_path) as fh:
         fh.write("# figlang task spec for the pairs made by `figlang build flute finalize` (check: figlang data stats --task task.yaml)\n")
         yaml.safe_dump(spec, fh, sort_keys=False, allow_unicode=True)
     rates = review_rates(run)
-    result = {"out_dir": str(out_dir), "written": written, "files": files, "combined": str(out_dir / "pairs.jsonl"),
-              "translation": str(out_dir / f"FLUTEfinal{split}.json"), "spec": str(spec_path), "left_out": dict(left_out),
-              "rates": rates, "generator": config.get("fingerprint", {}).get("config")}  # fmt: skip
+    result = {
+        "out_dir": str(out_dir),
+        "written": written,
+        "files": files,
+        "combined": str(out_dir / "pairs.jsonl"),
+        "translation": str(out_dir / f"FLUTEfinal{split}.json"),
+        "spec": str(spec_path),
+        "left_out": dict(left_out),
+        "rates": rates,
+        "generator": config.get("fingerprint", {}).get("config"),
+    }
     write_json(out_dir / "report.json", result)
     return result

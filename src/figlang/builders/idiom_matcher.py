@@ -41,8 +41,10 @@ WORD, FUNC, DET, POSS, REFL, OBJ, BE, PUNCT = "WORD", "FUNC", "DET", "POSS", "RE
 
 ARTICLES = frozenset({"a", "an", "the"})
 POSS_WORDS = frozenset({"my", "your", "his", "her", "its", "our", "their", "thy"})
-POSS_SLOT_HEADS = frozenset({"one", "someone", "somebody", "sb", "anyone", "anybody", "sb.", "one"})
-REFL_WORDS = frozenset({"oneself", "yourself", "himself", "herself", "myself", "itself", "ourselves", "themselves", "yourselves", "thyself"})
+POSS_SLOT_HEADS = frozenset({"one", "someone", "somebody", "sb", "anyone", "anybody", "sb."})
+REFL_WORDS = frozenset(
+    {"oneself", "yourself", "himself", "herself", "myself", "itself", "ourselves", "themselves", "yourselves", "thyself"}
+)
 OBJ_WORDS = frozenset({"someone", "somebody", "sb", "sb.", "sth", "sth.", "something", "anyone", "anybody", "someplace"})
 BE_FORMS = frozenset({"be", "is", "are", "am", "was", "were", "been", "being", "'s", "'re", "'m", "ai"})
 CLOSED = frozenset(
@@ -56,11 +58,22 @@ CLOSED = frozenset(
     own other another ca nt wo
     """.split()
 )
-ALIASES = {"not": {"not", "n't", "never", "nt"}, "n't": {"not", "n't", "nt"}, "nt": {"not", "n't", "nt"},
-           "ca": {"ca", "can"}, "wo": {"wo", "will"}, "'ll": {"'ll", "will"}, "will": {"will", "'ll"},
-           "'ve": {"'ve", "have"}, "till": {"till", "until", "'til", "til"}, "until": {"till", "until"},
-           "round": {"round", "around"}, "around": {"around", "round"}, "toward": {"toward", "towards"},
-           "towards": {"toward", "towards"}}
+ALIASES = {
+    "not": {"not", "n't", "never", "nt"},
+    "n't": {"not", "n't", "nt"},
+    "nt": {"not", "n't", "nt"},
+    "ca": {"ca", "can"},
+    "wo": {"wo", "will"},
+    "'ll": {"'ll", "will"},
+    "will": {"will", "'ll"},
+    "'ve": {"'ve", "have"},
+    "till": {"till", "until", "'til", "til"},
+    "until": {"till", "until"},
+    "round": {"round", "around"},
+    "around": {"around", "round"},
+    "toward": {"toward", "towards"},
+    "towards": {"toward", "towards"},
+}
 # gap (insertion) tokens allowed between elements
 GAP_POS = frozenset({"ADV", "ADJ", "DET", "NUM", "PART"})
 GAP_TAGS = frozenset({"RB", "RBR", "RBS", "JJ", "JJR", "JJS", "DT", "PDT", "PRP$", "CD"})
@@ -264,9 +277,11 @@ class IdiomMatcher:
             m = self._match_one(self.patterns[idx], toks)
             if m is not None:
                 found.append(m)
-        kept = [m for m in found if not any(
-            o is not m and o.start <= m.start and m.end <= o.end and (o.end - o.start) > (m.end - m.start) for o in found
-        )]
+        kept = [
+            m
+            for m in found
+            if not any(o is not m and o.start <= m.start and m.end <= o.end and (o.end - o.start) > (m.end - m.start) for o in found)
+        ]
         kept.sort(key=lambda m: (m.start, m.end, m.pattern_index))
         return kept
 
@@ -283,7 +298,8 @@ class IdiomMatcher:
                 m_end = max(s[1] for s in used)
                 slots = tuple(
                     (el.kind, " ".join(toks[k].text for k in range(s[0], s[1])))
-                    for el, s in zip(elements, spans) if s is not None and el.kind in (POSS, REFL, OBJ)
+                    for el, s in zip(elements, spans)
+                    if s is not None and el.kind in (POSS, REFL, OBJ)
                 )
                 return IdiomMatch(pattern.index, m_start, m_end, tuple(spans), tuple(gaps), slots)
         return None
@@ -384,8 +400,9 @@ def _element_ends(el: Element, toks: list[_Tok], i: int) -> list[int]:
     return []
 
 
-ORDINALS = frozenset({"first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
-                      "last", "next", "other", "same", "very"})
+ORDINALS = frozenset(
+    {"first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "last", "next", "other", "same", "very"}
+)
 
 
 def _gap_ok(gt: _Tok, toks, spans, g: int, next_el: Element) -> bool:

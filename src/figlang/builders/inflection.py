@@ -49,9 +49,15 @@ __all__ = [
 VERB_TAGS = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ"})
 BE_FORMS = frozenset({"be", "am", "is", "are", "was", "were", "been", "being", "'s", "'re", "'m"})
 POSSESSIVE_TO_REFLEXIVE = {
-    "my": "myself", "your": "yourself", "his": "himself", "her": "herself", "its": "itself",
-    "our": "ourselves", "their": "themselves", "one's": "oneself",
-}  # fmt: skip
+    "my": "myself",
+    "your": "yourself",
+    "his": "himself",
+    "her": "herself",
+    "its": "itself",
+    "our": "ourselves",
+    "their": "themselves",
+    "one's": "oneself",
+}
 REFLEXIVES = frozenset(POSSESSIVE_TO_REFLEXIVE.values()) | {"yourselves", "themself"}
 _PLURAL_PRONOUNS = {"we", "they", "you", "us", "them", "these", "those"}
 
@@ -178,7 +184,7 @@ def _copy_case(model: str, word: str) -> str:
 
 
 def possessive_to_reflexive(possessive: str) -> str | None:
-    """"her" -> "herself"; a possessive noun phrase ("John's") has no reflexive: None."""
+    """ "her" -> "herself"; a possessive noun phrase ("John's") has no reflexive: None."""
     return POSSESSIVE_TO_REFLEXIVE.get(possessive.lower().replace("’", "'"))
 
 
@@ -193,7 +199,7 @@ def capitalize_first(text: str) -> str:
 
 
 def indefinite_article(word: str) -> str:
-    """"a" or "an" before ``word``, by its first sound (spelling heuristics: "an hour", "a unit")."""
+    """ "a" or "an" before ``word``, by its first sound (spelling heuristics: "an hour", "a unit")."""
     import re
 
     low = word.lower()

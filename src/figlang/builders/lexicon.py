@@ -50,8 +50,13 @@ class LexiconEntry:
         return self.definitions[0] if self.definitions else ""
 
     def to_dict(self) -> dict:
-        return {"expression": self.expression, "definition": self.definition, "definitions": list(self.definitions),
-                "source": self.source, "category": self.category}
+        return {
+            "expression": self.expression,
+            "definition": self.definition,
+            "definitions": list(self.definitions),
+            "source": self.source,
+            "category": self.category,
+        }
 
 
 @dataclass
@@ -178,8 +183,12 @@ def load_pie_lexicon(data_dir: str | Path, strict: bool = False) -> Lexicon:
             continue
         if row[0].strip():
             finish()
-            current = {"line": number, "tokens": [row[1]], "class": row[3].strip() or None,
-                       "meaning": row[4].strip() if len(row) > 4 else ""}
+            current = {
+                "line": number,
+                "tokens": [row[1]],
+                "class": row[3].strip() or None,
+                "meaning": row[4].strip() if len(row) > 4 else "",
+            }
         elif current is not None:
             current["tokens"].append(row[1])
     finish()
@@ -226,7 +235,9 @@ def load_lexicon_file(path: str | Path, strict: bool = False) -> Lexicon:
             if number == 1 and cols[0].strip().lower() in {"idiom", "expression"}:
                 continue  # header
             if len(cols) < 2:
-                b.problem("expected 'idiom<TAB>definition', found no tab", path, number, "separate the idiom from its definition with one tab")
+                b.problem(
+                    "expected 'idiom<TAB>definition', found no tab", path, number, "separate the idiom from its definition with one tab"
+                )
                 continue
             if len(cols) > 2 and any(c.strip() for c in cols[2:]):
                 b.problem(f"expected 2 tab-separated columns, found {len(cols)}", path, number)

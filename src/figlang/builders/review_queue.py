@@ -18,9 +18,20 @@ from ..data.errors import DataError, DataNotFoundError
 from ..data.io import atomic_write, parse_jsonl, parse_table, read_jsonl, read_text, write_jsonl
 from ..data.text import collapse_spaces
 
-VERDICTS = {"accept": "accept", "accepted": "accept", "a": "accept", "yes": "accept", "ok": "accept",
-            "edit": "edit", "edited": "edit", "e": "edit",
-            "reject": "reject", "rejected": "reject", "r": "reject", "no": "reject"}  # fmt: skip
+VERDICTS = {
+    "accept": "accept",
+    "accepted": "accept",
+    "a": "accept",
+    "yes": "accept",
+    "ok": "accept",
+    "edit": "edit",
+    "edited": "edit",
+    "e": "edit",
+    "reject": "reject",
+    "rejected": "reject",
+    "r": "reject",
+    "no": "reject",
+}
 RATE_KEYS = ("candidates", "reviewed", "accept", "edit", "reject", "unreviewed")
 REVIEW_DIR = "review"  # <run>/review/verdicts.jsonl: every stored verdict, the latest import last
 VERDICTS_FILE = "verdicts.jsonl"
@@ -54,7 +65,7 @@ def read_table(path: str | Path) -> tuple[list[tuple[int, dict[str, Any]]], list
     delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     header, table = parse_table(text, delimiter)
     for line, row in table:
-        if len(row) > len(header) and any(c.strip() for c in row[len(header):]):
+        if len(row) > len(header) and any(c.strip() for c in row[len(header) :]):
             problems.append(f"{path}:{line}: {len(row)} cells but the header has {len(header)} columns")
             continue
         rows.append((line, dict(zip(header, row))))
@@ -76,11 +87,12 @@ def write_table(path: Path, rows: list[dict[str, Any]], columns: tuple[str, ...]
         raise DataError(f"unknown format {fmt!r}: use csv or jsonl")
 
 
-def write_queue(dest: str | Path, items: Iterable[dict[str, Any]], columns: tuple[str, ...], fmt: str | None,
-                limit: int | None = None) -> int:  # fmt: skip
+def write_queue(
+    dest: str | Path, items: Iterable[dict[str, Any]], columns: tuple[str, ...], fmt: str | None, limit: int | None = None
+) -> int:
     """Write a review queue: each item's fields for the columns before ``verdict``, the columns from ``verdict`` on
     left blank for the reviewer; at most ``limit`` rows. Returns the rows written."""
-    fill = set(columns[columns.index("verdict"):])
+    fill = set(columns[columns.index("verdict") :])
     rows = [{c: "" if c in fill else item.get(c) for c in columns} for item in islice(items, limit)]
     write_table(Path(dest), rows, columns, fmt)
     return len(rows)
@@ -96,8 +108,14 @@ class VerdictsImportReport:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rows": self.rows, "stored": self.stored, "blank": self.blank, "verdicts": dict(self.verdicts),
-                "errors": self.errors, "notes": self.notes}  # fmt: skip
+        return {
+            "rows": self.rows,
+            "stored": self.stored,
+            "blank": self.blank,
+            "verdicts": dict(self.verdicts),
+            "errors": self.errors,
+            "notes": self.notes,
+        }
 
 
 def located_rows(path: str | Path, report: VerdictsImportReport) -> list[tuple[str, int, dict[str, Any]]]:
@@ -113,8 +131,9 @@ def import_file(store: Callable[..., VerdictsImportReport], folder: str | Path, 
     return store(folder, located_rows(path, report), report)
 
 
-def verdict_of(where: str, line: int, row: dict[str, Any], pairs: dict[str, Any], seen: dict[str, int],
-               report: VerdictsImportReport, owner: str) -> tuple[str, Any, str] | None:  # fmt: skip
+def verdict_of(
+    where: str, line: int, row: dict[str, Any], pairs: dict[str, Any], seen: dict[str, int], report: VerdictsImportReport, owner: str
+) -> tuple[str, Any, str] | None:
     """The checks every verdict row starts with: an id, not seen before in this import, of a known pair (``owner``
     names where pairs come from), and a verdict word. Returns (id, pair, verdict), or None after reporting why
     (a blank verdict only counts as not reviewed yet)."""
@@ -142,8 +161,16 @@ def verdict_of(where: str, line: int, row: dict[str, Any], pairs: dict[str, Any]
     return pid, pair, verdict
 
 
-def edits_of(where: str, row: dict[str, Any], pair: dict[str, Any], verdict: str, editable: tuple[str, ...],
-             label: Callable[[str], str | None], labels_hint: str, report: VerdictsImportReport) -> dict[str, str] | None:  # fmt: skip
+def edits_of(
+    where: str,
+    row: dict[str, Any],
+    pair: dict[str, Any],
+    verdict: str,
+    editable: tuple[str, ...],
+    label: Callable[[str], str | None],
+    labels_hint: str,
+    report: VerdictsImportReport,
+) -> dict[str, str] | None:
     """The ``edited_*`` fields of a row that change the pair (labels through ``label``, None if unknown), checked
     against the verdict: an edit must change something, an accept or reject must not. None after reporting why."""
     edits: dict[str, str] = {}

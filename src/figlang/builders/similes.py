@@ -34,42 +34,317 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 AS_PROPERTY_STOP = frozenset(
-    {"much", "many", "few", "little", "well", "soon", "far", "often", "same", "such", "near", "early", "late", "possible",
-     "usual", "ever", "yet", "also", "so", "too", "more", "less", "most", "least"}
+    {
+        "much",
+        "many",
+        "few",
+        "little",
+        "well",
+        "soon",
+        "far",
+        "often",
+        "same",
+        "such",
+        "near",
+        "early",
+        "late",
+        "possible",
+        "usual",
+        "ever",
+        "yet",
+        "also",
+        "so",
+        "too",
+        "more",
+        "less",
+        "most",
+        "least",
+    }
 )
 # degree/focus words: "just like", "exactly like", "much like", "more like", "very like", "nothing like"
 LIKE_PROPERTY_STOP = frozenset(
-    {"just", "exactly", "much", "more", "most", "less", "very", "rather", "quite", "somewhat", "not", "nothing", "something",
-     "anything", "so", "too", "almost", "really", "little", "all", "even", "also", "still", "only", "precisely", "pretty",
-     "extremely", "mostly", "far", "alike", "else", "like", "sort", "kind", "looks", "feels", "sounds", "seems", "nearly",
-     "altogether", "ever", "never", "otherwise", "however", "accordingly", "then", "there", "here", "now", "again", "once",
-     "unlike", "likely", "lovely", "rather", "thus", "other", "same", "such", "own", "exact", "certainly", "simply",
-     "terribly", "awfully", "dreadfully", "uncommonly", "mighty", "wonderfully", "remarkably", "strangely", "curiously",
-     "oddly", "singularly", "painfully", "horribly", "vaguely", "faintly", "dimly", "strikingly", "suspiciously", "absolutely",
-     "perfectly", "entirely", "wholly", "completely", "uncannily", "surprisingly", "surely", "sometimes", "usually",
-     "probably", "possibly", "perhaps", "chiefly", "especially", "particularly", "partly", "merely", "precious"}
+    {
+        "just",
+        "exactly",
+        "much",
+        "more",
+        "most",
+        "less",
+        "very",
+        "rather",
+        "quite",
+        "somewhat",
+        "not",
+        "nothing",
+        "something",
+        "anything",
+        "so",
+        "too",
+        "almost",
+        "really",
+        "little",
+        "all",
+        "even",
+        "also",
+        "still",
+        "only",
+        "precisely",
+        "pretty",
+        "extremely",
+        "mostly",
+        "far",
+        "alike",
+        "else",
+        "like",
+        "sort",
+        "kind",
+        "looks",
+        "feels",
+        "sounds",
+        "seems",
+        "nearly",
+        "altogether",
+        "ever",
+        "never",
+        "otherwise",
+        "however",
+        "accordingly",
+        "then",
+        "there",
+        "here",
+        "now",
+        "again",
+        "once",
+        "unlike",
+        "likely",
+        "lovely",
+        "thus",
+        "other",
+        "same",
+        "such",
+        "own",
+        "exact",
+        "certainly",
+        "simply",
+        "terribly",
+        "awfully",
+        "dreadfully",
+        "uncommonly",
+        "mighty",
+        "wonderfully",
+        "remarkably",
+        "strangely",
+        "curiously",
+        "oddly",
+        "singularly",
+        "painfully",
+        "horribly",
+        "vaguely",
+        "faintly",
+        "dimly",
+        "strikingly",
+        "suspiciously",
+        "absolutely",
+        "perfectly",
+        "entirely",
+        "wholly",
+        "completely",
+        "uncannily",
+        "surprisingly",
+        "surely",
+        "sometimes",
+        "usually",
+        "probably",
+        "possibly",
+        "perhaps",
+        "chiefly",
+        "especially",
+        "particularly",
+        "partly",
+        "merely",
+        "precious",
+    }
 )
 MULTIPLIERS = frozenset({"twice", "thrice", "half", "times", "double", "treble", "triple", "once"})
-LINKING_LEMMAS = frozenset({"be", "look", "seem", "feel", "appear", "turn", "grow", "go", "become", "stand", "lie", "sit",
-                            "remain", "stay", "keep", "sound", "smell", "taste", "get", "come", "run", "fall"})
-VEHICLE_STOP_HEADS = frozenset({"other", "others", "rest", "one", "ones", "kind", "sort", "type", "way", "thing", "things",
-                                "anything", "everything", "nothing", "something", "usual", "possible", "ever", "before",
-                                "yesterday", "today", "tomorrow", "now", "then", "yours", "mine", "ours", "theirs", "hers",
-                                "his", "that", "this", "those", "these", "what", "whatever", "any", "each", "all", "both",
-                                "either", "neither", "same", "latter", "former", "last", "first", "second", "next",
-                                "half", "dozen", "hundred", "thousand", "million", "score", "lot", "number", "amount",
-                                "per", "percent", "times", "possible", "self", "ever", "usual", "needed", "necessary",
-                                "word", "words"})
+LINKING_LEMMAS = frozenset(
+    {
+        "be",
+        "look",
+        "seem",
+        "feel",
+        "appear",
+        "turn",
+        "grow",
+        "go",
+        "become",
+        "stand",
+        "lie",
+        "sit",
+        "remain",
+        "stay",
+        "keep",
+        "sound",
+        "smell",
+        "taste",
+        "get",
+        "come",
+        "run",
+        "fall",
+    }
+)
+VEHICLE_STOP_HEADS = frozenset(
+    {
+        "other",
+        "others",
+        "rest",
+        "one",
+        "ones",
+        "kind",
+        "sort",
+        "type",
+        "way",
+        "thing",
+        "things",
+        "anything",
+        "everything",
+        "nothing",
+        "something",
+        "usual",
+        "possible",
+        "ever",
+        "before",
+        "yesterday",
+        "today",
+        "tomorrow",
+        "now",
+        "then",
+        "yours",
+        "mine",
+        "ours",
+        "theirs",
+        "hers",
+        "his",
+        "that",
+        "this",
+        "those",
+        "these",
+        "what",
+        "whatever",
+        "any",
+        "each",
+        "all",
+        "both",
+        "either",
+        "neither",
+        "same",
+        "latter",
+        "former",
+        "last",
+        "first",
+        "second",
+        "next",
+        "half",
+        "dozen",
+        "hundred",
+        "thousand",
+        "million",
+        "score",
+        "lot",
+        "number",
+        "amount",
+        "per",
+        "percent",
+        "times",
+        "self",
+        "needed",
+        "necessary",
+        "word",
+        "words",
+    }
+)
 # "famous as a writer", "useful as a tool": *as* gives a role, not a comparison
-ROLE_ADJECTIVES = frozenset({"known", "famous", "renowned", "celebrated", "notorious", "useful", "useless", "important",
-                             "necessary", "unnecessary", "available", "effective", "ineffective", "suitable", "unsuitable",
-                             "valuable", "invaluable", "welcome", "unwelcome", "free", "ready", "such", "same", "much",
-                             "successful", "unsuccessful", "active", "eminent", "distinguished", "popular", "unpopular",
-                             "present", "absent", "engaged", "employed", "disguised", "dressed", "qualified", "efficient",
-                             "regarded", "recognized", "recognised", "described", "considered", "appointed", "chosen",
-                             "inasmuch", "insofar", "forasmuch", "whereas", "serious", "only", "first", "last", "next"})
-QUANTIFIERS = frozenset({"most", "some", "any", "all", "many", "other", "several", "few", "every", "each", "both", "no",
-                         "another", "more", "less", "much", "either", "neither", "half"})
+ROLE_ADJECTIVES = frozenset(
+    {
+        "known",
+        "famous",
+        "renowned",
+        "celebrated",
+        "notorious",
+        "useful",
+        "useless",
+        "important",
+        "necessary",
+        "unnecessary",
+        "available",
+        "effective",
+        "ineffective",
+        "suitable",
+        "unsuitable",
+        "valuable",
+        "invaluable",
+        "welcome",
+        "unwelcome",
+        "free",
+        "ready",
+        "such",
+        "same",
+        "much",
+        "successful",
+        "unsuccessful",
+        "active",
+        "eminent",
+        "distinguished",
+        "popular",
+        "unpopular",
+        "present",
+        "absent",
+        "engaged",
+        "employed",
+        "disguised",
+        "dressed",
+        "qualified",
+        "efficient",
+        "regarded",
+        "recognized",
+        "recognised",
+        "described",
+        "considered",
+        "appointed",
+        "chosen",
+        "inasmuch",
+        "insofar",
+        "forasmuch",
+        "whereas",
+        "serious",
+        "only",
+        "first",
+        "last",
+        "next",
+    }
+)
+QUANTIFIERS = frozenset(
+    {
+        "most",
+        "some",
+        "any",
+        "all",
+        "many",
+        "other",
+        "several",
+        "few",
+        "every",
+        "each",
+        "both",
+        "no",
+        "another",
+        "more",
+        "less",
+        "much",
+        "either",
+        "neither",
+        "half",
+    }
+)
 MAX_VEHICLE_TOKENS = 10
 _FUNCTION_WORDS = frozenset(
     """a an the and or but nor so yet for of to in on at by with from as than that this these those it its he him his she her
@@ -117,9 +392,18 @@ def simile_prefilter(lower_tokens: Sequence[str], bare_as: bool = True, implicit
                 return True
             if i + 4 < n and lower_tokens[i + 4] == "as" and lower_tokens[i + 2] in {"and", "or"}:
                 return True
-            if bare_as and 0 < i < n - 1 and lower_tokens[i - 1].isalpha() and lower_tokens[i - 1] not in _FUNCTION_WORDS \
-                    and lower_tokens[i - 1] not in ROLE_ADJECTIVES and not lower_tokens[i - 1].endswith(("ed", "ing", "ly")) \
-                    and (lower_tokens[i + 1] in {"a", "an", "the"} or (lower_tokens[i + 1].isalpha() and lower_tokens[i + 1] not in _FUNCTION_WORDS)):
+            if (
+                bare_as
+                and 0 < i < n - 1
+                and lower_tokens[i - 1].isalpha()
+                and lower_tokens[i - 1] not in _FUNCTION_WORDS
+                and lower_tokens[i - 1] not in ROLE_ADJECTIVES
+                and not lower_tokens[i - 1].endswith(("ed", "ing", "ly"))
+                and (
+                    lower_tokens[i + 1] in {"a", "an", "the"}
+                    or (lower_tokens[i + 1].isalpha() and lower_tokens[i + 1] not in _FUNCTION_WORDS)
+                )
+            ):
                 return True
         elif t == "like" and 0 < i < n - 1:
             nxt = lower_tokens[i + 1]
@@ -142,24 +426,39 @@ def _vehicle(doc, j: int):
     if j >= n:
         return "no_vehicle"
     first = doc[j]
-    possessive = first.tag_ in {"PRP$", "WP$"} or (first.lower_ in {"my", "your", "his", "its", "our", "their", "her"}
-                                                 and j + 1 < n and doc[j + 1].pos_ in {"NOUN", "PROPN", "ADJ"})
+    possessive = first.tag_ in {"PRP$", "WP$"} or (
+        first.lower_ in {"my", "your", "his", "its", "our", "their", "her"} and j + 1 < n and doc[j + 1].pos_ in {"NOUN", "PROPN", "ADJ"}
+    )
     if not possessive and (first.pos_ == "PRON" or first.tag_ in {"PRP", "WP", "EX"}):
         return "pronoun_vehicle"
     # the head noun: the first NOUN/PROPN after optional determiners/adjectives/numbers/possessives
     k = j
-    while k < n and k - j < 6 and (doc[k].pos_ in {"DET", "ADJ", "NUM", "ADV"} or doc[k].tag_ in {"PRP$", "POS", "HYPH"} or doc[k].text == "-"
-                                    or (doc[k].tag_ in {"VBN", "VBG"} and k + 1 < n and doc[k + 1].pos_ in {"NOUN", "PROPN", "ADJ"})
-                                    or (doc[k].pos_ in {"NOUN", "PROPN"} and k + 1 < n and doc[k + 1].pos_ in {"NOUN", "PROPN"})
-                                    or (doc[k].pos_ in {"NOUN", "PROPN"} and k + 1 < n and doc[k + 1].tag_ == "POS")):
+    while (
+        k < n
+        and k - j < 6
+        and (
+            doc[k].pos_ in {"DET", "ADJ", "NUM", "ADV"}
+            or doc[k].tag_ in {"PRP$", "POS", "HYPH"}
+            or doc[k].text == "-"
+            or (doc[k].tag_ in {"VBN", "VBG"} and k + 1 < n and doc[k + 1].pos_ in {"NOUN", "PROPN", "ADJ"})
+            or (doc[k].pos_ in {"NOUN", "PROPN"} and k + 1 < n and doc[k + 1].pos_ in {"NOUN", "PROPN"})
+            or (doc[k].pos_ in {"NOUN", "PROPN"} and k + 1 < n and doc[k + 1].tag_ == "POS")
+        )
+    ):
         if doc[k].pos_ == "NUM" or doc[k].like_num:
             return "quantity_vehicle"
         k += 1
     # prefer the parser's object of "as"/"like" when it is a noun inside this stretch ("a mill-race" → race)
     if j > 0:
         pobj = [c for c in doc[j - 1].children if c.dep_ == "pobj" and c.pos_ in {"NOUN", "PROPN"} and c.left_edge.i >= j]
-        if pobj and pobj[0].i - j < 8 and all(doc[x].pos_ not in {"VERB", "AUX", "PRON", "ADP", "PUNCT"} or doc[x].text == "-"
-                                               or doc[x].tag_ in {"PRP$", "POS", "HYPH"} for x in range(j, pobj[0].i)):
+        if (
+            pobj
+            and pobj[0].i - j < 8
+            and all(
+                doc[x].pos_ not in {"VERB", "AUX", "PRON", "ADP", "PUNCT"} or doc[x].text == "-" or doc[x].tag_ in {"PRP$", "POS", "HYPH"}
+                for x in range(j, pobj[0].i)
+            )
+        ):
             k = max(k, pobj[0].i)
     if k >= n or doc[k].pos_ not in {"NOUN", "PROPN"}:
         if k < n and doc[k].pos_ == "PRON":
@@ -247,8 +546,13 @@ def find_similes(
                 k = i + 2
             elif i + 3 < n and doc[i + 3].lower_ == "as" and doc[i + 1].pos_ == "ADV" and doc[i + 2].pos_ in {"ADJ", "ADV"}:
                 k = i + 3
-            elif i + 4 < n and doc[i + 4].lower_ == "as" and doc[i + 2].lower_ in {"and", "or"} \
-                    and doc[i + 1].pos_ in {"ADJ", "ADV"} and doc[i + 3].pos_ in {"ADJ", "ADV"}:
+            elif (
+                i + 4 < n
+                and doc[i + 4].lower_ == "as"
+                and doc[i + 2].lower_ in {"and", "or"}
+                and doc[i + 1].pos_ in {"ADJ", "ADV"}
+                and doc[i + 3].pos_ in {"ADJ", "ADV"}
+            ):
                 k = i + 4  # as formal and unnatural as the hoops
             if k is not None:
                 prop_tok = doc[k - 1]
@@ -262,20 +566,33 @@ def find_similes(
                     found = ("as_as", i, k, doc[i + 1 : k])
         if found is None and low == "as" and bare_as and 0 < i < n - 1 and not any(doc[x].lower_ == "as" for x in range(max(0, i - 5), i)):
             prop_tok = doc[i - 1]
-            if (prop_tok.pos_ == "ADJ" and prop_tok.tag_ == "JJ" and prop_tok.lower_ not in AS_PROPERTY_STOP
-                    and prop_tok.lower_ not in ROLE_ADJECTIVES and not prop_tok.lower_.endswith(("able", "ible"))
-                    and doc[i + 1].pos_ in {"DET", "NOUN", "PROPN", "ADJ", "VERB"}
-                    # an attributive adjective before its noun ("a white as ...") is not a property here
-                    and not (prop_tok.dep_ == "amod" and prop_tok.head.i > prop_tok.i)
-                    # "not so gruesome as last night", "too proud as a rule": comparisons of degree
-                    and not (i >= 2 and doc[i - 2].lower_ in {"so", "too", "more", "less", "most", "least"})):
+            if (
+                prop_tok.pos_ == "ADJ"
+                and prop_tok.tag_ == "JJ"
+                and prop_tok.lower_ not in AS_PROPERTY_STOP
+                and prop_tok.lower_ not in ROLE_ADJECTIVES
+                and not prop_tok.lower_.endswith(("able", "ible"))
+                and doc[i + 1].pos_ in {"DET", "NOUN", "PROPN", "ADJ", "VERB"}
+                # an attributive adjective before its noun ("a white as ...") is not a property here
+                and not (prop_tok.dep_ == "amod" and prop_tok.head.i > prop_tok.i)
+                # "not so gruesome as last night", "too proud as a rule": comparisons of degree
+                and not (i >= 2 and doc[i - 2].lower_ in {"so", "too", "more", "less", "most", "least"})
+            ):
                 found = ("bare_as", i - 1, i, doc[i - 1 : i])
         if found is None and low == "like" and 0 < i < n - 1 and tok.pos_ in {"ADP", "SCONJ", "INTJ"} and tok.tag_ == "IN":
             prev = doc[i - 1]
             if doc[i + 1].lower_ == "to":
                 rejected["like_to"] += 1
-            elif prev.pos_ in {"ADJ", "ADV"} and prev.lower_ not in LIKE_PROPERTY_STOP and prev.tag_ in {"JJ", "RB", "JJR", "RBR"} \
-                    and (prev.pos_ == "ADJ" or prev.lower_.endswith("ly") or prev.lower_ in {"fast", "hard", "loud", "straight", "low", "high", "quick", "deep", "tight"}):
+            elif (
+                prev.pos_ in {"ADJ", "ADV"}
+                and prev.lower_ not in LIKE_PROPERTY_STOP
+                and prev.tag_ in {"JJ", "RB", "JJR", "RBR"}
+                and (
+                    prev.pos_ == "ADJ"
+                    or prev.lower_.endswith("ly")
+                    or prev.lower_ in {"fast", "hard", "loud", "straight", "low", "high", "quick", "deep", "tight"}
+                )
+            ):
                 found = ("adj_like", i - 1, i, doc[i - 1 : i])
             elif implicit_like and prev.pos_ in {"VERB", "AUX"} and prev.lemma_ not in {"look", "seem", "feel", "sound", "be", "would"}:
                 found = ("verb_like", i, i, None)
@@ -315,6 +632,18 @@ def find_similes(
             cut_end = doc[comp_tok].idx + len(doc[comp_tok].text)
             implicit_sentence, implicit_span = _implicit(text, cut_start, cut_end, span_end)
         implicit = implicit_sentence[implicit_span[0] : implicit_span[1]]
-        hits.append(SimileHit(pattern, topic, prop, vehicle, text[span_start:span_end], (span_start, span_end),
-                              implicit, implicit_sentence, implicit_span, text))
+        hits.append(
+            SimileHit(
+                pattern,
+                topic,
+                prop,
+                vehicle,
+                text[span_start:span_end],
+                (span_start, span_end),
+                implicit,
+                implicit_sentence,
+                implicit_span,
+                text,
+            )
+        )
     return hits

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from collections.abc import Callable
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -26,33 +26,75 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-CHECK_ORDER = ("empty", "too_short", "too_long", "label_leak", "copy_of_input", "same_as_premise", "same_as_entailment",
-               "not_minimal_edit", "missing_idiom", "kept_idiom", "kept_simile", "missing_preserved", "explanation_copy")  # fmt: skip
+CHECK_ORDER = (
+    "empty",
+    "too_short",
+    "too_long",
+    "label_leak",
+    "copy_of_input",
+    "same_as_premise",
+    "same_as_entailment",
+    "not_minimal_edit",
+    "missing_idiom",
+    "kept_idiom",
+    "kept_simile",
+    "missing_preserved",
+    "explanation_copy",
+)
 
 
 @app.command("generate")
 def generate_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Run folder (resumable: rerun the same command to continue).")],
-    idioms: Annotated[Optional[str], typer.Option("--idioms", help="'benchmark', 'pie', or a JSONL/TSV/CSV file (idiom, meaning[, sentence]).")] = None,
-    similes: Annotated[Optional[Path], typer.Option("--similes", help="JSONL/TSV/CSV: sentence, property, simile (or literal).")] = None,
-    metaphors: Annotated[Optional[Path], typer.Option("--metaphors", help="JSONL/TSV/CSV: sentence[, metaphor, meaning].")] = None,
-    sarcasm: Annotated[Optional[Path], typer.Option("--sarcasm", help="JSONL/TSV/CSV: literal sentence (sentence/prompt), emotion.")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="At most N inputs per figure type, drawn with --sample-seed.")] = None,
+    idioms: Annotated[
+        str | None, typer.Option("--idioms", help="'benchmark', 'pie', or a JSONL/TSV/CSV file (idiom, meaning[, sentence]).")
+    ] = None,
+    similes: Annotated[Path | None, typer.Option("--similes", help="JSONL/TSV/CSV: sentence, property, simile (or literal).")] = None,
+    metaphors: Annotated[Path | None, typer.Option("--metaphors", help="JSONL/TSV/CSV: sentence[, metaphor, meaning].")] = None,
+    sarcasm: Annotated[Path | None, typer.Option("--sarcasm", help="JSONL/TSV/CSV: literal sentence (sentence/prompt), emotion.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N inputs per figure type, drawn with --sample-seed.")] = None,
     sample_seed: Annotated[int, typer.Option("--sample-seed", help="Seed of the --limit draw.")] = 0,
-    model: Annotated[str, typer.Option("--model", "-m", help="Generator: catalog name, hub id, local path, or an OpenAI-compatible endpoint (http(s)://…/v1, openai:MODEL@URL).")] = DEFAULT_MODEL,
-    temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature (0 = greedy); default from decoding.yaml (0.7).")] = None,
-    top_p: Annotated[Optional[float], typer.Option("--top-p", help="Nucleus sampling; default from decoding.yaml (1.0).")] = None,
-    max_new_tokens: Annotated[Optional[int], typer.Option("--max-new-tokens", help="New tokens per call; default from decoding.yaml (64).")] = None,
-    rounds: Annotated[Optional[int], typer.Option("--rounds", help="Attempts per output (checks or reviewer reject → resample); default 3.")] = None,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="Generator: catalog name, hub id, local path, or an OpenAI-compatible endpoint (http(s)://…/v1, openai:MODEL@URL).",
+        ),
+    ] = DEFAULT_MODEL,
+    temperature: Annotated[
+        float | None, typer.Option("--temperature", help="Sampling temperature (0 = greedy); default from decoding.yaml (0.7).")
+    ] = None,
+    top_p: Annotated[float | None, typer.Option("--top-p", help="Nucleus sampling; default from decoding.yaml (1.0).")] = None,
+    max_new_tokens: Annotated[
+        int | None, typer.Option("--max-new-tokens", help="New tokens per call; default from decoding.yaml (64).")
+    ] = None,
+    rounds: Annotated[
+        int | None, typer.Option("--rounds", help="Attempts per output (checks or reviewer reject → resample); default 3.")
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Run seed (per-call seeds derive from it and the item/step/round).")] = 0,
-    chat: Annotated[str, typer.Option("--chat", help="false: complete the few-shot prompt (as with GPT-3); true/auto: the model's chat template.")] = "false",
-    sarcasm_contradiction: Annotated[str, typer.Option("--sarcasm-contradiction", help="human (the paper: export-edits/import-edits) or model.")] = "human",
-    min_edit_similarity: Annotated[float, typer.Option("--min-edit-similarity", help="Word similarity a minimal-edit contradiction keeps with its base.")] = 0.3,
+    chat: Annotated[
+        str, typer.Option("--chat", help="false: complete the few-shot prompt (as with GPT-3); true/auto: the model's chat template.")
+    ] = "false",
+    sarcasm_contradiction: Annotated[
+        str, typer.Option("--sarcasm-contradiction", help="human (the paper: export-edits/import-edits) or model.")
+    ] = "human",
+    min_edit_similarity: Annotated[
+        float, typer.Option("--min-edit-similarity", help="Word similarity a minimal-edit contradiction keeps with its base.")
+    ] = 0.3,
     max_words: Annotated[int, typer.Option("--max-words", help="Longest generated sentence (words).")] = 60,
-    prompts_dir: Annotated[Optional[Path], typer.Option("--prompts", help="A folder with your own {idiom,simile,metaphor,sarcasm,decoding}.yaml.")] = None,
-    option: Annotated[Optional[list[str]], typer.Option("--backend-option", "-O", help="Backend option KEY=VALUE (threads=1, device=cuda, …).")] = None,
-    resample_rejected: Annotated[bool, typer.Option("--resample-rejected", help="Give pairs the reviewer rejected a new round (import verdicts first).")] = False,
-    restart: Annotated[bool, typer.Option("--restart", help="Discard this folder's run (items, candidates, review) and start again.")] = False,
+    prompts_dir: Annotated[
+        Path | None, typer.Option("--prompts", help="A folder with your own {idiom,simile,metaphor,sarcasm,decoding}.yaml.")
+    ] = None,
+    option: Annotated[
+        list[str] | None, typer.Option("--backend-option", "-O", help="Backend option KEY=VALUE (threads=1, device=cuda, …).")
+    ] = None,
+    resample_rejected: Annotated[
+        bool, typer.Option("--resample-rejected", help="Give pairs the reviewer rejected a new round (import verdicts first).")
+    ] = False,
+    restart: Annotated[
+        bool, typer.Option("--restart", help="Discard this folder's run (items, candidates, review) and start again.")
+    ] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not store model calls in OUT/cache/requests.sqlite.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help="Stop at the first bad input line instead of skipping it.")] = False,
     data_dir: DataDirOption = None,
@@ -71,13 +113,29 @@ def generate_cmd(
         console.print(f"{inp.figure_type}: {len(inp.items)} input(s) from {inp.source}")
         print_problems(f"{inp.figure_type} input", inp.problems)
     backend_options = parse_key_values(option, "--backend-option")
-    config = CreatorConfig(model=model, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, rounds=rounds,
-                           seed=seed, chat=chat, sarcasm_contradiction=sarcasm_contradiction,
-                           limits=CheckLimits(max_words=max_words, min_edit_similarity=min_edit_similarity),
-                           backend_options=backend_options)  # fmt: skip
+    config = CreatorConfig(
+        model=model,
+        temperature=temperature,
+        top_p=top_p,
+        max_new_tokens=max_new_tokens,
+        rounds=rounds,
+        seed=seed,
+        chat=chat,
+        sarcasm_contradiction=sarcasm_contradiction,
+        limits=CheckLimits(max_words=max_words, min_edit_similarity=min_edit_similarity),
+        backend_options=backend_options,
+    )
     prompts = load_prompts(prompts_dir)
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False) as progress:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    ) as progress:
         task = progress.add_task("generating", total=None, info="")
 
         def on_event(event: str, payload: dict) -> None:
@@ -86,8 +144,16 @@ def generate_cmd(
             elif event == "item":
                 progress.update(task, advance=1, info=payload["uid"])
 
-        summary = create(inputs, out, config, prompts=prompts, restart=restart, resample_rejected=resample_rejected,
-                         progress=on_event, use_cache=not no_cache)  # fmt: skip
+        summary = create(
+            inputs,
+            out,
+            config,
+            prompts=prompts,
+            restart=restart,
+            resample_rejected=resample_rejected,
+            progress=on_event,
+            use_cache=not no_cache,
+        )
     render_summary(summary)
     if summary.interrupted:
         err_console.print(f"[red]interrupted[/red]: {summary.interrupted}")
@@ -106,8 +172,12 @@ def render_summary(summary: CreateSummary) -> None:
         table.add_row(label, *[f"{v:,}" for v in values], f"{sum(values):,}", style=style)
 
     row("inputs", [summary.items[t] for t in types])
-    for status, label in (("candidate", "pairs generated (candidates)"), ("awaiting_edit", "pairs awaiting a human edit"),
-                          ("failed", "pairs failed (see failed.jsonl)"), ("not_run", "pairs not run (interrupted)")):  # fmt: skip
+    for status, label in (
+        ("candidate", "pairs generated (candidates)"),
+        ("awaiting_edit", "pairs awaiting a human edit"),
+        ("failed", "pairs failed (see failed.jsonl)"),
+        ("not_run", "pairs not run (interrupted)"),
+    ):
         values = [summary.count(status, t) for t in types]
         if sum(values) or status in ("candidate", "failed"):
             row(label, values)
@@ -116,9 +186,11 @@ def render_summary(summary: CreateSummary) -> None:
     for n in names:
         row(f"  rejected by {n}", [summary.check_failures_by_type.get(t, {}).get(n, 0) for t in types], style="dim")
     console.print(table)
-    console.print(f"{summary.resumed} input(s) resumed, {summary.ran} run; {summary.attempts} model outputs, "
-                  f"{summary.model_calls} model call(s) + {summary.cache_hits} from the cache; {summary.seconds:.0f} s"
-                  + (f"; {summary.reviewer_resampled} reviewer-rejected pair(s) resampled" if summary.reviewer_resampled else ""))  # fmt: skip
+    console.print(
+        f"{summary.resumed} input(s) resumed, {summary.ran} run; {summary.attempts} model outputs, "
+        f"{summary.model_calls} model call(s) + {summary.cache_hits} from the cache; {summary.seconds:.0f} s"
+        + (f"; {summary.reviewer_resampled} reviewer-rejected pair(s) resampled" if summary.reviewer_resampled else "")
+    )
     for p in summary.failed[:5]:
         console.print(f"[yellow]failed[/yellow] {p['id']}: {p['reason']}")
     if len(summary.failed) > 5:
@@ -155,8 +227,8 @@ def export_cmd(
     run: Annotated[Path, typer.Argument(help="The run folder.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Review queue: .csv (spreadsheets) or .jsonl.")],
     include_reviewed: Annotated[bool, typer.Option("--all", help="Also candidates that already have a verdict.")] = False,
-    kind: Annotated[Optional[list[str]], typer.Option("--type", help="Only these figure types (repeatable).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="At most N rows.")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--type", help="Only these figure types (repeatable).")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N rows.")] = None,
 ) -> None:
     """Write the verification queue: id, figure type, premise, hypothesis, label, explanation + empty verdict/edit columns."""
     from ..builders.flute_review import export_queue
@@ -183,8 +255,10 @@ def show_import(queue: Path, report: Any, rates: dict, as_json: bool, render: Ca
     if as_json:
         typer.echo(json.dumps({"import": report.to_dict(), "rates": rates}, indent=2, ensure_ascii=False))
     else:
-        console.print(f"{queue}: {report.rows} row(s); {report.stored} verdict(s) stored, {report.blank} without a verdict, "
-                      f"{len(report.errors)} rejected")  # fmt: skip
+        console.print(
+            f"{queue}: {report.rows} row(s); {report.stored} verdict(s) stored, {report.blank} without a verdict, "
+            f"{len(report.errors)} rejected"
+        )
         print_problems("rows not imported", report.errors, limit=20)
         print_problems("notes", report.notes)
         render(rates)
@@ -192,13 +266,19 @@ def show_import(queue: Path, report: Any, rates: dict, as_json: bool, render: Ca
         raise typer.Exit(1)
 
 
-def render_rates(rates: dict, group: str = "figure type", title: str = "verification (current candidates)",
-                 items: str = "candidates", todo: str = "unreviewed") -> None:  # fmt: skip
+def render_rates(
+    rates: dict,
+    group: str = "figure type",
+    title: str = "verification (current candidates)",
+    items: str = "candidates",
+    todo: str = "unreviewed",
+) -> None:
     """The accept / edit / reject table of a review (FLUTE creator per figure type, IMPLI generator per pair type)."""
     table = Table(title=title)
     for col in (group, items, "reviewed", "accept", "edit", "reject", todo):
         table.add_column(col, justify="left" if col == group else "right", overflow="fold")  # long pair types wrap, not cut
     for t, r in rates.items():
+
         def pct(k: str) -> str:
             return f"{r[k]} ({r[k] / r['reviewed']:.0%})" if r["reviewed"] else str(r[k])
 
@@ -209,13 +289,26 @@ def render_rates(rates: dict, group: str = "figure type", title: str = "verifica
 @app.command("verdict-stats")
 def verdict_stats_cmd(
     verdicts: Annotated[Path, typer.Argument(help="A reviewed queue (CSV/JSONL, as `export --all` wrote it and a reviewer filled it).")],
-    idioms: Annotated[Optional[str], typer.Option("--idioms", help="The run's idiom inputs, drawn again as `generate` drew them "
-                                                  "('benchmark', 'pie' or a file): adds inputs, pairs possible, inputs without a candidate.")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="The run's --limit.")] = None,
+    idioms: Annotated[
+        str | None,
+        typer.Option(
+            "--idioms",
+            help="The run's idiom inputs, drawn again as `generate` drew them "
+            "('benchmark', 'pie' or a file): adds inputs, pairs possible, inputs without a candidate.",
+        ),
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="The run's --limit.")] = None,
     sample_seed: Annotated[int, typer.Option("--sample-seed", help="The run's --sample-seed.")] = 0,
     data_dir: DataDirOption = None,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Also write the result file OUT/review.json (counts, shares, edited fields, "
-                                                "the file's checksum, figlang version and commit) and OUT/predictions.jsonl.gz (one record per row).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Also write the result file OUT/review.json (counts, shares, edited fields, "
+            "the file's checksum, figlang version and commit) and OUT/predictions.jsonl.gz (one record per row).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Accept / edit / reject counts of a reviewed queue file on its own, without the run folder (a committed verdict file)."""
@@ -227,7 +320,11 @@ def verdict_stats_cmd(
         inputs, files = drawn_inputs(idioms, data_dir, limit, sample_seed)
     command = f"figlang build flute verdict-stats {portable_path(verdicts)}"
     if idioms:
-        command += f" --idioms {idioms}" + (f" --limit {limit}" if limit else "") + f" --sample-seed {sample_seed} --data-dir {portable_path(data_dir)}"
+        command += (
+            f" --idioms {idioms}"
+            + (f" --limit {limit}" if limit else "")
+            + f" --sample-seed {sample_seed} --data-dir {portable_path(data_dir)}"
+        )
     if out:
         result = write_verdict_file_results(out, verdicts, inputs, command + f" -o {portable_path(out)}", data_dir, files)
     else:
@@ -241,8 +338,10 @@ def verdict_stats_cmd(
             console.print(f"{t}: edited " + ", ".join(f"{f} {n['all']} (E {n['E']}, C {n['C']})" for f, n in e.items()))
         for t, c in result["candidates"].items():
             extra = f" of {c['inputs']} inputs ({c['inputs_without_a_candidate']} without one)" if "inputs" in c else ""
-            console.print(f"{t}: {c['candidates']} candidates ({c['entailment']} E, {c['contradiction']} C) from {c['inputs_with_a_candidate']}"
-                          f"{extra}; {c['inputs_with_both']} with both pairs, {c['inputs_with_one']} with one")  # fmt: skip
+            console.print(
+                f"{t}: {c['candidates']} candidates ({c['entailment']} E, {c['contradiction']} C) from {c['inputs_with_a_candidate']}"
+                f"{extra}; {c['inputs_with_both']} with both pairs, {c['inputs_with_one']} with one"
+            )
         if out:
             console.print(f"[dim]wrote {out / 'review.json'} and {out / 'predictions.jsonl.gz'}[/dim]")
     if result["problems"]:
@@ -252,10 +351,12 @@ def verdict_stats_cmd(
 @app.command("finalize")
 def finalize_cmd(
     run: Annotated[Path, typer.Argument(help="The run folder.")],
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for the final files (default RUN/final).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the final files (default RUN/final).")] = None,
     split: Annotated[str, typer.Option("--split", help="Split name in the file names and the task spec (FLUTE: train).")] = "train",
     name: Annotated[str, typer.Option("--name", help="Task name in the spec.")] = "flute-created",
-    include_unreviewed: Annotated[bool, typer.Option("--include-unreviewed", help="Also write candidates without a verdict (marked).")] = False,
+    include_unreviewed: Annotated[
+        bool, typer.Option("--include-unreviewed", help="Also write candidates without a verdict (marked).")
+    ] = False,
 ) -> None:
     """Write accepted and edited pairs in FLUTE's format, a combined file and a figlang task spec (task.yaml)."""
     from ..builders.flute_review import finalize

@@ -6,7 +6,7 @@ import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -48,13 +48,34 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-SentencesOption = Annotated[Path, typer.Option("--sentences", "-s", help="Sentences: TSV 'sentence<TAB>idiom<TAB>label[<TAB>source]' (label figurative|literal, idiom may be empty) or JSONL.")]
-LexiconOption = Annotated[Path, typer.Option("--lexicon", "-l", help="Lexicon: TSV 'idiom<TAB>definition' (base forms; one's/oneself/someone/something are slots) or JSONL.")]
-OutOption = Annotated[Path, typer.Option("--out", "-o", help="Output folder: <out>/impli/idioms/*.tsv (IMPLI format), <out>/jsonl/*.jsonl (provenance), <out>/report_*.json.")]
-SourceOption = Annotated[Optional[str], typer.Option("--source", help="Corpus name used in the output file names (default: the sentence file's stem).")]
+SentencesOption = Annotated[
+    Path,
+    typer.Option(
+        "--sentences",
+        "-s",
+        help="Sentences: TSV 'sentence<TAB>idiom<TAB>label[<TAB>source]' (label figurative|literal, idiom may be empty) or JSONL.",
+    ),
+]
+LexiconOption = Annotated[
+    Path,
+    typer.Option(
+        "--lexicon", "-l", help="Lexicon: TSV 'idiom<TAB>definition' (base forms; one's/oneself/someone/something are slots) or JSONL."
+    ),
+]
+OutOption = Annotated[
+    Path,
+    typer.Option(
+        "--out", "-o", help="Output folder: <out>/impli/idioms/*.tsv (IMPLI format), <out>/jsonl/*.jsonl (provenance), <out>/report_*.json."
+    ),
+]
+SourceOption = Annotated[
+    str | None, typer.Option("--source", help="Corpus name used in the output file names (default: the sentence file's stem).")
+]
 LenientOption = Annotated[bool, typer.Option("--lenient", help="Skip and report malformed input lines instead of stopping at the first.")]
 ModelOption = Annotated[str, typer.Option("--model", help="spaCy pipeline (package name or path).")]
-CapitaliseOption = Annotated[bool, typer.Option("--capitalise/--no-capitalise", help="Capitalise a definition that starts a sentence (IMPLI itself mostly did not).")]
+CapitaliseOption = Annotated[
+    bool, typer.Option("--capitalise/--no-capitalise", help="Capitalise a definition that starts a sentence (IMPLI itself mostly did not).")
+]
 
 
 @contextlib.contextmanager
@@ -110,7 +131,9 @@ def render_build(result: BuildResult, out: Path | None, title: str) -> None:
         console.print(why)
     if r.ice:
         flexible = sorted(r.ice.items(), key=lambda kv: -kv[1])[:5]
-        console.print(f"ICE per idiom for {len(r.ice):,} idioms (report file); most flexible: " + ", ".join(f"{k} {v:.2f}" for k, v in flexible))
+        console.print(
+            f"ICE per idiom for {len(r.ice):,} idioms (report file); most flexible: " + ", ".join(f"{k} {v:.2f}" for k, v in flexible)
+        )
 
 
 def _finish(result: BuildResult, out: Path, report_name: str, title: str, load_problems: list[str]) -> None:
@@ -141,10 +164,16 @@ def _window(a: str, b: str, context: int = 30) -> tuple[str, str]:
 def lexicon_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Lexicon TSV to write (idiom<TAB>definition).")],
     data_dir: DataDirOption = None,
-    pair_type: Annotated[str, typer.Option("--pair-type", help="IMPLI pairs to read: fig_context, lit_context or adversarial_definition.")] = "fig_context",
-    source: Annotated[Optional[list[str]], typer.Option("--source", help="Only these IMPLI sources (magpie, pie, semeval); repeatable.")] = None,
+    pair_type: Annotated[
+        str, typer.Option("--pair-type", help="IMPLI pairs to read: fig_context, lit_context or adversarial_definition.")
+    ] = "fig_context",
+    source: Annotated[
+        list[str] | None, typer.Option("--source", help="Only these IMPLI sources (magpie, pie, semeval); repeatable.")
+    ] = None,
     model: ModelOption = DEFAULT_MODEL,
-    details: Annotated[Optional[Path], typer.Option("--details", help="Also write one JSON line per IMPLI pair: its idiom, definition and origin.")] = None,
+    details: Annotated[
+        Path | None, typer.Option("--details", help="Also write one JSON line per IMPLI pair: its idiom, definition and origin.")
+    ] = None,
 ) -> None:
     """Derive an idiom lexicon (base form -> base-form definition) from IMPLI's own pairs.
 
@@ -158,8 +187,20 @@ def lexicon_cmd(
         derivation = derive_lexicon(resolve_data_dir(data_dir), (pair_type,), source, load_nlp(model), progress, kind=kind)
     n = write_lexicon(derivation.lexicon, out, kind)
     if details:
-        write_jsonl(details, [{"idiom": p.idiom, "definition": p.definition, "premise": p.premise, "hypothesis": p.hypothesis,
-                               "source": p.source, "origin": f"{p.path}:{p.line}"} for p in derivation.pairs])  # fmt: skip
+        write_jsonl(
+            details,
+            [
+                {
+                    "idiom": p.idiom,
+                    "definition": p.definition,
+                    "premise": p.premise,
+                    "hypothesis": p.hypothesis,
+                    "source": p.source,
+                    "origin": f"{p.path}:{p.line}",
+                }
+                for p in derivation.pairs
+            ],
+        )
     table = Table(title=f"lexicon from IMPLI {pair_type} pairs -> {out}", title_justify="left")
     table.add_column("count")
     table.add_column("value", justify="right")
@@ -176,7 +217,7 @@ def lexicon_cmd(
 def sentences_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Sentences TSV to write (sentence<TAB>idiom<TAB>label).")],
     data_dir: DataDirOption = None,
-    source: Annotated[Optional[list[str]], typer.Option("--source", help="Only these IMPLI sources; repeatable.")] = None,
+    source: Annotated[list[str] | None, typer.Option("--source", help="Only these IMPLI sources; repeatable.")] = None,
 ) -> None:
     """Export IMPLI's idiom premises as a sentences file (fig_context figurative, lit_context literal; idiom left empty)."""
     sents = sentences_from_impli(resolve_data_dir(data_dir), source)
@@ -193,7 +234,9 @@ def _load_inputs(sentences: Path, lexicon: Path | None, lenient: bool, source: s
     problems = _print_load_problems("input", rep)
     if lex is None or not len(lex):
         raise FiglangError("the lexicon has no usable entries")
-    console.print(f"{len(sents):,} sentences, {len(lex):,} idioms ({lex.count('definition'):,} definitions, {lex.count('adversarial'):,} adversarial)")
+    console.print(
+        f"{len(sents):,} sentences, {len(lex):,} idioms ({lex.count('definition'):,} definitions, {lex.count('adversarial'):,} adversarial)"
+    )
     return sents, lex, problems
 
 
@@ -212,8 +255,17 @@ def substitute_cmd(
 
 
 def _generate(
-    build: str, what: str, sentences: Path, lexicon: Path | None, out: Path, source: str | None, lenient: bool, model: str,
-    capitalise: bool, adversarial: Path | None = None, **options: Any,
+    build: str,
+    what: str,
+    sentences: Path,
+    lexicon: Path | None,
+    out: Path,
+    source: str | None,
+    lenient: bool,
+    model: str,
+    capitalise: bool,
+    adversarial: Path | None = None,
+    **options: Any,
 ) -> None:
     """Load the inputs, run one of the generator's builds (substitute, adversarial, antonyms) and write its outputs."""
     sents, lex, problems = _load_inputs(sentences, lexicon, lenient, source, adversarial)
@@ -226,16 +278,22 @@ def _generate(
 @app.command("adversarial")
 def adversarial_cmd(
     sentences: SentencesOption,
-    adversarial: Annotated[Path, typer.Option("--adversarial", "-a", help="Adversarial definitions: TSV 'idiom<TAB>wrong definition' or JSONL.")],
+    adversarial: Annotated[
+        Path, typer.Option("--adversarial", "-a", help="Adversarial definitions: TSV 'idiom<TAB>wrong definition' or JSONL.")
+    ],
     out: OutOption,
-    lexicon: Annotated[Optional[Path], typer.Option("--lexicon", "-l", help="Optional lexicon of true definitions (only idioms are taken from it here).")] = None,
+    lexicon: Annotated[
+        Path | None, typer.Option("--lexicon", "-l", help="Optional lexicon of true definitions (only idioms are taken from it here).")
+    ] = None,
     source: SourceOption = None,
     lenient: LenientOption = False,
     model: ModelOption = DEFAULT_MODEL,
     capitalise: CapitaliseOption = True,
 ) -> None:
     """Adversarial pairs: wrong-but-plausible definitions in figurative contexts -> non-entailment."""
-    _generate("adversarial", "adversarial definitions", sentences, lexicon, out, source, lenient, model, capitalise, adversarial=adversarial)
+    _generate(
+        "adversarial", "adversarial definitions", sentences, lexicon, out, source, lenient, model, capitalise, adversarial=adversarial
+    )
 
 
 @app.command("antonyms")
@@ -246,7 +304,10 @@ def antonyms_cmd(
     source: SourceOption = None,
     lenient: LenientOption = False,
     model: ModelOption = DEFAULT_MODEL,
-    wordnet_dir: Annotated[Optional[Path], typer.Option("--wordnet-dir", help="WordNet 3.0 dict folder (default: $FIGLANG_WORDNET_DIR, then /usr/share/wordnet).")] = None,
+    wordnet_dir: Annotated[
+        Path | None,
+        typer.Option("--wordnet-dir", help="WordNet 3.0 dict folder (default: $FIGLANG_WORDNET_DIR, then /usr/share/wordnet)."),
+    ] = None,
     capitalise: CapitaliseOption = True,
 ) -> None:
     """Antonym pairs: a key word of the definition replaced by its WordNet antonym, in figurative contexts -> non-entailment."""
@@ -260,13 +321,21 @@ def antonyms_cmd(
 def metaphors_cmd(
     out: OutOption,
     data_dir: DataDirOption = None,
-    xlsx: Annotated[Optional[Path], typer.Option("--xlsx", help=f"Tsvetkov et al.'s Datasets_ACL2014.xlsx (default: <data-dir>/{TSVETKOV_XLSX}).")] = None,
-    kind: Annotated[Optional[list[str]], typer.Option("--kind", help="SVO (subject-verb-object) and/or AN (adjective-noun); repeatable. Default both.")] = None,
-    replacements: Annotated[Optional[Path], typer.Option("--replacements", help="TSV 'metaphor<TAB>literal word' taking precedence over WordNet.")] = None,
+    xlsx: Annotated[
+        Path | None, typer.Option("--xlsx", help=f"Tsvetkov et al.'s Datasets_ACL2014.xlsx (default: <data-dir>/{TSVETKOV_XLSX}).")
+    ] = None,
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", help="SVO (subject-verb-object) and/or AN (adjective-noun); repeatable. Default both.")
+    ] = None,
+    replacements: Annotated[
+        Path | None, typer.Option("--replacements", help="TSV 'metaphor<TAB>literal word' taking precedence over WordNet.")
+    ] = None,
     source: Annotated[str, typer.Option("--source", help="Corpus name in the output file name.")] = "tsvetkov",
     model: ModelOption = DEFAULT_MODEL,
-    wordnet_dir: Annotated[Optional[Path], typer.Option("--wordnet-dir", help="WordNet 3.0 dict folder.")] = None,
-    compare: Annotated[bool, typer.Option("--compare/--no-compare", help="Compare with IMPLI's replacement_tsvetkov_e.tsv when the data dir has it.")] = True,
+    wordnet_dir: Annotated[Path | None, typer.Option("--wordnet-dir", help="WordNet 3.0 dict folder.")] = None,
+    compare: Annotated[
+        bool, typer.Option("--compare/--no-compare", help="Compare with IMPLI's replacement_tsvetkov_e.tsv when the data dir has it.")
+    ] = True,
 ) -> None:
     """Metaphor replacement: the metaphorical verb (SVO) or adjective (AN) replaced by a literal word -> entailment."""
     from ..knowledge.wordnet_data import load_wordnet
@@ -293,16 +362,28 @@ def metaphors_cmd(
 @app.command("regenerate")
 def regenerate_cmd(
     data_dir: DataDirOption = None,
-    source: Annotated[Optional[list[str]], typer.Option("--source", help="IMPLI sources (magpie, pie, semeval); repeatable. Default all three.")] = None,
-    sample: Annotated[Optional[int], typer.Option("--sample", min=1, help="Score a fixed random sample of this many (premise, definition) items.")] = None,
+    source: Annotated[
+        list[str] | None, typer.Option("--source", help="IMPLI sources (magpie, pie, semeval); repeatable. Default all three.")
+    ] = None,
+    sample: Annotated[
+        int | None, typer.Option("--sample", min=1, help="Score a fixed random sample of this many (premise, definition) items.")
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the sample.")] = 13,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for regeneration.json, items.jsonl and the derived lexicon.tsv.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Folder for regeneration.json, items.jsonl and the derived lexicon.tsv.")
+    ] = None,
     model: ModelOption = DEFAULT_MODEL,
     capitalise: CapitaliseOption = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON instead of tables.")] = False,
-    results: Annotated[Optional[Path], typer.Option("--results", help="Also write a result file: RESULTS/regeneration.json (the figures, "
-                                                    "the command, the IMPLI files' checksums, figlang version and commit) and "
-                                                    "RESULTS/predictions.jsonl.gz (one compact record per item).")] = None,
+    results: Annotated[
+        Path | None,
+        typer.Option(
+            "--results",
+            help="Also write a result file: RESULTS/regeneration.json (the figures, "
+            "the command, the IMPLI files' checksums, figlang version and commit) and "
+            "RESULTS/predictions.jsonl.gz (one compact record per item).",
+        ),
+    ] = None,
 ) -> None:
     """Regenerate IMPLI's figurative-context entailment pairs from their premises and a lexicon derived from them.
 
@@ -319,7 +400,6 @@ def regenerate_cmd(
         write_jsonl(out / "items.jsonl", res.items)
         write_lexicon(res.lexicon, out / "lexicon.tsv")
     if results:
-
         command = "figlang build impli regenerate" + (f" --data-dir {portable_path(data_dir)}" if data_dir else "")
         command += "".join(f" --source {s}" for s in source or [])
         command += (f" --sample {sample} --seed {seed}" if sample else "") + (f" --model {model}" if model != DEFAULT_MODEL else "")
@@ -339,8 +419,14 @@ def regenerate_cmd(
         why.add_column(col, justify="left" if col == "source" else "right", overflow="fold")
     rows = [*res.per_source.items(), ("overall", res.overall)]
     for name, s in rows:
-        table.add_row(name, f"{s.items:,}", f"{s.exact:,}", f"{100 * s.rate:.1f}", f"{100 * s.exact_ignoring_case / max(s.items, 1):.1f}",
-                      f"{s.filtered:,}")  # fmt: skip
+        table.add_row(
+            name,
+            f"{s.items:,}",
+            f"{s.exact:,}",
+            f"{100 * s.rate:.1f}",
+            f"{100 * s.exact_ignoring_case / max(s.items, 1):.1f}",
+            f"{s.filtered:,}",
+        )
         why.add_row(name, *(f"{s.categories.get(c, 0):,}" for c in MISMATCH_CATEGORIES))
     console.print(table)
     console.print(why)
@@ -348,7 +434,9 @@ def regenerate_cmd(
         for ex in res.examples.get(cat, [])[:2]:
             gold, gen = _window(ex["impli"], ex["generated"] or "")
             console.print(f"[bold]{cat}[/bold] ({ex['source']}, definition {ex['definition']!r})", markup=True, highlight=False)
-            console.print(f"  IMPLI:     {gold}\n  generated: {gen if ex['generated'] else '(idiom not found)'}", markup=False, highlight=False)
+            console.print(
+                f"  IMPLI:     {gold}\n  generated: {gen if ex['generated'] else '(idiom not found)'}", markup=False, highlight=False
+            )
     if out:
         console.print(f"[dim]details in {out}[/dim]")
 
@@ -367,15 +455,17 @@ def review_export_cmd(
     out: Annotated[Path, typer.Argument(help="The generator's output folder (the --out of substitute / adversarial / …).")],
     queue: Annotated[Path, typer.Option("--queue", "-q", help="Review queue to write: .csv / .tsv (spreadsheets) or .jsonl.")],
     include_reviewed: Annotated[bool, typer.Option("--all", help="Also pairs that already have a verdict.")] = False,
-    pair_type: Annotated[Optional[list[str]], typer.Option("--pair-type", help="Only these pair types (repeatable).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", min=1, help="At most N rows.")] = None,
+    pair_type: Annotated[list[str] | None, typer.Option("--pair-type", help="Only these pair types (repeatable).")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N rows.")] = None,
 ) -> None:
     """Write the verification queue: each pair with empty verdict / reason / edited_* / note columns to fill."""
     from ..builders.impli.review import REJECT_REASONS, export_queue
 
     n = export_queue(out, queue, include_reviewed=include_reviewed, pair_types=tuple(pair_type) if pair_type else None, limit=limit)
-    console.print(f"wrote {n} pair(s) to {queue}: set verdict to accept / edit / reject; edit: fill edited_premise / "
-                  f"edited_hypothesis / edited_label; reject: reason = {' | '.join(REJECT_REASONS)}")  # fmt: skip
+    console.print(
+        f"wrote {n} pair(s) to {queue}: set verdict to accept / edit / reject; edit: fill edited_premise / "
+        f"edited_hypothesis / edited_label; reject: reason = {' | '.join(REJECT_REASONS)}"
+    )
     console.print(f"then: figlang build impli review-import {out} {queue}")
 
 
@@ -413,7 +503,7 @@ def review_stats_cmd(
 @app.command("finalize")
 def finalize_cmd(
     out: Annotated[Path, typer.Argument(help="The generator's output folder.")],
-    dest: Annotated[Optional[Path], typer.Option("--dest", "-d", help="Folder for the verified files (default OUT/final).")] = None,
+    dest: Annotated[Path | None, typer.Option("--dest", "-d", help="Folder for the verified files (default OUT/final).")] = None,
     include_unreviewed: Annotated[bool, typer.Option("--include-unreviewed", help="Also write pairs without a verdict.")] = False,
 ) -> None:
     """Write accepted and edited pairs in IMPLI's TSV layout (rejected ones left out) with manifest.json."""

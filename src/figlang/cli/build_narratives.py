@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -43,25 +43,33 @@ def mine_cmd(
     lexicon: Annotated[str, typer.Option("--lexicon", "-l", help="Idiom lexicon: 'benchmark', 'pie', or a TSV/JSONL file.")] = "benchmark",
     workers: Annotated[int, typer.Option("--workers", "-w", min=1, help="Worker processes (or Ray CPUs with --ray).")] = 1,
     ray: Annotated[bool, typer.Option("--ray", help="Run shards as Ray tasks (a local cluster unless --ray-address).")] = False,
-    ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="Address of a running Ray cluster.")] = None,
+    ray_address: Annotated[str | None, typer.Option("--ray-address", help="Address of a running Ray cluster.")] = None,
     similes: Annotated[bool, typer.Option("--similes/--no-similes", help="Mine explicit similes.")] = True,
     idioms: Annotated[bool, typer.Option("--idioms/--no-idioms", help="Mine lexicon idioms.")] = True,
-    implicit_like: Annotated[bool, typer.Option("--verb-like/--no-verb-like", help="Also record 'VERB like NP' similes (no property).")] = False,
+    implicit_like: Annotated[
+        bool, typer.Option("--verb-like/--no-verb-like", help="Also record 'VERB like NP' similes (no property).")
+    ] = False,
     bare_as: Annotated[bool, typer.Option("--bare-as/--no-bare-as", help="Also the 'ADJ as NP' pattern ('white as a sheet').")] = True,
     model: Annotated[str, typer.Option("--model", help="spaCy pipeline (package name or path).")] = DEFAULT_MODEL,
     segmenter: Annotated[str, typer.Option("--segmenter", help=f"Sentence splitter: {', '.join(SEGMENTERS)}.")] = "senter",
     text_field: Annotated[str, typer.Option("--text-field", help="JSONL field holding the document text.")] = "text",
-    id_field: Annotated[Optional[str], typer.Option("--id-field", help="JSONL field holding a document id.")] = None,
-    encoding: Annotated[str, typer.Option("--encoding", help="'auto' (UTF-8/BOM, else Windows-1252 with a note) or a codec name.")] = "auto",
-    gutenberg: Annotated[bool, typer.Option("--strip-gutenberg/--keep-gutenberg", help="Strip Project Gutenberg headers and footers.")] = True,
+    id_field: Annotated[str | None, typer.Option("--id-field", help="JSONL field holding a document id.")] = None,
+    encoding: Annotated[
+        str, typer.Option("--encoding", help="'auto' (UTF-8/BOM, else Windows-1252 with a note) or a codec name.")
+    ] = "auto",
+    gutenberg: Annotated[
+        bool, typer.Option("--strip-gutenberg/--keep-gutenberg", help="Strip Project Gutenberg headers and footers.")
+    ] = True,
     context: Annotated[int, typer.Option("--context", min=0, help="Sentences before the expression's sentence.")] = 4,
     min_words: Annotated[int, typer.Option("--min-words", help="Shortest narrative, in words.")] = 20,
     max_words: Annotated[int, typer.Option("--max-words", help="Longest narrative, in words.")] = 300,
     max_sentence_words: Annotated[int, typer.Option("--max-sentence-words", help="Longest sentence in a narrative (tokens).")] = 100,
     max_gap: Annotated[int, typer.Option("--max-gap", min=0, help="Words an idiom may have inserted at one place.")] = 2,
-    max_paragraph_chars: Annotated[int, typer.Option("--max-paragraph-chars", help="Longer paragraphs/lines are skipped and reported.")] = 50_000,
+    max_paragraph_chars: Annotated[
+        int, typer.Option("--max-paragraph-chars", help="Longer paragraphs/lines are skipped and reported.")
+    ] = 50_000,
     docs_per_shard: Annotated[int, typer.Option("--docs-per-shard", min=1, help="JSONL lines per shard.")] = 1000,
-    pattern: Annotated[Optional[list[str]], typer.Option("--pattern", help="File name patterns read inside folders (repeatable).")] = None,
+    pattern: Annotated[list[str] | None, typer.Option("--pattern", help="File name patterns read inside folders (repeatable).")] = None,
     restart: Annotated[bool, typer.Option("--restart", help="Discard finished shards in --out and start again.")] = False,
     strict_lexicon: Annotated[bool, typer.Option("--strict-lexicon", help="Stop at the first malformed lexicon line.")] = False,
     data_dir: DataDirOption = None,
@@ -74,14 +82,31 @@ def mine_cmd(
         console.print(f"lexicon [bold]{lex.name}[/bold]: {len(lex)} idioms ({lex.merged} duplicate lines merged)")
         print_problems("lexicon", [str(w) for w in lex.report.warnings])
     config = MinerConfig(
-        model=model, segmenter=segmenter, idioms=idioms, similes=similes, bare_as=bare_as, implicit_like=implicit_like,
-        context_sentences=context, min_words=min_words, max_words=max_words, max_sentence_words=max_sentence_words,
+        model=model,
+        segmenter=segmenter,
+        idioms=idioms,
+        similes=similes,
+        bare_as=bare_as,
+        implicit_like=implicit_like,
+        context_sentences=context,
+        min_words=min_words,
+        max_words=max_words,
+        max_sentence_words=max_sentence_words,
         max_gap=max_gap,
-        read=ReadOptions(encoding=encoding, text_field=text_field, id_field=id_field, strip_gutenberg=gutenberg,
-                         max_paragraph_chars=max_paragraph_chars),
+        read=ReadOptions(
+            encoding=encoding, text_field=text_field, id_field=id_field, strip_gutenberg=gutenberg, max_paragraph_chars=max_paragraph_chars
+        ),
     )
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False) as progress:
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    ) as progress:
         task = progress.add_task("mining shards", total=None, info="")
         counts = {"sentences": 0, "narratives": 0}
 
@@ -96,9 +121,19 @@ def mine_cmd(
                 progress.update(task, advance=1)
                 err_console.print(f"[red]shard failed[/red] {payload['location']}: {payload['message']}")
 
-        summary = mine_corpus(corpus, out, lex, config, workers=workers, use_ray=ray, ray_address=ray_address,
-                              docs_per_shard=docs_per_shard, restart=restart, progress=on_event,
-                              patterns=tuple(pattern) if pattern else DEFAULT_PATTERNS)
+        summary = mine_corpus(
+            corpus,
+            out,
+            lex,
+            config,
+            workers=workers,
+            use_ray=ray,
+            ray_address=ray_address,
+            docs_per_shard=docs_per_shard,
+            restart=restart,
+            progress=on_event,
+            patterns=tuple(pattern) if pattern else DEFAULT_PATTERNS,
+        )
     render_summary(summary)
     if summary.failures:
         raise typer.Exit(1)
@@ -120,11 +155,15 @@ def render_summary(summary: MineSummary) -> None:
     print_problems("skipped input", [f"{s.location}: {s.reason} ({s.detail})" for s in summary.skipped if s.reason != "not_matched"])
     not_matched = [s for s in summary.skipped if s.reason == "not_matched"]
     if not_matched:
-        console.print(f"[dim]{len(not_matched)} file(s) in the folders did not match the name patterns and were not read "
-                      f"(e.g. {not_matched[0].path}); see {summary.out_dir / 'skipped.jsonl'}[/dim]")
+        console.print(
+            f"[dim]{len(not_matched)} file(s) in the folders did not match the name patterns and were not read "
+            f"(e.g. {not_matched[0].path}); see {summary.out_dir / 'skipped.jsonl'}[/dim]"
+        )
     print_problems("notes", [f"{s.location}: {s.reason} ({s.detail})" for s in summary.notes])
     if summary.failures:
-        print_problems("failed shards (rerun the command to retry them)", [f"{f.shard.location}: {f.kind}: {f.message}" for f in summary.failures])
+        print_problems(
+            "failed shards (rerun the command to retry them)", [f"{f.shard.location}: {f.kind}: {f.message}" for f in summary.failures]
+        )
     console.print(f"narratives: {summary.narratives_file}\nall hits (with why a hit gave no narrative): {summary.hits_file}")
 
 
@@ -132,9 +171,9 @@ def render_summary(summary: MineSummary) -> None:
 def export_cmd(
     mined: Annotated[Path, typer.Argument(help="A mined folder or its narratives.jsonl.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Tasks file: .csv (spreadsheets) or .jsonl.")],
-    fmt: Annotated[Optional[str], typer.Option("--format", help="csv or jsonl (default: from --out's suffix).")] = None,
-    kind: Annotated[Optional[list[str]], typer.Option("--type", help="Only idiom or simile narratives (repeatable).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", help="At most this many tasks.")] = None,
+    fmt: Annotated[str | None, typer.Option("--format", help="csv or jsonl (default: from --out's suffix).")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--type", help="Only idiom or simile narratives (repeatable).")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="At most this many tasks.")] = None,
 ) -> None:
     """Write annotation tasks: narrative, expression, definition/property, and empty fields for writers."""
     if fmt is not None and fmt not in {"csv", "jsonl"}:
@@ -148,7 +187,7 @@ def export_cmd(
 def import_cmd(
     answers: Annotated[Path, typer.Argument(help="The writers' answers (the exported CSV/JSONL, filled in).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for idiom.jsonl / simile.jsonl in the benchmark format.")],
-    tasks: Annotated[Optional[Path], typer.Option("--tasks", help="The exported tasks file, to detect edited narratives.")] = None,
+    tasks: Annotated[Path | None, typer.Option("--tasks", help="The exported tasks file, to detect edited narratives.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the option1/option2 placement.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -15,7 +15,7 @@ console = Console()
 err_console = Console(stderr=True)
 
 DataDirOption = Annotated[
-    Optional[Path],
+    Path | None,
     typer.Option(
         "--data-dir",
         envvar="FIGLANG_DATA_DIR",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape as rich_escape
@@ -23,7 +23,7 @@ from .common import DataDirOption, console
 app = typer.Typer(help="Look at, check, split and fetch the benchmarks.", no_args_is_help=True)
 
 TaskOption = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option("--task", "-t", help="Task name (see `figlang data tasks`) or a task spec file; repeat for several."),
 ]
 
@@ -44,7 +44,7 @@ def tasks_cmd() -> None:
 def stats_cmd(
     task: TaskOption = None,
     data_dir: DataDirOption = None,
-    split: Annotated[Optional[list[str]], typer.Option("--split", "-s", help="Only these splits (default: all official splits).")] = None,
+    split: Annotated[list[str] | None, typer.Option("--split", "-s", help="Only these splits (default: all official splits).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")] = False,
 ) -> None:
     """Records, distinct expressions, label balance, mean lengths and cross-split overlap per task and split.
@@ -71,7 +71,14 @@ def _fmt_counts(counts: dict[str, int]) -> str:
 
 def render_stats(result: TaskStats) -> None:
     table = Table(title=f"{result.task} ({result.shape})", title_justify="left")
-    for col, just in (("split", "left"), ("records", "right"), ("expressions", "right"), ("labels", "left"), ("mean words", "left"), ("notes", "left")):
+    for col, just in (
+        ("split", "left"),
+        ("records", "right"),
+        ("expressions", "right"),
+        ("labels", "left"),
+        ("mean words", "left"),
+        ("notes", "left"),
+    ):
         table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
     for s in result.splits:
         if s.error:
@@ -108,8 +115,10 @@ def render_conflicts(task: str, conflicts, shown: int = 10) -> None:
     """Identical items with different gold labels: no model can be right on both copies."""
     if not conflicts:
         return
-    console.print(f"[bold yellow]{task}: {len(conflicts)} item(s) occur with different gold labels[/bold yellow] "
-                  "(same text shown to the model; no model can be right on every copy)")
+    console.print(
+        f"[bold yellow]{task}: {len(conflicts)} item(s) occur with different gold labels[/bold yellow] "
+        "(same text shown to the model; no model can be right on every copy)"
+    )
     for c in conflicts[:shown]:
         console.print(f"  {rich_escape(str(c))}")
     if len(conflicts) > shown:
@@ -119,7 +128,7 @@ def render_conflicts(task: str, conflicts, shown: int = 10) -> None:
 @app.command("show")
 def show_cmd(
     task: Annotated[str, typer.Argument(help="Task name or spec file.")],
-    split: Annotated[Optional[str], typer.Option("--split", "-s", help="Split (default: the task's default).")] = None,
+    split: Annotated[str | None, typer.Option("--split", "-s", help="Split (default: the task's default).")] = None,
     n: Annotated[int, typer.Option("-n", help="How many records.")] = 3,
     data_dir: DataDirOption = None,
 ) -> None:
@@ -153,7 +162,9 @@ def overlap_cmd(
 def split_cmd(
     task: Annotated[str, typer.Argument(help="Task name or spec file.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the split files (JSONL of records).")],
-    split: Annotated[Optional[str], typer.Option("--split", "-s", help="Which split to divide (default: train, else the task's default).")] = None,
+    split: Annotated[
+        str | None, typer.Option("--split", "-s", help="Which split to divide (default: train, else the task's default).")
+    ] = None,
     folds: Annotated[int, typer.Option("--folds", "-k", help="k expression-disjoint folds (0: one dev split instead).")] = 0,
     dev_fraction: Annotated[float, typer.Option(help="Share of records in the dev split.")] = 0.1,
     seed: Annotated[int, typer.Option(help="Seed for the deterministic shuffle of expressions.")] = 0,

@@ -106,7 +106,8 @@ def download_cmd(
         ),
     ] = None,
     force: Annotated[
-        bool, typer.Option("--force", help="Download again even files that are present and verified (also replaces deliberate local changes).")
+        bool,
+        typer.Option("--force", help="Download again even files that are present and verified (also replaces deliberate local changes)."),
     ] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar on stderr.")] = True,
     timeout: Annotated[float, typer.Option("--timeout", min=1.0, help="Seconds to wait for the server before giving up on a file.")] = 60.0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -30,28 +30,86 @@ def parse_chosen_on(pairs: list[str] | None) -> dict[str, str]:
 
 def eval_cmd(
     task: Annotated[str, typer.Option("--task", "-t", help="Task name (`figlang data tasks`) or a task spec file (.yaml/.json).")],
-    method: Annotated[Optional[str], typer.Option("--method", "-m", help="Method name (`figlang methods`). Not needed with --predictions.")] = None,
-    model: Annotated[Optional[str], typer.Option("--model", help="Catalog name, Hugging Face id, local path, or endpoint model.")] = None,
-    split: Annotated[Optional[str], typer.Option("--split", "-s", help="Split (default: the task's dev/val split).")] = None,
-    predictions: Annotated[Optional[list[Path]], typer.Option("--predictions", "-p", help="Score this prediction file instead of running a method (figlang JSONL, the narrative paper's outputs, or a FLUTE submission, JSON lines or the FLUTE repository's JSON arrays). Repeat it, or name a folder, to score several files as one submission (FLUTE's four per-figure-type files).")] = None,
-    prediction_format: Annotated[Optional[str], typer.Option("--format", help="Prediction file format (default: detected): figlang, narrative-discriminative, narrative-generative, flute-submission, lm-eval (lm-evaluation-harness --log_samples rows, answered as its acc) or lm-eval-acc_norm.")] = None,
-    allow_partial: Annotated[bool, typer.Option("--allow-partial", help="Score what can be scored when predictions are missing, duplicated or invalid (reported, never hidden).")] = False,
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="Only the first N items (for a quick look).")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Folder for predictions.jsonl, results.json and results.md.")] = None,
+    method: Annotated[
+        str | None, typer.Option("--method", "-m", help="Method name (`figlang methods`). Not needed with --predictions.")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Catalog name, Hugging Face id, local path, or endpoint model.")] = None,
+    split: Annotated[str | None, typer.Option("--split", "-s", help="Split (default: the task's dev/val split).")] = None,
+    predictions: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--predictions",
+            "-p",
+            help="Score this prediction file instead of running a method (figlang JSONL, the narrative paper's outputs, or a FLUTE submission, JSON lines or the FLUTE repository's JSON arrays). Repeat it, or name a folder, to score several files as one submission (FLUTE's four per-figure-type files).",
+        ),
+    ] = None,
+    prediction_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="Prediction file format (default: detected): figlang, narrative-discriminative, narrative-generative, flute-submission, lm-eval (lm-evaluation-harness --log_samples rows, answered as its acc) or lm-eval-acc_norm.",
+        ),
+    ] = None,
+    allow_partial: Annotated[
+        bool,
+        typer.Option(
+            "--allow-partial", help="Score what can be scored when predictions are missing, duplicated or invalid (reported, never hidden)."
+        ),
+    ] = False,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", help="Only the first N items (for a quick look).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for predictions.jsonl, results.json and results.md.")] = None,
     data_dir: DataDirOption = None,
-    cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache). Reruns and resumed runs read it.")] = None,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache). Reruns and resumed runs read it."),
+    ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
-    seed: Annotated[int, typer.Option(help="Seed for the bootstrap CIs and for methods that take one (random, few-shot, generate, nli-*, trained generators); -O seed=N sets the method's alone.")] = 0,
-    option: Annotated[Optional[list[str]], typer.Option("--option", "-O", help="Method or backend option KEY=VALUE (JSON values allowed); repeatable. Backend: dtype=float32|bfloat16|auto, device=cuda, threads=N, batch_size=N; backend=llama.cpp runs a GGUF model in llama.cpp (threads=N, n_ctx=N).")] = None,
-    predict_only: Annotated[bool, typer.Option("--predict-only", help="Write predictions without scoring (test-set submissions: the narrative test labels are hidden).")] = False,
-    bertscore_model: Annotated[Optional[str], typer.Option(help="BERTScore model for generation/explanations (papers: microsoft/deberta-large-mnli).")] = None,
-    bertscore_layers: Annotated[Optional[int], typer.Option(help="BERTScore layer (required for models outside bert-score's table).")] = None,
-    bleurt_checkpoint: Annotated[Optional[str], typer.Option(help="BLEURT checkpoint for FLUTE explanation scores (paper: lucadiliello/BLEURT-20).")] = None,
+    seed: Annotated[
+        int,
+        typer.Option(
+            help="Seed for the bootstrap CIs and for methods that take one (random, few-shot, generate, nli-*, trained generators); -O seed=N sets the method's alone."
+        ),
+    ] = 0,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option",
+            "-O",
+            help="Method or backend option KEY=VALUE (JSON values allowed); repeatable. Backend: dtype=float32|bfloat16|auto, device=cuda, threads=N, batch_size=N; backend=llama.cpp runs a GGUF model in llama.cpp (threads=N, n_ctx=N).",
+        ),
+    ] = None,
+    predict_only: Annotated[
+        bool,
+        typer.Option(
+            "--predict-only", help="Write predictions without scoring (test-set submissions: the narrative test labels are hidden)."
+        ),
+    ] = False,
+    bertscore_model: Annotated[
+        str | None, typer.Option(help="BERTScore model for generation/explanations (papers: microsoft/deberta-large-mnli).")
+    ] = None,
+    bertscore_layers: Annotated[int | None, typer.Option(help="BERTScore layer (required for models outside bert-score's table).")] = None,
+    bleurt_checkpoint: Annotated[
+        str | None, typer.Option(help="BLEURT checkpoint for FLUTE explanation scores (paper: lucadiliello/BLEURT-20).")
+    ] = None,
     protocol: Annotated[str, typer.Option(help="Generation scoring over samples × references: max (narrative paper) or mean.")] = "max",
-    explanation_semantics: Annotated[str, typer.Option(help="FLUTE explanation score: shared-task (int(50×(BERTScore+BLEURT)) ≥ t) or paper (mean on 0–100 > t).")] = "shared-task",
-    ci_cluster: Annotated[Optional[str], typer.Option("--ci-cluster", help="Bootstrap CIs over clusters instead of items: context (pairs of one IMPLI premise or one narrative together) or expression (one idiom's pairs together). The papers resample items; IMPLI's pairs of one premise are not independent, so item CIs are too narrow.")] = None,
+    explanation_semantics: Annotated[
+        str, typer.Option(help="FLUTE explanation score: shared-task (int(50×(BERTScore+BLEURT)) ≥ t) or paper (mean on 0–100 > t).")
+    ] = "shared-task",
+    ci_cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--ci-cluster",
+            help="Bootstrap CIs over clusters instead of items: context (pairs of one IMPLI premise or one narrative together) or expression (one idiom's pairs together). The papers resample items; IMPLI's pairs of one premise are not independent, so item CIs are too narrow.",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    chosen_on: Annotated[Optional[list[str]], typer.Option("--chosen-on", help="CHOICE=SPLIT: the split a choice behind this run was made on (prompt=selection, calibration=selection, threshold=selection); repeatable; recorded in results.json provenance.selection_split, and flagged when it is the split scored here.")] = None,
+    chosen_on: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--chosen-on",
+            help="CHOICE=SPLIT: the split a choice behind this run was made on (prompt=selection, calibration=selection, threshold=selection); repeatable; recorded in results.json provenance.selection_split, and flagged when it is the split scored here.",
+        ),
+    ] = None,
 ) -> None:
     """Run a method on a task split, or score a prediction file, and print the results table.
 
@@ -68,9 +126,15 @@ def eval_cmd(
     """
     from ..evaluation.tables import print_summary
 
-    options = MetricOptions(seed=seed, generation_protocol=protocol, bertscore_model=bertscore_model,
-                            bertscore_layers=bertscore_layers, bleurt_checkpoint=bleurt_checkpoint,
-                            explanation_semantics=explanation_semantics, ci_cluster=ci_cluster)  # fmt: skip
+    options = MetricOptions(
+        seed=seed,
+        generation_protocol=protocol,
+        bertscore_model=bertscore_model,
+        bertscore_layers=bertscore_layers,
+        bleurt_checkpoint=bleurt_checkpoint,
+        explanation_semantics=explanation_semantics,
+        ci_cluster=ci_cluster,
+    )
     if predictions:
         source = predictions[0] if len(predictions) == 1 else predictions
         result = score_predictions_file(source, task, split, data_dir, prediction_format, allow_partial, out, options, seed)
@@ -81,10 +145,22 @@ def eval_cmd(
         if not method:
             raise FiglangError("pass --method (see `figlang methods`) or --predictions FILE")
         result = evaluate(
-            task, method, model=model, split=split, data_dir=data_dir, limit=limit, out_dir=out, cache_dir=cache_dir,
-            use_cache=not no_cache, seed=seed, metric_options=options, method_options=parse_key_values(option),
-            progress=not quiet, predict_only=predict_only, chosen_on=parse_chosen_on(chosen_on),
-        )  # fmt: skip
+            task,
+            method,
+            model=model,
+            split=split,
+            data_dir=data_dir,
+            limit=limit,
+            out_dir=out,
+            cache_dir=cache_dir,
+            use_cache=not no_cache,
+            seed=seed,
+            metric_options=options,
+            method_options=parse_key_values(option),
+            progress=not quiet,
+            predict_only=predict_only,
+            chosen_on=parse_chosen_on(chosen_on),
+        )
     print_summary(result.results)
     if out:
         console.print(f"[dim]wrote {out}/predictions.jsonl, results.json, results.md[/dim]")
@@ -106,7 +182,13 @@ def compare_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     seed: Annotated[int, typer.Option(help="Seed of the paired bootstrap CI of the difference.")] = 0,
     resamples: Annotated[int, typer.Option(min=1000, help="Paired bootstrap resamples.")] = 10_000,
-    ci_cluster: Annotated[Optional[str], typer.Option("--ci-cluster", help="Resample clusters in the paired bootstrap: context (one premise's or narrative's items together) or expression (one idiom's). IMPLI's pairs of one idiom are not independent.")] = None,
+    ci_cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--ci-cluster",
+            help="Resample clusters in the paired bootstrap: context (one premise's or narrative's items together) or expression (one idiom's). IMPLI's pairs of one idiom are not independent.",
+        ),
+    ] = None,
 ) -> None:
     """Paired significance tests between two runs on the same items: paired t-test, McNemar, Wilcoxon.
 
@@ -126,12 +208,24 @@ def compare_cmd(
 
 
 def ensemble_cmd(
-    select: Annotated[list[Path], typer.Option("--select", help="A member's run on the selection split (repeat, one per member); these choose the temperatures and weights.")],
-    report: Annotated[list[Path], typer.Option("--report", help="The same members' runs on the reported split, in the same order; these are only combined.")],
+    select: Annotated[
+        list[Path],
+        typer.Option(
+            "--select", help="A member's run on the selection split (repeat, one per member); these choose the temperatures and weights."
+        ),
+    ],
+    report: Annotated[
+        list[Path],
+        typer.Option("--report", help="The same members' runs on the reported split, in the same order; these are only combined."),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for predictions.jsonl, ensemble.json and results.json.")],
-    name: Annotated[Optional[list[str]], typer.Option("--name", help="A name for each member (repeat; default: the run folders' names).")] = None,
+    name: Annotated[
+        list[str] | None, typer.Option("--name", help="A name for each member (repeat; default: the run folders' names).")
+    ] = None,
     step: Annotated[float, typer.Option(help="Weight grid step: every convex mix of the members in steps of this size.")] = 0.1,
-    data_dir: Annotated[Optional[Path], typer.Option("--data-dir", help="Folder holding the datasets (default: FIGLANG_DATA_DIR or ../shared/data).")] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Folder holding the datasets (default: FIGLANG_DATA_DIR or ../shared/data).")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap CIs.")] = 0,
 ) -> None:
     """A calibrated ensemble of finished runs: methods and models that answered the same items.
@@ -157,7 +251,9 @@ def ensemble_cmd(
     table.add_row("ensemble", "", f"{100 * chosen['selection_accuracy']:.2f}", "1.00")
     console.print(table)
     acc = results["metrics"]["accuracy"]
-    console.print(f"{chosen['report_split']}: {100 * acc['accuracy']:.2f} [{100 * acc['ci_low']:.2f}, {100 * acc['ci_high']:.2f}] (n={acc['n']}); wrote {out}/results.json")
+    console.print(
+        f"{chosen['report_split']}: {100 * acc['accuracy']:.2f} [{100 * acc['ci_low']:.2f}, {100 * acc['ci_high']:.2f}] (n={acc['n']}); wrote {out}/results.json"
+    )
 
 
 def _regenerate_readme_tables(runs: list[Path], doc: Path) -> None:
@@ -180,10 +276,27 @@ def _regenerate_readme_tables(runs: list[Path], doc: Path) -> None:
 
 
 def report_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="Run folders (results.json; predictions.jsonl too for the per-item plots and analyses). Runs over several tasks/splits also get a model × method grid.")],
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Run folders (results.json; predictions.jsonl too for the per-item plots and analyses). Runs over several tasks/splits also get a model × method grid."
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for report.md, report.html and the plots.")] = Path("report"),
-    readme_tables: Annotated[Optional[Path], typer.Option("--readme-tables", help="Instead of a report: reprint every registered figure of this document's results tables (<!-- results-table: NAME -->) from the result files that RUNS (one folder: docs/results) lists in INDEX.yaml, in place; prints what changed.")] = None,
-    pack: Annotated[bool, typer.Option("--pack", help="Instead of a report: gzip every predictions.jsonl under RUNS into predictions.jsonl.gz (how docs/results commits them; compare and report read either).")] = False,
+    readme_tables: Annotated[
+        Path | None,
+        typer.Option(
+            "--readme-tables",
+            help="Instead of a report: reprint every registered figure of this document's results tables (<!-- results-table: NAME -->) from the result files that RUNS (one folder: docs/results) lists in INDEX.yaml, in place; prints what changed.",
+        ),
+    ] = None,
+    pack: Annotated[
+        bool,
+        typer.Option(
+            "--pack",
+            help="Instead of a report: gzip every predictions.jsonl under RUNS into predictions.jsonl.gz (how docs/results commits them; compare and report read either).",
+        ),
+    ] = False,
 ) -> None:
     """Combine runs into one table (Markdown and HTML) with plots: accuracy with CIs, IMPLI overlap histograms, ICE scatter.
 

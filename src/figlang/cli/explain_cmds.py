@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -16,7 +16,7 @@ from .common import DataDirOption, console, err_console, parse_key_values as _pa
 def _read_pairs(path: Path) -> list[dict]:
     """pairs.jsonl: one JSON object a line with premise, hypothesis (optional figure_type, idiom, id)."""
     if not path.is_file():
-        raise FiglangError(f"no file at {path}: pass a JSON-lines file with one {{\"premise\", \"hypothesis\"}} object a line")
+        raise FiglangError(f'no file at {path}: pass a JSON-lines file with one {{"premise", "hypothesis"}} object a line')
     data = path.read_bytes()
     text = decode_utf8(data, path)
     pairs = []
@@ -34,7 +34,7 @@ def _read_pairs(path: Path) -> list[dict]:
     return pairs
 
 
-def _score(run: Path, out: Optional[Path], bertscore_model: str, bertscore_layers: Optional[int], paper: bool, examples: int, seed: int) -> None:
+def _score(run: Path, out: Path | None, bertscore_model: str, bertscore_layers: int | None, paper: bool, examples: int, seed: int) -> None:
     from ..evaluation.explanations import score_explanations, side_by_side, side_by_side_markdown
 
     result = score_explanations(run, bertscore_model=bertscore_model or None, bertscore_layers=bertscore_layers, paper=paper)
@@ -47,7 +47,9 @@ def _score(run: Path, out: Optional[Path], bertscore_model: str, bertscore_layer
         table.add_column(col, justify="right" if col != "group" else "left")
     groups = {"overall": result["overall"], **result["by_figure_type"]}
     for name, g in groups.items():
-        table.add_row(name, str(g["n"]), *(f"{g[k]:.2f}" if k in g else "—" for k in ("label_accuracy", "rougeL_f1", "bleu", "bertscore_f1")))
+        table.add_row(
+            name, str(g["n"]), *(f"{g[k]:.2f}" if k in g else "—" for k in ("label_accuracy", "rougeL_f1", "bleu", "bertscore_f1"))
+        )
     console.print(table)
     paper_acc = result["paper_acc"]
     console.print(f"paper Acc@0/50/60: {'computed' if paper_acc['computed'] else paper_acc['reason']}")
@@ -60,27 +62,83 @@ def _score(run: Path, out: Optional[Path], bertscore_model: str, bertscore_layer
 
 
 def explain_cmd(
-    premise: Annotated[Optional[str], typer.Option("--premise", "-p", help="The literal sentence.")] = None,
-    hypothesis: Annotated[Optional[str], typer.Option("--hypothesis", "-H", help="The figurative sentence.")] = None,
-    figure_type: Annotated[Optional[str], typer.Option("--figure-type", "-f", help="sarcasm, simile, metaphor or idiom: examples of that kind are shown to the model.")] = None,
-    idiom: Annotated[Optional[str], typer.Option("--idiom", help="The idiom in the hypothesis (its meaning is shown when known).")] = None,
-    file: Annotated[Optional[Path], typer.Option("--file", help="Explain every pair of a JSON-lines file ({\"premise\", \"hypothesis\"[, \"figure_type\", \"idiom\", \"id\"]} a line).")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the answers as JSON lines here (with --file), or the scores here (with --score).")] = None,
-    model: Annotated[str, typer.Option("--model", help="Instruction model that writes the explanations (qwen2.5-1.5b: Transformers bfloat16 on a CPU with native bfloat16, else llama.cpp).")] = "qwen2.5-1.5b",
-    mode: Annotated[str, typer.Option("--mode", help="pipeline: a label model decides, then the explanation; joint: the model answers label and explanation (I→OR).")] = "pipeline",
-    label_method: Annotated[Optional[str], typer.Option("--label-method", help="pipeline: the label method (default nli-score, zero-shot; 'trained' with --label-model DIR for a FLUTE classifier).")] = None,
-    label_model: Annotated[Optional[str], typer.Option("--label-model", help="pipeline: the label method's model (a `figlang train -t flute -m nli` folder for 'trained').")] = None,
-    k: Annotated[int, typer.Option("--k", min=0, help="Retrieved train examples shown to the model (6: chosen on FLUTE selection, docs/flute_explanations.md).")] = 6,
-    threads: Annotated[Optional[int], typer.Option("--threads", help="CPU threads for the model.")] = None,
-    option: Annotated[Optional[list[str]], typer.Option("--option", "-O", help="More method/backend options KEY=VALUE (see `figlang methods`).")] = None,
-    score: Annotated[Optional[Path], typer.Option("--score", help="Instead: score the explanations of a `figlang eval -t flute` run folder (ROUGE-L, BLEU, BERTScore, by figure type).")] = None,
-    bertscore_model: Annotated[str, typer.Option(help="With --score: BERTScore encoder ('' to skip). The offline minilm is NOT comparable to the paper's deberta-large-mnli.")] = "minilm",
-    bertscore_layers: Annotated[Optional[int], typer.Option(help="With --score: the BERTScore layer (pinned and recorded).")] = 6,
-    no_paper: Annotated[bool, typer.Option("--no-paper", help="With --score: skip the paper's Acc@50/60 (deberta-large-mnli + BLEURT-20).")] = False,
-    examples: Annotated[int, typer.Option("--examples", min=0, help="With --score: also write N side-by-side examples per figure type (markdown).")] = 0,
+    premise: Annotated[str | None, typer.Option("--premise", "-p", help="The literal sentence.")] = None,
+    hypothesis: Annotated[str | None, typer.Option("--hypothesis", "-H", help="The figurative sentence.")] = None,
+    figure_type: Annotated[
+        str | None,
+        typer.Option("--figure-type", "-f", help="sarcasm, simile, metaphor or idiom: examples of that kind are shown to the model."),
+    ] = None,
+    idiom: Annotated[str | None, typer.Option("--idiom", help="The idiom in the hypothesis (its meaning is shown when known).")] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option(
+            "--file", help='Explain every pair of a JSON-lines file ({"premise", "hypothesis"[, "figure_type", "idiom", "id"]} a line).'
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write the answers as JSON lines here (with --file), or the scores here (with --score)."),
+    ] = None,
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            help="Instruction model that writes the explanations (qwen2.5-1.5b: Transformers bfloat16 on a CPU with native bfloat16, else llama.cpp).",
+        ),
+    ] = "qwen2.5-1.5b",
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode", help="pipeline: a label model decides, then the explanation; joint: the model answers label and explanation (I→OR)."
+        ),
+    ] = "pipeline",
+    label_method: Annotated[
+        str | None,
+        typer.Option(
+            "--label-method",
+            help="pipeline: the label method (default nli-score, zero-shot; 'trained' with --label-model DIR for a FLUTE classifier).",
+        ),
+    ] = None,
+    label_model: Annotated[
+        str | None,
+        typer.Option("--label-model", help="pipeline: the label method's model (a `figlang train -t flute -m nli` folder for 'trained')."),
+    ] = None,
+    k: Annotated[
+        int,
+        typer.Option(
+            "--k", min=0, help="Retrieved train examples shown to the model (6: chosen on FLUTE selection, docs/flute_explanations.md)."
+        ),
+    ] = 6,
+    threads: Annotated[int | None, typer.Option("--threads", help="CPU threads for the model.")] = None,
+    option: Annotated[
+        list[str] | None, typer.Option("--option", "-O", help="More method/backend options KEY=VALUE (see `figlang methods`).")
+    ] = None,
+    score: Annotated[
+        Path | None,
+        typer.Option(
+            "--score",
+            help="Instead: score the explanations of a `figlang eval -t flute` run folder (ROUGE-L, BLEU, BERTScore, by figure type).",
+        ),
+    ] = None,
+    bertscore_model: Annotated[
+        str,
+        typer.Option(
+            help="With --score: BERTScore encoder ('' to skip). The offline minilm is NOT comparable to the paper's deberta-large-mnli."
+        ),
+    ] = "minilm",
+    bertscore_layers: Annotated[int | None, typer.Option(help="With --score: the BERTScore layer (pinned and recorded).")] = 6,
+    no_paper: Annotated[
+        bool, typer.Option("--no-paper", help="With --score: skip the paper's Acc@50/60 (deberta-large-mnli + BLEURT-20).")
+    ] = False,
+    examples: Annotated[
+        int, typer.Option("--examples", min=0, help="With --score: also write N side-by-side examples per figure type (markdown).")
+    ] = 0,
     seed: Annotated[int, typer.Option("--seed", help="With --score --examples: the seed that draws the examples.")] = 0,
     data_dir: DataDirOption = None,
-    cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache); a repeated question is answered from it.")] = None,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache); a repeated question is answered from it."),
+    ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
 ) -> None:
@@ -119,8 +177,9 @@ def explain_cmd(
         options["label_model"] = label_model
     if threads:
         options["threads"] = threads
-    answers = explain_pairs(pairs, model=model, data_dir=data_dir, cache_dir=cache_dir, use_cache=not no_cache,
-                            progress=len(pairs) > 1, **options)  # fmt: skip
+    answers = explain_pairs(
+        pairs, model=model, data_dir=data_dir, cache_dir=cache_dir, use_cache=not no_cache, progress=len(pairs) > 1, **options
+    )
     rows = []
     for pair, a in zip(pairs, answers):
         row = {"id": pair.get("id"), **a.to_dict()} if "id" in pair else a.to_dict()
@@ -140,5 +199,7 @@ def explain_cmd(
         else:
             console.print(f"[red]invalid answer[/red]: {a.error} (raw: {a.raw!r})")
         by = a.produced_by
-        console.print(f"[dim]label by {by.get('label_method') or by.get('model')}, explanation by {by.get('writer') or by.get('model')} "
-                      f"({by.get('mode')}, {len(by.get('examples') or [])} examples){'; from the cache' if a.cached else ''}[/dim]")  # fmt: skip
+        console.print(
+            f"[dim]label by {by.get('label_method') or by.get('model')}, explanation by {by.get('writer') or by.get('model')} "
+            f"({by.get('mode')}, {len(by.get('examples') or [])} examples){'; from the cache' if a.cached else ''}[/dim]"
+        )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -20,8 +20,8 @@ app = typer.Typer(
 def lm_eval_cmd(
     task: Annotated[str, typer.Argument(help="Task name (`figlang data tasks`) or a task spec file (.yaml/.json); cloze or NLI.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for <name>.yaml and <name>.jsonl (lm_eval --include_path).")],
-    split: Annotated[Optional[str], typer.Option("--split", "-s", help="Split (default: the task's dev/val split).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=1, help="Only the first N items.")] = None,
+    split: Annotated[str | None, typer.Option("--split", "-s", help="Split (default: the task's dev/val split).")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Only the first N items.")] = None,
     data_dir: DataDirOption = None,
 ) -> None:
     """Write one split of a task as an lm-evaluation-harness task that lm-eval 0.4.x runs unchanged.
@@ -42,8 +42,10 @@ def lm_eval_cmd(
     result = export_lm_eval(task, out, split=split, data_dir=data_dir, limit=limit)
     console.print(f"wrote {result.yaml_path} and {result.data_path.name} ({result.docs} docs)")
     if result.placeholder_labels:
-        err_console.print(f"[yellow]{result.placeholder_labels} of {result.docs} gold labels are placeholders (hidden test labels): "
-                          "lm-eval's accuracy on them is meaningless[/yellow]")  # fmt: skip
+        err_console.print(
+            f"[yellow]{result.placeholder_labels} of {result.docs} gold labels are placeholders (hidden test labels): "
+            "lm-eval's accuracy on them is meaningless[/yellow]"
+        )
     console.print(f"run: lm_eval --include_path {out} --tasks {result.name} --model hf --model_args pretrained=MODEL")
 
 
@@ -51,7 +53,9 @@ def lm_eval_cmd(
 def hf_cmd(
     task: Annotated[str, typer.Argument(help="Task name (`figlang data tasks`) or a task spec file (.yaml/.json).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for data/<split>-00000-of-00001.parquet and README.md.")],
-    split: Annotated[Optional[list[str]], typer.Option("--split", "-s", help="Only these splits (repeatable; default: every published split).")] = None,
+    split: Annotated[
+        list[str] | None, typer.Option("--split", "-s", help="Only these splits (repeatable; default: every published split).")
+    ] = None,
     data_dir: DataDirOption = None,
 ) -> None:
     """Write every split of a task as Parquet with a dataset card (source, commit, license, fields, known quirks).

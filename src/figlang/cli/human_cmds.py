@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -12,15 +12,20 @@ from ..data.errors import FiglangError
 from ..data.io import file_sha256
 from .common import DataDirOption, console
 
-app = typer.Typer(help="Human evaluation: generated continuations (narratives) and FLUTE explanations (flute-export, flute-import): export for judges, import answers, aggregate.", no_args_is_help=True)
+app = typer.Typer(
+    help="Human evaluation: generated continuations (narratives) and FLUTE explanations (flute-export, flute-import): export for judges, import answers, aggregate.",
+    no_args_is_help=True,
+)
 
 
 @app.command("export")
 def export_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="Generation run folders (`figlang eval -t idiom-generation … -o RUN`); each is one system.")],
+    runs: Annotated[
+        list[Path], typer.Argument(help="Generation run folders (`figlang eval -t idiom-generation … -o RUN`); each is one system.")
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the judges' items (CSV + JSONL) and the hidden key.")],
     human: Annotated[bool, typer.Option(help="Add the first gold reference as the system 'human'.")] = True,
-    limit: Annotated[Optional[int], typer.Option(help="Only the first N items shared by all runs.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N items shared by all runs.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the per-item shuffle of candidates.")] = 13,
 ) -> None:
     """Write items for judges: narrative, meaning/property, shuffled candidates; system ids go to a separate key file."""
@@ -51,7 +56,9 @@ def export_cmd(
 def import_cmd(
     answers: Annotated[Path, typer.Argument(help="Judges' answers (CSV or JSONL).")],
     key: Annotated[Path, typer.Option("--key", help="The key file written by `figlang human export`.")],
-    kind: Annotated[str, typer.Option(help="absolute (plausible yes/no per candidate) or comparative (best candidate, all, neither).")] = "absolute",
+    kind: Annotated[
+        str, typer.Option(help="absolute (plausible yes/no per candidate) or comparative (best candidate, all, neither).")
+    ] = "absolute",
     judges: Annotated[int, typer.Option(help="Judges per item.")] = 3,
 ) -> None:
     """Aggregate answers by majority vote: shares per system and Krippendorff's alpha."""
@@ -79,8 +86,15 @@ def import_cmd(
 @app.command("table5")
 def table5_cmd(
     data_dir: DataDirOption = None,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Also write the result file OUT/table5.json (every figure docs/human_eval_table5.md quotes, "
-                                                "the published ones, data checksums, figlang version and commit) and OUT/predictions.jsonl.gz (the votes per unit).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Also write the result file OUT/table5.json (every figure docs/human_eval_table5.md quotes, "
+            "the published ones, data checksums, figlang version and commit) and OUT/predictions.jsonl.gz (the votes per unit).",
+        ),
+    ] = None,
 ) -> None:
     """Recompute the narrative paper's Table 5 from its raw crowd files, beside the published numbers."""
     from ..metrics.human_eval import render_table5_markdown, table5, write_table5_results
@@ -96,11 +110,21 @@ def table5_cmd(
 
 @app.command("flute-export")
 def flute_export_cmd(
-    runs: Annotated[list[Path], typer.Argument(help="FLUTE run folders with explanations (`figlang eval -t flute … -o RUN`, or a scored prediction file); each is one system, named by its folder.")],
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="FLUTE run folders with explanations (`figlang eval -t flute … -o RUN`, or a scored prediction file); each is one system, named by its folder."
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the judges' items (JSONL + CSV), the hidden key and the manifest.")],
     per_type: Annotated[int, typer.Option("--per-type", help="Pairs per figure type (FLUTE: 50, so 200 in all).")] = 50,
     seed: Annotated[int, typer.Option(help="Seed of the sample, the item order and the per-item order of the systems.")] = 13,
-    any_label: Annotated[bool, typer.Option("--any-label", help="Sample pairs whatever the systems predicted (default: only pairs every system labelled correctly).")] = False,
+    any_label: Annotated[
+        bool,
+        typer.Option(
+            "--any-label", help="Sample pairs whatever the systems predicted (default: only pairs every system labelled correctly)."
+        ),
+    ] = False,
 ) -> None:
     """FLUTE's human evaluation, step 1: draw pairs and write both systems' explanations side by side for judges.
 
@@ -117,21 +141,35 @@ def flute_export_cmd(
     if len(tasks) != 1:
         raise FiglangError(f"the runs are of different tasks or splits ({', '.join('/'.join(t) for t in sorted(tasks))})")
     sample = sample_flute_items({n: run.rows for n, run in zip(names, loaded)}, per_type=per_type, seed=seed, require_correct=not any_label)
-    provenance = {"task": loaded[0].task_split[0], "split": loaded[0].task_split[1],
-                  "runs": {n: {"folder": str(run.path), "predictions_sha256": file_sha256(predictions_file(run.path)),
-                               "method": run.results.get("method", {}).get("name"), "model": run.results.get("method", {}).get("model")}
-                           for n, run in zip(names, loaded)}}  # fmt: skip
+    provenance = {
+        "task": loaded[0].task_split[0],
+        "split": loaded[0].task_split[1],
+        "runs": {
+            n: {
+                "folder": str(run.path),
+                "predictions_sha256": file_sha256(predictions_file(run.path)),
+                "method": run.results.get("method", {}).get("name"),
+                "model": run.results.get("method", {}).get("model"),
+            }
+            for n, run in zip(names, loaded)
+        },
+    }
     paths = export_flute_for_judges(sample, out, provenance=provenance)
-    console.print(f"{len(sample.items)} pairs ({per_type} per figure type), {len(names)} explanations each → {paths.items_jsonl}, {paths.items_csv}")
+    console.print(
+        f"{len(sample.items)} pairs ({per_type} per figure type), {len(names)} explanations each → {paths.items_jsonl}, {paths.items_csv}"
+    )
     console.print(f"hidden key (do not show judges): {paths.key_jsonl}")
 
 
 @app.command("flute-import")
 def flute_import_cmd(
-    answers: Annotated[Path, typer.Argument(help="Judges' answers: JSON lines, a JSON array or CSV (item_id, judge, rating_1, shortcomings_1, rating_2, …).")],
+    answers: Annotated[
+        Path,
+        typer.Argument(help="Judges' answers: JSON lines, a JSON array or CSV (item_id, judge, rating_1, shortcomings_1, rating_2, …)."),
+    ],
     key: Annotated[Path, typer.Option("--key", help="The key file written by `figlang human flute-export`.")],
     judges: Annotated[int, typer.Option(help="Judges per item (0: any number).")] = 3,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the summary as JSON here.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the summary as JSON here.")] = None,
 ) -> None:
     """FLUTE's human evaluation, step 2: H score, Yes %, No %, shortcomings, alpha, Wilcoxon between systems."""
     from ..metrics.flute_human_eval import SHORTCOMINGS, import_flute_judgements, summarize_flute_human, write_flute_human_results
@@ -143,7 +181,9 @@ def flute_import_cmd(
     for name in summary.systems:
         s = summary.scores[name]
         r = s.rating_pct
-        table.add_row(name, str(s.n_items), f"{s.h_score:.1f}", f"{r['Yes']:.1f}", f"{r['Weak Yes']:.1f}", f"{r['Weak No']:.1f}", f"{r['No']:.1f}")
+        table.add_row(
+            name, str(s.n_items), f"{s.h_score:.1f}", f"{r['Yes']:.1f}", f"{r['Weak Yes']:.1f}", f"{r['Weak No']:.1f}", f"{r['No']:.1f}"
+        )
     console.print(table)
     detail = Table(title="shortcomings (% of judgements) and H by figure type", title_justify="left")
     detail.add_column("")
@@ -153,16 +193,26 @@ def flute_import_cmd(
         detail.add_row(label, *(f"{summary.scores[n].shortcoming_pct[label]:.1f}" for n in summary.systems))
     figures = sorted({f for n in summary.systems for f in summary.scores[n].by_figure_type})
     for figure in figures:
-        detail.add_row(f"H {figure}", *(f"{summary.scores[n].by_figure_type[figure]['h_score']:.1f}" if figure in summary.scores[n].by_figure_type else "-"
-                                       for n in summary.systems))  # fmt: skip
+        detail.add_row(
+            f"H {figure}",
+            *(
+                f"{summary.scores[n].by_figure_type[figure]['h_score']:.1f}" if figure in summary.scores[n].by_figure_type else "-"
+                for n in summary.systems
+            ),
+        )
     console.print(detail)
-    console.print(f"{summary.n_items} items, {len(summary.judges)} judges; Krippendorff's alpha: ordinal {summary.alpha_ordinal:.3f}, "
-                  f"nominal {summary.alpha_nominal:.3f}")  # fmt: skip
+    console.print(
+        f"{summary.n_items} items, {len(summary.judges)} judges; Krippendorff's alpha: ordinal {summary.alpha_ordinal:.3f}, "
+        f"nominal {summary.alpha_nominal:.3f}"
+    )
     for c in summary.comparisons:
         w = c["wilcoxon"]
-        console.print(f"{c['a']} vs {c['b']}: H {c['h_difference']:+.1f}; Wilcoxon signed-rank p = {w['p_value']:.4g} "
-                      f"(n={w['n']}, W={w['statistic']:.4g})")  # fmt: skip
+        console.print(
+            f"{c['a']} vs {c['b']}: H {c['h_difference']:+.1f}; Wilcoxon signed-rank p = {w['p_value']:.4g} "
+            f"(n={w['n']}, W={w['statistic']:.4g})"
+        )
     if out:
-        write_flute_human_results(out, summary, {"answers": str(answers), "answers_sha256": file_sha256(answers),
-                                                 "key": str(key), "key_sha256": file_sha256(key)})  # fmt: skip
+        write_flute_human_results(
+            out, summary, {"answers": str(answers), "answers_sha256": file_sha256(answers), "key": str(key), "key_sha256": file_sha256(key)}
+        )
         console.print(f"[dim]wrote {out}[/dim]")

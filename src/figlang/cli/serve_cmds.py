@@ -11,11 +11,18 @@ from .common import DataDirOption, console
 
 
 def serve_cmd(
-    runs: Path = typer.Option(..., "--runs", help="Folder holding your run folders (`figlang eval --out DIR`) and FLUTE creator runs "
-                              "to review; searched recursively. Only files under it (and the data folder) are served."),
+    runs: Path = typer.Option(
+        ...,
+        "--runs",
+        help="Folder holding your run folders (`figlang eval --out DIR`) and FLUTE creator runs "
+        "to review; searched recursively. Only files under it (and the data folder) are served.",
+    ),
     data_dir: DataDirOption = None,
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind. The default serves this machine only; "
-                             "another address exposes the review forms to the network."),
+    host: str = typer.Option(
+        "127.0.0.1",
+        "--host",
+        help="Address to bind. The default serves this machine only; another address exposes the review forms to the network.",
+    ),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on (0 picks a free one)."),
 ) -> None:
     """Browse tasks, runs (errors, plots, per-group accuracy), compare two runs, interpret text and review generated pairs

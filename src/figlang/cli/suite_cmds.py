@@ -10,7 +10,7 @@ figure / pair type.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich import box
@@ -24,8 +24,12 @@ from .common import DataDirOption, console
 def suite_table(result: SuiteResult) -> Table:
     """The suite's rows as a table that fits 80 columns: the cells of suite.md, each benchmark (with its items)
     heading its rows, each system's plain-words description wrapped, the figures whole."""
-    table = Table(title=f"figlang suite: the strongest offline CPU systems, and {result.model} beside them",
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)  # fmt: skip
+    table = Table(
+        title=f"figlang suite: the strongest offline CPU systems, and {result.model} beside them",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     table.add_column(HEADERS["system"], ratio=1, overflow="fold")
     table.add_column("acc. % [95% CI]", justify="right", no_wrap=True)
     table.add_column("maj. %", justify="right", no_wrap=True)
@@ -47,23 +51,46 @@ def print_suite(result: SuiteResult, to: Console | None = None) -> None:
     out = to or console
     out.print(suite_table(result))
     if any(r.sampled for r in result.rows):
-        out.print("n: a seeded sample stratified by gold label where the whole split does not fit 10 minutes; "
-                  "both rows of a benchmark score the same items.")  # fmt: skip
+        out.print(
+            "n: a seeded sample stratified by gold label where the whole split does not fit 10 minutes; "
+            "both rows of a benchmark score the same items."
+        )
     out.print(timing_line(result))
 
 
 def suite_cmd(
-    model: Annotated[str, typer.Option("--model", help="The model beside figlang's best systems: catalog name, Hugging Face id or local path.")] = DEFAULT_MODEL,
+    model: Annotated[
+        str, typer.Option("--model", help="The model beside figlang's best systems: catalog name, Hugging Face id or local path.")
+    ] = DEFAULT_MODEL,
     data_dir: DataDirOption = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for suite.md, suite.json and one subfolder per entry.")] = Path("runs/suite"),
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", help="At most N items per entry (a seeded sample stratified by gold label): a quick look.")] = None,
-    only: Annotated[Optional[list[str]], typer.Option("--only", help="Run only these entries: names (idiom-best, idiom-model …), task names, or the groups best / model; comma-separated or repeated.")] = None,
-    cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache).")] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for suite.md, suite.json and one subfolder per entry.")] = Path(
+        "runs/suite"
+    ),
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", "-n", help="At most N items per entry (a seeded sample stratified by gold label): a quick look."),
+    ] = None,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--only",
+            help="Run only these entries: names (idiom-best, idiom-model …), task names, or the groups best / model; comma-separated or repeated.",
+        ),
+    ] = None,
+    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
-    threads: Annotated[Optional[int], typer.Option("--threads", help="torch threads (default: torch's, one per core).")] = None,
+    threads: Annotated[int | None, typer.Option("--threads", help="torch threads (default: torch's, one per core).")] = None,
     seed: Annotated[int, typer.Option(help="Seed for samples and bootstrap CIs.")] = 0,
-    full: Annotated[bool, typer.Option("--full", help="Whole splits instead of the entries' seeded samples (hours with qwen2.5-1.5b on a CPU).")] = False,
-    dtype: Annotated[str, typer.Option("--dtype", help="Weights of --model (Transformers): float32 (default, as `figlang eval`: the same answers on every CPU and thread count), auto (bfloat16 on CPUs with AVX512-BF16/AMX, where it halves CPU time, else float32), or bfloat16 (its scores move with the thread count).")] = DEFAULT_DTYPE,
+    full: Annotated[
+        bool, typer.Option("--full", help="Whole splits instead of the entries' seeded samples (hours with qwen2.5-1.5b on a CPU).")
+    ] = False,
+    dtype: Annotated[
+        str,
+        typer.Option(
+            "--dtype",
+            help="Weights of --model (Transformers): float32 (default, as `figlang eval`: the same answers on every CPU and thread count), auto (bfloat16 on CPUs with AVX512-BF16/AMX, where it halves CPU time, else float32), or bfloat16 (its scores move with the thread count).",
+        ),
+    ] = DEFAULT_DTYPE,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
 ) -> None:
     """figlang's strongest offline CPU system on each benchmark, and --model beside it.
@@ -85,7 +112,19 @@ def suite_cmd(
     """
     from ..api import suite
 
-    result = suite(model, data_dir=data_dir, out=out, limit=limit, only=only, cache_dir=cache_dir, use_cache=not no_cache,
-                   threads=threads, seed=seed, progress=not quiet, full=full, dtype=dtype)  # fmt: skip
+    result = suite(
+        model,
+        data_dir=data_dir,
+        out=out,
+        limit=limit,
+        only=only,
+        cache_dir=cache_dir,
+        use_cache=not no_cache,
+        threads=threads,
+        seed=seed,
+        progress=not quiet,
+        full=full,
+        dtype=dtype,
+    )
     print_suite(result)
     console.print(f"[dim]breakdowns by label and type, and the commands: {out}/suite.md[/dim]")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -31,7 +31,9 @@ def _print_generation(metrics: dict, title: str) -> None:
     for split, m in metrics.items():
         g = m.get("generation") or {}
         cell = lambda k: "–" if g.get(k) is None else f"{100 * g[k]:.2f}"  # noqa: E731
-        table.add_row(split, str(g.get("n_items", "")), cell("rougeL"), cell("bleu"), cell("bertscore_f1"), str(g.get("n_empty_predictions", "")))
+        table.add_row(
+            split, str(g.get("n_items", "")), cell("rougeL"), cell("bleu"), cell("bertscore_f1"), str(g.get("n_empty_predictions", ""))
+        )
     console.print(table)
 
 
@@ -64,47 +66,155 @@ def parse_limit(value: str | None) -> int | None:
         raise typer.BadParameter(f"--limit {n}: give a positive number of records, or --limit all for every record")
     return n
 
+
 def train_cmd(
-    task: Annotated[str, typer.Option("--task", "-t", help="Task: idiom-cloze, simile-cloze, flute, impli, impli-idioms … or a task spec file.")],
-    method: Annotated[str, typer.Option("--method", "-m", help="mc | mc-continuation | mc-meaning | mc-context | mc-literal | nli | nli-rationale | iro | generator | generator-context | generator-literal.")],
-    model: Annotated[str, typer.Option("--model", help="Base model: catalog name (minilm, mpnet; smollm2-135m for the generating methods), local model dir, hub id, or a figlang-trained dir to start from.")],
+    task: Annotated[
+        str, typer.Option("--task", "-t", help="Task: idiom-cloze, simile-cloze, flute, impli, impli-idioms … or a task spec file.")
+    ],
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            "-m",
+            help="mc | mc-continuation | mc-meaning | mc-context | mc-literal | nli | nli-rationale | iro | generator | generator-context | generator-literal.",
+        ),
+    ],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            help="Base model: catalog name (minilm, mpnet; smollm2-135m for the generating methods), local model dir, hub id, or a figlang-trained dir to start from.",
+        ),
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder; rerunning with the same folder resumes.")],
-    preset: Annotated[Optional[str], typer.Option(help="Preset: cpu-cloze, cpu-knowledge, cpu-nli, cpu-probe, cpu-impli-folds, cpu-iro, cpu-generator, cpu-generator-knowledge, paper-mc, paper-knowledge, paper-nli (default: by method).")] = None,
-    epochs: Annotated[Optional[int], typer.Option(help="Epochs.")] = None,
-    lr: Annotated[Optional[float], typer.Option(help="Peak learning rate (linear warmup, then linear decay).")] = None,
-    batch_size: Annotated[Optional[int], typer.Option("--batch-size", help="Items per micro-batch (an item of a knowledge model is 24 sequences).")] = None,
-    grad_accum: Annotated[Optional[int], typer.Option("--grad-accum", help="Micro-batches per optimizer step.")] = None,
-    max_length: Annotated[Optional[int], typer.Option("--max-length", help="Tokens per sequence (narrative cut first, from its start).")] = None,
-    seed: Annotated[Optional[int], typer.Option(help="Seed (torch, random, numpy, data order).")] = None,
-    limit: Annotated[Optional[str], typer.Option("--limit", "-n", help="Train on a seeded random subset of N records; 'all': every record (lifts a preset's own limit, e.g. cpu-iro's 2000).")] = None,
-    sample_balance: Annotated[Optional[str], typer.Option("--sample-balance", help="With --limit: draw an equal share of each gold label (label) or pair type (pair-type, IMPLI) instead of a uniform sample; none (default).")] = None,
-    loss_weights: Annotated[Optional[str], typer.Option("--loss-weights", help="NLI classifiers: weight each record's loss by 1 / its gold label's (label) or pair type's (pair-type) frequency in the training records, mean 1; none (default).")] = None,
-    threshold: Annotated[Optional[str], typer.Option("--threshold", help="Two-label NLI classifiers: after training, choose the decision threshold on the score margin that maximises balanced-accuracy, accuracy or macro-f1 on the dev (selection) split, the split that chose the epoch, or (floor=R, e.g. floor=0.85) that keeps the first label's recall (IMPLI: entailment) at R with 95% confidence there and answers the second as often as that allows; the selection margins go to decision_margins.jsonl; saved in figlang.json and applied by `figlang eval --method trained` (-O threshold=none: argmax) and the fold pooling. none (default): argmax.")] = None,
-    dev_limit: Annotated[Optional[int], typer.Option("--dev-limit", help="Select on a seeded subset of N dev records.")] = None,
-    report_limit: Annotated[Optional[int], typer.Option("--report-limit", help="Report on the first N records of each report split.")] = None,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Stop after N optimizer steps.")] = None,
-    max_minutes: Annotated[Optional[float], typer.Option("--max-minutes", help="Stop after this wall time; rerun to continue.")] = None,
-    eval_every: Annotated[Optional[int], typer.Option("--eval-every", help="Dev evaluation every N steps (default: each epoch).")] = None,
-    save_every: Annotated[Optional[int], typer.Option("--save-every", help="Resumable checkpoint every N steps.")] = None,
-    log_every: Annotated[Optional[int], typer.Option("--log-every", help="Steps between log lines (train_log.jsonl, plain progress).")] = None,
-    patience: Annotated[Optional[int], typer.Option(help="Early stopping: evaluations without improvement.")] = None,
-    warmup_ratio: Annotated[Optional[float], typer.Option("--warmup-ratio", help="Share of steps for linear warmup.")] = None,
-    weight_decay: Annotated[Optional[float], typer.Option("--weight-decay")] = None,
-    train_split: Annotated[Optional[str], typer.Option("--train-split", help="Default: train-fit where the task has it (train-disjoint less the selection split), else train.")] = None,
-    dev_split: Annotated[Optional[str], typer.Option("--dev-split", help="Split that chooses the model (early stopping, kept checkpoint). Default: selection, else 'carve' (a disjoint slice of train).")] = None,
-    report_split: Annotated[Optional[list[str]], typer.Option("--report-split", help="Splits to score the best model on (repeatable; default: dev-disjoint + official dev/val, never the dev split).")] = None,
-    select_on_eval_split: Annotated[bool, typer.Option("--select-on-eval-split", help="Allow the dev split to be a reported split too (the figure is then chosen on the items it reports); recorded in figlang.json and results.json.")] = False,
-    chosen_on: Annotated[Optional[list[str]], typer.Option("--chosen-on", help="CHOICE=SPLIT for a choice made by hand before this run (layer=selection for --base-layers); repeatable; recorded as provenance.selection_split.")] = None,
-    eval_batch_size: Annotated[Optional[int], typer.Option("--eval-batch-size")] = None,
-    max_target_length: Annotated[Optional[int], typer.Option("--max-target-length", help="Generating methods: tokens of the target (continuation, or label + explanation).")] = None,
-    inference_sampling: Annotated[Optional[str], typer.Option("--inference-sampling", help="Knowledge generators: all (every inference with every narrative each epoch, the paper's) or one-per-epoch (one inference per narrative, drawn anew each epoch: a narrative seen once an epoch, not 12 times).")] = None,
-    freeze_base: Annotated[Optional[bool], typer.Option("--freeze-base/--fine-tune", help="Multiple-choice methods: train only the scoring head on the fixed base (a linear probe). Each sequence is encoded once and its features kept, so a 1.5B decoder fits a CPU; the saved model names the base instead of copying it. Preset cpu-probe.")] = None,
-    base_layers: Annotated[Optional[int], typer.Option("--base-layers", help="With --freeze-base: read the base's first N layers (cut there; a decoder's middle layers probe better than its last, and cost half; qwen2.5-1.5b has 28).")] = None,
-    bf16: Annotated[Optional[bool], typer.Option("--bf16/--fp32", help="bfloat16 autocast on CPU: about 2× faster for base-size encoders on CPUs with AVX512-BF16/AMX, several times slower on others (emulated). A preset's bf16 is dropped on such CPUs; --bf16 keeps it.")] = None,
-    threads: Annotated[Optional[int], typer.Option(help="torch threads (default 2).")] = None,
-    device: Annotated[Optional[str], typer.Option("--device", help="cpu (default), cuda, cuda:N or auto: where the weights and batches go.")] = None,
-    folds: Annotated[Optional[int], typer.Option("--folds", help="k-fold training disjoint by expression (IMPLI: 10).")] = None,
-    fold: Annotated[Optional[list[int]], typer.Option("--fold", help="With --folds: run only these folds (repeatable, 0-based).")] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            help="Preset: cpu-cloze, cpu-knowledge, cpu-nli, cpu-probe, cpu-impli-folds, cpu-iro, cpu-generator, cpu-generator-knowledge, paper-mc, paper-knowledge, paper-nli (default: by method)."
+        ),
+    ] = None,
+    epochs: Annotated[int | None, typer.Option(help="Epochs.")] = None,
+    lr: Annotated[float | None, typer.Option(help="Peak learning rate (linear warmup, then linear decay).")] = None,
+    batch_size: Annotated[
+        int | None, typer.Option("--batch-size", help="Items per micro-batch (an item of a knowledge model is 24 sequences).")
+    ] = None,
+    grad_accum: Annotated[int | None, typer.Option("--grad-accum", help="Micro-batches per optimizer step.")] = None,
+    max_length: Annotated[
+        int | None, typer.Option("--max-length", help="Tokens per sequence (narrative cut first, from its start).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed (torch, random, numpy, data order).")] = None,
+    limit: Annotated[
+        str | None,
+        typer.Option(
+            "--limit",
+            "-n",
+            help="Train on a seeded random subset of N records; 'all': every record (lifts a preset's own limit, e.g. cpu-iro's 2000).",
+        ),
+    ] = None,
+    sample_balance: Annotated[
+        str | None,
+        typer.Option(
+            "--sample-balance",
+            help="With --limit: draw an equal share of each gold label (label) or pair type (pair-type, IMPLI) instead of a uniform sample; none (default).",
+        ),
+    ] = None,
+    loss_weights: Annotated[
+        str | None,
+        typer.Option(
+            "--loss-weights",
+            help="NLI classifiers: weight each record's loss by 1 / its gold label's (label) or pair type's (pair-type) frequency in the training records, mean 1; none (default).",
+        ),
+    ] = None,
+    threshold: Annotated[
+        str | None,
+        typer.Option(
+            "--threshold",
+            help="Two-label NLI classifiers: after training, choose the decision threshold on the score margin that maximises balanced-accuracy, accuracy or macro-f1 on the dev (selection) split, the split that chose the epoch, or (floor=R, e.g. floor=0.85) that keeps the first label's recall (IMPLI: entailment) at R with 95% confidence there and answers the second as often as that allows; the selection margins go to decision_margins.jsonl; saved in figlang.json and applied by `figlang eval --method trained` (-O threshold=none: argmax) and the fold pooling. none (default): argmax.",
+        ),
+    ] = None,
+    dev_limit: Annotated[int | None, typer.Option("--dev-limit", help="Select on a seeded subset of N dev records.")] = None,
+    report_limit: Annotated[int | None, typer.Option("--report-limit", help="Report on the first N records of each report split.")] = None,
+    max_steps: Annotated[int | None, typer.Option("--max-steps", help="Stop after N optimizer steps.")] = None,
+    max_minutes: Annotated[float | None, typer.Option("--max-minutes", help="Stop after this wall time; rerun to continue.")] = None,
+    eval_every: Annotated[int | None, typer.Option("--eval-every", help="Dev evaluation every N steps (default: each epoch).")] = None,
+    save_every: Annotated[int | None, typer.Option("--save-every", help="Resumable checkpoint every N steps.")] = None,
+    log_every: Annotated[int | None, typer.Option("--log-every", help="Steps between log lines (train_log.jsonl, plain progress).")] = None,
+    patience: Annotated[int | None, typer.Option(help="Early stopping: evaluations without improvement.")] = None,
+    warmup_ratio: Annotated[float | None, typer.Option("--warmup-ratio", help="Share of steps for linear warmup.")] = None,
+    weight_decay: Annotated[float | None, typer.Option("--weight-decay")] = None,
+    train_split: Annotated[
+        str | None,
+        typer.Option(
+            "--train-split", help="Default: train-fit where the task has it (train-disjoint less the selection split), else train."
+        ),
+    ] = None,
+    dev_split: Annotated[
+        str | None,
+        typer.Option(
+            "--dev-split",
+            help="Split that chooses the model (early stopping, kept checkpoint). Default: selection, else 'carve' (a disjoint slice of train).",
+        ),
+    ] = None,
+    report_split: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--report-split",
+            help="Splits to score the best model on (repeatable; default: dev-disjoint + official dev/val, never the dev split).",
+        ),
+    ] = None,
+    select_on_eval_split: Annotated[
+        bool,
+        typer.Option(
+            "--select-on-eval-split",
+            help="Allow the dev split to be a reported split too (the figure is then chosen on the items it reports); recorded in figlang.json and results.json.",
+        ),
+    ] = False,
+    chosen_on: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--chosen-on",
+            help="CHOICE=SPLIT for a choice made by hand before this run (layer=selection for --base-layers); repeatable; recorded as provenance.selection_split.",
+        ),
+    ] = None,
+    eval_batch_size: Annotated[int | None, typer.Option("--eval-batch-size")] = None,
+    max_target_length: Annotated[
+        int | None,
+        typer.Option("--max-target-length", help="Generating methods: tokens of the target (continuation, or label + explanation)."),
+    ] = None,
+    inference_sampling: Annotated[
+        str | None,
+        typer.Option(
+            "--inference-sampling",
+            help="Knowledge generators: all (every inference with every narrative each epoch, the paper's) or one-per-epoch (one inference per narrative, drawn anew each epoch: a narrative seen once an epoch, not 12 times).",
+        ),
+    ] = None,
+    freeze_base: Annotated[
+        bool | None,
+        typer.Option(
+            "--freeze-base/--fine-tune",
+            help="Multiple-choice methods: train only the scoring head on the fixed base (a linear probe). Each sequence is encoded once and its features kept, so a 1.5B decoder fits a CPU; the saved model names the base instead of copying it. Preset cpu-probe.",
+        ),
+    ] = None,
+    base_layers: Annotated[
+        int | None,
+        typer.Option(
+            "--base-layers",
+            help="With --freeze-base: read the base's first N layers (cut there; a decoder's middle layers probe better than its last, and cost half; qwen2.5-1.5b has 28).",
+        ),
+    ] = None,
+    bf16: Annotated[
+        bool | None,
+        typer.Option(
+            "--bf16/--fp32",
+            help="bfloat16 autocast on CPU: about 2× faster for base-size encoders on CPUs with AVX512-BF16/AMX, several times slower on others (emulated). A preset's bf16 is dropped on such CPUs; --bf16 keeps it.",
+        ),
+    ] = None,
+    threads: Annotated[int | None, typer.Option(help="torch threads (default 2).")] = None,
+    device: Annotated[
+        str | None, typer.Option("--device", help="cpu (default), cuda, cuda:N or auto: where the weights and batches go.")
+    ] = None,
+    folds: Annotated[int | None, typer.Option("--folds", help="k-fold training disjoint by expression (IMPLI: 10).")] = None,
+    fold: Annotated[list[int] | None, typer.Option("--fold", help="With --folds: run only these folds (repeatable, 0-based).")] = None,
     restart: Annotated[bool, typer.Option("--restart", help="Discard a checkpoint in --out and start over.")] = False,
     data_dir: DataDirOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
@@ -131,15 +241,43 @@ def train_cmd(
     from .eval_cmds import parse_chosen_on
 
     options = {
-        "preset": preset, "epochs": epochs, "lr": lr, "batch_size": batch_size, "grad_accum": grad_accum,
-        "max_length": max_length, "seed": seed, "limit": parse_limit(limit), "sample_balance": sample_balance, "loss_weights": loss_weights, "threshold": threshold, "dev_limit": dev_limit, "report_limit": report_limit,
-        "max_steps": max_steps, "max_minutes": max_minutes, "eval_every": eval_every, "save_every": save_every,
-        "log_every": log_every, "patience": patience, "warmup_ratio": warmup_ratio, "weight_decay": weight_decay, "train_split": train_split,
-        "dev_split": dev_split, "report_splits": tuple(report_split) if report_split else None,
-        "eval_batch_size": eval_batch_size, "max_target_length": max_target_length, "inference_sampling": inference_sampling, "bf16": bf16, "freeze_base": freeze_base, "base_layers": base_layers, "threads": threads,
-        "device": device, "data_dir": str(data_dir) if data_dir else None, "progress": not quiet,
-        "select_on_eval_split": select_on_eval_split or None, "chosen_on": parse_chosen_on(chosen_on) or None,
-    }  # fmt: skip
+        "preset": preset,
+        "epochs": epochs,
+        "lr": lr,
+        "batch_size": batch_size,
+        "grad_accum": grad_accum,
+        "max_length": max_length,
+        "seed": seed,
+        "limit": parse_limit(limit),
+        "sample_balance": sample_balance,
+        "loss_weights": loss_weights,
+        "threshold": threshold,
+        "dev_limit": dev_limit,
+        "report_limit": report_limit,
+        "max_steps": max_steps,
+        "max_minutes": max_minutes,
+        "eval_every": eval_every,
+        "save_every": save_every,
+        "log_every": log_every,
+        "patience": patience,
+        "warmup_ratio": warmup_ratio,
+        "weight_decay": weight_decay,
+        "train_split": train_split,
+        "dev_split": dev_split,
+        "report_splits": tuple(report_split) if report_split else None,
+        "eval_batch_size": eval_batch_size,
+        "max_target_length": max_target_length,
+        "inference_sampling": inference_sampling,
+        "bf16": bf16,
+        "freeze_base": freeze_base,
+        "base_layers": base_layers,
+        "threads": threads,
+        "device": device,
+        "data_dir": str(data_dir) if data_dir else None,
+        "progress": not quiet,
+        "select_on_eval_split": select_on_eval_split or None,
+        "chosen_on": parse_chosen_on(chosen_on) or None,
+    }
     options = {k: v for k, v in options.items() if v is not None}
     if folds:
         summary = train_folds(task, method, model, out, k=folds, folds=fold, restart=restart, **options)
@@ -148,8 +286,10 @@ def train_cmd(
         means = ", ".join(f"{k} {_pct(v)}" for k, v in summary["mean_over_folds"].items())
         console.print(f"mean over folds: {means}")
         ci = summary["pooled_ci_by_expression"]["accuracy"]
-        console.print(f"pooled accuracy with idioms resampled (the folds are idiom-disjoint): {_pct(ci['accuracy'])} "
-                      f"[{_pct(ci['ci_low'])}, {_pct(ci['ci_high'])}] over {ci['n_clusters']} expressions")  # fmt: skip
+        console.print(
+            f"pooled accuracy with idioms resampled (the folds are idiom-disjoint): {_pct(ci['accuracy'])} "
+            f"[{_pct(ci['ci_low'])}, {_pct(ci['ci_high'])}] over {ci['n_clusters']} expressions"
+        )
         if summary.get("folds_from_earlier_runs"):
             console.print(f"pooled with folds an earlier run finished here: {', '.join(map(str, summary['folds_from_earlier_runs']))}")
         for f, why in (summary.get("folds_left_out") or {}).items():
@@ -168,20 +308,27 @@ def train_cmd(
         best = f"best dev loss {loss} at step {result.best_step} (epoch {result.best_epoch})"
     else:
         best = f"best dev accuracy {_pct(result.best_dev_accuracy)}% at step {result.best_step} (epoch {result.best_epoch})"
-    console.print(f"{result.stopped}{' (resumed)' if result.resumed else ''} after {result.steps} steps, {result.seconds / 60:.1f} min; {best}")
+    console.print(
+        f"{result.stopped}{' (resumed)' if result.resumed else ''} after {result.steps} steps, {result.seconds / 60:.1f} min; {best}"
+    )
     _print_metrics(result.metrics, f"{task} · {method} · {model} → {out}")
-    console.print(f"[dim]wrote {out} (figlang.json, model, train_log.jsonl, {Path(result.plot_path).name if result.plot_path else 'no plot'}, eval/)[/dim]")
+    console.print(
+        f"[dim]wrote {out} (figlang.json, model, train_log.jsonl, {Path(result.plot_path).name if result.plot_path else 'no plot'}, eval/)[/dim]"
+    )
 
 
 def relations_cmd(
     model: Annotated[Path, typer.Option("--model", help="A knowledge-enhanced model (mc-context / mc-literal) made by figlang train.")],
     task: Annotated[str, typer.Option("--task", "-t")],
     split: Annotated[str, typer.Option("--split", "-s")] = "dev",
-    baseline: Annotated[Optional[Path], typer.Option("--baseline", help="predictions.jsonl of the baseline (figlang eval --out): analyse only the items it got wrong.")] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option("--baseline", help="predictions.jsonl of the baseline (figlang eval --out): analyse only the items it got wrong."),
+    ] = None,
     by: Annotated[str, typer.Option(help="relation (inferences of one relation, summed) or inference (one slot).")] = "relation",
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n")] = None,
     batch_size: Annotated[int, typer.Option("--batch-size")] = 8,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o", help="Write the analysis as JSON here.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the analysis as JSON here.")] = None,
     device: Annotated[str, typer.Option("--device", help="cpu (default), cuda, cuda:N or auto: where the model runs.")] = "cpu",
     threads: Annotated[int, typer.Option("--threads", help="torch threads on CPU.")] = 2,
     data_dir: DataDirOption = None,
@@ -198,8 +345,10 @@ def relations_cmd(
         records = records[:limit]
     correct = baseline_correctness(baseline) if baseline else None
     result = relation_analysis(load_trained(model, device=device), records, correct, by=by, batch_size=batch_size)
-    table = Table(title=f"{task}/{split}: {result['knowledge']} {by}s ({result['items']} items"
-                  f"{', baseline errors only' if correct else ''})", title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"{task}/{split}: {result['knowledge']} {by}s ({result['items']} items{', baseline errors only' if correct else ''})",
+        title_justify="left",
+    )
     for col in (by, "n", "accuracy %"):
         table.add_column(col)
     for name, m in result["per_group"].items():
@@ -216,11 +365,13 @@ def simulatability_cmd(
     iro_model: Annotated[Path, typer.Option("--iro", help="IR→O classifier (figlang train -m nli-rationale).")],
     task: Annotated[str, typer.Option("--task", "-t")] = "flute",
     split: Annotated[str, typer.Option("--split", "-s")] = "val",
-    rationales: Annotated[Optional[Path], typer.Option("--rationales", help="Predicted rationales: a JSONL file with id and an explanation column.")] = None,
+    rationales: Annotated[
+        Path | None, typer.Option("--rationales", help="Predicted rationales: a JSONL file with id and an explanation column.")
+    ] = None,
     rationale_field: Annotated[str, typer.Option("--rationale-field")] = "explanation",
     no_gold: Annotated[bool, typer.Option("--no-gold", help="Skip the gold-rationale number.")] = False,
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", "-o")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o")] = None,
     data_dir: DataDirOption = None,
 ) -> None:
     """Simulatability = accuracy(IR→O) − accuracy(I→O), with gold and/or predicted rationales."""
@@ -234,8 +385,9 @@ def simulatability_cmd(
         records = records[:limit]
     if no_gold and rationales is None:
         raise FiglangError("nothing to measure: pass --rationales FILE or drop --no-gold")
-    result = simulatability_from_models(records, io_model, iro_model, predicted_rationales=rationales,
-                                        rationale_field=rationale_field, gold=not no_gold)  # fmt: skip
+    result = simulatability_from_models(
+        records, io_model, iro_model, predicted_rationales=rationales, rationale_field=rationale_field, gold=not no_gold
+    )
     for name, r in result.items():
         console.print(f"{name}: {r['summary']}")
     if out:

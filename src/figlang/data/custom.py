@@ -39,17 +39,42 @@ SHAPES = ("cloze", "nli", "generation")
 FORMATS = ("jsonl", "csv", "tsv")
 EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv"}
 SPEC_KEYS = (
-    "name", "description", "shape", "format", "encoding", "header", "splits", "default_split",
-    "columns", "labels", "unlabeled_splits", "meta", "group_by",
+    "name",
+    "description",
+    "shape",
+    "format",
+    "encoding",
+    "header",
+    "splits",
+    "default_split",
+    "columns",
+    "labels",
+    "unlabeled_splits",
+    "meta",
+    "group_by",
 )
 # role -> whether it must be mapped (label/references are required unless every split is unlabeled)
 ROLES: dict[str, dict[str, bool]] = {
-    "cloze": {"context": True, "options": True, "label": True, "expression": False,
-              "expression_type": False, "meaning": False, "id": False},
-    "nli": {"premise": True, "hypothesis": True, "label": True, "explanation": False,
-            "figure_type": False, "pair_type": False, "expression": False, "id": False},
-    "generation": {"source": True, "references": True, "expression": False,
-                   "expression_type": False, "meaning": False, "id": False},
+    "cloze": {
+        "context": True,
+        "options": True,
+        "label": True,
+        "expression": False,
+        "expression_type": False,
+        "meaning": False,
+        "id": False,
+    },
+    "nli": {
+        "premise": True,
+        "hypothesis": True,
+        "label": True,
+        "explanation": False,
+        "figure_type": False,
+        "pair_type": False,
+        "expression": False,
+        "id": False,
+    },
+    "generation": {"source": True, "references": True, "expression": False, "expression_type": False, "meaning": False, "id": False},
 }
 GOLD_ROLE = {"cloze": "label", "nli": "label", "generation": "references"}
 LIST_ROLES = ("options", "references")  # roles that take a list of columns or one list-valued column
@@ -187,9 +212,21 @@ class _SpecReader:
         group_by = self._group_by(shape, columns)
         default_split = self._default_split(splits)
         return TaskSpec(
-            path=self.path, name=name, shape=shape, description=description, splits=splits, formats=formats,
-            encoding=encoding, header=header, columns=columns, cloze_labels=cloze_labels, nli_labels=nli_labels,
-            unlabeled_splits=unlabeled, meta=meta, group_by=group_by, default_split=default_split,
+            path=self.path,
+            name=name,
+            shape=shape,
+            description=description,
+            splits=splits,
+            formats=formats,
+            encoding=encoding,
+            header=header,
+            columns=columns,
+            cloze_labels=cloze_labels,
+            nli_labels=nli_labels,
+            unlabeled_splits=unlabeled,
+            meta=meta,
+            group_by=group_by,
+            default_split=default_split,
         )
 
     # -- pieces -------------------------------------------------------------------------------
@@ -230,7 +267,8 @@ class _SpecReader:
         value = self.raw.get("splits")
         if not isinstance(value, dict) or not value:
             raise self.error(
-                "a spec needs `splits:`, a mapping from split name to data file (or list of files)", "splits",
+                "a spec needs `splits:`, a mapping from split name to data file (or list of files)",
+                "splits",
                 hint="for example `splits: {train: data/train.jsonl, test: data/test.jsonl}`",
             )
         splits: dict[str, tuple[str, ...]] = {}
@@ -244,14 +282,18 @@ class _SpecReader:
     def _formats(self, splits: dict[str, tuple[str, ...]], header: bool) -> dict[str, str]:
         declared = self.raw.get("format")
         if declared is not None and declared not in FORMATS:
-            raise self.error(f"unknown format {declared!r}; {_did_you_mean(str(declared), FORMATS)}use one of: {', '.join(FORMATS)}", "format")
+            raise self.error(
+                f"unknown format {declared!r}; {_did_you_mean(str(declared), FORMATS)}use one of: {', '.join(FORMATS)}", "format"
+            )
         formats: dict[str, str] = {}
         for split, files in splits.items():
             for f in files:
                 fmt = declared or EXTENSIONS.get(Path(f).suffix.lower())
                 if fmt is None:
                     raise self.error(
-                        f"cannot tell the format of {f!r} from its extension", "splits", split,
+                        f"cannot tell the format of {f!r} from its extension",
+                        "splits",
+                        split,
                         hint=f"add `format:` ({', '.join(FORMATS)}) or rename it to .jsonl/.csv/.tsv",
                     )
                 if fmt == "jsonl" and not header:
@@ -263,7 +305,10 @@ class _SpecReader:
         names = [str(s) for s in self._list("unlabeled_splits")]
         for s in names:
             if s not in splits:
-                raise self.error(f"{s!r} is not one of the splits; {_did_you_mean(s, list(splits))}the splits are: {', '.join(splits)}", "unlabeled_splits")
+                raise self.error(
+                    f"{s!r} is not one of the splits; {_did_you_mean(s, list(splits))}the splits are: {', '.join(splits)}",
+                    "unlabeled_splits",
+                )
         return tuple(names)
 
     def _ref(self, ref: Any, header: bool, *key: str) -> ColumnRef:
@@ -284,7 +329,8 @@ class _SpecReader:
         roles = ROLES[shape]
         if not isinstance(value, dict) or not value:
             raise self.error(
-                f"a spec needs `columns:`, mapping the {shape} roles onto your columns", "columns",
+                f"a spec needs `columns:`, mapping the {shape} roles onto your columns",
+                "columns",
                 hint=f"required: {', '.join(r for r, req in roles.items() if req)}; "
                 f"optional: {', '.join(r for r, req in roles.items() if not req)}",
             )
@@ -297,7 +343,8 @@ class _SpecReader:
                 raise self.error(
                     f"unknown column role {role!r} for shape {shape}{also}; {_did_you_mean(role, list(roles))}"
                     f"the {shape} roles are: {', '.join(roles)}",
-                    "columns", role,
+                    "columns",
+                    role,
                 )
             if isinstance(ref, list):
                 if role not in LIST_ROLES:
@@ -315,8 +362,11 @@ class _SpecReader:
         for role, required in roles.items():
             if required and role not in columns and not (role == GOLD_ROLE[shape] and all_unlabeled):
                 why = " (or list every split under `unlabeled_splits`)" if role == GOLD_ROLE[shape] else ""
-                raise self.error(f"the {shape} shape needs the {role!r} column mapped{why}", "columns",
-                                 hint=f"add `{role}: <your column>` under `columns:`")
+                raise self.error(
+                    f"the {shape} shape needs the {role!r} column mapped{why}",
+                    "columns",
+                    hint=f"add `{role}: <your column>` under `columns:`",
+                )
         return columns
 
     def _labels(self, shape: str, columns: dict[str, Any]) -> tuple[ClozeLabels | None, dict[str, str]]:
@@ -333,7 +383,8 @@ class _SpecReader:
         if value is None:
             if has_label:
                 raise self.error(
-                    "an nli spec must declare its label set", "labels",
+                    "an nli spec must declare its label set",
+                    "labels",
                     hint="map raw values onto entailment/contradiction/non-entailment, e.g. "
                     "`labels: {yes: entailment, no: non-entailment}`, or list them: `labels: [entailment, contradiction]`",
                 )
@@ -347,7 +398,8 @@ class _SpecReader:
             if canon not in NLI_LABELS:
                 raise self.error(
                     f"{target!r} is not an NLI label; {_did_you_mean(canon, NLI_LABELS)}use one of: {', '.join(NLI_LABELS)}",
-                    "labels", str(raw),
+                    "labels",
+                    str(raw),
                 )
             key = _norm_key(raw)
             if key in mapping and mapping[key] != canon:
@@ -384,7 +436,8 @@ class _SpecReader:
                     raise self.error(
                         f"{target!r} is not one of the option columns {list(option_cols or [])}; "
                         f"{_did_you_mean(target, [str(c) for c in option_cols or []])}or map to a 0-based index",
-                        "labels", str(raw),
+                        "labels",
+                        str(raw),
                     )
                 target = option_cols.index(target)
             key = _norm_key(raw)
@@ -399,7 +452,10 @@ class _SpecReader:
         fields = [str(f) for f in self._list("group_by")]
         for f in fields:
             if f not in GROUPABLE[shape]:
-                raise self.error(f"cannot group {shape} records by {f!r}; {_did_you_mean(f, GROUPABLE[shape])}choose from: {', '.join(GROUPABLE[shape])}", "group_by")
+                raise self.error(
+                    f"cannot group {shape} records by {f!r}; {_did_you_mean(f, GROUPABLE[shape])}choose from: {', '.join(GROUPABLE[shape])}",
+                    "group_by",
+                )
             if f not in columns:
                 raise self.error(f"groups by {f!r} but no column is mapped to it", "group_by", hint=f"add `{f}: <column>` under `columns:`")
         return tuple(fields)
@@ -420,15 +476,21 @@ def read_task_spec(path: str | Path) -> TaskSpec:
     """Parse and validate a spec file without building a Task (``figlang data check`` style tools)."""
     path = Path(path).expanduser()
     if not path.exists():
-        raise DataNotFoundError("task spec not found", path, hint="check the path, or print a starter spec with `figlang data spec-template`")
+        raise DataNotFoundError(
+            "task spec not found", path, hint="check the path, or print a starter spec with `figlang data spec-template`"
+        )
     raw_bytes = path.read_bytes()
     if not raw_bytes.strip():
         raise DataError("task spec is empty", path, hint="print a starter spec with `figlang data spec-template`")
     try:
         text = raw_bytes.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise DataError(f"cannot decode byte 0x{raw_bytes[exc.start]:02x} as utf-8", path,
-                        raw_bytes[: exc.start].count(b"\n") + 1, hint="save the spec as UTF-8") from None
+        raise DataError(
+            f"cannot decode byte 0x{raw_bytes[exc.start]:02x} as utf-8",
+            path,
+            raw_bytes[: exc.start].count(b"\n") + 1,
+            hint="save the spec as UTF-8",
+        ) from None
     lines: dict[tuple[str, ...], int] = {}
     if path.suffix.lower() == ".json":
         try:
@@ -444,8 +506,11 @@ def read_task_spec(path: str | Path) -> TaskSpec:
             raise DataError(f"malformed YAML ({problem})", path, mark.line + 1 if mark else None) from None
         lines = _key_lines(text)
     if not isinstance(raw, dict):
-        raise DataError(f"a task spec must be a mapping of keys (name, shape, splits, columns …), got {type(raw).__name__}", path,
-                        hint="print a starter spec with `figlang data spec-template`")
+        raise DataError(
+            f"a task spec must be a mapping of keys (name, shape, splits, columns …), got {type(raw).__name__}",
+            path,
+            hint="print a starter spec with `figlang data spec-template`",
+        )
     return _SpecReader(raw, Path(os.path.abspath(path)), lines).read()  # as given: links are not resolved
 
 
@@ -482,7 +547,7 @@ def _resolve(spec: TaskSpec, written: str, root: Path) -> Path:
     """A spec's file path: ``{data_dir}/…`` under ``root`` (the data directory the caller resolved), a
     relative path under the spec's folder. Links are not resolved (figlang reports paths as given)."""
     if written.startswith(DATA_DIR_PREFIX):
-        rest = written[len(DATA_DIR_PREFIX):].lstrip("/\\")
+        rest = written[len(DATA_DIR_PREFIX) :].lstrip("/\\")
         return root / rest
     p = Path(written).expanduser()
     return p if p.is_absolute() else spec.folder / p
@@ -509,10 +574,14 @@ def _decode(path: Path, encoding: str, options: LoadOptions) -> tuple[str, set[i
         try:
             out.append(line.decode(encoding))
         except UnicodeDecodeError as exc:
-            options.fail(DataError(
-                f"cannot decode byte 0x{line[exc.start]:02x} as {encoding}", path, number,
-                hint="the file has another encoding: convert it to UTF-8 or set `encoding:` in the spec (e.g. cp1252)",
-            ))
+            options.fail(
+                DataError(
+                    f"cannot decode byte 0x{line[exc.start]:02x} as {encoding}",
+                    path,
+                    number,
+                    hint="the file has another encoding: convert it to UTF-8 or set `encoding:` in the spec (e.g. cp1252)",
+                )
+            )
             out.append("")
             bad.add(number)
     return "\n".join(out), bad
@@ -605,11 +674,15 @@ def _table_rows(
         missing = [r for r in wanted if r not in header]
         if missing:
             hints = "; ".join(f"{r!r}: {_did_you_mean(str(r), [str(h) for h in header]) or 'no close match'}".rstrip("? ") for r in missing)
-            options.fail(DataError(
-                f"missing column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))} "
-                f"(the header has: {', '.join(map(str, header))})", path, header_line,
-                hint=f"fix `columns:` in the spec ({hints})",
-            ))
+            options.fail(
+                DataError(
+                    f"missing column{'s' if len(missing) > 1 else ''} {', '.join(map(repr, missing))} "
+                    f"(the header has: {', '.join(map(str, header))})",
+                    path,
+                    header_line,
+                    hint=f"fix `columns:` in the spec ({hints})",
+                )
+            )
             return
         body: Iterator[tuple[int, list[str] | None]] = records
     else:
@@ -624,7 +697,9 @@ def _table_rows(
         body = with_first()
         too_far = [r for r in _mapped_refs(spec) if isinstance(r, int) and r >= width]
         if too_far:
-            options.fail(DataError(f"the spec maps column {too_far[0]} but the first row has only {width} columns (0-based)", path, first[0]))
+            options.fail(
+                DataError(f"the spec maps column {too_far[0]} but the first row has only {width} columns (0-based)", path, first[0])
+            )
             return
     any_rows = False
     while True:
@@ -640,8 +715,11 @@ def _table_rows(
             yield number, None
             continue
         if len(cells) != len(header):
-            hint = ("a missing or extra tab (TSV fields cannot contain tabs)" if fmt == "tsv"
-                    else "a missing or extra comma; a field holding commas, quotes or newlines must be quoted")
+            hint = (
+                "a missing or extra tab (TSV fields cannot contain tabs)"
+                if fmt == "tsv"
+                else "a missing or extra comma; a field holding commas, quotes or newlines must be quoted"
+            )
             options.fail(DataError(f"expected {len(header)} columns, found {len(cells)}", path, number, hint=hint))
             yield number, None
             continue
@@ -670,8 +748,10 @@ class _Row:
     def get(self, ref: ColumnRef, role: str) -> Any:
         if ref not in self.values:
             present = ", ".join(map(str, self.values)) or "none"
-            raise self.error(f"missing column {ref!r} (mapped as {role}; fields present: {present})",
-                             hint=_did_you_mean(str(ref), [str(k) for k in self.values]).strip() or None)
+            raise self.error(
+                f"missing column {ref!r} (mapped as {role}; fields present: {present})",
+                hint=_did_you_mean(str(ref), [str(k) for k in self.values]).strip() or None,
+            )
         return self.values[ref]
 
     def text(self, ref: ColumnRef, role: str, required: bool = True) -> str | None:
@@ -704,8 +784,10 @@ class _Row:
                             raise self.error(f"{role} (column {refs!r}) is not a valid JSON list ({exc.msg})") from None
                         value = [value]  # a single reference that merely starts with '['
                 elif role == "options":
-                    raise self.error(f"options (column {refs!r}) should hold a list, got a single string",
-                                     hint="map `options:` to a list of columns, or store a JSON list in this column")
+                    raise self.error(
+                        f"options (column {refs!r}) should hold a list, got a single string",
+                        hint="map `options:` to a list of columns, or store a JSON list in this column",
+                    )
                 else:
                     value = [value]
             if not isinstance(value, list):
@@ -713,7 +795,9 @@ class _Row:
             items = []
             for i, item in enumerate(value):
                 if not isinstance(item, str) or not item.strip():
-                    raise self.error(f"{role} (column {refs!r}) item {i} is {'empty' if isinstance(item, str) or item is None else type(item).__name__}")
+                    raise self.error(
+                        f"{role} (column {refs!r}) item {i} is {'empty' if isinstance(item, str) or item is None else type(item).__name__}"
+                    )
                 items.append(item.strip())
         if len(items) < min_items:
             raise self.error(f"{role} needs at least {min_items} non-empty value{'s' if min_items > 1 else ''}, found {len(items)}")
@@ -729,8 +813,10 @@ def _cloze_label(row: _Row, spec: TaskSpec, ref: ColumnRef, n_options: int) -> i
     option_cols = spec.columns.get("options")
     if rule.kind == "map":
         if key not in rule.mapping:
-            raise row.error(f"label {raw!r} is not in the declared label set ({rule.declared()})",
-                            hint="add it to `labels:` in the spec, or fix the row")
+            raise row.error(
+                f"label {raw!r} is not in the declared label set ({rule.declared()})",
+                hint="add it to `labels:` in the spec, or fix the row",
+            )
         index = rule.mapping[key]
     elif rule.kind == "option-name":
         names = {_norm_key(c): i for i, c in enumerate(option_cols or ())}
@@ -739,15 +825,20 @@ def _cloze_label(row: _Row, spec: TaskSpec, ref: ColumnRef, n_options: int) -> i
         index = names[key]
     else:
         if isinstance(raw, bool) or not (isinstance(raw, int) or key.lstrip("-").isdigit()):
-            hint = "declare `labels: option-name`" if option_cols and key in {_norm_key(c) for c in option_cols if isinstance(c, str)} \
+            hint = (
+                "declare `labels: option-name`"
+                if option_cols and key in {_norm_key(c) for c in option_cols if isinstance(c, str)}
                 else "declare a mapping under `labels:` from your label values to 0-based option indexes"
+            )
             raise row.error(f"label {raw!r} is not an integer ({rule.kind} option index)", hint=hint)
         index = int(key) - (1 if rule.kind == "one-based" else 0)
     if not 0 <= index < n_options:
         shown = index + (1 if rule.kind == "one-based" else 0)
-        raise row.error(f"label {raw!r} is outside the declared set: option {shown} of {n_options} "
-                        f"({rule.kind if rule.kind != 'map' else 'mapped'}, {'1' if rule.kind == 'one-based' else '0'}-based)",
-                        hint="if your labels count from 1, declare `labels: one-based`" if rule.kind == "zero-based" and index == n_options else None)
+        raise row.error(
+            f"label {raw!r} is outside the declared set: option {shown} of {n_options} "
+            f"({rule.kind if rule.kind != 'map' else 'mapped'}, {'1' if rule.kind == 'one-based' else '0'}-based)",
+            hint="if your labels count from 1, declare `labels: one-based`" if rule.kind == "zero-based" and index == n_options else None,
+        )
     return index
 
 
@@ -757,8 +848,10 @@ def _nli_label(row: _Row, spec: TaskSpec, ref: ColumnRef) -> str:
         raise row.error(f"empty label (column {ref!r})", hint="fill it in, or list this split under `unlabeled_splits`")
     key = _norm_key(raw)
     if key not in spec.nli_labels:
-        raise row.error(f"label {raw!r} is outside the declared label set ({', '.join(repr(k) for k in spec.nli_labels)})",
-                        hint="add it to `labels:` in the spec, or fix the row")
+        raise row.error(
+            f"label {raw!r} is outside the declared label set ({', '.join(repr(k) for k in spec.nli_labels)})",
+            hint="add it to `labels:` in the spec, or fix the row",
+        )
     return spec.nli_labels[key]
 
 
@@ -776,21 +869,42 @@ def _make_record(spec: TaskSpec, row: _Row, split: str, index: int, labeled: boo
         narrative = row.text(cols["context"], "context")  # type: ignore[arg-type]
         options = row.text_list(cols["options"], "options", min_items=2)
         label = _cloze_label(row, spec, cols["label"], len(options)) if labeled else None  # type: ignore[arg-type]
-        return ClozeRecord(id=rid, narrative=narrative, options=tuple(options), label=label,  # type: ignore[arg-type]
-                           expression=opt("expression"), expression_type=opt("expression_type"),
-                           meaning=opt("meaning"), meta=meta)
+        return ClozeRecord(
+            id=rid,
+            narrative=narrative,
+            options=tuple(options),
+            label=label,  # type: ignore[arg-type]
+            expression=opt("expression"),
+            expression_type=opt("expression_type"),
+            meaning=opt("meaning"),
+            meta=meta,
+        )
     if spec.shape == "nli":
         premise = row.text(cols["premise"], "premise")  # type: ignore[arg-type]
         hypothesis = row.text(cols["hypothesis"], "hypothesis")  # type: ignore[arg-type]
         label = _nli_label(row, spec, cols["label"]) if labeled else None  # type: ignore[arg-type]
-        return NLIPair(id=rid, premise=premise, hypothesis=hypothesis, label=label,  # type: ignore[arg-type]
-                       explanation=opt("explanation"), figure_type=opt("figure_type"), pair_type=opt("pair_type"),
-                       expression=opt("expression"), meta=meta)
+        return NLIPair(
+            id=rid,
+            premise=premise,
+            hypothesis=hypothesis,
+            label=label,  # type: ignore[arg-type]
+            explanation=opt("explanation"),
+            figure_type=opt("figure_type"),
+            pair_type=opt("pair_type"),
+            expression=opt("expression"),
+            meta=meta,
+        )
     source = row.text(cols["source"], "source")  # type: ignore[arg-type]
     references = tuple(row.text_list(cols["references"], "references", min_items=1)) if labeled else ()
-    return GenerationRecord(id=rid, source=source, references=references,  # type: ignore[arg-type]
-                            expression=opt("expression"), expression_type=opt("expression_type"),
-                            meaning=opt("meaning"), meta=meta)
+    return GenerationRecord(
+        id=rid,
+        source=source,
+        references=references,  # type: ignore[arg-type]
+        expression=opt("expression"),
+        expression_type=opt("expression_type"),
+        meaning=opt("meaning"),
+        meta=meta,
+    )
 
 
 def load_split(spec: TaskSpec, split: str, root: Path | None = None, options: LoadOptions | None = None) -> list[Record]:
@@ -813,7 +927,9 @@ def load_split(spec: TaskSpec, split: str, root: Path | None = None, options: Lo
             try:
                 record = _make_record(spec, row, split, index - 1, labeled, written)
                 if record.id in seen_ids:
-                    raise row.error(f"duplicate id {record.id!r} (first at {seen_ids[record.id]})", hint="ids must be unique within a split")
+                    raise row.error(
+                        f"duplicate id {record.id!r} (first at {seen_ids[record.id]})", hint="ids must be unique within a split"
+                    )
             except DataError as exc:
                 options.fail(exc)
                 continue

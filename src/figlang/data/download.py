@@ -287,10 +287,7 @@ def _fetch(client: httpx.Client, url: str, part: Path, size: int | None, progres
 
 
 def _offline_hint(data_dir: Path, dataset: str) -> str:
-    return (
-        f"no network? copy the files into {data_dir / dataset}/ instead, "
-        f"or pass --base-url URL (or set {BASE_URL_ENV}) to use a mirror"
-    )
+    return f"no network? copy the files into {data_dir / dataset}/ instead, or pass --base-url URL (or set {BASE_URL_ENV}) to use a mirror"
 
 
 class _Unreachable(DownloadError):
@@ -435,9 +432,7 @@ def download(
     unreachable: dict[str, DownloadError] = {}
     headers = {"User-Agent": "figlang-data-download", "Accept-Encoding": "identity"}
     http_timeout = httpx.Timeout(timeout, connect=min(timeout, 15.0))
-    with httpx.Client(follow_redirects=True, timeout=http_timeout, headers=headers) as client, _Progress(
-        progress, total, len(todo)
-    ) as bar:
+    with httpx.Client(follow_redirects=True, timeout=http_timeout, headers=headers) as client, _Progress(progress, total, len(todo)) as bar:
         for src, file, dest, result in todo:
             host = urlsplit(result.url).netloc
             if host in unreachable:

@@ -52,9 +52,11 @@ _INSTRUCTION_RE = re.compile(
 )
 _TARGET_RE = re.compile(r"^\s*(?P<label>Entails|Contradicts)\b\.?\s*(?P<explanation>.*)$", re.S | re.I)
 _LABELS = {
-    "entails": ENTAILMENT, "entailment": ENTAILMENT,
-    "contradicts": CONTRADICTION, "contradiction": CONTRADICTION,
-}  # fmt: skip
+    "entails": ENTAILMENT,
+    "entailment": ENTAILMENT,
+    "contradicts": CONTRADICTION,
+    "contradiction": CONTRADICTION,
+}
 
 
 def normalise_label(raw: object) -> str | None:
@@ -164,7 +166,9 @@ def _load_translation(split: str, data_dir: Path, options: LoadOptions) -> list[
         matches = index.get(_key(premise, hypothesis), [])
         figure, extra = _pick(matches, explanation)
         if figure is None and options.report is not None:
-            options.report.warn(DataError("figure type not recovered: pair absent from the per-phenomenon files", path, line), skipped=False)
+            options.report.warn(
+                DataError("figure type not recovered: pair absent from the per-phenomenon files", path, line), skipped=False
+            )
         out.append(
             NLIPair(
                 id=f"{split}-{len(out)}",
@@ -204,7 +208,8 @@ def load_flute_test(data_dir: Path, options: LoadOptions, figure_type: str | Non
     if figure_type is not None and present:
         if figure_type not in present:
             raise DataNotFoundError(
-                f"the FLUTE test gold for {figure_type} is missing (present: {', '.join(present)})", gold_paths[figure_type],
+                f"the FLUTE test gold for {figure_type} is missing (present: {', '.join(present)})",
+                gold_paths[figure_type],
                 hint="run `figlang data download flute` to fetch all of testgolddata/",
             )
         present = {figure_type: present[figure_type]}
@@ -212,11 +217,11 @@ def load_flute_test(data_dir: Path, options: LoadOptions, figure_type: str | Non
         if len(present) < len(gold_paths) and figure_type is None:
             missing = ", ".join(sorted(set(gold_paths) - set(present)))
             incomplete = DataError(
-                f"FLUTE test gold incomplete: no file for {missing}, so a flute/test score would cover only "
-                f"{', '.join(present)} pairs", root / "testgolddata",
+                f"FLUTE test gold incomplete: no file for {missing}, so a flute/test score would cover only {', '.join(present)} pairs",
+                root / "testgolddata",
                 hint="run `figlang data download flute` to fetch all four files, or evaluate a figure type's own task "
                 f"(e.g. flute-{next(iter(present))})",
-            )  # fmt: skip
+            )
             if not options.lenient:
                 raise incomplete
             if options.report is not None:  # lenient: go on with the files there are, and say so

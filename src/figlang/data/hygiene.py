@@ -27,21 +27,28 @@ def detect_placeholder_labels(records: Sequence[Record], min_records: int = MIN_
     hidden), and, as a heuristic for user data, one identical label over at least ``min_records``
     labelled records of a multiple-choice or NLI task, which real annotation almost never gives.
     """
-    flagged = [r for r in records if getattr(r, "label_is_placeholder", False)
-               or (isinstance(r, GenerationRecord) and r.meta.get("references_hidden"))]
+    flagged = [
+        r
+        for r in records
+        if getattr(r, "label_is_placeholder", False) or (isinstance(r, GenerationRecord) and r.meta.get("references_hidden"))
+    ]
     if flagged:
-        return (f"{len(flagged)} of {len(records)} records carry placeholder gold labels (e.g. {flagged[0].id!r}): "
-                "the labels were hidden by the dataset's authors, so scores against them are meaningless")
+        return (
+            f"{len(flagged)} of {len(records)} records carry placeholder gold labels (e.g. {flagged[0].id!r}): "
+            "the labels were hidden by the dataset's authors, so scores against them are meaningless"
+        )
     labelled = [r for r in records if isinstance(r, (ClozeRecord, NLIPair)) and r.label is not None]
     if len(labelled) < min_records:
         return None
     multi = [r for r in labelled if not isinstance(r, ClozeRecord) or len(r.options) > 1]
     counts = Counter(r.label for r in multi)
     if len(multi) >= min_records and len(counts) == 1:
-        (label, n), = counts.items()
+        ((label, n),) = counts.items()
         shown = f"option {label} (0-based)" if isinstance(multi[0], ClozeRecord) else repr(label)
-        return (f"all {n} labelled records have the same gold label, {shown}: this usually means placeholder "
-                "labels (e.g. hidden test labels) or a label column mapped wrongly")
+        return (
+            f"all {n} labelled records have the same gold label, {shown}: this usually means placeholder "
+            "labels (e.g. hidden test labels) or a label column mapped wrongly"
+        )
     return None
 
 
@@ -130,7 +137,10 @@ class PairOverlap:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "a": self.a, "b": self.b, "a_records": self.a_records, "b_records": self.b_records,
+            "a": self.a,
+            "b": self.b,
+            "a_records": self.a_records,
+            "b_records": self.b_records,
             "identical_items": self.items.to_dict(),
             "identical_contexts": self.contexts.to_dict(),
             "shared_expressions": {
@@ -168,19 +178,22 @@ class OverlapReport:
         """One row per pair, shared by the Markdown and rich renderings."""
         out = []
         for p in self.pairs:
-            out.append([
-                f"{p.a} / {p.b}",
-                f"{p.items.a_records} / {p.items.b_records}",
-                f"{p.contexts.distinct} ({_pct(p.contexts.a_distinct_share)} / {_pct(p.contexts.b_distinct_share)})",
-                f"{p.expressions.distinct} ({_pct(p.expressions.a_distinct_share)} / {_pct(p.expressions.b_distinct_share)})",
-                f"{_pct(p.a_record_share_with_shared_expression)} / {_pct(p.b_record_share_with_shared_expression)}",
-            ])
+            out.append(
+                [
+                    f"{p.a} / {p.b}",
+                    f"{p.items.a_records} / {p.items.b_records}",
+                    f"{p.contexts.distinct} ({_pct(p.contexts.a_distinct_share)} / {_pct(p.contexts.b_distinct_share)})",
+                    f"{p.expressions.distinct} ({_pct(p.expressions.a_distinct_share)} / {_pct(p.expressions.b_distinct_share)})",
+                    f"{_pct(p.a_record_share_with_shared_expression)} / {_pct(p.b_record_share_with_shared_expression)}",
+                ]
+            )
         return out
 
-    HEADERS = ("a / b", "records with an identical item", "shared contexts", "shared expressions",
-               "records with a shared expression")
-    CAPTION = ("pairs of counts are a / b; shares in brackets are of each split's distinct contexts or expressions; "
-               "texts compared lower-cased, whitespace collapsed, <b> markup removed")
+    HEADERS = ("a / b", "records with an identical item", "shared contexts", "shared expressions", "records with a shared expression")
+    CAPTION = (
+        "pairs of counts are a / b; shares in brackets are of each split's distinct contexts or expressions; "
+        "texts compared lower-cased, whitespace collapsed, <b> markup removed"
+    )
 
     def to_markdown(self) -> str:
         lines = ["| " + " | ".join(self.HEADERS) + " |", "|" + "---|" * len(self.HEADERS)]
@@ -210,8 +223,11 @@ def _shared(a_keys: list[str | None], b_keys: list[str | None]) -> Shared:
     b_set = {k for k in b_keys if k}
     both = a_set & b_set
     return Shared(
-        distinct=len(both), a_distinct=len(a_set), b_distinct=len(b_set),
-        a_records=sum(1 for k in a_keys if k in both), b_records=sum(1 for k in b_keys if k in both),
+        distinct=len(both),
+        a_distinct=len(a_set),
+        b_distinct=len(b_set),
+        a_records=sum(1 for k in a_keys if k in both),
+        b_records=sum(1 for k in b_keys if k in both),
     )
 
 
@@ -223,7 +239,10 @@ def overlap_report(splits: Mapping[str, Sequence[Record]]) -> OverlapReport:
     }
     summaries = tuple(
         SplitSummary(
-            name=name, records=len(recs), distinct_items=len(set(keys[name][0])), distinct_contexts=len(set(keys[name][1])),
+            name=name,
+            records=len(recs),
+            distinct_items=len(set(keys[name][0])),
+            distinct_contexts=len(set(keys[name][1])),
             distinct_expressions=len({e for e in keys[name][2] if e}),
             records_without_expression=sum(1 for e in keys[name][2] if not e),
         )
@@ -231,7 +250,10 @@ def overlap_report(splits: Mapping[str, Sequence[Record]]) -> OverlapReport:
     )
     pairs = tuple(
         PairOverlap(
-            a=a, b=b, a_records=len(splits[a]), b_records=len(splits[b]),
+            a=a,
+            b=b,
+            a_records=len(splits[a]),
+            b_records=len(splits[b]),
             items=_shared(keys[a][0], keys[b][0]),
             contexts=_shared(keys[a][1], keys[b][1]),
             expressions=_shared(keys[a][2], keys[b][2]),
@@ -261,8 +283,7 @@ class LabelConflict:
         return tuple(sorted({s for s, _, _ in self.records}))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"item": self.item, "splits": list(self.splits),
-                "records": [{"split": s, "id": i, "gold": g} for s, i, g in self.records]}
+        return {"item": self.item, "splits": list(self.splits), "records": [{"split": s, "id": i, "gold": g} for s, i, g in self.records]}
 
     def __str__(self) -> str:
         copies = "; ".join(f"{s}:{i} → {g!r}" for s, i, g in self.records)

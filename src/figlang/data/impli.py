@@ -59,10 +59,7 @@ PAIR_TYPES = tuple(dict.fromkeys(f.pair_type for f in FILES))
 
 
 def select_files(figure_type: str | None = None, pair_types: tuple[str, ...] | None = None) -> list[ImpliFile]:
-    return [
-        f for f in FILES
-        if (figure_type is None or f.figure_type == figure_type) and (pair_types is None or f.pair_type in pair_types)
-    ]  # fmt: skip
+    return [f for f in FILES if (figure_type is None or f.figure_type == figure_type) and (pair_types is None or f.pair_type in pair_types)]
 
 
 _TOKEN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")

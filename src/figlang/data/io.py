@@ -31,7 +31,9 @@ def read_text(path: str | Path, encoding: str = "utf-8") -> str:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise DataError(
-            f"cannot decode byte 0x{raw[exc.start]:02x} as {encoding}", path, line,
+            f"cannot decode byte 0x{raw[exc.start]:02x} as {encoding}",
+            path,
+            line,
             hint="the file has another encoding; convert it to UTF-8 or declare its encoding",
         ) from None
 
@@ -153,7 +155,7 @@ def iter_json_objects(path: str | Path, encoding: str = "utf-8") -> Iterator[tup
     """
     text = read_text(path, encoding)
     start = len(text) - len(text.lstrip())
-    if not text[start:start + 1] == "[":
+    if not text[start : start + 1] == "[":
         yield from iter_jsonl(path, encoding=encoding)
         return
     decoder = json.JSONDecoder()
@@ -165,7 +167,7 @@ def iter_json_objects(path: str | Path, encoding: str = "utf-8") -> Iterator[tup
         return pos
 
     pos, n = skip(start + 1), 0
-    if text[pos:pos + 1] == "]":
+    if text[pos : pos + 1] == "]":
         return
     while True:
         try:
@@ -177,16 +179,18 @@ def iter_json_objects(path: str | Path, encoding: str = "utf-8") -> Iterator[tup
             raise DataError(f"element {n} of the JSON array should be an object, got {type(obj).__name__}", path, line_of(pos))
         yield line_of(pos), obj
         pos = skip(end)
-        if text[pos:pos + 1] == ",":
+        if text[pos : pos + 1] == ",":
             pos = skip(pos + 1)
             continue
-        if text[pos:pos + 1] == "]" and not text[pos + 1:].strip():
+        if text[pos : pos + 1] == "]" and not text[pos + 1 :].strip():
             return
-        what = "text after the closing ]" if text[pos:pos + 1] == "]" else "expected ',' or ']' after an element"
+        what = "text after the closing ]" if text[pos : pos + 1] == "]" else "expected ',' or ']' after an element"
         raise DataError(f"malformed JSON array ({what})", path, line_of(pos))
 
 
-def iter_tsv(path: str | Path, options: LoadOptions = STRICT, encoding: str = "utf-8", min_columns: int = 2) -> Iterator[tuple[int, list[str]]]:
+def iter_tsv(
+    path: str | Path, options: LoadOptions = STRICT, encoding: str = "utf-8", min_columns: int = 2
+) -> Iterator[tuple[int, list[str]]]:
     """(line number, columns) for each line, split on tabs with quotes left alone (IMPLI has bare '"' characters)."""
     for number, line in iter_lines(path, encoding):
         cols = line.split("\t")

@@ -118,7 +118,9 @@ def _attach_inferences(
                 options.degrade(DataError(f"no {ik} inferences for {kind}/{split}.jsonl line {line} ({record.id})", path, line))
                 continue
             if obj.get("narrative") != record.narrative:
-                options.degrade(DataError(f"{ik} inferences are not aligned with {kind}/{split}.jsonl line {line} ({record.id})", path, line))
+                options.degrade(
+                    DataError(f"{ik} inferences are not aligned with {kind}/{split}.jsonl line {line} ({record.id})", path, line)
+                )
                 continue
             inf = obj.get("inferences")
             if not isinstance(inf, list) or not all(isinstance(s, str) for s in inf):

@@ -14,8 +14,20 @@ from typing import Any
 
 from .io import file_sha256
 
-LIBRARIES = ("figlang", "torch", "transformers", "tokenizers", "bert-score", "bleurt-pytorch", "rouge-score",
-             "sacrebleu", "nltk", "scipy", "numpy", "httpx")  # fmt: skip
+LIBRARIES = (
+    "figlang",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "bert-score",
+    "bleurt-pytorch",
+    "rouge-score",
+    "sacrebleu",
+    "nltk",
+    "scipy",
+    "numpy",
+    "httpx",
+)
 
 
 def package_version(name: str) -> str | None:
@@ -107,7 +119,12 @@ def code_provenance() -> dict[str, Any]:
         commit = _git(["rev-parse", "HEAD"], source)
         status = _git(["status", "--porcelain", "--untracked-files=no"], source)
         dirty = None if status is None else bool(status)
-    return {"figlang": figlang_version, "git_commit": commit, "git_dirty": dirty, "source": "git checkout" if commit else "installed package"}
+    return {
+        "figlang": figlang_version,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "source": "git checkout" if commit else "installed package",
+    }
 
 
 def split_fingerprint(records: Any) -> dict[str, Any]:
@@ -115,7 +132,7 @@ def split_fingerprint(records: Any) -> dict[str, Any]:
     changes it, even when the data files do not change."""
     import hashlib
 
-    ids = sorted(str(getattr(r, "id")) for r in records)
+    ids = sorted(str(r.id) for r in records)
     return {"items": len(ids), "ids_sha256": hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()}
 
 

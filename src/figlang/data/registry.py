@@ -19,8 +19,18 @@ from .errors import DataError, FiglangError, PlaceholderLabelError
 from .records import Record
 from .task import FilesFor, Loader, Task
 
-__all__ = ["TASKS", "TASK_ENTRY_POINTS", "FilesFor", "Loader", "Task", "TaskRegistry", "all_tasks", "ensure_labels_scoreable",
-           "ensure_unique_ids", "get_task"]  # fmt: skip
+__all__ = [
+    "TASKS",
+    "TASK_ENTRY_POINTS",
+    "FilesFor",
+    "Loader",
+    "Task",
+    "TaskRegistry",
+    "all_tasks",
+    "ensure_labels_scoreable",
+    "ensure_unique_ids",
+    "get_task",
+]
 
 TASK_ENTRY_POINTS = "figlang.tasks"
 
@@ -45,8 +55,10 @@ class TaskRegistry:
             tasks = [made] if isinstance(made, Task) else list(made) if made is not None else []
             for task in tasks:
                 if not isinstance(task, Task):
-                    raise FiglangError(f"entry point {where} (group {TASK_ENTRY_POINTS}) gave a {type(task).__name__}, "
-                                       "not a figlang.data.registry.Task: it must name a Task or a callable returning Tasks")  # fmt: skip
+                    raise FiglangError(
+                        f"entry point {where} (group {TASK_ENTRY_POINTS}) gave a {type(task).__name__}, "
+                        "not a figlang.data.registry.Task: it must name a Task or a callable returning Tasks"
+                    )
                 if task.name in self._tasks:
                     raise FiglangError(f"entry point {where} registers task {task.name!r}, which already exists: rename the plugin's task")
                 self._tasks[task.name] = task
@@ -70,9 +82,7 @@ class TaskRegistry:
             return load_task_spec(path)
         close = difflib.get_close_matches(name, list(self._tasks), n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise FiglangError(
-            f"unknown task {name!r}.{hint} Run `figlang data tasks` for the list, or pass a task spec file (.yaml/.json)."
-        )
+        raise FiglangError(f"unknown task {name!r}.{hint} Run `figlang data tasks` for the list, or pass a task spec file (.yaml/.json).")
 
     def names(self) -> list[str]:
         self._fill()

@@ -171,7 +171,8 @@ def select(names: Iterable[str] | None = None) -> list[tuple[DatasetSource, list
         if not files:
             raise FiglangError(
                 f"no file of {dataset!r} matches {pattern!r}; its files include: "
-                + ", ".join(f.path for f in src.files[:5]) + (" ..." if len(src.files) > 5 else "")
+                + ", ".join(f.path for f in src.files[:5])
+                + (" ..." if len(src.files) > 5 else "")
             )
         seen = chosen.setdefault(dataset, [])
         seen.extend(f for f in files if f not in seen)

@@ -23,6 +23,7 @@ R = TypeVar("R")
 KeyFn = Callable[[R], Hashable | None]
 LinkFn = Callable[[R], Iterable[Hashable]]
 
+
 def linked_key(records: Sequence[R], links: LinkFn) -> Callable[[R], str]:
     """A grouping key under which records that share any link value (transitively) are one group.
 
@@ -45,7 +46,7 @@ def linked_key(records: Sequence[R], links: LinkFn) -> Callable[[R], str]:
 
     own: dict[str, list[Hashable]] = {}
     for record in records:
-        rid = str(getattr(record, "id"))
+        rid = str(record.id)
         if rid in own:
             raise DataError(f"record id {rid!r} occurs twice: a linked grouping needs unique ids")
         values = [("id", rid)] + [v for v in links(record) if v not in (None, "")]
@@ -60,6 +61,7 @@ def linked_key(records: Sequence[R], links: LinkFn) -> Callable[[R], str]:
     members: dict[Hashable, list[Hashable]] = {}
     for values in own.values():
         members.setdefault(find(values[0]), []).extend(values)
+
     def name(values: list[Hashable]) -> str:
         told = [repr(v) for v in values if not (isinstance(v, tuple) and v[:1] == ("id",))]
         return min(told) if told else min(repr(v) for v in values)
@@ -69,7 +71,7 @@ def linked_key(records: Sequence[R], links: LinkFn) -> Callable[[R], str]:
 
     def key(record: R) -> str:
         try:
-            return by_id[str(getattr(record, "id"))]
+            return by_id[str(record.id)]
         except KeyError:
             raise DataError(f"record {getattr(record, 'id', '?')!r} was not among the records the grouping was built on") from None
 
@@ -106,8 +108,7 @@ def group_by_expression(records: Sequence[R], key: KeyFn | None = None) -> dict[
         rid = getattr(first, "id", f"#{missing[0]}")
         raise DataError(
             f"{len(missing)} of {len(records)} records have no expression to group by (first: {rid!r})",
-            hint="map an `expression` column in the task spec, or pass key=<function record -> group> "
-            "(e.g. key=lambda r: r.meaning)",
+            hint="map an `expression` column in the task spec, or pass key=<function record -> group> (e.g. key=lambda r: r.meaning)",
         )
     return groups
 
@@ -174,9 +175,7 @@ def narrative_links(record: object) -> list[Hashable]:
     return out
 
 
-def expression_folds(
-    records: Sequence[R], k: int = 10, seed: int = 0, key: KeyFn | None = None
-) -> list[tuple[list[R], list[R]]]:
+def expression_folds(records: Sequence[R], k: int = 10, seed: int = 0, key: KeyFn | None = None) -> list[tuple[list[R], list[R]]]:
     """k (train, test) folds, each expression in exactly one test fold, folds balanced by record count.
 
     Greedy: expressions largest first (ties by name) each go to the fold with the fewest records
@@ -241,9 +240,7 @@ def grouped_stratified_split(
     return _take(records, held, inside=False), _take(records, held, inside=True)
 
 
-def carve_selection(
-    train_disjoint: Sequence[R], size: int, seed: int, links: LinkFn = narrative_links
-) -> tuple[list[R], list[R]]:
+def carve_selection(train_disjoint: Sequence[R], size: int, seed: int, links: LinkFn = narrative_links) -> tuple[list[R], list[R]]:
     """(train_fit, selection): a model-selection split carved from ``train_disjoint`` by whole expressions.
 
     Why: dev-disjoint is the split a figure on unseen expressions is reported on, so every choice a

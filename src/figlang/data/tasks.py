@@ -81,10 +81,18 @@ _IMPLI_TASKS = {
     "impli": ("All IMPLI pairs: idioms and metaphors, entailment vs non-entailment (ACL 2022).", None, None),
     "impli-idioms": ("IMPLI idiom pairs (silver and manual).", "idiom", None),
     "impli-metaphors": ("IMPLI metaphor pairs (manual and replacement).", "metaphor", None),
-    "impli-idioms-manual": ("IMPLI hand-written idiom pairs (manual gold, incl. antonym replacements).", "idiom", ("manual", "manual_antonym")),
-    "impli-idioms-silver": ("IMPLI automatically made idiom pairs (figurative/literal contexts, adversarial definitions).", "idiom", ("fig_context", "lit_context", "adversarial_definition")),
+    "impli-idioms-manual": (
+        "IMPLI hand-written idiom pairs (manual gold, incl. antonym replacements).",
+        "idiom",
+        ("manual", "manual_antonym"),
+    ),
+    "impli-idioms-silver": (
+        "IMPLI automatically made idiom pairs (figurative/literal contexts, adversarial definitions).",
+        "idiom",
+        ("fig_context", "lit_context", "adversarial_definition"),
+    ),
     "impli-metaphors-manual": ("IMPLI hand-written metaphor pairs.", "metaphor", ("manual",)),
-}  # fmt: skip
+}
 
 
 def builtin_tasks() -> list[Task]:
@@ -92,40 +100,46 @@ def builtin_tasks() -> list[Task]:
     tasks: list[Task] = []
     for kind in narrative.KINDS:
         for shape, (what, load) in _NARRATIVE_SHAPES.items():
-            tasks.append(Task(
-                name=f"{kind}-{shape}",
-                shape=shape,  # type: ignore[arg-type]
-                description=f"Figurative narratives ({kind}s): {what}",
-                splits=narrative.SPLITS + DISJOINT_SPLITS,
-                loader=_with_disjoint(partial(load, kind), None if shape == "cloze" else partial(narrative.load_cloze, kind)),
-                files_for=partial(_narrative_files, kind),
-                default_split="dev",
-                datasets=(narrative.DATASET,),
-            ))  # fmt: skip
+            tasks.append(
+                Task(
+                    name=f"{kind}-{shape}",
+                    shape=shape,  # type: ignore[arg-type]
+                    description=f"Figurative narratives ({kind}s): {what}",
+                    splits=narrative.SPLITS + DISJOINT_SPLITS,
+                    loader=_with_disjoint(partial(load, kind), None if shape == "cloze" else partial(narrative.load_cloze, kind)),
+                    files_for=partial(_narrative_files, kind),
+                    default_split="dev",
+                    datasets=(narrative.DATASET,),
+                )
+            )
     for name, (figure, desc) in _FLUTE_TASKS.items():
-        tasks.append(Task(
-            name=name,
-            shape="nli",
-            description=desc,
-            splits=flute.TASK_SPLITS,
-            loader=partial(lambda f, s, d, o: flute.load_flute(s, d, o, figure_type=f), figure),
-            files_for=flute.flute_files,
-            default_split="val",
-            labels=(ENTAILMENT, CONTRADICTION),
-            datasets=(flute.DATASET,),
-            group_by=("figure_type",),
-        ))  # fmt: skip
+        tasks.append(
+            Task(
+                name=name,
+                shape="nli",
+                description=desc,
+                splits=flute.TASK_SPLITS,
+                loader=partial(lambda f, s, d, o: flute.load_flute(s, d, o, figure_type=f), figure),
+                files_for=flute.flute_files,
+                default_split="val",
+                labels=(ENTAILMENT, CONTRADICTION),
+                datasets=(flute.DATASET,),
+                group_by=("figure_type",),
+            )
+        )
     for name, (desc, fig, types) in _IMPLI_TASKS.items():
-        tasks.append(Task(
-            name=name,
-            shape="nli",
-            description=desc + " No official split: one split 'all'; use expression folds.",
-            splits=("all",),
-            loader=partial(lambda f, t, s, d, o: impli.load_impli(d, o, figure_type=f, pair_types=t), fig, types),
-            files_for=partial(lambda f, t, s, d: impli.impli_files(d, f, t), fig, types),
-            default_split="all",
-            labels=(ENTAILMENT, NON_ENTAILMENT),
-            datasets=(impli.DATASET,),
-            group_by=("pair_type", "figure_type", "source"),
-        ))  # fmt: skip
+        tasks.append(
+            Task(
+                name=name,
+                shape="nli",
+                description=desc + " No official split: one split 'all'; use expression folds.",
+                splits=("all",),
+                loader=partial(lambda f, t, s, d, o: impli.load_impli(d, o, figure_type=f, pair_types=t), fig, types),
+                files_for=partial(lambda f, t, s, d: impli.impli_files(d, f, t), fig, types),
+                default_split="all",
+                labels=(ENTAILMENT, NON_ENTAILMENT),
+                datasets=(impli.DATASET,),
+                group_by=("pair_type", "figure_type", "source"),
+            )
+        )
     return tasks

@@ -29,14 +29,20 @@ from __future__ import annotations
 import re
 
 __all__ = [
-    "collapse_spaces", "normalise_expression", "normalise_idiom", "normalise_sentence", "normalise_spacing", "normalise_text",
-    "normalise_word", "strip_markup",
+    "collapse_spaces",
+    "normalise_expression",
+    "normalise_idiom",
+    "normalise_sentence",
+    "normalise_spacing",
+    "normalise_text",
+    "normalise_word",
+    "strip_markup",
 ]
 
 _NOT_WORD = re.compile(r"[^\w\s]|_")
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'"})
-_EDGE_PUNCTUATION = " .!?;:,\""
+_EDGE_PUNCTUATION = ' .!?;:,"'
 
 
 def strip_markup(text: str) -> str:

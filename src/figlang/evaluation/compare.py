@@ -46,10 +46,14 @@ def _data_warnings(a: Run, b: Run) -> list[str]:
         if sorted(map(str, fa.values())) != sorted(map(str, fb.values())):
             differ = sorted(p for p in fa.keys() & fb.keys() if fa[p] != fb[p])
             only = sorted(fa.keys() ^ fb.keys())
-            detail = "; ".join(([f"other sha256 for {', '.join(differ[:5])}"] if differ else [])
-                               + ([f"files read by one run only: {', '.join(map(str, only[:5]))}"] if only else []))  # fmt: skip
-            out.append(f"the runs read different data files (results.json \"data\" sha256 values differ: {detail}); "
-                       "items with the same id may have different gold labels or inputs")  # fmt: skip
+            detail = "; ".join(
+                ([f"other sha256 for {', '.join(differ[:5])}"] if differ else [])
+                + ([f"files read by one run only: {', '.join(map(str, only[:5]))}"] if only else [])
+            )
+            out.append(
+                f'the runs read different data files (results.json "data" sha256 values differ: {detail}); '
+                "items with the same id may have different gold labels or inputs"
+            )
     ra, rb = (run.results.get("task", {}).get("records_sha256") for run in (a, b))
     if ra and rb and ra != rb:
         out.append("the runs scored different records (results.json task.records_sha256 differs)")
@@ -62,13 +66,20 @@ def _readable_test(t: dict[str, Any]) -> dict[str, Any]:
     """NaN statistic or p-value (not JSON, and no test's verdict) becomes None with the reason in ``undefined``."""
     if not any(isinstance(t.get(k), float) and math.isnan(t[k]) for k in ("statistic", "p_value")):
         return t
-    reason = T_TEST_UNDEFINED if "t-test" in t["test"] else f"undefined: {(t.get('details') or {}).get('note', 'the test gives no value here')}"
+    reason = (
+        T_TEST_UNDEFINED if "t-test" in t["test"] else f"undefined: {(t.get('details') or {}).get('note', 'the test gives no value here')}"
+    )
     return {**t, "statistic": None, "p_value": None, "undefined": reason}
 
 
 def compare_runs(
-    run_a: str | Path, run_b: str | Path, *, seed: int = 0, n_resamples: int = BOOTSTRAP_RESAMPLES, ci_cluster: str | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    run_a: str | Path,
+    run_b: str | Path,
+    *,
+    seed: int = 0,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    ci_cluster: str | None = None,
+) -> dict[str, Any]:
     """Paired tests on the items both runs scored; unpaired items are counted, and differing data is warned about.
 
     Generation runs (no per-item correctness) are compared on per-item metric scores instead: see
@@ -104,8 +115,11 @@ def compare_runs(
         tests.append(_readable_test(wilcoxon_signed_rank(sa, sb).to_dict()))
     clusters = [row_cluster(ca[i], ci_cluster) for i in ids] if ci_cluster else None
     return {
-        "task": a.task_split[0], "split": a.task_split[1], "n_paired": len(ids),
-        "only_in_a": len(ca) - len(ids), "only_in_b": len(cb) - len(ids),
+        "task": a.task_split[0],
+        "split": a.task_split[1],
+        "n_paired": len(ids),
+        "only_in_a": len(ca) - len(ids),
+        "only_in_b": len(cb) - len(ids),
         "a": {"run": a.label, "accuracy": sum(xa) / len(xa)},
         "b": {"run": b.label, "accuracy": sum(xb) / len(xb)},
         "both_right": sum(1 for x, y in zip(xa, xb) if x and y),
@@ -116,7 +130,7 @@ def compare_runs(
         "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed, clusters=clusters),
         "ci_cluster": ci_cluster,
         "warnings": _data_warnings(a, b),
-    }  # fmt: skip
+    }
 
 
 def print_comparison(c: dict[str, Any]) -> None:
@@ -144,8 +158,10 @@ def print_comparison(c: dict[str, Any]) -> None:
     bs = c.get("bootstrap")
     if bs:
         unit = f"{bs['n_clusters']} {c.get('ci_cluster')} clusters" if "n_clusters" in bs else "items"
-        console.print(f"  accuracy A - B: {100 * bs['mean_difference']:+.2f} points, {100 * bs['confidence']:.0f}% paired bootstrap CI "
-                      f"[{100 * bs['ci_low']:+.2f}, {100 * bs['ci_high']:+.2f}] ({unit} resampled, {bs['n_resamples']:,}, seed {bs['seed']})")  # fmt: skip
+        console.print(
+            f"  accuracy A - B: {100 * bs['mean_difference']:+.2f} points, {100 * bs['confidence']:.0f}% paired bootstrap CI "
+            f"[{100 * bs['ci_low']:+.2f}, {100 * bs['ci_high']:+.2f}] ({unit} resampled, {bs['n_resamples']:,}, seed {bs['seed']})"
+        )
 
 
 # --- generation runs -------------------------------------------------------------------------------------------------
@@ -195,8 +211,9 @@ def _build_metric(key: str, cfg: dict[str, Any]):
     if key == "rougeL":
         return RougeL(use_stemmer=bool(cfg.get("use_stemmer", False)), measure=cfg.get("measure", "fmeasure"), protocol=protocol)
     if key == "bleu":
-        return NltkSentenceBleu(lowercase=bool(cfg.get("lowercase", False)),
-                                weights=tuple(cfg.get("weights", (0.25, 0.25, 0.25, 0.25))), protocol=protocol)  # fmt: skip
+        return NltkSentenceBleu(
+            lowercase=bool(cfg.get("lowercase", False)), weights=tuple(cfg.get("weights", (0.25, 0.25, 0.25, 0.25))), protocol=protocol
+        )
     if key == "sacrebleu_sentence":
         return SacreSentenceBleu(**_sacrebleu_settings(cfg.get("signature", "")), protocol=protocol)
     raise ValueError(f"no per-item metric for {key!r}")
@@ -212,8 +229,7 @@ def _recorded_config(run: Run, key: str, warnings: list[str]) -> dict[str, Any]:
     if cfg:
         return dict(cfg)
     protocol = gen.get("protocol") or (run.results.get("metric_config") or {}).get("generation_protocol") or "max"
-    warnings.append(f"{run.path}: results.json records no configuration for {key}; using figlang's default one "
-                    f"(protocol {protocol})")  # fmt: skip
+    warnings.append(f"{run.path}: results.json records no configuration for {key}; using figlang's default one (protocol {protocol})")
     return {"protocol": protocol}
 
 
@@ -244,9 +260,14 @@ def _per_item_bertscore(row: dict[str, Any]) -> float | None:
 
 
 def paired_bootstrap(
-    scores_a: Any, scores_b: Any, *, n_resamples: int = BOOTSTRAP_RESAMPLES, confidence: float = BOOTSTRAP_CONFIDENCE, seed: int = 0,
+    scores_a: Any,
+    scores_b: Any,
+    *,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    confidence: float = BOOTSTRAP_CONFIDENCE,
+    seed: int = 0,
     clusters: list[str] | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Percentile CI of mean(a - b) from resampling the paired items with replacement (seeded numpy Generator).
 
     With ``clusters`` (one key per item) whole clusters are resampled and the statistic is the pooled mean difference
@@ -267,16 +288,20 @@ def paired_bootstrap(
     for start in range(0, n_resamples, step):
         k = min(step, n_resamples - start)
         drawn = rng.integers(0, units.size, size=(k, units.size))
-        means[start:start + k] = units[drawn].sum(axis=1) / sizes[drawn].sum(axis=1)
+        means[start : start + k] = units[drawn].sum(axis=1) / sizes[drawn].sum(axis=1)
     alpha = (1 - confidence) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
     unit = "items" if clusters is None else f"{units.size} clusters"
     return {
-        "mean_difference": float(diff.mean()), "ci_low": float(low), "ci_high": float(high),
-        "confidence": confidence, "n_resamples": n_resamples, "seed": seed,
+        "mean_difference": float(diff.mean()),
+        "ci_low": float(low),
+        "ci_high": float(high),
+        "confidence": confidence,
+        "n_resamples": n_resamples,
+        "seed": seed,
         **({"n_clusters": int(units.size)} if clusters is not None else {}),
         "method": f"paired percentile bootstrap of the mean difference (A - B), {unit} resampled with replacement (numpy default_rng)",
-    }  # fmt: skip
+    }
 
 
 def row_cluster(row: dict[str, Any], unit: str) -> str:
@@ -288,17 +313,27 @@ def row_cluster(row: dict[str, Any], unit: str) -> str:
 def _generation_tests(metric: str, xa: list[float], xb: list[float]) -> list[dict[str, Any]]:
     t = _readable_test(paired_t_test(xa, xb).to_dict())
     if all(x == y for x, y in zip(xa, xb)):
-        w = {"test": "Wilcoxon signed-rank (scipy.stats.wilcoxon)", "statistic": None, "p_value": None, "n": len(xa),
-             "details": {"zero_method": "wilcox", "method": "auto", "median_difference": 0.0, "n_nonzero_differences": 0},
-             "undefined": WILCOXON_ALL_ZERO}  # fmt: skip
+        w = {
+            "test": "Wilcoxon signed-rank (scipy.stats.wilcoxon)",
+            "statistic": None,
+            "p_value": None,
+            "n": len(xa),
+            "details": {"zero_method": "wilcox", "method": "auto", "median_difference": 0.0, "n_nonzero_differences": 0},
+            "undefined": WILCOXON_ALL_ZERO,
+        }
     else:
         w = _readable_test(wilcoxon_signed_rank(xa, xb).to_dict())
     return [{**t, "metric": metric}, {**w, "metric": metric}]
 
 
 def compare_generation_runs(
-    a: Run, b: Run, *, seed: int = 0, n_resamples: int = BOOTSTRAP_RESAMPLES, ci_cluster: str | None = None,
-) -> dict[str, Any]:  # fmt: skip
+    a: Run,
+    b: Run,
+    *,
+    seed: int = 0,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    ci_cluster: str | None = None,
+) -> dict[str, Any]:
     """Paired tests of two generation runs on the items both scored, per metric (ROUGE-L, sentence sacreBLEU, NLTK BLEU).
 
     Each item is scored by the metric class and configuration the evaluation recorded (protocol over samples ×
@@ -317,8 +352,7 @@ def compare_generation_runs(
         )
     differing_refs = sum(1 for i in ids if list(ra[i]["references"]) != list(rb[i]["references"]))
     if differing_refs:
-        warnings.append(f"{differing_refs} paired item(s) have different references in the two runs; each run is scored "
-                        "against its own")  # fmt: skip
+        warnings.append(f"{differing_refs} paired item(s) have different references in the two runs; each run is scored against its own")
     metrics: dict[str, Any] = {}
     skipped: dict[str, str] = {}
     tests: list[dict[str, Any]] = []
@@ -336,8 +370,10 @@ def compare_generation_runs(
             continue
         for run, cfg in ((a, ca), (b, cb)):
             if cfg.get("library_version") and cfg["library_version"] != built.get("library_version"):
-                warnings.append(f"{run.path} computed {key} with {cfg.get('library')} {cfg['library_version']}, "
-                                f"this environment has {built.get('library_version')}")  # fmt: skip
+                warnings.append(
+                    f"{run.path} computed {key} with {cfg.get('library')} {cfg['library_version']}, "
+                    f"this environment has {built.get('library_version')}"
+                )
         per_run: dict[str, dict[str, float]] = {}
         recomputed: dict[str, float] = {}
         for side, rows in (("a", ra), ("b", rb)):
@@ -348,17 +384,21 @@ def compare_generation_runs(
         xa = [per_run["a"][i] for i in ids]
         xb = [per_run["b"][i] for i in ids]
         entry: dict[str, Any] = {
-            "mean_a": sum(xa) / len(xa), "mean_b": sum(xb) / len(xb),
-            "scale": built.get("scale"), "config": built,
+            "mean_a": sum(xa) / len(xa),
+            "mean_b": sum(xb) / len(xb),
+            "scale": built.get("scale"),
+            "config": built,
             "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed, clusters=clusters),
-        }  # fmt: skip
+        }
         for side, run in (("a", a), ("b", b)):
             reported = _generation_block(run).get(key)
             entry[f"run_mean_{side}"] = recomputed[side]  # over every item the run scored, paired or not
             entry[f"results_json_{side}"] = reported
             if isinstance(reported, (int, float)) and not math.isclose(recomputed[side], reported, rel_tol=1e-9, abs_tol=1e-12):
-                warnings.append(f"{key} recomputed for {run.path} is {recomputed[side]:.6g}, its results.json says "
-                                f"{reported:.6g}: the per-item scores may not be the evaluation's")  # fmt: skip
+                warnings.append(
+                    f"{key} recomputed for {run.path} is {recomputed[side]:.6g}, its results.json says "
+                    f"{reported:.6g}: the per-item scores may not be the evaluation's"
+                )
         metrics[key] = entry
         tests += _generation_tests(key, xa, xb)
     if BERTSCORE_KEY in _generation_block(a) or BERTSCORE_KEY in _generation_block(b):
@@ -366,25 +406,37 @@ def compare_generation_runs(
         sb = [_per_item_bertscore(rb[i]) for i in ids]
         if all(v is not None for v in sa + sb):
             xa, xb = [float(v) for v in sa], [float(v) for v in sb]  # type: ignore[arg-type]
-            metrics[BERTSCORE_KEY] = {"mean_a": sum(xa) / len(xa), "mean_b": sum(xb) / len(xb), "scale": "0-1",
-                                      "config": (_generation_block(a).get("configs") or {}).get(BERTSCORE_KEY),
-                                      "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed, clusters=clusters),
-                                      "source": "per-item values in predictions.jsonl"}  # fmt: skip
+            metrics[BERTSCORE_KEY] = {
+                "mean_a": sum(xa) / len(xa),
+                "mean_b": sum(xb) / len(xb),
+                "scale": "0-1",
+                "config": (_generation_block(a).get("configs") or {}).get(BERTSCORE_KEY),
+                "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed, clusters=clusters),
+                "source": "per-item values in predictions.jsonl",
+            }
             tests += _generation_tests(BERTSCORE_KEY, xa, xb)
         else:
-            skipped[BERTSCORE_KEY] = ("predictions.jsonl has no per-item BERTScore in both runs, and compare loads no model; "
-                                      "only the corpus figures in results.json exist")  # fmt: skip
+            skipped[BERTSCORE_KEY] = (
+                "predictions.jsonl has no per-item BERTScore in both runs, and compare loads no model; "
+                "only the corpus figures in results.json exist"
+            )
     if not metrics:
         raise FiglangError("no generation metric can be compared: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
     return {
-        "kind": "generation", "task": a.task_split[0], "split": a.task_split[1], "n_paired": len(ids),
-        "only_in_a": len(ra) - len(ids), "only_in_b": len(rb) - len(ids),
+        "kind": "generation",
+        "task": a.task_split[0],
+        "split": a.task_split[1],
+        "n_paired": len(ids),
+        "only_in_a": len(ra) - len(ids),
+        "only_in_b": len(rb) - len(ids),
         "a": {"run": a.label, **{k: m["mean_a"] for k, m in metrics.items()}},
         "b": {"run": b.label, **{k: m["mean_b"] for k, m in metrics.items()}},
-        "metrics": metrics, "skipped_metrics": skipped,
-        "tests": tests, "ci_cluster": ci_cluster,
+        "metrics": metrics,
+        "skipped_metrics": skipped,
+        "tests": tests,
+        "ci_cluster": ci_cluster,
         "warnings": warnings,
-    }  # fmt: skip
+    }
 
 
 def print_generation_comparison(c: dict[str, Any]) -> None:
@@ -406,14 +458,25 @@ def print_generation_comparison(c: dict[str, Any]) -> None:
         return f"{t['p_value']:.4g}" + (" *" if t["p_value"] < 0.05 else "")
 
     first = next(iter(c["metrics"].values()))["bootstrap"]
-    table = Table(title=f"per-item metrics, mean over the paired items; A - B with its {100 * first['confidence']:.0f}% paired bootstrap CI "
-                        f"({first['n_resamples']} resamples, seed {first['seed']}); two-sided p (* < 0.05)", title_justify="left")  # fmt: skip
+    table = Table(
+        title=f"per-item metrics, mean over the paired items; A - B with its {100 * first['confidence']:.0f}% paired bootstrap CI "
+        f"({first['n_resamples']} resamples, seed {first['seed']}); two-sided p (* < 0.05)",
+        title_justify="left",
+    )
     for col in ("metric", "scale", "A", "B", "A - B", "bootstrap CI", "t-test p", "Wilcoxon p"):
         table.add_column(col)
     for key, m in c["metrics"].items():
         bs = m["bootstrap"]
-        table.add_row(key, str(m.get("scale") or ""), f"{m['mean_a']:.4f}", f"{m['mean_b']:.4f}", f"{bs['mean_difference']:+.4f}",
-                      f"[{bs['ci_low']:+.4f}, {bs['ci_high']:+.4f}]", p(tests.get((key, "t"))), p(tests.get((key, "w"))))  # fmt: skip
+        table.add_row(
+            key,
+            str(m.get("scale") or ""),
+            f"{m['mean_a']:.4f}",
+            f"{m['mean_b']:.4f}",
+            f"{bs['mean_difference']:+.4f}",
+            f"[{bs['ci_low']:+.4f}, {bs['ci_high']:+.4f}]",
+            p(tests.get((key, "t"))),
+            p(tests.get((key, "w"))),
+        )
     console.print(table)
     for t in tests.values():
         if t.get("undefined"):

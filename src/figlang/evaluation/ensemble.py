@@ -13,7 +13,8 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from ..data.errors import FiglangError
 from ..data.io import atomic_write
@@ -110,7 +111,9 @@ def _mix(members: Sequence[Member], temps: Sequence[float], weights: Sequence[fl
     return [sum(w * lp[j] for w, lp in zip(weights, logps)) for j in range(k)]
 
 
-def _score(members: Sequence[Member], temps: Sequence[float], weights: Sequence[float], ids: Sequence[str], k: dict[str, int]) -> tuple[float, float]:
+def _score(
+    members: Sequence[Member], temps: Sequence[float], weights: Sequence[float], ids: Sequence[str], k: dict[str, int]
+) -> tuple[float, float]:
     right, nll = 0, 0.0
     for rid in ids:
         mixed = _mix(members, temps, weights, rid, k[rid])
@@ -129,8 +132,10 @@ def _aligned(members: Sequence[Member], role: str) -> tuple[list[str], dict[str,
     for m in members[1:]:
         if set(m.gold) != set(first.gold):
             only_a, only_b = len(set(first.gold) - set(m.gold)), len(set(m.gold) - set(first.gold))
-            raise FiglangError(f"{role} runs {first.name} and {m.name} score different items ({only_a} only in the first, "
-                               f"{only_b} only in the second); run every member on the same split, without --limit")  # fmt: skip
+            raise FiglangError(
+                f"{role} runs {first.name} and {m.name} score different items ({only_a} only in the first, "
+                f"{only_b} only in the second); run every member on the same split, without --limit"
+            )
         bad = [i for i in ids if m.gold[i] != first.gold[i]]
         if bad:
             raise FiglangError(f"{role} runs {first.name} and {m.name} disagree on the gold answer of {len(bad)} items (e.g. {bad[0]})")
@@ -171,14 +176,27 @@ def choose_ensemble(selection: Sequence[str | Path], step: float = DEFAULT_STEP,
     best = table[0]
     alone = [_score(members, temps, [1.0 if j == i else 0.0 for j in range(len(members))], ids, k)[0] for i in range(len(members))]
     return {
-        "task": task, "chosen_on": split, "items": len(ids), "step": step,
-        "members": [{"name": m.name, "selection_run": portable_path(m.run.path), "method": (m.run.results.get("method") or {}).get("name"),
-                     "model": (m.run.results.get("method") or {}).get("model"), **fit, "selection_accuracy": a}
-                    for m, fit, a in zip(members, fits, alone)],  # fmt: skip
-        "weights": best["weights"], "selection_accuracy": best["accuracy"], "selection_nll": best["nll"],
+        "task": task,
+        "chosen_on": split,
+        "items": len(ids),
+        "step": step,
+        "members": [
+            {
+                "name": m.name,
+                "selection_run": portable_path(m.run.path),
+                "method": (m.run.results.get("method") or {}).get("name"),
+                "model": (m.run.results.get("method") or {}).get("model"),
+                **fit,
+                "selection_accuracy": a,
+            }
+            for m, fit, a in zip(members, fits, alone)
+        ],
+        "weights": best["weights"],
+        "selection_accuracy": best["accuracy"],
+        "selection_nll": best["nll"],
         "rule": "answer argmax_j sum_m w_m log softmax(scores_m / T_m)_j; an invalid member answer counts as uniform",
         "top_mixes": [{k2: v for k2, v in r.items() if k2 != "_key"} for r in table[:10]],
-    }  # fmt: skip
+    }
 
 
 def apply_ensemble(chosen: dict[str, Any], report: Sequence[str | Path], out: str | Path) -> dict[str, Any]:
@@ -203,7 +221,9 @@ def apply_ensemble(chosen: dict[str, Any], report: Sequence[str | Path], out: st
         for rid in ids:
             mixed = _mix(members, temps, weights, rid, k[rid])
             answer = argmax_first(mixed)[0]
-            row = {key: value for key, value in by_id[rid].items() if key not in ("scores", "prediction", "correct", "valid", "raw", "meta")}
+            row = {
+                key: value for key, value in by_id[rid].items() if key not in ("scores", "prediction", "correct", "valid", "raw", "meta")
+            }
             row["prediction"] = labels[answer] if labels else answer
             row["scores"] = dict(zip(labels, mixed)) if labels else mixed
             row["valid"] = True
@@ -215,8 +235,15 @@ def apply_ensemble(chosen: dict[str, Any], report: Sequence[str | Path], out: st
     return record
 
 
-def ensemble_runs(selection: Sequence[str | Path], report: Sequence[str | Path], out: str | Path, data_dir: str | Path | None = None,
-                  step: float = DEFAULT_STEP, names: Sequence[str] | None = None, seed: int = 0) -> dict[str, Any]:
+def ensemble_runs(
+    selection: Sequence[str | Path],
+    report: Sequence[str | Path],
+    out: str | Path,
+    data_dir: str | Path | None = None,
+    step: float = DEFAULT_STEP,
+    names: Sequence[str] | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Choose the ensemble on the selection runs, combine the report runs, and score the combination with the
     harness (accuracy with its bootstrap CI, breakdowns) into ``out/results.json``, which also records the
     ensemble (members, temperatures, weights, the split they were chosen on). Returns that results dict."""

@@ -67,8 +67,10 @@ def paper_metrics_available() -> tuple[bool, str | None]:
         return True, None
     if hub_reachable():
         return True, None
-    return False, (f"not computed: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not in the local Hugging Face cache "
-                   "and the hub is unreachable (the paper's Acc@50/60 needs BERTScore deberta-large-mnli and BLEURT-20)")  # fmt: skip
+    return False, (
+        f"not computed: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not in the local Hugging Face cache "
+        "and the hub is unreachable (the paper's Acc@50/60 needs BERTScore deberta-large-mnli and BLEURT-20)"
+    )
 
 
 def score_explanations(
@@ -86,17 +88,28 @@ def score_explanations(
         raise FiglangError(f"{run}: no predictions to score")
     if any(r.get("gold_explanation") in (None, "") for r in rows):
         raise FiglangError(f"{run}: rows without a gold explanation (explanations are scored on FLUTE train/val/test gold only)")
-    items = [ExplanationRow(r["id"], r.get("figure_type"), r["gold_explanation"],
-                            r.get("explanation") if r.get("valid", True) else None,
-                            bool(r.get("correct")) if "correct" in r else None) for r in rows]  # fmt: skip
+    items = [
+        ExplanationRow(
+            r["id"],
+            r.get("figure_type"),
+            r["gold_explanation"],
+            r.get("explanation") if r.get("valid", True) else None,
+            bool(r.get("correct")) if "correct" in r else None,
+        )
+        for r in rows
+    ]
     bert = None
     if bertscore_model:
         bert = BertScore(_resolve_bertscore_model(bertscore_model), bertscore_layers)
     quality = explanation_quality(items, bert)
     if bert is not None:
         quality["config"]["bertscore"]["model_reference"] = bertscore_model
-    out: dict[str, Any] = {"n": len(rows), "invalid": sum(1 for r in rows if not r.get("valid", True)),
-                           "label": {"accuracy_is": "the paper's Acc@0 (invalid answers count wrong)"}, **quality}  # fmt: skip
+    out: dict[str, Any] = {
+        "n": len(rows),
+        "invalid": sum(1 for r in rows if not r.get("valid", True)),
+        "label": {"accuracy_is": "the paper's Acc@0 (invalid answers count wrong)"},
+        **quality,
+    }
     if not paper:
         out["paper_acc"] = {"computed": False, "reason": "not requested"}
         return out
@@ -105,12 +118,20 @@ def score_explanations(
         out["paper_acc"] = {"computed": False, "reason": reason}
         return out
     try:
-        gold = [{"id": r["id"], "label": r.get("gold"), "explanation": r["gold_explanation"], "figure_type": r.get("figure_type")} for r in rows]
-        preds = [{"id": r["id"], "label": r.get("prediction") if r.get("valid", True) else None, "explanation": r.get("explanation")} for r in rows]
+        gold = [
+            {"id": r["id"], "label": r.get("gold"), "explanation": r["gold_explanation"], "figure_type": r.get("figure_type")} for r in rows
+        ]
+        preds = [
+            {"id": r["id"], "label": r.get("prediction") if r.get("valid", True) else None, "explanation": r.get("explanation")}
+            for r in rows
+        ]
         report = evaluate_flute(gold, preds, bertscore=BertScore(PAPER_BERTSCORE), bleurt=Bleurt(PAPER_BLEURT), allow_partial=True)
         out["paper_acc"] = {"computed": True, **report.to_dict()}
     except Exception as err:  # a weight file that does not load: say so, never a fake number
-        out["paper_acc"] = {"computed": False, "reason": f"not computed: the paper's metric models did not load ({type(err).__name__}: {err})"}
+        out["paper_acc"] = {
+            "computed": False,
+            "reason": f"not computed: the paper's metric models did not load ({type(err).__name__}: {err})",
+        }
     return out
 
 
@@ -124,10 +145,18 @@ def side_by_side(run: str | Path, per_type: int = 10, seed: int = 0) -> list[dic
     for figure in sorted({r.get("figure_type") or "unknown" for r in rows}):
         group = sorted((r for r in rows if (r.get("figure_type") or "unknown") == figure), key=lambda r: r["id"])
         for r in random.Random(seed).sample(group, min(per_type, len(group))):
-            out.append({"id": r["id"], "figure_type": figure, "premise": r.get("premise"), "hypothesis": r.get("hypothesis"),
-                        "gold": r.get("gold"), "gold_explanation": r.get("gold_explanation"),
-                        "prediction": r.get("prediction") if r.get("valid", True) else "invalid",
-                        "explanation": r.get("explanation") if r.get("valid", True) else r.get("raw")})  # fmt: skip
+            out.append(
+                {
+                    "id": r["id"],
+                    "figure_type": figure,
+                    "premise": r.get("premise"),
+                    "hypothesis": r.get("hypothesis"),
+                    "gold": r.get("gold"),
+                    "gold_explanation": r.get("gold_explanation"),
+                    "prediction": r.get("prediction") if r.get("valid", True) else "invalid",
+                    "explanation": r.get("explanation") if r.get("valid", True) else r.get("raw"),
+                }
+            )
     return out
 
 
@@ -137,11 +166,17 @@ def side_by_side_markdown(examples: list[dict[str, Any]]) -> str:
 
     lines = []
     for figure in dict.fromkeys(e["figure_type"] for e in examples):
-        lines += [f"#### {figure}", "", "| premise | hypothesis | gold | FLUTE's explanation | figlang | figlang's explanation |",
-                  "|---|---|---|---|---|---|"]  # fmt: skip
+        lines += [
+            f"#### {figure}",
+            "",
+            "| premise | hypothesis | gold | FLUTE's explanation | figlang | figlang's explanation |",
+            "|---|---|---|---|---|---|",
+        ]
         for e in (x for x in examples if x["figure_type"] == figure):
-            lines.append(f"| {cell(e['premise'])} | {cell(e['hypothesis'])} | {cell(e['gold'])} | {cell(e['gold_explanation'])} | "
-                         f"{cell(e['prediction'])} | {cell(e['explanation'])} |")  # fmt: skip
+            lines.append(
+                f"| {cell(e['premise'])} | {cell(e['hypothesis'])} | {cell(e['gold'])} | {cell(e['gold_explanation'])} | "
+                f"{cell(e['prediction'])} | {cell(e['explanation'])} |"
+            )
         lines.append("")
     return "\n".join(lines)
 

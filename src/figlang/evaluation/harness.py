@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +85,15 @@ def run_method(
         return out, stats
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
-               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())  # fmt: skip
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, disable=not progress, transient=False) as bar:
         job = bar.add_task(description, total=len(records), completed=stats["cached"], rate="")
         start = time.perf_counter()
@@ -105,8 +112,11 @@ def run_method(
             rate = done / max(elapsed, 1e-9)
             bar.update(job, advance=len(chunk), rate=f"{rate:.2f} items/s")
             if progress and not bar.console.is_terminal:  # a log file: one plain line per chunk instead of a live bar
-                print(_progress_line(description, stats["cached"] + done, len(records), rate, elapsed, len(todo) - done),
-                      file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    _progress_line(description, stats["cached"] + done, len(records), rate, elapsed, len(todo) - done),
+                    file=sys.stderr,
+                    flush=True,
+                )
     return out, stats
 
 
@@ -148,11 +158,20 @@ def build_results(
     metrics = score(records, predictions, task.group_by, options, labels=task.labels)
     per_item = (metrics.get("explanations") or {}).pop("explanation_scores", None) or {}
     metrics["coverage"] = {"gold_items": len(records), "predicted": sum(r.id in predictions for r in records)}
-    task_info: dict[str, Any] = {"name": task.name, "split": split, "shape": task.shape, "items": len(records),
-                                 "spec_path": task.spec_path, "labels": list(task.labels)}  # fmt: skip
+    task_info: dict[str, Any] = {
+        "name": task.name,
+        "split": split,
+        "shape": task.shape,
+        "items": len(records),
+        "spec_path": task.spec_path,
+        "labels": list(task.labels),
+    }
     if data_dir is not None:
         spec_dir = (Path(task.spec_path).parent,) if task.spec_path else ()
-        data: dict[str, Any] = {"data_dir": portable_path(data_dir), "files": data_checksums(task.files(split, data_dir), data_dir, *spec_dir)}
+        data: dict[str, Any] = {
+            "data_dir": portable_path(data_dir),
+            "files": data_checksums(task.files(split, data_dir), data_dir, *spec_dir),
+        }
     else:
         task_info["records_sha256"] = records_digest(records)
         data = {"records_sha256": task_info["records_sha256"]}
@@ -169,7 +188,7 @@ def build_results(
         "problems": (problems or PredictionProblems()).to_dict(),
         "versions": library_versions(),
         "machine": machine(),
-        "timing": {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
+        "timing": {"finished": datetime.now(UTC).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
         # the code, the evaluated ids and the split of every choice: a figure chosen on the split it reports says so
         "provenance": provenance({split: records}, chosen, chosen_on_evaluated_split=split in chosen.values()),
         **extra,
@@ -222,10 +241,14 @@ def evaluate_records(
     method.bind(task)
     predictions, _ = run_method(method, records, None, chunk_size=max(1, len(records)), progress=False, description=f"{task.name}/{name}")
     options = metric_options or MetricOptions(seed=seed)
-    info = {"name": method.name, "model": str(getattr(method, "model_dir", None) or getattr(method, "model", None)),
-            "fingerprint": method.fingerprint()}  # fmt: skip
-    results = build_results(task, name, records, predictions, info, options, time.perf_counter() - start,
-                            task_extra=task_extra, extra=extra)  # fmt: skip
+    info = {
+        "name": method.name,
+        "model": str(getattr(method, "model_dir", None) or getattr(method, "model", None)),
+        "fingerprint": method.fingerprint(),
+    }
+    results = build_results(
+        task, name, records, predictions, info, options, time.perf_counter() - start, task_extra=task_extra, extra=extra
+    )
     write_run(out_dir, results, records, predictions)
     return RunResult(results, predictions, records, Path(out_dir) if out_dir else None)
 
@@ -334,9 +357,15 @@ def evaluate(
         if cache is not None:
             cache.close()
     seconds = time.perf_counter() - start
-    extra = {**(extra or {}), "seed": seed, "seeds": {"method": method_seed, "bootstrap": options.seed}, "limit": limit,
-             "load_warnings": [str(w) for w in report.warnings], "scored": scoreable,
-             "run": {"cache": {**stats, "dir": portable_path(cache.directory) if cache is not None else None}}}  # fmt: skip
+    extra = {
+        **(extra or {}),
+        "seed": seed,
+        "seeds": {"method": method_seed, "bootstrap": options.seed},
+        "limit": limit,
+        "load_warnings": [str(w) for w in report.warnings],
+        "scored": scoreable,
+        "run": {"cache": {**stats, "dir": portable_path(cache.directory) if cache is not None else None}},
+    }
     notes = m.run_notes()
     if notes:
         extra["run"]["backend"] = notes
@@ -385,15 +414,29 @@ def score_predictions_file(
         )
 
     if len(files) == 1:
-        info = {"name": "predictions-file", "model": files[0].name, "fingerprint": {"file": str(files[0]), "sha256": file_sha256(files[0]), "format": detected}}
+        info = {
+            "name": "predictions-file",
+            "model": files[0].name,
+            "fingerprint": {"file": str(files[0]), "sha256": file_sha256(files[0]), "format": detected},
+        }
     else:  # one submission in several files: each is recorded with its checksum
-        info = {"name": "predictions-file", "model": " + ".join(f.name for f in files),
-                "fingerprint": {"files": [{"file": str(f), "sha256": file_sha256(f)} for f in files], "format": detected}}  # fmt: skip
+        info = {
+            "name": "predictions-file",
+            "model": " + ".join(f.name for f in files),
+            "fingerprint": {"files": [{"file": str(f), "sha256": file_sha256(f)} for f in files], "format": detected},
+        }
     options = metric_options or MetricOptions(seed=seed)
-    extra = {"seed": options.seed, "seeds": {"method": None, "bootstrap": options.seed}, "limit": None, "allow_partial": allow_partial,
-             "load_warnings": [str(w) for w in report.warnings], "scored": True}  # fmt: skip
-    results = build_results(t, split, records, predictions, info, options, time.perf_counter() - start, data_dir=root,
-                            problems=problems, extra=extra)  # fmt: skip
+    extra = {
+        "seed": options.seed,
+        "seeds": {"method": None, "bootstrap": options.seed},
+        "limit": None,
+        "allow_partial": allow_partial,
+        "load_warnings": [str(w) for w in report.warnings],
+        "scored": True,
+    }
+    results = build_results(
+        t, split, records, predictions, info, options, time.perf_counter() - start, data_dir=root, problems=problems, extra=extra
+    )
     out = Path(out_dir) if out_dir else None
     write_run(out, results, records, predictions)
     return RunResult(results, predictions, records, out, problems)

@@ -38,8 +38,10 @@ def norm_accuracies(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float
     scored = [r for r in rows if r.get("gold") is not None]
     missing = [r.get("id") for r in scored if not {"logprob", "n_tokens", "neutral_logprob"} <= set(r.get("meta") or {})]
     if not scored or missing:
-        raise FiglangError(f"not an lm-score norm=pmi run with recorded log-probabilities ({len(missing)} rows lack meta.logprob/"
-                           f"n_tokens/neutral_logprob, e.g. {missing[:3]}); make it with `figlang eval -m lm-score -O norm=pmi -o DIR`")
+        raise FiglangError(
+            f"not an lm-score norm=pmi run with recorded log-probabilities ({len(missing)} rows lack meta.logprob/"
+            f"n_tokens/neutral_logprob, e.g. {missing[:3]}); make it with `figlang eval -m lm-score -O norm=pmi -o DIR`"
+        )
     out = {}
     for norm in NORMS:
         hits = sum(argmax_first(norm_scores(r, norm))[0] == r["gold"] for r in scored)

@@ -93,8 +93,9 @@ def detect_format(path: Path) -> str:
             return "figlang"
         raise DataError(
             f"cannot tell the prediction format from fields {sorted(obj)}; expected one of {', '.join(FORMATS)}",
-            path, _line,
-        )  # fmt: skip
+            path,
+            _line,
+        )
     raise DataError("no predictions in file", path)
 
 
@@ -263,9 +264,13 @@ def _to_prediction(fmt: str, rid: str, obj: dict, labels: tuple[str, ...], recor
         label = normalise_label(raw)
         ok = label is not None and (not labels or label in labels)
         return Prediction(
-            rid, label if ok else None, explanation=str(obj.get("model_explanation") or ""), raw=raw,
-            valid=ok, error=None if ok else f"label {raw!r} is not one of {', '.join(labels) or 'the label set'}",
-        )  # fmt: skip
+            rid,
+            label if ok else None,
+            explanation=str(obj.get("model_explanation") or ""),
+            raw=raw,
+            valid=ok,
+            error=None if ok else f"label {raw!r} is not one of {', '.join(labels) or 'the label set'}",
+        )
     p = Prediction.from_dict({**obj, "id": rid})
     error = _figlang_error(p.prediction, record, labels)
     if error is not None and p.valid:
@@ -299,9 +304,11 @@ def _figlang_error(value: Any, record: Record | None, labels: tuple[str, ...]) -
 
 
 def prediction_rows(
-    records: list[Record], predictions: dict[str, Prediction], correct: dict[str, bool | None],
+    records: list[Record],
+    predictions: dict[str, Prediction],
+    correct: dict[str, bool | None],
     per_item: dict[str, dict[str, Any]] | None = None,
-) -> list[dict]:  # fmt: skip
+) -> list[dict]:
     """One JSON-able row per item: inputs, gold, prediction, scores, correctness, per-item metric values."""
     rows = []
     for r in records:
@@ -310,8 +317,15 @@ def prediction_rows(
         if isinstance(r, ClozeRecord):
             row.update(narrative=r.narrative, options=list(r.options), gold=r.label, expression=r.expression)
         elif isinstance(r, NLIPair):
-            row.update(premise=r.premise, hypothesis=r.hypothesis, gold=r.label, gold_explanation=r.explanation,
-                       figure_type=r.figure_type, pair_type=r.pair_type, expression=r.expression)  # fmt: skip
+            row.update(
+                premise=r.premise,
+                hypothesis=r.hypothesis,
+                gold=r.label,
+                gold_explanation=r.explanation,
+                figure_type=r.figure_type,
+                pair_type=r.pair_type,
+                expression=r.expression,
+            )
         else:
             row.update(source=r.source, references=list(r.references), expression=r.expression, meaning=r.meaning)
         if p is None:

@@ -20,8 +20,9 @@ from ..data.provenance import (  # noqa: F401  (re-exported: the evaluation laye
 )
 
 
-def simulatability_inputs(task: str, split: str, records: Any, io_model: str | Path, iro_model: str | Path,
-                          rationales: str | Path | None, rationale_field: str) -> dict[str, Any]:  # fmt: skip
+def simulatability_inputs(
+    task: str, split: str, records: Any, io_model: str | Path, iro_model: str | Path, rationales: str | Path | None, rationale_field: str
+) -> dict[str, Any]:
     """What a simulatability figure was computed from: the task and split (with its ids' fingerprint), the two
     classifiers' folders with the split each chose its checkpoint on, and the rationale file with its sha256."""
     from ..models.trained import FIGLANG_JSON, read_figlang_json  # lazy: the trainer imports this module
@@ -29,11 +30,23 @@ def simulatability_inputs(task: str, split: str, records: Any, io_model: str | P
     def model(path: str | Path) -> dict[str, Any]:
         meta = read_figlang_json(path) if (Path(path) / FIGLANG_JSON).is_file() else {}
         prov = meta.get("provenance") or {}
-        return {"path": portable_path(path), "method": meta.get("method"), "base_model": (meta.get("base_model") or {}).get("reference"),
-                "best": meta.get("best"), "selection_split": prov.get("selection_split"), "code": prov.get("code")}  # fmt: skip
+        return {
+            "path": portable_path(path),
+            "method": meta.get("method"),
+            "base_model": (meta.get("base_model") or {}).get("reference"),
+            "best": meta.get("best"),
+            "selection_split": prov.get("selection_split"),
+            "code": prov.get("code"),
+        }
 
     return {
-        "task": task, "split": split, **split_fingerprint(records), "io": model(io_model), "iro": model(iro_model),
-        "rationales": None if rationales is None else {"path": portable_path(rationales), "sha256": file_sha256(rationales), "field": rationale_field},
+        "task": task,
+        "split": split,
+        **split_fingerprint(records),
+        "io": model(io_model),
+        "iro": model(iro_model),
+        "rationales": None
+        if rationales is None
+        else {"path": portable_path(rationales), "sha256": file_sha256(rationales), "field": rationale_field},
         "code": code_provenance(),
-    }  # fmt: skip
+    }

@@ -73,10 +73,20 @@ def load_index(results_dir: str | Path) -> list[Figure]:
         try:
             for item in group["figures"]:
                 fid, text, key, *rest = item
-                out.append(Figure(doc=group["doc"], id=str(fid), text=str(text), file=group["file"],
-                                  key=tuple(str(key).split(".")) if key else (), scale=float(rest[0]) if rest else 1.0,
-                                  derive=rest[1] if len(rest) > 1 else None, table=group.get("table"), row=group.get("row"),
-                                  no_predictions=group.get("no-predictions")))  # fmt: skip
+                out.append(
+                    Figure(
+                        doc=group["doc"],
+                        id=str(fid),
+                        text=str(text),
+                        file=group["file"],
+                        key=tuple(str(key).split(".")) if key else (),
+                        scale=float(rest[0]) if rest else 1.0,
+                        derive=rest[1] if len(rest) > 1 else None,
+                        table=group.get("table"),
+                        row=group.get("row"),
+                        no_predictions=group.get("no-predictions"),
+                    )
+                )
         except (KeyError, TypeError, ValueError) as err:
             raise FiglangError(f"{path}: group {g + 1} is malformed ({err}); see figlang.evaluation.registry for the format") from None
     return out
@@ -97,7 +107,9 @@ DERIVATIONS: dict[str, Callable[[Any], float]] = {
     "majority": _majority,
     "count": lambda node: float(len(node)),
     "abs": lambda node: abs(float(node)),
-    "items_per_second": lambda node: node["items"] / node["seconds"],  # a benchmark mode's throughput (wall clock)  # a difference printed with a typographic sign (−23.33) outside the number
+    "items_per_second": lambda node: (
+        node["items"] / node["seconds"]
+    ),  # a benchmark mode's throughput (wall clock)  # a difference printed with a typographic sign (−23.33) outside the number
     "min_fold": lambda node: min(_fold_accuracies(node)),
     "max_fold": lambda node: max(_fold_accuracies(node)),
 }
@@ -206,9 +218,11 @@ def unmarked_tables(doc: str, text: str) -> list[str]:
     for line, mark, rows in markdown_tables(text):
         numbers = [m.group(0) for r in rows for m in NUMBER.finditer(r)]
         if numbers and mark is None:
-            problems.append(f"{doc}:{line}: a table with {len(numbers)} number(s) ({', '.join(numbers[:4])}…) and no "
-                            "<!-- results-table: NAME --> (register its figures in INDEX.yaml or mark cells without a file) "
-                            "or <!-- not-results-table: WHY --> comment above it")
+            problems.append(
+                f"{doc}:{line}: a table with {len(numbers)} number(s) ({', '.join(numbers[:4])}…) and no "
+                "<!-- results-table: NAME --> (register its figures in INDEX.yaml or mark cells without a file) "
+                "or <!-- not-results-table: WHY --> comment above it"
+            )
     return problems
 
 
@@ -261,7 +275,9 @@ def check_index(figures: Sequence[Figure], results_dir: str | Path, root: str | 
             problems.append(str(err))
             continue
         if not matches(value, figure.text):
-            problems.append(f"{figure.where}: the file says {format_like(value, figure.text)} ({value!r}), the document prints {figure.text}")
+            problems.append(
+                f"{figure.where}: the file says {format_like(value, figure.text)} ({value!r}), the document prints {figure.text}"
+            )
         if figure.table is None and not re.search(rf"(?<![\w.]){re.escape(figure.text)}(?![\w]|\.\d)", docs[figure.doc]):
             problems.append(f"{figure.where}: {figure.doc} does not print {figure.text}")
     for doc, text in docs.items():
@@ -290,13 +306,30 @@ def numeric_leaves(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tupl
 
 # keys a quoted figure never comes from: a file's format version, seeds, metric configurations, method fingerprints,
 # library versions, machine load
-_NOT_FIGURES = {"format", "seed", "configs", "config", "fingerprint", "versions", "machine", "checksums", "load_average",
-                "load_average_end", "load_average_at_end", "metric_config"}
+_NOT_FIGURES = {
+    "format",
+    "seed",
+    "configs",
+    "config",
+    "fingerprint",
+    "versions",
+    "machine",
+    "checksums",
+    "load_average",
+    "load_average_end",
+    "load_average_at_end",
+    "metric_config",
+}
 _COUNT_KEYS = {"n", "n_items", "items", "count", "n_scored"}
 
 
-def suggest_keys(text: str, files: Sequence[str], results_dir: str | Path, scales: Sequence[float] = (100, 1),
-                 exclude: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()) -> tuple[str, str, float, str | None] | None:
+def suggest_keys(
+    text: str,
+    files: Sequence[str],
+    results_dir: str | Path,
+    scales: Sequence[float] = (100, 1),
+    exclude: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset(),
+) -> tuple[str, str, float, str | None] | None:
     """(file, key path, scale, derivation: "abs" for a negative value printed unsigned) of a number in ``files`` (each
     ``FILE`` or ``FILE#KEY.PATH`` for the numbers under one key) that ``text`` prints at its precision, or None.
 
@@ -321,8 +354,18 @@ def suggest_keys(text: str, files: Sequence[str], results_dir: str | Path, scale
             for scale in scales if not integer else (1,):
                 if matches(abs(value * scale), text):  # the sign is printed outside the number (+20.00, −23.33)
                     unlikely = (scale == 100) != ("." in text)  # a percentage prints decimals; a count does not
-                    found.append(("metrics" not in path[:1], unlikely, len(path), files.index(entry), file, ".".join(path), scale,
-                                  "abs" if value < 0 else None))
+                    found.append(
+                        (
+                            "metrics" not in path[:1],
+                            unlikely,
+                            len(path),
+                            files.index(entry),
+                            file,
+                            ".".join(path),
+                            scale,
+                            "abs" if value < 0 else None,
+                        )
+                    )
     if not found:
         return None
     best = min(found, key=lambda f: f[:4])
@@ -335,7 +378,9 @@ def has_predictions(figure: Figure, results_dir: str | Path) -> bool:
     NAME.predictions.jsonl(.gz) beside it."""
     path = Path(results_dir) / figure.file
     beside = [path.with_name(f"{path.stem}.predictions.jsonl{gz}") for gz in ("", ".gz")]  # interpret/speed.json's
-    return any(p.is_file() for p in beside) or any(p.name in ("predictions.jsonl", "predictions.jsonl.gz") for p in path.parent.rglob("predictions.jsonl*"))
+    return any(p.is_file() for p in beside) or any(
+        p.name in ("predictions.jsonl", "predictions.jsonl.gz") for p in path.parent.rglob("predictions.jsonl*")
+    )
 
 
 def missing_predictions(figures: Sequence[Figure], results_dir: str | Path) -> tuple[list[str], list[Figure]]:
@@ -349,12 +394,16 @@ def missing_predictions(figures: Sequence[Figure], results_dir: str | Path) -> t
             seen[figure.file] = has_predictions(figure, results_dir)
         if seen[figure.file]:
             if figure.no_predictions:
-                problems.append(f"{figure.where}: {figure.file} has predictions, yet INDEX.yaml says no-predictions ({figure.no_predictions})")
+                problems.append(
+                    f"{figure.where}: {figure.file} has predictions, yet INDEX.yaml says no-predictions ({figure.no_predictions})"
+                )
         elif figure.no_predictions:
             excused.append(figure)
         else:
-            problems.append(f"{figure.where}: no predictions.jsonl(.gz) in {Path(figure.file).parent}/; commit them "
-                            "(`figlang report DIR --pack`) or give the group a no-predictions: reason in INDEX.yaml")
+            problems.append(
+                f"{figure.where}: no predictions.jsonl(.gz) in {Path(figure.file).parent}/; commit them "
+                "(`figlang report DIR --pack`) or give the group a no-predictions: reason in INDEX.yaml"
+            )
     return problems, excused
 
 
@@ -423,11 +472,25 @@ def regenerate_tables(text: str, doc: str, figures: Sequence[Figure], results_di
                     last = m.end()
             new_row = "".join(pieces) + row[last:]
             at = next(k for k, line in enumerate(lines) if line.rstrip("\r\n") == row)
-            lines[at] = new_row + lines[at][len(row):]
+            lines[at] = new_row + lines[at][len(row) :]
     return "".join(lines), changes
 
 
-
-__all__ = ["Figure", "INDEX_FILE", "NO_RESULT_FILE", "check_index", "figure_value", "format_like", "has_predictions",
-           "load_index", "markdown_tables", "marked_without_file", "matches", "missing_predictions", "regenerate_tables", "results_tables",
-           "unmarked_numbers", "unmarked_tables"]  # fmt: skip
+__all__ = [
+    "Figure",
+    "INDEX_FILE",
+    "NO_RESULT_FILE",
+    "check_index",
+    "figure_value",
+    "format_like",
+    "has_predictions",
+    "load_index",
+    "markdown_tables",
+    "marked_without_file",
+    "matches",
+    "missing_predictions",
+    "regenerate_tables",
+    "results_tables",
+    "unmarked_numbers",
+    "unmarked_tables",
+]

@@ -38,9 +38,13 @@ def run_row(run: Run) -> dict[str, Any]:
     r = run.results
     m = r["metrics"]
     row: dict[str, Any] = {
-        "run": run.path.name, "task": r["task"]["name"], "split": r["task"]["split"], "method": method_label(r["method"]),
-        "model": r["method"].get("model") or "", "items": m.get("n_scored", 0),
-    }  # fmt: skip
+        "run": run.path.name,
+        "task": r["task"]["name"],
+        "split": r["task"]["split"],
+        "method": method_label(r["method"]),
+        "model": r["method"].get("model") or "",
+        "items": m.get("n_scored", 0),
+    }
     acc = m.get("accuracy")
     if acc:
         row["accuracy"] = _accuracy_text(acc)
@@ -106,10 +110,16 @@ def _plots_for_run(run: Run, out: Path, notes: list[str] | None = None) -> list[
     for key, groups in m.items():
         if key.startswith("by_") and isinstance(groups, dict) and len(groups) > 1 and key != "by_gold_label":
             g = sorted(groups)
-            made.append(plots.plot_accuracy_bars(
-                g, [groups[k]["accuracy"] for k in g], [groups[k]["ci_low"] for k in g], [groups[k]["ci_high"] for k in g],
-                out / f"{name}_{key}.png", title=f"{run.results['task']['name']} {key.replace('_', ' ')}: {run.label}",
-            ))  # fmt: skip
+            made.append(
+                plots.plot_accuracy_bars(
+                    g,
+                    [groups[k]["accuracy"] for k in g],
+                    [groups[k]["ci_low"] for k in g],
+                    [groups[k]["ci_high"] for k in g],
+                    out / f"{name}_{key}.png",
+                    title=f"{run.results['task']['name']} {key.replace('_', ' ')}: {run.label}",
+                )
+            )
     rows = [r for r in run.rows if "premise" in r and "correct" in r]
     if rows and run.results["task"]["name"].startswith("impli"):
         dists = [levenshtein_overlap(r["premise"], r["hypothesis"]).distance for r in rows]
@@ -117,8 +127,10 @@ def _plots_for_run(run: Run, out: Path, notes: list[str] | None = None) -> list[
         wrong = [d for d, r in zip(dists, rows) if not r["correct"]]
         if notes is not None:
             median = lambda xs: statistics.median_high(xs) if xs else float("nan")  # noqa: E731
-            notes.append(f"{run.path.name}: premise–hypothesis Levenshtein distance (characters), median {median(right)} "
-                         f"for the {len(right)} pairs answered right, {median(wrong)} for the {len(wrong)} answered wrong.")  # fmt: skip
+            notes.append(
+                f"{run.path.name}: premise–hypothesis Levenshtein distance (characters), median {median(right)} "
+                f"for the {len(right)} pairs answered right, {median(wrong)} for the {len(wrong)} answered wrong."
+            )
         made.append(plots.plot_overlap_histograms(right, wrong, out / f"{name}_overlap.png"))
         # ICE is a per-idiom measure: metaphor pairs (``impli``, ``impli-metaphors``) would be grouped
         # by their metaphor's stems and mixed into the idiom correlation.
@@ -136,16 +148,23 @@ def _plots_for_run(run: Run, out: Path, notes: list[str] | None = None) -> list[
             idx = sorted(groups)
             corr = ice_accuracy_correlation(ice, [groups[i][0] for i in idx], [bool(idiom_rows[i]["correct"]) for i in idx])
             if notes is not None:
-                notes.append(f"{run.path.name}: ICE (syntactic flexibility) vs accuracy per idiom, Spearman rho = {corr.rho:.3f} "
-                             f"(p = {corr.p_value:.3g}) over {corr.n} idioms with at least {corr.min_items} pairs "
-                             f"({corr.n_excluded_few_items} with fewer, {corr.n_excluded_no_ice} without an ICE score left out; "
-                             f"idiom pairs only: {len(idiom_rows)} of {len(rows)}).")  # fmt: skip
+                notes.append(
+                    f"{run.path.name}: ICE (syntactic flexibility) vs accuracy per idiom, Spearman rho = {corr.rho:.3f} "
+                    f"(p = {corr.p_value:.3g}) over {corr.n} idioms with at least {corr.min_items} pairs "
+                    f"({corr.n_excluded_few_items} with fewer, {corr.n_excluded_no_ice} without an ICE score left out; "
+                    f"idiom pairs only: {len(idiom_rows)} of {len(rows)})."
+                )
             if corr.n >= 3:
                 keys = sorted(corr.ice)
-                made.append(plots.plot_ice_scatter(
-                    [corr.ice[k] for k in keys], [corr.accuracy[k] for k in keys], [base[k] for k in keys],
-                    out / f"{name}_ice.png", rho=corr.rho,
-                ))  # fmt: skip
+                made.append(
+                    plots.plot_ice_scatter(
+                        [corr.ice[k] for k in keys],
+                        [corr.accuracy[k] for k in keys],
+                        [base[k] for k in keys],
+                        out / f"{name}_ice.png",
+                        rho=corr.rho,
+                    )
+                )
     return made
 
 
@@ -163,9 +182,16 @@ def build_report(run_paths: list[str | Path], out: str | Path) -> list[Path]:
     if acc_runs:
         labels = [r.path.name for r in acc_runs]  # the table below says what each run is
         accs = [r.results["metrics"]["accuracy"] for r in acc_runs]
-        images.append(plots.plot_accuracy_bars(labels, [a["accuracy"] for a in accs], [a["ci_low"] for a in accs],
-                                               [a["ci_high"] for a in accs], out / "accuracy.png",
-                                               title="Accuracy with 95% bootstrap CI"))  # fmt: skip
+        images.append(
+            plots.plot_accuracy_bars(
+                labels,
+                [a["accuracy"] for a in accs],
+                [a["ci_low"] for a in accs],
+                [a["ci_high"] for a in accs],
+                out / "accuracy.png",
+                title="Accuracy with 95% bootstrap CI",
+            )
+        )
     notes: list[str] = []
     for r in runs:
         images += _plots_for_run(r, out, notes)
@@ -175,8 +201,12 @@ def build_report(run_paths: list[str | Path], out: str | Path) -> list[Path]:
     if len(header) > 3:  # more than one task/split: the pivot is what people compare
         md += ["", "## Grid", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         md += ["| " + " | ".join(row) + " |" for row in grid_rows]
-    md += ["", "Accuracy in % with 95% percentile-bootstrap CI. ICE plots group IMPLI idiom variants by word stems "
-           "(files do not name base forms): an approximation.", ""]  # fmt: skip
+    md += [
+        "",
+        "Accuracy in % with 95% percentile-bootstrap CI. ICE plots group IMPLI idiom variants by word stems "
+        "(files do not name base forms): an approximation.",
+        "",
+    ]
     bare = [r.path.name for r in runs if not r.rows]
     if bare:
         md += [f"Without predictions.jsonl (no per-item plots or analyses): {', '.join(bare)}.", ""]
@@ -186,10 +216,15 @@ def build_report(run_paths: list[str | Path], out: str | Path) -> list[Path]:
         f.write("\n".join(md) + "\n")
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(row.get(c, '')))}</td>" for c in columns) + "</tr>" for row in rows)
-    imgs = "".join(f'<figure><img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}"><figcaption>{html.escape(p.stem)}</figcaption></figure>' for p in images)
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>figlang report</title><style>"
-            "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}"
-            f"img{{max-width:900px}}</style></head><body><h1>figlang report</h1><table><tr>{head}</tr>{body}</table>{imgs}</body></html>")  # fmt: skip
+    imgs = "".join(
+        f'<figure><img src="{html.escape(p.name)}" alt="{html.escape(p.stem)}"><figcaption>{html.escape(p.stem)}</figcaption></figure>'
+        for p in images
+    )
+    page = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>figlang report</title><style>"
+        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}"
+        f"img{{max-width:900px}}</style></head><body><h1>figlang report</h1><table><tr>{head}</tr>{body}</table>{imgs}</body></html>"
+    )
     with atomic_write(out / "report.html") as f:
         f.write(page)
     return [out / "report.md", out / "report.html", *images]

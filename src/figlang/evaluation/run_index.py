@@ -53,10 +53,17 @@ def read_results(folder: Path) -> dict[str, Any]:
     except UnicodeDecodeError as exc:
         raise DataError(f"{RESULTS_FILE} is not UTF-8 text (byte {exc.start})", path) from None
     except json.JSONDecodeError as exc:
-        raise DataError(f"malformed {RESULTS_FILE} ({exc.msg} at line {exc.lineno}, column {exc.colno}); rerun `figlang eval` to remake it",
-                        path, exc.lineno) from None  # fmt: skip
-    if not isinstance(results, dict) or not isinstance(results.get("task"), dict) or not isinstance(results.get("method"), dict) \
-            or not isinstance(results.get("metrics"), dict):  # fmt: skip
+        raise DataError(
+            f"malformed {RESULTS_FILE} ({exc.msg} at line {exc.lineno}, column {exc.colno}); rerun `figlang eval` to remake it",
+            path,
+            exc.lineno,
+        ) from None
+    if (
+        not isinstance(results, dict)
+        or not isinstance(results.get("task"), dict)
+        or not isinstance(results.get("method"), dict)
+        or not isinstance(results.get("metrics"), dict)
+    ):
         raise DataError(f"{RESULTS_FILE} lacks the task, method or metrics block of a figlang results file", path)
     return results
 
@@ -91,10 +98,17 @@ def describe_run(root: Path, folder: Path) -> RunFolder:
     except FiglangError as exc:
         return RunFolder(rel, folder, has_predictions=has_preds, problem=str(exc))
     acc = (r["metrics"].get("accuracy") or {}).get("accuracy")
-    return RunFolder(rel, folder, task=str(r["task"].get("name", "")), split=str(r["task"].get("split", "")),
-                     method=str(r["method"].get("name", "")), model=str(r["method"].get("model") or ""),
-                     items=r["metrics"].get("n_scored"), accuracy=acc if isinstance(acc, (int, float)) else None,
-                     has_predictions=has_preds)  # fmt: skip
+    return RunFolder(
+        rel,
+        folder,
+        task=str(r["task"].get("name", "")),
+        split=str(r["task"].get("split", "")),
+        method=str(r["method"].get("name", "")),
+        model=str(r["method"].get("model") or ""),
+        items=r["metrics"].get("n_scored"),
+        accuracy=acc if isinstance(acc, (int, float)) else None,
+        has_predictions=has_preds,
+    )
 
 
 @dataclass

@@ -86,17 +86,19 @@ def is_correct(record: Record, prediction: Prediction | None) -> bool | None:
 
 
 def _acc_dict(result) -> dict[str, Any]:
-    out = {"accuracy": result.accuracy, "n": result.n, "n_correct": result.n_correct,
-           "ci_low": result.ci_low, "ci_high": result.ci_high}  # fmt: skip
+    out = {"accuracy": result.accuracy, "n": result.n, "n_correct": result.n_correct, "ci_low": result.ci_low, "ci_high": result.ci_high}
     if result.n_clusters is not None:
         out["n_clusters"] = result.n_clusters
     return out
 
 
 def score(
-    records: list[Record], predictions: dict[str, Prediction], group_by: tuple[str, ...], options: MetricOptions,
+    records: list[Record],
+    predictions: dict[str, Prediction],
+    group_by: tuple[str, ...],
+    options: MetricOptions,
     labels: Sequence[str] = (),
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Metrics for the records that have predictions (callers decide what to do about missing ones).
 
     ``labels`` is the task's closed label set (NLI), which decides whether FLUTE's explanation
@@ -142,8 +144,10 @@ def _grouped(records: list[Record], correct: list[bool], key, metric: Accuracy, 
     for i, r in enumerate(records):
         k = key(r)
         buckets.setdefault("unknown" if k is None else str(k), []).append(i)
-    return {k: _acc_dict(metric.from_correctness([correct[i] for i in idx], None if clusters is None else [clusters[i] for i in idx]))
-            for k, idx in sorted(buckets.items())}  # fmt: skip
+    return {
+        k: _acc_dict(metric.from_correctness([correct[i] for i in idx], None if clusters is None else [clusters[i] for i in idx]))
+        for k, idx in sorted(buckets.items())
+    }
 
 
 def _flute_mismatch(records: list[Record], labels: Sequence[str]) -> str | None:
@@ -164,8 +168,11 @@ def _flute_mismatch(records: list[Record], labels: Sequence[str]) -> str | None:
 
 
 def _explanation_metrics(
-    records: list[Record], predictions: dict[str, Prediction], options: MetricOptions, labels: Sequence[str] = (),
-) -> dict[str, Any]:  # fmt: skip
+    records: list[Record],
+    predictions: dict[str, Prediction],
+    options: MetricOptions,
+    labels: Sequence[str] = (),
+) -> dict[str, Any]:
     """FLUTE Acc@0/50/60 when the task has FLUTE's labels and gold explanations and both explanation metric models
     are configured; else say why not (the generated explanations stay in the predictions either way)."""
     mismatch = _flute_mismatch(records, labels)

@@ -101,37 +101,105 @@ class SuiteEntry:
         return self.method != "trained" and str(self.options.get("backend", "transformers")) in ("transformers", "auto")
 
 
-_NARRATIVE_PROBE = ("{base} reads the story and each ending, frozen; a small head trained on figlang's training stories "
-                    "(every choice made on held-out stories) picks the ending")
+_NARRATIVE_PROBE = (
+    "{base} reads the story and each ending, frozen; a small head trained on figlang's training stories "
+    "(every choice made on held-out stories) picks the ending"
+)
 _PMI = "{model} scores each ending after the story, less its score with no story (PMI)"
-_MEANING = ("{model} is asked if the figurative sentence means the same as the literal one; "
-            "its Yes/No odds corrected by its answer to an empty pair")  # fmt: skip
+_MEANING = (
+    "{model} is asked if the figurative sentence means the same as the literal one; "
+    "its Yes/No odds corrected by its answer to an empty pair"
+)
 
 # The best cheap zero-shot methods for the suite's --model (docs/zero_shot_results.md): PMI-normalised LM scoring
 # for the cloze sets; label-word scoring for NLI (explanations off: FLUTE Acc@0 is label accuracy). Content-free
 # calibration was chosen on samples of FLUTE *train* (it helps smollm2: 42 -> 64%) and IMPLI *silver* pairs (it
 # hurts smollm2: 70 -> 29%), never on the sets reported here: so FLUTE is calibrated and IMPLI is not.
 DEFAULT_SUITE: tuple[SuiteEntry, ...] = (
-    SuiteEntry("idiom-best", "idiom-cloze", "dev-disjoint", "trained", limit=IDIOM_N, model="figlang:idiom-probe-qwen",
-               benchmark="idiom cloze, unseen idioms", about=_NARRATIVE_PROBE),
-    SuiteEntry("idiom-model", "idiom-cloze", "dev-disjoint", "lm-score", {"norm": "pmi"}, limit=IDIOM_N,
-               benchmark="idiom cloze, unseen idioms", about=_PMI),
-    SuiteEntry("simile-best", "simile-cloze", "dev-disjoint", "trained", limit=SIMILE_N, model="figlang:simile-probe-qwen",
-               benchmark="simile cloze, unseen similes", about=_NARRATIVE_PROBE),
-    SuiteEntry("simile-model", "simile-cloze", "dev-disjoint", "lm-score", {"norm": "pmi"}, limit=SIMILE_N,
-               benchmark="simile cloze, unseen similes", about=_PMI),
-    SuiteEntry("flute-best", "flute", "val", "nli-score", BEST_NLI_OPTIONS, limit=FLUTE_N, model=BEST_NLI_MODEL,
-               benchmark="FLUTE val (entail or contradict)", about=_MEANING.replace("{model}", BEST_NLI_MODEL)),
-    SuiteEntry("flute-model", "flute", "val", "nli-score", {"explain": False, "calibrate": "content-free"}, limit=FLUTE_N,
-               benchmark="FLUTE val (entail or contradict)",
-               about="{model} scores the answers Entails / Contradicts to FLUTE's question, corrected by its answer to an empty pair",
-               note="Acc@0 = label accuracy"),
-    SuiteEntry("impli-best", "impli-idioms-manual", "all", "nli-score", BEST_NLI_OPTIONS, limit=IMPLI_N, model=BEST_NLI_MODEL,
-               benchmark="IMPLI idiom pairs (hand-written)", about=_MEANING.replace("{model}", BEST_NLI_MODEL)),
-    SuiteEntry("impli-model", "impli-idioms-manual", "all", "nli-score", {}, limit=IMPLI_N,
-               benchmark="IMPLI idiom pairs (hand-written)",
-               about="{model} scores the answers Entails / Does not entail to the question whether sentence one entails sentence two"),
-)  # fmt: skip
+    SuiteEntry(
+        "idiom-best",
+        "idiom-cloze",
+        "dev-disjoint",
+        "trained",
+        limit=IDIOM_N,
+        model="figlang:idiom-probe-qwen",
+        benchmark="idiom cloze, unseen idioms",
+        about=_NARRATIVE_PROBE,
+    ),
+    SuiteEntry(
+        "idiom-model",
+        "idiom-cloze",
+        "dev-disjoint",
+        "lm-score",
+        {"norm": "pmi"},
+        limit=IDIOM_N,
+        benchmark="idiom cloze, unseen idioms",
+        about=_PMI,
+    ),
+    SuiteEntry(
+        "simile-best",
+        "simile-cloze",
+        "dev-disjoint",
+        "trained",
+        limit=SIMILE_N,
+        model="figlang:simile-probe-qwen",
+        benchmark="simile cloze, unseen similes",
+        about=_NARRATIVE_PROBE,
+    ),
+    SuiteEntry(
+        "simile-model",
+        "simile-cloze",
+        "dev-disjoint",
+        "lm-score",
+        {"norm": "pmi"},
+        limit=SIMILE_N,
+        benchmark="simile cloze, unseen similes",
+        about=_PMI,
+    ),
+    SuiteEntry(
+        "flute-best",
+        "flute",
+        "val",
+        "nli-score",
+        BEST_NLI_OPTIONS,
+        limit=FLUTE_N,
+        model=BEST_NLI_MODEL,
+        benchmark="FLUTE val (entail or contradict)",
+        about=_MEANING.replace("{model}", BEST_NLI_MODEL),
+    ),
+    SuiteEntry(
+        "flute-model",
+        "flute",
+        "val",
+        "nli-score",
+        {"explain": False, "calibrate": "content-free"},
+        limit=FLUTE_N,
+        benchmark="FLUTE val (entail or contradict)",
+        about="{model} scores the answers Entails / Contradicts to FLUTE's question, corrected by its answer to an empty pair",
+        note="Acc@0 = label accuracy",
+    ),
+    SuiteEntry(
+        "impli-best",
+        "impli-idioms-manual",
+        "all",
+        "nli-score",
+        BEST_NLI_OPTIONS,
+        limit=IMPLI_N,
+        model=BEST_NLI_MODEL,
+        benchmark="IMPLI idiom pairs (hand-written)",
+        about=_MEANING.replace("{model}", BEST_NLI_MODEL),
+    ),
+    SuiteEntry(
+        "impli-model",
+        "impli-idioms-manual",
+        "all",
+        "nli-score",
+        {},
+        limit=IMPLI_N,
+        benchmark="IMPLI idiom pairs (hand-written)",
+        about="{model} scores the answers Entails / Does not entail to the question whether sentence one entails sentence two",
+    ),
+)
 GROUPS = {"best": [e.name for e in DEFAULT_SUITE if e.fixed], "model": [e.name for e in DEFAULT_SUITE if not e.fixed]}
 
 
@@ -146,8 +214,10 @@ def suite_entries(only: list[str] | None = None) -> list[SuiteEntry]:
     known = {e.name for e in entries} | {e.task for e in entries} | set(GROUPS)
     unknown = [w for w in wanted if w not in known]
     if unknown:
-        raise FiglangError(f"unknown suite entr{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
-                           f"the suite has: {', '.join(e.name for e in entries)} (groups: {', '.join(GROUPS)})")  # fmt: skip
+        raise FiglangError(
+            f"unknown suite entr{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}; "
+            f"the suite has: {', '.join(e.name for e in entries)} (groups: {', '.join(GROUPS)})"
+        )
     return [e for e in entries if e.name in wanted or e.task in wanted]
 
 
@@ -244,20 +314,39 @@ class SuiteRow:
     def cells(self) -> dict[str, str]:
         """The row of the suite's table, as printed (terminal) and written (suite.md, README)."""
         n = f"{self.n} (sample of {self.n_split}, seed {self.seed})" if self.sampled else str(self.n)
-        return {"benchmark": self.entry.benchmark or self.entry.task, "system": self.about, "n": n,
-                "accuracy": _acc(self.metrics.get("accuracy")), "majority": _pct(self.majority)}  # fmt: skip
+        return {
+            "benchmark": self.entry.benchmark or self.entry.task,
+            "system": self.about,
+            "n": n,
+            "accuracy": _acc(self.metrics.get("accuracy")),
+            "majority": _pct(self.majority),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         kind, groups = self.by_type
         return {
-            "entry": self.entry.name, "benchmark": self.entry.benchmark, "about": self.about, "model": self.model,
-            "task": self.entry.task, "split": self.split, "method": self.entry.method,
-            "options": self.entry.options, "n": self.n, "n_split": self.n_split, "sampled": self.sampled, "seed": self.seed,
-            "accuracy": self.metrics.get("accuracy"), "majority": self.majority, "by_gold_label": self.by_label,
-            "by_type": {"kind": kind, "groups": groups} if kind else None, "n_invalid": self.metrics.get("n_invalid", 0),
-            "seconds": round(self.seconds, 1), "cpu_seconds": round(self.cpu_seconds, 1) if self.cpu_seconds is not None else None,
-            "out_dir": self.entry.name if self.out_dir else None, "cache": self.cache,
-        }  # fmt: skip
+            "entry": self.entry.name,
+            "benchmark": self.entry.benchmark,
+            "about": self.about,
+            "model": self.model,
+            "task": self.entry.task,
+            "split": self.split,
+            "method": self.entry.method,
+            "options": self.entry.options,
+            "n": self.n,
+            "n_split": self.n_split,
+            "sampled": self.sampled,
+            "seed": self.seed,
+            "accuracy": self.metrics.get("accuracy"),
+            "majority": self.majority,
+            "by_gold_label": self.by_label,
+            "by_type": {"kind": kind, "groups": groups} if kind else None,
+            "n_invalid": self.metrics.get("n_invalid", 0),
+            "seconds": round(self.seconds, 1),
+            "cpu_seconds": round(self.cpu_seconds, 1) if self.cpu_seconds is not None else None,
+            "out_dir": self.entry.name if self.out_dir else None,
+            "cache": self.cache,
+        }
 
 
 @dataclass
@@ -274,9 +363,18 @@ class SuiteResult:
     cpu: str | None = None  # the CPU's model name: the wall time means little without it (bfloat16 is native on some)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "dtype": self.dtype, "seconds": round(self.seconds, 1), "seed": self.seed, "cpu": self.cpu,
-                "cpu_seconds": round(self.cpu_seconds, 1) if self.cpu_seconds is not None else None, "cpu_count": os.cpu_count(),
-                "load_average_end": self.load_average, "threads": self.threads, "rows": [r.to_dict() for r in self.rows]}  # fmt: skip
+        return {
+            "model": self.model,
+            "dtype": self.dtype,
+            "seconds": round(self.seconds, 1),
+            "seed": self.seed,
+            "cpu": self.cpu,
+            "cpu_seconds": round(self.cpu_seconds, 1) if self.cpu_seconds is not None else None,
+            "cpu_count": os.cpu_count(),
+            "load_average_end": self.load_average,
+            "threads": self.threads,
+            "rows": [r.to_dict() for r in self.rows],
+        }
 
 
 def eval_command(row: SuiteRow, dtype: str | None) -> str:
@@ -381,19 +479,53 @@ def run_suite(
         base = _head_base(entry_model) if entry.method == "trained" else BEST_NLI_MODEL
         extra = {**(sample or {}), "suite_entry": {"name": entry.name, "benchmark": entry.benchmark, "about": entry.describe(model, base)}}
         result = evaluate(
-            run_task, entry.method, model=entry_model, split=split, data_dir=root, out_dir=out_dir / entry.name if out_dir else None,
-            cache_dir=cache_dir, use_cache=use_cache, seed=seed, method_options=_method_options(entry, threads, dtype), progress=progress,
+            run_task,
+            entry.method,
+            model=entry_model,
+            split=split,
+            data_dir=root,
+            out_dir=out_dir / entry.name if out_dir else None,
+            cache_dir=cache_dir,
+            use_cache=use_cache,
+            seed=seed,
+            method_options=_method_options(entry, threads, dtype),
+            progress=progress,
             extra=extra,
-        )  # fmt: skip
+        )
         counts = Counter(_gold(r) for r in result.records)
         majority = max(counts.values()) / len(result.records) if result.records else None
-        rows.append(SuiteRow(entry, split, len(result.records), n_split, sampled, result.metrics, majority,
-                             time.perf_counter() - t0, result.out_dir, result.results.get("run", {}).get("cache", {}),
-                             entry_model, seed, time.process_time() - c0, base))  # fmt: skip
+        rows.append(
+            SuiteRow(
+                entry,
+                split,
+                len(result.records),
+                n_split,
+                sampled,
+                result.metrics,
+                majority,
+                time.perf_counter() - t0,
+                result.out_dir,
+                result.results.get("run", {}).get("cache", {}),
+                entry_model,
+                seed,
+                time.process_time() - c0,
+                base,
+            )
+        )
     _free_frozen_bases()
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    result = SuiteResult(model, rows, time.perf_counter() - start, load, threads, out_dir, dtype,
-                         time.process_time() - cpu_start, seed, (cpu_info() or (None,))[0])  # fmt: skip
+    result = SuiteResult(
+        model,
+        rows,
+        time.perf_counter() - start,
+        load,
+        threads,
+        out_dir,
+        dtype,
+        time.process_time() - cpu_start,
+        seed,
+        (cpu_info() or (None,))[0],
+    )
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         with atomic_write(out_dir / "suite.md") as f:
@@ -420,8 +552,10 @@ def timing_line(result: SuiteResult) -> str:
     cpu = f", {result.cpu_seconds:.0f} CPU s" if result.cpu_seconds is not None else ""
     cores = os.cpu_count()
     machine = f" of {result.cpu}" if result.cpu else ""
-    return (f"Wall time {result.seconds:.0f} s{cpu} on {cores} core{'s' if cores != 1 else ''}{machine} (load average at the end: {load}); "
-            f"{result.model} in {result.dtype or 'the backend default dtype'}.")  # fmt: skip
+    return (
+        f"Wall time {result.seconds:.0f} s{cpu} on {cores} core{'s' if cores != 1 else ''}{machine} (load average at the end: {load}); "
+        f"{result.model} in {result.dtype or 'the backend default dtype'}."
+    )
 
 
 def suite_markdown(result: SuiteResult) -> str:
@@ -430,23 +564,38 @@ def suite_markdown(result: SuiteResult) -> str:
     lines += suite_table_markdown(result)
     lines.append("")
     if any(r.sampled for r in result.rows):
-        lines.append("n: a sample of N items, seeded and stratified by gold label, where the whole split does not fit "
-                     "the suite's 10 minutes; both rows of a benchmark score the same items.")  # fmt: skip
+        lines.append(
+            "n: a sample of N items, seeded and stratified by gold label, where the whole split does not fit "
+            "the suite's 10 minutes; both rows of a benchmark score the same items."
+        )
         lines.append("")
     lines.append(timing_line(result))
     if result.rows:  # every entry, a sampled one too (as `figlang suite --only`, which draws the same sample)
-        lines += ["", "Each row alone (a sampled row with `figlang suite --only`, which draws the same items; "
-                  "the comment: the same on the whole split):", "", "```bash"]  # fmt: skip
+        lines += [
+            "",
+            "Each row alone (a sampled row with `figlang suite --only`, which draws the same items; "
+            "the comment: the same on the whole split):",
+            "",
+            "```bash",
+        ]
         for r in result.rows:
             cmd = entry_command(r, result.model, result.dtype, result.seed)
             lines.append(cmd + (f"   # {eval_command(r, result.dtype)}" if r.sampled else ""))
         lines.append("```")
-    lines += ["", "## Breakdowns", "", "| entry | model | seconds | CPU s | by gold label | by figure / pair type |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Breakdowns",
+        "",
+        "| entry | model | seconds | CPU s | by gold label | by figure / pair type |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in result.rows:
         kind, groups = r.by_type
         cpu = f"{r.cpu_seconds:.0f}" if r.cpu_seconds is not None else "-"
-        lines.append(f"| {r.entry.name} | {r.model} | {r.seconds:.0f} | {cpu} | {_groups(r.by_label)} | "
-                     f"{(kind + ': ' + _groups(groups)) if kind else ''} |")  # fmt: skip
+        lines.append(
+            f"| {r.entry.name} | {r.model} | {r.seconds:.0f} | {cpu} | {_groups(r.by_label)} | "
+            f"{(kind + ': ' + _groups(groups)) if kind else ''} |"
+        )
     lines.append("")
     return "\n".join(lines)
 
@@ -516,7 +665,11 @@ def registry_rows(summary: dict[str, Any]) -> list[tuple[str, str, list[list[Any
         figs: list[list[Any]] = [["n", 0, "metrics.accuracy.n"]]
         if row["sampled"]:
             figs += [["of", 0, "suite_sample.of"], ["seed", 0, "suite_sample.seed"]]
-        figs += [["accuracy", 1, "metrics.accuracy.accuracy", 100], ["ci_low", 1, "metrics.accuracy.ci_low", 100],
-                 ["ci_high", 1, "metrics.accuracy.ci_high", 100], ["majority", 1, "metrics", 100, "majority"]]  # fmt: skip
+        figs += [
+            ["accuracy", 1, "metrics.accuracy.accuracy", 100],
+            ["ci_low", 1, "metrics.accuracy.ci_low", 100],
+            ["ci_high", 1, "metrics.accuracy.ci_high", 100],
+            ["majority", 1, "metrics", 100, "majority"],
+        ]
         out.append((pick, f"suite/{row['entry']}/results.json", figs))
     return out

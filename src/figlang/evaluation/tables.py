@@ -60,8 +60,12 @@ def results_markdown(results: dict[str, Any]) -> str:
     backend = (results.get("run") or {}).get("backend") or {}
     if backend.get("why"):
         lines += ["", f"**Note:** {backend['why']}."]
-    lines += ["", f"figlang {results['versions'].get('figlang')}, finished {results['timing']['finished']}, "
-              f"{results['timing']['seconds']} s. Data files and checksums, metric configuration and versions: results.json.", ""]  # fmt: skip
+    lines += [
+        "",
+        f"figlang {results['versions'].get('figlang')}, finished {results['timing']['finished']}, "
+        f"{results['timing']['seconds']} s. Data files and checksums, metric configuration and versions: results.json.",
+        "",
+    ]
     return "\n".join(lines)
 
 

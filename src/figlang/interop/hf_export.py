@@ -35,15 +35,21 @@ FIELD_DOCS = {
     "narrative": "the story, with the idiom/simile marked `<b>…</b>` as published (figlang's methods read it without the markup)",
     "options": "candidate continuations",
     "label": "gold: index into `options` (cloze) or `entailment` / `contradiction` / `non-entailment` (NLI); null when unknown",
-    "expression": "the idiom or simile", "expression_type": "idiom | simile", "meaning": "the idiom's meaning or the simile's property",
+    "expression": "the idiom or simile",
+    "expression_type": "idiom | simile",
+    "meaning": "the idiom's meaning or the simile's property",
     "inferences": "knowledge inferences per kind (`context`, `literal`), where published",
     "label_is_placeholder": "true where the gold label is a stand-in (hidden test labels): never score against it",
     "meta": "JSON: where the record came from (`file` relative to the data directory, `line`) and loader notes",
-    "premise": "literal premise", "hypothesis": "figurative hypothesis", "explanation": "why (FLUTE's explanation)",
-    "figure_type": "sarcasm | simile | metaphor | idiom", "pair_type": "how the pair was made (IMPLI)",
-    "source": "source corpus (IMPLI) / the input text (generation)", "score": "IMPLI's metaphoricity score, where present",
+    "premise": "literal premise",
+    "hypothesis": "figurative hypothesis",
+    "explanation": "why (FLUTE's explanation)",
+    "figure_type": "sarcasm | simile | metaphor | idiom",
+    "pair_type": "how the pair was made (IMPLI)",
+    "source": "source corpus (IMPLI) / the input text (generation)",
+    "score": "IMPLI's metaphoricity score, where present",
     "references": "plausible continuations (generation references)",
-}  # fmt: skip
+}
 SKIPPED_SPLITS = ("dev-disjoint", "train-disjoint", "selection", "train-fit")  # carved from train by figlang, not published splits
 
 
@@ -143,27 +149,50 @@ def _md_cell(text: Any) -> str:
 
 def dataset_card(task: Task, splits: dict[str, list[Record]], reports: dict[str, LoadReport], sources: Sequence[DatasetSource]) -> str:
     """The README.md: front matter for the Hub, then source, license, fields, splits and the quirks figlang found."""
-    lines = ["---", f"license: {_hf_license(sources[0] if sources else None)}", "language:", "- en", "configs:",
-             "- config_name: default", "  data_files:"]  # fmt: skip
+    lines = [
+        "---",
+        f"license: {_hf_license(sources[0] if sources else None)}",
+        "language:",
+        "- en",
+        "configs:",
+        "- config_name: default",
+        "  data_files:",
+    ]
     for split in splits:
         lines += [f"  - split: {split}", f"    path: data/{split}-00000-of-00001.parquet"]
-    lines += ["---", "", f"# figlang: {task.name}", "", task.description, "",
-              f"Exported by `figlang export hf {task.name}`; shape **{task.shape}**. Load it with",
-              "", "```python", "import datasets", 'ds = datasets.load_dataset("parquet", data_dir="THIS_FOLDER")',
-              "", "from figlang.interop.hf_export import records_from_rows",
-              f'records = records_from_rows(ds["{next(iter(splits))}"], "{task.shape}")  # figlang records again', "```", ""]  # fmt: skip
+    lines += [
+        "---",
+        "",
+        f"# figlang: {task.name}",
+        "",
+        task.description,
+        "",
+        f"Exported by `figlang export hf {task.name}`; shape **{task.shape}**. Load it with",
+        "",
+        "```python",
+        "import datasets",
+        'ds = datasets.load_dataset("parquet", data_dir="THIS_FOLDER")',
+        "",
+        "from figlang.interop.hf_export import records_from_rows",
+        f'records = records_from_rows(ds["{next(iter(splits))}"], "{task.shape}")  # figlang records again',
+        "```",
+        "",
+    ]
     lines += ["## Source", ""]
     if sources:
         for s in sources:
-            lines += [f"- **{s.title}**: [{s.owner}/{s.repo}]({s.github_url}) at commit `{s.commit}`",
-                      f"  - license: {s.license}"]  # fmt: skip
+            lines += [f"- **{s.title}**: [{s.owner}/{s.repo}]({s.github_url}) at commit `{s.commit}`", f"  - license: {s.license}"]
     else:
         lines.append(f"- a user task spec: `{Path(task.spec_path).name if task.spec_path else task.name}` (no published source recorded)")
     lines += ["", "## Splits", "", "| split | rows | labels |", "|---|---:|---|"]
     for split, recs in splits.items():
         counts: dict[str, int] = {}
         for r in recs:
-            key = "placeholder" if getattr(r, "label_is_placeholder", False) else str(getattr(r, "label", None) if not isinstance(r, GenerationRecord) else f"{len(r.references)} refs")
+            key = (
+                "placeholder"
+                if getattr(r, "label_is_placeholder", False)
+                else str(getattr(r, "label", None) if not isinstance(r, GenerationRecord) else f"{len(r.references)} refs")
+            )
             counts[key] = counts.get(key, 0) + 1
         shown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
         lines.append(f"| {split} | {len(recs)} | {_md_cell(shown)} |")
@@ -183,10 +212,14 @@ def dataset_card(task: Task, splits: dict[str, list[Record]], reports: dict[str,
         shared = [p for p in report.pairs if p.items.distinct or p.contexts.distinct or p.expressions.distinct]
         if shared:
             findings += 1
-            lines += ["- **Overlap between splits** (a model trained on one split has seen these items, contexts or "
-                      "idioms of the other; the official idiom dev shares its idioms with train, so dev accuracy "
-                      "overstates accuracy on unseen idioms; figlang offers expression-disjoint `dev-disjoint` / "
-                      "`train-disjoint` splits carved from train):", "", report.to_markdown()]  # fmt: skip
+            lines += [
+                "- **Overlap between splits** (a model trained on one split has seen these items, contexts or "
+                "idioms of the other; the official idiom dev shares its idioms with train, so dev accuracy "
+                "overstates accuracy on unseen idioms; figlang offers expression-disjoint `dev-disjoint` / "
+                "`train-disjoint` splits carved from train):",
+                "",
+                report.to_markdown(),
+            ]
     conflicts = label_conflicts(splits)
     if conflicts:
         findings += 1
@@ -197,8 +230,11 @@ def dataset_card(task: Task, splits: dict[str, list[Record]], reports: dict[str,
     for split, rep in reports.items():
         if rep.warnings:
             findings += 1
-            lines.append(f"- **Loader notes for `{split}`** ({len(rep.warnings)}): " + _md_cell("; ".join(str(w) for w in rep.warnings[:5]))
-                         + (" …" if len(rep.warnings) > 5 else ""))  # fmt: skip
+            lines.append(
+                f"- **Loader notes for `{split}`** ({len(rep.warnings)}): "
+                + _md_cell("; ".join(str(w) for w in rep.warnings[:5]))
+                + (" …" if len(rep.warnings) > 5 else "")
+            )
     missing = sum(1 for recs in splits.values() for r in recs if isinstance(r, ClozeRecord) and r.meta.get("property_missing"))
     if missing:
         findings += 1

@@ -61,9 +61,13 @@ def lm_eval_task_name(task: str, split: str) -> str:
 def cloze_doc(record: ClozeRecord) -> dict[str, Any]:
     """An lm-eval doc for a cloze record: ``context`` is doc_to_text, ``options`` doc_to_choice, ``label`` doc_to_target."""
     return {
-        "id": record.id, "context": narrative_text(record), "options": list(record.options), "label": record.label,
-        "expression": record.expression or "", "label_is_placeholder": record.label_is_placeholder,
-    }  # fmt: skip
+        "id": record.id,
+        "context": narrative_text(record),
+        "options": list(record.options),
+        "label": record.label,
+        "expression": record.expression or "",
+        "label_is_placeholder": record.label_is_placeholder,
+    }
 
 
 def nli_words(labels: Sequence[str]) -> list[str]:
@@ -81,18 +85,23 @@ def nli_doc(record: NLIPair, labels: Sequence[str]) -> dict[str, Any]:
     if record.label not in labels:
         raise FiglangError(f"{record.id}: gold label {record.label!r} is not one of the task's labels {', '.join(labels)}")
     return {
-        "id": record.id, "premise": record.premise, "hypothesis": record.hypothesis,
-        "query": lm_eval_query(record.premise, record.hypothesis, labels), "choices": nli_words(labels), "labels": list(labels),
-        "label": list(labels).index(record.label), "figure_type": record.figure_type or "", "pair_type": record.pair_type or "",
+        "id": record.id,
+        "premise": record.premise,
+        "hypothesis": record.hypothesis,
+        "query": lm_eval_query(record.premise, record.hypothesis, labels),
+        "choices": nli_words(labels),
+        "labels": list(labels),
+        "label": list(labels).index(record.label),
+        "figure_type": record.figure_type or "",
+        "pair_type": record.pair_type or "",
         "label_is_placeholder": record.label_is_placeholder,
-    }  # fmt: skip
+    }
 
 
 def _check_shape(task: Task) -> None:
     if task.shape not in ("cloze", "nli"):
         raise FiglangError(
-            f"task {task.name!r} is a {task.shape} task; `figlang export lm-eval` writes cloze and NLI tasks "
-            "(multiple_choice) only"
+            f"task {task.name!r} is a {task.shape} task; `figlang export lm-eval` writes cloze and NLI tasks (multiple_choice) only"
         )
 
 
@@ -147,13 +156,22 @@ def export_lm_eval(
     out.mkdir(parents=True, exist_ok=True)
     data_path = out / f"{name}.jsonl"
     write_jsonl(data_path, docs)
-    meta = {"task": t.name, "split": split, "shape": t.shape, "items": len(docs), "limit": limit,
-            "data_sha256": file_sha256(data_path), "export_version": EXPORT_VERSION,
-            "figlang_method": "lm-score -O input=lm-eval" if t.shape == "cloze" else "nli-score -O input=lm-eval"}  # fmt: skip
+    meta = {
+        "task": t.name,
+        "split": split,
+        "shape": t.shape,
+        "items": len(docs),
+        "limit": limit,
+        "data_sha256": file_sha256(data_path),
+        "export_version": EXPORT_VERSION,
+        "figlang_method": "lm-score -O input=lm-eval" if t.shape == "cloze" else "nli-score -O input=lm-eval",
+    }
     yaml_path = out / f"{name}.yaml"
     with atomic_write(yaml_path) as f:
-        f.write(f"# Written by `figlang export lm-eval` from {t.name}/{split}; run with\n"
-                f"#   lm_eval --include_path {out} --tasks {name} --model hf --model_args pretrained=MODEL\n")  # fmt: skip
+        f.write(
+            f"# Written by `figlang export lm-eval` from {t.name}/{split}; run with\n"
+            f"#   lm_eval --include_path {out} --tasks {name} --model hf --model_args pretrained=MODEL\n"
+        )
         yaml.safe_dump(task_yaml(name, t.shape, data_path, meta), f, sort_keys=False, allow_unicode=True)
     placeholders = sum(1 for d in docs if d["label_is_placeholder"])
     return LmEvalExport(name, yaml_path, data_path, len(docs), placeholders)

@@ -110,11 +110,15 @@ def matcher(records: Sequence[Record], rows: Sequence[dict[str, Any]]) -> Callab
 
     def match(obj: dict[str, Any]) -> str | None:
         if not is_sample(obj):
-            raise DataError(f"not an lm-eval logged sample (fields {sorted(obj)[:6]}); pass the samples_*.jsonl file lm-eval's --log_samples wrote")
+            raise DataError(
+                f"not an lm-eval logged sample (fields {sorted(obj)[:6]}); pass the samples_*.jsonl file lm-eval's --log_samples wrote"
+            )
         doc = obj["doc"]
         key = _key(doc, choices(obj))
         if key is None:
-            raise DataError("an lm-eval doc without context/narrative (cloze) or premise+hypothesis (NLI): cannot match it to a figlang item")
+            raise DataError(
+                "an lm-eval doc without context/narrative (cloze) or premise+hypothesis (NLI): cannot match it to a figlang item"
+            )
         candidates = by_key.get(key)
         if not candidates:
             return None
@@ -143,9 +147,17 @@ def to_prediction(rid: str, obj: dict[str, Any], record: Record | None, metric: 
         names = [str(x) for x in doc_labels] if isinstance(doc_labels, list) else choices(obj)
         label = names[index] if index < len(names) else None
         ok = label is not None and (not labels or label in labels)
-        return Prediction(rid, label if ok else None, scores=dict(zip(names, lls)), raw=str(index), valid=ok, meta=meta,
-                          error=None if ok else f"choice {index} ({label!r}) is not one of {', '.join(labels)}")  # fmt: skip
+        return Prediction(
+            rid,
+            label if ok else None,
+            scores=dict(zip(names, lls)),
+            raw=str(index),
+            valid=ok,
+            meta=meta,
+            error=None if ok else f"choice {index} ({label!r}) is not one of {', '.join(labels)}",
+        )
     n = len(record.options) if isinstance(record, ClozeRecord) else len(lls)
     ok = 0 <= index < n and len(lls) == n
-    return Prediction(rid, index if ok else None, scores=lls, valid=ok, meta=meta,
-                      error=None if ok else f"{len(lls)} log-likelihoods for {n} options")  # fmt: skip
+    return Prediction(
+        rid, index if ok else None, scores=lls, valid=ok, meta=meta, error=None if ok else f"{len(lls)} log-likelihoods for {n} options"
+    )

@@ -86,8 +86,13 @@ class Interpretation:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": SCHEMA_VERSION, "text": self.text, "expressions": [e.to_dict() for e in self.expressions],
-                "lexicon": self.lexicon, "notes": list(self.notes)}
+        return {
+            "schema": SCHEMA_VERSION,
+            "text": self.text,
+            "expressions": [e.to_dict() for e in self.expressions],
+            "lexicon": self.lexicon,
+            "notes": list(self.notes),
+        }
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
@@ -174,8 +179,9 @@ def read_inputs(path: str | Path, max_bytes: int = MAX_FILE_BYTES) -> list[tuple
 class Interpreter:
     """Lexicon, detector and paraphraser kept together (building them is the slow part; reuse one)."""
 
-    def __init__(self, data_dir: str | Path | None = None, holdout: Holdout | None = None,
-                 resources: tuple[str, ...] = RESOURCES, progress=None) -> None:  # fmt: skip
+    def __init__(
+        self, data_dir: str | Path | None = None, holdout: Holdout | None = None, resources: tuple[str, ...] = RESOURCES, progress=None
+    ) -> None:
 
         self.data_dir = resolve_data_dir(data_dir)
         self.lexicon: AssembledLexicon = assemble(self.data_dir, resources, holdout, progress)
@@ -189,15 +195,26 @@ class Interpreter:
             self._paraphraser = IdiomParaphraser()
         return self._paraphraser
 
-    def interpret(self, text: str, *, paraphrase: bool = True, meaning_model: str | None = None,
-                  meaning_options: dict[str, Any] | None = None, max_chars: int = MAX_CHARS) -> Interpretation:  # fmt: skip
+    def interpret(
+        self,
+        text: str,
+        *,
+        paraphrase: bool = True,
+        meaning_model: str | None = None,
+        meaning_options: dict[str, Any] | None = None,
+        max_chars: int = MAX_CHARS,
+    ) -> Interpretation:
         text = validate_text(text, max_chars)
         notes: list[str] = []
         with self._lock:  # spaCy pipelines and the caches are not shared across threads (the web app's workers)
             _, hits = self.detector.detect(text)
             out = [self._expression(text, h, paraphrase, meaning_model, meaning_options or {}, notes) for h in hits]
-        info = {"entries": len(self.lexicon), "fingerprint": self.lexicon.fingerprint, "resources": list(self.lexicon.resources),
-                "holdout": self.lexicon.holdout.to_dict() if self.lexicon.holdout else None}
+        info = {
+            "entries": len(self.lexicon),
+            "fingerprint": self.lexicon.fingerprint,
+            "resources": list(self.lexicon.resources),
+            "holdout": self.lexicon.holdout.to_dict() if self.lexicon.holdout else None,
+        }
         return Interpretation(text, out, info, sorted(set(notes)))
 
     # -- one expression ---------------------------------------------------------------------------
@@ -224,17 +241,29 @@ class Interpreter:
             if paraphrase and meaning.text and (not (meaning.source or "").startswith("lm:") or len(meaning.text.split()) <= 8):
                 para = self.paraphraser.paraphrase(h, meaning.text)
             resources = tuple(dict.fromkeys(r for k in keys for r in self.lexicon.resources_of.get(k, ())))
-            details = {"resources": list(resources), "source": entry.source, "alternatives": [a.pattern.entry.expression for a in h.alternatives],
-                       "insertions": [h.doc[i].text for i in h.idiom.insertions],
-                       "slots": [list(x) for x in h.idiom.slots], "category": entry.category}
+            details = {
+                "resources": list(resources),
+                "source": entry.source,
+                "alternatives": [a.pattern.entry.expression for a in h.alternatives],
+                "insertions": [h.doc[i].text for i in h.idiom.insertions],
+                "slots": [list(x) for x in h.idiom.slots],
+                "category": entry.category,
+            }
             exact = surface_exact(h)
             words = sum(1 for e in h.pattern.elements if e.kind == "WORD")
             conf = 0.55 + 0.15 * exact + 0.05 * min(len(resources) - 1, 3) + 0.05 * (words >= 3) - 0.1 * bool(h.idiom.insertions)
             if entry.category == "Literal":
                 conf -= 0.2
-            return Expression(**base, type="idiom", canonical=entry.expression, meaning=meaning.text, meaning_source=meaning.source,
-                              paraphrase=para.text, confidence=round(min(max(conf, 0.05), 0.95), 2),
-                              details={**details, "ops": list(para.ops), "paraphrase_problems": list(para.problems)})
+            return Expression(
+                **base,
+                type="idiom",
+                canonical=entry.expression,
+                meaning=meaning.text,
+                meaning_source=meaning.source,
+                paraphrase=para.text,
+                confidence=round(min(max(conf, 0.05), 0.95), 2),
+                details={**details, "ops": list(para.ops), "paraphrase_problems": list(para.problems)},
+            )
         if h.type == "simile":
             sh = h.simile
             meaning = Meaning(None, None)
@@ -249,9 +278,19 @@ class Interpreter:
                 para = simile_paraphrase(h, clean_definition(meaning.text))
             conf = {"as_as": 0.85, "bare_as": 0.65, "adj_like": 0.6, "verb_like": 0.4}.get(sh.pattern, 0.5) + (0.1 if lex else 0.0)
             details = {"pattern": sh.pattern, "implicit": sh.implicit, "lexicon": lex.expression if lex else None, "ops": list(para.ops)}
-            return Expression(**base, type="simile", canonical=lex.expression if lex else sh.explicit, meaning=meaning.text,
-                              meaning_source=meaning.source, paraphrase=para.text, confidence=round(min(conf, 0.95), 2),
-                              topic=sh.topic, vehicle=sh.vehicle, property=sh.property, details=details)
+            return Expression(
+                **base,
+                type="simile",
+                canonical=lex.expression if lex else sh.explicit,
+                meaning=meaning.text,
+                meaning_source=meaning.source,
+                paraphrase=para.text,
+                confidence=round(min(conf, 0.95), 2),
+                topic=sh.topic,
+                vehicle=sh.vehicle,
+                property=sh.property,
+                details=details,
+            )
         kind, words, name = h.metaphor
         meaning, para = metaphor_paraphrase(h, self.paraphraser.nlp)  # the meaning is the literal word the substitution picks
         if "wordnet_not_installed" in para.problems:
@@ -259,17 +298,25 @@ class Interpreter:
         if meaning.text is None and model:
             meaning = Meaning(lm_meaning(text[h.start : h.end], h.doc.text, model, **model_opts), f"lm:{model}")
         conf = 0.45 if name.endswith("test") else 0.35
-        return Expression(**base, type="metaphor", canonical=" ".join(w for w in words if w), meaning=meaning.text,
-                          meaning_source=meaning.source, paraphrase=para.text if paraphrase else None, confidence=conf,
-                          details={"kind": kind, "list": name, "ops": list(para.ops)})
+        return Expression(
+            **base,
+            type="metaphor",
+            canonical=" ".join(w for w in words if w),
+            meaning=meaning.text,
+            meaning_source=meaning.source,
+            paraphrase=para.text if paraphrase else None,
+            confidence=conf,
+            details={"kind": kind, "list": name, "ops": list(para.ops)},
+        )
 
 
 _ENGINES: dict[tuple, Interpreter] = {}
 _LOCK = threading.Lock()
 
 
-def get_interpreter(data_dir: str | Path | None = None, holdout: Holdout | None = None,
-                    resources: tuple[str, ...] = RESOURCES) -> Interpreter:  # fmt: skip
+def get_interpreter(
+    data_dir: str | Path | None = None, holdout: Holdout | None = None, resources: tuple[str, ...] = RESOURCES
+) -> Interpreter:
     """One Interpreter per (data dir, holdout, resources) per process: the second call is fast."""
     key = (str(resolve_data_dir(data_dir)), holdout, tuple(resources))
     with _LOCK:
@@ -327,8 +374,9 @@ def _literal_reading(result: Interpretation) -> str:
     return "; ".join(parts) + (f", so it says: {para}" if para else "")
 
 
-def check(premise: str, hypothesis: str, *, model: str = CHECK_MODEL, explain: bool = True, data_dir: str | Path | None = None,
-          **options: Any) -> CheckResult:  # fmt: skip
+def check(
+    premise: str, hypothesis: str, *, model: str = CHECK_MODEL, explain: bool = True, data_dir: str | Path | None = None, **options: Any
+) -> CheckResult:
     """Does ``premise`` entail or contradict the figurative ``hypothesis``, and why?
 
     Answered by the FLUTE explaining system (:func:`figlang.explain.explain`: the label from figlang's best
@@ -350,5 +398,6 @@ def check(premise: str, hypothesis: str, *, model: str = CHECK_MODEL, explain: b
     explanation = result.explanation if explain else None
     why = explanation or _literal_reading(reading)
     method = {"name": "explain", **result.produced_by, "question": "meaning", "calibrate": "content-free"}
-    return CheckResult(premise, hypothesis, result.label, dict(result.scores or {}), explanation, why, method,
-                       [e.to_dict() for e in reading.expressions])
+    return CheckResult(
+        premise, hypothesis, result.label, dict(result.scores or {}), explanation, why, method, [e.to_dict() for e in reading.expressions]
+    )

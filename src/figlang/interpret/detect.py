@@ -35,8 +35,10 @@ from ..data.io import read_text
 from .lexicon_all import AssembledLexicon
 
 TSVETKOV = Path("tsvetkov_metaphor")
-AN_LISTS = ((TSVETKOV / "input" / "an_mets.txt", "tsvetkov:an_test"),
-            (TSVETKOV / "resources" / "AdjN" / "training_adj_noun_met_en.txt", "tsvetkov:an_train"))
+AN_LISTS = (
+    (TSVETKOV / "input" / "an_mets.txt", "tsvetkov:an_test"),
+    (TSVETKOV / "resources" / "AdjN" / "training_adj_noun_met_en.txt", "tsvetkov:an_train"),
+)
 SVO_LISTS = ((TSVETKOV / "input" / "svo_mets.txt", "tsvetkov:svo_test"),)
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t\r\f\v]*\n))+")
 
@@ -202,8 +204,9 @@ class Detector:
                 noun = tok.head
                 name = self.metaphors.an.get((lemma, noun.lemma_.lower())) or self.metaphors.an.get((tok.lower_, noun.lower_))
                 if name and noun.i > tok.i:
-                    out.append(self._hit("metaphor", s, doc, tok.i, noun.i + 1, metaphor=("AN", (lemma, noun.lemma_.lower()), name),
-                                         target=tok.i))
+                    out.append(
+                        self._hit("metaphor", s, doc, tok.i, noun.i + 1, metaphor=("AN", (lemma, noun.lemma_.lower()), name), target=tok.i)
+                    )
             elif tok.pos_ == "VERB" and lemma in self.metaphors.svo:
                 subj = next((c for c in tok.children if c.dep_ in ("nsubj", "nsubjpass")), None)
                 obj = next((c for c in tok.children if c.dep_ in ("dobj", "obj", "attr")), None)

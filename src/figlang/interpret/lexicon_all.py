@@ -149,8 +149,9 @@ def _impli_rows(data_dir: Path, progress=None) -> list[Row]:
 
     kwargs = {"progress": progress} if progress is not None else {}
     derivation = derive_lexicon(data_dir, ("fig_context",), **kwargs)
-    return [Row("impli", d.idiom, d.definition, f"{_rel(d.path, data_dir)}:{d.line}", None, sentence_key(d.premise))
-            for d in derivation.pairs]
+    return [
+        Row("impli", d.idiom, d.definition, f"{_rel(d.path, data_dir)}:{d.line}", None, sentence_key(d.premise)) for d in derivation.pairs
+    ]
 
 
 def _resource_rows(resource: str, data_dir: Path, progress=None) -> list[Row]:
@@ -187,7 +188,8 @@ def data_checksums(data_dir: str | Path, resources: Sequence[str] = RESOURCES) -
             path = data_dir / rel
             if not path.is_file():
                 raise DataNotFoundError(
-                    f"the {r} idiom resource needs {rel}, which is not in the data directory", path,
+                    f"the {r} idiom resource needs {rel}, which is not in the data directory",
+                    path,
                     hint="download it with `figlang data download` or pass --data-dir pointing at the datasets",
                 )
             out[rel] = _sha(path)
@@ -215,8 +217,9 @@ def load_rows(data_dir: str | Path, resource: str, progress=None, use_cache: boo
     """(rows, checksums, from_cache) of one resource; built once and cached by the data checksums."""
     data_dir = Path(data_dir)
     sums = data_checksums(data_dir, (resource,))
-    key_payload = json.dumps({"v": CACHE_VERSION, "resource": resource, "sums": sums,
-                              "spacy": _spacy_version() if resource == "impli" else None}, sort_keys=True)
+    key_payload = json.dumps(
+        {"v": CACHE_VERSION, "resource": resource, "sums": sums, "spacy": _spacy_version() if resource == "impli" else None}, sort_keys=True
+    )
     key = hashlib.sha256(key_payload.encode()).hexdigest()[:16]
     path = cache_dir() / f"{resource}-{key}.json.gz"
     if use_cache and path.is_file():
@@ -275,8 +278,15 @@ def pie_groups(data_dir: str | Path) -> list[PieGroup]:
         if len(row) < 4:
             continue
         if row[0].strip():
-            samples.append({"id": int(row[0]), "line": number, "tokens": [row[1]], "class": row[3].strip(),
-                            "meaning": row[4].strip() if len(row) > 4 else ""})
+            samples.append(
+                {
+                    "id": int(row[0]),
+                    "line": number,
+                    "tokens": [row[1]],
+                    "class": row[3].strip(),
+                    "meaning": row[4].strip() if len(row) > 4 else "",
+                }
+            )
         elif samples:
             samples[-1]["tokens"].append(row[1])
     groups: list[PieGroup] = []
@@ -352,9 +362,16 @@ class AssembledLexicon:
 
     def describe(self) -> dict:
         per = {r: sum(r in rs for rs in self.resources_of.values()) for r in self.resources}
-        return {"entries": len(self), "fingerprint": self.fingerprint, "resources": list(self.resources), "per_resource": per,
-                "holdout": self.holdout.to_dict() if self.holdout else None, "held_out_idioms": len(self.held_out),
-                "rows_excluded_by_holdout": self.excluded_rows, "checksums": self.checksums}
+        return {
+            "entries": len(self),
+            "fingerprint": self.fingerprint,
+            "resources": list(self.resources),
+            "per_resource": per,
+            "holdout": self.holdout.to_dict() if self.holdout else None,
+            "held_out_idioms": len(self.held_out),
+            "rows_excluded_by_holdout": self.excluded_rows,
+            "checksums": self.checksums,
+        }
 
 
 def idiom_key(expression: str) -> str:
@@ -417,7 +434,9 @@ def assemble(
     res_of: dict[str, list[str]] = {}
     for row in rows:
         key = idiom_key(row.expression)
-        if holdout is not None and ((holdout.remove_idioms and row.resource == holdout.resource and key in held) or (row.premise and row.premise in test_sentences)):
+        if holdout is not None and (
+            (holdout.remove_idioms and row.resource == holdout.resource and key in held) or (row.premise and row.premise in test_sentences)
+        ):
             excluded += 1
             continue
         if not _usable(key, row.resource):

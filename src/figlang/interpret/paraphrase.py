@@ -28,7 +28,6 @@ from ..knowledge.wordnet_data import load_wordnet
 from .detect import RawHit
 
 
-
 @dataclass(frozen=True)
 class Meaning:
     text: str | None
@@ -122,8 +121,9 @@ class IdiomParaphraser:
             elif el.kind == OBJ:
                 slots.append((NP_SLOT_WORDS.get(el.text.rstrip("."), "someone"), sp[0], sp[1]))
         span = doc[m.start : m.end]
-        return IdiomMatch(pattern.entry.expression, m.start, m.end, span.start_char, span.end_char, span.text,
-                          tuple(slots), tuple(aligned)), ipat
+        return IdiomMatch(
+            pattern.entry.expression, m.start, m.end, span.start_char, span.end_char, span.text, tuple(slots), tuple(aligned)
+        ), ipat
 
     def paraphrase(self, hit: RawHit, definition: str) -> Paraphrase:
         from ..builders.impli import check_pair, realise
@@ -132,8 +132,9 @@ class IdiomParaphraser:
         doc = hit.doc
         r = realise(self.templates(clean_definition(definition)), match, doc, ipat)
         text = doc.text[: match.start_char] + r.text + doc.text[match.end_char :]
-        problems = check_pair(doc.text, text, span=(match.start_char, match.end_char), matched=match.text,
-                              replacement=r.text, unfilled=r.unfilled)
+        problems = check_pair(
+            doc.text, text, span=(match.start_char, match.end_char), matched=match.text, replacement=r.text, unfilled=r.unfilled
+        )
         if {"empty_definition", "span_mismatch", "unchanged"} & set(problems):
             return Paraphrase(None, r.text, r.ops, tuple(problems))
         return Paraphrase(text, r.text, r.ops, tuple(problems))

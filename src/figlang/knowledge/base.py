@@ -69,7 +69,7 @@ def literal_inference(relation: str, word: str, tail: str) -> str:
 
 
 def simile_inference(tail: str) -> str:
-    """"very scary" -> "The associated property is very scary"."""
+    """ "very scary" -> "The associated property is very scary"."""
     return SIMILE_TEMPLATE.format(_clean(tail))
 
 
@@ -87,11 +87,11 @@ _STOPWORDS = frozenset(
     "upon about above below again all any both each few more most other some such only own same too very can will "
     "just do does did doing have has had having get gets got getting go goes went going gone make makes made making "
     "let lets who whom what which when where why how there here nothing nowhere somewhere everywhere anywhere s t".split()
-)  # fmt: skip
+)
 _SIMILE_CUT = frozenset(
     "of in on at by for with from to into onto who whom whose which that when where while as after before because "
     "under over about through across against than if".split()
-)  # fmt: skip
+)
 _DETERMINERS = frozenset("a an the some any his her their my your our its this that these those one".split())
 
 
@@ -155,8 +155,8 @@ def narrative_head(narrative: str) -> str:
     text = " ".join(strip_markup(narrative).split()).strip()
     parts = [p for p in _SENTENCE_END.split(text) if p.strip()]
     if len(parts) <= 1:
-        return text.strip("\"“” ")
-    return " ".join(parts[:-1]).strip("\"“” ")
+        return text.strip('"“” ')
+    return " ".join(parts[:-1]).strip('"“” ')
 
 
 _MARKED = re.compile(r"<b>(.*?)</b>", re.S)
@@ -200,8 +200,13 @@ class KnowledgeInput:
         return {"kind": kind, "type": self.expression_type, "expression": " ".join(self.expression.lower().split())}
 
 
-def layout_literal(candidates: dict[str, dict[str, list[str]]], words: Sequence[str], relations: Sequence[str] = LITERAL_RELATIONS,
-                   limit: int = MAX_INFERENCES, per_relation: int = PER_RELATION) -> list[str]:  # fmt: skip
+def layout_literal(
+    candidates: dict[str, dict[str, list[str]]],
+    words: Sequence[str],
+    relations: Sequence[str] = LITERAL_RELATIONS,
+    limit: int = MAX_INFERENCES,
+    per_relation: int = PER_RELATION,
+) -> list[str]:
     """Up to ``limit`` idiom inferences from ``candidates[word][relation]`` (tails), in the shipped layout.
 
     First ``per_relation`` per relation in relation order, taken round-robin over the words ("save
@@ -365,11 +370,13 @@ class PrecomputedProvider(KnowledgeProvider):
                         if not path.is_file():
                             continue
                         for obj in read_jsonl(path):
-                                expr = obj.get("idiom") if etype == "idiom" else obj.get("simile")
-                                key = (collapse_spaces(obj.get("narrative", "")), collapse_spaces(expr or ""))
-                                index[kind].setdefault(key, tuple(obj.get("inferences") or ()))
+                            expr = obj.get("idiom") if etype == "idiom" else obj.get("simile")
+                            key = (collapse_spaces(obj.get("narrative", "")), collapse_spaces(expr or ""))
+                            index[kind].setdefault(key, tuple(obj.get("inferences") or ()))
             if not any(index.values()):
-                raise KnowledgeError(f"no shipped inference files under {root}/fig_narrative/data (run `figlang data download fig_narrative`)")
+                raise KnowledgeError(
+                    f"no shipped inference files under {root}/fig_narrative/data (run `figlang data download fig_narrative`)"
+                )
             self._index = index
         return self._index
 

@@ -72,10 +72,16 @@ class RelationPrompt:
 
 
 CONTEXT_PROMPTS: dict[str, RelationPrompt] = {
-    "xNeed": RelationPrompt("What did the narrator need to do before the events of the story?", "Before this, the narrator needed to", "to "),
-    "xIntent": RelationPrompt("Why did the narrator act as they did in the story? What did they intend?", "The narrator intended to", "to "),
+    "xNeed": RelationPrompt(
+        "What did the narrator need to do before the events of the story?", "Before this, the narrator needed to", "to "
+    ),
+    "xIntent": RelationPrompt(
+        "Why did the narrator act as they did in the story? What did they intend?", "The narrator intended to", "to "
+    ),
     "xWant": RelationPrompt("What will the narrator want to do after the story?", "After this, the narrator will want to", "to "),
-    "xReact": RelationPrompt("How does the narrator feel at the end of the story? Answer with one or two words.", "The narrator feels", "", 4),
+    "xReact": RelationPrompt(
+        "How does the narrator feel at the end of the story? Answer with one or two words.", "The narrator feels", "", 4
+    ),
     "xEffect": RelationPrompt("What happens to the narrator as a result of the story?", "As a result, the narrator"),
     "xAttr": RelationPrompt("Describe the narrator's personality with one adjective.", "The narrator is", "", 3),
 }
@@ -96,7 +102,7 @@ STOP = ("\n", ".", ",", ";", ":", "!", "?", "(")
 _TRAILING = frozenset(
     "a an the of to in on at by for with from and or but that which who is are was were be their his her its my your "
     "our them they it as so very than then when while because if".split()
-)  # fmt: skip
+)
 
 
 def clean_tail(text: str, max_words: int = 8) -> str:
@@ -116,7 +122,7 @@ _GENERIC = frozenset("person man woman character individual one narrator".split(
 
 
 def _drop_copula(tail: str, relation: Any = None) -> str:
-    """"is consumed by guilt" -> "consumed by guilt" (the template already says "is"); a possessive fragment -> '';
+    """ "is consumed by guilt" -> "consumed by guilt" (the template already says "is"); a possessive fragment -> '';
     for feelings and attributes, "a kind person" -> "kind"."""
     if tail.startswith(("s ", "'s ")):
         return ""
@@ -157,10 +163,21 @@ class GenerativeProvider(KnowledgeProvider):
     VERSION = 2
 
     def __init__(
-        self, model: Any = DEFAULT_MODEL, *, samples: int = 3, max_new_tokens: int = 8, temperature: float = 0.7,
-        top_k: int = 40, seed: int = 0, max_words: int = 8, max_content_words: int = 4, simile_samples: int = 15,
-        chunk_size: int = 16, cache: Any = None, **backend_options: Any,
-    ) -> None:  # fmt: skip
+        self,
+        model: Any = DEFAULT_MODEL,
+        *,
+        samples: int = 3,
+        max_new_tokens: int = 8,
+        temperature: float = 0.7,
+        top_k: int = 40,
+        seed: int = 0,
+        max_words: int = 8,
+        max_content_words: int = 4,
+        simile_samples: int = 15,
+        chunk_size: int = 16,
+        cache: Any = None,
+        **backend_options: Any,
+    ) -> None:
         super().__init__(cache=cache)
         if not model:
             raise FiglangError("the generative provider needs a model (catalog name, local path, hub id or endpoint)")
@@ -191,17 +208,30 @@ class GenerativeProvider(KnowledgeProvider):
         runtime = getattr(self.lm, "runtime_options", None)
         speed_only = set(runtime()) if callable(runtime) else set()
         prompts = {
-            "context_user": CONTEXT_USER, "context": {k: vars(v) for k, v in CONTEXT_PROMPTS.items()},
-            "literal_user": LITERAL_USER, "literal": LITERAL_PROMPTS, "simile_user": SIMILE_USER, "simile_prefill": SIMILE_PREFILL,
-        }  # fmt: skip
+            "context_user": CONTEXT_USER,
+            "context": {k: vars(v) for k, v in CONTEXT_PROMPTS.items()},
+            "literal_user": LITERAL_USER,
+            "literal": LITERAL_PROMPTS,
+            "simile_user": SIMILE_USER,
+            "simile_prefill": SIMILE_PREFILL,
+        }
         return {
-            "provider": self.name, "version": self.VERSION, "backend": self.lm.fingerprint(),
+            "provider": self.name,
+            "version": self.VERSION,
+            "backend": self.lm.fingerprint(),
             "backend_options": {k: v for k, v in sorted(self.backend_options.items()) if k not in speed_only},
-            "chat": bool(self.lm.has_chat_template), "samples": self.samples, "max_new_tokens": self.max_new_tokens,
-            "temperature": self.temperature, "top_k": self.top_k, "seed": self.seed, "max_words": self.max_words,
-            "max_content_words": self.max_content_words, "simile_samples": self.simile_samples, "stop": list(STOP),
+            "chat": bool(self.lm.has_chat_template),
+            "samples": self.samples,
+            "max_new_tokens": self.max_new_tokens,
+            "temperature": self.temperature,
+            "top_k": self.top_k,
+            "seed": self.seed,
+            "max_words": self.max_words,
+            "max_content_words": self.max_content_words,
+            "simile_samples": self.simile_samples,
+            "stop": list(STOP),
             "prompts_sha": hashlib.sha256(json.dumps(prompts, sort_keys=True).encode()).hexdigest()[:16],
-        }  # fmt: skip
+        }
 
     # -- prompts
     def prompt(self, user: str, prefill: str) -> str:
@@ -212,8 +242,18 @@ class GenerativeProvider(KnowledgeProvider):
     def _requests(self, prompt: str, n_samples: int, seed: int) -> list[Any]:
         reqs = [GenerationRequest(prompt, max_new_tokens=self.max_new_tokens, do_sample=False, stop=STOP, n=1, seed=seed)]
         if n_samples > 0:
-            reqs.append(GenerationRequest(prompt, max_new_tokens=self.max_new_tokens, do_sample=True, temperature=self.temperature,
-                                          top_k=self.top_k, stop=STOP, n=n_samples, seed=seed))  # fmt: skip
+            reqs.append(
+                GenerationRequest(
+                    prompt,
+                    max_new_tokens=self.max_new_tokens,
+                    do_sample=True,
+                    temperature=self.temperature,
+                    top_k=self.top_k,
+                    stop=STOP,
+                    n=n_samples,
+                    seed=seed,
+                )
+            )
         return reqs
 
     def queries(self, inp: KnowledgeInput, kind: str) -> list[tuple[Any, str, str, int]]:
@@ -230,7 +270,9 @@ class GenerativeProvider(KnowledgeProvider):
         if inp.expression_type == "simile":
             phrase = _article_phrase(simile_vehicle(inp.expression)[0])
             user = SIMILE_USER.format(phrase=phrase, simile=" ".join(inp.expression.split()))
-            out.append(("HasProperty", self.prompt(user, SIMILE_PREFILL.format(Phrase=phrase[:1].upper() + phrase[1:])), "", MAX_INFERENCES))
+            out.append(
+                ("HasProperty", self.prompt(user, SIMILE_PREFILL.format(Phrase=phrase[:1].upper() + phrase[1:])), "", MAX_INFERENCES)
+            )
             return out
         for word in content_words(inp.expression, self.max_content_words):
             for rel in LITERAL_RELATIONS:
@@ -280,10 +322,19 @@ class CometProvider(KnowledgeProvider):
     GEN_TOKEN = "[GEN]"
 
     def __init__(
-        self, model: Any, *, num_beams: int = 5, top: int = PER_RELATION, simile_top: int = MAX_INFERENCES,
-        max_new_tokens: int = 24, max_source_tokens: int = 256, batch_size: int = 16, max_content_words: int = 4,
-        cache: Any = None, **backend_options: Any,
-    ) -> None:  # fmt: skip
+        self,
+        model: Any,
+        *,
+        num_beams: int = 5,
+        top: int = PER_RELATION,
+        simile_top: int = MAX_INFERENCES,
+        max_new_tokens: int = 24,
+        max_source_tokens: int = 256,
+        batch_size: int = 16,
+        max_content_words: int = 4,
+        cache: Any = None,
+        **backend_options: Any,
+    ) -> None:
         super().__init__(cache=cache)
         if not model:
             raise KnowledgeError("the comet provider needs a COMET/ParaCOMET BART checkpoint (hub id or local directory)")
@@ -315,10 +366,17 @@ class CometProvider(KnowledgeProvider):
 
     def fingerprint(self) -> dict[str, Any]:
         return {
-            "provider": self.name, "version": self.VERSION, "backend": self.lm.fingerprint(), "format": "{head} {relation} [GEN]",
-            "num_beams": self.num_beams, "top": self.top, "simile_top": self.simile_top, "max_new_tokens": self.max_new_tokens,
-            "max_source_tokens": self.max_source_tokens, "max_content_words": self.max_content_words,
-        }  # fmt: skip
+            "provider": self.name,
+            "version": self.VERSION,
+            "backend": self.lm.fingerprint(),
+            "format": "{head} {relation} [GEN]",
+            "num_beams": self.num_beams,
+            "top": self.top,
+            "simile_top": self.simile_top,
+            "max_new_tokens": self.max_new_tokens,
+            "max_source_tokens": self.max_source_tokens,
+            "max_content_words": self.max_content_words,
+        }
 
     @classmethod
     def comet_input(cls, head: str, relation: str) -> str:
@@ -333,7 +391,11 @@ class CometProvider(KnowledgeProvider):
             raise KnowledgeError("literal knowledge needs the record's idiom or simile")
         if inp.expression_type == "simile":
             return [("HasProperty", self.comet_input(simile_vehicle(inp.expression)[0], "HasProperty"), self.simile_top)]
-        return [((w, rel), self.comet_input(w, rel), self.top) for w in content_words(inp.expression, self.max_content_words) for rel in LITERAL_RELATIONS]
+        return [
+            ((w, rel), self.comet_input(w, rel), self.top)
+            for w in content_words(inp.expression, self.max_content_words)
+            for rel in LITERAL_RELATIONS
+        ]
 
     def encode(self, sources: Sequence[str]) -> dict[str, Any]:
         """Tokenized COMET inputs (padded tensors); a source longer than ``max_source_tokens`` loses its
@@ -357,9 +419,13 @@ class CometProvider(KnowledgeProvider):
             for start in range(0, len(sources), max(1, self.batch_size)):
                 batch = list(sources[start : start + self.batch_size])
                 gen = lm.model.generate(
-                    **self.encode(batch), num_beams=beams, num_return_sequences=n_return, do_sample=False, early_stopping=True,
+                    **self.encode(batch),
+                    num_beams=beams,
+                    num_return_sequences=n_return,
+                    do_sample=False,
+                    early_stopping=True,
                     max_new_tokens=self.max_new_tokens,
-                )  # fmt: skip
+                )
                 texts = lm.tokenizer.batch_decode(gen, skip_special_tokens=True, clean_up_tokenization_spaces=True)
                 for b in range(len(batch)):
                     out.append([" ".join(t.split()) for t in texts[b * n_return : (b + 1) * n_return]])

@@ -120,8 +120,14 @@ class MeaningFinder:
     once per process; a lexicon that cannot be read is skipped with its reason kept in ``problems``.
     """
 
-    def __init__(self, sources: Sequence[str] = DEFAULT_SOURCES, lexicons: Sequence[str] = DEFAULT_LEXICONS,
-                 data_dir: str | Path | None = None, model: str | None = None, model_options: dict[str, Any] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        sources: Sequence[str] = DEFAULT_SOURCES,
+        lexicons: Sequence[str] = DEFAULT_LEXICONS,
+        data_dir: str | Path | None = None,
+        model: str | None = None,
+        model_options: dict[str, Any] | None = None,
+    ) -> None:
         unknown = [s for s in sources if s not in SOURCES]
         if unknown:
             raise FiglangError(f"unknown meaning source(s) {', '.join(unknown)}: choose from {', '.join(SOURCES)}")
@@ -136,12 +142,14 @@ class MeaningFinder:
         self._tables: list[dict[str, tuple[str, str]]] | None = None
 
     def describe(self) -> dict[str, Any]:
-        return {"sources": list(self.sources), "lexicons": list(self.lexicon_specs) if "lexicon" in self.sources else [],
-                "model": self.model if "lm" in self.sources else None}  # fmt: skip
+        return {
+            "sources": list(self.sources),
+            "lexicons": list(self.lexicon_specs) if "lexicon" in self.sources else [],
+            "model": self.model if "lm" in self.sources else None,
+        }
 
     def tables(self) -> list[dict[str, tuple[str, str]]]:
         if self._tables is None:
-
             root = str(resolve_data_dir(self.data_dir))
             self._tables = []
             for spec in self.lexicon_specs:

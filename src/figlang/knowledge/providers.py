@@ -99,7 +99,9 @@ __all__ = [
 PROVIDERS = ("precomputed", "wordnet", "generative", "comet")
 
 
-def get_provider(name: str, model: str | None = None, data_dir: str | Path | None = None, cache: Any = None, **options: Any) -> KnowledgeProvider:
+def get_provider(
+    name: str, model: str | None = None, data_dir: str | Path | None = None, cache: Any = None, **options: Any
+) -> KnowledgeProvider:
     """A provider by name: precomputed | wordnet | generative (``model``, default smollm2-135m) | comet (``model`` required)."""
     key = str(name).strip().lower()
     if key == "precomputed":

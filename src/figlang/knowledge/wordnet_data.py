@@ -53,10 +53,19 @@ DEFAULT_SEARCH_DIRS = ("/usr/share/wordnet", "/usr/local/WordNet-3.0/dict", "/us
 
 # What a WordNet 3.0 database directory must hold for the reader (lexnames is added by figlang).
 DATABASE_FILES = (
-    "data.adj", "data.adv", "data.noun", "data.verb",
-    "index.adj", "index.adv", "index.noun", "index.verb",
-    "adj.exc", "adv.exc", "noun.exc", "verb.exc",
-)  # fmt: skip
+    "data.adj",
+    "data.adv",
+    "data.noun",
+    "data.verb",
+    "index.adj",
+    "index.adv",
+    "index.noun",
+    "index.verb",
+    "adj.exc",
+    "adv.exc",
+    "noun.exc",
+    "verb.exc",
+)
 OPTIONAL_FILES = ("cntlist.rev", "index.sense", "cntlist", "sentidx.vrb", "sents.vrb")
 
 

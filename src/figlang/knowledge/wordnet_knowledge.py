@@ -70,16 +70,23 @@ if TYPE_CHECKING:
 __all__ = ["WordNetProvider", "choose_sense", "simile_tails", "word_relations"]
 
 _CONCRETE = {
-    "noun.artifact": 1.0, "noun.animal": 1.0, "noun.body": 1.0, "noun.object": 1.0, "noun.plant": 1.0,
-    "noun.substance": 1.0, "noun.phenomenon": 1.0, "noun.food": 0.7, "noun.location": 0.5,
-}  # fmt: skip
+    "noun.artifact": 1.0,
+    "noun.animal": 1.0,
+    "noun.body": 1.0,
+    "noun.object": 1.0,
+    "noun.plant": 1.0,
+    "noun.substance": 1.0,
+    "noun.phenomenon": 1.0,
+    "noun.food": 0.7,
+    "noun.location": 0.5,
+}
 _POS_ORDER = ("n", "v", "a")
 _STOP = frozenset(
     "a an the of to in on at by for with from and or but is are was were be been being that this these those it its "
     "as into out up down over under than then so such which who whom what when where how all any some one ones "
     "someone something somebody thing things person people especially usually often etc very more most less much "
     "many other its their his her your our used make made like also either neither not no".split()
-)  # fmt: skip
+)
 _ADJ_SUFFIXES = ("ing", "ed", "ous", "ful", "less", "ive", "able", "ible", "al", "ic", "ish", "y", "ant", "ent", "ary", "ory", "ar")
 _TAXONOMIC = ("genus", "family", "order", "class", "phylum", "division")
 _MAX_TAIL_WORDS = 7
@@ -156,7 +163,9 @@ def choose_sense(wn: WordNetCorpusReader, word: str, pos: str | None = None, n: 
         return []
     poses = ("a", "s") if pos == "a" else (pos,)
     senses = list(dict.fromkeys(s for p in poses for s in wn.synsets(word, p)))[:4]
-    scored = sorted(((1.0 / (rank + 1) + _CONCRETE.get(s.lexname(), 0.0), -rank, s) for rank, s in enumerate(senses)), key=lambda t: (-t[0], -t[1]))
+    scored = sorted(
+        ((1.0 / (rank + 1) + _CONCRETE.get(s.lexname(), 0.0), -rank, s) for rank, s in enumerate(senses)), key=lambda t: (-t[0], -t[1])
+    )
     return [s for _, _, s in scored[:n]]
 
 

@@ -141,11 +141,7 @@ class BertScore(PairwiseMetric):
     @property
     def comparable_to_published(self) -> bool:
         """Only deberta-large-mnli at bert_score's default layer with the slow tokenizer (the FLUTE set-up)."""
-        return (
-            self.model_type == PAPER_BERTSCORE_MODEL
-            and self.num_layers == self.default_layer
-            and not self.use_fast_tokenizer
-        )
+        return self.model_type == PAPER_BERTSCORE_MODEL and self.num_layers == self.default_layer and not self.use_fast_tokenizer
 
     def _config(self) -> dict[str, Any]:
         return {

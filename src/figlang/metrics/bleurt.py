@@ -277,9 +277,7 @@ class Bleurt(PairwiseMetric):
         missing = [k for k in missing if not k.endswith(("position_ids", "token_type_ids"))]
         unexpected = [k for k in unexpected if not k.endswith(("position_ids", "token_type_ids"))]
         if missing or unexpected:
-            raise ValueError(
-                f"{self.checkpoint!r} does not have BERT's layout: missing {missing[:5]}, unexpected {unexpected[:5]}"
-            )
+            raise ValueError(f"{self.checkpoint!r} does not have BERT's layout: missing {missing[:5]}, unexpected {unexpected[:5]}")
         generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():
             weight = torch.randn(model.classifier.weight.shape, generator=generator) * model.config.initializer_range

@@ -56,8 +56,13 @@ def explanation_quality(rows: Sequence[ExplanationRow], bertscore: Any | None = 
         per[r.id]["rougeL_f1"] = value if p else 0.0
     for r, p, value in zip(rows, preds, bleu.score_pairs(preds, golds)):
         per[r.id]["bleu"] = value if p else 0.0
-    config: dict[str, Any] = {"rougeL": rouge.config(), "bleu": bleu.config(), "corpus_bleu": corpus.config(), "bertscore": None,
-                              "missing_or_empty": "scored 0 on every measure"}  # fmt: skip
+    config: dict[str, Any] = {
+        "rougeL": rouge.config(),
+        "bleu": bleu.config(),
+        "corpus_bleu": corpus.config(),
+        "bertscore": None,
+        "missing_or_empty": "scored 0 on every measure",
+    }
     if bertscore is not None:
         for r, value in zip(rows, bertscore.score(preds, golds).f1):
             per[r.id]["bertscore_f1"] = float(value)

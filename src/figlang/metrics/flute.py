@@ -487,15 +487,22 @@ def flute_scores_from_records(records: Sequence[Any], predictions: Mapping[str, 
     preds = []
     for pid, p in predictions.items():
         valid = getattr(p, "valid", True)
-        preds.append({
-            "id": pid,
-            "label": getattr(p, "prediction", None) if valid else None,
-            "explanation": getattr(p, "explanation", None),
-        })  # fmt: skip
+        preds.append(
+            {
+                "id": pid,
+                "label": getattr(p, "prediction", None) if valid else None,
+                "explanation": getattr(p, "explanation", None),
+            }
+        )
     bertscore = BertScore(options.bertscore_model, getattr(options, "bertscore_layers", None))
     bleurt = Bleurt(options.bleurt_checkpoint, untrained_head_seed=getattr(options, "bleurt_head_seed", None))
     report = evaluate_flute(
-        records, preds, bertscore=bertscore, bleurt=bleurt, semantics=semantics, allow_partial=True  # type: ignore[arg-type]
+        records,
+        preds,
+        bertscore=bertscore,
+        bleurt=bleurt,
+        semantics=semantics,
+        allow_partial=True,  # type: ignore[arg-type]
     )
     out: dict[str, Any] = {"computed": True, "semantics": report.semantics, "n": report.overall.n}
     out.update({k: v for k, v in report.overall.to_dict().items() if k != "n"})

@@ -128,7 +128,9 @@ def sample_flute_items(
         for s in systems[1:]:
             other = indexed[s][rid]
             if (" ".join(str(other.get("premise", "")).split()), " ".join(str(other.get("hypothesis", "")).split())) != (
-                " ".join(str(base.get("premise", "")).split()), " ".join(str(base.get("hypothesis", "")).split())):
+                " ".join(str(base.get("premise", "")).split()),
+                " ".join(str(base.get("hypothesis", "")).split()),
+            ):
                 raise DataError(f"item {rid!r} has another premise or hypothesis in {s!r} than in {systems[0]!r}: runs of different data")
 
     def usable(rid: str) -> bool:
@@ -156,14 +158,23 @@ def sample_flute_items(
             row = first[rid]
             items.append(
                 FluteEvalItem(
-                    item_id=rid, figure_type=figure, premise=str(row.get("premise", "")), hypothesis=str(row.get("hypothesis", "")),
-                    gold_label=row.get("gold"), labels={s: indexed[s][rid].get("prediction") for s in systems},
+                    item_id=rid,
+                    figure_type=figure,
+                    premise=str(row.get("premise", "")),
+                    hypothesis=str(row.get("hypothesis", "")),
+                    gold_label=row.get("gold"),
+                    labels={s: indexed[s][rid].get("prediction") for s in systems},
                     explanations={s: str(indexed[s][rid].get("explanation")).strip() for s in systems},
-                )  # fmt: skip
+                )
             )
     random.Random(f"{seed}\x1forder").shuffle(items)  # judges see figure types mixed, in a recorded order
-    config = {"per_type": per_type, "seed": seed, "require_correct": require_correct, "figure_types": list(figure_types),
-              "systems": systems}  # fmt: skip
+    config = {
+        "per_type": per_type,
+        "seed": seed,
+        "require_correct": require_correct,
+        "figure_types": list(figure_types),
+        "systems": systems,
+    }
     return FluteSample(tuple(items), eligible, config)
 
 
@@ -186,13 +197,27 @@ def export_flute_for_judges(
     judge_rows, key_rows = [], []
     for position, item in enumerate(items, start=1):
         order = shuffled_systems(item.item_id, item.explanations, seed)
-        judge_rows.append({
-            "item_id": item.item_id, "position": position, "figure_type": item.figure_type,
-            "premise": item.premise, "hypothesis": item.hypothesis,
-            "explanations": [{"label": _label_name(item.labels[s]), "text": item.explanations[s]} for s in order],
-        })  # fmt: skip
-        key_rows.append({"item_id": item.item_id, "position": position, "figure_type": item.figure_type, "systems": order,
-                         "labels": [item.labels[s] for s in order], "gold_label": item.gold_label, "seed": seed})  # fmt: skip
+        judge_rows.append(
+            {
+                "item_id": item.item_id,
+                "position": position,
+                "figure_type": item.figure_type,
+                "premise": item.premise,
+                "hypothesis": item.hypothesis,
+                "explanations": [{"label": _label_name(item.labels[s]), "text": item.explanations[s]} for s in order],
+            }
+        )
+        key_rows.append(
+            {
+                "item_id": item.item_id,
+                "position": position,
+                "figure_type": item.figure_type,
+                "systems": order,
+                "labels": [item.labels[s] for s in order],
+                "gold_label": item.gold_label,
+                "seed": seed,
+            }
+        )
     write_jsonl(paths.items_jsonl, judge_rows)
     write_jsonl(paths.key_jsonl, key_rows)
     header = ["item_id", "position", "figure_type", "premise", "hypothesis"]
@@ -207,12 +232,17 @@ def export_flute_for_judges(
                 cells += [e["label"], e["text"]]
             writer.writerow(cells)
     manifest = {
-        "format": FORMAT, "version": FORMAT_VERSION, **sample.config, "n_items": len(items),
-        "per_figure_type": dict(Counter(i.figure_type for i in items)), "eligible": sample.eligible,
-        "ratings": {RATING_NAMES[k]: v for k, v in RATINGS.items()}, "shortcomings": list(SHORTCOMINGS.values()),
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        **sample.config,
+        "n_items": len(items),
+        "per_figure_type": dict(Counter(i.figure_type for i in items)),
+        "eligible": sample.eligible,
+        "ratings": {RATING_NAMES[k]: v for k, v in RATINGS.items()},
+        "shortcomings": list(SHORTCOMINGS.values()),
         "files": {"items_jsonl": paths.items_jsonl.name, "items_csv": paths.items_csv.name, "key": paths.key_jsonl.name},
         **({"provenance": dict(provenance)} if provenance else {}),
-    }  # fmt: skip
+    }
     write_json(out / f"{stem}_manifest.json", manifest)
     return paths
 
@@ -312,9 +342,13 @@ def import_flute_judgements(
                 raise DataError(f"{where}: shortcomings are for answers other than Yes, got Yes with {', '.join(shortcomings)}", path, line)
             out.append(FluteJudgement(item_id, judge, system, entry.figure_type, rating, shortcomings))
         extra = sorted(
-            c for c in row if c.startswith(("rating_", "shortcomings_")) and c.rsplit("_", 1)[1].isdigit()
-            and not 1 <= int(c.rsplit("_", 1)[1]) <= n and row[c] not in (None, "", [])
-        )  # fmt: skip
+            c
+            for c in row
+            if c.startswith(("rating_", "shortcomings_"))
+            and c.rsplit("_", 1)[1].isdigit()
+            and not 1 <= int(c.rsplit("_", 1)[1]) <= n
+            and row[c] not in (None, "", [])
+        )
         if extra:
             raise DataError(f"item {item_id!r} shows {n} explanations but the row answers {', '.join(extra)}", path, line)
         counts[item_id] += 1
@@ -416,29 +450,38 @@ def summarize_flute_human(judgements: Sequence[FluteJudgement], systems: Sequenc
                 "no_pct": 100 * sum(j.rating == "no" for j in fig_j) / len(fig_j),
             }
         scores[system] = FluteSystemScores(
-            n_items=len(per_item), n_judgements=len(mine), h_score=100 * float(np.mean(list(per_item.values()))),
+            n_items=len(per_item),
+            n_judgements=len(mine),
+            h_score=100 * float(np.mean(list(per_item.values()))),
             rating_pct={RATING_NAMES[r]: 100 * ratings[r] / len(mine) for r in RATINGS},
             shortcoming_pct={name: 100 * flagged[key] / len(mine) for key, name in SHORTCOMINGS.items()},
             by_figure_type=by_figure,
-        )  # fmt: skip
+        )
     units = {u: {judge: j.rating for judge, j in votes.items()} for u, votes in by_unit.items() if u[1] in all_systems}
     comparisons = []
     for a, b in combinations(all_systems, 2):
         paired = [i for i in items if i in item_score[a] and i in item_score[b]]
         test = wilcoxon_signed_rank([item_score[a][i] for i in paired], [item_score[b][i] for i in paired])
-        comparisons.append({"a": a, "b": b, "n_items": len(paired),
-                            "h_difference": scores[a].h_score - scores[b].h_score, "wilcoxon": test.to_dict()})  # fmt: skip
+        comparisons.append(
+            {"a": a, "b": b, "n_items": len(paired), "h_difference": scores[a].h_score - scores[b].h_score, "wilcoxon": test.to_dict()}
+        )
     agreeable = any(len(votes) >= 2 for votes in units.values())  # alpha needs a unit rated twice; else it is undefined
     return FluteHumanSummary(
-        systems=all_systems, scores=scores, n_items=len(items), judges=tuple(sorted({j.judge for j in judgements})),
+        systems=all_systems,
+        scores=scores,
+        n_items=len(items),
+        judges=tuple(sorted({j.judge for j in judgements})),
         alpha_ordinal=ordinal_alpha(units) if agreeable else float("nan"),
-        alpha_nominal=nominal_alpha(units) if agreeable else float("nan"), comparisons=comparisons,
-    )  # fmt: skip
+        alpha_nominal=nominal_alpha(units) if agreeable else float("nan"),
+        comparisons=comparisons,
+    )
 
 
 def write_flute_human_results(path: str | Path, summary: FluteHumanSummary, provenance: Mapping[str, Any] | None = None) -> None:
     """The summary as JSON, atomically, with where the judgements came from."""
-    write_json(path, {"format": FORMAT, "version": FORMAT_VERSION, **summary.to_dict(), **({"provenance": dict(provenance)} if provenance else {})})
+    write_json(
+        path, {"format": FORMAT, "version": FORMAT_VERSION, **summary.to_dict(), **({"provenance": dict(provenance)} if provenance else {})}
+    )
 
 
 def judgement_rows(judgements: Sequence[FluteJudgement], key: Mapping[str, FluteKeyItem]) -> list[dict[str, Any]]:

@@ -144,9 +144,7 @@ class PairwiseMetric(ABC):
 
         per_item: list[float] = []
         for samples, refs in items:
-            values = [
-                (0.0 if _is_empty(s) or _is_empty(r) else float(next(scores))) for s in samples for r in refs
-            ] or [0.0]
+            values = [(0.0 if _is_empty(s) or _is_empty(r) else float(next(scores))) for s in samples for r in refs] or [0.0]
             per_item.append(max(values) if self.protocol == "max" else sum(values) / len(values))
         corpus = sum(per_item) / len(per_item) if per_item else 0.0
         return GenerationScore(
@@ -226,9 +224,7 @@ class SacreSentenceBleu(PairwiseMetric):
         super().__init__(protocol=protocol)
         from sacrebleu.metrics import BLEU
 
-        self._bleu = BLEU(
-            tokenize=tokenize, smooth_method=smooth_method, lowercase=lowercase, effective_order=effective_order
-        )
+        self._bleu = BLEU(tokenize=tokenize, smooth_method=smooth_method, lowercase=lowercase, effective_order=effective_order)
         # sacrebleu only knows the reference count (part of the signature) after scoring once.
         self._bleu.sentence_score("signature", ["signature"])
         self.signature = self._bleu.get_signature().format()

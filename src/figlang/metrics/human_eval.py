@@ -222,7 +222,11 @@ def _text(value: Any) -> str:
 
 
 def _check_coverage(
-    counts: Mapping[str, int], key: Mapping[str, Sequence[str]], path: str | Path, judges_per_item: int | None, first_line: Mapping[str, int]
+    counts: Mapping[str, int],
+    key: Mapping[str, Sequence[str]],
+    path: str | Path,
+    judges_per_item: int | None,
+    first_line: Mapping[str, int],
 ) -> None:
     missing = [i for i in key if i not in counts]
     if missing:
@@ -231,9 +235,7 @@ def _check_coverage(
     if judges_per_item is not None:
         for item_id, n in counts.items():
             if n != judges_per_item:
-                raise DataError(
-                    f"item {item_id!r} has answers from {n} judge(s), expected {judges_per_item}", path, first_line[item_id]
-                )
+                raise DataError(f"item {item_id!r} has answers from {n} judge(s), expected {judges_per_item}", path, first_line[item_id])
 
 
 def checked_answer_rows(
@@ -280,9 +282,7 @@ def import_absolute_answers(
             if not value:
                 raise DataError(f"missing answer {column!r} for item {item_id!r} (judge {judge!r})", path, line)
             if value not in (YES, NO):
-                raise DataError(
-                    f"answer {raw!r} in {column!r} for item {item_id!r} is not one of: yes, no", path, line
-                )
+                raise DataError(f"answer {raw!r} in {column!r} for item {item_id!r} is not one of: yes, no", path, line)
             out.append(AbsoluteJudgement(item_id, judge, system, value == YES))
         extra = [c for c in row if c.startswith("candidate_") and c not in {f"candidate_{k}" for k in range(1, len(systems) + 1)}]
         if any(_text(row[c]) for c in extra):
@@ -662,7 +662,9 @@ def load_amt_comparative(path: str | Path) -> ComparativeFile:
         if not consistent:
             raise DataError(f"majority {majority!r} disagrees with responses {responses!r}", path, line)
         meaning = rec.get("Input.meaning")
-        items.append(ComparativeItem(line, narrative, meaning if isinstance(meaning, str) else None, tuple(gens), tuple(responses), majority))
+        items.append(
+            ComparativeItem(line, narrative, meaning if isinstance(meaning, str) else None, tuple(gens), tuple(responses), majority)
+        )
     return ComparativeFile(str(path), tuple(items), tuple(repairs))
 
 
@@ -818,8 +820,10 @@ def render_table5_markdown(table: Table5) -> str:
 # Table 5 as a result file: every figure docs/human_eval_table5.md quotes, with the per-unit votes
 # --------------------------------------------------------------------------------------------
 
-TABLE5_SOURCE = ("Chakrabarty, Choi and Shwartz, \"It's not Rocket Science: Interpreting Figurative Language in Narratives\", "
-                 "TACL 2022, Table 5 (human evaluation of generated continuations)")
+TABLE5_SOURCE = (
+    'Chakrabarty, Choi and Shwartz, "It\'s not Rocket Science: Interpreting Figurative Language in Narratives", '
+    "TACL 2022, Table 5 (human evaluation of generated continuations)"
+)
 TABLE5_FILES = ("{figure}plausible.json", "amt{figure}.json")
 
 
@@ -844,7 +848,9 @@ def _pct(part: float, whole: float) -> float:
     return 100 * part / whole if whole else float("nan")
 
 
-def _table5_readings(gen: Path, figure: str, plaus: PlausibilityFile, comp_file: ComparativeFile) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _table5_readings(
+    gen: Path, figure: str, plaus: PlausibilityFile, comp_file: ComparativeFile
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The other readings the doc reports for one figure type, and the per-unit records behind them."""
     votes: dict[tuple[str, str], dict[str, bool]] = defaultdict(dict)
     for j in plaus.judgements:
@@ -867,17 +873,24 @@ def _table5_readings(gen: Path, figure: str, plaus: PlausibilityFile, comp_file:
         "absolute_at_least_one_plausible": {s: _pct(sum(1 for x in v if any(x)), len(hits)) for s, v in by_column.items()},
         "alpha_absolute_by_column": {s: nominal_alpha({u: v for u, v in votes.items() if u[1] == s}) for s in plaus.systems},
         "pairwise_agreement_absolute": _pairwise_agreement([list(v.values()) for v in votes.values()]),
-        "pairwise_agreement_absolute_models": _pairwise_agreement([list(v.values()) for (_, s), v in votes.items() if s in _TEMPLATE_MODELS]),
+        "pairwise_agreement_absolute_models": _pairwise_agreement(
+            [list(v.values()) for (_, s), v in votes.items() if s in _TEMPLATE_MODELS]
+        ),
     }
     comp = comparative_summary_from_file(comp_file)
     first = comparative_summary_from_file(ComparativeFile(comp_file.path, comp_file.items[:100], comp_file.repairs))
     with_majority = {it.line: dict(enumerate(it.responses)) for it in comp_file.items if majority_label(it.responses) is not None}
-    readings.update({
-        "comparative_shares_over_all_items": {k: 100 * v for k, v in comp.shares("all").items()},
-        "comparative_first_100_items": {"items": first.n_items, "shares_over_all_items": {k: 100 * v for k, v in first.shares("all").items()}},
-        "alpha_comparative_items_with_majority": nominal_alpha(with_majority),
-        "pairwise_agreement_comparative": _pairwise_agreement([it.responses for it in comp_file.items]),
-    })
+    readings.update(
+        {
+            "comparative_shares_over_all_items": {k: 100 * v for k, v in comp.shares("all").items()},
+            "comparative_first_100_items": {
+                "items": first.n_items,
+                "shares_over_all_items": {k: 100 * v for k, v in first.shares("all").items()},
+            },
+            "alpha_comparative_items_with_majority": nominal_alpha(with_majority),
+            "pairwise_agreement_comparative": _pairwise_agreement([it.responses for it in comp_file.items]),
+        }
+    )
     # the example widget's stray value: each reading's figures
     readings["example_widget"] = {}
     for reading in ("not_plausible", "plausible", "missing"):
@@ -885,7 +898,10 @@ def _table5_readings(gen: Path, figure: str, plaus: PlausibilityFile, comp_file:
             warnings.simplefilter("ignore")
             other = load_mturk_plausibility(gen / f"{figure}plausible.json", reading)
         s = summarize_absolute(other.judgements, other.systems)
-        readings["example_widget"][reading] = {"absolute": {m: 100 * s.share_plausible[m] for m in _TEMPLATE_MODELS}, "alpha_absolute": s.alpha}
+        readings["example_widget"][reading] = {
+            "absolute": {m: 100 * s.share_plausible[m] for m in _TEMPLATE_MODELS},
+            "alpha_absolute": s.alpha,
+        }
     alphas = [r["alpha_absolute"] for r in readings["example_widget"].values()]
     readings["example_widget"]["alpha_absolute_range"] = max(alphas) - min(alphas)
     readings["stray_answers"] = [{**_warning_record(w, gen.parents[3]), "value": 2} for w in plaus.warnings if "= 2 (" in w.message]
@@ -893,18 +909,35 @@ def _table5_readings(gen: Path, figure: str, plaus: PlausibilityFile, comp_file:
     records: list[dict[str, Any]] = []
     judge = {w: f"judge{k}" for k, w in enumerate(sorted({j.judge for j in plaus.judgements}), start=1)}  # no MTurk worker ids
     for (hit, system), v in sorted(votes.items()):
-        records.append({"figure": figure, "evaluation": "absolute", "hit": hit, "system": system,
-                        "votes": {judge[w]: int(x) for w, x in sorted(v.items())}, "plausible": verdict(hit, system)})
+        records.append(
+            {
+                "figure": figure,
+                "evaluation": "absolute",
+                "hit": hit,
+                "system": system,
+                "votes": {judge[w]: int(x) for w, x in sorted(v.items())},
+                "plausible": verdict(hit, system),
+            }
+        )
     for it in comp_file.items:
         m = majority_label(it.responses)
-        records.append({"figure": figure, "evaluation": "comparative", "line": it.line, "responses": list(it.responses),
-                        "file_majority": it.majority, "majority_of_responses": m,
-                        "counted_as": None if m is None else (str(m) if m in (ALL, NEITHER) else it.majority)})
+        records.append(
+            {
+                "figure": figure,
+                "evaluation": "comparative",
+                "line": it.line,
+                "responses": list(it.responses),
+                "file_majority": it.majority,
+                "majority_of_responses": m,
+                "counted_as": None if m is None else (str(m) if m in (ALL, NEITHER) else it.majority),
+            }
+        )
     return readings, records
 
 
-def table5_results(data_dir: str | Path | None = None, example_widget_value: ExampleWidgetValue = "not_plausible",
-                   command: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def table5_results(
+    data_dir: str | Path | None = None, example_widget_value: ExampleWidgetValue = "not_plausible", command: str | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Everything docs/human_eval_table5.md quotes about Table 5, as one result record, and its per-unit records.
 
     ``recomputed``: :func:`table5`'s figures; ``readings``: the other readings the doc compares (pooled human votes,
@@ -927,10 +960,14 @@ def table5_results(data_dir: str | Path | None = None, example_widget_value: Exa
         gen = root / "output" / figure / "generative"
         files += [gen / f.format(figure=figure) for f in TABLE5_FILES]
         recomputed[figure] = {
-            "absolute": col.absolute, "absolute_human_columns": col.absolute_human_columns,
-            "comparative": col.comparative, "comparative_counts": col.comparative_counts,
-            "n_absolute_items": col.n_absolute_items, "n_absolute_assignments": col.n_absolute_assignments,
-            "n_comparative_items": col.n_comparative_items, "n_comparative_no_majority": col.n_comparative_no_majority,
+            "absolute": col.absolute,
+            "absolute_human_columns": col.absolute_human_columns,
+            "comparative": col.comparative,
+            "comparative_counts": col.comparative_counts,
+            "n_absolute_items": col.n_absolute_items,
+            "n_absolute_assignments": col.n_absolute_assignments,
+            "n_comparative_items": col.n_comparative_items,
+            "n_comparative_no_majority": col.n_comparative_no_majority,
             "n_comparative_with_majority": col.n_comparative_items - col.n_comparative_no_majority,
             "alpha": {"absolute": col.alpha_absolute, "absolute_models": col.alpha_absolute_models, "comparative": col.alpha_comparative},
             "warnings": [_warning_record(w, root.parent) for w in col.warnings],
@@ -946,8 +983,9 @@ def table5_results(data_dir: str | Path | None = None, example_widget_value: Exa
     comparison = {
         "human_gap": {f: pub["absolute"][f]["human"] - recomputed[f]["absolute"]["human"] for f in ("idiom", "simile")},
         "idiom_comparative_equal_to_truncated_share": sum(idiom_truncated[k] == pub["comparative"]["idiom"][k] for k in idiom_truncated),
-        "idiom_comparative_equal_to_count": sum(recomputed["idiom"]["comparative_counts"][k] == pub["comparative"]["idiom"][k]
-                                                for k in idiom_truncated),
+        "idiom_comparative_equal_to_count": sum(
+            recomputed["idiom"]["comparative_counts"][k] == pub["comparative"]["idiom"][k] for k in idiom_truncated
+        ),
         "idiom_comparative_figures": len(idiom_truncated),
     }
     comparison["human_max_gap"] = max(comparison["human_gap"].values())
@@ -958,20 +996,28 @@ def table5_results(data_dir: str | Path | None = None, example_widget_value: Exa
         "example_widget_value": example_widget_value,
         "recomputed": recomputed,
         "readings": readings,
-        "published": {"source": TABLE5_SOURCE, "note": "as printed in the paper: percentages, alpha as a fraction",
-                      **{k: v for k, v in pub.items()}},
+        "published": {
+            "source": TABLE5_SOURCE,
+            "note": "as printed in the paper: percentages, alpha as a fraction",
+            **{k: v for k, v in pub.items()},
+        },
         "comparison": comparison,
-        "items_file": ("predictions.jsonl.gz: one record per (HIT, shown sentence) with the workers' votes (workers as judge1.., "
-                       "in the order of their MTurk ids), one per comparative item"),
-        "data": {"data_dir": portable_path(data_dir) if data_dir is not None else None,
-                 "files": data_checksums(files, root.parent)},
+        "items_file": (
+            "predictions.jsonl.gz: one record per (HIT, shown sentence) with the workers' votes (workers as judge1.., "
+            "in the order of their MTurk ids), one per comparative item"
+        ),
+        "data": {"data_dir": portable_path(data_dir) if data_dir is not None else None, "files": data_checksums(files, root.parent)},
         "code": code_provenance(),
     }
     return result, records
 
 
-def write_table5_results(out_dir: str | Path, data_dir: str | Path | None = None, example_widget_value: ExampleWidgetValue = "not_plausible",
-                         command: str | None = None) -> tuple[Path, Path]:
+def write_table5_results(
+    out_dir: str | Path,
+    data_dir: str | Path | None = None,
+    example_widget_value: ExampleWidgetValue = "not_plausible",
+    command: str | None = None,
+) -> tuple[Path, Path]:
     """Write ``out_dir/table5.json`` (:func:`table5_results`) and ``out_dir/predictions.jsonl.gz`` (its per-unit records)."""
 
     result, records = table5_results(data_dir, example_widget_value, command)

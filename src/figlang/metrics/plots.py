@@ -86,8 +86,16 @@ def plot_ice_scatter(
     fig = Figure(figsize=(7.5, 5.2))
     ax = fig.add_subplot()
     sizes = 25 + 22 * (counts - 1)
-    ax.scatter(px, py, s=sizes, alpha=0.6, color=_CORRECT, edgecolor="white", linewidth=0.6,
-               label=f"idioms (n={len(x)}); area = idioms at that point")
+    ax.scatter(
+        px,
+        py,
+        s=sizes,
+        alpha=0.6,
+        color=_CORRECT,
+        edgecolor="white",
+        linewidth=0.6,
+        label=f"idioms (n={len(x)}); area = idioms at that point",
+    )
     if len(set(x.tolist())) > 1:
         slope, intercept = np.polyfit(x, y, 1)
         xs = np.linspace(x.min(), x.max(), 50)
@@ -102,8 +110,7 @@ def plot_ice_scatter(
     legend.legend_handles[0].set_sizes([30])  # a normal-size marker in the legend, whatever the data
     order = np.argsort(-np.hypot(px - x.mean(), py - y.mean()))
     names = list(points.values())
-    candidates = [(px[k], py[k], names[k][0] if counts[k] == 1 else f"{counts[k]} idioms", float(np.sqrt(sizes[k]) / 2))
-                  for k in order]  # fmt: skip
+    candidates = [(px[k], py[k], names[k][0] if counts[k] == 1 else f"{counts[k]} idioms", float(np.sqrt(sizes[k]) / 2)) for k in order]
     markers = [(float(a), float(b), float(np.sqrt(c) / 2)) for a, b, c in zip(px, py, sizes)]
     place_labels(ax, candidates, max_labels=max_labels, markers=markers)
     ax.grid(alpha=0.3)
@@ -142,9 +149,16 @@ def place_labels(
         if len(placed) >= max_labels:
             break
         gap = radius + 3  # the marker's radius in points, plus a little air
-        spots = [(gap, -3, "left", "baseline"), (-gap, -3, "right", "baseline"), (0, gap, "center", "bottom"),
-                 (0, -gap, "center", "top"), (gap, gap, "left", "bottom"), (-gap, gap, "right", "bottom"),
-                 (gap, -gap, "left", "top"), (-gap, -gap, "right", "top")]  # fmt: skip
+        spots = [
+            (gap, -3, "left", "baseline"),
+            (-gap, -3, "right", "baseline"),
+            (0, gap, "center", "bottom"),
+            (0, -gap, "center", "top"),
+            (gap, gap, "left", "bottom"),
+            (-gap, gap, "right", "bottom"),
+            (gap, -gap, "left", "top"),
+            (-gap, -gap, "right", "top"),
+        ]
         for dx, dy, ha, va in spots:
             note = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", ha=ha, va=va, fontsize=8, alpha=0.9)
             box = note.get_window_extent(renderer).padded(1)
@@ -182,8 +196,16 @@ def plot_accuracy_bars(
     ax.errorbar(xs, a, yerr=[a - lo, hi - a], fmt="none", ecolor="black", capsize=5, linewidth=1.2, label="95% CI")
     for xi, ai, hi_i in zip(xs, a, hi):  # value at the bar's foot (inside) or above the error bar
         inside = ai > 0.12
-        ax.text(xi, 0.02 if inside else hi_i + 0.01, f"{ai:.2f}", ha="center", va="bottom",
-                fontsize=9, color="white" if inside else "black", fontweight="bold")
+        ax.text(
+            xi,
+            0.02 if inside else hi_i + 0.01,
+            f"{ai:.2f}",
+            ha="center",
+            va="bottom",
+            fontsize=9,
+            color="white" if inside else "black",
+            fontweight="bold",
+        )
     ax.set_xticks(xs)
     # Tilt the labels when they would collide: many bars, or names longer than a bar's width.
     tilt = n > 4 or max(len(str(g)) for g in groups) > 14

@@ -101,9 +101,7 @@ def paired_t_test(correct_a: Sequence[float], correct_b: Sequence[float]) -> Tes
     diff = x - y
     if np.all(diff == diff[0]):
         details["df"] = int(x.size) - 1
-        details["note"] = (
-            f"every paired difference is {float(diff[0]):g}: zero variance, so the t statistic and p-value are undefined"
-        )
+        details["note"] = f"every paired difference is {float(diff[0]):g}: zero variance, so the t statistic and p-value are undefined"
         return TestResult(name, math.nan, math.nan, int(x.size), details)
     res = stats.ttest_rel(x, y)
     details["df"] = int(res.df)
@@ -138,14 +136,26 @@ def mcnemar(
     if use_exact:
         res = stats.binomtest(b, n_disc, 0.5, alternative="two-sided")
         return McNemarResult(
-            "McNemar exact binomial (scipy.stats.binomtest)", float(b), float(res.pvalue), int(x.size), details,
-            b=b, c=c, exact=True,
+            "McNemar exact binomial (scipy.stats.binomtest)",
+            float(b),
+            float(res.pvalue),
+            int(x.size),
+            details,
+            b=b,
+            c=c,
+            exact=True,
         )
     statistic = max(abs(b - c) - 1.0, 0.0) ** 2 / n_disc  # b == c: no evidence, not a small positive statistic
     p = float(stats.chi2.sf(statistic, df=1))
     return McNemarResult(
-        "McNemar chi-square with continuity correction", float(statistic), p, int(x.size), details,
-        b=b, c=c, exact=False,
+        "McNemar chi-square with continuity correction",
+        float(statistic),
+        p,
+        int(x.size),
+        details,
+        b=b,
+        c=c,
+        exact=False,
     )
 
 

@@ -127,8 +127,10 @@ class MethodRegistry:
             elif callable(obj):
                 obj(self)
             else:
-                raise FiglangError(f"entry point {where} (group {METHOD_ENTRY_POINTS}) must name a Method subclass or a "
-                                   f"register(registry) function, not a {type(obj).__name__}")  # fmt: skip
+                raise FiglangError(
+                    f"entry point {where} (group {METHOD_ENTRY_POINTS}) must name a Method subclass or a "
+                    f"register(registry) function, not a {type(obj).__name__}"
+                )
 
     def register(self, name: str, shapes: tuple[Shape, ...], description: str, needs_model: bool = True):
         def deco(factory: MethodFactory) -> MethodFactory:

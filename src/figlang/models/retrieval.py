@@ -69,8 +69,9 @@ class SentenceEncoder:
         rows = []
         with torch.inference_mode():
             for start in range(0, len(texts), self.batch_size):
-                batch = self.tokenizer(list(texts[start : start + self.batch_size]), padding=True, truncation=True,
-                                       max_length=256, return_tensors="pt")  # fmt: skip
+                batch = self.tokenizer(
+                    list(texts[start : start + self.batch_size]), padding=True, truncation=True, max_length=256, return_tensors="pt"
+                )
                 hidden = self.model(**batch).last_hidden_state
                 mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
@@ -104,7 +105,9 @@ class PairIndex:
         self.encoder_ref = encoder
         self.encoder = encoder_for(encoder)
         self.texts = [pair_text(r.premise, r.hypothesis) for r in self.pool]
-        self.pool_sha256 = cache_key("retrieval-pool", [[r.id, t, r.label, r.figure_type, r.explanation] for r, t in zip(self.pool, self.texts)])
+        self.pool_sha256 = cache_key(
+            "retrieval-pool", [[r.id, t, r.label, r.figure_type, r.explanation] for r, t in zip(self.pool, self.texts)]
+        )
         self.directory = Path(cache_dir) if cache_dir else default_cache_dir() / "retrieval"
         self.path = self.directory / f"{cache_key(self.encoder.identity(), self.pool_sha256)[:32]}.npy"
         self.embeddings = self._embeddings()
@@ -128,7 +131,12 @@ class PairIndex:
         return emb
 
     def config(self) -> dict[str, Any]:
-        return {**self.encoder.identity(), "pool_size": len(self.pool), "pool_sha256": self.pool_sha256, "text": "premise + ' ' + hypothesis"}
+        return {
+            **self.encoder.identity(),
+            "pool_size": len(self.pool),
+            "pool_sha256": self.pool_sha256,
+            "text": "premise + ' ' + hypothesis",
+        }
 
     def query_vector(self, premise: str, hypothesis: str) -> Any:
         text = pair_text(premise, hypothesis)
@@ -149,8 +157,11 @@ class PairIndex:
         order = np.argsort(-sims, kind="stable")
         for strict in ((figure_type, label), (figure_type, None), (None, None)):
             ft, lb = strict
-            chosen = [int(i) for i in order if allowed[i] and (ft is None or self.pool[i].figure_type == ft)
-                      and (lb is None or self.pool[i].label == lb)][:k]  # fmt: skip
+            chosen = [
+                int(i)
+                for i in order
+                if allowed[i] and (ft is None or self.pool[i].figure_type == ft) and (lb is None or self.pool[i].label == lb)
+            ][:k]
             if len(chosen) == k or strict == (None, None):
                 return [Neighbour(self.pool[i], float(sims[i])) for i in chosen]
         return []  # pragma: no cover - the loop always returns

@@ -132,8 +132,9 @@ def _page_of(total: int) -> tuple[int, int]:
     return min(max(page, 1), pages), pages
 
 
-def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, testing: bool = False, warm: bool = True,
-               wait: float = 0.6) -> Flask:  # fmt: skip
+def create_app(
+    runs_dir: str | Path, data_dir: str | Path | None = None, *, testing: bool = False, warm: bool = True, wait: float = 0.6
+) -> Flask:
     """The web app serving ``runs_dir`` (run folders, FLUTE creator runs) and the datasets in ``data_dir``.
 
     ``warm`` indexes every run's predictions in a background thread once the first page is served; ``wait`` is how long a page waits
@@ -160,8 +161,12 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
 
     @app.errorhandler(500)
     def server_error(_e: Any) -> tuple[str, int]:  # the traceback goes to the server's terminal, not the page
-        return fail(500, "Something went wrong", "figlang could not show this page; the terminal running `figlang serve` "
-                    "has the details. Please report it with the address of this page.")  # fmt: skip
+        return fail(
+            500,
+            "Something went wrong",
+            "figlang could not show this page; the terminal running `figlang serve` "
+            "has the details. Please report it with the address of this page.",
+        )
 
     @app.errorhandler(OutsideRootError)
     def outside(e: OutsideRootError) -> tuple[str, int]:
@@ -177,8 +182,11 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
 
     def index_of(path: Path) -> PredictionIndex:
         st = path.stat()
-        return jobs.get(("index", str(path), st.st_mtime_ns, st.st_size), lambda: PredictionIndex.build(path),
-                        f"indexing {path.parent.name}/{path.name} ({st.st_size / 1e6:.1f} MB), once per file")  # fmt: skip
+        return jobs.get(
+            ("index", str(path), st.st_mtime_ns, st.st_size),
+            lambda: PredictionIndex.build(path),
+            f"indexing {path.parent.name}/{path.name} ({st.st_size / 1e6:.1f} MB), once per file",
+        )
 
     def run_folder(rel: str) -> Path:
         folder = resolve_under(runs_root, rel)
@@ -210,14 +218,27 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
         if task is None:
             return fail(404, "Unknown task", f"There is no task {name!r}; the tasks page lists them.")
         split = task.check_split(split)
-        records = jobs.get(("task", name, split), lambda: task.load(split, data_dir=config.data_dir),
-                           f"loading {name} / {split} from the data folder, once per split")  # fmt: skip
+        records = jobs.get(
+            ("task", name, split),
+            lambda: task.load(split, data_dir=config.data_dir),
+            f"loading {name} / {split} from the data folder, once per split",
+        )
         query = request.args.get("q", "").strip()
         shown = [r for r in records if query.lower() in (expression_of(r) or "")] if query else records
         page, pages = _page_of(len(shown))
-        items = [r.to_dict() for r in shown[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]]
-        return render_template("task.html", task=task, split=split, items=items, total=len(records), matched=len(shown),
-                               q=query, page=page, pages=pages, first=(page - 1) * PAGE_SIZE)  # fmt: skip
+        items = [r.to_dict() for r in shown[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]]
+        return render_template(
+            "task.html",
+            task=task,
+            split=split,
+            items=items,
+            total=len(records),
+            matched=len(shown),
+            q=query,
+            page=page,
+            pages=pages,
+            first=(page - 1) * PAGE_SIZE,
+        )
 
     # --- runs -------------------------------------------------------------------------------------------------------
 
@@ -234,24 +255,49 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
         results = read_results(folder)
         groups = {k[3:]: v for k, v in results["metrics"].items() if k.startswith("by_") and isinstance(v, dict)}
         candidates = [*folder.glob("*"), *folder.glob("*/*")]  # the folder and one level down (RUN/plots): not a model's tree
-        plots = sorted(p.relative_to(runs_root).as_posix() for p in candidates if p.suffix.lower() in IMAGE_TYPES
-                       and p.is_file() and p.resolve().is_relative_to(runs_root))  # fmt: skip
+        plots = sorted(
+            p.relative_to(runs_root).as_posix()
+            for p in candidates
+            if p.suffix.lower() in IMAGE_TYPES and p.is_file() and p.resolve().is_relative_to(runs_root)
+        )
         preds = folder / PREDICTIONS_FILE
         listing: dict[str, Any] = {"present": preds.is_file()}
         index = index_of(preds) if preds.is_file() else None
         has_correct = index is not None and any("correct" in k for k in index.keys)
-        filters = Filters(wrong=request.args.get("show", "wrong" if has_correct else "all") == "wrong",
-                          label=request.args.get("label", ""), figure_type=request.args.get("type", ""),
-                          pair_type=request.args.get("pair", ""), expression=request.args.get("expr", "").strip())  # fmt: skip
+        filters = Filters(
+            wrong=request.args.get("show", "wrong" if has_correct else "all") == "wrong",
+            label=request.args.get("label", ""),
+            figure_type=request.args.get("type", ""),
+            pair_type=request.args.get("pair", ""),
+            expression=request.args.get("expr", "").strip(),
+        )
         if index is not None:
             chosen = index.select(filters)
             page, pages = _page_of(len(chosen))
-            listing.update(total=len(index), matched=len(chosen), page=page, pages=pages, problems=index.problems[:5],
-                           n_problems=len(index.problems), rows=index.rows(chosen[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]),
-                           labels=index.values("gold"), types=index.values("figure_type"), pairs=index.values("pair_type"),
-                           has_correct=has_correct)  # fmt: skip
-        return render_template("run.html", rel=info.rel, info=info, results=results, groups=groups, plots=plots,
-                               f=filters, show="wrong" if filters.wrong else "all", listing=listing)  # fmt: skip
+            listing.update(
+                total=len(index),
+                matched=len(chosen),
+                page=page,
+                pages=pages,
+                problems=index.problems[:5],
+                n_problems=len(index.problems),
+                rows=index.rows(chosen[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]),
+                labels=index.values("gold"),
+                types=index.values("figure_type"),
+                pairs=index.values("pair_type"),
+                has_correct=has_correct,
+            )
+        return render_template(
+            "run.html",
+            rel=info.rel,
+            info=info,
+            results=results,
+            groups=groups,
+            plots=plots,
+            f=filters,
+            show="wrong" if filters.wrong else "all",
+            listing=listing,
+        )
 
     @app.get("/file/<path:rel>")
     def run_file(rel: str) -> Any:
@@ -274,17 +320,24 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
                 raise FiglangError(f"{rel} has no {PREDICTIONS_FILE}: compare needs per-item predictions")
         stamp = tuple((p.stat().st_mtime_ns, p.stat().st_size) for p in (pa, pb))
         ia, ib = index_of(pa), index_of(pb)
-        c = jobs.get(("compare", str(fa), str(fb), stamp), lambda: compare_runs(fa, fb),
-                     f"running figlang compare's paired tests and bootstrap over {min(len(ia), len(ib)):,} items, once per pair of runs")
+        c = jobs.get(
+            ("compare", str(fa), str(fb), stamp),
+            lambda: compare_runs(fa, fb),
+            f"running figlang compare's paired tests and bootstrap over {min(len(ia), len(ib)):,} items, once per pair of runs",
+        )
         generation = c.get("kind") == "generation"
         field_ = "prediction" if generation else "correct"
-        differ = [(i, ib.by_id[k["id"]]) for i, k in enumerate(ia.keys)
-                  if k["id"] in ib.by_id and (k.get(field_) != ib.keys[ib.by_id[k["id"]]].get(field_) or generation)]  # fmt: skip
+        differ = [
+            (i, ib.by_id[k["id"]])
+            for i, k in enumerate(ia.keys)
+            if k["id"] in ib.by_id and (k.get(field_) != ib.keys[ib.by_id[k["id"]]].get(field_) or generation)
+        ]
         page, pages = _page_of(len(differ))
-        chunk = differ[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+        chunk = differ[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
         pairs = list(zip(ia.rows([x for x, _ in chunk]), ib.rows([y for _, y in chunk])))
-        return render_template("compare.html", runs=all_runs, a=a, b=b, c=c, pairs=pairs, n_differ=len(differ),
-                               page=page, pages=pages, generation=generation)  # fmt: skip
+        return render_template(
+            "compare.html", runs=all_runs, a=a, b=b, c=c, pairs=pairs, n_differ=len(differ), page=page, pages=pages, generation=generation
+        )
 
     # --- interpret --------------------------------------------------------------------------------------------------
 
@@ -322,9 +375,21 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
         show = request.args.get("show", "todo")
         shown = [i for i in items if i["review"] is None] if show == "todo" else items
         page, pages = _page_of(len(shown))
-        return render_template("review.html", rel=rel, kind=kind, review=review, rates=review.module.review_rates(folder),
-                               items=shown[(page - 1) * PAGE_SIZE: page * PAGE_SIZE], matched=len(shown), total=len(items),
-                               show=show, page=page, pages=pages, message=request.args.get("msg", ""), error=request.args.get("err", ""))  # fmt: skip
+        return render_template(
+            "review.html",
+            rel=rel,
+            kind=kind,
+            review=review,
+            rates=review.module.review_rates(folder),
+            items=shown[(page - 1) * PAGE_SIZE : page * PAGE_SIZE],
+            matched=len(shown),
+            total=len(items),
+            show=show,
+            page=page,
+            pages=pages,
+            message=request.args.get("msg", ""),
+            error=request.args.get("err", ""),
+        )
 
     @app.post("/review/<any(flute, impli):kind>/<path:rel>")
     def review_post(kind: str, rel: str) -> Any:
@@ -381,10 +446,23 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
             page = min(max(int(request.args.get("page", "1")), 1), pages)
         except ValueError:
             page = 1
-        return render_template("human.html", rel=rel, judge=judge, items=shown[(page - 1) * per_page: page * per_page], mine=mine,
-                               n_items=len(items), n_done=len(mine), show=show, page=page, pages=pages,
-                               ratings=list(RATING_NAMES.values()), shortcomings=SHORTCOMINGS, answers_file=HUMAN_ANSWERS,
-                               message=request.args.get("msg", ""), error=request.args.get("err", ""))  # fmt: skip
+        return render_template(
+            "human.html",
+            rel=rel,
+            judge=judge,
+            items=shown[(page - 1) * per_page : page * per_page],
+            mine=mine,
+            n_items=len(items),
+            n_done=len(mine),
+            show=show,
+            page=page,
+            pages=pages,
+            ratings=list(RATING_NAMES.values()),
+            shortcomings=SHORTCOMINGS,
+            answers_file=HUMAN_ANSWERS,
+            message=request.args.get("msg", ""),
+            error=request.args.get("err", ""),
+        )
 
     @app.post("/human/flute/<path:rel>")
     def human_post(rel: str) -> Any:
@@ -442,8 +520,11 @@ def create_app(runs_dir: str | Path, data_dir: str | Path | None = None, *, test
 
 def _human_exports(root: Path, max_depth: int = 5) -> list[str]:
     """Folders written by `figlang human flute-export` under ``root``."""
-    return sorted(p.parent.relative_to(root).as_posix() for p in root.rglob(f"{HUMAN_STEM}_manifest.json")
-                  if len(p.relative_to(root).parts) <= max_depth + 1)  # fmt: skip
+    return sorted(
+        p.parent.relative_to(root).as_posix()
+        for p in root.rglob(f"{HUMAN_STEM}_manifest.json")
+        if len(p.relative_to(root).parts) <= max_depth + 1
+    )
 
 
 @dataclass(frozen=True)
@@ -464,11 +545,17 @@ class ReviewKind:
 
 
 REVIEW_KINDS = {
-    "flute": ReviewKind(flute_review, "FLUTE creator run", ("Entailment", "Contradiction"),
-                        "figlang build flute import", "figlang build flute finalize"),
-    "impli": ReviewKind(impli_review, "IMPLI generator output", ("entailment", "non-entailment"),
-                        "figlang build impli review-import", "figlang build impli finalize"),
-}  # fmt: skip
+    "flute": ReviewKind(
+        flute_review, "FLUTE creator run", ("Entailment", "Contradiction"), "figlang build flute import", "figlang build flute finalize"
+    ),
+    "impli": ReviewKind(
+        impli_review,
+        "IMPLI generator output",
+        ("entailment", "non-entailment"),
+        "figlang build impli review-import",
+        "figlang build impli finalize",
+    ),
+}
 
 
 def _review_runs(root: Path, max_depth: int = 5) -> list[tuple[str, Path, str]]:

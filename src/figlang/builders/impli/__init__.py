@@ -52,9 +52,27 @@ from .filters import FILTER_REASONS, SKIP_REASONS, check_pair
 from .generator import Generator
 from .lexicon import ImpliLexicon, ImpliLexiconEntry, read_lexicon, write_lexicon
 from .matching import ImpliIdiomMatch, ImpliIdiomMatcher, compile_pattern, resolve_overlaps
-from .metaphors import TSVETKOV_XLSX, MetaphorItem, build_metaphor_pairs, compare_with_impli_metaphors, read_metaphor_replacements, read_tsvetkov_xlsx, read_xlsx_sheet
+from .metaphors import (
+    TSVETKOV_XLSX,
+    MetaphorItem,
+    build_metaphor_pairs,
+    compare_with_impli_metaphors,
+    read_metaphor_replacements,
+    read_tsvetkov_xlsx,
+    read_xlsx_sheet,
+)
 from .nlp import DEFAULT_MODEL, Progress, load_nlp, parse_texts
-from .outputs import GENERATOR_VERSION, PAIR_TYPES, BuildReport, BuildResult, GeneratedPair, generated_files, load_generated, output_name, write_outputs
+from .outputs import (
+    GENERATOR_VERSION,
+    PAIR_TYPES,
+    BuildReport,
+    BuildResult,
+    GeneratedPair,
+    generated_files,
+    load_generated,
+    output_name,
+    write_outputs,
+)
 from .regenerate import (
     MISMATCH_CATEGORIES,
     Derivation,

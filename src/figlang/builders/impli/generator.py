@@ -119,9 +119,7 @@ class Generator:
         occurrences: list[_Occurrence] = []
         self.parse((s.sentence for s in sentences), progress)
         kind = "adversarial" if mode == "adversarial" else "definition"
-        self.templates.prepare(
-            (d.text for e in self.lexicon.entries.values() for d in e.of_kind(kind)), progress, "parse definitions"
-        )  # fmt: skip
+        self.templates.prepare((d.text for e in self.lexicon.entries.values() for d in e.of_kind(kind)), progress, "parse definitions")
         total = len(sentences)
         progress(f"build {mode}", 0, total)
         for n, sentence in enumerate(sentences, start=1):
@@ -159,7 +157,7 @@ class Generator:
                     hyp = doc.text[: match.start_char] + r.text + doc.text[match.end_char :]
                     reasons = check_pair(
                         doc.text, hyp, span=(match.start_char, match.end_char), matched=match.text, replacement=r.text, unfilled=r.unfilled
-                    )  # fmt: skip
+                    )
                     key = (doc.text, hyp, pair_type)
                     if not reasons and key in seen:
                         reasons.append("duplicate_pair")
@@ -171,12 +169,22 @@ class Generator:
                     pairs.append(
                         GeneratedPair(
                             id=f"{pair_type}-{sentence.source}-{sentence.id}-{match.start}-{k}",
-                            premise=doc.text, hypothesis=hyp, label=label, pair_type=pair_type,
-                            source=sentence.source or "custom", figure_type=figure, expression=entry.idiom,
-                            definition=text, realised=r.text, span=(match.start_char, match.end_char), matched=match.text,
-                            ops=tuple(extra_ops) + r.ops, sentence_id=sentence.id, origin=sentence.origin,
+                            premise=doc.text,
+                            hypothesis=hyp,
+                            label=label,
+                            pair_type=pair_type,
+                            source=sentence.source or "custom",
+                            figure_type=figure,
+                            expression=entry.idiom,
+                            definition=text,
+                            realised=r.text,
+                            span=(match.start_char, match.end_char),
+                            matched=match.text,
+                            ops=tuple(extra_ops) + r.ops,
+                            sentence_id=sentence.id,
+                            origin=sentence.origin,
                             definition_origin=definition.origin,
-                        )  # fmt: skip
+                        )
                     )
                     report.counts[f"{pair_type}/{sentence.source}/{label}"] += 1
         if occurrences:

@@ -150,7 +150,14 @@ def read_lexicon(
             continue
         n += 1
         if len(cols) < 2:
-            options.fail(DataError("expected 'idiom<TAB>definition', found no tab", path, line, hint="one definition per line; separate idiom and definition with a tab"))
+            options.fail(
+                DataError(
+                    "expected 'idiom<TAB>definition', found no tab",
+                    path,
+                    line,
+                    hint="one definition per line; separate idiom and definition with a tab",
+                )
+            )
             continue
         if len(cols) > 2 and any(c.strip() for c in cols[2:]):
             options.fail(DataError(f"expected 2 tab-separated columns, found {len(cols)}", path, line))

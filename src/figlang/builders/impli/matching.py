@@ -32,11 +32,32 @@ NP_SLOT_WORDS = {"someone": "someone", "somebody": "someone", "sb": "someone", "
 REFL_SLOT_WORDS = {"oneself"}
 SLOT_TEXT = {"poss": "one's", "refl": "oneself", "someone": "someone", "something": "something"}
 DETERMINERS = {
-    "a", "an", "the", "this", "that", "these", "those", "my", "your", "his", "her", "its", "our", "their",
-    "some", "any", "no", "every", "each", "another", "one's",
-}  # fmt: skip
+    "a",
+    "an",
+    "the",
+    "this",
+    "that",
+    "these",
+    "those",
+    "my",
+    "your",
+    "his",
+    "her",
+    "its",
+    "our",
+    "their",
+    "some",
+    "any",
+    "no",
+    "every",
+    "each",
+    "another",
+    "one's",
+}
 POSSESSIVES = {"my", "your", "his", "her", "its", "our", "their", "one's", "whose"}
 HYPHENS = {"-", "–", "—", "‐"}
+
+
 @dataclass(frozen=True)
 class PatternToken:
     kind: str  # word | det | hyphen | poss | refl | someone | something
@@ -228,7 +249,9 @@ class ImpliIdiomMatcher:
         out.sort(key=lambda m: (m.start, -(m.end - m.start), self._preference[m.key]))
         return out
 
-    def _match_at(self, entry_key: str, doc: Doc, keys: list[frozenset[str]], chunk_end: dict[int, int], start: int) -> ImpliIdiomMatch | None:
+    def _match_at(
+        self, entry_key: str, doc: Doc, keys: list[frozenset[str]], chunk_end: dict[int, int], start: int
+    ) -> ImpliIdiomMatch | None:
         pattern = self.patterns[entry_key]
         n = len(doc)
         slots: list[tuple[str, int, int]] = []
@@ -284,9 +307,15 @@ class ImpliIdiomMatcher:
             return None
         span = doc[start:end]
         return ImpliIdiomMatch(
-            self.lexicon.entries[entry_key].idiom, start, end, span.start_char, span.end_char, span.text,
-            tuple(slots), tuple(aligned),
-        )  # fmt: skip
+            self.lexicon.entries[entry_key].idiom,
+            start,
+            end,
+            span.start_char,
+            span.end_char,
+            span.text,
+            tuple(slots),
+            tuple(aligned),
+        )
 
 
 def resolve_overlaps(matches: Sequence[ImpliIdiomMatch]) -> list[ImpliIdiomMatch]:

@@ -133,6 +133,7 @@ def read_tsvetkov_xlsx(path: str | Path, kinds: Sequence[str] = ("SVO", "AN")) -
         idx = {h: i for i, h in enumerate(header)}
         judges = [i for h, i in idx.items() if h.startswith("judge")]
         for number, cells in rows[1:]:
+
             def cell(name: str) -> str:
                 i = idx[name]
                 return cells[i].strip() if i < len(cells) else ""
@@ -263,11 +264,22 @@ def build_metaphor_pairs(
         label, figure = PAIR_TYPES["metaphor_replacement"]
         pairs.append(
             GeneratedPair(
-                id=f"metaphor_replacement-{source}-{item.kind}-{n}", premise=doc.text, hypothesis=hyp, label=label,
-                pair_type="metaphor_replacement", source=safe_source(source), figure_type=figure, expression=item.metaphor,
-                definition=literal, realised=new, span=(start_char, end_char), matched=tok.text, ops=tuple(ops),
-                sentence_id=item.origin, origin=item.origin,
-            )  # fmt: skip
+                id=f"metaphor_replacement-{source}-{item.kind}-{n}",
+                premise=doc.text,
+                hypothesis=hyp,
+                label=label,
+                pair_type="metaphor_replacement",
+                source=safe_source(source),
+                figure_type=figure,
+                expression=item.metaphor,
+                definition=literal,
+                realised=new,
+                span=(start_char, end_char),
+                matched=tok.text,
+                ops=tuple(ops),
+                sentence_id=item.origin,
+                origin=item.origin,
+            )
         )
         report.counts[f"metaphor_replacement/{safe_source(source)}/{label}"] += 1
     return BuildResult(pairs, report)
@@ -292,5 +304,13 @@ def compare_with_impli_metaphors(pairs: Sequence[GeneratedPair], data_dir: str |
         words = {figurative_span(p.premise, g)[1].lower() for g in golds}
         word_hit = any(same_lemma(p.realised, w) or p.realised.lower() == w for w in words)
         same_word += word_hit or hit
-        rows.append({"premise": p.premise, "generated": p.hypothesis, "impli": sorted(golds), "ours": p.realised, "impli_words": sorted(words)})
-    return {"impli_pairs": sum(len(v) for v in gold.values()), "shared_premises": shared, "exact": exact, "same_replacement_word": same_word, "rows": rows}
+        rows.append(
+            {"premise": p.premise, "generated": p.hypothesis, "impli": sorted(golds), "ours": p.realised, "impli_words": sorted(words)}
+        )
+    return {
+        "impli_pairs": sum(len(v) for v in gold.values()),
+        "shared_premises": shared,
+        "exact": exact,
+        "same_replacement_word": same_word,
+        "rows": rows,
+    }

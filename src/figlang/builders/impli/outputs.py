@@ -62,10 +62,16 @@ class GeneratedPair:
 
     def to_record(self) -> NLIPair:
         return NLIPair(
-            id=self.id, premise=self.premise, hypothesis=self.hypothesis, label=self.label,
-            figure_type=self.figure_type, pair_type=self.pair_type, source=self.source, expression=self.expression,
+            id=self.id,
+            premise=self.premise,
+            hypothesis=self.hypothesis,
+            label=self.label,
+            figure_type=self.figure_type,
+            pair_type=self.pair_type,
+            source=self.source,
+            expression=self.expression,
             meta={"replacement": self.realised, "definition": self.definition, "span": list(self.span), "origin": self.origin},
-        )  # fmt: skip
+        )
 
 
 @dataclass

@@ -150,7 +150,11 @@ def derive_lexicon(
     offsets = {}
     for _, r in records:
         offsets[(r.premise, r.hypothesis)] = diff_offsets(r.premise, r.hypothesis)
-    templates.prepare((r.hypothesis[hs:he] for _, r in records for (_, (hs, he)) in [offsets[(r.premise, r.hypothesis)]] if he > hs), progress, "parse definitions")
+    templates.prepare(
+        (r.hypothesis[hs:he] for _, r in records for (_, (hs, he)) in [offsets[(r.premise, r.hypothesis)]] if he > hs),
+        progress,
+        "parse definitions",
+    )
     lexicon = ImpliLexicon()
     pairs: list[DerivedPair] = []
     problems: Counter[str] = Counter()
@@ -236,7 +240,10 @@ def categorize_mismatch(premise: str, generated: str | None, gold: Sequence[str]
         return "capitalisation", best
     a, b = _tokens(generated), _tokens(best)
     ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    if ops and all(tag == "replace" and i2 - i1 == j2 - j1 and all(_inflection_pair(x, y) for x, y in zip(a[i1:i2], b[j1:j2])) for tag, i1, i2, j1, j2 in ops):
+    if ops and all(
+        tag == "replace" and i2 - i1 == j2 - j1 and all(_inflection_pair(x, y) for x, y in zip(a[i1:i2], b[j1:j2]))
+        for tag, i1, i2, j1, j2 in ops
+    ):
         return "inflection", best
     slot_words = POSSESSIVES | REFLEXIVES | {"one", "'s", "someone", "something", "somebody", "oneself"}
     changed = [w for _tag, i1, i2, j1, j2 in ops for w in a[i1:i2] + b[j1:j2]]
@@ -389,8 +396,15 @@ def regenerate_impli(
         for s in (score, overall):
             s.items += 1
             s.generated += hyp is not None
-        row: dict[str, Any] = {"source": source, "premise": premise, "definition": defs_by_key[dkey], "gold": golds, "generated": hyp,
-                               "lines": lines[key], "origins": origins[key]}  # fmt: skip
+        row: dict[str, Any] = {
+            "source": source,
+            "premise": premise,
+            "definition": defs_by_key[dkey],
+            "gold": golds,
+            "generated": hyp,
+            "lines": lines[key],
+            "origins": origins[key],
+        }
         if hyp is not None and hyp in gold[key]:
             for s in (score, overall):
                 s.exact += 1
@@ -407,14 +421,30 @@ def regenerate_impli(
                 s.exact_ignoring_case += category == "capitalisation"
             row["category"] = category
             if len(examples[category]) < max_examples:
-                examples[category].append({"premise": premise, "impli": closest, "generated": hyp, "definition": defs_by_key[dkey], "source": source})
+                examples[category].append(
+                    {"premise": premise, "impli": closest, "generated": hyp, "definition": defs_by_key[dkey], "source": source}
+                )
         items.append(row)
     return RegenerationResult(
-        {k: v for k, v in per_source.items() if v.items}, overall, examples, derivation.lexicon, derivation.summary(),
-        sample, seed, population, sum(lines[k] for k in keys), items, filter_reasons,
-        {"sources": list(sources), "capitalise": capitalise, "spacy_pipeline": f"{nlp.meta.get('lang', '')}_{nlp.meta.get('name', '')}",
-         "spacy_pipeline_version": nlp.meta.get("version"), "spacy_version": package_version("spacy")},
-    )  # fmt: skip
+        {k: v for k, v in per_source.items() if v.items},
+        overall,
+        examples,
+        derivation.lexicon,
+        derivation.summary(),
+        sample,
+        seed,
+        population,
+        sum(lines[k] for k in keys),
+        items,
+        filter_reasons,
+        {
+            "sources": list(sources),
+            "capitalise": capitalise,
+            "spacy_pipeline": f"{nlp.meta.get('lang', '')}_{nlp.meta.get('name', '')}",
+            "spacy_pipeline_version": nlp.meta.get("version"),
+            "spacy_version": package_version("spacy"),
+        },
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -429,8 +459,14 @@ def regeneration_records(res: RegenerationResult) -> list[dict[str, Any]]:
     is one of them, so they are left out); an exact match our filters would drop has its ``filter_reasons``."""
     out = []
     for row in res.items:
-        rec = {"source": row["source"], "origins": row["origins"], "premise": row["premise"], "definition": row["definition"],
-               "generated": row["generated"], "category": row["category"]}  # fmt: skip
+        rec = {
+            "source": row["source"],
+            "origins": row["origins"],
+            "premise": row["premise"],
+            "definition": row["definition"],
+            "generated": row["generated"],
+            "category": row["category"],
+        }
         if row["category"] != "exact":
             rec["gold"] = row["gold"]
         if row.get("filter_reasons"):
@@ -449,8 +485,10 @@ def regeneration_results(res: RegenerationResult, data_dir: str | Path, command:
         block["exact_percent"] = 100 * score.exact / score.items if score.items else None
         block["exact_ignoring_case_percent"] = 100 * score.exact_ignoring_case / score.items if score.items else None
     files = [Path(f) for f in res.derivation["files"]]
-    examples = {why: [{**c, "origin": _impli_relative(c["origin"].rsplit(":", 1)[0]) + ":" + c["origin"].rsplit(":", 1)[1]} for c in cases]
-                for why, cases in d["derivation"]["examples"].items()}  # fmt: skip
+    examples = {
+        why: [{**c, "origin": _impli_relative(c["origin"].rsplit(":", 1)[0]) + ":" + c["origin"].rsplit(":", 1)[1]} for c in cases]
+        for why, cases in d["derivation"]["examples"].items()
+    }
     d["derivation"] = {**d["derivation"], "files": [_impli_relative(f) for f in files], "examples": examples}
     return {
         "format": "figlang.impli.regeneration/1",
@@ -463,7 +501,9 @@ def regeneration_results(res: RegenerationResult, data_dir: str | Path, command:
     }
 
 
-def write_regeneration_results(res: RegenerationResult, out_dir: str | Path, data_dir: str | Path, command: str | None = None) -> tuple[Path, Path]:
+def write_regeneration_results(
+    res: RegenerationResult, out_dir: str | Path, data_dir: str | Path, command: str | None = None
+) -> tuple[Path, Path]:
     """Write ``out_dir/regeneration.json`` (:func:`regeneration_results`) and ``out_dir/predictions.jsonl.gz``
     (:func:`regeneration_records`)."""
 

@@ -40,14 +40,33 @@ REJECT_REASONS: dict[str, str] = {
     "other": "another reason (say which in the note)",
 }
 QUEUE_COLUMNS = (
-    "id", "pair_type", "source", "expression", "definition", "premise", "hypothesis", "label",
-    "verdict", "reason", "edited_premise", "edited_hypothesis", "edited_label", "note",
-)  # fmt: skip
+    "id",
+    "pair_type",
+    "source",
+    "expression",
+    "definition",
+    "premise",
+    "hypothesis",
+    "label",
+    "verdict",
+    "reason",
+    "edited_premise",
+    "edited_hypothesis",
+    "edited_label",
+    "note",
+)
 EDITABLE = ("premise", "hypothesis", "label")
 LABELS = (ENTAILMENT, NON_ENTAILMENT)
-_LABEL_SPELLINGS = {"entailment": ENTAILMENT, "e": ENTAILMENT, "entails": ENTAILMENT,
-                    "non-entailment": NON_ENTAILMENT, "non_entailment": NON_ENTAILMENT, "nonentailment": NON_ENTAILMENT,
-                    "not entailment": NON_ENTAILMENT, "ne": NON_ENTAILMENT}  # fmt: skip
+_LABEL_SPELLINGS = {
+    "entailment": ENTAILMENT,
+    "e": ENTAILMENT,
+    "entails": ENTAILMENT,
+    "non-entailment": NON_ENTAILMENT,
+    "non_entailment": NON_ENTAILMENT,
+    "nonentailment": NON_ENTAILMENT,
+    "not entailment": NON_ENTAILMENT,
+    "ne": NON_ENTAILMENT,
+}
 
 
 def is_output_folder(folder: str | Path) -> bool:
@@ -57,14 +76,16 @@ def is_output_folder(folder: str | Path) -> bool:
 
 
 def _fingerprint(premise: str, hypothesis: str) -> str:
-    return hashlib.sha1(f"{premise}\t{hypothesis}".encode("utf-8")).hexdigest()[:12]
+    return hashlib.sha1(f"{premise}\t{hypothesis}".encode()).hexdigest()[:12]
 
 
 def load_pairs(out: str | Path) -> dict[str, dict[str, Any]]:
     """Every generated pair of the folder by id (its record + ``file``: the JSONL stem it came from), in file order."""
     folder = Path(out)
     if not is_output_folder(folder):
-        raise DataError(f"{folder} is not an IMPLI generator output folder (no jsonl/*.jsonl): run `figlang build impli substitute --out {folder}` first")
+        raise DataError(
+            f"{folder} is not an IMPLI generator output folder (no jsonl/*.jsonl): run `figlang build impli substitute --out {folder}` first"
+        )
     pairs: dict[str, dict[str, Any]] = {}
     for path in sorted((folder / "jsonl").glob("*.jsonl")):
         for rec in read_jsonl(path):
@@ -92,8 +113,14 @@ def queue_items(out: str | Path) -> list[dict[str, Any]]:
     return [{**p, "review": verdicts.get(pid)} for pid, p in pairs.items()]
 
 
-def export_queue(out: str | Path, dest: str | Path, fmt: str | None = None, include_reviewed: bool = False,
-                 pair_types: tuple[str, ...] | None = None, limit: int | None = None) -> int:  # fmt: skip
+def export_queue(
+    out: str | Path,
+    dest: str | Path,
+    fmt: str | None = None,
+    include_reviewed: bool = False,
+    pair_types: tuple[str, ...] | None = None,
+    limit: int | None = None,
+) -> int:
     """Write the pairs still waiting for a verdict (all with ``include_reviewed``) as a review queue; returns the rows."""
     todo = (i for i in queue_items(out) if (not pair_types or i["pair_type"] in pair_types) and (include_reviewed or i["review"] is None))
     return write_queue(dest, todo, QUEUE_COLUMNS, fmt, limit)
@@ -146,8 +173,16 @@ def store_verdicts(out: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
         old = stored.get(pid)
         if old is not None and old.get("pair") == fingerprint and old["verdict"] != verdict:
             report.notes.append(f"{where}: {pid} had verdict {old['verdict']!r} ({old['from']}); now {verdict!r}")
-        new[pid] = {"id": pid, "pair": fingerprint, "pair_type": pair["pair_type"], "verdict": verdict, "reason": reason or None,
-                    "edits": edits, "note": note, "from": where}  # fmt: skip
+        new[pid] = {
+            "id": pid,
+            "pair": fingerprint,
+            "pair_type": pair["pair_type"],
+            "verdict": verdict,
+            "reason": reason or None,
+            "edits": edits,
+            "note": note,
+            "from": where,
+        }
         report.verdicts[verdict] += 1
     stored.update(new)
     report.stored = len(new)
@@ -191,8 +226,9 @@ def finalize(out: str | Path, dest: str | Path | None = None, include_unreviewed
         rel = _tsv_name(item["file"], item["pair_type"], item["label"], final["label"])
         tsv_rows.setdefault(rel, []).append(f"{one_line(final['premise'])}\t{one_line(final['hypothesis'])}\n")
         rec = {k: val for k, val in item.items() if k not in ("review", "file")}
-        records.setdefault(Path(rel).stem, []).append({**rec, **final, "review": review, "edited": sorted(v["edits"]) if v else [],
-                                                       "note": v["note"] if v else ""})  # fmt: skip
+        records.setdefault(Path(rel).stem, []).append(
+            {**rec, **final, "review": review, "edited": sorted(v["edits"]) if v else [], "note": v["note"] if v else ""}
+        )
     files: dict[str, int] = {}
     for rel, lines in sorted(tsv_rows.items()):
         with atomic_write(out_dir / "impli" / rel) as fh:
@@ -200,9 +236,16 @@ def finalize(out: str | Path, dest: str | Path | None = None, include_unreviewed
         files[f"impli/{rel}"] = len(lines)
     for stem, recs in sorted(records.items()):
         write_jsonl(out_dir / "jsonl" / f"{stem}.jsonl", recs)
-    manifest = {"generator": GENERATOR_VERSION, "reviewed_from": folder.name, "include_unreviewed": include_unreviewed,
-                "files": files, "pairs": sum(files.values()), "left_out": dict(sorted(left_out.items())),
-                "rates": review_rates(folder), "reject_reasons": reject_reasons(folder)}  # fmt: skip
+    manifest = {
+        "generator": GENERATOR_VERSION,
+        "reviewed_from": folder.name,
+        "include_unreviewed": include_unreviewed,
+        "files": files,
+        "pairs": sum(files.values()),
+        "left_out": dict(sorted(left_out.items())),
+        "rates": review_rates(folder),
+        "reject_reasons": reject_reasons(folder),
+    }
     write_json(out_dir / "manifest.json", manifest)
     return {"out_dir": str(out_dir), **manifest}
 

@@ -21,9 +21,17 @@ from .lexicon import check_idiom_text
 
 FIGURATIVE, LITERAL = "figurative", "literal"
 _LABELS = {
-    "figurative": FIGURATIVE, "fig": FIGURATIVE, "idiomatic": FIGURATIVE, "i": FIGURATIVE, "f": FIGURATIVE, "1": FIGURATIVE,
-    "literal": LITERAL, "lit": LITERAL, "l": LITERAL, "0": LITERAL,
-}  # fmt: skip
+    "figurative": FIGURATIVE,
+    "fig": FIGURATIVE,
+    "idiomatic": FIGURATIVE,
+    "i": FIGURATIVE,
+    "f": FIGURATIVE,
+    "1": FIGURATIVE,
+    "literal": LITERAL,
+    "lit": LITERAL,
+    "l": LITERAL,
+    "0": LITERAL,
+}
 
 
 @dataclass(frozen=True)
@@ -83,8 +91,17 @@ def read_sentences(path: str | Path, options: LoadOptions = STRICT, source: str 
             options.fail(DataError(f"duplicate sentence (first at line {seen[key]})", path, line))
             return
         seen[key] = line
-        out.append(IdiomSentence(str(sid) if sid is not None else f"{path.stem}-{line}", sentence, lab, idiom_text,
-                                 safe_source(s_src) if isinstance(s_src, str) and s_src else src, str(path), line))  # fmt: skip
+        out.append(
+            IdiomSentence(
+                str(sid) if sid is not None else f"{path.stem}-{line}",
+                sentence,
+                lab,
+                idiom_text,
+                safe_source(s_src) if isinstance(s_src, str) and s_src else src,
+                str(path),
+                line,
+            )
+        )
 
     if path.suffix in (".jsonl", ".json"):
         for line, obj in iter_jsonl(path, options):

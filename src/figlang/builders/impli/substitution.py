@@ -74,6 +74,7 @@ class TemplateCache:
         # "to die" is an infinitive (dropped in a verb's slot); "to a crisis" is not
         starts_to = normalise_word(text).startswith("to ")
         leading_to = starts_to and len(words) > 1 and len(vdoc) > 1 and vdoc[1].tag_ == "VB"
+
         # map doc tokens to words: "one" + "'s" is one word
         def word_index(doc: Doc, skip: int) -> dict[int, int]:
             out: dict[int, int] = {}
@@ -329,8 +330,18 @@ def _subject_possessive(doc: Doc, verb_index: int) -> str | None:
     return None
 
 
-_REFL_TO_POSS = {"myself": "my", "yourself": "your", "himself": "his", "herself": "her", "itself": "its",
-                 "ourselves": "our", "themselves": "their", "yourselves": "your", "oneself": "one's", "themself": "their"}  # fmt: skip
+_REFL_TO_POSS = {
+    "myself": "my",
+    "yourself": "your",
+    "himself": "his",
+    "herself": "her",
+    "itself": "its",
+    "ourselves": "our",
+    "themselves": "their",
+    "yourselves": "your",
+    "oneself": "one's",
+    "themself": "their",
+}
 
 
 def reflexive_to_possessive(refl: str) -> str | None:

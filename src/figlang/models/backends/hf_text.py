@@ -18,6 +18,7 @@ from .base import BackendError, CapabilityError, ChatMessage, ContinuationScore,
 class TruncationWarning(UserWarning):
     """A prompt was longer than the model's window and lost tokens from its start."""
 
+
 # End-of-turn markers of common chat templates: generation stops at them when they are special tokens.
 END_OF_TURN_TOKENS = ("<|im_end|>", "<end_of_turn>", "<|eot_id|>", "<|end|>", "<|endoftext|>", "<|end_of_text|>")
 
@@ -120,7 +121,9 @@ class HFTextMixin:
         whole = self._encode_continuation(context + continuation)
         return whole[len(self._encode_continuation(context)) :]
 
-    def _encode_requests(self, requests: Sequence[ScoreRequest]) -> tuple[list[ContinuationScore | None], list[tuple[int, list[int], list[int]]]]:
+    def _encode_requests(
+        self, requests: Sequence[ScoreRequest]
+    ) -> tuple[list[ContinuationScore | None], list[tuple[int, list[int], list[int]]]]:
         """Token ids of score requests, each context encoded once: (results with the empty continuations
         already scored, [(index, context ids fitted to max_length, continuation ids)])."""
         results: list[ContinuationScore | None] = [None] * len(requests)
@@ -153,8 +156,9 @@ class HFTextMixin:
             warnings.warn(
                 f"{self.name}: {cut} of {total} {what} were longer than max_length={self.max_length} and lost tokens "
                 "from their start (raise max_length, or n_ctx for llama.cpp, or shorten the prompts)",
-                TruncationWarning, stacklevel=3,
-            )  # fmt: skip
+                TruncationWarning,
+                stacklevel=3,
+            )
 
     @staticmethod
     def _check_generation_requests(requests: Sequence[GenerationRequest]) -> None:
@@ -162,7 +166,9 @@ class HFTextMixin:
             if not isinstance(req, GenerationRequest):
                 raise FiglangError(f"generate() takes GenerationRequest objects, got {type(req).__name__}")
             if req.n < 1 or req.max_new_tokens < 0:
-                raise FiglangError(f"a generation request needs n >= 1 and max_new_tokens >= 0 (got n={req.n}, max_new_tokens={req.max_new_tokens})")
+                raise FiglangError(
+                    f"a generation request needs n >= 1 and max_new_tokens >= 0 (got n={req.n}, max_new_tokens={req.max_new_tokens})"
+                )
             if req.do_sample and req.temperature <= 0:
                 raise FiglangError(f"sampling needs a temperature > 0 (got {req.temperature}); use do_sample=False for greedy decoding")
 
@@ -170,11 +176,8 @@ class HFTextMixin:
         """Drop context tokens from the left so that context + continuation fits ``max_length``."""
         room = self.max_length - len(cont)
         if room < 1:
-            raise BackendError(
-                f"{self.name}: a continuation of {len(cont)} tokens does not fit max_length={self.max_length}"
-            )
+            raise BackendError(f"{self.name}: a continuation of {len(cont)} tokens does not fit max_length={self.max_length}")
         return ctx[-room:] if len(ctx) > room else ctx
-
 
     @staticmethod
     def _finish(score: tuple[list[float], bool], req: ScoreRequest) -> ContinuationScore:
@@ -213,7 +216,16 @@ class HFTextMixin:
         cut = min((text.find(s) for s in stop if s and s in text), default=-1)
         return (text[:cut], True) if cut >= 0 else (text, False)
 
-    def _advance(self, logits: Any, live: list[int], reqs: list[GenerationRequest], generators: list[Any], generated: list[list[int]], texts: list[str | None], limits: list[int]) -> list[int]:
+    def _advance(
+        self,
+        logits: Any,
+        live: list[int],
+        reqs: list[GenerationRequest],
+        generators: list[Any],
+        generated: list[list[int]],
+        texts: list[str | None],
+        limits: list[int],
+    ) -> list[int]:
         """Choose each live row's next token; returns the positions (within ``live``) of rows that go on."""
         keep = []
         for k, r in enumerate(live):

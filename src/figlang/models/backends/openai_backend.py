@@ -112,10 +112,40 @@ class LabelAnswer:
 
 
 _FILLER = {
-    "answer", "answers", "label", "labels", "final", "the", "is", "it", "its", "my", "i", "would", "say",
-    "choose", "pick", "select", "output", "prediction", "predicted", "relation", "relationship", "class",
-    "category", "option", "correct", "best", "this", "that", "a", "an", "be", "should", "think",
-}  # fmt: skip
+    "answer",
+    "answers",
+    "label",
+    "labels",
+    "final",
+    "the",
+    "is",
+    "it",
+    "its",
+    "my",
+    "i",
+    "would",
+    "say",
+    "choose",
+    "pick",
+    "select",
+    "output",
+    "prediction",
+    "predicted",
+    "relation",
+    "relationship",
+    "class",
+    "category",
+    "option",
+    "correct",
+    "best",
+    "this",
+    "that",
+    "a",
+    "an",
+    "be",
+    "should",
+    "think",
+}
 _NEGATIONS = {"not", "no", "never", "neither", "nor", "isn", "isnt", "cannot", "t"}
 
 
@@ -421,8 +451,11 @@ class OpenAIBackend(LanguageModel):
         dropped = [name for name, on in (("top_k", self._drop_top_k), ("min_tokens", self._drop_min_tokens)) if on]
         if not dropped:
             return {}
-        return {"not_sent": dropped, "why": f"{self.base_url} rejected {' and '.join(dropped)}: requests were sent without "
-                "them, so the server sampled with its own defaults for those fields (the method's configuration still names them)"}
+        return {
+            "not_sent": dropped,
+            "why": f"{self.base_url} rejected {' and '.join(dropped)}: requests were sent without "
+            "them, so the server sampled with its own defaults for those fields (the method's configuration still names them)",
+        }
 
     def identity(self) -> dict[str, Any]:
         """What the cache keys on besides endpoint and payload (never the API key)."""
@@ -447,8 +480,7 @@ class OpenAIBackend(LanguageModel):
     def score(self, requests: Sequence[ScoreRequest]) -> list[ContinuationScore]:
         if self.chat_only:
             raise CapabilityError(
-                f"{self.base_url} is configured as chat-only (chat_only=True): it cannot score continuations. "
-                + SCORING_HINT
+                f"{self.base_url} is configured as chat-only (chat_only=True): it cannot score continuations. " + SCORING_HINT
             )
         if requests and self.check_alignment:
             self._verify_alignment()
@@ -705,7 +737,9 @@ class OpenAIBackend(LanguageModel):
                     try:
                         data = response.json()
                     except ValueError as exc:
-                        raise BackendError(f"{url} answered HTTP {response.status_code} with non-JSON content: {response.text[:200]!r}") from exc
+                        raise BackendError(
+                            f"{url} answered HTTP {response.status_code} with non-JSON content: {response.text[:200]!r}"
+                        ) from exc
                     if not isinstance(data, dict):
                         raise BackendError(f"{url} answered with JSON that is not an object: {str(data)[:200]}")
                     self.stats.add(responses=1)
@@ -723,9 +757,8 @@ class OpenAIBackend(LanguageModel):
             if attempt >= policy.max_attempts or elapsed + delay > policy.max_time:
                 hint = ""
                 if problem.startswith(("connection", "timed out")):
-                    hint = (
-                        " Is the server running? Check --base-url (or FIGLANG_OPENAI_BASE_URL / OPENAI_BASE_URL)"
-                        + (" and --timeout." if problem.startswith("timed out") else ".")
+                    hint = " Is the server running? Check --base-url (or FIGLANG_OPENAI_BASE_URL / OPENAI_BASE_URL)" + (
+                        " and --timeout." if problem.startswith("timed out") else "."
                     )
                 raise BackendError(
                     f"the OpenAI-compatible endpoint {url} failed: {problem}; gave up after {attempt} "
@@ -789,8 +822,7 @@ class OpenAIBackend(LanguageModel):
             if endpoint == COMPLETIONS:
                 message += (
                     " The endpoint offers no text completions, so it can neither score continuations nor generate "
-                    "from a bare prompt; it looks chat-only (chat_only=True generates through /chat/completions). "
-                    + SCORING_HINT
+                    "from a bare prompt; it looks chat-only (chat_only=True generates through /chat/completions). " + SCORING_HINT
                 )
             return CapabilityError(message)
         if endpoint == COMPLETIONS and status in (400, 422) and re.search(r"echo|logprob", text, re.I):
@@ -942,10 +974,7 @@ def _score_parser(base_url: str, context: str, continuation: str) -> Callable[[d
                 f"{where} does not echo the prompt's log-probabilities (got {len(in_prompt)} prompt tokens for "
                 f"{len(prompt)} characters; does it support echo=true with logprobs?). " + SCORING_HINT
             )
-        picked = [
-            i for i in in_prompt
-            if offsets[i] >= len(context) or offsets[i] + len(tokens[i]) > len(context)
-        ]  # fmt: skip
+        picked = [i for i in in_prompt if offsets[i] >= len(context) or offsets[i] + len(tokens[i]) > len(context)]
         if continuation and not picked:
             raise BackendError(f"{where}: no token of the continuation {continuation!r} found in the echoed prompt")
         values: list[float] = []

@@ -341,8 +341,11 @@ class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
             else:
                 dtype = auto_cpu_dtype()
         elif dtype == "bfloat16" and bf16_is_emulated(device):
-            warnings.warn("dtype=bfloat16 on a CPU without AVX512-BF16/AMX: torch emulates bfloat16 here, several times slower "
-                          "than float32 (use dtype=float32, or dtype=auto to pick the faster one)", stacklevel=3)  # fmt: skip
+            warnings.warn(
+                "dtype=bfloat16 on a CPU without AVX512-BF16/AMX: torch emulates bfloat16 here, several times slower "
+                "than float32 (use dtype=float32, or dtype=auto to pick the faster one)",
+                stacklevel=3,
+            )
         self.dtype = dtype
         self.device = torch.device(device)
         self._torch_dtype = getattr(torch, dtype)
@@ -430,7 +433,11 @@ class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
         for attr in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
             value = getattr(cfg, attr, None)
             if isinstance(value, int) and value > 0:
-                if self.kind in ("masked", "classifier", "encoder") and getattr(cfg, "model_type", "") in ("roberta", "xlm-roberta", "camembert"):
+                if self.kind in ("masked", "classifier", "encoder") and getattr(cfg, "model_type", "") in (
+                    "roberta",
+                    "xlm-roberta",
+                    "camembert",
+                ):
                     value -= 2  # RoBERTa reserves two positions (padding offset)
                 return value
         tok_max = getattr(self.tokenizer, "model_max_length", None)
@@ -455,9 +462,14 @@ class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
     def _find_packable(self) -> bool:
         cfg = self.config.get_text_config() if hasattr(self.config, "get_text_config") else self.config
         attn = getattr(self.model.config, "_attn_implementation", None)
-        return (self.kind == "causal" and self._positions and self._sliding_window is None
-                and getattr(cfg, "model_type", "") in self.PACKABLE_TYPES and attn in ("sdpa", "eager")
-                and self.model.get_output_embeddings() is not None)  # fmt: skip
+        return (
+            self.kind == "causal"
+            and self._positions
+            and self._sliding_window is None
+            and getattr(cfg, "model_type", "") in self.PACKABLE_TYPES
+            and attn in ("sdpa", "eager")
+            and self.model.get_output_embeddings() is not None
+        )
 
     def _outside_window(self, slots_before: int, n_new: int) -> bool:
         """Whether ``n_new`` tokens run after ``slots_before`` cache slots (padding included) could lose
@@ -592,7 +604,9 @@ class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
         cache, _, _ = self._encode_prefixes([list(contexts[0][:n])])
         return cache, n
 
-    def _extend(self, cache: Any, prefix_mask: Any, prefix_len: Any, rows: Any, new_ids: Any, new_mask: Any, keep: int | None = None) -> Any:
+    def _extend(
+        self, cache: Any, prefix_mask: Any, prefix_len: Any, rows: Any, new_ids: Any, new_mask: Any, keep: int | None = None
+    ) -> Any:
         """Forward ``new_ids`` [R, T] after the cached prefixes ``rows`` [R]; returns the model output."""
         torch = self._torch
         attention = torch.cat([prefix_mask[rows], new_mask], dim=1)
@@ -713,8 +727,12 @@ class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
                 for i, nodes, cont in tree.picks:
                     picks.append((i, [predictors.setdefault((b, node), len(predictors)) for node in nodes]))
                     targets += cont
-            hidden = base(input_ids=torch.from_numpy(ids).to(self.device), attention_mask=torch.from_numpy(mask).unsqueeze(1).to(self.device),
-                          position_ids=torch.from_numpy(pos).to(self.device), use_cache=False).last_hidden_state  # fmt: skip
+            hidden = base(
+                input_ids=torch.from_numpy(ids).to(self.device),
+                attention_mask=torch.from_numpy(mask).unsqueeze(1).to(self.device),
+                position_ids=torch.from_numpy(pos).to(self.device),
+                use_cache=False,
+            ).last_hidden_state
             where = torch.tensor(list(predictors), dtype=torch.long, device=self.device)
             logits = head(hidden[where[:, 0], where[:, 1]]).float()
             index = torch.tensor([u for _, us in picks for u in us], dtype=torch.long, device=self.device)
@@ -941,7 +959,9 @@ class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
                         t = torch.tensor(targets, device=rows.device)
                         values = rows.gather(1, t.unsqueeze(1)).squeeze(1).cpu().tolist()
                         greedy = bool((rows.argmax(dim=-1) == t).all())
-                        results[r][c] = ContinuationScore(math.fsum(values), len(values), len(requests[r].candidates[c]), tuple(values), greedy)
+                        results[r][c] = ContinuationScore(
+                            math.fsum(values), len(values), len(requests[r].candidates[c]), tuple(values), greedy
+                        )
         return results  # type: ignore[return-value]
 
     # --- classifiers ----------------------------------------------------------------------------
@@ -986,7 +1006,10 @@ class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
                 continue
             for j in range(req.n if req.do_sample else 1):
                 rows.append((i, j))
-        prompts = {i: (self._encode_prompt(requests[i].prompt) if self.kind == "causal" else self._encode_source(requests[i].prompt)) for i in {i for i, _ in rows}}
+        prompts = {
+            i: (self._encode_prompt(requests[i].prompt) if self.kind == "causal" else self._encode_source(requests[i].prompt))
+            for i in {i for i, _ in rows}
+        }
         cut = 0
         for i in prompts:
             if self.kind == "causal":
@@ -1006,8 +1029,11 @@ class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
                 results[i] = [results[i][0]] * req.n
         return results
 
-    def _generation_batches(self, order: list[tuple[int, int]], prompts: dict[int, list[int]], max_new: dict[int, int]) -> Iterator[list[tuple[int, int]]]:
+    def _generation_batches(
+        self, order: list[tuple[int, int]], prompts: dict[int, list[int]], max_new: dict[int, int]
+    ) -> Iterator[list[tuple[int, int]]]:
         """Batches of rows; one-token causal prompts (nothing to cache) never share a batch with longer ones."""
+
         def length(row: tuple[int, int]) -> int:
             return len(prompts[row[0]])
 
@@ -1033,7 +1059,9 @@ class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
         widest = max(len(prompts[i]) for i, _ in rows) - 1
         return not any(self._outside_window(widest, 1 + max_new[i]) for i, _ in rows)
 
-    def _decode_batch(self, batch: list[tuple[int, int]], prompts: dict[int, list[int]], requests: Sequence[GenerationRequest]) -> dict[tuple[int, int], str]:
+    def _decode_batch(
+        self, batch: list[tuple[int, int]], prompts: dict[int, list[int]], requests: Sequence[GenerationRequest]
+    ) -> dict[tuple[int, int], str]:
         torch = self._torch
         tok = self.tokenizer
         reqs = [requests[i] for i, _ in batch]

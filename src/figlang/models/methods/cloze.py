@@ -89,7 +89,7 @@ class LMScore(ModelMethod):
 
     def __init__(
         self, model: Any = None, norm: str | None = None, neutral: str = P.DEFAULT_NEUTRAL, input: str = "figlang", **backend_options: Any
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(model, backend_options)
         self.input = parse_choice(input, "input", INPUTS)
         if self.input == "lm-eval":
@@ -106,8 +106,11 @@ class LMScore(ModelMethod):
         for r in items:
             cond = results[k : k + len(r.options)]
             scores = [lm_eval_score(c.logprob, o, self.norm) for c, o in zip(cond, r.options)]
-            meta: dict[str, Any] = {"logprob": [c.logprob for c in cond], "n_tokens": [c.n_tokens for c in cond],
-                                    "is_greedy": [c.is_greedy for c in cond]}  # fmt: skip
+            meta: dict[str, Any] = {
+                "logprob": [c.logprob for c in cond],
+                "n_tokens": [c.n_tokens for c in cond],
+                "is_greedy": [c.is_greedy for c in cond],
+            }
             out.append(_prediction(r, scores, meta))
             k += len(r.options)
         return out
@@ -143,11 +146,22 @@ class LMScore(ModelMethod):
 
     def config(self) -> dict[str, Any]:
         if self.input == "lm-eval":
-            return {"norm": self.norm, "input": "lm-eval", "lm_eval_metric": LM_EVAL_NORMS[self.norm],
-                    "context": "narrative without markup", "target_delimiter": LM_EVAL_DELIMITER,
-                    "tokenization": "joint", "ties": "lowest index", **self.model_config()}  # fmt: skip
-        cfg: dict[str, Any] = {"norm": self.norm, "context": "narrative without markup", "continuation": P.LM_SCORE_CONTINUATION,
-                               "ties": "lowest index"}  # fmt: skip
+            return {
+                "norm": self.norm,
+                "input": "lm-eval",
+                "lm_eval_metric": LM_EVAL_NORMS[self.norm],
+                "context": "narrative without markup",
+                "target_delimiter": LM_EVAL_DELIMITER,
+                "tokenization": "joint",
+                "ties": "lowest index",
+                **self.model_config(),
+            }
+        cfg: dict[str, Any] = {
+            "norm": self.norm,
+            "context": "narrative without markup",
+            "continuation": P.LM_SCORE_CONTINUATION,
+            "ties": "lowest index",
+        }
         if self.norm == "pmi":
             cfg["neutral"] = self.neutral_name
             cfg["neutral_prompt"] = self.neutral
@@ -169,9 +183,15 @@ class QA(ModelMethod):
     shapes = ("cloze",)
 
     def __init__(
-        self, model: Any = None, answer: str = "letter", chat: Any = "auto", permute: Any = True, norm: str = "token",
-        fmt: str = "auto", **backend_options: Any,
-    ) -> None:  # fmt: skip
+        self,
+        model: Any = None,
+        answer: str = "letter",
+        chat: Any = "auto",
+        permute: Any = True,
+        norm: str = "token",
+        fmt: str = "auto",
+        **backend_options: Any,
+    ) -> None:
         super().__init__(model, backend_options)
         self.answer = parse_choice(answer, "answer", ("letter", "text"))
         self.chat_option = parse_chat(chat)
@@ -251,18 +271,36 @@ class QA(ModelMethod):
         fmt = self.fmt
         chat = self.use_chat(self.chat_option) if fmt == "causal" else False
         if fmt == "seq2seq":
-            templates = {"prompt": P.QA_SEQ2SEQ, "option": P.QA_SEQ2SEQ_OPTION, "continuation": P.QA_SEQ2SEQ_CONTINUATION, "lowercase": True}
+            templates = {
+                "prompt": P.QA_SEQ2SEQ,
+                "option": P.QA_SEQ2SEQ_OPTION,
+                "continuation": P.QA_SEQ2SEQ_CONTINUATION,
+                "lowercase": True,
+            }
         elif chat:
-            templates = {"user": P.QA_CHAT, "option": P.QA_OPTION,
-                         "continuation": P.QA_CHAT_LETTER_CONTINUATION if self.answer == "letter" else P.QA_CHAT_TEXT_CONTINUATION}  # fmt: skip
+            templates = {
+                "user": P.QA_CHAT,
+                "option": P.QA_OPTION,
+                "continuation": P.QA_CHAT_LETTER_CONTINUATION if self.answer == "letter" else P.QA_CHAT_TEXT_CONTINUATION,
+            }
         else:
-            templates = {"prompt": P.QA_PLAIN, "option": P.QA_OPTION,
-                         "continuation": P.QA_PLAIN_LETTER_CONTINUATION if self.answer == "letter" else P.QA_PLAIN_TEXT_CONTINUATION}  # fmt: skip
+            templates = {
+                "prompt": P.QA_PLAIN,
+                "option": P.QA_OPTION,
+                "continuation": P.QA_PLAIN_LETTER_CONTINUATION if self.answer == "letter" else P.QA_PLAIN_TEXT_CONTINUATION,
+            }
         return {
-            "question": P.QA_QUESTION, "answer": self.answer if fmt == "causal" else "text", "chat": self.chat_option,
-            "chat_used": chat, "permute": self.permute, "norm": self.applied_norm,
-            "fmt": fmt, "templates": templates, "ties": "lowest index", **self.model_config(),
-        }  # fmt: skip
+            "question": P.QA_QUESTION,
+            "answer": self.answer if fmt == "causal" else "text",
+            "chat": self.chat_option,
+            "chat_used": chat,
+            "permute": self.permute,
+            "norm": self.applied_norm,
+            "fmt": fmt,
+            "templates": templates,
+            "ties": "lowest index",
+            **self.model_config(),
+        }
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,9 +324,15 @@ class FewShot(ModelMethod):
     needs_train = True
 
     def __init__(
-        self, model: Any = None, budget: Any = 3000, max_shots: Any = 8, seed: Any = 0, exclude: str = "linked",
-        permute: Any = True, **backend_options: Any,
-    ) -> None:  # fmt: skip
+        self,
+        model: Any = None,
+        budget: Any = 3000,
+        max_shots: Any = 8,
+        seed: Any = 0,
+        exclude: str = "linked",
+        permute: Any = True,
+        **backend_options: Any,
+    ) -> None:
         super().__init__(model, backend_options)
         self.budget = parse_int(budget, "budget", 0)
         self.max_shots = parse_int(max_shots, "max_shots", 0)
@@ -385,12 +429,24 @@ class FewShot(ModelMethod):
 
     def config(self) -> dict[str, Any]:
         return {
-            "budget_chars": self.budget, "max_shots": self.max_shots, "seed": self.seed, "exclude": self.exclude,
-            "permute": self.permute, "pool_size": self.pool_size, "pool_sha256": self.pool_sha256, "balanced_positions": True,
-            "templates": {"example": P.FEW_SHOT_EXAMPLE, "query": P.FEW_SHOT_QUERY, "option": P.FEW_SHOT_OPTION,
-                          "separator": P.FEW_SHOT_SEPARATOR, "continuation": P.FEW_SHOT_CONTINUATION},
-            "ties": "lowest index", **self.model_config(),
-        }  # fmt: skip
+            "budget_chars": self.budget,
+            "max_shots": self.max_shots,
+            "seed": self.seed,
+            "exclude": self.exclude,
+            "permute": self.permute,
+            "pool_size": self.pool_size,
+            "pool_sha256": self.pool_sha256,
+            "balanced_positions": True,
+            "templates": {
+                "example": P.FEW_SHOT_EXAMPLE,
+                "query": P.FEW_SHOT_QUERY,
+                "option": P.FEW_SHOT_OPTION,
+                "separator": P.FEW_SHOT_SEPARATOR,
+                "continuation": P.FEW_SHOT_CONTINUATION,
+            },
+            "ties": "lowest index",
+            **self.model_config(),
+        }
 
 
 # --------------------------------------------------------------------------------------------
@@ -463,14 +519,35 @@ class PET(ModelMethod):
 
     def config(self) -> dict[str, Any]:
         masked = self.masked
-        return {"pattern": self.pattern, "patterns": P.PET_MASKED_PATTERNS if masked else P.PET_PATTERNS,
-                "scorer": "masked" if masked else "causal", "score": "log P(good) - log P(bad)", "ties": "lowest index",
-                **self.model_config()}  # fmt: skip
+        return {
+            "pattern": self.pattern,
+            "patterns": P.PET_MASKED_PATTERNS if masked else P.PET_PATTERNS,
+            "scorer": "masked" if masked else "causal",
+            "score": "log P(good) - log P(bad)",
+            "ties": "lowest index",
+            **self.model_config(),
+        }
 
 
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
-    registry.register("lm-score", ("cloze",), "LM scoring of each continuation given the narrative; -O norm=sum|token|char|pmi (default pmi), neutral=answer|empty|story|<text>; input=lm-eval scores as lm-evaluation-harness does (norm=sum: its acc, char: acc_norm, byte: acc_bytes).")(LMScore)
-    registry.register("qa", ("cloze",), "UnifiedQA-style question with lettered options; -O answer=letter|text, chat=auto|true|false, permute=true|false, norm=sum|token|char (text answers), fmt=auto|causal|seq2seq.")(QA)
-    registry.register("few-shot", ("cloze",), "Few-shot 'Q: N (1) C1 (2) C2 A: (1)' from train; -O budget=<chars> max_shots=N seed=N exclude=linked|expression|item permute=true|false.")(FewShot)
-    registry.register("pet", ("cloze",), "PET zero-shot pattern-verbalizer ('You are right/wrong', 'That was expected/unexpected'); -O pattern=auto|idiom|simile.")(PET)
+    registry.register(
+        "lm-score",
+        ("cloze",),
+        "LM scoring of each continuation given the narrative; -O norm=sum|token|char|pmi (default pmi), neutral=answer|empty|story|<text>; input=lm-eval scores as lm-evaluation-harness does (norm=sum: its acc, char: acc_norm, byte: acc_bytes).",
+    )(LMScore)
+    registry.register(
+        "qa",
+        ("cloze",),
+        "UnifiedQA-style question with lettered options; -O answer=letter|text, chat=auto|true|false, permute=true|false, norm=sum|token|char (text answers), fmt=auto|causal|seq2seq.",
+    )(QA)
+    registry.register(
+        "few-shot",
+        ("cloze",),
+        "Few-shot 'Q: N (1) C1 (2) C2 A: (1)' from train; -O budget=<chars> max_shots=N seed=N exclude=linked|expression|item permute=true|false.",
+    )(FewShot)
+    registry.register(
+        "pet",
+        ("cloze",),
+        "PET zero-shot pattern-verbalizer ('You are right/wrong', 'That was expected/unexpected'); -O pattern=auto|idiom|simile.",
+    )(PET)

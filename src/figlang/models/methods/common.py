@@ -19,6 +19,7 @@ from ..base import Method
 from ..cache import cache_key
 from ..backend_cache import backend_for, clear_backends  # noqa: F401  (re-exported: methods import it from here)
 
+
 def parse_bool(value: Any, name: str) -> bool:
     """A boolean option from Python or the command line (-O key=true|false|1|0|yes|no)."""
     if isinstance(value, bool):

@@ -70,15 +70,19 @@ STOP = {"pipeline": ("\n", ". "), "joint": ("\n",)}
 # and then shows each pair as two labelled lines, which takes about a third fewer prompt tokens an example, so
 # more examples fit the same time.
 SHOTS = ("flute", "compact")  # the first is the default
-COMPACT_INSTRUCTION = ('For each pair below: does the premise entail or contradict the hypothesis? Please answer between "Entails" '
-                       'or "Contradicts" and explain your decision in a sentence.')  # fmt: skip
+COMPACT_INSTRUCTION = (
+    'For each pair below: does the premise entail or contradict the hypothesis? Please answer between "Entails" '
+    'or "Contradicts" and explain your decision in a sentence.'
+)
 COMPACT_PAIR = "Premise: {premise}\nHypothesis: {hypothesis}"
 # ``style=examples``: one line of guidance, because the model otherwise often writes about "the first sentence" or
 # "the speaker", which FLUTE's explanations never do: they explain the figure of speech or the situation itself.
 STYLES = ("none", "examples")  # the first is the default
 DEFAULT_K = 6  # examples shown a pair (chosen on `selection`, docs/flute_explanations.md)
-STYLE_GUIDE = ("Write the explanation the way the examples do: explain what the figurative words mean or what the situation is "
-               "really like, without mentioning the sentences, the premise, the hypothesis or the speaker.")  # fmt: skip
+STYLE_GUIDE = (
+    "Write the explanation the way the examples do: explain what the figurative words mean or what the situation is "
+    "really like, without mentioning the sentences, the premise, the hypothesis or the speaker."
+)
 
 
 def idiom_meanings(data_dir: str | Path | None) -> dict[str, str]:
@@ -132,8 +136,10 @@ def parse_writer_types(value: Any) -> tuple[str, ...]:
     names = [v.strip() for v in (value if isinstance(value, (list, tuple)) else str(value).split(",")) if str(v).strip()]
     unknown = [n for n in names if n not in FIGURE_TYPES]
     if unknown or not names:
-        raise FiglangError(f"option 'writer_types': unknown figure type(s) {', '.join(unknown) or repr(value)}; FLUTE's are "
-                           f"{', '.join(FIGURE_TYPES)} (or all)")  # fmt: skip
+        raise FiglangError(
+            f"option 'writer_types': unknown figure type(s) {', '.join(unknown) or repr(value)}; FLUTE's are "
+            f"{', '.join(FIGURE_TYPES)} (or all)"
+        )
     return tuple(t for t in FIGURE_TYPES if t in names)
 
 
@@ -155,12 +161,32 @@ class Explain(ModelMethod):
     shapes = ("nli",)
     needs_train = True  # the retrieval pool
 
-    def __init__(self, model: Any = None, mode: Any = "pipeline", k: Any = DEFAULT_K, encoder: str = "minilm", match_label: Any = True,
-                 meanings: Any = "auto", label_method: str | None = None, label_model: str | None = None, max_new_tokens: Any = 60,
-                 temperature: Any = 0.0, seed: Any = 0, chat: Any = "auto", retrieval_cache: str | None = None, pool: str = "train",
-                 shots: Any = SHOTS[0], style: Any = STYLES[0], k_by_type: Any = None, writer: str | None = None,
-                 writer_types: Any = None, writer_batch_size: Any = 16, writer_mbr: Any = 0, writer_temperature: Any = 0.7,
-                 **options: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: Any = None,
+        mode: Any = "pipeline",
+        k: Any = DEFAULT_K,
+        encoder: str = "minilm",
+        match_label: Any = True,
+        meanings: Any = "auto",
+        label_method: str | None = None,
+        label_model: str | None = None,
+        max_new_tokens: Any = 60,
+        temperature: Any = 0.0,
+        seed: Any = 0,
+        chat: Any = "auto",
+        retrieval_cache: str | None = None,
+        pool: str = "train",
+        shots: Any = SHOTS[0],
+        style: Any = STYLES[0],
+        k_by_type: Any = None,
+        writer: str | None = None,
+        writer_types: Any = None,
+        writer_batch_size: Any = 16,
+        writer_mbr: Any = 0,
+        writer_temperature: Any = 0.7,
+        **options: Any,
+    ) -> None:
         label_options = {k_[len("label_") :]: v for k_, v in options.items() if k_.startswith("label_")}
         backend_options = {k_: v for k_, v in options.items() if not k_.startswith("label_")}
         super().__init__(model, backend_options)
@@ -236,8 +262,10 @@ class Explain(ModelMethod):
         if self._writer is None:
             self._writer = get_methods().create("trained", model=self.writer_dir, batch_size=self.writer_batch_size)
             if self._writer.meta.get("method") != "iro":
-                raise FiglangError(f"writer={self.writer_dir} is a {self._writer.meta.get('method')} model; the writer of explanations "
-                                   "is an iro model (figlang train -t flute -m iro)")  # fmt: skip
+                raise FiglangError(
+                    f"writer={self.writer_dir} is a {self._writer.meta.get('method')} model; the writer of explanations "
+                    "is an iro model (figlang train -t flute -m iro)"
+                )
         return self._writer
 
     def written_by_writer(self, pair: NLIPair) -> bool:
@@ -255,7 +283,9 @@ class Explain(ModelMethod):
         data_root = Path(pool[0].meta["file"]).parent.parent if pool and pool[0].meta.get("file") else None  # <data>/flute/x.json
         if self.pool_split != "train":  # e.g. train-fit, so that items of `selection` never see their own family
             if self.task is None or self.pool_split not in getattr(self.task, "splits", ()):
-                raise FiglangError(f"pool={self.pool_split!r} is not a split of the task (its splits: {', '.join(getattr(self.task, 'splits', ()))})")
+                raise FiglangError(
+                    f"pool={self.pool_split!r} is not a split of the task (its splits: {', '.join(getattr(self.task, 'splits', ()))})"
+                )
             pool = [r for r in self.task.load(self.pool_split, data_root) if isinstance(r, NLIPair)]
         if self.k or any(self.k_by_type.values()):
             self.index = PairIndex(pool, self.encoder, self.retrieval_cache)
@@ -310,7 +340,12 @@ class Explain(ModelMethod):
                 messages += [ChatMessage("user", self._instruction(ex)), ChatMessage("assistant", self._answer(ex))]
             return self.lm.chat_prompt([*messages, ChatMessage("user", self._instruction(pair))]) + lead
         shown = "".join(P.NLI_PLAIN_SHOT.format(instruction=self._instruction(ex), answer=self._answer(ex)) for ex in examples)
-        return (f"{header}\n\n" if header else "") + shown + P.NLI_PLAIN.format(instruction=self._instruction(pair)) + (f" {lead}" if lead else "")
+        return (
+            (f"{header}\n\n" if header else "")
+            + shown
+            + P.NLI_PLAIN.format(instruction=self._instruction(pair))
+            + (f" {lead}" if lead else "")
+        )
 
     @property
     def pair_template(self) -> str:
@@ -345,9 +380,15 @@ class Explain(ModelMethod):
             n = self.prompt_tokens(text)
             if n is None or limit is None or n + self.max_new_tokens <= limit:
                 return text, shown, None
-        return None, [], (f"input too long: the pair with FLUTE's instruction is {n} tokens, and with {self.max_new_tokens} tokens "
-                          f"to generate it exceeds the model's context of {limit} tokens (shorten the premise/hypothesis, or raise "
-                          "n_ctx/max_length)")  # fmt: skip
+        return (
+            None,
+            [],
+            (
+                f"input too long: the pair with FLUTE's instruction is {n} tokens, and with {self.max_new_tokens} tokens "
+                f"to generate it exceeds the model's context of {limit} tokens (shorten the premise/hypothesis, or raise "
+                "n_ctx/max_length)"
+            ),
+        )
 
     def check_input(self, pair: NLIPair) -> None:
         """Raise a clear error for a pair that cannot be explained (empty text, longer than the model's context)."""
@@ -365,8 +406,14 @@ class Explain(ModelMethod):
 
     def _request(self, prompt: str, pair: NLIPair) -> GenerationRequest:
         sample = self.temperature > 0
-        return GenerationRequest(prompt, max_new_tokens=self.max_new_tokens, stop=STOP[self.mode], do_sample=sample,
-                                 temperature=self.temperature if sample else 1.0, seed=item_seed(self.seed, pair.id))  # fmt: skip
+        return GenerationRequest(
+            prompt,
+            max_new_tokens=self.max_new_tokens,
+            stop=STOP[self.mode],
+            do_sample=sample,
+            temperature=self.temperature if sample else 1.0,
+            seed=item_seed(self.seed, pair.id),
+        )
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
         items: list[NLIPair] = []
@@ -396,9 +443,15 @@ class Explain(ModelMethod):
         for r in ok:
             given = labels.get(r.id)
             if given is not None and (not given.valid or given.prediction not in LABELS):
-                out[r.id] = Prediction(r.id, None, scores=given.scores, valid=False, raw=given.raw,
-                                       error=f"the label method gave no usable label: {given.error or given.prediction!r}",
-                                       meta={"mode": self.mode, "label_method": given.to_dict()})  # fmt: skip
+                out[r.id] = Prediction(
+                    r.id,
+                    None,
+                    scores=given.scores,
+                    valid=False,
+                    raw=given.raw,
+                    error=f"the label method gave no usable label: {given.error or given.prediction!r}",
+                    meta={"mode": self.mode, "label_method": given.to_dict()},
+                )
                 continue
             label = given.prediction if given is not None else None
             if given is not None and self.written_by_writer(r):
@@ -412,25 +465,43 @@ class Explain(ModelMethod):
             plans.append((r, given, shown))
         for r, given, raw, meta in self._written(by_writer):
             explanation, complete = one_sentence(raw)
-            out[r.id] = Prediction(r.id, given.prediction, scores=given.scores, explanation=explanation, raw=f"{WORDS[given.prediction]}. {raw}",
-                                   valid=True, meta={"mode": self.mode, "writer": "trained", "complete": complete,
-                                                     "label_meta": given.meta, **meta})  # fmt: skip
+            out[r.id] = Prediction(
+                r.id,
+                given.prediction,
+                scores=given.scores,
+                explanation=explanation,
+                raw=f"{WORDS[given.prediction]}. {raw}",
+                valid=True,
+                meta={"mode": self.mode, "writer": "trained", "complete": complete, "label_meta": given.meta, **meta},
+            )
         generated = self.lm.generate(requests) if requests else []
         for (r, given, shown), samples in zip(plans, generated):
             raw = samples[0] if samples else ""
-            meta: dict[str, Any] = {"mode": self.mode, "examples": [p.id for p, _ in shown],
-                                    "similarities": [round(s, 4) for _, s in shown], "meaning": self.meaning(r)}  # fmt: skip
+            meta: dict[str, Any] = {
+                "mode": self.mode,
+                "examples": [p.id for p, _ in shown],
+                "similarities": [round(s, 4) for _, s in shown],
+                "meaning": self.meaning(r),
+            }
             if given is not None:
                 explanation, complete = one_sentence(raw)
                 meta.update(complete=complete, label_meta=given.meta)
-                out[r.id] = Prediction(r.id, given.prediction, scores=given.scores, explanation=explanation,
-                                       raw=f"{WORDS[given.prediction]}.{raw}", valid=True, meta=meta)  # fmt: skip
+                out[r.id] = Prediction(
+                    r.id,
+                    given.prediction,
+                    scores=given.scores,
+                    explanation=explanation,
+                    raw=f"{WORDS[given.prediction]}.{raw}",
+                    valid=True,
+                    meta=meta,
+                )
             else:
                 parsed = parse_nli_answer(raw, LABELS)
                 explanation, complete = one_sentence(parsed.explanation) if parsed.valid else (None, False)
                 meta.update(complete=complete, answer_class=parsed.answer_class)
-                out[r.id] = Prediction(r.id, parsed.label, explanation=explanation, raw=raw, valid=parsed.valid,
-                                       error=parsed.error, meta=meta)  # fmt: skip
+                out[r.id] = Prediction(
+                    r.id, parsed.label, explanation=explanation, raw=raw, valid=parsed.valid, error=parsed.error, meta=meta
+                )
         return [out[r.id] for r in items]
 
     def _written(self, by_writer: list[tuple[NLIPair, Prediction]]) -> list[tuple[NLIPair, Prediction, str, dict[str, Any]]]:
@@ -461,23 +532,63 @@ class Explain(ModelMethod):
     def config(self) -> dict[str, Any]:
         label = self.label_method
         return {
-            "mode": self.mode, "k": self.k, **({"k_by_type": self.k_by_type} if self.k_by_type else {}), "pool": self.pool_split, "match_label": self.match_label, "retrieval": self.index.config() if self.index else None,
+            "mode": self.mode,
+            "k": self.k,
+            **({"k_by_type": self.k_by_type} if self.k_by_type else {}),
+            "pool": self.pool_split,
+            "match_label": self.match_label,
+            "retrieval": self.index.config() if self.index else None,
             "neighbour_rule": "same figure type (and label in pipeline mode, with match_label); never the item's own premise",
-            "instruction": FLUTE_INSTRUCTION, **self.prompt_form(), "meaning_line": MEANING_LINE, "idiom_lexicon_sha256": self.lexicon_sha256,
-            "idiom_lexicon_size": len(self.lexicon), "chat": self.chat_option, "chat_used": self.chat_used,
+            "instruction": FLUTE_INSTRUCTION,
+            **self.prompt_form(),
+            "meaning_line": MEANING_LINE,
+            "idiom_lexicon_sha256": self.lexicon_sha256,
+            "idiom_lexicon_size": len(self.lexicon),
+            "chat": self.chat_option,
+            "chat_used": self.chat_used,
             "plain_templates": None if self.chat_used else {"shot": P.NLI_PLAIN_SHOT, "query": P.NLI_PLAIN},
-            "label_words": WORDS, "max_new_tokens": self.max_new_tokens, "stop": list(STOP[self.mode]),
-            "decoding": "greedy" if self.temperature == 0 else {"temperature": self.temperature, "seed": self.seed, "seeding": "sha256(seed:item id)"},
-            "postprocess": "first sentence of the explanation (a full stop added where generation stopped before one)", "parser": None if label else "parse_nli_answer",
-            "label_method": label.fingerprint() if label is not None else None, **self.model_config(),
-            **({"writer": {**self.writer.config(), "types": list(self.writer_types), "prompt": "the iro training sequence up to the label word "
-                           "(instruction, newline, 'Entails.'/'Contradicts.'); the explanation is its continuation",
-                           **({"mbr": {"samples": self.writer_mbr, "temperature": self.writer_temperature, "top_k": None,
-                                       "candidates": "the greedy line first, then N samples, sample j (1..N) seeded as the generate method seeds it (sha256(seed:item id), then j)",
-                                       **mbr_config()}} if self.writer_mbr else {})}} if self.writer_dir else {}),
-        }  # fmt: skip
+            "label_words": WORDS,
+            "max_new_tokens": self.max_new_tokens,
+            "stop": list(STOP[self.mode]),
+            "decoding": "greedy"
+            if self.temperature == 0
+            else {"temperature": self.temperature, "seed": self.seed, "seeding": "sha256(seed:item id)"},
+            "postprocess": "first sentence of the explanation (a full stop added where generation stopped before one)",
+            "parser": None if label else "parse_nli_answer",
+            "label_method": label.fingerprint() if label is not None else None,
+            **self.model_config(),
+            **(
+                {
+                    "writer": {
+                        **self.writer.config(),
+                        "types": list(self.writer_types),
+                        "prompt": "the iro training sequence up to the label word "
+                        "(instruction, newline, 'Entails.'/'Contradicts.'); the explanation is its continuation",
+                        **(
+                            {
+                                "mbr": {
+                                    "samples": self.writer_mbr,
+                                    "temperature": self.writer_temperature,
+                                    "top_k": None,
+                                    "candidates": "the greedy line first, then N samples, sample j (1..N) seeded as the generate method seeds it (sha256(seed:item id), then j)",
+                                    **mbr_config(),
+                                }
+                            }
+                            if self.writer_mbr
+                            else {}
+                        ),
+                    }
+                }
+                if self.writer_dir
+                else {}
+            ),
+        }
 
 
 def register(registry: MethodRegistry) -> None:
     """Add the explaining method to ``registry`` (called by the registry on first use)."""
-    registry.register("explain", ("nli",), "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=6 k_by_type=idiom:16,... encoder=minilm pool=train|train-fit label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR shots=flute|compact style=none|examples writer=IRO_DIR writer_types=all|sarcasm,... writer_mbr=N writer_temperature=0.7 max_new_tokens=60 temperature=0 seed=N.")(Explain)
+    registry.register(
+        "explain",
+        ("nli",),
+        "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=6 k_by_type=idiom:16,... encoder=minilm pool=train|train-fit label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR shots=flute|compact style=none|examples writer=IRO_DIR writer_types=all|sarcasm,... writer_mbr=N writer_temperature=0.7 max_new_tokens=60 temperature=0 seed=N.",
+    )(Explain)

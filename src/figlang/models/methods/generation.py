@@ -17,7 +17,17 @@ from ...data.errors import FiglangError
 from ...data.records import GenerationRecord, Record, strip_markup
 from ..backends.base import GenerationRequest
 from ..base import MethodRegistry, Prediction
-from .common import EXCLUDE_CHOICES, ModelMethod, excluded_by_figure, item_seed, parse_choice, parse_float, parse_int, pool_digest, same_text
+from .common import (
+    EXCLUDE_CHOICES,
+    ModelMethod,
+    excluded_by_figure,
+    item_seed,
+    parse_choice,
+    parse_float,
+    parse_int,
+    pool_digest,
+    same_text,
+)
 from . import prompts as P
 from .parsing import first_sentence
 
@@ -33,9 +43,18 @@ class Generate(ModelMethod):
     shapes = ("generation",)
 
     def __init__(
-        self, model: Any = None, shots: Any = 0, samples: Any = 1, top_k: Any = 5, temperature: Any = 0.7,
-        max_new_tokens: Any = 20, min_new_tokens: Any = 1, seed: Any = 0, exclude: str = "linked", **backend_options: Any,
-    ) -> None:  # fmt: skip
+        self,
+        model: Any = None,
+        shots: Any = 0,
+        samples: Any = 1,
+        top_k: Any = 5,
+        temperature: Any = 0.7,
+        max_new_tokens: Any = 20,
+        min_new_tokens: Any = 1,
+        seed: Any = 0,
+        exclude: str = "linked",
+        **backend_options: Any,
+    ) -> None:
         super().__init__(model, backend_options)
         self.shots = parse_int(shots, "shots", 0)
         self.samples = parse_int(samples, "samples", 1)
@@ -101,9 +120,19 @@ class Generate(ModelMethod):
         for r in items:
             prompt, example_ids = self.prompt(r)
             seed = item_seed(self.seed, r.id)
-            requests.append(GenerationRequest(prompt, max_new_tokens=self.max_new_tokens, do_sample=True, temperature=self.temperature,
-                                              top_k=self.top_k, stop=P.GEN_STOP, n=self.samples, seed=seed,
-                                              min_new_tokens=self.min_new_tokens))  # fmt: skip
+            requests.append(
+                GenerationRequest(
+                    prompt,
+                    max_new_tokens=self.max_new_tokens,
+                    do_sample=True,
+                    temperature=self.temperature,
+                    top_k=self.top_k,
+                    stop=P.GEN_STOP,
+                    n=self.samples,
+                    seed=seed,
+                    min_new_tokens=self.min_new_tokens,
+                )
+            )
             metas.append({"seed": seed, "examples": example_ids})
         outputs = self.lm.generate(requests)
         out = []
@@ -114,9 +143,16 @@ class Generate(ModelMethod):
             cut = [first_sentence(s) for s in raw_samples]
             texts = [t for t, _ in cut]
             valid = any(t for t in texts)
-            out.append(Prediction(r.id, texts, raw=raw_samples[0] if raw_samples else None, valid=valid,
-                                  error=None if valid else "the model generated no text",
-                                  meta={**meta, "complete": [c for _, c in cut], "raw_samples": raw_samples}))  # fmt: skip
+            out.append(
+                Prediction(
+                    r.id,
+                    texts,
+                    raw=raw_samples[0] if raw_samples else None,
+                    valid=valid,
+                    error=None if valid else "the model generated no text",
+                    meta={**meta, "complete": [c for _, c in cut], "raw_samples": raw_samples},
+                )
+            )
         return out
 
     def config(self) -> dict[str, Any]:
@@ -124,13 +160,28 @@ class Generate(ModelMethod):
         if self.shots:
             templates.update(example=P.GEN_FEW_SHOT_EXAMPLE, query=P.GEN_FEW_SHOT_QUERY, separator=P.GEN_FEW_SHOT_SEPARATOR)
         return {
-            "shots": self.shots, "samples": self.samples, "top_k": self.top_k, "temperature": self.temperature,
-            "max_new_tokens": self.max_new_tokens, "min_new_tokens": self.min_new_tokens, "seed": self.seed, "seeding": "sha256(seed:item id)", "exclude": self.exclude,
-            "stop": list(P.GEN_STOP), "postprocess": "first non-empty line, cut after its first sentence",
-            "pool_size": self.pool_size, "pool_sha256": self.pool_sha256, "templates": templates, **self.model_config(),
-        }  # fmt: skip
+            "shots": self.shots,
+            "samples": self.samples,
+            "top_k": self.top_k,
+            "temperature": self.temperature,
+            "max_new_tokens": self.max_new_tokens,
+            "min_new_tokens": self.min_new_tokens,
+            "seed": self.seed,
+            "seeding": "sha256(seed:item id)",
+            "exclude": self.exclude,
+            "stop": list(P.GEN_STOP),
+            "postprocess": "first non-empty line, cut after its first sentence",
+            "pool_size": self.pool_size,
+            "pool_sha256": self.pool_sha256,
+            "templates": templates,
+            **self.model_config(),
+        }
 
 
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
-    registry.register("generate", ("generation",), "Sample continuations (top-k 5, temperature 0.7, 20 tokens, one sentence); -O shots=0|N samples=N seed=N top_k temperature max_new_tokens min_new_tokens (default 1: no empty samples).")(Generate)
+    registry.register(
+        "generate",
+        ("generation",),
+        "Sample continuations (top-k 5, temperature 0.7, 20 tokens, one sentence); -O shots=0|N samples=N seed=N top_k temperature max_new_tokens min_new_tokens (default 1: no empty samples).",
+    )(Generate)

@@ -36,5 +36,7 @@ def mbr_choice(candidates: Sequence[str], utility: PairwiseMetric | None = None)
 
 def mbr_config(utility: PairwiseMetric | None = None) -> dict[str, Any]:
     """What a run records about the choice (the utility's pinned configuration)."""
-    return {"rule": "the candidate with the highest mean utility against the other candidates; ties to the earliest (greedy)",
-            "utility": (utility or RougeL()).config()}
+    return {
+        "rule": "the candidate with the highest mean utility against the other candidates; ties to the earliest (greedy)",
+        "utility": (utility or RougeL()).config(),
+    }

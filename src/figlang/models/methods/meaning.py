@@ -67,7 +67,7 @@ def _sentence(text: str) -> str:
 
 
 def meaning_line(record: ClozeRecord, meaning: str) -> str:
-    """"'X' means Y." (similes: "'X' here means Y."); without a known expression, "The figurative expression here means Y."."""
+    """ "'X' means Y." (similes: "'X' here means Y."); without a known expression, "The figurative expression here means Y."."""
 
     try:
         inp = KnowledgeInput.from_record(record)
@@ -99,8 +99,9 @@ class MeaningMixin:
     name: str
     _meanings: dict[str, Any]
 
-    def _init_meaning(self, position: str, sources: Any, lexicons: Any, meaning_model: str | None, missing: str,
-                      data_dir: str | None) -> None:  # fmt: skip
+    def _init_meaning(
+        self, position: str, sources: Any, lexicons: Any, meaning_model: str | None, missing: str, data_dir: str | None
+    ) -> None:
 
         self.position = parse_choice(position, "position", POSITIONS)
         self.missing = parse_choice(missing, "missing", MISSING)
@@ -145,8 +146,12 @@ class MeaningMixin:
         return meta
 
     def meaning_config(self) -> dict[str, Any]:
-        return {"meaning_line": MEANING_LINE, "meaning_position": self.position, "meaning_missing": self.missing,
-                "meaning_sources": self.finder.describe()}  # fmt: skip
+        return {
+            "meaning_line": MEANING_LINE,
+            "meaning_position": self.position,
+            "meaning_missing": self.missing,
+            "meaning_sources": self.finder.describe(),
+        }
 
 
 def _split_list(value: Any) -> list[str]:
@@ -169,9 +174,18 @@ class MeaningLMScore(MeaningMixin, ModelMethod):
     shapes = ("cloze",)
 
     def __init__(
-        self, model: Any = None, norm: str = "token", neutral: str = P.DEFAULT_NEUTRAL, position: str = "before", sources: Any = None,
-        lexicons: Any = None, meaning_model: str | None = None, missing: str = "plain", data_dir: str | None = None, **backend_options: Any,
-    ) -> None:  # fmt: skip
+        self,
+        model: Any = None,
+        norm: str = "token",
+        neutral: str = P.DEFAULT_NEUTRAL,
+        position: str = "before",
+        sources: Any = None,
+        lexicons: Any = None,
+        meaning_model: str | None = None,
+        missing: str = "plain",
+        data_dir: str | None = None,
+        **backend_options: Any,
+    ) -> None:
         super().__init__(model, backend_options)
         self.norm = parse_choice(norm, "norm", MEANING_NORMS)
         self.neutral_name = str(neutral)
@@ -212,8 +226,13 @@ class MeaningLMScore(MeaningMixin, ModelMethod):
         return out
 
     def config(self) -> dict[str, Any]:
-        cfg: dict[str, Any] = {"norm": self.norm, "context": "meaning line + narrative without markup", "continuation": P.LM_SCORE_CONTINUATION,
-                               **self.meaning_config(), "ties": "lowest index"}  # fmt: skip
+        cfg: dict[str, Any] = {
+            "norm": self.norm,
+            "context": "meaning line + narrative without markup",
+            "continuation": P.LM_SCORE_CONTINUATION,
+            **self.meaning_config(),
+            "ties": "lowest index",
+        }
         if self.norm == "pmi":
             cfg["neutral"] = self.neutral_name
             cfg["neutral_prompt"] = self.neutral
@@ -224,8 +243,17 @@ class _MeaningPrompt(MeaningMixin):
     """What ``qa-meaning`` and ``few-shot-meaning`` add to their prompting method: the meaning options, the meaning
     line in every narrative the prompt shows, and each prediction's meaning and its source."""
 
-    def __init__(self, model: Any = None, position: str = "before", sources: Any = None, lexicons: Any = None,
-                 meaning_model: str | None = None, missing: str = "plain", data_dir: str | None = None, **options: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: Any = None,
+        position: str = "before",
+        sources: Any = None,
+        lexicons: Any = None,
+        meaning_model: str | None = None,
+        missing: str = "plain",
+        data_dir: str | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(model, **options)
         self._init_meaning(position, sources, lexicons, meaning_model, missing, data_dir)
 
@@ -289,10 +317,18 @@ class KnowledgeLMScore(ModelMethod):
     shapes = ("cloze",)
 
     def __init__(
-        self, model: Any = None, knowledge: str = "context", order: str = "inference-first", aggregate: str = "lse", norm: str = "sum",
-        neutral: str = P.DEFAULT_NEUTRAL, max_inferences: Any = 12, provider: str = "none", provider_model: str | None = None,
+        self,
+        model: Any = None,
+        knowledge: str = "context",
+        order: str = "inference-first",
+        aggregate: str = "lse",
+        norm: str = "sum",
+        neutral: str = P.DEFAULT_NEUTRAL,
+        max_inferences: Any = 12,
+        provider: str = "none",
+        provider_model: str | None = None,
         **backend_options: Any,
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(model, backend_options)
         self.knowledge = parse_choice(knowledge, "knowledge", KNOWLEDGE_KINDS)
         self.order = parse_choice(order, "order", ORDERS)
@@ -310,7 +346,6 @@ class KnowledgeLMScore(ModelMethod):
         out: list[tuple[str, ...] | None] = [tuple(r.inferences.get(self.knowledge, ()))[: self.max_inferences] or None for r in items]
         lacking = [i for i, x in enumerate(out) if x is None]
         if lacking and self.provider_name != "none":
-
             if self._provider is None:
                 opts = {"model": self.provider_model} if self.provider_model else {}
                 self._provider = get_provider(self.provider_name, **opts)
@@ -349,7 +384,10 @@ class KnowledgeLMScore(ModelMethod):
         out, k, u = [], 0, n_conditional
         for r, these in zip(items, infs):
             n = len(r.options)
-            per_inf = [[_normalise(results[k + j * n + i], "token" if self.norm == "token" else "sum") for i in range(n)] for j in range(len(these))]
+            per_inf = [
+                [_normalise(results[k + j * n + i], "token" if self.norm == "token" else "sum") for i in range(n)]
+                for j in range(len(these))
+            ]
             k += n * len(these)
             pooled = [aggregate([row[i] for row in per_inf], self.aggregate) for i in range(n)]
             meta: dict[str, Any] = {"inferences": len(these), "per_inference": per_inf}
@@ -363,11 +401,17 @@ class KnowledgeLMScore(ModelMethod):
 
     def config(self) -> dict[str, Any]:
         cfg: dict[str, Any] = {
-            "knowledge": self.knowledge, "order": self.order, "aggregate": self.aggregate, "norm": self.norm,
-            "max_inferences": self.max_inferences, "provider": self.provider_name, "provider_model": self.provider_model,
+            "knowledge": self.knowledge,
+            "order": self.order,
+            "aggregate": self.aggregate,
+            "norm": self.norm,
+            "max_inferences": self.max_inferences,
+            "provider": self.provider_name,
+            "provider_model": self.provider_model,
             "context": "inference + narrative without markup" if self.order == "inference-first" else "narrative + inference",
-            "continuation": P.LM_SCORE_CONTINUATION, "ties": "lowest index",
-        }  # fmt: skip
+            "continuation": P.LM_SCORE_CONTINUATION,
+            "ties": "lowest index",
+        }
         if self.norm == "pmi":
             cfg["neutral"] = self.neutral_name
             cfg["neutral_prompt"] = self.neutral
@@ -376,9 +420,23 @@ class KnowledgeLMScore(ModelMethod):
 
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
-    meaning_opts = ("position=before|after, sources=record,lexicon,pattern,wordnet[,lm], lexicons=benchmark,pie[,FILE], "
-                    "meaning_model=NAME, missing=plain|error")  # fmt: skip
-    registry.register("lm-score-meaning", ("cloze",), f"lm-score after a meaning line (\"'X' means Y.\"); the prediction says which source gave the meaning; -O norm=sum|token|char|pmi|meaning-pmi (default token, chosen on idiom selection: docs/meaning_aware.md), {meaning_opts}.")(MeaningLMScore)
-    registry.register("qa-meaning", ("cloze",), f"qa with the meaning line before the narrative; qa's options plus {meaning_opts}.")(MeaningQA)
-    registry.register("few-shot-meaning", ("cloze",), f"few-shot with the meaning line before every narrative; few-shot's options plus {meaning_opts}.")(MeaningFewShot)
-    registry.register("lm-score-knowledge", ("cloze",), "The paper's knowledge enhancement for an LM: each continuation scored under each of the 12 inferences, pooled; -O knowledge=context|literal, order=inference-first|narrative-first, aggregate=lse|mean|max, norm=sum|token|pmi, provider=none|wordnet|generative|comet.")(KnowledgeLMScore)
+    meaning_opts = (
+        "position=before|after, sources=record,lexicon,pattern,wordnet[,lm], lexicons=benchmark,pie[,FILE], "
+        "meaning_model=NAME, missing=plain|error"
+    )
+    registry.register(
+        "lm-score-meaning",
+        ("cloze",),
+        f"lm-score after a meaning line (\"'X' means Y.\"); the prediction says which source gave the meaning; -O norm=sum|token|char|pmi|meaning-pmi (default token, chosen on idiom selection: docs/meaning_aware.md), {meaning_opts}.",
+    )(MeaningLMScore)
+    registry.register("qa-meaning", ("cloze",), f"qa with the meaning line before the narrative; qa's options plus {meaning_opts}.")(
+        MeaningQA
+    )
+    registry.register(
+        "few-shot-meaning", ("cloze",), f"few-shot with the meaning line before every narrative; few-shot's options plus {meaning_opts}."
+    )(MeaningFewShot)
+    registry.register(
+        "lm-score-knowledge",
+        ("cloze",),
+        "The paper's knowledge enhancement for an LM: each continuation scored under each of the 12 inferences, pooled; -O knowledge=context|literal, order=inference-first|narrative-first, aggregate=lse|mean|max, norm=sum|token|pmi, provider=none|wordnet|generative|comet.",
+    )(KnowledgeLMScore)

@@ -65,8 +65,18 @@ def _pairs(records: Sequence[Record], method: str) -> list[NLIPair]:
 class _NLIMethod(ModelMethod):
     shapes = ("nli",)
 
-    def __init__(self, model: Any, chat: Any, explain: Any, labels: Sequence[str], max_new_tokens: Any, backend_options: dict,
-                 shots: Any = 0, seed: Any = 0, question: Any = "task") -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: Any,
+        chat: Any,
+        explain: Any,
+        labels: Sequence[str],
+        max_new_tokens: Any,
+        backend_options: dict,
+        shots: Any = 0,
+        seed: Any = 0,
+        question: Any = "task",
+    ) -> None:
         super().__init__(model, backend_options)
         self.question = parse_choice(question, "question", ("task", "meaning"))
         self.chat_option = parse_chat(chat)
@@ -165,16 +175,22 @@ class _NLIMethod(ModelMethod):
             for ex in examples:
                 messages += [ChatMessage("user", self._instruction(ex.premise, ex.hypothesis)), ChatMessage("assistant", self._answer(ex))]
             return self.lm.chat_prompt([*messages, ChatMessage("user", instruction)])
-        shown = "".join(P.NLI_PLAIN_SHOT.format(instruction=self._instruction(ex.premise, ex.hypothesis), answer=self._answer(ex))
-                        for ex in examples)  # fmt: skip
+        shown = "".join(
+            P.NLI_PLAIN_SHOT.format(instruction=self._instruction(ex.premise, ex.hypothesis), answer=self._answer(ex)) for ex in examples
+        )
         return shown + P.NLI_PLAIN.format(instruction=instruction)
 
     def shots_config(self) -> dict[str, Any]:
         """Only with shots, so that zero-shot fingerprints (and their cached answers) stay as they were."""
         if not self.shots:
             return {}
-        return {"shots": self.shots, "seed": self.seed, "examples": [r.id for r in self.examples],
-                "reserve": [r.id for r in self.reserve], "plain_shot": None if self.chat_used else P.NLI_PLAIN_SHOT}  # fmt: skip
+        return {
+            "shots": self.shots,
+            "seed": self.seed,
+            "examples": [r.id for r in self.examples],
+            "reserve": [r.id for r in self.reserve],
+            "plain_shot": None if self.chat_used else P.NLI_PLAIN_SHOT,
+        }
 
     def words(self) -> dict[str, str]:
         words = P.NLI_LABEL_WORDS["meaning" if self.question == "meaning" else self.family]
@@ -182,11 +198,17 @@ class _NLIMethod(ModelMethod):
 
     def base_config(self) -> dict[str, Any]:
         return {
-            "labels": list(self.label_set), "instruction": P.NLI_INSTRUCTIONS[self.instruction_key],
-            "plain_template": None if self.chat_used else P.NLI_PLAIN, "chat": self.chat_option, "chat_used": self.chat_used,
-            "explain": self.explain, "max_new_tokens": self.max_new_tokens, **self.shots_config(),
-            **({"question": self.question} if self.question != "task" else {}), **self.model_config(),
-        }  # fmt: skip
+            "labels": list(self.label_set),
+            "instruction": P.NLI_INSTRUCTIONS[self.instruction_key],
+            "plain_template": None if self.chat_used else P.NLI_PLAIN,
+            "chat": self.chat_option,
+            "chat_used": self.chat_used,
+            "explain": self.explain,
+            "max_new_tokens": self.max_new_tokens,
+            **self.shots_config(),
+            **({"question": self.question} if self.question != "task" else {}),
+            **self.model_config(),
+        }
 
 
 class NLIGenerate(_NLIMethod):
@@ -194,8 +216,17 @@ class NLIGenerate(_NLIMethod):
 
     name = "nli-generate"
 
-    def __init__(self, model: Any = None, chat: Any = "auto", explain: Any = None, labels: Sequence[str] = (),
-                 max_new_tokens: Any = 64, shots: Any = 0, seed: Any = 0, **backend_options: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: Any = None,
+        chat: Any = "auto",
+        explain: Any = None,
+        labels: Sequence[str] = (),
+        max_new_tokens: Any = 64,
+        shots: Any = 0,
+        seed: Any = 0,
+        **backend_options: Any,
+    ) -> None:
         super().__init__(model, chat, explain, labels, max_new_tokens, backend_options, shots, seed)
 
     STOP = ("\n\n",)
@@ -203,16 +234,27 @@ class NLIGenerate(_NLIMethod):
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
         items = _pairs(records, self.name)
         self.require("generate")
-        requests = [GenerationRequest(self.prompt(r.premise, r.hypothesis, r), max_new_tokens=self.max_new_tokens, stop=self.STOP)
-                    for r in items]  # fmt: skip
+        requests = [
+            GenerationRequest(self.prompt(r.premise, r.hypothesis, r), max_new_tokens=self.max_new_tokens, stop=self.STOP) for r in items
+        ]
         outputs = self.lm.generate(requests)
         out = []
         for r, samples in zip(items, outputs):
             raw = samples[0] if samples else ""
             parsed = parse_nli_answer(raw, self.label_set)
             explanation = parsed.explanation if self.explain else None
-            out.append(Prediction(r.id, parsed.label, scores=None, explanation=explanation, raw=raw, valid=parsed.valid,
-                                  error=parsed.error, meta={"answer_class": parsed.answer_class}))  # fmt: skip
+            out.append(
+                Prediction(
+                    r.id,
+                    parsed.label,
+                    scores=None,
+                    explanation=explanation,
+                    raw=raw,
+                    valid=parsed.valid,
+                    error=parsed.error,
+                    meta={"answer_class": parsed.answer_class},
+                )
+            )
         return out
 
     def config(self) -> dict[str, Any]:
@@ -224,16 +266,33 @@ class NLIScore(_NLIMethod):
 
     name = "nli-score"
 
-    def __init__(self, model: Any = None, chat: Any = "auto", explain: Any = None, labels: Sequence[str] = (),
-                 calibrate: str = "none", norm: str | None = None, max_new_tokens: Any = 48, shots: Any = 0, seed: Any = 0,
-                 question: Any = "task", input: str = "figlang", **backend_options: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        model: Any = None,
+        chat: Any = "auto",
+        explain: Any = None,
+        labels: Sequence[str] = (),
+        calibrate: str = "none",
+        norm: str | None = None,
+        max_new_tokens: Any = 48,
+        shots: Any = 0,
+        seed: Any = 0,
+        question: Any = "task",
+        input: str = "figlang",
+        **backend_options: Any,
+    ) -> None:
         self.input = parse_choice(input, "input", INPUTS)
         if self.input == "lm-eval":
-            clash = {k: v for k, v in (("chat", chat), ("explain", explain), ("calibrate", calibrate), ("shots", shots), ("question", question))
-                     if str(v).lower() not in {"auto", "none", "false", "0", "task"}}  # fmt: skip
+            clash = {
+                k: v
+                for k, v in (("chat", chat), ("explain", explain), ("calibrate", calibrate), ("shots", shots), ("question", question))
+                if str(v).lower() not in {"auto", "none", "false", "0", "task"}
+            }
             if clash:
-                raise FiglangError(f"nli-score input=lm-eval asks what lm-eval asks (no chat template, no explanation, no shots, "
-                                   f"no calibration): drop {', '.join(f'{k}={v}' for k, v in clash.items())}")  # fmt: skip
+                raise FiglangError(
+                    f"nli-score input=lm-eval asks what lm-eval asks (no chat template, no explanation, no shots, "
+                    f"no calibration): drop {', '.join(f'{k}={v}' for k, v in clash.items())}"
+                )
             chat, explain = "false", False
         super().__init__(model, chat, explain, labels, max_new_tokens, backend_options, shots, seed, question)
         self.calibrate = parse_choice(calibrate, "calibrate", ("none", "content-free"))
@@ -256,8 +315,14 @@ class NLIScore(_NLIMethod):
             cond = results[i * len(labels) : (i + 1) * len(labels)]
             scores = [lm_eval_score(c.logprob, words[lb], self.norm) for c, lb in zip(cond, labels)]
             best, tie = argmax_first(scores)
-            out.append(Prediction(r.id, labels[best], scores={lb: float(s) for lb, s in zip(labels, scores)},
-                                  meta={"tie": tie, "logprob": [c.logprob for c in cond]}))  # fmt: skip
+            out.append(
+                Prediction(
+                    r.id,
+                    labels[best],
+                    scores={lb: float(s) for lb, s in zip(labels, scores)},
+                    meta={"tie": tie, "logprob": [c.logprob for c in cond]},
+                )
+            )
         return out
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
@@ -291,8 +356,10 @@ class NLIScore(_NLIMethod):
         raws: list[str | None] = [None] * len(items)
         if self.explain:
             self.require("generate")
-            gen = [GenerationRequest(p + self._continuation(words[lb]) + P.NLI_AFTER_LABEL, max_new_tokens=self.max_new_tokens,
-                                     stop=self.STOP) for p, lb in zip(prompts, chosen)]  # fmt: skip
+            gen = [
+                GenerationRequest(p + self._continuation(words[lb]) + P.NLI_AFTER_LABEL, max_new_tokens=self.max_new_tokens, stop=self.STOP)
+                for p, lb in zip(prompts, chosen)
+            ]
             for i, samples in enumerate(self.lm.generate(gen)):
                 raws[i] = samples[0] if samples else ""
                 explanations[i] = clean_explanation(raws[i] or "")
@@ -307,17 +374,42 @@ class NLIScore(_NLIMethod):
 
     def config(self) -> dict[str, Any]:
         if self.input == "lm-eval":
-            return {"input": "lm-eval", "lm_eval_metric": LM_EVAL_NORMS[self.norm], "norm": self.norm, "labels": list(self.label_set),
-                    "label_words": self.words(), "instruction": P.NLI_INSTRUCTIONS[self.instruction_key], "plain_template": P.NLI_PLAIN,
-                    "target_delimiter": LM_EVAL_DELIMITER, "tokenization": "joint", "ties": "first label", **self.model_config()}  # fmt: skip
-        return {**self.base_config(), "label_words": self.words(), "calibrate": self.calibrate, "norm": self.norm,
-                "content_free": P.NLI_CONTENT_FREE if self.calibrate == "content-free" else None,
-                "continuation": P.NLI_CHAT_LABEL_CONTINUATION if self.chat_used else P.NLI_PLAIN_LABEL_CONTINUATION,
-                "explanation_after": P.NLI_AFTER_LABEL if self.explain else None,
-                "explanation_decoding": "greedy" if self.explain else None, "stop": list(self.STOP), "ties": "first label"}  # fmt: skip
+            return {
+                "input": "lm-eval",
+                "lm_eval_metric": LM_EVAL_NORMS[self.norm],
+                "norm": self.norm,
+                "labels": list(self.label_set),
+                "label_words": self.words(),
+                "instruction": P.NLI_INSTRUCTIONS[self.instruction_key],
+                "plain_template": P.NLI_PLAIN,
+                "target_delimiter": LM_EVAL_DELIMITER,
+                "tokenization": "joint",
+                "ties": "first label",
+                **self.model_config(),
+            }
+        return {
+            **self.base_config(),
+            "label_words": self.words(),
+            "calibrate": self.calibrate,
+            "norm": self.norm,
+            "content_free": P.NLI_CONTENT_FREE if self.calibrate == "content-free" else None,
+            "continuation": P.NLI_CHAT_LABEL_CONTINUATION if self.chat_used else P.NLI_PLAIN_LABEL_CONTINUATION,
+            "explanation_after": P.NLI_AFTER_LABEL if self.explain else None,
+            "explanation_decoding": "greedy" if self.explain else None,
+            "stop": list(self.STOP),
+            "ties": "first label",
+        }
 
 
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
-    registry.register("nli-generate", ("nli",), "Generate the answer to FLUTE's instruction and parse label + explanation (unparseable → invalid); -O chat=auto|true|false explain=true|false max_new_tokens=N shots=K (train examples first) seed=N.")(NLIGenerate)
-    registry.register("nli-score", ("nli",), "Score the label words ('Entails'/'Contradicts', IMPLI: 'Entails'/'Does not entail') and generate the explanation; -O explain=true|false calibrate=none|content-free norm=sum|token chat=auto|true|false shots=K (train examples first) seed=N question=task|meaning ('Do the two sentences mean the same thing?' Yes/No); input=lm-eval scores as lm-evaluation-harness does on `figlang export lm-eval` (norm=sum: its acc, char: acc_norm, byte: acc_bytes).")(NLIScore)
+    registry.register(
+        "nli-generate",
+        ("nli",),
+        "Generate the answer to FLUTE's instruction and parse label + explanation (unparseable → invalid); -O chat=auto|true|false explain=true|false max_new_tokens=N shots=K (train examples first) seed=N.",
+    )(NLIGenerate)
+    registry.register(
+        "nli-score",
+        ("nli",),
+        "Score the label words ('Entails'/'Contradicts', IMPLI: 'Entails'/'Does not entail') and generate the explanation; -O explain=true|false calibrate=none|content-free norm=sum|token chat=auto|true|false shots=K (train examples first) seed=N question=task|meaning ('Do the two sentences mean the same thing?' Yes/No); input=lm-eval scores as lm-evaluation-harness does on `figlang export lm-eval` (norm=sum: its acc, char: acc_norm, byte: acc_bytes).",
+    )(NLIScore)

@@ -30,17 +30,13 @@ _CON_PATTERN = re.compile(r"\bcontradict\w*", re.I)
 _ENT_PATTERN = re.compile(r"\bentail\w*", re.I)
 _YES_NO = re.compile(r"^(yes|no)\b", re.I)
 # An option marker before the label ("(B) Contradicts", "B) Contradicts", "B. Contradicts"): not part of the answer.
-_OPTION = re.compile(
-    r"^\(?[a-d1-4](?:\)|[.:](?=\s*[\"'“‘*(]*\s*(?:entail|contradict|non[-\s]?entail|neutral|not\b|does)))\s*(?=\S)", re.I
-)
+_OPTION = re.compile(r"^\(?[a-d1-4](?:\)|[.:](?=\s*[\"'“‘*(]*\s*(?:entail|contradict|non[-\s]?entail|neutral|not\b|does)))\s*(?=\S)", re.I)
 # What follows a label when the answer offers a choice rather than an explanation ('Entails, or "Contradicts"').
 _ALTERNATIVE = re.compile(r"^[\s,;:\-–—(]*(?:or|nor|and|vs\.?|versus)\b", re.I)
 # Spans in double quotes (an unclosed quote runs to the end of the text).
 _QUOTED = re.compile(r"\"[^\"\n]*(?:\"|$)|“[^”\n]*(?:”|$)")
 
-_PREFIX = re.compile(
-    r"^\s*(?:(?:final\s+)?answer|label|prediction|output|a|response|assistant|verdict|relation(?:ship)?)\s*[:\-]\s*", re.I
-)
+_PREFIX = re.compile(r"^\s*(?:(?:final\s+)?answer|label|prediction|output|a|response|assistant|verdict|relation(?:ship)?)\s*[:\-]\s*", re.I)
 _ANSWER_IS = re.compile(r"^\s*(?:the\s+)?(?:correct\s+)?(?:answer|label|relation(?:ship)?)\s+is\s*:?\s*", re.I)
 _EXPLANATION_PREFIX = re.compile(r"^\s*(?:explanation|reason(?:ing)?|because of this|justification)\s*[:\-]\s*", re.I)
 _MARKUP = re.compile(r"[*`#]+")

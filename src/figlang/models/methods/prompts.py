@@ -73,10 +73,7 @@ GEN_STOP: tuple[str, ...] = ()
 # question with an entail / does-not-entail answer.
 NLI_INSTRUCTIONS = {
     "flute": FLUTE_INSTRUCTION,
-    "impli": (
-        'Does the sentence "{premise}" entail the sentence "{hypothesis}"? '
-        'Please answer between "Entails" or "Does not entail".'
-    ),
+    "impli": ('Does the sentence "{premise}" entail the sentence "{hypothesis}"? Please answer between "Entails" or "Does not entail".'),
     "impli-explain": (
         'Does the sentence "{premise}" entail the sentence "{hypothesis}"? '
         'Please answer between "Entails" or "Does not entail" and explain your decision in a sentence.'

@@ -116,19 +116,39 @@ def choose_threshold(margins: Sequence[float], positive: Sequence[bool], objecti
         tp = len(pos) - bisect.bisect_right(pos, t)
         tn = bisect.bisect_right(neg, t)
         if floor is None:
-            return {"value": _objective(kind, tp, len(pos) - tp, tn, len(neg) - tn),
-                    "positive_recall": tp / len(pos), "negative_recall": tn / len(neg)}  # fmt: skip
+            return {
+                "value": _objective(kind, tp, len(pos) - tp, tn, len(neg) - tn),
+                "positive_recall": tp / len(pos),
+                "negative_recall": tn / len(neg),
+            }
         lower = recall_lower_bound(tn, len(neg))
         # feasible: the positive recall; not: below every feasible value, the surest negative recall first
-        return {"value": tp / len(pos) if lower >= floor else lower - 1.0, "positive_recall": tp / len(pos),
-                "negative_recall": tn / len(neg), "negative_recall_lower_bound": lower}  # fmt: skip
+        return {
+            "value": tp / len(pos) if lower >= floor else lower - 1.0,
+            "positive_recall": tp / len(pos),
+            "negative_recall": tn / len(neg),
+            "negative_recall_lower_bound": lower,
+        }
 
     best = max(sorted(candidates), key=lambda t: (round(at(t)["value"], 12), -abs(t)))
     if floor is not None:
-        return {"threshold": best, "objective": objective, "floor_confidence": FLOOR_CONFIDENCE, "items": len(pos) + len(neg),
-                "positive_items": len(pos), "at_threshold": at(best), "at_argmax": at(0.0)}  # fmt: skip
-    return {"threshold": best, "objective": objective, "items": len(pos) + len(neg), "positive_items": len(pos),
-            "at_threshold": at(best), "at_argmax": at(0.0)}  # fmt: skip
+        return {
+            "threshold": best,
+            "objective": objective,
+            "floor_confidence": FLOOR_CONFIDENCE,
+            "items": len(pos) + len(neg),
+            "positive_items": len(pos),
+            "at_threshold": at(best),
+            "at_argmax": at(0.0),
+        }
+    return {
+        "threshold": best,
+        "objective": objective,
+        "items": len(pos) + len(neg),
+        "positive_items": len(pos),
+        "at_threshold": at(best),
+        "at_argmax": at(0.0),
+    }
 
 
 # --- input assembly ---------------------------------------------------------------------------------

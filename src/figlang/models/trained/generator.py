@@ -69,7 +69,9 @@ def flute_target(record: NLIPair) -> str:
     """FLUTE's target string: ``Entails. <explanation>`` / ``Contradicts. <explanation>``."""
     word = TARGET_WORDS.get(str(record.label))
     if word is None:
-        raise FiglangError(f"record {record.id!r} has label {record.label!r}: the I→OR model is trained on FLUTE's entailment/contradiction")
+        raise FiglangError(
+            f"record {record.id!r} has label {record.label!r}: the I→OR model is trained on FLUTE's entailment/contradiction"
+        )
     explanation = " ".join(str(record.explanation or "").split())
     return f"{word}. {explanation}".strip()
 
@@ -153,8 +155,12 @@ class IncrementalDecoder:
                 start = self.module.config.decoder_start_token_id
                 if start is None:
                     start = self.pad_id
-                out = self.module(encoder_outputs=(self.encoder_hidden,), attention_mask=mask,
-                                  decoder_input_ids=torch.full((len(rows), 1), int(start), dtype=torch.long, device=self.device), use_cache=True)  # fmt: skip
+                out = self.module(
+                    encoder_outputs=(self.encoder_hidden,),
+                    attention_mask=mask,
+                    decoder_input_ids=torch.full((len(rows), 1), int(start), dtype=torch.long, device=self.device),
+                    use_cache=True,
+                )
             else:
                 self.mask = mask
                 self.position = mask.sum(-1)  # the next token's position in each row
@@ -168,12 +174,22 @@ class IncrementalDecoder:
         new = torch.tensor([[int(t)] for t in tokens], dtype=torch.long, device=self.device)
         with autocast(self.bf16, self.device):
             if self.seq2seq:
-                out = self.module(encoder_outputs=(self.encoder_hidden,), attention_mask=self.src_mask, decoder_input_ids=new,
-                                  past_key_values=self.cache, use_cache=True)  # fmt: skip
+                out = self.module(
+                    encoder_outputs=(self.encoder_hidden,),
+                    attention_mask=self.src_mask,
+                    decoder_input_ids=new,
+                    past_key_values=self.cache,
+                    use_cache=True,
+                )
             else:
                 self.mask = torch.cat([self.mask, torch.ones((len(tokens), 1), dtype=torch.long, device=self.device)], dim=1)
-                out = self.module(input_ids=new, attention_mask=self.mask, position_ids=self.position.unsqueeze(1),
-                                  past_key_values=self.cache, use_cache=True)  # fmt: skip
+                out = self.module(
+                    input_ids=new,
+                    attention_mask=self.mask,
+                    position_ids=self.position.unsqueeze(1),
+                    past_key_values=self.cache,
+                    use_cache=True,
+                )
                 self.position = self.position + 1
         self.cache = out.past_key_values
         return out.logits[:, -1, :].float().cpu()  # sampling stays on the CPU: the same draws on any device
@@ -296,7 +312,9 @@ class GeneratorModel:
         self.knowledge = KNOWLEDGE.get(method)
         self.seq2seq = bool(getattr(module.config, "is_encoder_decoder", False))
         if self.seq2seq and method != "iro":
-            raise FiglangError(f"{method} trains a decoder-only (causal) LM; {type(module).__name__} is an encoder-decoder (use it for iro)")
+            raise FiglangError(
+                f"{method} trains a decoder-only (causal) LM; {type(module).__name__} is an encoder-decoder (use it for iro)"
+            )
         self.max_length = int(max_length)
         self.max_target_length = int(max_target_length)
         self.max_inferences = int(max_inferences)
@@ -375,8 +393,11 @@ class GeneratorModel:
     def describe(self) -> dict[str, Any]:
         eos = self.tokenizer.convert_ids_to_tokens(self.eos_id)
         if self.method == "iro":
-            template = ("source: {instruction} → target: {label_word}. {explanation} " + eos) if self.seq2seq else \
-                       ("{instruction}\\n{label_word}. {explanation}" + eos)  # fmt: skip
+            template = (
+                ("source: {instruction} → target: {label_word}. {explanation} " + eos)
+                if self.seq2seq
+                else ("{instruction}\\n{label_word}. {explanation}" + eos)
+            )
             truncation = "instruction cut from its start to max_length; target to max_target_length"
         elif self.knowledge:
             template = f"{{inference_j}}{SEP1}{{narrative}}{SEP2} {{continuation}}{eos}"
@@ -419,8 +440,10 @@ class GeneratorModel:
     def inferences_of(self, record: GenerationRecord) -> list[str]:
         infs = [str(x) for x in list(record.inferences.get(self.knowledge or "", ()))[: self.max_inferences]]
         if not infs:
-            raise FiglangError(f"record {record.id!r} has no {self.knowledge} inferences; the {self.method} model needs the "
-                               f"{self.knowledge} inference files of the narrative dataset")  # fmt: skip
+            raise FiglangError(
+                f"record {record.id!r} has no {self.knowledge} inferences; the {self.method} model needs the "
+                f"{self.knowledge} inference files of the narrative dataset"
+            )
         return infs
 
     def prompts(self, record: Any) -> list[list[int]]:
@@ -443,7 +466,9 @@ class GeneratorModel:
         out = []
         for inf in self.inferences_of(record):
             inf_ids = self._ids(inf.strip())
-            keep = fit_segments([len(inf_ids), len(narrative)], max(2, budget - 2), order=[1, 0], floors=[self.inference_floor, self.narrative_floor])
+            keep = fit_segments(
+                [len(inf_ids), len(narrative)], max(2, budget - 2), order=[1, 0], floors=[self.inference_floor, self.narrative_floor]
+            )
             out.append(inf_ids[: keep[0]] + [self.sep1_id] + narrative[len(narrative) - keep[1] :] + [self.sep2_id])
         return out
 
@@ -474,8 +499,11 @@ class GeneratorModel:
 
     def collate(self, feats: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
         ids = [f["ids"] for f in feats]
-        batch = {"input_ids": _right_pad(ids, self.pad_id), "attention_mask": _right_pad([[1] * len(r) for r in ids], 0),
-                 "labels": _right_pad([f["labels"] for f in feats], -100)}  # fmt: skip
+        batch = {
+            "input_ids": _right_pad(ids, self.pad_id),
+            "attention_mask": _right_pad([[1] * len(r) for r in ids], 0),
+            "labels": _right_pad([f["labels"] for f in feats], -100),
+        }
         return batch
 
     def token_losses(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -532,16 +560,32 @@ class GeneratorModel:
         if self.decoding["do_sample"] and float(self.decoding["temperature"]) <= 0:
             raise FiglangError("sampling needs a temperature > 0")
 
-    def _decode(self, groups: list[list[list[int]]], seeds: list[int] | None, done: Callable[[list[int]], bool] | None,
-                sample: tuple[float, int | None] | None = None) -> list[list[int]]:
+    def _decode(
+        self,
+        groups: list[list[list[int]]],
+        seeds: list[int] | None,
+        done: Callable[[list[int]], bool] | None,
+        sample: tuple[float, int | None] | None = None,
+    ) -> list[list[int]]:
         """Decode with the model's decoding options; ``sample=(temperature, top_k)`` samples instead, whatever they say."""
         d = self.decoding
         do_sample, temperature, top_k = bool(d["do_sample"]), float(d["temperature"]), int(d["top_k"]) if d.get("top_k") else None
         if sample is not None:
             do_sample, (temperature, top_k) = True, sample
-        return decode_groups(self.module, groups, pad_id=self.pad_id, eos_ids=self.stop_ids, max_new_tokens=int(d["max_new_tokens"]),
-                             do_sample=do_sample, temperature=temperature, top_k=top_k, seeds=seeds, done=done, bf16=self.bf16,
-                             min_new_tokens=int(d.get("min_new_tokens") or 0))  # fmt: skip
+        return decode_groups(
+            self.module,
+            groups,
+            pad_id=self.pad_id,
+            eos_ids=self.stop_ids,
+            max_new_tokens=int(d["max_new_tokens"]),
+            do_sample=do_sample,
+            temperature=temperature,
+            top_k=top_k,
+            seeds=seeds,
+            done=done,
+            bf16=self.bf16,
+            min_new_tokens=int(d.get("min_new_tokens") or 0),
+        )
 
     def _text(self, tokens: Sequence[int]) -> str:
         return self.tokenizer.decode(list(tokens), skip_special_tokens=True)
@@ -551,8 +595,9 @@ class GeneratorModel:
             return self._predict_iro(records, batch_size)
         return self._predict_generation(records, batch_size)
 
-    def _decode_lines(self, prompts: Sequence[list[int]], seeds: Sequence[int], batch_size: int,
-                      sample: tuple[float, int | None] | None = None) -> list[str]:
+    def _decode_lines(
+        self, prompts: Sequence[list[int]], seeds: Sequence[int], batch_size: int, sample: tuple[float, int | None] | None = None
+    ) -> list[str]:
         """One line decoded from each prompt with its seed, in batches sorted by length (``sample``: as ``_decode``)."""
         order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
         texts: list[str] = [""] * len(prompts)
@@ -574,8 +619,17 @@ class GeneratorModel:
         preds = []
         for r, text in zip(records, texts):
             parsed = parse_nli_answer(text, labels)
-            preds.append(Prediction(id=r.id, prediction=parsed.label, explanation=parsed.explanation, raw=text, valid=parsed.valid,
-                                    error=parsed.error, meta={"answer_class": parsed.answer_class}))  # fmt: skip
+            preds.append(
+                Prediction(
+                    id=r.id,
+                    prediction=parsed.label,
+                    explanation=parsed.explanation,
+                    raw=text,
+                    valid=parsed.valid,
+                    error=parsed.error,
+                    meta={"answer_class": parsed.answer_class},
+                )
+            )
         return preds
 
     def explain_given(self, records: Sequence[NLIPair], labels: Sequence[str], batch_size: int = 8) -> list[str]:
@@ -586,8 +640,16 @@ class GeneratorModel:
         decodes (greedy by default). Returns the raw text after the label word, one per record."""
         return self._decode_lines(self._given_prompts(records, labels), self._item_seeds(records), batch_size)
 
-    def explain_samples(self, records: Sequence[NLIPair], labels: Sequence[str], n: int, *, temperature: float,
-                        top_k: int | None = None, batch_size: int = 8) -> list[list[str]]:
+    def explain_samples(
+        self,
+        records: Sequence[NLIPair],
+        labels: Sequence[str],
+        n: int,
+        *,
+        temperature: float,
+        top_k: int | None = None,
+        batch_size: int = 8,
+    ) -> list[list[str]]:
         """``n`` sampled explanations per record after its given label (the prompt of ``explain_given``).
 
         Sample j of a record is drawn with its own generator seeded ``seed_of(seed, id, j)`` (j = 1..n), so batching
@@ -605,8 +667,10 @@ class GeneratorModel:
         if self.method != "iro":
             raise FiglangError(f"explanations after a given label need an iro model (figlang train -m iro), not a {self.method} model")
         if self.seq2seq:
-            raise FiglangError("explanations after a given label are written by a decoder-only iro model; this one is an "
-                               "encoder-decoder (use it whole with --method trained, which writes label and explanation)")  # fmt: skip
+            raise FiglangError(
+                "explanations after a given label are written by a decoder-only iro model; this one is an "
+                "encoder-decoder (use it whole with --method trained, which writes label and explanation)"
+            )
         if len(labels) != len(records):
             raise FiglangError(f"explain_given: {len(records)} records but {len(labels)} labels")
         prompts = []
@@ -644,10 +708,21 @@ class GeneratorModel:
             cut = [first_sentence(s) for s in raw_samples]
             texts = [t for t, _ in cut]
             valid = any(t for t in texts)
-            preds.append(Prediction(r.id, texts, raw=raw_samples[0] if raw_samples else None, valid=valid,
-                                    error=None if valid else "the model generated no text",
-                                    meta={"seed": seed_of(seed, r.id, 0), "complete": [c for _, c in cut], "raw_samples": raw_samples,
-                                          "prompts": len(prompts[i])}))  # fmt: skip
+            preds.append(
+                Prediction(
+                    r.id,
+                    texts,
+                    raw=raw_samples[0] if raw_samples else None,
+                    valid=valid,
+                    error=None if valid else "the model generated no text",
+                    meta={
+                        "seed": seed_of(seed, r.id, 0),
+                        "complete": [c for _, c in cut],
+                        "raw_samples": raw_samples,
+                        "prompts": len(prompts[i]),
+                    },
+                )
+            )
         return preds
 
 
@@ -679,5 +754,16 @@ def is_generator_dir(path: str | Path) -> bool:
         return False
 
 
-__all__ = ["GeneratorModel", "IncrementalDecoder", "SEP1", "SEP2", "add_separators", "choose_token", "decode_groups",
-           "flute_instruction", "flute_target", "seed_of", "sentence_done"]  # fmt: skip
+__all__ = [
+    "GeneratorModel",
+    "IncrementalDecoder",
+    "SEP1",
+    "SEP2",
+    "add_separators",
+    "choose_token",
+    "decode_groups",
+    "flute_instruction",
+    "flute_target",
+    "seed_of",
+    "sentence_done",
+]

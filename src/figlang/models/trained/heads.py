@@ -125,11 +125,16 @@ def head_record(meta: dict[str, Any], folder: str | Path, name: str, source: str
     return {
         "name": name,
         "model": f"{SHIPPED_PREFIX}{name}",
-        "what": "a linear head on the frozen base model's features (a probe): the base is installed from the catalog, "
-                "only the head ships",  # fmt: skip
+        "what": "a linear head on the frozen base model's features (a probe): the base is installed from the catalog, only the head ships",
         "head": {"file": HEAD_FILE, "bytes": head.stat().st_size, "sha256": head_sha256(folder)},
-        "base_model": {"catalog": base.get("reference"), "revision": base.get("revision"), "hub_id": base.get("hub_id"),
-                       "layers_read": fmt.get("base_layers"), "pooling": fmt.get("pooling"), "bf16": training.get("bf16")},  # fmt: skip
+        "base_model": {
+            "catalog": base.get("reference"),
+            "revision": base.get("revision"),
+            "hub_id": base.get("hub_id"),
+            "layers_read": fmt.get("base_layers"),
+            "pooling": fmt.get("pooling"),
+            "bf16": training.get("bf16"),
+        },
         "task": task.get("name"),
         "method": meta.get("method"),
         "train_split": task.get("train_split"),
@@ -142,8 +147,24 @@ def head_record(meta: dict[str, Any], folder: str | Path, name: str, source: str
         "train_items": data.get("train_items"),
         "selection_items": data.get("dev_items"),
         "data_files": sorted(files_by_path.values(), key=lambda f: f["path"]),
-        "training": {k: training.get(k) for k in ("preset", "seed", "epochs", "lr", "batch_size", "max_length", "weight_decay",
-                                                  "patience", "limit", "dev_limit", "base_layers", "bf16", "threads")},  # fmt: skip
+        "training": {
+            k: training.get(k)
+            for k in (
+                "preset",
+                "seed",
+                "epochs",
+                "lr",
+                "batch_size",
+                "max_length",
+                "weight_decay",
+                "patience",
+                "limit",
+                "dev_limit",
+                "base_layers",
+                "bf16",
+                "threads",
+            )
+        },
         "code": prov.get("code"),
         "best": meta.get("best"),
         "dev_metrics": {split: (m or {}).get("accuracy") for split, m in (meta.get("dev_metrics") or {}).items()},
@@ -169,8 +190,10 @@ def ship_head(run_dir: str | Path, name: str, root: str | Path | None = None, ov
         raise FiglangError(f"{run}: only a probe (a multiple-choice head on a frozen base: --preset cpu-probe) ships as a head")
     base = meta.get("base_model") or {}
     if base.get("source") != "catalog" or not base.get("reference") or not base.get("revision"):
-        raise FiglangError(f"{run}: the frozen base must be a catalog model with a recorded revision "
-                           f"(got {base.get('reference')!r}, source {base.get('source')!r}), so that users can install it by name")  # fmt: skip
+        raise FiglangError(
+            f"{run}: the frozen base must be a catalog model with a recorded revision "
+            f"(got {base.get('reference')!r}, source {base.get('source')!r}), so that users can install it by name"
+        )
     head = run / HEAD_FILE
     if not head.is_file():
         raise FiglangError(f"{run}: no {HEAD_FILE}")
@@ -202,5 +225,13 @@ def read_record(name: str, root: str | Path | None = None) -> dict[str, Any]:
     return json.loads((shipped_head_dir(name, root) / RECORD_FILE).read_text(encoding="utf-8"))
 
 
-__all__ = ["SHIPPED_PREFIX", "head_record", "heads_dir", "read_record", "resolve_trained_model", "ship_head",
-           "shipped_head_dir", "shipped_heads"]  # fmt: skip
+__all__ = [
+    "SHIPPED_PREFIX",
+    "head_record",
+    "heads_dir",
+    "read_record",
+    "resolve_trained_model",
+    "ship_head",
+    "shipped_head_dir",
+    "shipped_heads",
+]

@@ -78,8 +78,14 @@ class TrainedMethod(Method):
             inferences = [int(x) for x in inferences.replace(" ", "").split(",") if x]
         self.inference_subset = [int(j) - 1 for j in inferences] if inferences else None
         self.decoding: dict[str, Any] = {}
-        for key, value, kind in (("seed", seed, int), ("samples", samples, int), ("top_k", top_k, int), ("temperature", temperature, float),
-                                 ("max_new_tokens", max_new_tokens, int), ("min_new_tokens", min_new_tokens, int)):  # fmt: skip
+        for key, value, kind in (
+            ("seed", seed, int),
+            ("samples", samples, int),
+            ("top_k", top_k, int),
+            ("temperature", temperature, float),
+            ("max_new_tokens", max_new_tokens, int),
+            ("min_new_tokens", min_new_tokens, int),
+        ):
             if value not in (None, ""):
                 self.decoding[key] = kind(value)
         if do_sample not in (None, ""):
@@ -87,7 +93,9 @@ class TrainedMethod(Method):
         if TRAINED_METHODS[self.meta["method"]][1] != "generator":
             self.decoding.pop("seed", None)  # a deterministic scorer has nothing to seed
             if self.decoding:
-                raise FiglangError(f"decoding options ({', '.join(self.decoding)}) apply to generating models, not to a {self.meta['method']} model")
+                raise FiglangError(
+                    f"decoding options ({', '.join(self.decoding)}) apply to generating models, not to a {self.meta['method']} model"
+                )
         self.threshold = _threshold_option(threshold)
         if self.threshold is not None and TRAINED_METHODS[self.meta["method"]][1] != "sequence-classifier":
             raise FiglangError(f"threshold applies to two-label NLI classifiers (nli, nli-rationale), not to a {self.meta['method']} model")
@@ -149,14 +157,18 @@ class TrainedMethod(Method):
         """Explanations an ``iro`` model writes after labels it is given (the ``explain`` method's ``writer``)."""
         return self._iro_model().explain_given(records, labels, self.batch_size)
 
-    def explain_samples(self, records: Sequence[Record], labels: Sequence[str], n: int, temperature: float, top_k: int | None = None) -> list[list[str]]:
+    def explain_samples(
+        self, records: Sequence[Record], labels: Sequence[str], n: int, temperature: float, top_k: int | None = None
+    ) -> list[list[str]]:
         """``n`` sampled explanations per record after its given label (candidates for the ``explain`` method's ``writer_mbr``)."""
         return self._iro_model().explain_samples(records, labels, n, temperature=temperature, top_k=top_k, batch_size=self.batch_size)
 
     def _iro_model(self) -> Any:
         if self.meta["method"] != "iro":  # before loading: figlang.json says what the folder holds
-            raise FiglangError(f"{self.model_dir} is a {self.meta['method']} model; a writer of explanations is an iro model "
-                               "(figlang train -t flute -m iro)")  # fmt: skip
+            raise FiglangError(
+                f"{self.model_dir} is a {self.meta['method']} model; a writer of explanations is an iro model "
+                "(figlang train -t flute -m iro)"
+            )
         model = self.model
         if self.decoding:
             model.set_decoding(**self.decoding)
@@ -224,7 +236,11 @@ def _trained(model: str | None = None, **options: Any) -> TrainedMethod:
 
 def register(registry: MethodRegistry) -> None:
     """Add the ``trained`` method to ``registry`` (called by the registry on first use)."""
-    registry.register("trained", ("cloze", "nli", "generation"), "A model trained with `figlang train` (--model DIR; reads DIR/figlang.json), or a head that ships with figlang (--model figlang:NAME).")(_trained)
+    registry.register(
+        "trained",
+        ("cloze", "nli", "generation"),
+        "A model trained with `figlang train` (--model DIR; reads DIR/figlang.json), or a head that ships with figlang (--model figlang:NAME).",
+    )(_trained)
 
 
 __all__ = ["TrainedMethod"]

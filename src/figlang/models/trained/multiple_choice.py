@@ -225,8 +225,13 @@ def load_encoder(path: str) -> nn.Module:
     missing = sorted(info.get("missing_keys", ()))
     if unexpected or missing:
         logging.getLogger(__name__).warning(
-            "loading %s as an encoder: %d missing key(s) %s, %d unexpected key(s) %s", path,
-            len(missing), missing[:5], len(unexpected), unexpected[:5])  # fmt: skip
+            "loading %s as an encoder: %d missing key(s) %s, %d unexpected key(s) %s",
+            path,
+            len(missing),
+            missing[:5],
+            len(unexpected),
+            unexpected[:5],
+        )
     return encoder
 
 
@@ -351,7 +356,9 @@ class ChoiceScorerModel:
         narrative_floor: int = 32,
     ) -> None:
         if TRAINED_METHODS.get(method, (None, None))[1] != self.model_class:
-            raise FiglangError(f"{method!r} is not a multiple-choice method (choose mc, mc-continuation, mc-meaning, mc-context, mc-literal)")
+            raise FiglangError(
+                f"{method!r} is not a multiple-choice method (choose mc, mc-continuation, mc-meaning, mc-context, mc-literal)"
+            )
         self.module = module
         self.tokenizer = tokenizer
         self.method = method
@@ -368,8 +375,9 @@ class ChoiceScorerModel:
 
     # --- construction ------------------------------------------------------------------------------
     @classmethod
-    def from_base(cls, path: str, method: str, dropout: float = 0.1, frozen: bool = False, base_layers: int | None = None,
-                  **options: Any) -> ChoiceScorerModel:  # fmt: skip
+    def from_base(
+        cls, path: str, method: str, dropout: float = 0.1, frozen: bool = False, base_layers: int | None = None, **options: Any
+    ) -> ChoiceScorerModel:
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(path)
@@ -420,7 +428,10 @@ class ChoiceScorerModel:
             self.module.encoder.save_pretrained(str(directory))
         self.tokenizer.save_pretrained(str(directory))
         head = self.module.head
-        save_file({"weight": head.weight.detach().contiguous().clone(), "bias": head.bias.detach().contiguous().clone()}, str(directory / HEAD_FILE))
+        save_file(
+            {"weight": head.weight.detach().contiguous().clone(), "bias": head.bias.detach().contiguous().clone()},
+            str(directory / HEAD_FILE),
+        )
 
     def describe(self) -> dict[str, Any]:
         """The input format, as figlang.json records it."""
@@ -450,7 +461,9 @@ class ChoiceScorerModel:
             "pooling": self.module.pooling,
             "frozen_base": self.module.frozen,
             "base_layers": self.module.encoder.config.num_hidden_layers if self.module.frozen else None,
-            "encoder": "the base model, unchanged and not copied (figlang.json base_model)" if self.module.frozen else "fine-tuned, saved here",
+            "encoder": "the base model, unchanged and not copied (figlang.json base_model)"
+            if self.module.frozen
+            else "fine-tuned, saved here",
             "dropout": self.module.dropout.p,
             "score": "linear(hidden, 1); softmax over the options; cross-entropy",
             "token_type_ids": "1 from the continuation on" if self.use_token_types else "not used",
@@ -484,8 +497,10 @@ class ChoiceScorerModel:
     def unusable(self, record: ClozeRecord) -> str | None:
         """Why a knowledge model cannot score ``record`` at all (no inference of its kind), or None."""
         if self.knowledge and not record.inferences.get(self.knowledge):
-            return (f"record {record.id!r} has no {self.knowledge} inferences (the knowledge provider found none): "
-                    "no knowledge-enhanced score, marked invalid")  # fmt: skip
+            return (
+                f"record {record.id!r} has no {self.knowledge} inferences (the knowledge provider found none): "
+                "no knowledge-enhanced score, marked invalid"
+            )
         return None
 
     def missing_slots(self, record: ClozeRecord, subset: Sequence[int] | None) -> str | None:
@@ -498,8 +513,10 @@ class ChoiceScorerModel:
         if n == 0 or any(0 <= j < n for j in subset):
             return None
         slots = ", ".join(str(j + 1) for j in subset)
-        return (f"record {record.id!r} has {n} {self.knowledge} inferences, none in the selected slot(s) {slots}: "
-                "skipped for this slot (marked invalid)")  # fmt: skip
+        return (
+            f"record {record.id!r} has {n} {self.knowledge} inferences, none in the selected slot(s) {slots}: "
+            "skipped for this slot (marked invalid)"
+        )
 
     def sequence(self, narrative: str | None, continuation: str, inference: str | None = None) -> tuple[list[int], list[int]]:
         """The token ids (and token types) of one scored sequence."""
@@ -512,8 +529,16 @@ class ChoiceScorerModel:
             segments = [self._ids(inference), self._ids(narrative), cont]
             order, floors, ends = [1, 0, 2], [self.inference_floor, self.narrative_floor, 0], [False, True, False]
         second = len(segments) - 1 if self.use_token_types and len(segments) > 1 else None
-        return assemble(segments, cls_id=self.cls_id, sep_id=self.sep_id, max_length=self.max_length, order=order,
-                        floors=floors, keep_end=ends, second_segment_from=second)  # fmt: skip
+        return assemble(
+            segments,
+            cls_id=self.cls_id,
+            sep_id=self.sep_id,
+            max_length=self.max_length,
+            order=order,
+            floors=floors,
+            keep_end=ends,
+            second_segment_from=second,
+        )
 
     def featurize(self, record: ClozeRecord, inference_subset: Sequence[int] | None = None) -> dict[str, Any]:
         narrative = None if self.method == "mc-continuation" else strip_markup(record.narrative)
@@ -527,8 +552,14 @@ class ChoiceScorerModel:
                 seqs.append(self.sequence(narrative, option, inf))
                 choice.append(k)
         label = record.label if (record.label is not None and not record.label_is_placeholder) else -100
-        return {"id": record.id, "seqs": seqs, "choice": choice, "n_options": len(record.options), "label": label,
-                "length": sum(len(s[0]) for s in seqs)}  # fmt: skip
+        return {
+            "id": record.id,
+            "seqs": seqs,
+            "choice": choice,
+            "n_options": len(record.options),
+            "label": label,
+            "length": sum(len(s[0]) for s in seqs),
+        }
 
     @staticmethod
     def _check_cloze(records: Sequence[Any]) -> None:
@@ -589,7 +620,9 @@ class ChoiceScorerModel:
                 out[i] = row[: feats[i]["n_options"]]
         return out  # type: ignore[return-value]
 
-    def predict(self, records: Sequence[ClozeRecord], batch_size: int = 16, inference_subset: Sequence[int] | None = None) -> list[Prediction]:
+    def predict(
+        self, records: Sequence[ClozeRecord], batch_size: int = 16, inference_subset: Sequence[int] | None = None
+    ) -> list[Prediction]:
         """The chosen option per record. With ``inference_subset`` (0-based inference slots) a record that has fewer
         inferences than the slots ask for gets an invalid prediction saying so (the run goes on). A knowledge model
         given some records without any inference (a provider found nothing for a rare word) marks those invalid
@@ -604,8 +637,11 @@ class ChoiceScorerModel:
         preds = []
         for r, why, b in zip(records, skipped, bare):
             if why is not None:
-                meta: dict[str, Any] = ({"skipped": "no inferences"} if b else
-                        {"skipped": "inference slot missing", "inference_slots": [j + 1 for j in inference_subset or ()]})
+                meta: dict[str, Any] = (
+                    {"skipped": "no inferences"}
+                    if b
+                    else {"skipped": "inference slot missing", "inference_slots": [j + 1 for j in inference_subset or ()]}
+                )
                 meta["inferences"] = len(r.inferences.get(self.knowledge or "", ()))
                 preds.append(Prediction(id=r.id, prediction=None, valid=False, error=why, meta=meta))
                 continue

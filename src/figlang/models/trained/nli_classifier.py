@@ -168,8 +168,14 @@ class NLIClassifierModel:
         scores = self.predict_features(feats, batch_size)  # margins do not depend on the decision rule in force
         return [{"id": f["id"], "gold": self.labels[f["label"]], "margin": s[1] - s[0]} for f, s in zip(feats, scores)]
 
-    def choose_decision(self, records: Sequence[NLIPair], objective: str = "balanced-accuracy", batch_size: int = 32,
-                        chosen_on: str | None = None, margins: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
+    def choose_decision(
+        self,
+        records: Sequence[NLIPair],
+        objective: str = "balanced-accuracy",
+        batch_size: int = 32,
+        chosen_on: str | None = None,
+        margins: Sequence[Mapping[str, Any]] | None = None,
+    ) -> dict[str, Any]:
         """Choose a decision threshold on labelled records (a selection split, never a reported one), set it, and
         return it as figlang.json's ``decision``: the model's second label (IMPLI: non-entailment) is answered when
         its score exceeds the first's by more than the threshold. ``margins``: the records' ``decision_margins``,
@@ -177,9 +183,13 @@ class NLIClassifierModel:
         rows = list(margins) if margins is not None else self.decision_margins(records, batch_size)
         found = choose_threshold([r["margin"] for r in rows], [r["gold"] == self.labels[1] for r in rows], objective)
         first, second = self.labels
-        decision = {"label": second, "threshold": found.pop("threshold"),
-                    "rule": f"{second} when score({second}) - score({first}) > threshold, else {first} (argmax: threshold 0)",
-                    "chosen_on": chosen_on, **found}  # fmt: skip
+        decision = {
+            "label": second,
+            "threshold": found.pop("threshold"),
+            "rule": f"{second} when score({second}) - score({first}) > threshold, else {first} (argmax: threshold 0)",
+            "chosen_on": chosen_on,
+            **found,
+        }
         self.set_decision(decision)
         return decision
 
@@ -204,8 +214,11 @@ class NLIClassifierModel:
             "template": template,
             "separator": sep,
             "start_token": cls_tok,
-            "rationale": ("training: gold explanations; eval: -O rationales=gold|FILE.jsonl [-O rationale_field=COLUMN]"
-                          if self.uses_rationale else None),  # fmt: skip
+            "rationale": (
+                "training: gold explanations; eval: -O rationales=gold|FILE.jsonl [-O rationale_field=COLUMN]"
+                if self.uses_rationale
+                else None
+            ),
             "max_length": self.max_length,
             "truncation": "premise first (down to 16 tokens), then rationale, then hypothesis",
             "head": "AutoModelForSequenceClassification",
@@ -231,8 +244,15 @@ class NLIClassifierModel:
         if self.uses_rationale:
             segments.append(self._ids(self.rationale_for(record)))
             order, floors = [0, 2, 1], [16, 16, 0]
-        ids, types = assemble(segments, cls_id=self.cls_id, sep_id=self.sep_id, max_length=self.max_length, order=order,
-                              floors=floors, second_segment_from=1 if self.use_token_types else None)  # fmt: skip
+        ids, types = assemble(
+            segments,
+            cls_id=self.cls_id,
+            sep_id=self.sep_id,
+            max_length=self.max_length,
+            order=order,
+            floors=floors,
+            second_segment_from=1 if self.use_token_types else None,
+        )
         label = -100
         if record.label is not None and not record.label_is_placeholder:
             if record.label not in self.labels:
@@ -298,8 +318,14 @@ class NLIClassifierModel:
         for r, row in zip(records, logits):
             best = self.decide(row)
             label = map_label(self.labels[best], self.target_labels)
-            preds.append(Prediction(id=r.id, prediction=label, scores={l: float(v) for l, v in zip(self.labels, row)},
-                                    meta={"model_label": self.labels[best]} if label != self.labels[best] else {}))  # fmt: skip
+            preds.append(
+                Prediction(
+                    id=r.id,
+                    prediction=label,
+                    scores={l: float(v) for l, v in zip(self.labels, row)},
+                    meta={"model_label": self.labels[best]} if label != self.labels[best] else {},
+                )
+            )
         return preds
 
 

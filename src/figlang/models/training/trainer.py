@@ -42,7 +42,7 @@ import sys
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
@@ -82,9 +82,23 @@ LOG_FILE = "train_log.jsonl"
 PLOT_FILE = "loss_curve.png"
 
 # configuration keys that do not change what is trained (may differ when resuming)
-RUNTIME_KEYS = {"out_dir", "data_dir", "threads", "progress", "save_every", "log_every", "eval_batch_size",
-                "report_splits", "report_limit", "max_minutes", "restart", "preset", "device",
-                "select_on_eval_split", "chosen_on"}  # fmt: skip
+RUNTIME_KEYS = {
+    "out_dir",
+    "data_dir",
+    "threads",
+    "progress",
+    "save_every",
+    "log_every",
+    "eval_batch_size",
+    "report_splits",
+    "report_limit",
+    "max_minutes",
+    "restart",
+    "preset",
+    "device",
+    "select_on_eval_split",
+    "chosen_on",
+}
 
 
 @dataclass
@@ -193,7 +207,9 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
     names = {f.name for f in fields(TrainConfig)}
     unknown = sorted(k for k in options if k not in names)
     if unknown:
-        raise FiglangError(f"unknown training option(s): {', '.join(unknown)}; known: {', '.join(sorted(names - {'task', 'method', 'model', 'out_dir'}))}")
+        raise FiglangError(
+            f"unknown training option(s): {', '.join(unknown)}; known: {', '.join(sorted(names - {'task', 'method', 'model', 'out_dir'}))}"
+        )
     preset = options.get("preset") or default_preset(method)
     values: dict[str, Any] = dict(get_preset(preset))
     values.update({k: v for k, v in options.items() if v is not None})
@@ -217,8 +233,10 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
     if cfg.inference_sampling not in INFERENCE_SAMPLING:
         raise FiglangError(f"inference_sampling must be one of {', '.join(INFERENCE_SAMPLING)}, got {cfg.inference_sampling!r}")
     if cfg.inference_sampling != "all" and not (cfg.method in KNOWLEDGE and TRAINED_METHODS[cfg.method][1] == "generator"):
-        raise FiglangError(f"inference_sampling={cfg.inference_sampling!r} draws among a knowledge generator's per-inference "
-                           f"sequences (generator-context, generator-literal); {cfg.method!r} has none to draw from")  # fmt: skip
+        raise FiglangError(
+            f"inference_sampling={cfg.inference_sampling!r} draws among a knowledge generator's per-inference "
+            f"sequences (generator-context, generator-literal); {cfg.method!r} has none to draw from"
+        )
     if cfg.freeze_base and TRAINED_METHODS[cfg.method][1] != "choice-scorer":
         raise FiglangError(f"freeze_base trains a multiple-choice head on a fixed base (mc, mc-continuation, …), not {cfg.method!r}")
     for name in ("sample_balance", "loss_weights"):
@@ -228,13 +246,17 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
         parse_threshold_objective(cfg.threshold)  # a clear error for an unknown objective or a floor outside (0, 1)
     classifier = TRAINED_METHODS[cfg.method][1] == "sequence-classifier"
     if cfg.loss_weights != "none" and not classifier:
-        raise FiglangError(f"loss_weights weights an NLI classifier's loss (nli, nli-rationale), not {cfg.method!r}; "
-                           "sample_balance draws a balanced --limit subset for any method")  # fmt: skip
+        raise FiglangError(
+            f"loss_weights weights an NLI classifier's loss (nli, nli-rationale), not {cfg.method!r}; "
+            "sample_balance draws a balanced --limit subset for any method"
+        )
     if cfg.threshold != "none" and not classifier:
         raise FiglangError(f"threshold chooses the decision of a two-label NLI classifier (nli, nli-rationale), not {cfg.method!r}")
     if cfg.sample_balance != "none" and cfg.limit is None:
-        raise FiglangError("sample_balance draws a balanced subset of --limit records; give --limit N (or weight the loss "
-                           "with --loss-weights to keep every record)")  # fmt: skip
+        raise FiglangError(
+            "sample_balance draws a balanced subset of --limit records; give --limit N (or weight the loss "
+            "with --loss-weights to keep every record)"
+        )
     if cfg.base_layers is not None and not cfg.freeze_base:
         raise FiglangError("base_layers cuts the frozen base of a probe; use it with freeze_base (--freeze-base or --preset cpu-probe)")
     return cfg
@@ -294,8 +316,10 @@ def balance_key(by: str) -> Callable[[Record], str]:
     def key(record: Record) -> str:
         value = getattr(record, attribute, None)
         if value is None:
-            raise FiglangError(f"record {record.id!r} has no {attribute.replace('_', ' ')} to balance by ({by}); "
-                               "balance by label, or train on records that have one (IMPLI has pair types)")  # fmt: skip
+            raise FiglangError(
+                f"record {record.id!r} has no {attribute.replace('_', ' ')} to balance by ({by}); "
+                "balance by label, or train on records that have one (IMPLI has pair types)"
+            )
         return str(value)
 
     return key
@@ -354,8 +378,15 @@ def mix(records: Sequence[Record], attribute: str = "label") -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def epoch_plan(lengths: Sequence[int], batch_size: int, grad_accum: int, seed: int, epoch: int, bucket: int = 32,
-               groups: Sequence[Hashable] | None = None) -> list[list[list[int]]]:  # fmt: skip
+def epoch_plan(
+    lengths: Sequence[int],
+    batch_size: int,
+    grad_accum: int,
+    seed: int,
+    epoch: int,
+    bucket: int = 32,
+    groups: Sequence[Hashable] | None = None,
+) -> list[list[list[int]]]:
     """The optimizer steps of one epoch: lists of micro-batches of feature indexes.
 
     Shuffled by (seed, epoch); within windows of ``bucket`` batches sorted by length (less
@@ -449,11 +480,23 @@ def resolve_base(reference: str) -> dict[str, Any]:
     path = Path(reference).expanduser()
     if path.is_dir() and is_trained_dir(path):
         meta = read_figlang_json(path)
-        return {"reference": reference, "source": "figlang-trained", "path": str(path.resolve()), "init_from_method": meta["method"],
-                "base_model": meta.get("base_model"), "revision": _dir_revision(path)}  # fmt: skip
+        return {
+            "reference": reference,
+            "source": "figlang-trained",
+            "path": str(path.resolve()),
+            "init_from_method": meta["method"],
+            "base_model": meta.get("base_model"),
+            "revision": _dir_revision(path),
+        }
     r = resolve(reference)
-    return {"reference": reference, "source": r.source, "path": r.path, "name": r.name, "revision": r.revision,
-            "hub_id": (r.details or {}).get("hub_id") or (r.path if r.source == "hub" else None)}  # fmt: skip
+    return {
+        "reference": reference,
+        "source": r.source,
+        "path": r.path,
+        "name": r.name,
+        "revision": r.revision,
+        "hub_id": (r.details or {}).get("hub_id") or (r.path if r.source == "hub" else None),
+    }
 
 
 def _dir_revision(path: Path) -> str | None:
@@ -469,7 +512,12 @@ def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
     if model_class == "generator":
         from ..trained.generator import GeneratorModel, add_separators
 
-        opts = {"max_length": cfg.max_length, "max_target_length": cfg.max_target_length, "max_inferences": cfg.max_inferences, "bf16": cfg.bf16}
+        opts = {
+            "max_length": cfg.max_length,
+            "max_target_length": cfg.max_target_length,
+            "max_inferences": cfg.max_inferences,
+            "bf16": cfg.bf16,
+        }
         if base["source"] == "figlang-trained":
             init = read_figlang_json(base["path"])
             if TRAINED_METHODS[init["method"]][1] != "generator":
@@ -500,8 +548,9 @@ def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
             model = ChoiceScorerModel(module, model.tokenizer, cfg.method, **opts)
             model.module.dropout.p = cfg.dropout
             return model
-        return ChoiceScorerModel.from_base(base["path"], cfg.method, dropout=cfg.dropout, frozen=cfg.freeze_base,
-                                           base_layers=cfg.base_layers, **opts)  # fmt: skip
+        return ChoiceScorerModel.from_base(
+            base["path"], cfg.method, dropout=cfg.dropout, frozen=cfg.freeze_base, base_layers=cfg.base_layers, **opts
+        )
     from ..trained.nli_classifier import NLIClassifierModel
 
     opts = {"max_length": cfg.max_length, "bf16": cfg.bf16}
@@ -571,8 +620,10 @@ def _check_resume_data(out: Path, saved: dict[str, Any] | None, now: dict[str, A
     for part in ("train", "dev"):
         key = f"{part}_records_sha256"
         if saved.get(key) is not None and saved.get(key) != now[key]:
-            changed.append(f"{part} records: {saved.get(f'{part}_items')} with sha256 {str(saved[key])[:12]}… → "
-                           f"{now[f'{part}_items']} with sha256 {now[key][:12]}…")  # fmt: skip
+            changed.append(
+                f"{part} records: {saved.get(f'{part}_items')} with sha256 {str(saved[key])[:12]}… → "
+                f"{now[f'{part}_items']} with sha256 {now[key][:12]}…"
+            )
     if changed:
         raise FiglangError(
             f"{out} holds a training run on other data ({'; '.join(changed)}): the dataset files, --data-dir, the split or the "
@@ -617,12 +668,15 @@ class TrainLog:
             return
         text = self.path.read_text(encoding="utf-8")
         lines = text.split("\n")
-        keep = [lines[number - 1] for number, row, _ in parse_jsonl(text)  # a line cut by a kill is no row
-                if row is not None and (row.get("step", 0) <= step or row.get("event") in ("start",))]  # fmt: skip
+        keep = [
+            lines[number - 1]
+            for number, row, _ in parse_jsonl(text)  # a line cut by a kill is no row
+            if row is not None and (row.get("step", 0) <= step or row.get("event") in ("start",))
+        ]
         self.path.write_text("".join(k + "\n" for k in keep), encoding="utf-8")
 
     def write(self, **row: Any) -> None:
-        row = _finite_json({"time": datetime.now(timezone.utc).isoformat(timespec="seconds"), **row})
+        row = _finite_json({"time": datetime.now(UTC).isoformat(timespec="seconds"), **row})
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(row, default=str, allow_nan=False) + "\n")
 
@@ -646,20 +700,37 @@ def plot_loss_curve(log_path: Path, out_path: Path, title: str = "") -> Path | N
 
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
     if train:
-        ax.plot([r["step"] for r in train], [math.nan if r.get("loss") is None else r["loss"] for r in train], color="tab:blue", lw=1.2,
-                label="train loss")  # fmt: skip
+        ax.plot(
+            [r["step"] for r in train],
+            [math.nan if r.get("loss") is None else r["loss"] for r in train],
+            color="tab:blue",
+            lw=1.2,
+            label="train loss",
+        )
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("cross-entropy loss", color="tab:blue")
     loss_evals = [r for r in evals if "loss" in r and "accuracy" not in r]
     evals = [r for r in evals if "accuracy" in r]
     if loss_evals:
-        ax.plot([r["step"] for r in loss_evals], [math.nan if r["loss"] is None else r["loss"] for r in loss_evals], "o-", color="tab:red",
-                lw=1.2, label="dev loss")  # fmt: skip
+        ax.plot(
+            [r["step"] for r in loss_evals],
+            [math.nan if r["loss"] is None else r["loss"] for r in loss_evals],
+            "o-",
+            color="tab:red",
+            lw=1.2,
+            label="dev loss",
+        )
         ax.legend(fontsize=8)
     if evals:
         ax2 = ax.twinx()
-        ax2.plot([r["step"] for r in evals], [math.nan if r["accuracy"] is None else 100 * r["accuracy"] for r in evals], "o-",
-                 color="tab:red", lw=1.2, label="dev accuracy")  # fmt: skip
+        ax2.plot(
+            [r["step"] for r in evals],
+            [math.nan if r["accuracy"] is None else 100 * r["accuracy"] for r in evals],
+            "o-",
+            color="tab:red",
+            lw=1.2,
+            label="dev accuracy",
+        )
         ax2.set_ylabel("dev accuracy (%)", color="tab:red")
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
@@ -688,8 +759,16 @@ class _TrainProgress:
         if enabled and self.tty:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
-                                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), transient=False)  # fmt: skip
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[info]}"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                transient=False,
+            )
             self.bar.start()
             self.job = self.bar.add_task(title, total=total, completed=done, info="")
 
@@ -713,8 +792,12 @@ class _TrainProgress:
             self.bar.update(self.job, completed=done, info=info + extra)
         elif log_line:
             label = "ETA of epoch 1 (encoding)" if self.encoding(done) else "ETA"
-            print(f"[{self.title}] step {done}/{self.total} {info} elapsed {(time.perf_counter() - self.t0) / 60:.1f} min {label} "
-                  f"{self._eta_text(done)}", file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"[{self.title}] step {done}/{self.total} {info} elapsed {(time.perf_counter() - self.t0) / 60:.1f} min {label} "
+                f"{self._eta_text(done)}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def _eta_text(self, done: int) -> str:
         eta = self.eta(done)
@@ -746,8 +829,11 @@ def _usable(model: Any, records: Sequence[Record], split: str, say: bool) -> tup
         return records, []
     if say:
         first = next(why for why in reasons if why)
-        print(f"[warn] {split}: {len(dropped)} of {len(records)} records left out ({first}; ids in the training log's start event)",
-              file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"[warn] {split}: {len(dropped)} of {len(records)} records left out ({first}; ids in the training log's start event)",
+            file=sys.stderr,
+            flush=True,
+        )
     return [r for r, why in zip(records, reasons) if not why], dropped
 
 
@@ -782,8 +868,12 @@ def run_training(
             shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
         ckpt = None
     state: dict[str, Any] | None = None
-    data_now = {"train_records_sha256": records_digest(train_records), "dev_records_sha256": records_digest(dev_records),
-                "train_items": len(train_records), "dev_items": len(dev_records)}  # fmt: skip
+    data_now = {
+        "train_records_sha256": records_digest(train_records),
+        "dev_records_sha256": records_digest(dev_records),
+        "train_items": len(train_records),
+        "dev_items": len(dev_records),
+    }
     if ckpt is not None:
         state = json.loads((ckpt / "state.json").read_text(encoding="utf-8"))
         _check_resume_data(out, state.get("data"), data_now)
@@ -846,11 +936,29 @@ def run_training(
     resumed = state is not None
     if state is None:
         log.truncate_after(-1)
-        state = {"step": 0, "epoch": 0, "group": 0, "best": None, "bad_evals": 0, "finished": None, "last_eval_step": -1,
-                 "config": cfg.training_fingerprint(), "data": data_now, "evals": []}  # fmt: skip
-        log.write(event="start", step=0, config=_portable_config(cfg.to_dict()), train_items=len(train_feats), dev_items=len(dev_feats),
-                  steps_per_epoch=steps_per_epoch, total_steps=total_steps, base_model=_portable_base(base),
-                  dropped={"train": dropped_train, "dev": dropped_dev})  # fmt: skip
+        state = {
+            "step": 0,
+            "epoch": 0,
+            "group": 0,
+            "best": None,
+            "bad_evals": 0,
+            "finished": None,
+            "last_eval_step": -1,
+            "config": cfg.training_fingerprint(),
+            "data": data_now,
+            "evals": [],
+        }
+        log.write(
+            event="start",
+            step=0,
+            config=_portable_config(cfg.to_dict()),
+            train_items=len(train_feats),
+            dev_items=len(dev_feats),
+            steps_per_epoch=steps_per_epoch,
+            total_steps=total_steps,
+            base_model=_portable_base(base),
+            dropped={"train": dropped_train, "dev": dropped_dev},
+        )
     else:
         frozen = getattr(module, "frozen", False)
         module.load_state_dict(torch.load(ckpt / "model.pt", weights_only=True, map_location=device), strict=not frozen)
@@ -878,13 +986,14 @@ def run_training(
             "input_format": model.describe(),
             "base_model": _portable_base(base),
             "task": {"name": cfg.task, **(meta_extra or {}).get("task", {})},
-            "training": _portable_config(cfg.to_dict()) | {"steps_per_epoch": steps_per_epoch, "total_steps": total_steps, "warmup_steps": warmup},
+            "training": _portable_config(cfg.to_dict())
+            | {"steps_per_epoch": steps_per_epoch, "total_steps": total_steps, "warmup_steps": warmup},
             "data": data_info,
             "best": state["best"],
             "provenance": (meta_extra or {}).get("provenance"),
             "dev_metrics": metrics or {},
             "versions": library_versions(),
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
         }
 
     def checkpoint() -> None:
@@ -918,25 +1027,47 @@ def run_training(
         state["last_eval_step"] = state["step"]
         short = "accuracy" if sel_key == "dev_accuracy" else "loss"
         state["evals"].append({"step": state["step"], "epoch": round(epoch_float, 4), short: value})
-        log.write(**{"event": "eval", "step": state["step"], "epoch": round(epoch_float, 4), "split": "dev", short: value,
-                     "n": len(dev_feats), "best": state["best"][sel_key], "improved": improved})  # fmt: skip
+        log.write(
+            **{
+                "event": "eval",
+                "step": state["step"],
+                "epoch": round(epoch_float, 4),
+                "split": "dev",
+                short: value,
+                "n": len(dev_feats),
+                "best": state["best"][sel_key],
+                "improved": improved,
+            }
+        )
         if sel_key == "dev_accuracy":
-            progress.message(f"[eval] step {state['step']} epoch {epoch_float:.2f}: dev accuracy {100 * value:.2f}% "
-                             f"(best {100 * state['best']['dev_accuracy']:.2f}% at step {state['best']['step']})")  # fmt: skip
+            progress.message(
+                f"[eval] step {state['step']} epoch {epoch_float:.2f}: dev accuracy {100 * value:.2f}% "
+                f"(best {100 * state['best']['dev_accuracy']:.2f}% at step {state['best']['step']})"
+            )
         else:
-            progress.message(f"[eval] step {state['step']} epoch {epoch_float:.2f}: dev loss {value:.4f} "
-                             f"(best {state['best'][sel_key]:.4f} at step {state['best']['step']})")  # fmt: skip
+            progress.message(
+                f"[eval] step {state['step']} epoch {epoch_float:.2f}: dev loss {value:.4f} "
+                f"(best {state['best'][sel_key]:.4f} at step {state['best']['step']})"
+            )
         plot_loss_curve(out / LOG_FILE, out / PLOT_FILE, f"{cfg.task} · {cfg.method} · {cfg.model}")
         return cfg.patience > 0 and state["bad_evals"] >= cfg.patience
 
     progress = _TrainProgress(cfg.progress, total_steps, state["step"], f"{cfg.method} {cfg.task}")
     if cfg.bf16 and bf16_is_emulated(cfg.device):
-        progress.message("[warn] --bf16 on a CPU without AVX512-BF16/AMX: torch emulates bfloat16 here, which is several "
-                         "times slower than float32; drop --bf16 (or pass --fp32) unless you need bf16 numerics")  # fmt: skip
+        progress.message(
+            "[warn] --bf16 on a CPU without AVX512-BF16/AMX: torch emulates bfloat16 here, which is several "
+            "times slower than float32; drop --bf16 (or pass --fp32) unless you need bf16 numerics"
+        )
     if getattr(module, "frozen", False) and len(module.features) < len(train_feats):
-        progress.message("[probe] the base is frozen: the first epoch encodes every training sequence once and keeps its "
-                         "features; later epochs train the head alone in seconds (the ETA shown is that of the first epoch)")  # fmt: skip
-        progress.encode_until = state["step"] + len(epoch_plan(lengths, cfg.batch_size, cfg.grad_accum, cfg.seed, state["epoch"], groups=draw_groups)) - state["group"]
+        progress.message(
+            "[probe] the base is frozen: the first epoch encodes every training sequence once and keeps its "
+            "features; later epochs train the head alone in seconds (the ETA shown is that of the first epoch)"
+        )
+        progress.encode_until = (
+            state["step"]
+            + len(epoch_plan(lengths, cfg.batch_size, cfg.grad_accum, cfg.seed, state["epoch"], groups=draw_groups))
+            - state["group"]
+        )
     module.train()
     running: list[float] = list(state.get("running_losses") or [])
     stop_reason = state.get("finished")
@@ -969,8 +1100,10 @@ def run_training(
                     optimizer.zero_grad(set_to_none=True)
                     state["skipped_steps"] = state.get("skipped_steps", 0) + 1
                     log.write(event="skipped", step=state["step"] + 1, reason="non-finite loss or gradient", loss=group_loss)
-                    progress.message(f"[warn] step {state['step'] + 1}: non-finite loss or gradient; update skipped "
-                                     f"({state['skipped_steps']} so far). Lower --lr, or train in fp32 (--fp32), if this repeats.")  # fmt: skip
+                    progress.message(
+                        f"[warn] step {state['step'] + 1}: non-finite loss or gradient; update skipped "
+                        f"({state['skipped_steps']} so far). Lower --lr, or train in fp32 (--fp32), if this repeats."
+                    )
                 scheduler.step()
                 state["step"] += 1
                 state["group"] += 1
@@ -981,8 +1114,15 @@ def run_training(
                 lr_now = scheduler.get_last_lr()[0]
                 if logged:
                     mean_loss = sum(running) / len(running) if running else float("nan")
-                    log.write(event="train", step=state["step"], epoch=round(epoch_float, 4), loss=mean_loss,
-                              lr=lr_now, items=n_group, elapsed_s=round(time.perf_counter() - started, 1))  # fmt: skip
+                    log.write(
+                        event="train",
+                        step=state["step"],
+                        epoch=round(epoch_float, 4),
+                        loss=mean_loss,
+                        lr=lr_now,
+                        items=n_group,
+                        elapsed_s=round(time.perf_counter() - started, 1),
+                    )
                     shown = mean_loss
                     running = []
                 else:
@@ -1029,8 +1169,16 @@ def run_training(
     best_model = load_trained(out, device=cfg.device)
     if getattr(module, "frozen", False) and getattr(getattr(best_model, "module", None), "frozen", False):
         best_model.module.features = module.features  # same fixed encoder: its features carry over to the report
-    summary = {"state": state, "stopped": stop_reason, "resumed": resumed, "seconds": time.perf_counter() - started,
-               "plot": plot, "figlang_meta": figlang_meta, "steps_per_epoch": steps_per_epoch, "total_steps": total_steps}  # fmt: skip
+    summary = {
+        "state": state,
+        "stopped": stop_reason,
+        "resumed": resumed,
+        "seconds": time.perf_counter() - started,
+        "plot": plot,
+        "figlang_meta": figlang_meta,
+        "steps_per_epoch": steps_per_epoch,
+        "total_steps": total_steps,
+    }
     return best_model, summary
 
 
@@ -1046,8 +1194,9 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
         # narrative records (cloze/generation: they have an expression_type) also link variants of one idiom (a
         # punctuation variant, the same gloss) so that no variant of a dev expression stays in train, as dev-disjoint does
         links = narrative_links if any(getattr(r, "expression_type", None) for r in train) else None
-        train, carved = expression_disjoint_split(train, dev_fraction=cfg.carve_fraction, seed=cfg.seed,
-                                                  key=carve_key_fn(cfg.carve_key, train), links=links)  # fmt: skip
+        train, carved = expression_disjoint_split(
+            train, dev_fraction=cfg.carve_fraction, seed=cfg.seed, key=carve_key_fn(cfg.carve_key, train), links=links
+        )
         dev = carved
     else:
         dev = task.load(dev_split, cfg.data_dir)
@@ -1069,51 +1218,110 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
             sets[name] = None
     root = Path(cfg.data_dir)  # resolved by make_config
     spec_dir = (Path(task.spec_path).parent,) if task.spec_path else ()
-    files = {s: data_checksums(task.files(s, root), root, *spec_dir)
-             for s in sorted({train_split, *(x for x in (dev_split, *report) if x != "carve")})}  # fmt: skip
+    files = {
+        s: data_checksums(task.files(s, root), root, *spec_dir)
+        for s in sorted({train_split, *(x for x in (dev_split, *report) if x != "carve")})
+    }
     info = {
-        "task": {"shape": task.shape, "train_split": train_split, "dev_split": dev_split if dev_split != "carve" else
-                 f"carved from {train_split}: {cfg.carve_fraction:g} by {cfg.carve_key}", "report_splits": list(sets)},
+        "task": {
+            "shape": task.shape,
+            "train_split": train_split,
+            "dev_split": dev_split if dev_split != "carve" else f"carved from {train_split}: {cfg.carve_fraction:g} by {cfg.carve_key}",
+            "report_splits": list(sets),
+        },
         "data": {"files": files, **_balance_info(cfg, train)},
-        "provenance": selection_provenance(cfg, train_split, train, "carved-dev" if dev_split == "carve" else dev_split, dev,
-                                           [s if s != "carve" else "carved-dev" for s in report]),
-    }  # fmt: skip
+        "provenance": selection_provenance(
+            cfg,
+            train_split,
+            train,
+            "carved-dev" if dev_split == "carve" else dev_split,
+            dev,
+            [s if s != "carve" else "carved-dev" for s in report],
+        ),
+    }
     conflicts = label_conflicts({"train": train, "dev": dev})
     if conflicts:  # no model can fit both copies; across train and dev, selection scores a right answer as wrong
         info["data"]["label_conflicts"] = [c.to_dict() for c in conflicts]
         if cfg.progress:
-            print(f"[warn] {len(conflicts)} item(s) in the training data occur with different gold labels, e.g. {conflicts[0]} "
-                  "(kept, as in the published setups; listed in figlang.json data.label_conflicts)", file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"[warn] {len(conflicts)} item(s) in the training data occur with different gold labels, e.g. {conflicts[0]} "
+                "(kept, as in the published setups; listed in figlang.json data.label_conflicts)",
+                file=sys.stderr,
+                flush=True,
+            )
     return train, dev, sets, info
 
 
-def selection_provenance(cfg: TrainConfig, train_name: str, train: Sequence[Record], dev_name: str, dev: Sequence[Record],
-                         reported: Sequence[str] = (), **extra: Any) -> dict[str, Any]:
+def selection_provenance(
+    cfg: TrainConfig,
+    train_name: str,
+    train: Sequence[Record],
+    dev_name: str,
+    dev: Sequence[Record],
+    reported: Sequence[str] = (),
+    **extra: Any,
+) -> dict[str, Any]:
     """The provenance block of a training run: code, the train and selection records, and what was chosen where (the
     epoch / kept checkpoint on the dev split; hand-made choices from ``chosen_on``)."""
-    chosen = {"epoch": dev_name, "checkpoint": dev_name, **({"threshold": dev_name} if cfg.threshold != "none" else {}),
-              **(cfg.chosen_on or {})}  # fmt: skip
-    return provenance({train_name: train, dev_name: dev}, chosen, selection_reported=dev_name in reported,
-                      select_on_eval_split=cfg.select_on_eval_split, **extra)  # fmt: skip
+    chosen = {
+        "epoch": dev_name,
+        "checkpoint": dev_name,
+        **({"threshold": dev_name} if cfg.threshold != "none" else {}),
+        **(cfg.chosen_on or {}),
+    }
+    return provenance(
+        {train_name: train, dev_name: dev},
+        chosen,
+        selection_reported=dev_name in reported,
+        select_on_eval_split=cfg.select_on_eval_split,
+        **extra,
+    )
 
 
-def _records_results(task: Any, name: str, records: Sequence[Record], method: Any, seed: int, extra: dict[str, Any] | None = None,
-                     out_dir: Path | None = None):
+def _records_results(
+    task: Any,
+    name: str,
+    records: Sequence[Record],
+    method: Any,
+    seed: int,
+    extra: dict[str, Any] | None = None,
+    out_dir: Path | None = None,
+):
     """Predict and score a set of records that is not a task split (a carved dev, a test fold) through the harness;
     writes its run folder when ``out_dir`` is given."""
     chosen = ((getattr(method, "meta", None) or {}).get("provenance") or {}).get("selection_split") or {}
-    run = evaluate_records(task, method, records, name, out_dir=out_dir, seed=seed, task_extra=extra,
-                           extra={"selection_split": chosen})
+    run = evaluate_records(task, method, records, name, out_dir=out_dir, seed=seed, task_extra=extra, extra={"selection_split": chosen})
     return run.predictions, run.metrics, run.results
 
 
-def _write_pooled(target: Path, task: Any, k: int, chosen: Sequence[int], records: Sequence[Record], preds: dict[str, Any],
-                  options: Any, model: str, seconds: float) -> None:
+def _write_pooled(
+    target: Path,
+    task: Any,
+    k: int,
+    chosen: Sequence[int],
+    records: Sequence[Record],
+    preds: dict[str, Any],
+    options: Any,
+    model: str,
+    seconds: float,
+) -> None:
     """The pooled test folds as one harness run folder, so `figlang report DIR/pooled` draws the ICE and overlap plots."""
-    method_info = {"name": "trained", "model": str(target.parent), "base_model": model,
-                   "fingerprint": {"folds": [str(target.parent / f"fold_{f:02d}") for f in chosen]}}  # fmt: skip
-    results = build_results(task, f"{k}-fold test folds, pooled", records, preds, method_info, options, seconds,
-                            task_extra={"folds": k, "folds_run": list(chosen)})  # fmt: skip
+    method_info = {
+        "name": "trained",
+        "model": str(target.parent),
+        "base_model": model,
+        "fingerprint": {"folds": [str(target.parent / f"fold_{f:02d}") for f in chosen]},
+    }
+    results = build_results(
+        task,
+        f"{k}-fold test folds, pooled",
+        records,
+        preds,
+        method_info,
+        options,
+        seconds,
+        task_extra={"folds": k, "folds_run": list(chosen)},
+    )
     write_run(target, results, list(records), preds)
 
 
@@ -1167,8 +1375,16 @@ def final_report(model: Any, task: Any, sets: dict[str, list[Record] | None], cf
     for name, records in sets.items():
         target = out / "eval" / name
         if records is None:
-            run = evaluate(task, method, split=name, data_dir=cfg.data_dir, limit=cfg.report_limit, out_dir=target,
-                           use_cache=False, progress=cfg.progress)  # fmt: skip
+            run = evaluate(
+                task,
+                method,
+                split=name,
+                data_dir=cfg.data_dir,
+                limit=cfg.report_limit,
+                out_dir=target,
+                use_cache=False,
+                progress=cfg.progress,
+            )
             metrics[name] = run.metrics
         else:
             _, m, _ = _records_results(task, name, records, method, cfg.seed, out_dir=target)
@@ -1236,18 +1452,30 @@ def train(
     state = summary["state"]
     best = state["best"] or {}
     result = TrainResult(
-        out_dir=out, method=cfg.method, best_step=best.get("step"), best_epoch=best.get("epoch"),
-        best_dev_accuracy=best.get("dev_accuracy"), metrics=metrics, steps=state["step"], stopped=summary["stopped"],
-        resumed=summary["resumed"], seconds=summary["seconds"], log_path=out / LOG_FILE, plot_path=summary["plot"],
-        best_dev_loss=best.get("dev_loss"), provenance=_with_reported_splits(info["provenance"], out, sets),
-    )  # fmt: skip
+        out_dir=out,
+        method=cfg.method,
+        best_step=best.get("step"),
+        best_epoch=best.get("epoch"),
+        best_dev_accuracy=best.get("dev_accuracy"),
+        metrics=metrics,
+        steps=state["step"],
+        stopped=summary["stopped"],
+        resumed=summary["resumed"],
+        seconds=summary["seconds"],
+        log_path=out / LOG_FILE,
+        plot_path=summary["plot"],
+        best_dev_loss=best.get("dev_loss"),
+        provenance=_with_reported_splits(info["provenance"], out, sets),
+    )
     _atomic_json(out / "train_result.json", result.to_dict())
     return result
 
 
 FOLD_GROUPING = "linked: records that share a normalised idiom or a premise are one group (no idiom, no premise in two folds)"
-FOLD_SELECTION = ("inside each fold: a seeded expression-disjoint slice (carve_fraction, linked grouping) of that fold's "
-                  "training part chooses the epoch and the kept checkpoint; the test fold is scored once")  # fmt: skip
+FOLD_SELECTION = (
+    "inside each fold: a seeded expression-disjoint slice (carve_fraction, linked grouping) of that fold's "
+    "training part chooses the epoch and the kept checkpoint; the test fold is scored once"
+)
 
 
 def train_folds(
@@ -1283,8 +1511,9 @@ def train_folds(
     started = time.perf_counter()
     tested: dict[int, tuple[list, dict]] = {}  # fold → (its test records, their predictions)
     learned = {key: v for key, v in _portable_config(base_cfg.to_dict()).items() if key not in HOW_IT_RAN}
-    run_key = json.loads(_strict_json({"task": t.name, "method": method, "model": model, "k": k, "test_limit": test_limit,
-                                       "config": learned}))  # as it reads back from fold_result.json
+    run_key = json.loads(
+        _strict_json({"task": t.name, "method": method, "model": model, "k": k, "test_limit": test_limit, "config": learned})
+    )  # as it reads back from fold_result.json
     for f in chosen:
         if not 0 <= f < k:
             raise FiglangError(f"fold {f} is outside 0..{k - 1}")
@@ -1294,22 +1523,46 @@ def train_folds(
         cfg = make_config(t.name, method, model, out / f"fold_{f:02d}", **config)
         rest = balanced_subset(rest, cfg.limit, cfg.seed + f, cfg.sample_balance)
         dev = seeded_subset(dev, cfg.dev_limit, cfg.seed + 1 + f)
-        info = {"task": {"shape": t.shape, "folds": k, "fold": f, "fold_test_items": len(fold_test),
-                         "fold_test_records_sha256": records_digest(fold_test)}, "data": _balance_info(cfg, rest),
-                "provenance": selection_provenance(cfg, f"fold-{f}-train", rest, f"fold-{f}-selection", dev, (f"test-fold-{f}",),
-                                                   fold_grouping=FOLD_GROUPING, selection_from=FOLD_SELECTION)}  # fmt: skip
+        info = {
+            "task": {
+                "shape": t.shape,
+                "folds": k,
+                "fold": f,
+                "fold_test_items": len(fold_test),
+                "fold_test_records_sha256": records_digest(fold_test),
+            },
+            "data": _balance_info(cfg, rest),
+            "provenance": selection_provenance(
+                cfg,
+                f"fold-{f}-train",
+                rest,
+                f"fold-{f}-selection",
+                dev,
+                (f"test-fold-{f}",),
+                fold_grouping=FOLD_GROUPING,
+                selection_from=FOLD_SELECTION,
+            ),
+        }
         best_model, summary = run_training(cfg, rest, dev, labels=t.labels, meta_extra=info, restart=restart)
         decision = _choose_decision(best_model, cfg, dev, f"fold-{f}-selection")
         method_obj = TrainedMethod(model=str(cfg.out_dir), loaded=best_model, batch_size=cfg.eval_batch_size or 64)
-        preds, m, _ = _records_results(t, f"test-fold-{f}", fold_test, method_obj, cfg.seed, {"fold": f, "folds": k},
-                                       out_dir=Path(cfg.out_dir) / "eval" / "test-fold")  # fmt: skip
+        preds, m, _ = _records_results(
+            t, f"test-fold-{f}", fold_test, method_obj, cfg.seed, {"fold": f, "folds": k}, out_dir=Path(cfg.out_dir) / "eval" / "test-fold"
+        )
         meta = summary["figlang_meta"]("complete", _compact({"test-fold": m}))
         if decision is not None:
             meta["decision"] = decision
         _atomic_json(Path(cfg.out_dir) / FIGLANG_JSON, meta)
-        per_fold[str(f)] = {"accuracy": m["accuracy"], "by_gold_label": m["by_gold_label"], "items": len(fold_test),
-                            "train_items": len(rest), "dev_items": len(dev), "best": summary["state"]["best"],
-                            "train_label_mix": mix(rest), **({"decision": decision} if decision is not None else {})}  # fmt: skip
+        per_fold[str(f)] = {
+            "accuracy": m["accuracy"],
+            "by_gold_label": m["by_gold_label"],
+            "items": len(fold_test),
+            "train_items": len(rest),
+            "dev_items": len(dev),
+            "best": summary["state"]["best"],
+            "train_label_mix": mix(rest),
+            **({"decision": decision} if decision is not None else {}),
+        }
         _atomic_json(Path(cfg.out_dir) / FOLD_RESULT, {"run": run_key, "per_fold": per_fold[str(f)]})
         tested[f] = (fold_test, preds)
     with file_lock(out / ".folds_summary.lock"):  # several `--fold` processes on one folder: each summary holds them all
@@ -1322,7 +1575,9 @@ def train_folds(
 
 FOLD_RESULT = "fold_result.json"  # a finished fold's summary entry and the settings it ran with, for later merges
 # settings that change how a fold ran, not what it learned or how it was scored: folds that differ only here pool together
-HOW_IT_RAN = frozenset({"progress", "threads", "eval_batch_size", "log_every", "save_every", "report_limit", "report_splits", "data_dir", "out_dir"})
+HOW_IT_RAN = frozenset(
+    {"progress", "threads", "eval_batch_size", "log_every", "save_every", "report_limit", "report_splits", "data_dir", "out_dir"}
+)
 
 
 def _fold_test(parts: Sequence[tuple[Sequence[Record], Sequence[Record]]], f: int, test_limit: int | None, seed: int) -> list[Record]:
@@ -1330,8 +1585,15 @@ def _fold_test(parts: Sequence[tuple[Sequence[Record], Sequence[Record]]], f: in
     return list(seeded_subset(parts[f][1], test_limit, seed + 100 + f))
 
 
-def _earlier_folds(out: Path, task: Any, parts: Sequence[tuple[Sequence[Record], Sequence[Record]]], run_key: dict[str, Any],
-                   chosen: Sequence[int], test_limit: int | None, seed: int) -> tuple[dict[int, tuple[dict, list, dict]], dict[str, str]]:
+def _earlier_folds(
+    out: Path,
+    task: Any,
+    parts: Sequence[tuple[Sequence[Record], Sequence[Record]]],
+    run_key: dict[str, Any],
+    chosen: Sequence[int],
+    test_limit: int | None,
+    seed: int,
+) -> tuple[dict[int, tuple[dict, list, dict]], dict[str, str]]:
     """Folds an earlier ``--fold`` run finished in this folder with the same settings: their entries, test records and
     predictions (read back from ``fold_XX/eval/test-fold``), and why any other finished fold was left out."""
     found: dict[int, tuple[dict, list, dict]] = {}
@@ -1361,8 +1623,20 @@ def _earlier_folds(out: Path, task: Any, parts: Sequence[tuple[Sequence[Record],
     return found, skipped
 
 
-def _fold_summary(out: Path, t: Any, method: str, model: str, k: int, test_limit: int | None, base_cfg: Any, per_fold: dict[str, Any],
-                  tested: dict[int, tuple[list, dict]], earlier: list[int], skipped: dict[str, str], started: float) -> dict[str, Any]:
+def _fold_summary(
+    out: Path,
+    t: Any,
+    method: str,
+    model: str,
+    k: int,
+    test_limit: int | None,
+    base_cfg: Any,
+    per_fold: dict[str, Any],
+    tested: dict[int, tuple[list, dict]],
+    earlier: list[int],
+    skipped: dict[str, str],
+    started: float,
+) -> dict[str, Any]:
     """Pool the test folds (in fold order), write ``pooled/`` and ``folds_summary.json``."""
     folds_run = sorted(tested)
     per_fold = {str(f): per_fold[str(f)] for f in folds_run}
@@ -1378,11 +1652,20 @@ def _fold_summary(out: Path, t: Any, method: str, model: str, k: int, test_limit
         for label, m in v["by_gold_label"].items():
             per_label.setdefault(label, []).append(m["accuracy"])
     summary_out = {
-        "task": t.name, "method": method, "model": model, "k": k, "folds_run": folds_run, "test_limit": test_limit,
-        "folds_from_earlier_runs": earlier, **({"folds_left_out": skipped} if skipped else {}),
+        "task": t.name,
+        "method": method,
+        "model": model,
+        "k": k,
+        "folds_run": folds_run,
+        "test_limit": test_limit,
+        "folds_from_earlier_runs": earlier,
+        **({"folds_left_out": skipped} if skipped else {}),
         "config": _portable_config(base_cfg.to_dict()),
-        "pooled": {"accuracy": pooled["accuracy"], "by_gold_label": pooled["by_gold_label"],
-                   **{k2: v for k2, v in pooled.items() if k2.startswith("by_") and k2 != "by_gold_label"}},
+        "pooled": {
+            "accuracy": pooled["accuracy"],
+            "by_gold_label": pooled["by_gold_label"],
+            **{k2: v for k2, v in pooled.items() if k2.startswith("by_") and k2 != "by_gold_label"},
+        },
         "mean_over_folds": {"accuracy": sum(accs) / len(accs), **{f"accuracy_{lab}": sum(v) / len(v) for lab, v in per_label.items()}},
         # the folds are disjoint by idiom, so the question is how a model does on new idioms: resample idioms, not pairs
         "pooled_ci_by_expression": {key: by_idiom[key] for key in ("accuracy", "by_gold_label")},
@@ -1390,13 +1673,19 @@ def _fold_summary(out: Path, t: Any, method: str, model: str, k: int, test_limit
         # how the folds were made and where each fold's model was chosen: leaky (span) and leak-free (linked) fold
         # summaries must not read alike
         "fold_grouping": FOLD_GROUPING,
-        "selection": FOLD_SELECTION + (f"; the same slice chooses the decision threshold (maximising {base_cfg.threshold})"
-                                       if base_cfg.threshold != "none" else ""),
-        "provenance": {"code": code_provenance(), "splits": {"pooled-test-folds": split_fingerprint(pooled_records)},
-                       "selection_split": {"epoch": "fold-N-selection", "checkpoint": "fold-N-selection",
-                                           **({"threshold": "fold-N-selection"} if base_cfg.threshold != "none" else {}),
-                                           **(base_cfg.chosen_on or {})}},
-    }  # fmt: skip
+        "selection": FOLD_SELECTION
+        + (f"; the same slice chooses the decision threshold (maximising {base_cfg.threshold})" if base_cfg.threshold != "none" else ""),
+        "provenance": {
+            "code": code_provenance(),
+            "splits": {"pooled-test-folds": split_fingerprint(pooled_records)},
+            "selection_split": {
+                "epoch": "fold-N-selection",
+                "checkpoint": "fold-N-selection",
+                **({"threshold": "fold-N-selection"} if base_cfg.threshold != "none" else {}),
+                **(base_cfg.chosen_on or {}),
+            },
+        },
+    }
     _atomic_json(out / "folds_summary.json", summary_out)
     return summary_out
 
