@@ -254,11 +254,11 @@ def test_load_encoder_drops_the_lm_head_quietly_but_reports_other_strays(tiny_ll
 
 
 def test_probe_eta_covers_the_encoding_epoch_then_the_head_only_pace(monkeypatch, capsys):
-    from figlang.models.training import trainer
+    from figlang.models.training import log
 
     clock = [0.0]
-    monkeypatch.setattr(trainer.time, "perf_counter", lambda: clock[0])
-    progress = trainer._TrainProgress(True, total=100, done=0, title="mc idiom-cloze")
+    monkeypatch.setattr(log.time, "perf_counter", lambda: clock[0])
+    progress = log._TrainProgress(True, total=100, done=0, title="mc idiom-cloze")
     progress.tty, progress.bar = False, None
     progress.encode_until = 10  # epoch 1 = 10 steps of encoding at 60 s each, then 90 head-only steps
     clock[0] = 300.0

@@ -107,12 +107,12 @@ def test_resuming_on_other_data_is_refused(tmp_path, minilm_path, idiom_cloze):
     with pytest.raises(FiglangError, match=r"other data \(dev records: 2 .* → 3 "):
         run_training(cfg, train_records, seeded_subset(dev_all, 3, 1))
     _, again = run_training(cfg, train_records, dev_records)  # the same data resumes (the run is finished: nothing to do)
-    assert again["resumed"]
+    assert again.resumed
     state = json.loads((tmp_path / "run" / "checkpoint" / "state.json").read_text())
     assert state["data"]["train_records_sha256"] == trainer.records_digest(train_records)
     assert state["data"]["dev_records_sha256"] == trainer.records_digest(dev_records)
     _, restarted = run_training(cfg, other_train, dev_records, restart=True)
-    assert not restarted["resumed"]
+    assert not restarted.resumed
 
 
 # --- 3. relations of the shipped inferences -------------------------------------------------------------------------
@@ -311,7 +311,7 @@ def test_training_with_a_nan_loss_keeps_the_log_strict_json(tmp_path, minilm_pat
     train_all, dev_all = idiom_cloze
     cfg = make_config("idiom-cloze", "mc-continuation", str(minilm_path), tmp_path / "run", **TINY_MC)
     _, summary = run_training(cfg, seeded_subset(train_all, 4, 0), seeded_subset(dev_all, 2, 1))
-    assert summary["state"]["skipped_steps"] == 2
+    assert summary.state.skipped_steps == 2
     rows = _strict_rows(tmp_path / "run" / "train_log.jsonl")
     skipped = [r for r in rows if r["event"] == "skipped"]
     assert len(skipped) == 2 and all(r["loss"] is None and r["loss_nonfinite"] == "nan" for r in skipped)
@@ -339,9 +339,9 @@ def test_early_stopping_counts_with_select_last_too(select, tmp_path, minilm_pat
         **{**TINY_MC, "epochs": 2, "eval_every": 1, "patience": 2, "select": select},
     )
     _, summary = run_training(cfg, seeded_subset(train_all, 8, 0), seeded_subset(dev_all, 2, 1))
-    state = summary["state"]
-    assert summary["stopped"] == "early-stopping" and state["step"] == 3  # 0.5, then two evaluations without improvement
-    assert state["best"]["step"] == (3 if select == "last" else 1)  # select decides which model is kept, not when to stop
+    state = summary.state
+    assert summary.stopped == "early-stopping" and state.step == 3  # 0.5, then two evaluations without improvement
+    assert state.best["step"] == (3 if select == "last" else 1)  # select decides which model is kept, not when to stop
 
 
 def test_training_data_with_contradictory_copies_is_named(data_dir, capsys):
