@@ -17,7 +17,7 @@ import torch
 from figlang.data.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.models.trained import relation_of
-from figlang.models.training import trainer
+from figlang.models.training import loop, trainer
 from figlang.models.training.trainer import TrainLog, make_config, run_training, seeded_subset
 
 TINY_MC = dict(epochs=1, batch_size=2, max_length=32, lr=1e-4, warmup_ratio=0.0, threads=1, progress=False, log_every=1, eval_batch_size=8)
@@ -329,7 +329,7 @@ def test_early_stopping_counts_with_select_last_too(select, tmp_path, minilm_pat
         calls.append(1)
         return 0.55 - 0.05 * len(calls)
 
-    monkeypatch.setattr(trainer, "_accuracy", falling)
+    monkeypatch.setattr(loop, "_accuracy", falling)  # the trainer's dev accuracy
     train_all, dev_all = idiom_cloze
     cfg = make_config(
         "idiom-cloze",

@@ -31,14 +31,14 @@ from ..data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
 from ..data.io import atomic_write, file_sha256, write_json, write_jsonl
 from ..data.provenance import code_provenance, data_checksums, portable_path
 from ..data.text import collapse_spaces
-from .flute_creator import load_candidates, load_records, pairs_of
+from .flute_creator import CANDIDATES_FILE, ITEMS_FILE, load_candidates, load_records, pairs_of
 from .flute_inputs import FIGURE_TYPES, InputSet, load_idioms, select
 from .review_queue import (
     RATE_KEYS,
     VERDICTS,
+    BuilderReview,
     VerdictsImportReport,
     edits_of,
-    import_file,
     read_table,
     tally,
     verdict_of,
@@ -48,6 +48,7 @@ from .review_queue import (
 )
 
 __all__ = [
+    "REVIEW",
     "VerdictsImportReport",
     "current_verdicts",
     "export_queue",
@@ -113,18 +114,6 @@ def export_queue(
         if (not figure_types or c["figure_type"] in figure_types) and (include_reviewed or (c["id"], int(c["revision"])) not in verdicts)
     )
     return write_queue(out, todo, QUEUE_COLUMNS, fmt, limit)
-
-
-def import_verdicts(run: str | Path, path: str | Path) -> VerdictsImportReport:
-    """Validate and store a reviewed queue; bad rows are reported (file:line) and left out."""
-    return import_file(store_verdicts, run, path)
-
-
-def record_verdict(run: str | Path, row: dict[str, Any], where: str) -> VerdictsImportReport:
-    """Store one verdict given as a queue row (``id``, ``revision``, ``verdict``, ``edited_*``, ``note``), checked
-    exactly as an imported queue row is; ``where`` is recorded as its origin (e.g. "figlang serve"). The verdicts
-    file is rewritten atomically, so a review stopped between two verdicts keeps every one stored before."""
-    return store_verdicts(run, [(where, 1, row)], VerdictsImportReport())
 
 
 def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]], report: VerdictsImportReport) -> VerdictsImportReport:
@@ -466,3 +455,26 @@ def finalize(
     }
     write_json(out_dir / "report.json", result)
     return result
+
+
+def is_creator_run(folder: Path) -> bool:
+    """Whether ``folder`` is a FLUTE creator run (items and candidates written)."""
+    return (folder / ITEMS_FILE).is_file() and (folder / CANDIDATES_FILE).is_file()
+
+
+#: The FLUTE creator's verification queue (the web review page and `figlang build flute import`).
+REVIEW = BuilderReview(
+    kind="flute",
+    title="FLUTE creator run",
+    labels=("Entailment", "Contradiction"),
+    editable=EDITABLE,
+    reject_reasons={},
+    import_cmd="figlang build flute import",
+    finalize_cmd="figlang build flute finalize",
+    holds_queue=is_creator_run,
+    queue_items=queue_items,
+    review_rates=review_rates,
+    store_verdicts=store_verdicts,
+)
+import_verdicts = REVIEW.import_verdicts
+record_verdict = REVIEW.record_verdict

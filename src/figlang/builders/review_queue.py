@@ -1,18 +1,20 @@
 """What the builders' verification queues share (FLUTE creator, IMPLI generator): reading and writing queue tables,
 the import report, and the checks every verdict row goes through (id, duplicates, verdict word, edits).
 
-Each builder's review module adds what is its own: where its pairs are, what is editable, its labels, its reasons.
+Each builder's review module adds what is its own: where its pairs are, what is editable, its labels, its reasons,
+and offers it as one :class:`ReviewQueue` (``flute_review.REVIEW``, ``impli.review.REVIEW``), the interface the web
+app's review pages and the CLI's review commands use.
 """
 
 from __future__ import annotations
 
 import csv
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..data.errors import DataError, DataNotFoundError
 from ..data.io import atomic_write, parse_jsonl, parse_table, read_jsonl, read_text, write_jsonl
@@ -129,6 +131,70 @@ def import_file(store: Callable[..., VerdictsImportReport], folder: str | Path, 
     """Run a review module's ``store(folder, rows, report)`` over a reviewed queue file (rows located file:line)."""
     report = VerdictsImportReport()
     return store(folder, located_rows(path, report), report)
+
+
+#: A review module's ``store_verdicts(folder, [(origin, line, row)], report)``: check rows against the folder's pairs, store the good ones.
+StoreVerdicts = Callable[[str | Path, list[tuple[str, int, dict[str, Any]]], VerdictsImportReport], VerdictsImportReport]
+
+
+class ReviewQueue(Protocol):
+    """One builder's verification queue (FLUTE creator runs, IMPLI generator outputs), as its users see it."""
+
+    kind: str  # "flute", "impli": the web app's URLs name it
+    title: str  # what a folder of this kind is, for people
+    labels: tuple[str, ...]  # the labels an edit may choose
+    editable: tuple[str, ...]  # the pair fields a verdict may edit (``edited_<field>`` in a queue row)
+    reject_reasons: Mapping[str, str]  # the fixed reasons a rejection names; empty: a free note is the reason
+    import_cmd: str  # the CLI command that imports a reviewed queue file
+    finalize_cmd: str  # the CLI command that writes the verified files
+
+    def holds_queue(self, folder: Path) -> bool:
+        """Whether ``folder`` is a folder of this kind (a creator run, a generator output)."""
+        ...
+
+    def queue_items(self, folder: str | Path) -> list[dict[str, Any]]:
+        """The pairs with their verdict under ``review`` (None while unreviewed), in queue order."""
+        ...
+
+    def review_rates(self, folder: str | Path) -> dict[str, dict[str, int]]:
+        """Accept / edit / reject counts by type."""
+        ...
+
+    def import_verdicts(self, folder: str | Path, path: str | Path) -> VerdictsImportReport:
+        """Check and store a reviewed queue file; bad rows are reported (file:line) and left out."""
+        ...
+
+    def record_verdict(self, folder: str | Path, row: dict[str, Any], where: str) -> VerdictsImportReport:
+        """Store one verdict given as a queue row, checked as an imported row is; ``where`` is its origin."""
+        ...
+
+
+@dataclass(frozen=True)
+class BuilderReview:
+    """A :class:`ReviewQueue` made of a builder review module's functions: importing a file and recording one verdict
+    both go through its ``store_verdicts``, so a verdict from the web form is checked exactly as an imported row."""
+
+    kind: str
+    title: str
+    labels: tuple[str, ...]
+    editable: tuple[str, ...]
+    reject_reasons: Mapping[str, str]
+    import_cmd: str
+    finalize_cmd: str
+    holds_queue: Callable[[Path], bool]
+    queue_items: Callable[[str | Path], list[dict[str, Any]]]
+    review_rates: Callable[[str | Path], dict[str, dict[str, int]]]
+    store_verdicts: StoreVerdicts
+
+    def import_verdicts(self, folder: str | Path, path: str | Path) -> VerdictsImportReport:
+        """Check and store a reviewed queue file; bad rows are reported (file:line) and left out."""
+        return import_file(self.store_verdicts, folder, path)
+
+    def record_verdict(self, folder: str | Path, row: dict[str, Any], where: str) -> VerdictsImportReport:
+        """Store one verdict given as a queue row (``id``, ``revision``, ``verdict``, ``edited_*``, ``note``), checked
+        exactly as an imported queue row is; ``where`` is recorded as its origin (e.g. "figlang serve"). The verdicts
+        file is rewritten atomically, so a review stopped between two verdicts keeps every one stored before."""
+        return self.store_verdicts(folder, [(where, 1, row)], VerdictsImportReport())
 
 
 def verdict_of(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -14,6 +14,7 @@ from rich.table import Table
 from ..builders.flute_checks import CheckLimits, load_prompts
 from ..builders.flute_creator import DEFAULT_MODEL, CreateSummary, CreatorConfig, create, export_edit_tasks, import_edits
 from ..builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, read_input_file, select
+from ..builders.review_queue import ReviewQueue
 from ..data.errors import FiglangError
 from ..data.paths import resolve_data_dir
 from ..data.provenance import portable_path
@@ -244,14 +245,16 @@ def import_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Import verdicts and edits; print per-type accept/edit/reject rates."""
-    from ..builders.flute_review import import_verdicts, review_rates
+    from ..builders.flute_review import REVIEW
 
-    report = import_verdicts(run, verdicts)
-    show_import(verdicts, report, review_rates(run), as_json, render_rates)
+    show_import(verdicts, REVIEW, run, as_json, render_rates)
 
 
-def show_import(queue: Path, report: Any, rates: dict, as_json: bool, render: Callable[[dict], None]) -> None:
-    """Print a review import (or its JSON) and the rates after it; exit 1 when rows were refused."""
+def show_import(queue: Path, review: ReviewQueue, folder: Path, as_json: bool, render: Callable[[dict], None]) -> None:
+    """Import a reviewed queue file into ``folder``'s review; print the report (or its JSON) and the rates after it;
+    exit 1 when rows were refused."""
+    report = review.import_verdicts(folder, queue)
+    rates = review.review_rates(folder)
     if as_json:
         typer.echo(json.dumps({"import": report.to_dict(), "rates": rates}, indent=2, ensure_ascii=False))
     else:
@@ -278,12 +281,14 @@ def render_rates(
     for col in (group, items, "reviewed", "accept", "edit", "reject", todo):
         table.add_column(col, justify="left" if col == group else "right", overflow="fold")  # long pair types wrap, not cut
     for t, r in rates.items():
-
-        def pct(k: str) -> str:
-            return f"{r[k]} ({r[k] / r['reviewed']:.0%})" if r["reviewed"] else str(r[k])
-
-        table.add_row(t, str(r["candidates"]), str(r["reviewed"]), pct("accept"), pct("edit"), pct("reject"), str(r["unreviewed"]))
+        shares = [_count_and_share(r, k) for k in ("accept", "edit", "reject")]
+        table.add_row(t, str(r["candidates"]), str(r["reviewed"]), *shares, str(r["unreviewed"]))
     console.print(table)
+
+
+def _count_and_share(rates: dict[str, int], verdict: str) -> str:
+    """'12 (40%)': how many got the verdict, and their share of the reviewed ones."""
+    return f"{rates[verdict]} ({rates[verdict] / rates['reviewed']:.0%})" if rates["reviewed"] else str(rates[verdict])
 
 
 @app.command("verdict-stats")

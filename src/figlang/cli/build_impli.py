@@ -476,11 +476,10 @@ def review_import_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Check and store verdicts in OUT/review/verdicts.jsonl (bad rows are listed with file:line and left out)."""
-    from ..builders.impli.review import import_verdicts, review_rates
+    from ..builders.impli.review import REVIEW
     from .build_flute import show_import
 
-    report = import_verdicts(out, queue)
-    show_import(queue, report, review_rates(out), as_json, _render_impli_rates)
+    show_import(queue, REVIEW, out, as_json, _render_impli_rates)
 
 
 @app.command("review-stats")

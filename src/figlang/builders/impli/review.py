@@ -26,7 +26,7 @@ from ...data.errors import DataError
 from ...data.io import atomic_write, read_jsonl, write_json, write_jsonl
 from ...data.records import ENTAILMENT, NON_ENTAILMENT
 from ...data.text import collapse_spaces
-from ..review_queue import VerdictsImportReport, edits_of, import_file, tally, verdict_of, verdicts_path, write_queue
+from ..review_queue import BuilderReview, VerdictsImportReport, edits_of, tally, verdict_of, verdicts_path, write_queue
 from .outputs import GENERATOR_VERSION, PAIR_TYPES
 from .sentences import one_line
 
@@ -124,16 +124,6 @@ def export_queue(
     """Write the pairs still waiting for a verdict (all with ``include_reviewed``) as a review queue; returns the rows."""
     todo = (i for i in queue_items(out) if (not pair_types or i["pair_type"] in pair_types) and (include_reviewed or i["review"] is None))
     return write_queue(dest, todo, QUEUE_COLUMNS, fmt, limit)
-
-
-def import_verdicts(out: str | Path, path: str | Path) -> VerdictsImportReport:
-    """Check and store a reviewed queue file; bad rows are reported (file:line) and left out."""
-    return import_file(store_verdicts, out, path)
-
-
-def record_verdict(out: str | Path, row: dict[str, Any], where: str) -> VerdictsImportReport:
-    """Store one verdict given as a queue row, checked as an imported row is (the web form's way in)."""
-    return store_verdicts(out, [(where, 1, row)], VerdictsImportReport())
 
 
 def _label(value: str) -> str | None:
@@ -255,3 +245,21 @@ def _tsv_name(stem: str, pair_type: str, label: str, final_label: str) -> str:
     if final_label == label:
         return f"{folder}/{stem}.tsv"
     return f"relabelled/{stem}_{'e' if final_label == ENTAILMENT else 'ne'}.tsv"
+
+
+#: The IMPLI generator's verification queue (the web review page and `figlang build impli review-import`).
+REVIEW = BuilderReview(
+    kind="impli",
+    title="IMPLI generator output",
+    labels=LABELS,
+    editable=EDITABLE,
+    reject_reasons=REJECT_REASONS,
+    import_cmd="figlang build impli review-import",
+    finalize_cmd="figlang build impli finalize",
+    holds_queue=is_output_folder,
+    queue_items=queue_items,
+    review_rates=review_rates,
+    store_verdicts=store_verdicts,
+)
+import_verdicts = REVIEW.import_verdicts
+record_verdict = REVIEW.record_verdict

@@ -26,9 +26,9 @@ from ...evaluation.provenance import records_digest
 from .config import TrainConfig, make_config
 from .files import _atomic_json, _portable_config, _strict_json
 from .loop import run_training
-from .report import _choose_decision, _compact, _records_results, _write_pooled
+from .reporting import _choose_decision, _compact, _records_results, _write_pooled
 from .sampling import balanced_subset, mix, seeded_subset
-from .splits import _balance_info, carve_key_fn, selection_provenance
+from .train_data import _balance_info, carve_key_fn, selection_provenance
 
 
 FOLD_GROUPING = "linked: records that share a normalised idiom or a premise are one group (no idiom, no premise in two folds)"

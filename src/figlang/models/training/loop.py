@@ -23,7 +23,7 @@ from ...data.records import Record
 from ...evaluation.provenance import library_versions, records_digest
 from ..devices import bf16_is_emulated
 from ..trained import FORMAT_VERSION, TRAINED_METHODS, load_trained, resolve_device
-from .base import build_model, resolve_base
+from .base_model import build_model, resolve_base
 from .config import TrainConfig
 from .files import CHECKPOINT, _check_resume_data, _find_checkpoint, _portable_base, _portable_config, _save_best, _save_checkpoint
 from .log import LOG_FILE, PLOT_FILE, TrainLog, _TrainProgress, plot_loss_curve

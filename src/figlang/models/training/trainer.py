@@ -40,15 +40,15 @@ from ...data.errors import FiglangError
 from ...data.registry import get_task
 from ...evaluation.provenance import records_digest
 from ..trained import FIGLANG_JSON, TRAINED_METHODS
-from .base import build_model, resolve_base
+from .base_model import build_model, resolve_base
 from .config import BALANCE_KEYS, TrainConfig, TrainResult, make_config
 from .files import _atomic_json
 from .folds import train_folds
 from .log import LOG_FILE, TrainLog, plot_loss_curve
 from .loop import Trainer, TrainState, TrainSummary, run_training
-from .report import _choose_decision, _compact, _with_reported_splits, final_report
+from .reporting import _choose_decision, _compact, _with_reported_splits, final_report
 from .sampling import balanced_subset, epoch_plan, group_weights, mix, seeded_subset, set_seeds
-from .splits import _task_data, carve_key_fn
+from .train_data import _task_data, carve_key_fn
 
 
 def train(
