@@ -49,7 +49,7 @@ def counted(*a, **k):
 lm.model.forward = counted
 done = set()
 if os.path.exists(OUT):
-    done = {json.loads(l)["id"] for l in open(OUT)}
+    done = {json.loads(line)["id"] for line in open(OUT)}
 for n, r in enumerate(chosen):
     if r.id in done:
         continue

@@ -41,6 +41,11 @@ FLUTE_WORDS = {"entailment": "Entails", "contradiction": "Contradicts"}
 YES_NO = {"entailment": "Yes", "contradiction": "No"}
 
 
+def _accuracy_at(margins: list[float], gold: list[bool], threshold: float) -> float:
+    """Accuracy (%) of calling entailment where the margin is above ``threshold``."""
+    return round(100 * sum((m > threshold) == g for m, g in zip(margins, gold)) / len(gold), 1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("variants", help="comma-separated: zs, fs4, fs8, same, mean, fsame8, fmean8")
@@ -102,17 +107,14 @@ def main() -> None:
         margins = [res[2 * i].logprob - res[2 * i + 1].logprob for i in range(len(items))]
         gold = [r.label == "entailment" for r in items]
 
-        def acc(threshold: float) -> float:
-            return round(100 * sum((m > threshold) == g for m, g in zip(margins, gold)) / len(items), 1)
-
-        oracle = max((acc(t), t) for t in [*margins, 0.0])
+        oracle = max((_accuracy_at(margins, gold, t), t) for t in [*margins, 0.0])
         print(
             json.dumps(
                 {
                     "variant": variant,
                     "n": len(items),
-                    "acc": acc(0.0),
-                    "acc_content_free": acc(offset),
+                    "acc": _accuracy_at(margins, gold, 0.0),
+                    "acc_content_free": _accuracy_at(margins, gold, offset),
                     "content_free_offset": round(offset, 2),
                     "entailment_recall": round(100 * sum(m > 0 for m, g in zip(margins, gold) if g) / sum(gold), 1),
                     "contradiction_recall": round(100 * sum(m <= 0 for m, g in zip(margins, gold) if not g) / (len(gold) - sum(gold)), 1),

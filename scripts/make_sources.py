@@ -103,7 +103,7 @@ def _unquote(cell: str) -> str:
 def parse_file_table(text: str, where: Path) -> list[dict[str, Any]]:
     """Rows of the PROVENANCE table that has a `bytes` column and a checksum column."""
     lines = text.splitlines()
-    for i, line in enumerate(lines):
+    for i, line in enumerate(lines):  # noqa: B007  i: the table's header line, read after the loop
         if not line.lstrip().startswith("|"):
             continue
         header = [h.lower() for h in _cells(line)]

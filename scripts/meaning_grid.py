@@ -26,6 +26,7 @@ import json
 import math
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 BLOCKS = ("plain", "neutral", "meaning-before", "meaning-after", "know-context-if", "know-context-nf", "know-literal-if", "know-literal-nf")
@@ -122,6 +123,43 @@ def _acc(rows: list[dict], scores: dict[str, list[float]]) -> float:
     return 100.0 * right / len(rows)
 
 
+@dataclass
+class _Rows:
+    """The grid rows of one task and split: each configuration's accuracy and cost beside plain scoring."""
+
+    table: list[dict]
+    task: str
+    split: str
+    got: dict[str, dict]  # block name → its scores file
+    rows: list[dict]  # plain scoring's rows
+    ntok: dict[str, list[int]]
+    neutral: dict[str, list[float]] | None
+
+    def add(self, config: str, block: str, scores: dict[str, list[float]]) -> None:
+        b, rows, base_cpu = self.got[block], self.rows, self.got["plain"]["cpu_s"]
+        these = [r for r in rows if r["id"] in scores]
+        per_item = base_cpu / len(rows)  # plain scoring's CPU seconds per item: the cost ratio is per item
+        cost = round(b["cpu_s"] / len(these) / per_item, 2) if base_cpu and block != "plain" else (1.0 if block == "plain" else None)
+        self.table.append(
+            {
+                "task": self.task,
+                "split": self.split,
+                "config": config + (f" [sample of {len(these)}]" if len(these) < len(rows) else ""),
+                "n": len(these),
+                "accuracy": round(_acc(these, scores), 2),
+                "cpu_s": round(b["cpu_s"], 1),
+                "cost_vs_plain": cost,
+            }
+        )
+
+    def norms(self, prefix: str, block: str, cond: dict[str, list[float]]) -> None:
+        ntok, neutral = self.ntok, self.neutral
+        self.add(f"{prefix} sum", block, cond)
+        self.add(f"{prefix} token", block, {i: [v / max(n, 1) for v, n in zip(cond[i], ntok[i])] for i in cond})
+        if neutral and all(i in neutral for i in cond):
+            self.add(f"{prefix} pmi", block, {i: [v - u for v, u in zip(cond[i], neutral[i])] for i in cond})
+
+
 def analyse(out: Path) -> None:
     blocks: dict[tuple[str, str], dict[str, dict]] = {}
     for f in sorted(out.glob("*.json")):
@@ -137,31 +175,8 @@ def analyse(out: Path) -> None:
         plain = {r["id"]: r for r in got["plain"]["rows"]}
         rows = got["plain"]["rows"]
         neutral = {r["id"]: r["neutral"] for k, b in got.items() if k.split("@")[0] == "neutral" for r in b["rows"]} or None
-        ntok = {i: r["n_tokens"] for i, r in plain.items()}
-        base_cpu = got["plain"]["cpu_s"]
-
-        def add(config: str, block: str, scores: dict[str, list[float]]) -> None:
-            b = got[block]
-            these = [r for r in rows if r["id"] in scores]
-            per_item = base_cpu / len(rows)  # plain scoring's CPU seconds per item: the cost ratio is per item
-            cost = round(b["cpu_s"] / len(these) / per_item, 2) if base_cpu and block != "plain" else (1.0 if block == "plain" else None)
-            table.append(
-                {
-                    "task": task,
-                    "split": split,
-                    "config": config + (f" [sample of {len(these)}]" if len(these) < len(rows) else ""),
-                    "n": len(these),
-                    "accuracy": round(_acc(these, scores), 2),
-                    "cpu_s": round(b["cpu_s"], 1),
-                    "cost_vs_plain": cost,
-                }
-            )
-
-        def norms(prefix: str, block: str, cond: dict[str, list[float]]) -> None:
-            add(f"{prefix} sum", block, cond)
-            add(f"{prefix} token", block, {i: [v / max(n, 1) for v, n in zip(cond[i], ntok[i])] for i in cond})
-            if neutral and all(i in neutral for i in cond):
-                add(f"{prefix} pmi", block, {i: [v - u for v, u in zip(cond[i], neutral[i])] for i in cond})
+        grid = _Rows(table, task, split, got, rows, {i: r["n_tokens"] for i, r in plain.items()}, neutral)
+        add, norms = grid.add, grid.norms
 
         norms("lm-score", "plain", {i: r["logprob"] for i, r in plain.items()})
         for pos, smp in [(p_, s_) for p_ in ("before", "after") for s_ in ["", *sorted({k.split("@")[1] for k in got if "@" in k})]]:

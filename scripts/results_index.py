@@ -11,15 +11,20 @@ table row: group(...); prose: prose(...)) rather than editing INDEX.yaml by hand
 import glob
 import json
 import os
+import re
+import sys
 
 R = "docs/results/"
 groups = []
-acc = lambda: [
-    ["accuracy", None, "metrics.accuracy.accuracy", 100],
-    ["ci_low", None, "metrics.accuracy.ci_low", 100],
-    ["ci_high", None, "metrics.accuracy.ci_high", 100],
-    ["n", None, "metrics.accuracy.n"],
-]
+
+
+def acc():
+    return [
+        ["accuracy", None, "metrics.accuracy.accuracy", 100],
+        ["ci_low", None, "metrics.accuracy.ci_low", 100],
+        ["ci_high", None, "metrics.accuracy.ci_high", 100],
+        ["n", None, "metrics.accuracy.n"],
+    ]
 
 
 def fmt(v, places):  # places: decimals, or "," for an integer with thousands separators
@@ -305,7 +310,7 @@ if os.path.exists(R + FZ):
             + [[lb, 2, f"metrics.by_gold_label.{lb}.accuracy", 100] for lb in ("contradiction", "entailment")]
             + [[t, 2, f"metrics.by_figure_type.{t}.accuracy", 100] for t in FZ_TYPES],
         )
-        for name, t in fz.get("val_not_used_for_choosing", {}).items():
+        for name in fz.get("val_not_used_for_choosing", {}):
             c = next(r["config"] for r in fz["rows"] if r["name"] == name)
             group(
                 ZS,
@@ -511,7 +516,7 @@ for row, k in [("| the same pair again, token by token |", 0), ("| the same pair
         ],
     )
 # docs/trained_models.md: the idiom and simile probes remade with every choice on `selection`
-for row, run, per_epoch, kind in [
+for row, run, per_epoch, _kind in [
     ("| **idiom** |", "cpu/idiom-probe-qwen-sel", 135, "idiom"),
     ("| **simile** |", "cpu/simile-probe-qwen-sel", 132, "simile"),
 ]:
@@ -736,9 +741,6 @@ for row, pair in [
 # (doc, table name, the header line's start, [(row text, [files])]). A number no file gives is marked ⁿ in its cell
 # by `python scripts/results_index.py --mark-docs` (a row with no files: every cell with a number), with the legend
 # below the table; the figures found are written to INDEX.yaml with their key paths (review them in the diff).
-import re
-import sys
-
 sys.path.insert(0, "src")
 from figlang.evaluation.registry import NUMBER, suggest_keys  # noqa: E402
 
@@ -1231,7 +1233,7 @@ def mark_docs():
                         row = row[:b].rstrip() + f" {MARK} " + row[b:]
                         marked = True
                 lines[i] = row
-            if marked and not any(LEGEND.split(";")[0] in l for l in lines[end : end + 4]):
+            if marked and not any(LEGEND.split(";")[0] in line for line in lines[end : end + 4]):
                 lines.insert(end, "")
                 lines.insert(end + 1, lines[at][: len(lines[at]) - len(lines[at].lstrip())] + LEGEND)
             if at == 0 or f"results-table: {name}" not in lines[at - 1]:
@@ -1242,9 +1244,9 @@ def mark_docs():
             if d != doc:
                 continue
             lines = text.split("\n")
-            for at in [i for i, l in enumerate(lines) if l.startswith(head) and (i == 0 or not lines[i - 1].lstrip().startswith("|"))][
-                ::-1
-            ]:
+            for at in [
+                i for i, line in enumerate(lines) if line.startswith(head) and (i == 0 or not lines[i - 1].lstrip().startswith("|"))
+            ][::-1]:
                 if "not-results-table" not in lines[at - 1]:
                     lines.insert(at, f"<!-- not-results-table: {why} -->")
             text = "\n".join(lines)
@@ -1256,7 +1258,7 @@ def auto_groups():
         text = open(doc, encoding="utf-8").read()
         lines, at = _find_table(text, head)
         for rtext, files in rows or []:
-            row = next(l for l in lines[at:] if l.replace(" " + MARK, "").startswith(rtext))
+            row = next(line for line in lines[at:] if line.replace(" " + MARK, "").startswith(rtext))
             tokens = [m.group(0) for m in NUMBER.finditer(row)]
             placed = []  # (token position, file, figure): the hand-registered figures of this row and the found ones
             taken = set()
@@ -1281,7 +1283,7 @@ def auto_groups():
                     placed.append((pos, file, [fid, tok, key] + extra + ([derive] if derive else [])))
             # in row order, one group per run of figures from one file: figlang report reprints a fully registered
             # row by position
-            for pos, file, fig in sorted(placed, key=lambda p: p[0]):
+            for _pos, file, fig in sorted(placed, key=lambda p: p[0]):
                 if groups and groups[-1].get("_auto") == (doc, name, rtext) and groups[-1]["file"] == file:
                     groups[-1]["figures"].append(fig)
                 else:

@@ -13,6 +13,7 @@ import re
 import shlex
 from pathlib import Path
 
+import click.exceptions as _click_exceptions
 import pytest
 from typer.testing import CliRunner
 
@@ -87,7 +88,6 @@ try:  # typer ships its own copy of click in recent versions
     from typer._click.exceptions import UsageError as _TyperUsageError
 except ImportError:  # pragma: no cover
     _TyperUsageError = None
-import click.exceptions as _click_exceptions
 
 CLICK_ERRORS = tuple(e for e in (_TyperUsageError, _click_exceptions.UsageError) if e is not None)
 

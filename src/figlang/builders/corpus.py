@@ -531,11 +531,8 @@ def _jsonl_documents(
 def jsonl_line_count(source: CorpusFile) -> int:
     """Number of lines of a (possibly gzipped) JSONL file, to cut it into shards."""
     opener = gzip.open if source.compressed else open
-    n = 0
     try:
         with opener(source.path, "rb") as f:
-            for n, _ in enumerate(f, start=1):
-                pass
+            return sum(1 for _ in f)
     except (OSError, EOFError):
         return 0
-    return n

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -11,19 +12,23 @@ from .common import DataDirOption, console
 
 
 def serve_cmd(
-    runs: Path = typer.Option(
-        ...,
-        "--runs",
-        help="Folder holding your run folders (`figlang eval --out DIR`) and FLUTE creator runs "
-        "to review; searched recursively. Only files under it (and the data folder) are served.",
-    ),
+    runs: Annotated[
+        Path,
+        typer.Option(
+            "--runs",
+            help="Folder holding your run folders (`figlang eval --out DIR`) and FLUTE creator runs "
+            "to review; searched recursively. Only files under it (and the data folder) are served.",
+        ),
+    ],
     data_dir: DataDirOption = None,
-    host: str = typer.Option(
-        "127.0.0.1",
-        "--host",
-        help="Address to bind. The default serves this machine only; another address exposes the review forms to the network.",
-    ),
-    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port to listen on (0 picks a free one)."),
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            help="Address to bind. The default serves this machine only; another address exposes the review forms to the network.",
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on (0 picks a free one).")] = 8000,
 ) -> None:
     """Browse tasks, runs (errors, plots, per-group accuracy), compare two runs, interpret text and review generated pairs
     in a browser.

@@ -30,10 +30,8 @@ def _print_generation(metrics: dict, title: str) -> None:
         table.add_column(col)
     for split, m in metrics.items():
         g = m.get("generation") or {}
-        cell = lambda k: "–" if g.get(k) is None else f"{100 * g[k]:.2f}"  # noqa: E731
-        table.add_row(
-            split, str(g.get("n_items", "")), cell("rougeL"), cell("bleu"), cell("bertscore_f1"), str(g.get("n_empty_predictions", ""))
-        )
+        scores = [_pct(g.get(k)) for k in ("rougeL", "bleu", "bertscore_f1")]
+        table.add_row(split, str(g.get("n_items", "")), *scores, str(g.get("n_empty_predictions", "")))
     console.print(table)
 
 

@@ -730,7 +730,7 @@ def _table_rows(
 
 def _mapped_refs(spec: TaskSpec) -> list[ColumnRef]:
     refs: list[ColumnRef] = []
-    for role, ref in spec.columns.items():
+    for ref in spec.columns.values():
         refs.extend(ref if isinstance(ref, tuple) else (ref,))
     refs.extend(spec.meta)
     return list(dict.fromkeys(refs))

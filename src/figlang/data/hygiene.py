@@ -310,7 +310,7 @@ def label_conflicts(splits: Mapping[str, Sequence[Record]]) -> list[LabelConflic
             if gold is not None:
                 copies.setdefault(item_key(r), []).append((name, r, gold))
     out = []
-    for key, group in copies.items():
+    for group in copies.values():
         if len({g for _, _, g in group}) > 1:
             text = context_key(group[0][1])
             shown = text if len(text) <= 80 else text[:77] + "..."

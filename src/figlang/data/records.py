@@ -12,7 +12,7 @@ Records are frozen dataclasses: methods and metrics read them, only loaders make
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from .text import normalise_spacing, strip_markup
 
@@ -99,7 +99,7 @@ class GenerationRecord:
         return d
 
 
-Record = Union[ClozeRecord, NLIPair, GenerationRecord]
+Record = ClozeRecord | NLIPair | GenerationRecord
 
 
 def expression_of(record: Record) -> str | None:

@@ -133,18 +133,18 @@ def read_tsvetkov_xlsx(path: str | Path, kinds: Sequence[str] = ("SVO", "AN")) -
         idx = {h: i for i, h in enumerate(header)}
         judges = [i for h, i in idx.items() if h.startswith("judge")]
         for number, cells in rows[1:]:
-
-            def cell(name: str) -> str:
-                i = idx[name]
-                return cells[i].strip() if i < len(cells) else ""
-
-            sentence = cell("sentence")
+            sentence = _cell(cells, idx["sentence"])
             if not sentence:
                 continue
-            words = tuple("" if cell(f).startswith("*") else cell(f).lower() for f in fields)
+            words = tuple("" if _cell(cells, idx[f]).startswith("*") else _cell(cells, idx[f]).lower() for f in fields)
             votes = tuple(int(float(cells[i])) for i in judges if i < len(cells) and re.fullmatch(r"\d+(\.0)?", cells[i].strip()))
             out.append(MetaphorItem(kind, words, clean_sentence(sentence), f"{path}:{sheet}:{number}", votes))
     return out
+
+
+def _cell(cells: Sequence[str], i: int) -> str:
+    """A row's cell ``i``, stripped ('' past the row's end)."""
+    return cells[i].strip() if i < len(cells) else ""
 
 
 def read_metaphor_replacements(path: str | Path, options: LoadOptions = STRICT) -> dict[str, str]:

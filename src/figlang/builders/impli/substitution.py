@@ -175,7 +175,7 @@ class Realisation:
 
 def _head_verb(match: ImpliIdiomMatch, doc: Doc, pattern: Sequence[PatternToken]) -> tuple[int, str] | None:
     """(token index, Penn tag) of the idiom's head verb in the sentence, or None for a non-verbal idiom."""
-    for p, d in match.aligned:
+    for _, d in match.aligned:
         t = doc[d]
         if is_verb_head(t, match.start, match.end):
             return d, _effective_tag(t)
@@ -350,7 +350,7 @@ def reflexive_to_possessive(refl: str) -> str | None:
 
 def _keeps_capital(filler: str, doc: Doc, match: ImpliIdiomMatch) -> bool:
     """A slot filler keeps its capital unless it was capitalised only for starting the sentence."""
-    for k, s, e in match.slots:
+    for _, s, e in match.slots:
         if doc[s:e].text == filler:
             t = doc[s]
             return not (_sentence_initial(doc, s) and t.pos_ in ("PRON", "DET"))

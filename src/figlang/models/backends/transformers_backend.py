@@ -804,7 +804,7 @@ class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
                 continue
             cache, prefix_mask, prefix_len = self._encode_prefixes([list(c[skip:-1]) for c in ctx_batch], base)
             rows.sort(key=lambda x: -len(x[2]))
-            for batch in _batches(rows, lambda x: len(x[2]) + 1 + width_ctx, self.batch_size, self.max_batch_tokens):
+            for batch in _batches(rows, lambda x, width=width_ctx: len(x[2]) + 1 + width, self.batch_size, self.max_batch_tokens):
                 seqs = [[ctx_batch[g][-1]] + cont[:-1] for g, _, cont in batch]
                 ids, mask = self._pad(seqs)
                 index = torch.tensor([g for g, _, _ in batch], dtype=torch.long, device=self.device)

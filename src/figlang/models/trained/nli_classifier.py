@@ -125,7 +125,7 @@ class NLIClassifierModel:
         labels = tuple(labels)
         tokenizer = AutoTokenizer.from_pretrained(path)
         module = AutoModelForSequenceClassification.from_pretrained(
-            path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={l: i for i, l in enumerate(labels)}
+            path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)}
         )
         return cls(module, tokenizer, method, labels, **options)
 
@@ -256,7 +256,7 @@ class NLIClassifierModel:
         label = -100
         if record.label is not None and not record.label_is_placeholder:
             if record.label not in self.labels:
-                mapped = [l for l in self.labels if map_label(l, (record.label,)) == record.label]
+                mapped = [label for label in self.labels if map_label(label, (record.label,)) == record.label]
                 if not mapped:
                     raise FiglangError(f"record {record.id!r} has label {record.label!r}, outside the model's labels {self.labels}")
                 label = self.labels.index(mapped[0])
@@ -322,7 +322,7 @@ class NLIClassifierModel:
                 Prediction(
                     id=r.id,
                     prediction=label,
-                    scores={l: float(v) for l, v in zip(self.labels, row)},
+                    scores={label: float(v) for label, v in zip(self.labels, row)},
                     meta={"model_label": self.labels[best]} if label != self.labels[best] else {},
                 )
             )
