@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -65,157 +65,200 @@ def parse_limit(value: str | None) -> int | None:
     return n
 
 
+# `train_cmd`'s options
+_TrainTaskOption = Annotated[
+    str, typer.Option("--task", "-t", help="Task: idiom-cloze, simile-cloze, flute, impli, impli-idioms … or a task spec file.")
+]
+_TrainMethodOption = Annotated[
+    str,
+    typer.Option(
+        "--method",
+        "-m",
+        help="mc | mc-continuation | mc-meaning | mc-context | mc-literal | nli | nli-rationale | iro | generator | generator-context | generator-literal.",
+    ),
+]
+_TrainModelOption = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        help="Base model: catalog name (minilm, mpnet; smollm2-135m for the generating methods), local model dir, hub id, or a figlang-trained dir to start from.",
+    ),
+]
+_TrainOutOption = Annotated[Path, typer.Option("--out", "-o", help="Output folder; rerunning with the same folder resumes.")]
+_TrainPresetOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Preset: cpu-cloze, cpu-knowledge, cpu-nli, cpu-probe, cpu-impli-folds, cpu-iro, cpu-generator, cpu-generator-knowledge, paper-mc, paper-knowledge, paper-nli (default: by method)."
+    ),
+]
+_TrainEpochsOption = Annotated[int | None, typer.Option(help="Epochs.")]
+_TrainLrOption = Annotated[float | None, typer.Option(help="Peak learning rate (linear warmup, then linear decay).")]
+_TrainBatchSizeOption = Annotated[
+    int | None, typer.Option("--batch-size", help="Items per micro-batch (an item of a knowledge model is 24 sequences).")
+]
+_TrainGradAccumOption = Annotated[int | None, typer.Option("--grad-accum", help="Micro-batches per optimizer step.")]
+_TrainMaxLengthOption = Annotated[
+    int | None, typer.Option("--max-length", help="Tokens per sequence (narrative cut first, from its start).")
+]
+_TrainSeedOption = Annotated[int | None, typer.Option(help="Seed (torch, random, numpy, data order).")]
+_TrainLimitOption = Annotated[
+    str | None,
+    typer.Option(
+        "--limit",
+        "-n",
+        help="Train on a seeded random subset of N records; 'all': every record (lifts a preset's own limit, e.g. cpu-iro's 2000).",
+    ),
+]
+_TrainSampleBalanceOption = Annotated[
+    str | None,
+    typer.Option(
+        "--sample-balance",
+        help="With --limit: draw an equal share of each gold label (label) or pair type (pair-type, IMPLI) instead of a uniform sample; none (default).",
+    ),
+]
+_TrainLossWeightsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--loss-weights",
+        help="NLI classifiers: weight each record's loss by 1 / its gold label's (label) or pair type's (pair-type) frequency in the training records, mean 1; none (default).",
+    ),
+]
+_TrainThresholdOption = Annotated[
+    str | None,
+    typer.Option(
+        "--threshold",
+        help="Two-label NLI classifiers: after training, choose the decision threshold on the score margin that maximises balanced-accuracy, accuracy or macro-f1 on the dev (selection) split, the split that chose the epoch, or (floor=R, e.g. floor=0.85) that keeps the first label's recall (IMPLI: entailment) at R with 95% confidence there and answers the second as often as that allows; the selection margins go to decision_margins.jsonl; saved in figlang.json and applied by `figlang eval --method trained` (-O threshold=none: argmax) and the fold pooling. none (default): argmax.",
+    ),
+]
+_TrainDevLimitOption = Annotated[int | None, typer.Option("--dev-limit", help="Select on a seeded subset of N dev records.")]
+_TrainReportLimitOption = Annotated[int | None, typer.Option("--report-limit", help="Report on the first N records of each report split.")]
+_TrainMaxStepsOption = Annotated[int | None, typer.Option("--max-steps", help="Stop after N optimizer steps.")]
+_TrainMaxMinutesOption = Annotated[float | None, typer.Option("--max-minutes", help="Stop after this wall time; rerun to continue.")]
+_TrainEvalEveryOption = Annotated[int | None, typer.Option("--eval-every", help="Dev evaluation every N steps (default: each epoch).")]
+_TrainSaveEveryOption = Annotated[int | None, typer.Option("--save-every", help="Resumable checkpoint every N steps.")]
+_TrainLogEveryOption = Annotated[int | None, typer.Option("--log-every", help="Steps between log lines (train_log.jsonl, plain progress).")]
+_TrainPatienceOption = Annotated[int | None, typer.Option(help="Early stopping: evaluations without improvement.")]
+_TrainWarmupRatioOption = Annotated[float | None, typer.Option("--warmup-ratio", help="Share of steps for linear warmup.")]
+_TrainWeightDecayOption = Annotated[float | None, typer.Option("--weight-decay")]
+_TrainTrainSplitOption = Annotated[
+    str | None,
+    typer.Option("--train-split", help="Default: train-fit where the task has it (train-disjoint less the selection split), else train."),
+]
+_TrainDevSplitOption = Annotated[
+    str | None,
+    typer.Option(
+        "--dev-split",
+        help="Split that chooses the model (early stopping, kept checkpoint). Default: selection, else 'carve' (a disjoint slice of train).",
+    ),
+]
+_TrainReportSplitOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--report-split",
+        help="Splits to score the best model on (repeatable; default: dev-disjoint + official dev/val, never the dev split).",
+    ),
+]
+_TrainSelectOnEvalSplitOption = Annotated[
+    bool,
+    typer.Option(
+        "--select-on-eval-split",
+        help="Allow the dev split to be a reported split too (the figure is then chosen on the items it reports); recorded in figlang.json and results.json.",
+    ),
+]
+_TrainChosenOnOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--chosen-on",
+        help="CHOICE=SPLIT for a choice made by hand before this run (layer=selection for --base-layers); repeatable; recorded as provenance.selection_split.",
+    ),
+]
+_TrainEvalBatchSizeOption = Annotated[int | None, typer.Option("--eval-batch-size")]
+_TrainMaxTargetLengthOption = Annotated[
+    int | None,
+    typer.Option("--max-target-length", help="Generating methods: tokens of the target (continuation, or label + explanation)."),
+]
+_TrainInferenceSamplingOption = Annotated[
+    str | None,
+    typer.Option(
+        "--inference-sampling",
+        help="Knowledge generators: all (every inference with every narrative each epoch, the paper's) or one-per-epoch (one inference per narrative, drawn anew each epoch: a narrative seen once an epoch, not 12 times).",
+    ),
+]
+_TrainFreezeBaseOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--freeze-base/--fine-tune",
+        help="Multiple-choice methods: train only the scoring head on the fixed base (a linear probe). Each sequence is encoded once and its features kept, so a 1.5B decoder fits a CPU; the saved model names the base instead of copying it. Preset cpu-probe.",
+    ),
+]
+_TrainBaseLayersOption = Annotated[
+    int | None,
+    typer.Option(
+        "--base-layers",
+        help="With --freeze-base: read the base's first N layers (cut there; a decoder's middle layers probe better than its last, and cost half; qwen2.5-1.5b has 28).",
+    ),
+]
+_TrainBf16Option = Annotated[
+    bool | None,
+    typer.Option(
+        "--bf16/--fp32",
+        help="bfloat16 autocast on CPU: about 2× faster for base-size encoders on CPUs with AVX512-BF16/AMX, several times slower on others (emulated). A preset's bf16 is dropped on such CPUs; --bf16 keeps it.",
+    ),
+]
+_TrainThreadsOption = Annotated[int | None, typer.Option(help="torch threads (default 2).")]
+_TrainDeviceOption = Annotated[
+    str | None, typer.Option("--device", help="cpu (default), cuda, cuda:N or auto: where the weights and batches go.")
+]
+_TrainFoldsOption = Annotated[int | None, typer.Option("--folds", help="k-fold training disjoint by expression (IMPLI: 10).")]
+_TrainFoldOption = Annotated[list[int] | None, typer.Option("--fold", help="With --folds: run only these folds (repeatable, 0-based).")]
+_TrainRestartOption = Annotated[bool, typer.Option("--restart", help="Discard a checkpoint in --out and start over.")]
+_TrainQuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
+
+
 def train_cmd(
-    task: Annotated[
-        str, typer.Option("--task", "-t", help="Task: idiom-cloze, simile-cloze, flute, impli, impli-idioms … or a task spec file.")
-    ],
-    method: Annotated[
-        str,
-        typer.Option(
-            "--method",
-            "-m",
-            help="mc | mc-continuation | mc-meaning | mc-context | mc-literal | nli | nli-rationale | iro | generator | generator-context | generator-literal.",
-        ),
-    ],
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model",
-            help="Base model: catalog name (minilm, mpnet; smollm2-135m for the generating methods), local model dir, hub id, or a figlang-trained dir to start from.",
-        ),
-    ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder; rerunning with the same folder resumes.")],
-    preset: Annotated[
-        str | None,
-        typer.Option(
-            help="Preset: cpu-cloze, cpu-knowledge, cpu-nli, cpu-probe, cpu-impli-folds, cpu-iro, cpu-generator, cpu-generator-knowledge, paper-mc, paper-knowledge, paper-nli (default: by method)."
-        ),
-    ] = None,
-    epochs: Annotated[int | None, typer.Option(help="Epochs.")] = None,
-    lr: Annotated[float | None, typer.Option(help="Peak learning rate (linear warmup, then linear decay).")] = None,
-    batch_size: Annotated[
-        int | None, typer.Option("--batch-size", help="Items per micro-batch (an item of a knowledge model is 24 sequences).")
-    ] = None,
-    grad_accum: Annotated[int | None, typer.Option("--grad-accum", help="Micro-batches per optimizer step.")] = None,
-    max_length: Annotated[
-        int | None, typer.Option("--max-length", help="Tokens per sequence (narrative cut first, from its start).")
-    ] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed (torch, random, numpy, data order).")] = None,
-    limit: Annotated[
-        str | None,
-        typer.Option(
-            "--limit",
-            "-n",
-            help="Train on a seeded random subset of N records; 'all': every record (lifts a preset's own limit, e.g. cpu-iro's 2000).",
-        ),
-    ] = None,
-    sample_balance: Annotated[
-        str | None,
-        typer.Option(
-            "--sample-balance",
-            help="With --limit: draw an equal share of each gold label (label) or pair type (pair-type, IMPLI) instead of a uniform sample; none (default).",
-        ),
-    ] = None,
-    loss_weights: Annotated[
-        str | None,
-        typer.Option(
-            "--loss-weights",
-            help="NLI classifiers: weight each record's loss by 1 / its gold label's (label) or pair type's (pair-type) frequency in the training records, mean 1; none (default).",
-        ),
-    ] = None,
-    threshold: Annotated[
-        str | None,
-        typer.Option(
-            "--threshold",
-            help="Two-label NLI classifiers: after training, choose the decision threshold on the score margin that maximises balanced-accuracy, accuracy or macro-f1 on the dev (selection) split, the split that chose the epoch, or (floor=R, e.g. floor=0.85) that keeps the first label's recall (IMPLI: entailment) at R with 95% confidence there and answers the second as often as that allows; the selection margins go to decision_margins.jsonl; saved in figlang.json and applied by `figlang eval --method trained` (-O threshold=none: argmax) and the fold pooling. none (default): argmax.",
-        ),
-    ] = None,
-    dev_limit: Annotated[int | None, typer.Option("--dev-limit", help="Select on a seeded subset of N dev records.")] = None,
-    report_limit: Annotated[int | None, typer.Option("--report-limit", help="Report on the first N records of each report split.")] = None,
-    max_steps: Annotated[int | None, typer.Option("--max-steps", help="Stop after N optimizer steps.")] = None,
-    max_minutes: Annotated[float | None, typer.Option("--max-minutes", help="Stop after this wall time; rerun to continue.")] = None,
-    eval_every: Annotated[int | None, typer.Option("--eval-every", help="Dev evaluation every N steps (default: each epoch).")] = None,
-    save_every: Annotated[int | None, typer.Option("--save-every", help="Resumable checkpoint every N steps.")] = None,
-    log_every: Annotated[int | None, typer.Option("--log-every", help="Steps between log lines (train_log.jsonl, plain progress).")] = None,
-    patience: Annotated[int | None, typer.Option(help="Early stopping: evaluations without improvement.")] = None,
-    warmup_ratio: Annotated[float | None, typer.Option("--warmup-ratio", help="Share of steps for linear warmup.")] = None,
-    weight_decay: Annotated[float | None, typer.Option("--weight-decay")] = None,
-    train_split: Annotated[
-        str | None,
-        typer.Option(
-            "--train-split", help="Default: train-fit where the task has it (train-disjoint less the selection split), else train."
-        ),
-    ] = None,
-    dev_split: Annotated[
-        str | None,
-        typer.Option(
-            "--dev-split",
-            help="Split that chooses the model (early stopping, kept checkpoint). Default: selection, else 'carve' (a disjoint slice of train).",
-        ),
-    ] = None,
-    report_split: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--report-split",
-            help="Splits to score the best model on (repeatable; default: dev-disjoint + official dev/val, never the dev split).",
-        ),
-    ] = None,
-    select_on_eval_split: Annotated[
-        bool,
-        typer.Option(
-            "--select-on-eval-split",
-            help="Allow the dev split to be a reported split too (the figure is then chosen on the items it reports); recorded in figlang.json and results.json.",
-        ),
-    ] = False,
-    chosen_on: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--chosen-on",
-            help="CHOICE=SPLIT for a choice made by hand before this run (layer=selection for --base-layers); repeatable; recorded as provenance.selection_split.",
-        ),
-    ] = None,
-    eval_batch_size: Annotated[int | None, typer.Option("--eval-batch-size")] = None,
-    max_target_length: Annotated[
-        int | None,
-        typer.Option("--max-target-length", help="Generating methods: tokens of the target (continuation, or label + explanation)."),
-    ] = None,
-    inference_sampling: Annotated[
-        str | None,
-        typer.Option(
-            "--inference-sampling",
-            help="Knowledge generators: all (every inference with every narrative each epoch, the paper's) or one-per-epoch (one inference per narrative, drawn anew each epoch: a narrative seen once an epoch, not 12 times).",
-        ),
-    ] = None,
-    freeze_base: Annotated[
-        bool | None,
-        typer.Option(
-            "--freeze-base/--fine-tune",
-            help="Multiple-choice methods: train only the scoring head on the fixed base (a linear probe). Each sequence is encoded once and its features kept, so a 1.5B decoder fits a CPU; the saved model names the base instead of copying it. Preset cpu-probe.",
-        ),
-    ] = None,
-    base_layers: Annotated[
-        int | None,
-        typer.Option(
-            "--base-layers",
-            help="With --freeze-base: read the base's first N layers (cut there; a decoder's middle layers probe better than its last, and cost half; qwen2.5-1.5b has 28).",
-        ),
-    ] = None,
-    bf16: Annotated[
-        bool | None,
-        typer.Option(
-            "--bf16/--fp32",
-            help="bfloat16 autocast on CPU: about 2× faster for base-size encoders on CPUs with AVX512-BF16/AMX, several times slower on others (emulated). A preset's bf16 is dropped on such CPUs; --bf16 keeps it.",
-        ),
-    ] = None,
-    threads: Annotated[int | None, typer.Option(help="torch threads (default 2).")] = None,
-    device: Annotated[
-        str | None, typer.Option("--device", help="cpu (default), cuda, cuda:N or auto: where the weights and batches go.")
-    ] = None,
-    folds: Annotated[int | None, typer.Option("--folds", help="k-fold training disjoint by expression (IMPLI: 10).")] = None,
-    fold: Annotated[list[int] | None, typer.Option("--fold", help="With --folds: run only these folds (repeatable, 0-based).")] = None,
-    restart: Annotated[bool, typer.Option("--restart", help="Discard a checkpoint in --out and start over.")] = False,
+    task: _TrainTaskOption,
+    method: _TrainMethodOption,
+    model: _TrainModelOption,
+    out: _TrainOutOption,
+    preset: _TrainPresetOption = None,
+    epochs: _TrainEpochsOption = None,
+    lr: _TrainLrOption = None,
+    batch_size: _TrainBatchSizeOption = None,
+    grad_accum: _TrainGradAccumOption = None,
+    max_length: _TrainMaxLengthOption = None,
+    seed: _TrainSeedOption = None,
+    limit: _TrainLimitOption = None,
+    sample_balance: _TrainSampleBalanceOption = None,
+    loss_weights: _TrainLossWeightsOption = None,
+    threshold: _TrainThresholdOption = None,
+    dev_limit: _TrainDevLimitOption = None,
+    report_limit: _TrainReportLimitOption = None,
+    max_steps: _TrainMaxStepsOption = None,
+    max_minutes: _TrainMaxMinutesOption = None,
+    eval_every: _TrainEvalEveryOption = None,
+    save_every: _TrainSaveEveryOption = None,
+    log_every: _TrainLogEveryOption = None,
+    patience: _TrainPatienceOption = None,
+    warmup_ratio: _TrainWarmupRatioOption = None,
+    weight_decay: _TrainWeightDecayOption = None,
+    train_split: _TrainTrainSplitOption = None,
+    dev_split: _TrainDevSplitOption = None,
+    report_split: _TrainReportSplitOption = None,
+    select_on_eval_split: _TrainSelectOnEvalSplitOption = False,
+    chosen_on: _TrainChosenOnOption = None,
+    eval_batch_size: _TrainEvalBatchSizeOption = None,
+    max_target_length: _TrainMaxTargetLengthOption = None,
+    inference_sampling: _TrainInferenceSamplingOption = None,
+    freeze_base: _TrainFreezeBaseOption = None,
+    base_layers: _TrainBaseLayersOption = None,
+    bf16: _TrainBf16Option = None,
+    threads: _TrainThreadsOption = None,
+    device: _TrainDeviceOption = None,
+    folds: _TrainFoldsOption = None,
+    fold: _TrainFoldOption = None,
+    restart: _TrainRestartOption = False,
     data_dir: DataDirOption = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    quiet: _TrainQuietOption = False,
 ) -> None:
     """Fine-tune a model on a task; the result answers `figlang eval --method trained --model OUT`.
 
@@ -235,68 +278,62 @@ def train_cmd(
 
       figlang train -t idiom-generation -m generator-context --model smollm2-135m -o runs/idiom-gen-context
     """
-    from ..models.training import train, train_folds
-    from .eval_cmds import parse_chosen_on
-
-    options = {
-        "preset": preset,
-        "epochs": epochs,
-        "lr": lr,
-        "batch_size": batch_size,
-        "grad_accum": grad_accum,
-        "max_length": max_length,
-        "seed": seed,
-        "limit": parse_limit(limit),
-        "sample_balance": sample_balance,
-        "loss_weights": loss_weights,
-        "threshold": threshold,
-        "dev_limit": dev_limit,
-        "report_limit": report_limit,
-        "max_steps": max_steps,
-        "max_minutes": max_minutes,
-        "eval_every": eval_every,
-        "save_every": save_every,
-        "log_every": log_every,
-        "patience": patience,
-        "warmup_ratio": warmup_ratio,
-        "weight_decay": weight_decay,
-        "train_split": train_split,
-        "dev_split": dev_split,
-        "report_splits": tuple(report_split) if report_split else None,
-        "eval_batch_size": eval_batch_size,
-        "max_target_length": max_target_length,
-        "inference_sampling": inference_sampling,
-        "bf16": bf16,
-        "freeze_base": freeze_base,
-        "base_layers": base_layers,
-        "threads": threads,
-        "device": device,
-        "data_dir": str(data_dir) if data_dir else None,
-        "progress": not quiet,
-        "select_on_eval_split": select_on_eval_split or None,
-        "chosen_on": parse_chosen_on(chosen_on) or None,
-    }
-    options = {k: v for k, v in options.items() if v is not None}
+    given = dict(locals())  # the command's parameters, by name
     if folds:
-        summary = train_folds(task, method, model, out, k=folds, folds=fold, restart=restart, **options)
-        pooled = summary["pooled"]
-        _print_metrics({"pooled test folds": pooled}, f"{task} · {method} · {folds} folds")
-        means = ", ".join(f"{k} {_pct(v)}" for k, v in summary["mean_over_folds"].items())
-        console.print(f"mean over folds: {means}")
-        ci = summary["pooled_ci_by_expression"]["accuracy"]
-        console.print(
-            f"pooled accuracy with idioms resampled (the folds are idiom-disjoint): {_pct(ci['accuracy'])} "
-            f"[{_pct(ci['ci_low'])}, {_pct(ci['ci_high'])}] over {ci['n_clusters']} expressions"
-        )
-        if summary.get("folds_from_earlier_runs"):
-            console.print(f"pooled with folds an earlier run finished here: {', '.join(map(str, summary['folds_from_earlier_runs']))}")
-        for f, why in (summary.get("folds_left_out") or {}).items():
-            console.print(f"[yellow]fold {f} (finished earlier) left out: {why}[/yellow]")
-        console.print(f"[dim]wrote {out}/folds_summary.json and {out}/fold_XX/[/dim]")
+        _train_folds(given)
         return
     if fold:
         raise FiglangError("--fold needs --folds K")
-    result = train(task, method, model, out, restart=restart, **options)
+    from ..models.training import train
+
+    result = train(task, method, model, out, restart=restart, **_train_options(given))
+    _print_train_result(result, task, method, model, out)
+
+
+#: train_cmd's parameters that are not trainer options, or are given to the trainer under another name or form
+_NOT_TRAINER_OPTIONS = ("task", "method", "model", "out", "folds", "fold", "restart", "quiet", "report_split", "limit", "data_dir")
+
+
+def _train_options(given: dict[str, Any]) -> dict[str, Any]:
+    """The trainer's options from train_cmd's parameters; an option not given (None) is left to the preset."""
+    from .eval_cmds import parse_chosen_on
+
+    options = {k: v for k, v in given.items() if k not in _NOT_TRAINER_OPTIONS}
+    options.update(
+        limit=parse_limit(given["limit"]),
+        report_splits=tuple(given["report_split"]) if given["report_split"] else None,
+        data_dir=str(given["data_dir"]) if given["data_dir"] else None,
+        progress=not given["quiet"],
+        select_on_eval_split=given["select_on_eval_split"] or None,
+        chosen_on=parse_chosen_on(given["chosen_on"]) or None,
+    )
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def _train_folds(given: dict[str, Any]) -> None:
+    """`figlang train --folds K`: train the folds, print the pooled figures."""
+    from ..models.training import train_folds
+
+    task, method, model, out, folds = given["task"], given["method"], given["model"], given["out"], given["folds"]
+    summary = train_folds(task, method, model, out, k=folds, folds=given["fold"], restart=given["restart"], **_train_options(given))
+    pooled = summary["pooled"]
+    _print_metrics({"pooled test folds": pooled}, f"{task} · {method} · {folds} folds")
+    means = ", ".join(f"{k} {_pct(v)}" for k, v in summary["mean_over_folds"].items())
+    console.print(f"mean over folds: {means}")
+    ci = summary["pooled_ci_by_expression"]["accuracy"]
+    console.print(
+        f"pooled accuracy with idioms resampled (the folds are idiom-disjoint): {_pct(ci['accuracy'])} "
+        f"[{_pct(ci['ci_low'])}, {_pct(ci['ci_high'])}] over {ci['n_clusters']} expressions"
+    )
+    if summary.get("folds_from_earlier_runs"):
+        console.print(f"pooled with folds an earlier run finished here: {', '.join(map(str, summary['folds_from_earlier_runs']))}")
+    for f, why in (summary.get("folds_left_out") or {}).items():
+        console.print(f"[yellow]fold {f} (finished earlier) left out: {why}[/yellow]")
+    console.print(f"[dim]wrote {out}/folds_summary.json and {out}/fold_XX/[/dim]")
+
+
+def _print_train_result(result: Any, task: str, method: str, model: str, out: Path) -> None:
+    """How a training run ended, its best dev figure and its report splits' metrics."""
     from ..models.trained import TRAINED_METHODS
 
     if result.best_step is None and result.stopped == "time-budget":
