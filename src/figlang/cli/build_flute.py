@@ -44,76 +44,97 @@ CHECK_ORDER = (
 )
 
 
+# `generate_cmd`'s options
+_GenerateOutOption = Annotated[Path, typer.Option("--out", "-o", help="Run folder (resumable: rerun the same command to continue).")]
+_GenerateIdiomsOption = Annotated[
+    str | None, typer.Option("--idioms", help="'benchmark', 'pie', or a JSONL/TSV/CSV file (idiom, meaning[, sentence]).")
+]
+_GenerateSimilesOption = Annotated[Path | None, typer.Option("--similes", help="JSONL/TSV/CSV: sentence, property, simile (or literal).")]
+_GenerateMetaphorsOption = Annotated[Path | None, typer.Option("--metaphors", help="JSONL/TSV/CSV: sentence[, metaphor, meaning].")]
+_GenerateSarcasmOption = Annotated[
+    Path | None, typer.Option("--sarcasm", help="JSONL/TSV/CSV: literal sentence (sentence/prompt), emotion.")
+]
+_GenerateLimitOption = Annotated[
+    int | None, typer.Option("--limit", min=1, help="At most N inputs per figure type, drawn with --sample-seed.")
+]
+_GenerateSampleSeedOption = Annotated[int, typer.Option("--sample-seed", help="Seed of the --limit draw.")]
+_GenerateModelOption = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        help="Generator: catalog name, hub id, local path, or an OpenAI-compatible endpoint (http(s)://…/v1, openai:MODEL@URL).",
+    ),
+]
+_GenerateTemperatureOption = Annotated[
+    float | None, typer.Option("--temperature", help="Sampling temperature (0 = greedy); default from decoding.yaml (0.7).")
+]
+_GenerateTopPOption = Annotated[float | None, typer.Option("--top-p", help="Nucleus sampling; default from decoding.yaml (1.0).")]
+_GenerateMaxNewTokensOption = Annotated[
+    int | None, typer.Option("--max-new-tokens", help="New tokens per call; default from decoding.yaml (64).")
+]
+_GenerateRoundsOption = Annotated[
+    int | None, typer.Option("--rounds", help="Attempts per output (checks or reviewer reject → resample); default 3.")
+]
+_GenerateSeedOption = Annotated[int, typer.Option("--seed", help="Run seed (per-call seeds derive from it and the item/step/round).")]
+_GenerateChatOption = Annotated[
+    str, typer.Option("--chat", help="false: complete the few-shot prompt (as with GPT-3); true/auto: the model's chat template.")
+]
+_GenerateSarcasmContradictionOption = Annotated[
+    str, typer.Option("--sarcasm-contradiction", help="human (the paper: export-edits/import-edits) or model.")
+]
+_GenerateMinEditSimilarityOption = Annotated[
+    float, typer.Option("--min-edit-similarity", help="Word similarity a minimal-edit contradiction keeps with its base.")
+]
+_GenerateMaxWordsOption = Annotated[int, typer.Option("--max-words", help="Longest generated sentence (words).")]
+_GeneratePromptsDirOption = Annotated[
+    Path | None, typer.Option("--prompts", help="A folder with your own {idiom,simile,metaphor,sarcasm,decoding}.yaml.")
+]
+_GenerateOptionOption = Annotated[
+    list[str] | None, typer.Option("--backend-option", "-O", help="Backend option KEY=VALUE (threads=1, device=cuda, …).")
+]
+_GenerateResampleRejectedOption = Annotated[
+    bool, typer.Option("--resample-rejected", help="Give pairs the reviewer rejected a new round (import verdicts first).")
+]
+_GenerateRestartOption = Annotated[
+    bool, typer.Option("--restart", help="Discard this folder's run (items, candidates, review) and start again.")
+]
+_GenerateNoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not store model calls in OUT/cache/requests.sqlite.")]
+_GenerateStrictOption = Annotated[bool, typer.Option("--strict", help="Stop at the first bad input line instead of skipping it.")]
+
+
 @app.command("generate")
 def generate_cmd(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Run folder (resumable: rerun the same command to continue).")],
-    idioms: Annotated[
-        str | None, typer.Option("--idioms", help="'benchmark', 'pie', or a JSONL/TSV/CSV file (idiom, meaning[, sentence]).")
-    ] = None,
-    similes: Annotated[Path | None, typer.Option("--similes", help="JSONL/TSV/CSV: sentence, property, simile (or literal).")] = None,
-    metaphors: Annotated[Path | None, typer.Option("--metaphors", help="JSONL/TSV/CSV: sentence[, metaphor, meaning].")] = None,
-    sarcasm: Annotated[Path | None, typer.Option("--sarcasm", help="JSONL/TSV/CSV: literal sentence (sentence/prompt), emotion.")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N inputs per figure type, drawn with --sample-seed.")] = None,
-    sample_seed: Annotated[int, typer.Option("--sample-seed", help="Seed of the --limit draw.")] = 0,
-    model: Annotated[
-        str,
-        typer.Option(
-            "--model",
-            "-m",
-            help="Generator: catalog name, hub id, local path, or an OpenAI-compatible endpoint (http(s)://…/v1, openai:MODEL@URL).",
-        ),
-    ] = DEFAULT_MODEL,
-    temperature: Annotated[
-        float | None, typer.Option("--temperature", help="Sampling temperature (0 = greedy); default from decoding.yaml (0.7).")
-    ] = None,
-    top_p: Annotated[float | None, typer.Option("--top-p", help="Nucleus sampling; default from decoding.yaml (1.0).")] = None,
-    max_new_tokens: Annotated[
-        int | None, typer.Option("--max-new-tokens", help="New tokens per call; default from decoding.yaml (64).")
-    ] = None,
-    rounds: Annotated[
-        int | None, typer.Option("--rounds", help="Attempts per output (checks or reviewer reject → resample); default 3.")
-    ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Run seed (per-call seeds derive from it and the item/step/round).")] = 0,
-    chat: Annotated[
-        str, typer.Option("--chat", help="false: complete the few-shot prompt (as with GPT-3); true/auto: the model's chat template.")
-    ] = "false",
-    sarcasm_contradiction: Annotated[
-        str, typer.Option("--sarcasm-contradiction", help="human (the paper: export-edits/import-edits) or model.")
-    ] = "human",
-    min_edit_similarity: Annotated[
-        float, typer.Option("--min-edit-similarity", help="Word similarity a minimal-edit contradiction keeps with its base.")
-    ] = 0.3,
-    max_words: Annotated[int, typer.Option("--max-words", help="Longest generated sentence (words).")] = 60,
-    prompts_dir: Annotated[
-        Path | None, typer.Option("--prompts", help="A folder with your own {idiom,simile,metaphor,sarcasm,decoding}.yaml.")
-    ] = None,
-    option: Annotated[
-        list[str] | None, typer.Option("--backend-option", "-O", help="Backend option KEY=VALUE (threads=1, device=cuda, …).")
-    ] = None,
-    resample_rejected: Annotated[
-        bool, typer.Option("--resample-rejected", help="Give pairs the reviewer rejected a new round (import verdicts first).")
-    ] = False,
-    restart: Annotated[
-        bool, typer.Option("--restart", help="Discard this folder's run (items, candidates, review) and start again.")
-    ] = False,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not store model calls in OUT/cache/requests.sqlite.")] = False,
-    strict: Annotated[bool, typer.Option("--strict", help="Stop at the first bad input line instead of skipping it.")] = False,
+    out: _GenerateOutOption,
+    idioms: _GenerateIdiomsOption = None,
+    similes: _GenerateSimilesOption = None,
+    metaphors: _GenerateMetaphorsOption = None,
+    sarcasm: _GenerateSarcasmOption = None,
+    limit: _GenerateLimitOption = None,
+    sample_seed: _GenerateSampleSeedOption = 0,
+    model: _GenerateModelOption = DEFAULT_MODEL,
+    temperature: _GenerateTemperatureOption = None,
+    top_p: _GenerateTopPOption = None,
+    max_new_tokens: _GenerateMaxNewTokensOption = None,
+    rounds: _GenerateRoundsOption = None,
+    seed: _GenerateSeedOption = 0,
+    chat: _GenerateChatOption = "false",
+    sarcasm_contradiction: _GenerateSarcasmContradictionOption = "human",
+    min_edit_similarity: _GenerateMinEditSimilarityOption = 0.3,
+    max_words: _GenerateMaxWordsOption = 60,
+    prompts_dir: _GeneratePromptsDirOption = None,
+    option: _GenerateOptionOption = None,
+    resample_rejected: _GenerateResampleRejectedOption = False,
+    restart: _GenerateRestartOption = False,
+    no_cache: _GenerateNoCacheOption = False,
+    strict: _GenerateStrictOption = False,
     data_dir: DataDirOption = None,
 ) -> None:
     """Generate candidate pairs and explanations into OUT (candidates.jsonl, failed.jsonl, summary.json)."""
-    inputs: list[InputSet] = []
-    if idioms:
-        inputs.append(load_idioms(idioms, data_dir, strict=strict))
-    for ftype, path in (("simile", similes), ("metaphor", metaphors), ("sarcasm", sarcasm)):
-        if path is not None:
-            inputs.append(read_input_file(path, ftype, strict=strict))
-    if not inputs:
-        raise FiglangError("no input: pass --idioms, --similes, --metaphors and/or --sarcasm")
+    inputs = _creator_inputs(idioms, similes, metaphors, sarcasm, strict, data_dir)
     inputs = [select(i, limit, sample_seed) for i in inputs]
     for inp in inputs:
         console.print(f"{inp.figure_type}: {len(inp.items)} input(s) from {inp.source}")
         print_problems(f"{inp.figure_type} input", inp.problems)
-    backend_options = parse_key_values(option, "--backend-option")
     config = CreatorConfig(
         model=model,
         temperature=temperature,
@@ -124,10 +145,44 @@ def generate_cmd(
         chat=chat,
         sarcasm_contradiction=sarcasm_contradiction,
         limits=CheckLimits(max_words=max_words, min_edit_similarity=min_edit_similarity),
-        backend_options=backend_options,
+        backend_options=parse_key_values(option, "--backend-option"),
     )
     prompts = load_prompts(prompts_dir)
-    with Progress(
+    with task_progress() as progress:
+        summary = create(
+            inputs,
+            out,
+            config,
+            prompts=prompts,
+            restart=restart,
+            resample_rejected=resample_rejected,
+            progress=_creator_events(progress),
+            use_cache=not no_cache,
+        )
+    render_summary(summary)
+    if summary.interrupted:
+        err_console.print(f"[red]interrupted[/red]: {summary.interrupted}")
+        raise typer.Exit(1)
+
+
+def _creator_inputs(
+    idioms: str | None, similes: Path | None, metaphors: Path | None, sarcasm: Path | None, strict: bool, data_dir: Path | None
+) -> list[InputSet]:
+    """The creator's input sets, one per figure type given."""
+    inputs: list[InputSet] = []
+    if idioms:
+        inputs.append(load_idioms(idioms, data_dir, strict=strict))
+    for ftype, path in (("simile", similes), ("metaphor", metaphors), ("sarcasm", sarcasm)):
+        if path is not None:
+            inputs.append(read_input_file(path, ftype, strict=strict))
+    if not inputs:
+        raise FiglangError("no input: pass --idioms, --similes, --metaphors and/or --sarcasm")
+    return inputs
+
+
+def task_progress() -> Progress:
+    """A progress bar with a count, a line of information, the time spent and the time left."""
+    return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -136,29 +191,20 @@ def generate_cmd(
         TimeRemainingColumn(),
         console=console,
         transient=False,
-    ) as progress:
-        task = progress.add_task("generating", total=None, info="")
+    )
 
-        def on_event(event: str, payload: dict) -> None:
-            if event == "plan":
-                progress.update(task, total=payload["total"], info=f"{payload['resumed']} already done")
-            elif event == "item":
-                progress.update(task, advance=1, info=payload["uid"])
 
-        summary = create(
-            inputs,
-            out,
-            config,
-            prompts=prompts,
-            restart=restart,
-            resample_rejected=resample_rejected,
-            progress=on_event,
-            use_cache=not no_cache,
-        )
-    render_summary(summary)
-    if summary.interrupted:
-        err_console.print(f"[red]interrupted[/red]: {summary.interrupted}")
-        raise typer.Exit(1)
+def _creator_events(progress: Progress) -> Callable[[str, dict], None]:
+    """The creator's progress callback: the plan sets the total, each finished item advances the bar."""
+    task = progress.add_task("generating", total=None, info="")
+
+    def on_event(event: str, payload: dict) -> None:
+        if event == "plan":
+            progress.update(task, total=payload["total"], info=f"{payload['resumed']} already done")
+        elif event == "item":
+            progress.update(task, advance=1, info=payload["uid"])
+
+    return on_event
 
 
 def render_summary(summary: CreateSummary) -> None:

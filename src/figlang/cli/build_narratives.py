@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import Progress
 from rich.table import Table
 
 from ..builders.annotation import export_tasks, import_answers, load_candidates
 from ..builders.corpus import DEFAULT_PATTERNS, ReadOptions
-from ..builders.lexicon import load_lexicon
+from ..builders.lexicon import Lexicon, load_lexicon
 from ..builders.narratives import DEFAULT_MODEL, SEGMENTERS, MinerConfig, MineSummary, mine_corpus
 from ..data.errors import FiglangError
+from .build_flute import task_progress
 from .common import DataDirOption, console, err_console, print_problems
 
 app = typer.Typer(
@@ -36,51 +38,75 @@ COUNT_ROWS = [
 ]
 
 
+# `mine_cmd`'s options
+_MineCorpusOption = Annotated[list[Path], typer.Argument(help="Text files, folders, .gz files or JSONL files (one document per line).")]
+_MineOutOption = Annotated[Path, typer.Option("--out", "-o", help="Output folder (resumable: rerun the same command to finish it).")]
+_MineLexiconOption = Annotated[str, typer.Option("--lexicon", "-l", help="Idiom lexicon: 'benchmark', 'pie', or a TSV/JSONL file.")]
+_MineWorkersOption = Annotated[int, typer.Option("--workers", "-w", min=1, help="Worker processes (or Ray CPUs with --ray).")]
+_MineRayOption = Annotated[bool, typer.Option("--ray", help="Run shards as Ray tasks (a local cluster unless --ray-address).")]
+_MineRayAddressOption = Annotated[str | None, typer.Option("--ray-address", help="Address of a running Ray cluster.")]
+_MineSimilesOption = Annotated[bool, typer.Option("--similes/--no-similes", help="Mine explicit similes.")]
+_MineIdiomsOption = Annotated[bool, typer.Option("--idioms/--no-idioms", help="Mine lexicon idioms.")]
+_MineImplicitLikeOption = Annotated[
+    bool, typer.Option("--verb-like/--no-verb-like", help="Also record 'VERB like NP' similes (no property).")
+]
+_MineBareAsOption = Annotated[bool, typer.Option("--bare-as/--no-bare-as", help="Also the 'ADJ as NP' pattern ('white as a sheet').")]
+_MineModelOption = Annotated[str, typer.Option("--model", help="spaCy pipeline (package name or path).")]
+_MineSegmenterOption = Annotated[str, typer.Option("--segmenter", help=f"Sentence splitter: {', '.join(SEGMENTERS)}.")]
+_MineTextFieldOption = Annotated[str, typer.Option("--text-field", help="JSONL field holding the document text.")]
+_MineIdFieldOption = Annotated[str | None, typer.Option("--id-field", help="JSONL field holding a document id.")]
+_MineEncodingOption = Annotated[str, typer.Option("--encoding", help="'auto' (UTF-8/BOM, else Windows-1252 with a note) or a codec name.")]
+_MineGutenbergOption = Annotated[
+    bool, typer.Option("--strip-gutenberg/--keep-gutenberg", help="Strip Project Gutenberg headers and footers.")
+]
+_MineContextOption = Annotated[int, typer.Option("--context", min=0, help="Sentences before the expression's sentence.")]
+_MineMinWordsOption = Annotated[int, typer.Option("--min-words", help="Shortest narrative, in words.")]
+_MineMaxWordsOption = Annotated[int, typer.Option("--max-words", help="Longest narrative, in words.")]
+_MineMaxSentenceWordsOption = Annotated[int, typer.Option("--max-sentence-words", help="Longest sentence in a narrative (tokens).")]
+_MineMaxGapOption = Annotated[int, typer.Option("--max-gap", min=0, help="Words an idiom may have inserted at one place.")]
+_MineMaxParagraphCharsOption = Annotated[
+    int, typer.Option("--max-paragraph-chars", help="Longer paragraphs/lines are skipped and reported.")
+]
+_MineDocsPerShardOption = Annotated[int, typer.Option("--docs-per-shard", min=1, help="JSONL lines per shard.")]
+_MinePatternOption = Annotated[list[str] | None, typer.Option("--pattern", help="File name patterns read inside folders (repeatable).")]
+_MineRestartOption = Annotated[bool, typer.Option("--restart", help="Discard finished shards in --out and start again.")]
+_MineStrictLexiconOption = Annotated[bool, typer.Option("--strict-lexicon", help="Stop at the first malformed lexicon line.")]
+
+
 @app.command("mine")
 def mine_cmd(
-    corpus: Annotated[list[Path], typer.Argument(help="Text files, folders, .gz files or JSONL files (one document per line).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder (resumable: rerun the same command to finish it).")],
-    lexicon: Annotated[str, typer.Option("--lexicon", "-l", help="Idiom lexicon: 'benchmark', 'pie', or a TSV/JSONL file.")] = "benchmark",
-    workers: Annotated[int, typer.Option("--workers", "-w", min=1, help="Worker processes (or Ray CPUs with --ray).")] = 1,
-    ray: Annotated[bool, typer.Option("--ray", help="Run shards as Ray tasks (a local cluster unless --ray-address).")] = False,
-    ray_address: Annotated[str | None, typer.Option("--ray-address", help="Address of a running Ray cluster.")] = None,
-    similes: Annotated[bool, typer.Option("--similes/--no-similes", help="Mine explicit similes.")] = True,
-    idioms: Annotated[bool, typer.Option("--idioms/--no-idioms", help="Mine lexicon idioms.")] = True,
-    implicit_like: Annotated[
-        bool, typer.Option("--verb-like/--no-verb-like", help="Also record 'VERB like NP' similes (no property).")
-    ] = False,
-    bare_as: Annotated[bool, typer.Option("--bare-as/--no-bare-as", help="Also the 'ADJ as NP' pattern ('white as a sheet').")] = True,
-    model: Annotated[str, typer.Option("--model", help="spaCy pipeline (package name or path).")] = DEFAULT_MODEL,
-    segmenter: Annotated[str, typer.Option("--segmenter", help=f"Sentence splitter: {', '.join(SEGMENTERS)}.")] = "senter",
-    text_field: Annotated[str, typer.Option("--text-field", help="JSONL field holding the document text.")] = "text",
-    id_field: Annotated[str | None, typer.Option("--id-field", help="JSONL field holding a document id.")] = None,
-    encoding: Annotated[
-        str, typer.Option("--encoding", help="'auto' (UTF-8/BOM, else Windows-1252 with a note) or a codec name.")
-    ] = "auto",
-    gutenberg: Annotated[
-        bool, typer.Option("--strip-gutenberg/--keep-gutenberg", help="Strip Project Gutenberg headers and footers.")
-    ] = True,
-    context: Annotated[int, typer.Option("--context", min=0, help="Sentences before the expression's sentence.")] = 4,
-    min_words: Annotated[int, typer.Option("--min-words", help="Shortest narrative, in words.")] = 20,
-    max_words: Annotated[int, typer.Option("--max-words", help="Longest narrative, in words.")] = 300,
-    max_sentence_words: Annotated[int, typer.Option("--max-sentence-words", help="Longest sentence in a narrative (tokens).")] = 100,
-    max_gap: Annotated[int, typer.Option("--max-gap", min=0, help="Words an idiom may have inserted at one place.")] = 2,
-    max_paragraph_chars: Annotated[
-        int, typer.Option("--max-paragraph-chars", help="Longer paragraphs/lines are skipped and reported.")
-    ] = 50_000,
-    docs_per_shard: Annotated[int, typer.Option("--docs-per-shard", min=1, help="JSONL lines per shard.")] = 1000,
-    pattern: Annotated[list[str] | None, typer.Option("--pattern", help="File name patterns read inside folders (repeatable).")] = None,
-    restart: Annotated[bool, typer.Option("--restart", help="Discard finished shards in --out and start again.")] = False,
-    strict_lexicon: Annotated[bool, typer.Option("--strict-lexicon", help="Stop at the first malformed lexicon line.")] = False,
+    corpus: _MineCorpusOption,
+    out: _MineOutOption,
+    lexicon: _MineLexiconOption = "benchmark",
+    workers: _MineWorkersOption = 1,
+    ray: _MineRayOption = False,
+    ray_address: _MineRayAddressOption = None,
+    similes: _MineSimilesOption = True,
+    idioms: _MineIdiomsOption = True,
+    implicit_like: _MineImplicitLikeOption = False,
+    bare_as: _MineBareAsOption = True,
+    model: _MineModelOption = DEFAULT_MODEL,
+    segmenter: _MineSegmenterOption = "senter",
+    text_field: _MineTextFieldOption = "text",
+    id_field: _MineIdFieldOption = None,
+    encoding: _MineEncodingOption = "auto",
+    gutenberg: _MineGutenbergOption = True,
+    context: _MineContextOption = 4,
+    min_words: _MineMinWordsOption = 20,
+    max_words: _MineMaxWordsOption = 300,
+    max_sentence_words: _MineMaxSentenceWordsOption = 100,
+    max_gap: _MineMaxGapOption = 2,
+    max_paragraph_chars: _MineMaxParagraphCharsOption = 50_000,
+    docs_per_shard: _MineDocsPerShardOption = 1000,
+    pattern: _MinePatternOption = None,
+    restart: _MineRestartOption = False,
+    strict_lexicon: _MineStrictLexiconOption = False,
     data_dir: DataDirOption = None,
 ) -> None:
     """Mine CORPUS for idioms and similes and write candidate narratives to OUT/narratives.jsonl."""
     if segmenter not in SEGMENTERS:
         raise FiglangError(f"unknown --segmenter {segmenter!r}; choose one of {', '.join(SEGMENTERS)}")
-    lex = load_lexicon(lexicon, data_dir, strict=strict_lexicon) if idioms else None
-    if lex is not None:
-        console.print(f"lexicon [bold]{lex.name}[/bold]: {len(lex)} idioms ({lex.merged} duplicate lines merged)")
-        print_problems("lexicon", [str(w) for w in lex.report.warnings])
+    lex = _lexicon(lexicon, data_dir, strict_lexicon) if idioms else None
     config = MinerConfig(
         model=model,
         segmenter=segmenter,
@@ -97,30 +123,7 @@ def mine_cmd(
             encoding=encoding, text_field=text_field, id_field=id_field, strip_gutenberg=gutenberg, max_paragraph_chars=max_paragraph_chars
         ),
     )
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-    ) as progress:
-        task = progress.add_task("mining shards", total=None, info="")
-        counts = {"sentences": 0, "narratives": 0}
-
-        def on_event(event: str, payload: dict) -> None:
-            if event == "plan":
-                progress.update(task, total=payload["pending"], info=f"{payload['resumed']} resumed")
-            elif event == "shard_done":
-                counts["sentences"] += payload["stats"].get("sentences", 0)
-                counts["narratives"] += payload["stats"].get("narratives", 0)
-                progress.update(task, advance=1, info=f"{counts['sentences']:,} sentences, {counts['narratives']:,} narratives")
-            elif event == "shard_failed":
-                progress.update(task, advance=1)
-                err_console.print(f"[red]shard failed[/red] {payload['location']}: {payload['message']}")
-
+    with task_progress() as progress:
         summary = mine_corpus(
             corpus,
             out,
@@ -131,12 +134,38 @@ def mine_cmd(
             ray_address=ray_address,
             docs_per_shard=docs_per_shard,
             restart=restart,
-            progress=on_event,
+            progress=_miner_events(progress),
             patterns=tuple(pattern) if pattern else DEFAULT_PATTERNS,
         )
     render_summary(summary)
     if summary.failures:
         raise typer.Exit(1)
+
+
+def _lexicon(lexicon: str, data_dir: Path | None, strict: bool) -> Lexicon:
+    lex = load_lexicon(lexicon, data_dir, strict=strict)
+    console.print(f"lexicon [bold]{lex.name}[/bold]: {len(lex)} idioms ({lex.merged} duplicate lines merged)")
+    print_problems("lexicon", [str(w) for w in lex.report.warnings])
+    return lex
+
+
+def _miner_events(progress: Progress) -> Callable[[str, dict], None]:
+    """The miner's progress callback: shards done and failed, sentences read and narratives found so far."""
+    task = progress.add_task("mining shards", total=None, info="")
+    counts = {"sentences": 0, "narratives": 0}
+
+    def on_event(event: str, payload: dict) -> None:
+        if event == "plan":
+            progress.update(task, total=payload["pending"], info=f"{payload['resumed']} resumed")
+        elif event == "shard_done":
+            counts["sentences"] += payload["stats"].get("sentences", 0)
+            counts["narratives"] += payload["stats"].get("narratives", 0)
+            progress.update(task, advance=1, info=f"{counts['sentences']:,} sentences, {counts['narratives']:,} narratives")
+        elif event == "shard_failed":
+            progress.update(task, advance=1)
+            err_console.print(f"[red]shard failed[/red] {payload['location']}: {payload['message']}")
+
+    return on_event
 
 
 def render_summary(summary: MineSummary) -> None:

@@ -39,7 +39,6 @@ ModelOption = Annotated[
     str | None,
     typer.Option(
         "--model",
-        "-m",
         help="generative: a generation model (default smollm2-135m); comet: a COMET/ParaCOMET BART checkpoint (hub id or directory).",
     ),
 ]
