@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from figlang.builders.flute_checks import CheckContext, CheckLimits, builtin_checks, contains_expression, load_prompts, parse_answer
-from figlang.builders.flute_creator import CreatorConfig, create, export_edit_tasks, import_edits, load_records
+from figlang.builders.flute_creator import CreatorConfig, create, load_records
+from figlang.builders.flute_edits import export_edit_tasks, import_edits
 from figlang.builders.flute_inputs import SourceItem, load_idioms, read_input_file, select
 from figlang.builders.flute_review import export_queue, finalize, import_verdicts, review_rates
 from figlang.data.errors import DataError

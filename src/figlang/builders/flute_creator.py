@@ -17,7 +17,7 @@ Per figure type (hypothesis = the figurative side, premise = the literal side, a
 * metaphor: literal paraphrase (entailment premise) → minimal-edit inversion of it (contradiction) →
   explanations;
 * sarcasm: creative paraphrase of the literal sentence given its emotion (entailment hypothesis) →
-  the sarcastic contradiction is written by people (``export_edit_tasks`` / ``import_edits``), as in
+  the sarcastic contradiction is written by people (:mod:`.flute_edits`), as in
   the paper (or by the model with ``sarcasm_contradiction="model"``) → explanations.
 
 Resumable: each finished input is appended to ``OUT/items.jsonl`` (flushed and fsynced); every model
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import DataError, FiglangError
-from ..data.io import atomic_write, parse_jsonl, read_jsonl, write_json, write_jsonl
+from ..data.io import parse_jsonl, read_jsonl, write_json, write_jsonl
 from ..models.cache import RequestCache, cache_key
 from .flute_checks import (
     Check,
@@ -53,7 +53,7 @@ from .flute_checks import (
     parse_answer,
 )
 from .flute_inputs import InputSet, SourceItem
-from .review_queue import REVIEW_DIR, read_table, verdicts_by_revision
+from .review_queue import REVIEW_DIR, verdicts_by_revision
 
 CREATOR_VERSION = "figlang-flute-creator/1"
 DEFAULT_MODEL = "smollm2-135m"
@@ -608,6 +608,32 @@ def create(
     out.mkdir(parents=True, exist_ok=True)
     cache = RequestCache(Path(cache_dir) if cache_dir else out / "cache") if use_cache else None
     creator = FluteCreator(config or CreatorConfig(), prompts, extra_checks, cache, lm)
+    fp = _write_config(out, creator)
+    summary = CreateSummary(out, fp["config"])
+    items: list[SourceItem] = []
+    for inp in inputs:
+        items.extend(inp.items)
+        summary.notes.extend(f"input: {p}" for p in inp.problems)
+    uids = [i.uid for i in items]
+    if len(set(uids)) != len(uids):
+        raise FiglangError("two inputs of the same figure type: pass one input per figure type")
+    journal = _journal(out, items, summary)
+    if resample_rejected:
+        _reopen_rejected_pairs(out, journal, creator.config.rounds, summary)  # type: ignore[arg-type]
+    progress("plan", {"total": len(items), "resumed": sum(1 for it in items if it.uid in journal)})
+    summary.items.update(it.figure_type for it in items)
+    records = _run_items(creator, items, journal, load_human_edits(out), out / ITEMS_FILE, summary, progress)
+    summary.model_calls, summary.cache_hits = creator.calls, creator.hits
+    _write_outputs(out, [records[u] for u in uids if u in records], summary, pending=[u for u in uids if u not in records])
+    summary.seconds = time.monotonic() - started
+    write_json(out / SUMMARY_FILE, summary.to_dict())
+    if cache is not None:
+        cache.close()
+    return summary
+
+
+def _write_config(out: Path, creator: FluteCreator) -> dict[str, Any]:
+    """The run's fingerprint, written to config.json with the decoding; a run made with other settings is refused."""
     fp = creator.fingerprint()
     cfg_path = out / CONFIG_FILE
     if cfg_path.exists():
@@ -631,17 +657,12 @@ def create(
             "decoding_defaults": creator.prompts.decoding,
         },
     )
+    return fp
 
-    items: list[SourceItem] = []
-    summary = CreateSummary(out, fp["config"])
-    for inp in inputs:
-        items.extend(inp.items)
-        summary.notes.extend(f"input: {p}" for p in inp.problems)
-    uids = [i.uid for i in items]
-    if len(set(uids)) != len(uids):
-        raise FiglangError("two inputs of the same figure type: pass one input per figure type")
-    journal_path = out / ITEMS_FILE
-    journal, notes = read_journal(journal_path)
+
+def _journal(out: Path, items: list[SourceItem], summary: CreateSummary) -> dict[str, dict[str, Any]]:
+    """The records an earlier run left (items.jsonl), refused when they were made from other inputs."""
+    journal, notes = read_journal(out / ITEMS_FILE)
     summary.notes.extend(notes)
     for it in items:
         old = journal.get(it.uid)
@@ -650,19 +671,33 @@ def create(
                 f"{out}: item {it.uid} was made from another input ({old['item']['source']}); "
                 "the inputs changed since the run started: pass --restart, or use a new --out"
             )
-    edits = load_human_edits(out)
-    if resample_rejected:
-        for (pid, revision), verdict in verdicts_by_revision(out).items():
-            uid, side = pid.rsplit("-", 1)
-            rec = journal.get(uid)
-            if rec is None or verdict["verdict"] != "reject" or rec.get("revisions", {}).get(side, 0) != revision:
-                continue
-            if reopen_rejected(rec, side, creator.config.rounds):  # type: ignore[arg-type]
-                summary.reviewer_resampled += 1
+    return journal
+
+
+def _reopen_rejected_pairs(out: Path, journal: dict[str, dict[str, Any]], rounds: int, summary: CreateSummary) -> None:
+    """--resample-rejected: give each pair the reviewer rejected (in its current revision) a new round."""
+    for (pid, revision), verdict in verdicts_by_revision(out).items():
+        uid, side = pid.rsplit("-", 1)
+        rec = journal.get(uid)
+        if rec is None or verdict["verdict"] != "reject" or rec.get("revisions", {}).get(side, 0) != revision:
+            continue
+        if reopen_rejected(rec, side, rounds):
+            summary.reviewer_resampled += 1
+
+
+def _run_items(
+    creator: FluteCreator,
+    items: list[SourceItem],
+    journal: dict[str, dict[str, Any]],
+    edits: dict[str, dict[str, Any]],
+    journal_path: Path,
+    summary: CreateSummary,
+    progress: ProgressFn,
+) -> dict[str, dict[str, Any]]:
+    """Each item's record: a settled one from the journal, the others generated (and journalled) now. A backend error
+    or an interrupt stops the run, keeping what is finished (``summary.interrupted`` says how to continue)."""
     sarcasm_model = creator.config.sarcasm_contradiction == "model"
-    progress("plan", {"total": len(items), "resumed": sum(1 for it in items if it.uid in journal)})
     records: dict[str, dict[str, Any]] = {}
-    summary.items.update(it.figure_type for it in items)
     try:
         for it in items:
             rec = journal.get(it.uid)
@@ -688,13 +723,7 @@ def create(
         for it in items:
             if it.uid not in records and it.uid in journal:
                 records[it.uid] = journal[it.uid]
-    summary.model_calls, summary.cache_hits = creator.calls, creator.hits
-    _write_outputs(out, [records[u] for u in uids if u in records], summary, pending=[u for u in uids if u not in records])
-    summary.seconds = time.monotonic() - started
-    write_json(out / SUMMARY_FILE, summary.to_dict())
-    if cache is not None:
-        cache.close()
-    return summary
+    return records
 
 
 def _write_outputs(out: Path, records: list[dict[str, Any]], summary: CreateSummary, pending: list[str]) -> None:
@@ -736,84 +765,11 @@ def load_candidates(out_dir: str | Path) -> list[dict[str, Any]]:
     return read_jsonl(path)
 
 
-# --- sarcasm: the human edit tasks --------------------------------------------------------------------
-
-EDIT_COLUMNS = ("task_id", "emotion", "literal_sentence", "paraphrase", "sarcastic_contradiction", "instructions")
-
-
-def export_edit_tasks(out_dir: str | Path, path: str | Path, fmt: str | None = None, prompts: PromptSet | None = None) -> int:
-    """Write the sarcasm edit tasks (paraphrases waiting for a person's minimal-edit sarcastic contradiction)."""
-    import csv
-
-    prompts = prompts or load_prompts()
-    instructions = prompts.get("sarcasm", "contradiction").instructions
-    rows = []
-    for rec in load_records(out_dir).values():
-        if rec["item"]["figure_type"] != "sarcasm" or rec["slots"].get("C.text", {}).get("status") not in ("pending_human", "failed"):
-            continue
-        if rec["slots"].get("E.text", {}).get("status") != "ok":
-            continue
-        f = rec["item"]["fields"]
-        rows.append(
-            {
-                "task_id": rec["uid"],
-                "emotion": f["emotion"],
-                "literal_sentence": f["sentence"],
-                "paraphrase": rec["slots"]["E.text"]["text"],
-                "sarcastic_contradiction": "",
-                "instructions": instructions,
-            }
-        )
-    path = Path(path)
-    fmt = fmt or ("csv" if path.suffix.lower() == ".csv" else "jsonl")
-    if fmt == "csv":
-        with atomic_write(path, encoding="utf-8") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(EDIT_COLUMNS), lineterminator="\n")
-            w.writeheader()
-            w.writerows(rows)
-    else:
-        write_jsonl(path, rows)
-    return len(rows)
-
-
-def import_edits(out_dir: str | Path, path: str | Path) -> tuple[int, list[str]]:
-    """Read filled edit tasks; store them for the next ``create`` run. Returns (stored, problems with file:line)."""
-    out = Path(out_dir)
-    records = load_records(out)
-    stored = load_human_edits(out)
-    n = 0
-    seen: dict[str, int] = {}
-    rows, problems = read_table(path)
-    for line, row in rows:
-        uid = str(row.get("task_id") or "").strip()
-        text = " ".join(str(row.get("sarcastic_contradiction") or "").split())
-        where = f"{path}:{line}"
-        if not uid:
-            problems.append(f"{where}: no task_id")
-            continue
-        if uid in seen:
-            problems.append(f"{where}: duplicate task_id {uid!r} (first at line {seen[uid]})")
-            continue
-        seen[uid] = line
-        if uid not in records or records[uid]["item"]["figure_type"] != "sarcasm":
-            problems.append(f"{where}: unknown task_id {uid!r} (not a sarcasm item of this run)")
-            continue
-        if not text:
-            continue  # not done yet: stays waiting
-        key = f"{uid}:{text}"
-        stored[uid] = {"uid": uid, "text": text, "where": where, "key": key}
-        n += 1
-    write_jsonl(out / EDITS_FILE, list(stored.values()))
-    return n, problems
-
-
 __all__ = [
     "CreateSummary",
     "CreatorConfig",
     "FluteCreator",
     "create",
-    "export_edit_tasks",
-    "import_edits",
     "load_candidates",
     "load_records",
     "pairs_of",

@@ -12,7 +12,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..builders.flute_checks import CheckLimits, load_prompts
-from ..builders.flute_creator import DEFAULT_MODEL, CreateSummary, CreatorConfig, create, export_edit_tasks, import_edits
+from ..builders.flute_creator import DEFAULT_MODEL, CreateSummary, CreatorConfig, create
+from ..builders.flute_edits import export_edit_tasks, import_edits
 from ..builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, read_input_file, select
 from ..builders.review_queue import ReviewQueue
 from ..data.errors import FiglangError
