@@ -215,74 +215,13 @@ def verdict_file_results(
 
     rows, problems = read_table(path)
     known = {it.uid: it for it in inputs.items} if inputs is not None else None
-    records: list[dict[str, Any]] = []
-    seen: dict[str, int] = {}
-    for line, row in rows:
-        where = f"{Path(path).name}:{line}"
-        pid = collapse_spaces(row.get("id"))
-        parts = _pair_parts(pid)
-        verdict = VERDICTS.get(collapse_spaces(row.get("verdict")).lower()) if collapse_spaces(row.get("verdict")) else None
-        edited = [f for f in EDITABLE if collapse_spaces(row.get(f"edited_{f}"))]
-        why = (
-            "not a creator pair id (<figure>-NNNN-E or -C)"
-            if parts is None
-            else f"duplicate id (first at line {seen[pid]})"
-            if pid in seen
-            else f"not one of the {len(known)} inputs"
-            if known is not None and parts[1] not in known
-            else f"verdict {row.get('verdict')!r} is not accept, edit or reject"
-            if collapse_spaces(row.get("verdict")) and verdict is None
-            else "an edit without an edited field"
-            if verdict == "edit" and not edited
-            else None
-        )
-        if why:
-            problems.append(f"{where}: {pid or '(no id)'}: {why}")
-            continue
-        seen[pid] = line
-        figure, uid, side = parts  # type: ignore[misc]
-        rec = {
-            "id": pid,
-            "revision": int(collapse_spaces(row.get("revision")) or 0),
-            "figure_type": figure,
-            "input": uid,
-            "side": side,
-            "verdict": verdict,
-            "edited": edited,
-            "note": collapse_spaces(row.get("note")),
-        }
-        if known is not None:
-            fields = known[uid].fields
-            rec["expression"] = next((fields[k] for k in ("idiom", "simile", "metaphor") if fields.get(k)), None)
-        records.append(rec)
+    records = _verdict_file_records(rows, Path(path).name, known, problems)
     rates = tally(((r["figure_type"], r["verdict"]) for r in records), FIGURE_TYPES)
     shares = {
         t: {k: (100 * r[k] / r["reviewed"] if r["reviewed"] else None) for k in ("accept", "edit", "reject")} for t, r in rates.items()
     }
-    edits: dict[str, Any] = {}
-    spread: dict[str, Any] = {}
-    for t in rates:
-        mine = [r for r in records if t == "all" or r["figure_type"] == t]
-        edits[t] = {
-            f: {
-                "all": sum(f in r["edited"] for r in mine),
-                **{s: sum(f in r["edited"] and r["side"] == s for r in mine) for s in ("E", "C")},
-            }
-            for f in EDITABLE
-        }
-        sides = Counter(r["input"] for r in mine)
-        d = {
-            "candidates": len(mine),
-            "entailment": sum(r["side"] == "E" for r in mine),
-            "contradiction": sum(r["side"] == "C" for r in mine),
-            "inputs_with_a_candidate": len(sides),
-            "inputs_with_both": sum(n == 2 for n in sides.values()),
-            "inputs_with_one": sum(n == 1 for n in sides.values()),
-        }
-        if inputs is not None:
-            n_inputs = sum(1 for it in inputs.items if t == "all" or it.figure_type == t)
-            d.update({"inputs": n_inputs, "pairs_possible": 2 * n_inputs, "inputs_without_a_candidate": n_inputs - len(sides)})
-        spread[t] = d
+    edits = {t: _edited_fields([r for r in records if t == "all" or r["figure_type"] == t]) for t in rates}
+    spread = {t: _candidate_spread(t, [r for r in records if t == "all" or r["figure_type"] == t], inputs) for t in rates}
     verdicts_file = Path(path)
     result: dict[str, Any] = {
         "format": "figlang.flute.verdict_file/1",
@@ -303,17 +242,102 @@ def verdict_file_results(
         "code": code_provenance(),
     }
     if inputs is not None:
-        files = sorted(input_files) if input_files is not None else _source_files(inputs.items)
-        digest = hashlib.sha256(
-            "\n".join(json.dumps([it.uid, it.fields], sort_keys=True, ensure_ascii=False) for it in inputs.items).encode()
-        ).hexdigest()
-        result["inputs"] = {
-            "source": inputs.source,
-            "items": len(inputs.items),
-            "uids_fields_sha256": digest,
-            "data": data_checksums([f for f in files if f.is_file()], data_dir),
-        }
+        result["inputs"] = _inputs_identity(inputs, input_files, data_dir)
     return result, records
+
+
+def _row_problem(
+    row: dict[str, Any], pid: str, parts: Any, verdict: str | None, edited: list[str], seen: dict[str, int], known: dict | None
+) -> str | None:
+    """Why a reviewed queue row read on its own is not counted, or None."""
+    if parts is None:
+        return "not a creator pair id (<figure>-NNNN-E or -C)"
+    if pid in seen:
+        return f"duplicate id (first at line {seen[pid]})"
+    if known is not None and parts[1] not in known:
+        return f"not one of the {len(known)} inputs"
+    if collapse_spaces(row.get("verdict")) and verdict is None:
+        return f"verdict {row.get('verdict')!r} is not accept, edit or reject"
+    if verdict == "edit" and not edited:
+        return "an edit without an edited field"
+    return None
+
+
+def _verdict_file_records(
+    rows: list[tuple[int, dict[str, Any]]], name: str, known: dict[str, Any] | None, problems: list[str]
+) -> list[dict[str, Any]]:
+    """One record per good row (id, revision, figure type, input, side, verdict, edited fields, note; the expression
+    where the inputs are known); a bad row goes to ``problems`` as file:line."""
+    records: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for line, row in rows:
+        pid = collapse_spaces(row.get("id"))
+        parts = _pair_parts(pid)
+        verdict = VERDICTS.get(collapse_spaces(row.get("verdict")).lower()) if collapse_spaces(row.get("verdict")) else None
+        edited = [f for f in EDITABLE if collapse_spaces(row.get(f"edited_{f}"))]
+        why = _row_problem(row, pid, parts, verdict, edited, seen, known)
+        if why:
+            problems.append(f"{name}:{line}: {pid or '(no id)'}: {why}")
+            continue
+        seen[pid] = line
+        figure, uid, side = parts  # type: ignore[misc]
+        rec = {
+            "id": pid,
+            "revision": int(collapse_spaces(row.get("revision")) or 0),
+            "figure_type": figure,
+            "input": uid,
+            "side": side,
+            "verdict": verdict,
+            "edited": edited,
+            "note": collapse_spaces(row.get("note")),
+        }
+        if known is not None:
+            fields = known[uid].fields
+            rec["expression"] = next((fields[k] for k in ("idiom", "simile", "metaphor") if fields.get(k)), None)
+        records.append(rec)
+    return records
+
+
+def _edited_fields(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """How often each editable field was edited, in all and by side (E, C)."""
+    return {
+        f: {
+            "all": sum(f in r["edited"] for r in records),
+            **{s: sum(f in r["edited"] and r["side"] == s for r in records) for s in ("E", "C")},
+        }
+        for f in EDITABLE
+    }
+
+
+def _candidate_spread(figure_type: str, records: list[dict[str, Any]], inputs: Any) -> dict[str, int]:
+    """How the candidates of one figure type ("all": every type) spread over the inputs."""
+    sides = Counter(r["input"] for r in records)
+    d = {
+        "candidates": len(records),
+        "entailment": sum(r["side"] == "E" for r in records),
+        "contradiction": sum(r["side"] == "C" for r in records),
+        "inputs_with_a_candidate": len(sides),
+        "inputs_with_both": sum(n == 2 for n in sides.values()),
+        "inputs_with_one": sum(n == 1 for n in sides.values()),
+    }
+    if inputs is not None:
+        n_inputs = sum(1 for it in inputs.items if figure_type == "all" or it.figure_type == figure_type)
+        d.update({"inputs": n_inputs, "pairs_possible": 2 * n_inputs, "inputs_without_a_candidate": n_inputs - len(sides)})
+    return d
+
+
+def _inputs_identity(inputs: Any, input_files: list[Path] | None, data_dir: str | Path | None) -> dict[str, Any]:
+    """The drawn inputs' source, count, digest of their uids and fields, and the checksums of their files."""
+    files = sorted(input_files) if input_files is not None else _source_files(inputs.items)
+    digest = hashlib.sha256(
+        "\n".join(json.dumps([it.uid, it.fields], sort_keys=True, ensure_ascii=False) for it in inputs.items).encode()
+    ).hexdigest()
+    return {
+        "source": inputs.source,
+        "items": len(inputs.items),
+        "uids_fields_sha256": digest,
+        "data": data_checksums([f for f in files if f.is_file()], data_dir),
+    }
 
 
 def write_verdict_file_results(
@@ -359,8 +383,50 @@ def finalize(
     """Write the verified pairs (accepted + edited; unreviewed too with ``include_unreviewed``)."""
     run = Path(run)
     out_dir = Path(out) if out else run / "final"
-    verdicts = current_verdicts(run)
     config = json.loads((run / "config.json").read_text(encoding="utf-8")) if (run / "config.json").exists() else {}
+    by_type, combined, left_out = _verified_pairs(run, include_unreviewed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files: dict[str, str] = {}
+    written: dict[str, int] = {}
+    for t in FIGURE_TYPES:
+        if t not in by_type:
+            continue
+        rel = PHENOMENON_FILES[t].replace("_train.jsonl", f"_{split}.jsonl")
+        write_jsonl(out_dir / rel, by_type[t])
+        files[t] = str(out_dir / rel)
+        written[t] = len(by_type[t])
+    write_jsonl(out_dir / "pairs.jsonl", combined)
+    translation = [
+        {
+            "translation": {
+                "en1": INSTRUCTION.format(premise=p["premise"], hypothesis=p["hypothesis"]),
+                "en2": f"{'Entails' if p['label'] == 'Entailment' else 'Contradicts'}. {p['explanation']}",
+            }
+        }
+        for p in combined
+    ]
+    write_jsonl(out_dir / f"FLUTEfinal{split}.json", translation)
+    model = (config.get("fingerprint") or {}).get("config", {}).get("model", "?")
+    spec_path = _write_task_spec(out_dir, name, split, model, include_unreviewed)
+    result = {
+        "out_dir": str(out_dir),
+        "written": written,
+        "files": files,
+        "combined": str(out_dir / "pairs.jsonl"),
+        "translation": str(out_dir / f"FLUTEfinal{split}.json"),
+        "spec": str(spec_path),
+        "left_out": dict(left_out),
+        "rates": review_rates(run),
+        "generator": config.get("fingerprint", {}).get("config"),
+    }
+    write_json(out_dir / "report.json", result)
+    return result
+
+
+def _verified_pairs(run: Path, include_unreviewed: bool) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]], Counter]:
+    """The pairs that go into the final files, with the reviewer's edits: (FLUTE's records by figure type, the combined
+    records, how many were left out and why)."""
+    verdicts = current_verdicts(run)
     by_type: dict[str, list[dict[str, Any]]] = {}
     combined: list[dict[str, Any]] = []
     left_out: Counter = Counter()
@@ -395,28 +461,11 @@ def finalize(
         n = sum(1 for p in _current_pairs(run).values() if p["status"] == status)
         if n:
             left_out[f"never a candidate: {status}"] = n
-    out_dir.mkdir(parents=True, exist_ok=True)
-    files: dict[str, str] = {}
-    written: dict[str, int] = {}
-    for t in FIGURE_TYPES:
-        if t not in by_type:
-            continue
-        rel = PHENOMENON_FILES[t].replace("_train.jsonl", f"_{split}.jsonl")
-        write_jsonl(out_dir / rel, by_type[t])
-        files[t] = str(out_dir / rel)
-        written[t] = len(by_type[t])
-    write_jsonl(out_dir / "pairs.jsonl", combined)
-    translation = [
-        {
-            "translation": {
-                "en1": INSTRUCTION.format(premise=p["premise"], hypothesis=p["hypothesis"]),
-                "en2": f"{'Entails' if p['label'] == 'Entailment' else 'Contradicts'}. {p['explanation']}",
-            }
-        }
-        for p in combined
-    ]
-    write_jsonl(out_dir / f"FLUTEfinal{split}.json", translation)
-    model = (config.get("fingerprint") or {}).get("config", {}).get("model", "?")
+    return by_type, combined, left_out
+
+
+def _write_task_spec(out_dir: Path, name: str, split: str, model: str, include_unreviewed: bool) -> Path:
+    """task.yaml: a figlang task spec over pairs.jsonl."""
     spec = {
         "name": name,
         "description": f"FLUTE-style figurative NLI pairs made with `figlang build flute` (generator: {model}; "
@@ -441,20 +490,7 @@ def finalize(
     with atomic_write(spec_path) as fh:
         fh.write("# figlang task spec for the pairs made by `figlang build flute finalize` (check: figlang data stats --task task.yaml)\n")
         yaml.safe_dump(spec, fh, sort_keys=False, allow_unicode=True)
-    rates = review_rates(run)
-    result = {
-        "out_dir": str(out_dir),
-        "written": written,
-        "files": files,
-        "combined": str(out_dir / "pairs.jsonl"),
-        "translation": str(out_dir / f"FLUTEfinal{split}.json"),
-        "spec": str(spec_path),
-        "left_out": dict(left_out),
-        "rates": rates,
-        "generator": config.get("fingerprint", {}).get("config"),
-    }
-    write_json(out_dir / "report.json", result)
-    return result
+    return spec_path
 
 
 def is_creator_run(folder: Path) -> bool:
