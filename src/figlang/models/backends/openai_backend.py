@@ -21,8 +21,6 @@ exponential backoff, bounded by a number of attempts and a total time.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import random
 import re
@@ -39,6 +37,19 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from ..cache import RequestCache, cache_key
+from .openai_labels import LabelAnswer, parse_label
+from .openai_responses import (
+    ALIGNMENT_PROBE,
+    CHAT,
+    COMPLETIONS,
+    SCORING_HINT,
+    _alignment_parser,
+    _error_text,
+    _retry_after,
+    _score_parser,
+    _text_parser,
+    _with_progress,
+)
 from .base import (
     BackendError,
     BackendInfo,
@@ -55,20 +66,6 @@ ENV_API_KEY = ("FIGLANG_OPENAI_API_KEY", "OPENAI_API_KEY")
 ENV_MODEL = ("FIGLANG_OPENAI_MODEL",)
 
 CACHE_NAMESPACE = "openai"
-# A text every language model predicts well: echoed top tokens should be the tokens themselves.
-ALIGNMENT_PROBE = "1, 2, 3, 4, 5, 6, 7, 8, 9, 10"
-COMPLETIONS = "completions"
-CHAT = "chat/completions"
-
-# What the CapabilityError for scoring tells the user (methods that need scores vs. chat-only ones).
-SCORING_HINT = (
-    "Methods that rank options or labels by log-probability (LM scoring, PMI, QA-format scoring, "
-    "few-shot scoring, PET verbalizers, NLI label scoring) need an endpoint whose /v1/completions "
-    "returns prompt log-probabilities with echo (vLLM; the llama-cpp-python server for a model that adds a "
-    "BOS token). "
-    "Generation methods (FLUTE explanations, free-text answers) and closed-label answering through "
-    "chat (OpenAIBackend.answer_labels) work with a chat-only endpoint."
-)
 
 
 def _env(names: Sequence[str]) -> str | None:
@@ -94,143 +91,6 @@ def normalize_base_url(url: str) -> str:
     if path in ("", "/"):
         path = "/v1"
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-
-
-# --------------------------------------------------------------------------------------------
-# Closed label sets: parsing a free-text answer
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LabelAnswer:
-    """The label a model chose, parsed from its raw answer; ``valid=False`` when it could not be parsed."""
-
-    label: str | None
-    valid: bool
-    raw: str
-    error: str | None = None
-
-
-_FILLER = {
-    "answer",
-    "answers",
-    "label",
-    "labels",
-    "final",
-    "the",
-    "is",
-    "it",
-    "its",
-    "my",
-    "i",
-    "would",
-    "say",
-    "choose",
-    "pick",
-    "select",
-    "output",
-    "prediction",
-    "predicted",
-    "relation",
-    "relationship",
-    "class",
-    "category",
-    "option",
-    "correct",
-    "best",
-    "this",
-    "that",
-    "a",
-    "an",
-    "be",
-    "should",
-    "think",
-}
-_NEGATIONS = {"not", "no", "never", "neither", "nor", "isn", "isnt", "cannot", "t"}
-
-
-def _norm_words(text: str) -> list[str]:
-    return re.sub(r"[^0-9a-z]+", " ", text.lower()).split()
-
-
-def parse_label(text: str, labels: Sequence[str], aliases: Mapping[str, Sequence[str]] | None = None) -> LabelAnswer:
-    """Match a model's free-text ``text`` against a closed set of ``labels``.
-
-    Case, punctuation, hyphens and extra words are ignored ("Non-entailment." and "The answer is:
-    NON ENTAILMENT, because …" both give ``non-entailment``). ``aliases`` maps a label to other
-    surface forms ({"entailment": ["yes"]}). Rules, in order:
-
-    1. the whole answer is a label (or alias);
-    2. the answer opens with a label (after filler such as "Answer:", "The label is");
-    3. exactly one label occurs anywhere (as whole words, the longest label winning where
-       labels overlap, as "entailment" inside "non-entailment"), and it is not negated.
-
-    Anything else — no label, several different labels, a negated label — is invalid: never guessed.
-    This is the generic matcher for any closed label set (:meth:`OpenAIBackend.answer_labels`); NLI
-    answers with an explanation ("Contradicts. The premise …") are read by the methods with
-    :func:`figlang.models.methods.parsing.parse_nli_answer`, which knows what a negated NLI label means.
-    """
-    raw = text if isinstance(text, str) else str(text)
-    if not labels:
-        raise ValueError("parse_label needs at least one label")
-    forms: list[tuple[tuple[str, ...], str]] = []
-    for label in labels:
-        surfaces = [label, *((aliases or {}).get(label, ()))]
-        for surface in surfaces:
-            words = tuple(_norm_words(surface))
-            if words:
-                forms.append((words, label))
-    if not forms:
-        raise ValueError(f"labels {list(labels)!r} have no letters or digits to match")
-    # Longest forms first, so "non entailment" is found before "entailment".
-    forms.sort(key=lambda f: -len(f[0]))
-    ambiguous = {f for f, lab in forms if any(f == g and lab != lab2 for g, lab2 in forms)}
-    if ambiguous:
-        raise ValueError(f"labels/aliases {sorted(' '.join(a) for a in ambiguous)} normalise to the same words")
-
-    words = _norm_words(raw)
-    if not words:
-        return LabelAnswer(None, False, raw, "empty answer")
-
-    # 1. the whole answer is a label
-    for form, label in forms:
-        if tuple(words) == form:
-            return LabelAnswer(label, True, raw)
-
-    # Find every occurrence, longest forms claiming their words first.
-    taken = [False] * len(words)
-    found: list[tuple[int, int, str]] = []  # (start, length, label)
-    for form, label in forms:
-        n = len(form)
-        for start in range(len(words) - n + 1):
-            if tuple(words[start : start + n]) == form and not any(taken[start : start + n]):
-                found.append((start, n, label))
-                for i in range(start, start + n):
-                    taken[i] = True
-    found.sort()
-    if not found:
-        return LabelAnswer(None, False, raw, f"no label of {list(labels)} in the answer")
-
-    # 2. the answer opens with a label (after filler words)
-    first_start, first_len, first_label = found[0]
-    lead = words[:first_start]
-    if all(w in _FILLER for w in lead):
-        letter = " ".join(words[first_start : first_start + first_len])
-        # A one-character label ("A") must stand as an answer: "(A)", "A)", "A." or at the end, not "a simile".
-        if len(letter) > 1 or re.search(rf"(?<![0-9a-z]){re.escape(letter)}(?=\s*$|[)\].:,;!?*])", raw.lower()):
-            return LabelAnswer(first_label, True, raw)
-
-    # 3. exactly one distinct label, not negated; single-letter labels only count in rules 1-2
-    distinct = {label for _, _, label in found}
-    if len(distinct) > 1:
-        return LabelAnswer(None, False, raw, f"several labels in the answer: {sorted(distinct)}")
-    start, n, label = found[0]
-    if any(len(" ".join(words[s : s + k])) <= 1 for s, k, _ in found):
-        return LabelAnswer(None, False, raw, f"a one-character label ({label!r}) found inside the text, not as the answer")
-    for s, _, _ in found:
-        if s > 0 and words[s - 1] in _NEGATIONS:
-            return LabelAnswer(None, False, raw, f"the label {label!r} is negated in the answer")
-    return LabelAnswer(label, True, raw)
 
 
 # --------------------------------------------------------------------------------------------
@@ -828,178 +688,6 @@ class OpenAIBackend(LanguageModel):
         if endpoint == COMPLETIONS and status in (400, 422) and re.search(r"echo|logprob", text, re.I):
             return CapabilityError(f"{url} cannot return prompt log-probabilities (HTTP {status}: {text}). " + SCORING_HINT)
         return BackendError(f"{url} rejected the request (HTTP {status}): {text}")
-
-
-# --------------------------------------------------------------------------------------------
-# Response parsing
-# --------------------------------------------------------------------------------------------
-
-
-def _error_text(response: httpx.Response) -> str:
-    try:
-        data = response.json()
-    except ValueError:
-        return response.text[:300].strip() or response.reason_phrase
-    if isinstance(data, dict):
-        err = data.get("error", data.get("detail", data))
-        if isinstance(err, dict):
-            err = err.get("message", err)
-        return (err if isinstance(err, str) else json.dumps(err))[:300]
-    return str(data)[:300]
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return min(float(value), 60.0)
-    except ValueError:
-        return None
-
-
-def _with_progress(exc: BackendError, done: int, total: int, cached: bool) -> BackendError:
-    if total <= 1 and not done:
-        return exc
-    note = f" ({done} of {total} requests completed"
-    note += "; they are cached, so a rerun resumes from there)" if cached and done else ")"
-    new = type(exc)(str(exc) + note)
-    return new
-
-
-def _first_choice(base_url: str, endpoint: str, data: dict[str, Any]) -> dict[str, Any]:
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise BackendError(f"{base_url}/{endpoint} answered without choices: {str(data)[:200]}")
-    return choices[0]
-
-
-def _cut_at_stop(text: str, stop: tuple[str, ...]) -> str:
-    cut = len(text)
-    for s in stop:
-        if s:
-            i = text.find(s)
-            if i != -1:
-                cut = min(cut, i)
-    return text[:cut]
-
-
-def _text_parser(base_url: str, endpoint: str, stop: tuple[str, ...]) -> Callable[[dict[str, Any]], str]:
-    def parse(data: dict[str, Any]) -> str:
-        choice = _first_choice(base_url, endpoint, data)
-        if endpoint == CHAT:
-            message = choice.get("message") or {}
-            text = message.get("content")
-        else:
-            text = choice.get("text")
-        if text is None:
-            text = ""
-        if not isinstance(text, str):
-            raise BackendError(f"{base_url}/{endpoint} answered with non-text content: {str(text)[:200]}")
-        return _cut_at_stop(text, stop)  # servers differ on whether the stop string is included
-
-    return parse
-
-
-def _token_table(base_url: str, logprobs: Any) -> tuple[list[str], list[float | None], list[int], list[str | None]]:
-    """Tokens, log-probabilities, character offsets and greedy tokens from either logprobs format."""
-    where = f"{base_url}/{COMPLETIONS}"
-    if not isinstance(logprobs, dict):
-        raise CapabilityError(f"{where} returned no log-probabilities (logprobs={logprobs!r}). " + SCORING_HINT)
-    if isinstance(logprobs.get("content"), list):  # chat-style: [{"token", "logprob", "bytes", "top_logprobs"}]
-        tokens, lps, offsets, tops = [], [], [], []
-        pos = 0
-        for entry in logprobs["content"]:
-            tok = entry.get("token", "")
-            if entry.get("bytes") is not None:
-                tok = bytes(entry["bytes"]).decode("utf-8", errors="ignore")
-            tokens.append(tok)
-            lps.append(entry.get("logprob"))
-            offsets.append(pos)
-            pos += len(tok)
-            top = entry.get("top_logprobs") or []
-            best = max(top, key=lambda t: t.get("logprob", -math.inf)) if top else None
-            tops.append(best.get("token") if best else None)
-        return tokens, lps, offsets, tops
-    tokens = logprobs.get("tokens")
-    lps = logprobs.get("token_logprobs")
-    if not isinstance(tokens, list) or not isinstance(lps, list) or len(tokens) != len(lps):
-        raise CapabilityError(f"{where} returned log-probabilities without tokens/token_logprobs. " + SCORING_HINT)
-    offsets = logprobs.get("text_offset")
-    if not isinstance(offsets, list) or len(offsets) != len(tokens):
-        offsets, pos = [], 0
-        for tok in tokens:
-            offsets.append(pos)
-            pos += len(tok)
-    top_raw = logprobs.get("top_logprobs")
-    tops: list[str | None] = []
-    for i in range(len(tokens)):
-        top = top_raw[i] if isinstance(top_raw, list) and i < len(top_raw) else None
-        tops.append(max(top, key=top.get) if isinstance(top, dict) and top else None)
-    return list(tokens), list(lps), list(offsets), tops
-
-
-def _alignment_parser(base_url: str) -> Callable[[dict[str, Any]], tuple[int, int, int]]:
-    """(top token == own token, top token == next token, positions) over the echoed probe."""
-
-    def parse(data: dict[str, Any]) -> tuple[int, int, int]:
-        choice = _first_choice(base_url, COMPLETIONS, data)
-        tokens, _, offsets, tops = _token_table(base_url, choice.get("logprobs"))
-        idx = [i for i, off in enumerate(offsets) if off < len(ALIGNMENT_PROBE)]
-        own = next_ = positions = 0
-        for a, b in zip(idx, idx[1:], strict=False):
-            if tops[a] is None:
-                continue
-            positions += 1
-            own += tops[a] == tokens[a]
-            next_ += tops[a] == tokens[b]
-        return own, next_, positions
-
-    return parse
-
-
-def _score_parser(base_url: str, context: str, continuation: str) -> Callable[[dict[str, Any]], ContinuationScore]:
-    prompt = context + continuation
-    where = f"{base_url}/{COMPLETIONS}"
-
-    def parse(data: dict[str, Any]) -> ContinuationScore:
-        choice = _first_choice(base_url, COMPLETIONS, data)
-        tokens, lps, offsets, tops = _token_table(base_url, choice.get("logprobs"))
-        # Offsets may be relative to the echoed prompt or (no echo) start after it.
-        in_prompt = [i for i, off in enumerate(offsets) if off < len(prompt)]
-        covered = "".join(tokens[i] for i in in_prompt)
-        squash = re.sub(r"\s+", "", covered) == re.sub(r"\s+", "", prompt)
-        if not in_prompt or not (squash or len(covered) >= 0.9 * len(prompt)):
-            raise CapabilityError(
-                f"{where} does not echo the prompt's log-probabilities (got {len(in_prompt)} prompt tokens for "
-                f"{len(prompt)} characters; does it support echo=true with logprobs?). " + SCORING_HINT
-            )
-        picked = [i for i in in_prompt if offsets[i] >= len(context) or offsets[i] + len(tokens[i]) > len(context)]
-        if continuation and not picked:
-            raise BackendError(f"{where}: no token of the continuation {continuation!r} found in the echoed prompt")
-        values: list[float] = []
-        for i in picked:
-            lp = lps[i]
-            if lp is None:
-                raise BackendError(
-                    f"{where} gave the token {tokens[i]!r} of {continuation!r} no log-probability "
-                    "(it is the first token of the prompt: score with a non-empty context, or set empty_context)"
-                )
-            values.append(float(lp))
-        greedy: bool | None
-        if picked and all(tops[i] is not None for i in picked):
-            greedy = all(tops[i] == tokens[i] for i in picked)
-        else:
-            greedy = None
-        return ContinuationScore(
-            logprob=float(sum(values)),
-            n_tokens=len(values),
-            n_chars=len(continuation),
-            token_logprobs=tuple(values),
-            is_greedy=greedy,
-        )
-
-    return parse
 
 
 __all__ = [
