@@ -23,11 +23,10 @@ from figlang.metrics.human_eval import (
     majority_label,
     nominal_alpha,
     parse_json_array,
-    render_table5_markdown,
     summarize_absolute,
     summarize_comparative,
-    table5,
 )
+from figlang.metrics.human_eval_table5 import render_table5_markdown, table5
 
 GEN = ("fig_narrative", "output")
 
@@ -448,7 +447,7 @@ def test_table5_result_file_holds_every_quoted_reading(data_dir: Path, tmp_path:
 
 
 def test_committed_table5_result_file_is_what_the_code_computes(data_dir: Path) -> None:
-    from figlang.metrics.human_eval import table5_results
+    from figlang.metrics.human_eval_table5 import table5_results
 
     committed = Path(__file__).resolve().parents[1] / "docs" / "results" / "human" / "table5" / "table5.json"
     d = json.loads(committed.read_text(encoding="utf-8"))

@@ -97,7 +97,7 @@ def table5_cmd(
     ] = None,
 ) -> None:
     """Recompute the narrative paper's Table 5 from its raw crowd files, beside the published numbers."""
-    from ..metrics.human_eval import render_table5_markdown, table5, write_table5_results
+    from ..metrics.human_eval_table5 import render_table5_markdown, table5, write_table5_results
 
     typer.echo(render_table5_markdown(table5(data_dir)))
     if out:
