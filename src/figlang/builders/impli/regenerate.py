@@ -315,6 +315,89 @@ class RegenerationResult:
         return d
 
 
+@dataclass
+class _Tally:
+    """The scores of regenerated items, per source and overall, with examples of each kind of mismatch."""
+
+    per_source: dict[str, SourceScore]
+    max_examples: int
+    overall: SourceScore = field(default_factory=SourceScore)
+    examples: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {c: [] for c in MISMATCH_CATEGORIES})
+    filter_reasons: Counter[str] = field(default_factory=Counter)
+
+    def add(self, row: dict[str, Any], exact: bool, reasons: list[str], has_slots: bool) -> None:
+        """Count an item (its ``row``, which gets its category); ``exact``: the generated hypothesis is one of IMPLI's."""
+        hyp, source = row["generated"], row["source"]
+        scores = (self.per_source.setdefault(source, SourceScore()), self.overall)
+        for s in scores:
+            s.items += 1
+            s.generated += hyp is not None
+        if hyp is not None and exact:
+            for s in scores:
+                s.exact += 1
+                s.exact_ignoring_case += 1
+                s.filtered += bool(reasons)
+            self.filter_reasons.update(reasons)
+            row["category"] = "exact"
+            if reasons:
+                row["filter_reasons"] = reasons
+            return
+        category, closest = categorize_mismatch(row["premise"], hyp, row["gold"], has_slots)
+        for s in scores:
+            s.categories[category] += 1
+            s.exact_ignoring_case += category == "capitalisation"
+        row["category"] = category
+        if len(self.examples[category]) < self.max_examples:
+            self.examples[category].append(
+                {"premise": row["premise"], "impli": closest, "generated": hyp, "definition": row["definition"], "source": source}
+            )
+
+
+def _gold_items(derivation: Any) -> tuple[dict[tuple[str, str, str], set[str]], Counter, dict[tuple[str, str, str], list[str]]]:
+    """IMPLI's items, (source, premise, base-form definition): their hypotheses, their line counts, where they stand."""
+    gold: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    lines: Counter[tuple[str, str, str]] = Counter()
+    origins: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for d in derivation.pairs:
+        key = (d.source or "", d.premise, normalise_spacing(d.definition))
+        gold[key].add(d.hypothesis)
+        lines[key] += 1
+        origins[key].append(f"{_impli_relative(d.path)}:{d.line}")
+    return gold, lines, origins
+
+
+def _best_matches(
+    gen: Generator, lexicon: Any, premises: list[str], progress: Progress
+) -> dict[str, dict[str, tuple[ImpliIdiomMatch, str]]]:
+    """Per premise, per definition (spacing-normalised): the longest lexicon idiom occurrence it realises, and the
+    definition's text (ties: the earlier occurrence)."""
+    candidates: dict[str, dict[str, tuple[ImpliIdiomMatch, str]]] = {}
+    progress("generate", 0, len(premises))
+    for n, premise in enumerate(premises, start=1):
+        doc = gen.doc(premise)
+        best: dict[str, tuple[ImpliIdiomMatch, str]] = {}
+        for m in gen.matcher.find(doc):
+            for d in lexicon.entries[m.key].definitions:
+                dk = normalise_spacing(d.text)
+                old = best.get(dk)
+                if old is None or (m.end_char - m.start_char, -m.start_char) > (old[0].end_char - old[0].start_char, -old[0].start_char):
+                    best[dk] = (m, d.text)
+        candidates[premise] = best
+        if n % 100 == 0 or n == len(premises):
+            progress("generate", n, len(premises))
+    return candidates
+
+
+def _generated(gen: Generator, premise: str, hit: tuple[ImpliIdiomMatch, str] | None) -> tuple[str | None, list[str]]:
+    """The premise with the idiom replaced by its realised definition, and the pair checks it fails (None: no idiom)."""
+    if hit is None:
+        return None, []
+    m, dtext = hit
+    r = gen.realise(dtext, m, gen.doc(premise))
+    hyp = premise[: m.start_char] + r.text + premise[m.end_char :]
+    return hyp, check_pair(premise, hyp, span=(m.start_char, m.end_char), matched=m.text, replacement=r.text, unfilled=r.unfilled)
+
+
 def regenerate_impli(
     data_dir: str | Path,
     sources: Sequence[str] = ("magpie", "pie", "semeval"),
@@ -343,14 +426,7 @@ def regenerate_impli(
     """
     nlp = nlp if nlp is not None else load_nlp()
     derivation = derive_lexicon(data_dir, ("fig_context",), sources, nlp, progress)
-    gold: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-    lines: Counter[tuple[str, str, str]] = Counter()
-    origins: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    for d in derivation.pairs:
-        key = (d.source or "", d.premise, normalise_spacing(d.definition))
-        gold[key].add(d.hypothesis)
-        lines[key] += 1
-        origins[key].append(f"{_impli_relative(d.path)}:{d.line}")
+    gold, lines, origins = _gold_items(derivation)
     keys = sorted(gold)
     population = len(keys)
     if sample is not None and sample < len(keys):
@@ -359,72 +435,24 @@ def regenerate_impli(
     gen._docs.update(derivation.docs)  # same texts, same pipeline: reuse the parses
     defs_by_key = {normalise_spacing(d.text): d.text for e in derivation.lexicon.entries.values() for d in e.definitions}
     gen.templates.prepare(defs_by_key.values(), progress, "parse definitions")
-    per_source: dict[str, SourceScore] = {s: SourceScore() for s in sources}
-    overall = SourceScore()
-    examples: dict[str, list[dict[str, Any]]] = {c: [] for c in MISMATCH_CATEGORIES}
-    filter_reasons: Counter[str] = Counter()
+    tally = _Tally({s: SourceScore() for s in sources}, max_examples)
     items: list[dict[str, Any]] = []
-    premises = list(dict.fromkeys(k[1] for k in keys))
-    candidates: dict[str, dict[str, tuple[ImpliIdiomMatch, str]]] = {}
-    progress("generate", 0, len(premises))
-    for n, premise in enumerate(premises, start=1):
-        doc = gen.doc(premise)
-        best: dict[str, tuple[ImpliIdiomMatch, str]] = {}
-        for m in gen.matcher.find(doc):
-            for d in derivation.lexicon.entries[m.key].definitions:
-                dk = normalise_spacing(d.text)
-                old = best.get(dk)
-                if old is None or (m.end_char - m.start_char, -m.start_char) > (old[0].end_char - old[0].start_char, -old[0].start_char):
-                    best[dk] = (m, d.text)
-        candidates[premise] = best
-        if n % 100 == 0 or n == len(premises):
-            progress("generate", n, len(premises))
+    candidates = _best_matches(gen, derivation.lexicon, list(dict.fromkeys(k[1] for k in keys)), progress)
     for key in keys:
         source, premise, dkey = key
-        golds = sorted(gold[key])
-        score = per_source.setdefault(source, SourceScore())
-        hit = candidates[premise].get(dkey)
-        hyp = None
-        reasons: list[str] = []
-        template = gen.templates(defs_by_key[dkey])
-        if hit is not None:
-            m, dtext = hit
-            doc = gen.doc(premise)
-            r = gen.realise(dtext, m, doc)
-            hyp = premise[: m.start_char] + r.text + premise[m.end_char :]
-            reasons = check_pair(premise, hyp, span=(m.start_char, m.end_char), matched=m.text, replacement=r.text, unfilled=r.unfilled)
-        for s in (score, overall):
-            s.items += 1
-            s.generated += hyp is not None
+        hyp, reasons = _generated(gen, premise, candidates[premise].get(dkey))
         row: dict[str, Any] = {
             "source": source,
             "premise": premise,
             "definition": defs_by_key[dkey],
-            "gold": golds,
+            "gold": sorted(gold[key]),
             "generated": hyp,
             "lines": lines[key],
             "origins": origins[key],
         }
-        if hyp is not None and hyp in gold[key]:
-            for s in (score, overall):
-                s.exact += 1
-                s.exact_ignoring_case += 1
-                s.filtered += bool(reasons)
-            filter_reasons.update(reasons)
-            row["category"] = "exact"
-            if reasons:
-                row["filter_reasons"] = reasons
-        else:
-            category, closest = categorize_mismatch(premise, hyp, golds, any(template.slots))
-            for s in (score, overall):
-                s.categories[category] += 1
-                s.exact_ignoring_case += category == "capitalisation"
-            row["category"] = category
-            if len(examples[category]) < max_examples:
-                examples[category].append(
-                    {"premise": premise, "impli": closest, "generated": hyp, "definition": defs_by_key[dkey], "source": source}
-                )
+        tally.add(row, hyp in gold[key], reasons, any(gen.templates(defs_by_key[dkey]).slots))
         items.append(row)
+    per_source, overall, examples, filter_reasons = tally.per_source, tally.overall, tally.examples, tally.filter_reasons
     return RegenerationResult(
         {k: v for k, v in per_source.items() if v.items},
         overall,
