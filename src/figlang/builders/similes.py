@@ -523,6 +523,118 @@ def _implicit(sentence: str, cut_start: int, cut_end: int, vehicle_end: int) -> 
     return new, (span_start, span_start + len(word) + 1 + vehicle_len)
 
 
+def _as_as(doc, i: int, rejected: Counter) -> tuple | None:
+    """``as ADJ/ADV as NP`` (also ``as ADV ADJ as``, ``as ADJ and ADJ as``) starting at token ``i``."""
+    n = len(doc)
+    if i + 2 >= n:
+        return None
+    k = None
+    if doc[i + 2].lower_ == "as":
+        k = i + 2
+    elif i + 3 < n and doc[i + 3].lower_ == "as" and doc[i + 1].pos_ == "ADV" and doc[i + 2].pos_ in {"ADJ", "ADV"}:
+        k = i + 3
+    elif (
+        i + 4 < n
+        and doc[i + 4].lower_ == "as"
+        and doc[i + 2].lower_ in {"and", "or"}
+        and doc[i + 1].pos_ in {"ADJ", "ADV"}
+        and doc[i + 3].pos_ in {"ADJ", "ADV"}
+    ):
+        k = i + 4  # as formal and unnatural as the hoops
+    if k is None:
+        return None
+    prop_tok = doc[k - 1]
+    if prop_tok.pos_ not in {"ADJ", "ADV"} and prop_tok.tag_ not in {"JJ", "RB", "VBN"}:
+        rejected["as_as_property_not_adj"] += 1
+    elif prop_tok.lower_ in AS_PROPERTY_STOP:
+        rejected["as_as_degree_word"] += 1
+    elif i > 0 and doc[i - 1].lower_ in MULTIPLIERS:
+        rejected["quantity_comparison"] += 1
+    else:
+        return ("as_as", i, k, doc[i + 1 : k])
+    return None
+
+
+def _bare_as(doc, i: int) -> tuple | None:
+    """``ADJ as NP`` ("white as a sheet") at the ``as`` of token ``i``."""
+    n = len(doc)
+    if not (0 < i < n - 1) or any(doc[x].lower_ == "as" for x in range(max(0, i - 5), i)):
+        return None
+    prop_tok = doc[i - 1]
+    if (
+        prop_tok.pos_ == "ADJ"
+        and prop_tok.tag_ == "JJ"
+        and prop_tok.lower_ not in AS_PROPERTY_STOP
+        and prop_tok.lower_ not in ROLE_ADJECTIVES
+        and not prop_tok.lower_.endswith(("able", "ible"))
+        and doc[i + 1].pos_ in {"DET", "NOUN", "PROPN", "ADJ", "VERB"}
+        # an attributive adjective before its noun ("a white as ...") is not a property here
+        and not (prop_tok.dep_ == "amod" and prop_tok.head.i > prop_tok.i)
+        # "not so gruesome as last night", "too proud as a rule": comparisons of degree
+        and not (i >= 2 and doc[i - 2].lower_ in {"so", "too", "more", "less", "most", "least"})
+    ):
+        return ("bare_as", i - 1, i, doc[i - 1 : i])
+    return None
+
+
+def _like(doc, i: int, implicit_like: bool, rejected: Counter) -> tuple | None:
+    """``ADJ/ADV like NP`` ("ran fast like the wind") or, with ``implicit_like``, ``VERB like NP`` at token ``i``."""
+    tok, n = doc[i], len(doc)
+    if not (0 < i < n - 1 and tok.pos_ in {"ADP", "SCONJ", "INTJ"} and tok.tag_ == "IN"):
+        return None
+    prev = doc[i - 1]
+    if doc[i + 1].lower_ == "to":
+        rejected["like_to"] += 1
+    elif (
+        prev.pos_ in {"ADJ", "ADV"}
+        and prev.lower_ not in LIKE_PROPERTY_STOP
+        and prev.tag_ in {"JJ", "RB", "JJR", "RBR"}
+        and (
+            prev.pos_ == "ADJ"
+            or prev.lower_.endswith("ly")
+            or prev.lower_ in {"fast", "hard", "loud", "straight", "low", "high", "quick", "deep", "tight"}
+        )
+    ):
+        return ("adj_like", i - 1, i, doc[i - 1 : i])
+    elif implicit_like and prev.pos_ in {"VERB", "AUX"} and prev.lemma_ not in {"look", "seem", "feel", "sound", "be", "would"}:
+        return ("verb_like", i, i, None)
+    return None
+
+
+def _vehicle_problem(doc, v_start: int, v_end: int, head) -> str | None:
+    """Why a vehicle makes the comparison literal rather than a simile, or None."""
+    if head.pos_ == "PROPN" and doc[v_start].pos_ != "DET":
+        return "name_vehicle"  # "as tall as Tom", "famous as Nelson": a comparison or a role, rarely a simile
+    if doc[v_start].lower_ in {"his", "her", "their", "its", "our"} or any(t.lower_ == "own" for t in doc[v_start:v_end]):
+        # "as shy as his son", "as odd as his squint", "as large as his own cabin": in a first
+        # sample of 100 Gutenberg hits every such vehicle was a literal comparison
+        return "possessive_vehicle"
+    if doc[v_start].lower_ in QUANTIFIERS:
+        return "quantified_vehicle"  # "as good as most girls", "as brave as any man"
+    return None
+
+
+def _hit(doc, i: int, found: tuple, v_start: int, v_end: int) -> SimileHit:
+    """The simile of pattern ``found`` at token ``i`` with its vehicle doc[v_start:v_end], and its implicit form."""
+    pattern, cut_from, comp_tok, prop_span = found
+    tok, text = doc[i], doc.text
+    span_start = doc[cut_from].idx if pattern != "verb_like" else tok.idx
+    span_end = doc[v_end - 1].idx + len(doc[v_end - 1].text)
+    prop = prop_span.text if prop_span is not None else None
+    topic = _topic(prop_span[-1]) if prop_span is not None else _topic(doc[i - 1])
+    vehicle = doc[v_start:v_end].text
+    if pattern == "verb_like":
+        implicit_sentence, implicit_span = text, (tok.idx, span_end)
+    else:
+        cut_start = doc[cut_from].idx
+        cut_end = doc[comp_tok].idx + len(doc[comp_tok].text)
+        implicit_sentence, implicit_span = _implicit(text, cut_start, cut_end, span_end)
+    implicit = implicit_sentence[implicit_span[0] : implicit_span[1]]
+    return SimileHit(
+        pattern, topic, prop, vehicle, text[span_start:span_end], (span_start, span_end), implicit, implicit_sentence, implicit_span, text
+    )
+
+
 def find_similes(
     doc, bare_as: bool = True, implicit_like: bool = False, rejected: Counter | None = None, rejected_examples: list | None = None
 ) -> list[SimileHit]:
@@ -533,72 +645,18 @@ def find_similes(
     """
     rejected = rejected if rejected is not None else Counter()
     hits: list[SimileHit] = []
-    text = doc.text
     n = len(doc)
     used: set[int] = set()
     for i, tok in enumerate(doc):
         low = tok.lower_
-        found = None
-        if low == "as" and i + 2 < n:
-            # as ADJ/ADV as NP  (also: as ADV ADJ as NP)
-            k = None
-            if doc[i + 2].lower_ == "as":
-                k = i + 2
-            elif i + 3 < n and doc[i + 3].lower_ == "as" and doc[i + 1].pos_ == "ADV" and doc[i + 2].pos_ in {"ADJ", "ADV"}:
-                k = i + 3
-            elif (
-                i + 4 < n
-                and doc[i + 4].lower_ == "as"
-                and doc[i + 2].lower_ in {"and", "or"}
-                and doc[i + 1].pos_ in {"ADJ", "ADV"}
-                and doc[i + 3].pos_ in {"ADJ", "ADV"}
-            ):
-                k = i + 4  # as formal and unnatural as the hoops
-            if k is not None:
-                prop_tok = doc[k - 1]
-                if prop_tok.pos_ not in {"ADJ", "ADV"} and prop_tok.tag_ not in {"JJ", "RB", "VBN"}:
-                    rejected["as_as_property_not_adj"] += 1
-                elif prop_tok.lower_ in AS_PROPERTY_STOP:
-                    rejected["as_as_degree_word"] += 1
-                elif i > 0 and doc[i - 1].lower_ in MULTIPLIERS:
-                    rejected["quantity_comparison"] += 1
-                else:
-                    found = ("as_as", i, k, doc[i + 1 : k])
-        if found is None and low == "as" and bare_as and 0 < i < n - 1 and not any(doc[x].lower_ == "as" for x in range(max(0, i - 5), i)):
-            prop_tok = doc[i - 1]
-            if (
-                prop_tok.pos_ == "ADJ"
-                and prop_tok.tag_ == "JJ"
-                and prop_tok.lower_ not in AS_PROPERTY_STOP
-                and prop_tok.lower_ not in ROLE_ADJECTIVES
-                and not prop_tok.lower_.endswith(("able", "ible"))
-                and doc[i + 1].pos_ in {"DET", "NOUN", "PROPN", "ADJ", "VERB"}
-                # an attributive adjective before its noun ("a white as ...") is not a property here
-                and not (prop_tok.dep_ == "amod" and prop_tok.head.i > prop_tok.i)
-                # "not so gruesome as last night", "too proud as a rule": comparisons of degree
-                and not (i >= 2 and doc[i - 2].lower_ in {"so", "too", "more", "less", "most", "least"})
-            ):
-                found = ("bare_as", i - 1, i, doc[i - 1 : i])
-        if found is None and low == "like" and 0 < i < n - 1 and tok.pos_ in {"ADP", "SCONJ", "INTJ"} and tok.tag_ == "IN":
-            prev = doc[i - 1]
-            if doc[i + 1].lower_ == "to":
-                rejected["like_to"] += 1
-            elif (
-                prev.pos_ in {"ADJ", "ADV"}
-                and prev.lower_ not in LIKE_PROPERTY_STOP
-                and prev.tag_ in {"JJ", "RB", "JJR", "RBR"}
-                and (
-                    prev.pos_ == "ADJ"
-                    or prev.lower_.endswith("ly")
-                    or prev.lower_ in {"fast", "hard", "loud", "straight", "low", "high", "quick", "deep", "tight"}
-                )
-            ):
-                found = ("adj_like", i - 1, i, doc[i - 1 : i])
-            elif implicit_like and prev.pos_ in {"VERB", "AUX"} and prev.lemma_ not in {"look", "seem", "feel", "sound", "be", "would"}:
-                found = ("verb_like", i, i, None)
+        found = _as_as(doc, i, rejected) if low == "as" else None
+        if found is None and low == "as" and bare_as:
+            found = _bare_as(doc, i)
+        if found is None and low == "like":
+            found = _like(doc, i, implicit_like, rejected)
         if found is None:
             continue
-        pattern, cut_from, comp_tok, prop_span = found
+        _pattern, cut_from, comp_tok, _prop_span = found
         if cut_from in used:
             continue
         veh = _vehicle(doc, comp_tok + 1)
@@ -608,42 +666,10 @@ def find_similes(
                 rejected_examples.append((veh, doc[cut_from : min(n, comp_tok + 5)].text))
             continue
         v_start, v_end, head = veh
-        if head.pos_ == "PROPN" and doc[v_start].pos_ != "DET":
-            rejected["name_vehicle"] += 1  # "as tall as Tom", "famous as Nelson": a comparison or a role, rarely a simile
-            continue
-        if doc[v_start].lower_ in {"his", "her", "their", "its", "our"} or any(t.lower_ == "own" for t in doc[v_start:v_end]):
-            # "as shy as his son", "as odd as his squint", "as large as his own cabin": in a first
-            # sample of 100 Gutenberg hits every such vehicle was a literal comparison
-            rejected["possessive_vehicle"] += 1
-            continue
-        if doc[v_start].lower_ in QUANTIFIERS:
-            rejected["quantified_vehicle"] += 1  # "as good as most girls", "as brave as any man"
+        problem = _vehicle_problem(doc, v_start, v_end, head)
+        if problem is not None:
+            rejected[problem] += 1
             continue
         used.update(range(cut_from, v_end))
-        span_start = doc[cut_from].idx if pattern != "verb_like" else tok.idx
-        span_end = doc[v_end - 1].idx + len(doc[v_end - 1].text)
-        prop = prop_span.text if prop_span is not None else None
-        topic = _topic(prop_span[-1]) if prop_span is not None else _topic(doc[i - 1])
-        vehicle = doc[v_start:v_end].text
-        if pattern == "verb_like":
-            implicit_sentence, implicit_span = text, (tok.idx, span_end)
-        else:
-            cut_start = doc[cut_from].idx
-            cut_end = doc[comp_tok].idx + len(doc[comp_tok].text)
-            implicit_sentence, implicit_span = _implicit(text, cut_start, cut_end, span_end)
-        implicit = implicit_sentence[implicit_span[0] : implicit_span[1]]
-        hits.append(
-            SimileHit(
-                pattern,
-                topic,
-                prop,
-                vehicle,
-                text[span_start:span_end],
-                (span_start, span_end),
-                implicit,
-                implicit_sentence,
-                implicit_span,
-                text,
-            )
-        )
+        hits.append(_hit(doc, i, found, v_start, v_end))
     return hits
