@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -326,6 +327,81 @@ def _generation_tests(metric: str, xa: list[float], xb: list[float]) -> list[dic
     return [{**t, "metric": metric}, {**w, "metric": metric}]
 
 
+@dataclass
+class _Paired:
+    """Two generation runs' scored rows on the items both scored, and how their differences are resampled."""
+
+    a: Run
+    b: Run
+    ra: dict[str, dict[str, Any]]
+    rb: dict[str, dict[str, Any]]
+    ids: list[str]
+    clusters: list[str] | None
+    seed: int
+    n_resamples: int
+    xa: list[float] = field(default_factory=list)  # the last compared metric's per-item scores, in ``ids`` order
+    xb: list[float] = field(default_factory=list)
+
+    def metric(self, key: str, warnings: list[str]) -> tuple[dict[str, Any] | None, str]:
+        """One metric recomputed per item for both runs, as each run's evaluation configured it: (its entry, "") or
+        (None, why it cannot be compared)."""
+        a, b = self.a, self.b
+        ca, cb = _recorded_config(a, key, warnings), _recorded_config(b, key, warnings)
+        if _comparable_config(ca) != _comparable_config(cb):
+            return None, "the runs computed it with different configurations (results.json metrics.generation.configs)"
+        metric = _build_metric(key, ca)
+        built = metric.config()
+        if "metric" in ca and _comparable_config(built) != _comparable_config(ca):
+            diff = sorted(k for k in set(built) | set(ca) if _comparable_config(built).get(k) != _comparable_config(ca).get(k))
+            return None, f"its recorded configuration cannot be rebuilt here (differs in {', '.join(diff)})"
+        for run, cfg in ((a, ca), (b, cb)):
+            if cfg.get("library_version") and cfg["library_version"] != built.get("library_version"):
+                warnings.append(
+                    f"{run.path} computed {key} with {cfg.get('library')} {cfg['library_version']}, "
+                    f"this environment has {built.get('library_version')}"
+                )
+        per_run: dict[str, dict[str, float]] = {}
+        recomputed: dict[str, float] = {}
+        for side, rows in (("a", self.ra), ("b", self.rb)):
+            order = list(rows)
+            result = metric.compute([_samples(rows[i]) for i in order], [list(rows[i]["references"]) for i in order])
+            per_run[side] = dict(zip(order, result.per_item))
+            recomputed[side] = result.score
+        self.xa = [per_run["a"][i] for i in self.ids]
+        self.xb = [per_run["b"][i] for i in self.ids]
+        entry = self._entry(built.get("scale"), built)
+        for side, run in (("a", a), ("b", b)):
+            reported = _generation_block(run).get(key)
+            entry[f"run_mean_{side}"] = recomputed[side]  # over every item the run scored, paired or not
+            entry[f"results_json_{side}"] = reported
+            if isinstance(reported, (int, float)) and not math.isclose(recomputed[side], reported, rel_tol=1e-9, abs_tol=1e-12):
+                warnings.append(
+                    f"{key} recomputed for {run.path} is {recomputed[side]:.6g}, its results.json says "
+                    f"{reported:.6g}: the per-item scores may not be the evaluation's"
+                )
+        return entry, ""
+
+    def bertscore(self) -> dict[str, Any] | None:
+        """BERTScore from the per-item values both runs' rows carry (None when they do not: no model is loaded here)."""
+        sa = [_per_item_bertscore(self.ra[i]) for i in self.ids]
+        sb = [_per_item_bertscore(self.rb[i]) for i in self.ids]
+        if not all(v is not None for v in sa + sb):
+            return None
+        self.xa, self.xb = [float(v) for v in sa], [float(v) for v in sb]  # type: ignore[arg-type]
+        config = (_generation_block(self.a).get("configs") or {}).get(BERTSCORE_KEY)
+        return {**self._entry("0-1", config), "source": "per-item values in predictions.jsonl"}
+
+    def _entry(self, scale: Any, config: Any) -> dict[str, Any]:
+        xa, xb = self.xa, self.xb
+        return {
+            "mean_a": sum(xa) / len(xa),
+            "mean_b": sum(xb) / len(xb),
+            "scale": scale,
+            "config": config,
+            "bootstrap": paired_bootstrap(xa, xb, n_resamples=self.n_resamples, seed=self.seed, clusters=self.clusters),
+        }
+
+
 def compare_generation_runs(
     a: Run,
     b: Run,
@@ -356,65 +432,19 @@ def compare_generation_runs(
     metrics: dict[str, Any] = {}
     skipped: dict[str, str] = {}
     tests: list[dict[str, Any]] = []
-    clusters = [row_cluster(ra[i], ci_cluster) for i in ids] if ci_cluster else None
+    paired = _Paired(a, b, ra, rb, ids, [row_cluster(ra[i], ci_cluster) for i in ids] if ci_cluster else None, seed, n_resamples)
     for key in GENERATION_METRICS:
-        ca, cb = _recorded_config(a, key, warnings), _recorded_config(b, key, warnings)
-        if _comparable_config(ca) != _comparable_config(cb):
-            skipped[key] = "the runs computed it with different configurations (results.json metrics.generation.configs)"
+        entry, why = paired.metric(key, warnings)
+        if entry is None:
+            skipped[key] = why
             continue
-        metric = _build_metric(key, ca)
-        built = metric.config()
-        if "metric" in ca and _comparable_config(built) != _comparable_config(ca):
-            diff = sorted(k for k in set(built) | set(ca) if _comparable_config(built).get(k) != _comparable_config(ca).get(k))
-            skipped[key] = f"its recorded configuration cannot be rebuilt here (differs in {', '.join(diff)})"
-            continue
-        for run, cfg in ((a, ca), (b, cb)):
-            if cfg.get("library_version") and cfg["library_version"] != built.get("library_version"):
-                warnings.append(
-                    f"{run.path} computed {key} with {cfg.get('library')} {cfg['library_version']}, "
-                    f"this environment has {built.get('library_version')}"
-                )
-        per_run: dict[str, dict[str, float]] = {}
-        recomputed: dict[str, float] = {}
-        for side, rows in (("a", ra), ("b", rb)):
-            order = list(rows)
-            result = metric.compute([_samples(rows[i]) for i in order], [list(rows[i]["references"]) for i in order])
-            per_run[side] = dict(zip(order, result.per_item))
-            recomputed[side] = result.score
-        xa = [per_run["a"][i] for i in ids]
-        xb = [per_run["b"][i] for i in ids]
-        entry: dict[str, Any] = {
-            "mean_a": sum(xa) / len(xa),
-            "mean_b": sum(xb) / len(xb),
-            "scale": built.get("scale"),
-            "config": built,
-            "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed, clusters=clusters),
-        }
-        for side, run in (("a", a), ("b", b)):
-            reported = _generation_block(run).get(key)
-            entry[f"run_mean_{side}"] = recomputed[side]  # over every item the run scored, paired or not
-            entry[f"results_json_{side}"] = reported
-            if isinstance(reported, (int, float)) and not math.isclose(recomputed[side], reported, rel_tol=1e-9, abs_tol=1e-12):
-                warnings.append(
-                    f"{key} recomputed for {run.path} is {recomputed[side]:.6g}, its results.json says "
-                    f"{reported:.6g}: the per-item scores may not be the evaluation's"
-                )
         metrics[key] = entry
-        tests += _generation_tests(key, xa, xb)
+        tests += _generation_tests(key, paired.xa, paired.xb)
     if BERTSCORE_KEY in _generation_block(a) or BERTSCORE_KEY in _generation_block(b):
-        sa = [_per_item_bertscore(ra[i]) for i in ids]
-        sb = [_per_item_bertscore(rb[i]) for i in ids]
-        if all(v is not None for v in sa + sb):
-            xa, xb = [float(v) for v in sa], [float(v) for v in sb]  # type: ignore[arg-type]
-            metrics[BERTSCORE_KEY] = {
-                "mean_a": sum(xa) / len(xa),
-                "mean_b": sum(xb) / len(xb),
-                "scale": "0-1",
-                "config": (_generation_block(a).get("configs") or {}).get(BERTSCORE_KEY),
-                "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed, clusters=clusters),
-                "source": "per-item values in predictions.jsonl",
-            }
-            tests += _generation_tests(BERTSCORE_KEY, xa, xb)
+        entry = paired.bertscore()
+        if entry is not None:
+            metrics[BERTSCORE_KEY] = entry
+            tests += _generation_tests(BERTSCORE_KEY, paired.xa, paired.xb)
         else:
             skipped[BERTSCORE_KEY] = (
                 "predictions.jsonl has no per-item BERTScore in both runs, and compare loads no model; "
