@@ -291,6 +291,63 @@ def _group_score(items: Sequence[FluteItemScore], thresholds: Sequence[int], sem
     )
 
 
+@dataclass
+class _Found:
+    """The problems met while scoring predictions item by item (ids, in gold order)."""
+
+    missing: list[str] = field(default_factory=list)
+    bad_labels: list[tuple[str, str]] = field(default_factory=list)
+    missing_similarity: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)
+
+    def score(self, g: Any, preds: list[Any], similarity: Mapping[str, Any], semantics: FluteSemantics) -> FluteItemScore:
+        """One gold item's score from its predictions (none, one, or duplicates)."""
+        if not preds:
+            self.missing.append(g.id)
+            return FluteItemScore(g.id, g.figure_type, g.label, None, False, None, "missing")
+        if len(preds) > 1:
+            return FluteItemScore(g.id, g.figure_type, g.label, None, False, None, "duplicate")
+        p = preds[0]
+        label = normalize_flute_label(_pred_label(p))
+        correct = label is not None and label == g.label
+        status = "ok"
+        if label is None:
+            self.bad_labels.append((g.id, _text(_pred_label(p))))
+            status = "bad_label"
+        score: float | None
+        if not _pred_explanation(p).strip():
+            self.empty.append(g.id)
+            score = 0.0
+            status = "empty_explanation" if status == "ok" else status
+        elif g.id in similarity:
+            score = explanation_score(_as_similarity(similarity[g.id]), semantics)
+        else:
+            score = None
+            if correct:
+                self.missing_similarity.append(g.id)
+                status = "missing_similarity"
+        return FluteItemScore(g.id, g.figure_type, g.label, label, correct, score, status)
+
+
+def _report_config(semantics: str, thresholds: tuple[int, ...], allow_partial: bool) -> dict[str, Any]:
+    """How the report was scored (the rules behind its numbers)."""
+    return {
+        "task": "flute",
+        "semantics": semantics,
+        "thresholds": list(thresholds),
+        "score_formula": "int(50 * (bertscore_f1 + bleurt))" if semantics == "shared_task" else "50 * (bertscore_f1 + bleurt)",
+        "count_rule": (
+            "label correct and (threshold == 0 or score >= threshold)"
+            if semantics == "shared_task"
+            else "label correct and (threshold == 0 or score > threshold)"
+        ),
+        "empty_explanation_score": 0,
+        "allow_partial": allow_partial,
+        "unscorable_items": "counted as wrong, kept in the denominator",
+        "alignment": "by id",
+    }
+
+
 def flute_scores(
     gold: Sequence[Any],
     predictions: Sequence[Any],
@@ -321,42 +378,11 @@ def flute_scores(
     gold_ids = {g.id for g in gold_items}
     by_id = _predictions_by_id(predictions)
 
-    missing: list[str] = []
+    found = _Found()
+    items = [found.score(g, by_id.get(g.id, []), similarity, semantics) for g in gold_items]
+    missing, bad_labels, missing_sim, empty = found.missing, found.bad_labels, found.missing_similarity, found.empty
     duplicates = sorted(i for i, ps in by_id.items() if len(ps) > 1)
     unknown = sorted(i for i in by_id if i not in gold_ids)
-    bad_labels: list[tuple[str, str]] = []
-    missing_sim: list[str] = []
-    empty: list[str] = []
-    items: list[FluteItemScore] = []
-    for g in gold_items:
-        preds = by_id.get(g.id, [])
-        if not preds:
-            missing.append(g.id)
-            items.append(FluteItemScore(g.id, g.figure_type, g.label, None, False, None, "missing"))
-            continue
-        if len(preds) > 1:
-            items.append(FluteItemScore(g.id, g.figure_type, g.label, None, False, None, "duplicate"))
-            continue
-        p = preds[0]
-        label = normalize_flute_label(_pred_label(p))
-        correct = label is not None and label == g.label
-        status = "ok"
-        if label is None:
-            bad_labels.append((g.id, _text(_pred_label(p))))
-            status = "bad_label"
-        score: float | None
-        if not _pred_explanation(p).strip():
-            empty.append(g.id)
-            score = 0.0
-            status = "empty_explanation" if status == "ok" else status
-        elif g.id in similarity:
-            score = explanation_score(_as_similarity(similarity[g.id]), semantics)
-        else:
-            score = None
-            if correct:
-                missing_sim.append(g.id)
-                status = "missing_similarity"
-        items.append(FluteItemScore(g.id, g.figure_type, g.label, label, correct, score, status))
 
     problems = FluteProblems(
         missing_ids=tuple(missing),
@@ -375,21 +401,7 @@ def flute_scores(
     groups: dict[str, list[FluteItemScore]] = {}
     for item in items:
         groups.setdefault(item.figure_type, []).append(item)
-    config: dict[str, Any] = {
-        "task": "flute",
-        "semantics": semantics,
-        "thresholds": list(thresholds),
-        "score_formula": "int(50 * (bertscore_f1 + bleurt))" if semantics == "shared_task" else "50 * (bertscore_f1 + bleurt)",
-        "count_rule": (
-            "label correct and (threshold == 0 or score >= threshold)"
-            if semantics == "shared_task"
-            else "label correct and (threshold == 0 or score > threshold)"
-        ),
-        "empty_explanation_score": 0,
-        "allow_partial": allow_partial,
-        "unscorable_items": "counted as wrong, kept in the denominator",
-        "alignment": "by id",
-    }
+    config = _report_config(semantics, thresholds, allow_partial)
     if similarity_config is not None:
         config.update(similarity_config)
     return FluteReport(
