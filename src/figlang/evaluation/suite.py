@@ -432,6 +432,71 @@ def _free_frozen_bases() -> None:
         loaded.clear_frozen_encoders()
 
 
+@dataclass(frozen=True)
+class _SuiteSettings:
+    """What every entry of one suite run shares."""
+
+    model: str
+    root: Path
+    out_dir: Path | None
+    limit: int | None
+    full: bool
+    seed: int
+    cache_dir: str | Path | None
+    use_cache: bool
+    threads: int | None
+    dtype: str | None
+    progress: bool
+
+    def run(self, entry: SuiteEntry) -> SuiteRow:
+        """One entry through the harness (on a stratified sample where capped); its row."""
+        model, root, out_dir, seed, limit = self.model, self.root, self.out_dir, self.seed, self.limit
+        task = get_task(entry.task)
+        split = task.check_split(entry.split)
+        n_split = len(task.load(split, root))
+        caps = [x for x in ((None if self.full else entry.limit), limit) if x is not None]
+        cap = min(caps) if caps else None
+        sampled = cap is not None and cap < n_split
+        run_task = _sampled_task(task, split, cap, seed) if sampled else task
+        t0, c0 = time.perf_counter(), time.process_time()
+        sample = {"suite_sample": {"n": cap, "of": n_split, "how": "stratified by gold label", "seed": seed}} if sampled else None
+        entry_model = entry.model_for(model)
+        base = _head_base(entry_model) if entry.method == "trained" else BEST_NLI_MODEL
+        extra = {**(sample or {}), "suite_entry": {"name": entry.name, "benchmark": entry.benchmark, "about": entry.describe(model, base)}}
+        result = evaluate(
+            run_task,
+            entry.method,
+            model=entry_model,
+            split=split,
+            data_dir=root,
+            out_dir=out_dir / entry.name if out_dir else None,
+            cache_dir=self.cache_dir,
+            use_cache=self.use_cache,
+            seed=seed,
+            method_options=_method_options(entry, self.threads, self.dtype),
+            progress=self.progress,
+            extra=extra,
+        )
+        counts = Counter(_gold(r) for r in result.records)
+        majority = max(counts.values()) / len(result.records) if result.records else None
+        return SuiteRow(
+            entry,
+            split,
+            len(result.records),
+            n_split,
+            sampled,
+            result.metrics,
+            majority,
+            time.perf_counter() - t0,
+            result.out_dir,
+            result.results.get("run", {}).get("cache", {}),
+            entry_model,
+            seed,
+            time.process_time() - c0,
+            base,
+        )
+
+
 def run_suite(
     model: str = DEFAULT_MODEL,
     data_dir: str | Path | None = None,
@@ -463,55 +528,11 @@ def run_suite(
             _head_base(entry.model_for(model))
     rows: list[SuiteRow] = []
     start, cpu_start = time.perf_counter(), time.process_time()
+    settings = _SuiteSettings(model, root, out_dir, limit, full, seed, cache_dir, use_cache, threads, dtype, progress)
     for entry in entries:
         if entry.method != "trained":
             _free_frozen_bases()
-        task = get_task(entry.task)
-        split = task.check_split(entry.split)
-        n_split = len(task.load(split, root))
-        caps = [x for x in ((None if full else entry.limit), limit) if x is not None]
-        cap = min(caps) if caps else None
-        sampled = cap is not None and cap < n_split
-        run_task = _sampled_task(task, split, cap, seed) if sampled else task
-        t0, c0 = time.perf_counter(), time.process_time()
-        sample = {"suite_sample": {"n": cap, "of": n_split, "how": "stratified by gold label", "seed": seed}} if sampled else None
-        entry_model = entry.model_for(model)
-        base = _head_base(entry_model) if entry.method == "trained" else BEST_NLI_MODEL
-        extra = {**(sample or {}), "suite_entry": {"name": entry.name, "benchmark": entry.benchmark, "about": entry.describe(model, base)}}
-        result = evaluate(
-            run_task,
-            entry.method,
-            model=entry_model,
-            split=split,
-            data_dir=root,
-            out_dir=out_dir / entry.name if out_dir else None,
-            cache_dir=cache_dir,
-            use_cache=use_cache,
-            seed=seed,
-            method_options=_method_options(entry, threads, dtype),
-            progress=progress,
-            extra=extra,
-        )
-        counts = Counter(_gold(r) for r in result.records)
-        majority = max(counts.values()) / len(result.records) if result.records else None
-        rows.append(
-            SuiteRow(
-                entry,
-                split,
-                len(result.records),
-                n_split,
-                sampled,
-                result.metrics,
-                majority,
-                time.perf_counter() - t0,
-                result.out_dir,
-                result.results.get("run", {}).get("cache", {}),
-                entry_model,
-                seed,
-                time.process_time() - c0,
-                base,
-            )
-        )
+        rows.append(settings.run(entry))
     _free_frozen_bases()
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     result = SuiteResult(
