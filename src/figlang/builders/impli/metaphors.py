@@ -183,6 +183,48 @@ def _find_target(item: MetaphorItem, doc: Doc) -> int | None:
     return hits[0] if hits else None
 
 
+def _literal_word(item: MetaphorItem, upos: str, replacements: dict[str, str], wn: Any) -> tuple[str | None, str]:
+    """The literal word for the metaphorical one, and where it came from (the replacements file, or a WordNet synset)."""
+    from ..wordnet import literal_replacement
+
+    literal = replacements.get(normalise_spacing(item.metaphor)) or replacements.get(item.target)
+    how = "replacements file"
+    if literal is None and wn is not None:
+        subject, obj = (item.words[0] or None, item.words[2] or None) if item.kind == "SVO" else (None, None)
+        choice = literal_replacement(item.target, upos, item.context, wn, subject=subject, obj=obj)
+        if choice is not None:
+            literal, how = choice.word.replace("_", " "), f"wordnet:{choice.synset}:{choice.relation}"
+    return literal, how
+
+
+def _realised(literal: str, tok: Any, upos: str) -> str:
+    """The literal word in the replaced word's inflection (a verb's tense and agreement) and capitalisation."""
+    if upos == "VERB":
+        person, number = subject_features(tok)
+        tag = tok.tag_ if tok.tag_ in VERB_TAGS else "VB"
+        new = inflect_verb(literal, tag, person, number)
+    else:
+        new = literal
+    return capitalize_first(new) if tok.text[:1].isupper() else new
+
+
+def _prefix_with_article(doc: Any, i: int, new: str, upos: str, ops: list[str]) -> str:
+    """The sentence before token ``i``, its "a"/"an" made to agree with an adjective's replacement (said in ``ops``)."""
+    start_char = doc[i].idx
+    prefix = doc.text[:start_char]
+    j = i - 1
+    while j >= 0 and doc[j].is_space:  # "a\xa0weak": spaCy makes the no-break space a token
+        j -= 1
+    if j >= 0 and normalise_word(doc[j].text) in ("a", "an") and upos == "ADJ":
+        art = doc[j]
+        want = indefinite_article(new)
+        if normalise_word(art.text) != want:
+            want = want.capitalize() if art.text[:1].isupper() else want
+            prefix = doc.text[: art.idx] + want + doc.text[art.idx + len(art.text) : start_char]
+            ops.append(f"article:{art.text}->{want}")
+    return prefix
+
+
 def build_metaphor_pairs(
     items: Sequence[MetaphorItem],
     nlp: Language | None = None,
@@ -197,8 +239,6 @@ def build_metaphor_pairs(
     when given, else from WordNet (:func:`figlang.builders.wordnet.literal_replacement`). It takes
     the replaced word's inflection, and a preceding "a"/"an" is made to agree.
     """
-    from ..wordnet import literal_replacement
-
     nlp = nlp if nlp is not None else load_nlp()
     wn = wordnet
     if wn is None and not replacements:
@@ -221,37 +261,14 @@ def build_metaphor_pairs(
             continue
         tok = doc[i]
         upos = "ADJ" if item.kind == "AN" else "VERB"
-        literal = replacements.get(normalise_spacing(item.metaphor)) or replacements.get(item.target)
-        how = "replacements file"
-        if literal is None and wn is not None:
-            subject, obj = (item.words[0] or None, item.words[2] or None) if item.kind == "SVO" else (None, None)
-            choice = literal_replacement(item.target, upos, item.context, wn, subject=subject, obj=obj)
-            if choice is not None:
-                literal, how = choice.word.replace("_", " "), f"wordnet:{choice.synset}:{choice.relation}"
+        literal, how = _literal_word(item, upos, replacements, wn)
         if not literal:
             report.skip("no_literal_replacement", as_sentence, metaphor=item.metaphor)
             continue
         ops = [f"literal:{item.target}->{literal}({how})"]
-        if upos == "VERB":
-            person, number = subject_features(tok)
-            tag = tok.tag_ if tok.tag_ in VERB_TAGS else "VB"
-            new = inflect_verb(literal, tag, person, number)
-        else:
-            new = literal
-        if tok.text[:1].isupper():
-            new = capitalize_first(new)
+        new = _realised(literal, tok, upos)
         start_char, end_char = tok.idx, tok.idx + len(tok.text)
-        prefix = doc.text[:start_char]
-        j = i - 1
-        while j >= 0 and doc[j].is_space:  # "a\xa0weak": spaCy makes the no-break space a token
-            j -= 1
-        if j >= 0 and normalise_word(doc[j].text) in ("a", "an") and upos == "ADJ":
-            art = doc[j]
-            want = indefinite_article(new)
-            if normalise_word(art.text) != want:
-                want = want.capitalize() if art.text[:1].isupper() else want
-                prefix = doc.text[: art.idx] + want + doc.text[art.idx + len(art.text) : start_char]
-                ops.append(f"article:{art.text}->{want}")
+        prefix = _prefix_with_article(doc, i, new, upos, ops)
         hyp = prefix + new + doc.text[end_char:]
         reasons = check_pair(doc.text, hyp, span=(start_char, end_char), matched=tok.text, replacement=new)
         if (doc.text, hyp) in seen and not reasons:
