@@ -147,6 +147,72 @@ def _md_cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _card_source(task: Task, sources: Sequence[DatasetSource]) -> list[str]:
+    lines = ["## Source", ""]
+    if sources:
+        for s in sources:
+            lines += [f"- **{s.title}**: [{s.owner}/{s.repo}]({s.github_url}) at commit `{s.commit}`", f"  - license: {s.license}"]
+    else:
+        lines.append(f"- a user task spec: `{Path(task.spec_path).name if task.spec_path else task.name}` (no published source recorded)")
+    return lines
+
+
+def _card_splits(splits: dict[str, list[Record]]) -> list[str]:
+    """The card's table of splits: rows and label counts."""
+    lines = ["", "## Splits", "", "| split | rows | labels |", "|---|---:|---|"]
+    for split, recs in splits.items():
+        counts: dict[str, int] = {}
+        for r in recs:
+            key = (
+                "placeholder"
+                if getattr(r, "label_is_placeholder", False)
+                else str(getattr(r, "label", None) if not isinstance(r, GenerationRecord) else f"{len(r.references)} refs")
+            )
+            counts[key] = counts.get(key, 0) + 1
+        shown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+        lines.append(f"| {split} | {len(recs)} | {_md_cell(shown)} |")
+    return lines + ["", "Cloze labels are 0-based option indices."]
+
+
+def _card_findings(splits: dict[str, list[Record]], reports: dict[str, LoadReport]) -> list[str]:
+    """The quirks figlang's checks find (placeholder labels, overlap between splits, contradictory duplicates, loader
+    notes, missing simile properties), one bullet each."""
+    lines: list[str] = []
+    for split, recs in splits.items():
+        why = detect_placeholder_labels(recs) if recs else None
+        if why:
+            lines.append(f"- **Placeholder labels in `{split}`**: {why}.")
+    if len(splits) > 1:
+        report = overlap_report(splits)
+        shared = [p for p in report.pairs if p.items.distinct or p.contexts.distinct or p.expressions.distinct]
+        if shared:
+            lines += [
+                "- **Overlap between splits** (a model trained on one split has seen these items, contexts or "
+                "idioms of the other; the official idiom dev shares its idioms with train, so dev accuracy "
+                "overstates accuracy on unseen idioms; figlang offers expression-disjoint `dev-disjoint` / "
+                "`train-disjoint` splits carved from train):",
+                "",
+                report.to_markdown(),
+            ]
+    conflicts = label_conflicts(splits)
+    if conflicts:
+        lines.append(f"- **The same item with contradictory gold labels** ({len(conflicts)}): a model cannot be right on both copies.")
+        lines += [f"  - {_md_cell(c)}" for c in conflicts[:20]]
+        if len(conflicts) > 20:
+            lines.append(f"  - … and {len(conflicts) - 20} more")
+    for split, rep in reports.items():
+        if rep.warnings:
+            lines.append(
+                f"- **Loader notes for `{split}`** ({len(rep.warnings)}): "
+                + _md_cell("; ".join(str(w) for w in rep.warnings[:5]))
+                + (" …" if len(rep.warnings) > 5 else "")
+            )
+    missing = sum(1 for recs in splits.values() for r in recs if isinstance(r, ClozeRecord) and r.meta.get("property_missing"))
+    if missing:
+        lines.append(f"- {missing} simile record(s) publish `property` as the boolean `false`: `meaning` is null there.")
+    return lines
+
+
 def dataset_card(task: Task, splits: dict[str, list[Record]], reports: dict[str, LoadReport], sources: Sequence[DatasetSource]) -> str:
     """The README.md: front matter for the Hub, then source, license, fields, splits and the quirks figlang found."""
     lines = [
@@ -178,69 +244,14 @@ def dataset_card(task: Task, splits: dict[str, list[Record]], reports: dict[str,
         "```",
         "",
     ]
-    lines += ["## Source", ""]
-    if sources:
-        for s in sources:
-            lines += [f"- **{s.title}**: [{s.owner}/{s.repo}]({s.github_url}) at commit `{s.commit}`", f"  - license: {s.license}"]
-    else:
-        lines.append(f"- a user task spec: `{Path(task.spec_path).name if task.spec_path else task.name}` (no published source recorded)")
-    lines += ["", "## Splits", "", "| split | rows | labels |", "|---|---:|---|"]
-    for split, recs in splits.items():
-        counts: dict[str, int] = {}
-        for r in recs:
-            key = (
-                "placeholder"
-                if getattr(r, "label_is_placeholder", False)
-                else str(getattr(r, "label", None) if not isinstance(r, GenerationRecord) else f"{len(r.references)} refs")
-            )
-            counts[key] = counts.get(key, 0) + 1
-        shown = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
-        lines.append(f"| {split} | {len(recs)} | {_md_cell(shown)} |")
-    lines += ["", "Cloze labels are 0-based option indices."]
+    lines += _card_source(task, sources)
+    lines += _card_splits(splits)
     lines += ["", "## Fields", "", "| field | meaning |", "|---|---|"]
     for f in fields(RECORD_TYPES[task.shape]):
         lines.append(f"| `{f.name}` | {_md_cell(FIELD_DOCS.get(f.name, ''))} |")
     lines += ["", "## Known quirks and hygiene findings", ""]
-    findings = 0
-    for split, recs in splits.items():
-        why = detect_placeholder_labels(recs) if recs else None
-        if why:
-            lines.append(f"- **Placeholder labels in `{split}`**: {why}.")
-            findings += 1
-    if len(splits) > 1:
-        report = overlap_report(splits)
-        shared = [p for p in report.pairs if p.items.distinct or p.contexts.distinct or p.expressions.distinct]
-        if shared:
-            findings += 1
-            lines += [
-                "- **Overlap between splits** (a model trained on one split has seen these items, contexts or "
-                "idioms of the other; the official idiom dev shares its idioms with train, so dev accuracy "
-                "overstates accuracy on unseen idioms; figlang offers expression-disjoint `dev-disjoint` / "
-                "`train-disjoint` splits carved from train):",
-                "",
-                report.to_markdown(),
-            ]
-    conflicts = label_conflicts(splits)
-    if conflicts:
-        findings += 1
-        lines.append(f"- **The same item with contradictory gold labels** ({len(conflicts)}): a model cannot be right on both copies.")
-        lines += [f"  - {_md_cell(c)}" for c in conflicts[:20]]
-        if len(conflicts) > 20:
-            lines.append(f"  - … and {len(conflicts) - 20} more")
-    for split, rep in reports.items():
-        if rep.warnings:
-            findings += 1
-            lines.append(
-                f"- **Loader notes for `{split}`** ({len(rep.warnings)}): "
-                + _md_cell("; ".join(str(w) for w in rep.warnings[:5]))
-                + (" …" if len(rep.warnings) > 5 else "")
-            )
-    missing = sum(1 for recs in splits.values() for r in recs if isinstance(r, ClozeRecord) and r.meta.get("property_missing"))
-    if missing:
-        findings += 1
-        lines.append(f"- {missing} simile record(s) publish `property` as the boolean `false`: `meaning` is null there.")
-    if not findings:
-        lines.append("- none found by figlang's checks (placeholder labels, overlap between splits, contradictory duplicates).")
+    found = _card_findings(splits, reports)
+    lines += found or ["- none found by figlang's checks (placeholder labels, overlap between splits, contradictory duplicates)."]
     return "\n".join(lines) + "\n"
 
 
