@@ -386,30 +386,14 @@ def resolve_base_url(base_url: str | None = None) -> str:
     return (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
 
 
-def download(
-    names: Iterable[str] | None = None,
-    data_dir: str | Path | None = None,
-    base_url: str | None = None,
-    force: bool = False,
-    progress: bool = True,
-    timeout: float = 60.0,
-    retries: int = 2,
-) -> DownloadReport:
-    """Download and verify the named datasets (all when None) into ``<data_dir>/<dataset>/``.
+_Todo = list[tuple[DatasetSource, SourceFile, Path, FileResult]]
+_Selection = list[tuple[DatasetSource, list[SourceFile]]]
 
-    ``names`` are dataset folder names, or ``dataset/<glob>`` for a subset of its files.
-    Files already present with the right SHA-1 are skipped; ``force`` fetches everything again
-    (and replaces a known, deliberate local modification, which is otherwise kept).
-    ``retries`` covers dropped connections (resumed with Range) and HTTP 5xx answers.
-    Failures are collected in the report, never raised; see ``DownloadReport.raise_for_failures``.
-    """
-    selection = select(list(names) if names is not None else None)
-    root = resolve_data_dir(data_dir)
-    base = resolve_base_url(base_url)
-    report = DownloadReport(data_dir=root, base_url=base)
 
-    # 1. plan: hash what is already there
-    todo: list[tuple[DatasetSource, SourceFile, Path, FileResult]] = []
+def _plan(selection: _Selection, root: Path, base: str, force: bool, report: DownloadReport) -> _Todo:
+    """The files to fetch: every selected file gets its result in ``report``; one already there with the manifest's SHA-1
+    (or a known, deliberate modification) is skipped unless ``force``."""
+    todo: _Todo = []
     for src, files in selection:
         for file in files:
             dest = root / src.name / file.path
@@ -426,8 +410,11 @@ def download(
             elif force:
                 (dest.with_name(dest.name + PART_SUFFIX)).unlink(missing_ok=True)
             todo.append((src, file, dest, result))
+    return todo
 
-    # 2. fetch
+
+def _fetch(todo: _Todo, root: Path, timeout: float, retries: int, progress: bool) -> None:
+    """Download the planned files (resuming partial ones); a host that did not answer is not tried again."""
     total = sum(f.size or 0 for _, f, _, _ in todo)
     unreachable: dict[str, DownloadError] = {}
     headers = {"User-Agent": "figlang-data-download", "Accept-Encoding": "identity"}
@@ -456,7 +443,9 @@ def download(
             finally:
                 bar.end_file()
 
-    # 3. unpack archives that loaders read unpacked
+
+def _unpack(selection: _Selection, root: Path, force: bool, report: DownloadReport) -> None:
+    """Extract the archives that loaders read unpacked (those fetched now, or all with ``force``)."""
     for src, files in selection:
         for file in files:
             if not file.extract_to:
@@ -472,6 +461,33 @@ def download(
                 continue
             if n:
                 result.note = f"extracted {n} file(s) into {file.extract_to}/"
+
+
+def download(
+    names: Iterable[str] | None = None,
+    data_dir: str | Path | None = None,
+    base_url: str | None = None,
+    force: bool = False,
+    progress: bool = True,
+    timeout: float = 60.0,
+    retries: int = 2,
+) -> DownloadReport:
+    """Download and verify the named datasets (all when None) into ``<data_dir>/<dataset>/``.
+
+    ``names`` are dataset folder names, or ``dataset/<glob>`` for a subset of its files.
+    Files already present with the right SHA-1 are skipped; ``force`` fetches everything again
+    (and replaces a known, deliberate local modification, which is otherwise kept).
+    ``retries`` covers dropped connections (resumed with Range) and HTTP 5xx answers.
+    Failures are collected in the report, never raised; see ``DownloadReport.raise_for_failures``.
+    """
+    selection = select(list(names) if names is not None else None)
+    root = resolve_data_dir(data_dir)
+    base = resolve_base_url(base_url)
+    report = DownloadReport(data_dir=root, base_url=base)
+
+    todo = _plan(selection, root, base, force, report)  # 1. what is already there is hashed, not fetched
+    _fetch(todo, root, timeout, retries, progress)  # 2.
+    _unpack(selection, root, force, report)  # 3. archives that loaders read unpacked
     return report
 
 
