@@ -90,6 +90,46 @@ class FluteSample:
     config: dict[str, Any]
 
 
+def _rows_by_id(rows_by_system: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """Each system's rows by item id; two rows for one item are an error."""
+    indexed: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for system, rows in rows_by_system.items():
+        by_id: dict[str, Mapping[str, Any]] = {}
+        for row in rows:
+            rid = str(row.get("id", ""))
+            if rid in by_id:
+                raise DataError(f"system {system!r} has two rows for item {rid!r}")
+            by_id[rid] = row
+        indexed[system] = by_id
+    return indexed
+
+
+def _shared_items(indexed: dict[str, dict[str, Mapping[str, Any]]], systems: list[str]) -> list[str]:
+    """The ids every system has (in the first system's order), refused when a system's pair text differs."""
+    first = indexed[systems[0]]
+    shared = [i for i in first if all(i in indexed[s] for s in systems[1:])]
+    if not shared:
+        raise DataError("the systems share no items: export runs of the same task and split")
+    for rid in shared:
+        base = first[rid]
+        for s in systems[1:]:
+            other = indexed[s][rid]
+            if (" ".join(str(other.get("premise", "")).split()), " ".join(str(other.get("hypothesis", "")).split())) != (
+                " ".join(str(base.get("premise", "")).split()),
+                " ".join(str(base.get("hypothesis", "")).split()),
+            ):
+                raise DataError(f"item {rid!r} has another premise or hypothesis in {s!r} than in {systems[0]!r}: runs of different data")
+    return shared
+
+
+def _explained(row: Mapping[str, Any], require_correct: bool) -> bool:
+    """Whether a system's row has an explanation (and, with ``require_correct``, its gold label)."""
+    if not str(row.get("explanation") or "").strip():
+        return False
+    correct = row["correct"] if "correct" in row else (row.get("gold") is not None and row.get("prediction") == row.get("gold"))
+    return not (require_correct and correct is not True)
+
+
 def sample_flute_items(
     rows_by_system: Mapping[str, Sequence[Mapping[str, Any]]],
     per_type: int = PER_TYPE,
@@ -110,38 +150,12 @@ def sample_flute_items(
     if per_type < 1:
         raise DataError(f"per_type must be at least 1, got {per_type}")
     systems = list(rows_by_system)
-    indexed: dict[str, dict[str, Mapping[str, Any]]] = {}
-    for system, rows in rows_by_system.items():
-        by_id: dict[str, Mapping[str, Any]] = {}
-        for row in rows:
-            rid = str(row.get("id", ""))
-            if rid in by_id:
-                raise DataError(f"system {system!r} has two rows for item {rid!r}")
-            by_id[rid] = row
-        indexed[system] = by_id
+    indexed = _rows_by_id(rows_by_system)
     first = indexed[systems[0]]
-    shared = [i for i in first if all(i in indexed[s] for s in systems[1:])]
-    if not shared:
-        raise DataError("the systems share no items: export runs of the same task and split")
-    for rid in shared:
-        base = first[rid]
-        for s in systems[1:]:
-            other = indexed[s][rid]
-            if (" ".join(str(other.get("premise", "")).split()), " ".join(str(other.get("hypothesis", "")).split())) != (
-                " ".join(str(base.get("premise", "")).split()),
-                " ".join(str(base.get("hypothesis", "")).split()),
-            ):
-                raise DataError(f"item {rid!r} has another premise or hypothesis in {s!r} than in {systems[0]!r}: runs of different data")
+    shared = _shared_items(indexed, systems)
 
     def usable(rid: str) -> bool:
-        for s in systems:
-            row = indexed[s][rid]
-            if not str(row.get("explanation") or "").strip():
-                return False
-            correct = row["correct"] if "correct" in row else (row.get("gold") is not None and row.get("prediction") == row.get("gold"))
-            if require_correct and correct is not True:
-                return False
-        return True
+        return all(_explained(indexed[s][rid], require_correct) for s in systems)
 
     items: list[FluteEvalItem] = []
     pools = {f: sorted(rid for rid in shared if first[rid].get("figure_type") == f and usable(rid)) for f in figure_types}
