@@ -200,6 +200,36 @@ def _pct(part: float, whole: float) -> float:
     return 100 * part / whole if whole else float("nan")
 
 
+def _comparative_readings(comp_file: ComparativeFile) -> dict[str, Any]:
+    """The comparative evaluation's shares (all items, the first 100), agreement and alpha."""
+    comp = comparative_summary_from_file(comp_file)
+    first = comparative_summary_from_file(ComparativeFile(comp_file.path, comp_file.items[:100], comp_file.repairs))
+    with_majority = {it.line: dict(enumerate(it.responses)) for it in comp_file.items if majority_label(it.responses) is not None}
+    return {
+        "comparative_shares_over_all_items": {k: 100 * v for k, v in comp.shares("all").items()},
+        "comparative_first_100_items": {
+            "items": first.n_items,
+            "shares_over_all_items": {k: 100 * v for k, v in first.shares("all").items()},
+        },
+        "alpha_comparative_items_with_majority": nominal_alpha(with_majority),
+        "pairwise_agreement_comparative": _pairwise_agreement([it.responses for it in comp_file.items]),
+    }
+
+
+def _example_widget_readings(gen: Path, figure: str) -> dict[str, Any]:
+    """The example widget's stray value: the absolute figures and alpha under each reading of it."""
+    out: dict[str, Any] = {}
+    for reading in ("not_plausible", "plausible", "missing"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            other = load_mturk_plausibility(gen / f"{figure}plausible.json", reading)
+        s = summarize_absolute(other.judgements, other.systems)
+        out[reading] = {"absolute": {m: 100 * s.share_plausible[m] for m in _TEMPLATE_MODELS}, "alpha_absolute": s.alpha}
+    alphas = [r["alpha_absolute"] for r in out.values()]
+    out["alpha_absolute_range"] = max(alphas) - min(alphas)
+    return out
+
+
 def _table5_readings(
     gen: Path, figure: str, plaus: PlausibilityFile, comp_file: ComparativeFile
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -229,33 +259,8 @@ def _table5_readings(
             [list(v.values()) for (_, s), v in votes.items() if s in _TEMPLATE_MODELS]
         ),
     }
-    comp = comparative_summary_from_file(comp_file)
-    first = comparative_summary_from_file(ComparativeFile(comp_file.path, comp_file.items[:100], comp_file.repairs))
-    with_majority = {it.line: dict(enumerate(it.responses)) for it in comp_file.items if majority_label(it.responses) is not None}
-    readings.update(
-        {
-            "comparative_shares_over_all_items": {k: 100 * v for k, v in comp.shares("all").items()},
-            "comparative_first_100_items": {
-                "items": first.n_items,
-                "shares_over_all_items": {k: 100 * v for k, v in first.shares("all").items()},
-            },
-            "alpha_comparative_items_with_majority": nominal_alpha(with_majority),
-            "pairwise_agreement_comparative": _pairwise_agreement([it.responses for it in comp_file.items]),
-        }
-    )
-    # the example widget's stray value: each reading's figures
-    readings["example_widget"] = {}
-    for reading in ("not_plausible", "plausible", "missing"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            other = load_mturk_plausibility(gen / f"{figure}plausible.json", reading)
-        s = summarize_absolute(other.judgements, other.systems)
-        readings["example_widget"][reading] = {
-            "absolute": {m: 100 * s.share_plausible[m] for m in _TEMPLATE_MODELS},
-            "alpha_absolute": s.alpha,
-        }
-    alphas = [r["alpha_absolute"] for r in readings["example_widget"].values()]
-    readings["example_widget"]["alpha_absolute_range"] = max(alphas) - min(alphas)
+    readings.update(_comparative_readings(comp_file))
+    readings["example_widget"] = _example_widget_readings(gen, figure)
     readings["stray_answers"] = [{**_warning_record(w, gen.parents[3]), "value": 2} for w in plaus.warnings if "= 2 (" in w.message]
 
     records: list[dict[str, Any]] = []
