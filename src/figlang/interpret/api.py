@@ -225,72 +225,11 @@ class Interpreter:
 
     def _expression(self, text: str, h: RawHit, paraphrase: bool, model: str | None, model_opts: dict, notes: list[str]) -> Expression:
         s = h.sentence
-        sentence = s.text_in(text)
-        base = dict(start=h.start, end=h.end, text=text[h.start : h.end], sentence=sentence, sentence_start=s.start)
-        details: dict[str, Any] = {}
-        para = Paraphrase(None, None)
+        base = dict(start=h.start, end=h.end, text=text[h.start : h.end], sentence=s.text_in(text), sentence_start=s.start)
         if h.type == "idiom":
-            entry = h.pattern.entry
-            keys = [entry.key] + [a.pattern.entry.key for a in h.alternatives]
-            meaning = next((m for m in map(self._meaning, keys) if m.text), Meaning(None, None))
-            if meaning.text is None:
-                gloss = wordnet_gloss(entry.expression)
-                meaning = Meaning(gloss, "wordnet") if gloss else meaning
-            if meaning.text is None and model:
-                meaning = Meaning(lm_meaning(entry.expression, h.doc.text, model, **model_opts), f"lm:{model}")
-            if paraphrase and meaning.text and (not (meaning.source or "").startswith("lm:") or len(meaning.text.split()) <= 8):
-                para = self.paraphraser.paraphrase(h, meaning.text)
-            resources = tuple(dict.fromkeys(r for k in keys for r in self.lexicon.resources_of.get(k, ())))
-            details = {
-                "resources": list(resources),
-                "source": entry.source,
-                "alternatives": [a.pattern.entry.expression for a in h.alternatives],
-                "insertions": [h.doc[i].text for i in h.idiom.insertions],
-                "slots": [list(x) for x in h.idiom.slots],
-                "category": entry.category,
-            }
-            exact = surface_exact(h)
-            words = sum(1 for e in h.pattern.elements if e.kind == "WORD")
-            conf = 0.55 + 0.15 * exact + 0.05 * min(len(resources) - 1, 3) + 0.05 * (words >= 3) - 0.1 * bool(h.idiom.insertions)
-            if entry.category == "Literal":
-                conf -= 0.2
-            return Expression(
-                **base,
-                type="idiom",
-                canonical=entry.expression,
-                meaning=meaning.text,
-                meaning_source=meaning.source,
-                paraphrase=para.text,
-                confidence=round(min(max(conf, 0.05), 0.95), 2),
-                details={**details, "ops": list(para.ops), "paraphrase_problems": list(para.problems)},
-            )
+            return self._idiom(h, base, paraphrase, model, model_opts)
         if h.type == "simile":
-            sh = h.simile
-            meaning = Meaning(None, None)
-            lex = h.merged[0].pattern.entry if h.merged else None
-            if lex is not None:
-                meaning = self._meaning(lex.key)
-            if meaning.text is None and sh.property:
-                meaning = Meaning(simile_meaning(h), "pattern")
-            if meaning.text is None and model:
-                meaning = Meaning(lm_meaning(sh.explicit, h.doc.text, model, **model_opts), f"lm:{model}")
-            if paraphrase and meaning.text and not (meaning.source or "").startswith("lm:"):  # an LM's free answer rarely fits the slot
-                para = simile_paraphrase(h, clean_definition(meaning.text))
-            conf = {"as_as": 0.85, "bare_as": 0.65, "adj_like": 0.6, "verb_like": 0.4}.get(sh.pattern, 0.5) + (0.1 if lex else 0.0)
-            details = {"pattern": sh.pattern, "implicit": sh.implicit, "lexicon": lex.expression if lex else None, "ops": list(para.ops)}
-            return Expression(
-                **base,
-                type="simile",
-                canonical=lex.expression if lex else sh.explicit,
-                meaning=meaning.text,
-                meaning_source=meaning.source,
-                paraphrase=para.text,
-                confidence=round(min(conf, 0.95), 2),
-                topic=sh.topic,
-                vehicle=sh.vehicle,
-                property=sh.property,
-                details=details,
-            )
+            return self._simile(h, base, paraphrase, model, model_opts)
         kind, words, name = h.metaphor
         meaning, para = metaphor_paraphrase(h, self.paraphraser.nlp)  # the meaning is the literal word the substitution picks
         if "wordnet_not_installed" in para.problems:
@@ -307,6 +246,74 @@ class Interpreter:
             paraphrase=para.text if paraphrase else None,
             confidence=conf,
             details={"kind": kind, "list": name, "ops": list(para.ops)},
+        )
+
+    def _idiom(self, h: RawHit, base: dict[str, Any], paraphrase: bool, model: str | None, model_opts: dict) -> Expression:
+        """An idiom: its meaning (lexicon, else WordNet, else the LM), paraphrase and confidence."""
+        entry = h.pattern.entry
+        keys = [entry.key] + [a.pattern.entry.key for a in h.alternatives]
+        meaning = next((m for m in map(self._meaning, keys) if m.text), Meaning(None, None))
+        if meaning.text is None:
+            gloss = wordnet_gloss(entry.expression)
+            meaning = Meaning(gloss, "wordnet") if gloss else meaning
+        if meaning.text is None and model:
+            meaning = Meaning(lm_meaning(entry.expression, h.doc.text, model, **model_opts), f"lm:{model}")
+        para = Paraphrase(None, None)
+        if paraphrase and meaning.text and (not (meaning.source or "").startswith("lm:") or len(meaning.text.split()) <= 8):
+            para = self.paraphraser.paraphrase(h, meaning.text)
+        resources = tuple(dict.fromkeys(r for k in keys for r in self.lexicon.resources_of.get(k, ())))
+        details = {
+            "resources": list(resources),
+            "source": entry.source,
+            "alternatives": [a.pattern.entry.expression for a in h.alternatives],
+            "insertions": [h.doc[i].text for i in h.idiom.insertions],
+            "slots": [list(x) for x in h.idiom.slots],
+            "category": entry.category,
+        }
+        exact = surface_exact(h)
+        words = sum(1 for e in h.pattern.elements if e.kind == "WORD")
+        conf = 0.55 + 0.15 * exact + 0.05 * min(len(resources) - 1, 3) + 0.05 * (words >= 3) - 0.1 * bool(h.idiom.insertions)
+        if entry.category == "Literal":
+            conf -= 0.2
+        return Expression(
+            **base,
+            type="idiom",
+            canonical=entry.expression,
+            meaning=meaning.text,
+            meaning_source=meaning.source,
+            paraphrase=para.text,
+            confidence=round(min(max(conf, 0.05), 0.95), 2),
+            details={**details, "ops": list(para.ops), "paraphrase_problems": list(para.problems)},
+        )
+
+    def _simile(self, h: RawHit, base: dict[str, Any], paraphrase: bool, model: str | None, model_opts: dict) -> Expression:
+        """A simile: its meaning (lexicon, else its property, else the LM), paraphrase and confidence by pattern."""
+        sh = h.simile
+        meaning = Meaning(None, None)
+        lex = h.merged[0].pattern.entry if h.merged else None
+        if lex is not None:
+            meaning = self._meaning(lex.key)
+        if meaning.text is None and sh.property:
+            meaning = Meaning(simile_meaning(h), "pattern")
+        if meaning.text is None and model:
+            meaning = Meaning(lm_meaning(sh.explicit, h.doc.text, model, **model_opts), f"lm:{model}")
+        para = Paraphrase(None, None)
+        if paraphrase and meaning.text and not (meaning.source or "").startswith("lm:"):  # an LM's free answer rarely fits the slot
+            para = simile_paraphrase(h, clean_definition(meaning.text))
+        conf = {"as_as": 0.85, "bare_as": 0.65, "adj_like": 0.6, "verb_like": 0.4}.get(sh.pattern, 0.5) + (0.1 if lex else 0.0)
+        details = {"pattern": sh.pattern, "implicit": sh.implicit, "lexicon": lex.expression if lex else None, "ops": list(para.ops)}
+        return Expression(
+            **base,
+            type="simile",
+            canonical=lex.expression if lex else sh.explicit,
+            meaning=meaning.text,
+            meaning_source=meaning.source,
+            paraphrase=para.text,
+            confidence=round(min(conf, 0.95), 2),
+            topic=sh.topic,
+            vehicle=sh.vehicle,
+            property=sh.property,
+            details=details,
         )
 
 
