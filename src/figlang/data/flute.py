@@ -226,34 +226,44 @@ def load_flute_test(data_dir: Path, options: LoadOptions, figure_type: str | Non
                 raise incomplete
             if options.report is not None:  # lenient: go on with the files there are, and say so
                 options.report.warn(incomplete, skipped=False)
-        out: list[NLIPair] = []
-        for figure, path in present.items():
-            occurrences: Counter[str] = Counter()  # the gold shares one id between the pairs of one premise family
-            for line, obj in iter_jsonl(path, options):
-                try:
-                    pid = require(obj, "id", path, line, (str, int))
-                    nth = occurrences[str(pid)]
-                    occurrences[str(pid)] += 1  # counted before validation, so a skipped row never renames the next
-                    raw = require(obj, "label", path, line)
-                    label = normalise_label(raw)
-                    if label is None:
-                        raise DataError(f"unknown label {raw!r} (expected Entailment or Contradiction)", path, line)
-                    out.append(
-                        NLIPair(
-                            id=gold_pair_id(figure, pid, nth),
-                            premise=require(obj, "premise", path, line),
-                            hypothesis=require(obj, "hypothesis", path, line),
-                            label=label,
-                            explanation=obj.get("explanation"),
-                            figure_type=figure,
-                            source="flute",
-                            expression=obj.get("idiom"),
-                            meta={"file": str(path), "line": line, "gold_id": pid},
-                        )
-                    )
-                except DataError as err:
-                    options.fail(err)
-        return out
+        return [pair for figure, path in present.items() for pair in _gold_pairs(figure, path, options)]
+    return _unlabeled_test(root, options)
+
+
+def _gold_pairs(figure: str, path: Path, options: LoadOptions) -> list[NLIPair]:
+    """One figure type's gold test pairs (FLUTE's test gold shares one id between the pairs of a premise family: the
+    pair's figlang id counts them)."""
+    out: list[NLIPair] = []
+    occurrences: Counter[str] = Counter()
+    for line, obj in iter_jsonl(path, options):
+        try:
+            pid = require(obj, "id", path, line, (str, int))
+            nth = occurrences[str(pid)]
+            occurrences[str(pid)] += 1  # counted before validation, so a skipped row never renames the next
+            raw = require(obj, "label", path, line)
+            label = normalise_label(raw)
+            if label is None:
+                raise DataError(f"unknown label {raw!r} (expected Entailment or Contradiction)", path, line)
+            out.append(
+                NLIPair(
+                    id=gold_pair_id(figure, pid, nth),
+                    premise=require(obj, "premise", path, line),
+                    hypothesis=require(obj, "hypothesis", path, line),
+                    label=label,
+                    explanation=obj.get("explanation"),
+                    figure_type=figure,
+                    source="flute",
+                    expression=obj.get("idiom"),
+                    meta={"file": str(path), "line": line, "gold_id": pid},
+                )
+            )
+        except DataError as err:
+            options.fail(err)
+    return out
+
+
+def _unlabeled_test(root: Path, options: LoadOptions) -> list[NLIPair]:
+    """The public test without labels (the gold is absent), with a warning."""
     path = root / SPLIT_FILES["test"]
     if options.report is not None:
         options.report.warn(
