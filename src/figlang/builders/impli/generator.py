@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...metrics.impli_analysis import ice_by_idiom
 from .filters import check_pair
@@ -144,49 +144,66 @@ class Generator:
                     pair_type = "fig_context" if sentence.label == FIGURATIVE else "lit_context"
                 else:
                     pair_type = "adversarial_definition" if mode == "adversarial" else "antonym"
-                label, figure = PAIR_TYPES[pair_type]
                 for k, definition in enumerate(definitions):
-                    text, extra_ops = definition.text, ()
-                    if transform is not None:
-                        got = transform(definition.text)
-                        if got is None:
-                            report.skip("no_antonym", sentence, definition=definition.text)
-                            continue
-                        text, extra_ops = got
-                    r = self.realise(text, match, doc)
-                    hyp = doc.text[: match.start_char] + r.text + doc.text[match.end_char :]
-                    reasons = check_pair(
-                        doc.text, hyp, span=(match.start_char, match.end_char), matched=match.text, replacement=r.text, unfilled=r.unfilled
-                    )
-                    key = (doc.text, hyp, pair_type)
-                    if not reasons and key in seen:
-                        reasons.append("duplicate_pair")
-                    case = {"premise": doc.text, "hypothesis": hyp, "idiom": entry.idiom, "definition": text, "origin": sentence.origin}
-                    if reasons:
-                        report.drop(reasons, case)
-                        continue
-                    seen.add(key)
-                    pairs.append(
-                        GeneratedPair(
-                            id=f"{pair_type}-{sentence.source}-{sentence.id}-{match.start}-{k}",
-                            premise=doc.text,
-                            hypothesis=hyp,
-                            label=label,
-                            pair_type=pair_type,
-                            source=sentence.source or "custom",
-                            figure_type=figure,
-                            expression=entry.idiom,
-                            definition=text,
-                            realised=r.text,
-                            span=(match.start_char, match.end_char),
-                            matched=match.text,
-                            ops=tuple(extra_ops) + r.ops,
-                            sentence_id=sentence.id,
-                            origin=sentence.origin,
-                            definition_origin=definition.origin,
-                        )
-                    )
-                    report.counts[f"{pair_type}/{sentence.source}/{label}"] += 1
+                    pair = self._pair(sentence, doc, match, entry, definition, k, pair_type, transform, seen, report)
+                    if pair is not None:
+                        pairs.append(pair)
+                        report.counts[f"{pair_type}/{sentence.source}/{pair.label}"] += 1
         if occurrences:
             report.ice = ice_by_idiom(occurrences)
         return BuildResult(pairs, report)
+
+    def _pair(
+        self,
+        sentence: IdiomSentence,
+        doc: Any,
+        match: Any,
+        entry: Any,
+        definition: Any,
+        k: int,
+        pair_type: str,
+        transform: Callable[[str], tuple[str, tuple[str, ...]] | None] | None,
+        seen: set[tuple[str, str, str]],
+        report: BuildReport,
+    ) -> GeneratedPair | None:
+        """The pair made by replacing the matched idiom with its ``k``-th definition (transformed, realised in the
+        sentence); None when it fails a check, is a duplicate or the transform has nothing (said in ``report``)."""
+        text, extra_ops = definition.text, ()
+        if transform is not None:
+            got = transform(definition.text)
+            if got is None:
+                report.skip("no_antonym", sentence, definition=definition.text)
+                return None
+            text, extra_ops = got
+        r = self.realise(text, match, doc)
+        hyp = doc.text[: match.start_char] + r.text + doc.text[match.end_char :]
+        reasons = check_pair(
+            doc.text, hyp, span=(match.start_char, match.end_char), matched=match.text, replacement=r.text, unfilled=r.unfilled
+        )
+        key = (doc.text, hyp, pair_type)
+        if not reasons and key in seen:
+            reasons.append("duplicate_pair")
+        if reasons:
+            case = {"premise": doc.text, "hypothesis": hyp, "idiom": entry.idiom, "definition": text, "origin": sentence.origin}
+            report.drop(reasons, case)
+            return None
+        seen.add(key)
+        label, figure = PAIR_TYPES[pair_type]
+        return GeneratedPair(
+            id=f"{pair_type}-{sentence.source}-{sentence.id}-{match.start}-{k}",
+            premise=doc.text,
+            hypothesis=hyp,
+            label=label,
+            pair_type=pair_type,
+            source=sentence.source or "custom",
+            figure_type=figure,
+            expression=entry.idiom,
+            definition=text,
+            realised=r.text,
+            span=(match.start_char, match.end_char),
+            matched=match.text,
+            ops=tuple(extra_ops) + r.ops,
+            sentence_id=sentence.id,
+            origin=sentence.origin,
+            definition_origin=definition.origin,
+        )
