@@ -142,7 +142,7 @@ def main() -> None:
             split="selection",
             data_dir=args.data_dir,
             out_dir=run_dir,
-            options=options,
+            method_options=options,
             seed=args.seed,
             cache_dir=args.cache_dir,
         )

@@ -46,3 +46,15 @@ def test_the_check_sees_a_clash():
 
     clashes = short_option_clashes(typer.main.get_command(probe))
     assert clashes == ["figlang knowledge: -m is --model, not --method"]
+
+
+def test_every_data_dir_option_names_the_default_figlang_uses():
+    """--data-dir defaults to $FIGLANG_DATA_DIR, then figlang's user cache (data.paths.resolve_data_dir) in every
+    command, and its help says so (figlang ensemble once said ../shared/data)."""
+    wrong = [
+        f"figlang {' '.join(path)}: {param.help}"
+        for path, command in _commands(typer.main.get_command(app))
+        for param in command.params
+        if "--data-dir" in param.opts and not ("$FIGLANG_DATA_DIR" in (param.help or "") and "user cache" in (param.help or ""))
+    ]
+    assert not wrong, "\n".join(wrong)

@@ -17,6 +17,7 @@ transformers) load only when a function needs a model.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,22 +62,30 @@ def evaluate(
     data_dir: str | Path | None = None,
     limit: int | None = None,
     out_dir: str | Path | None = None,
-    options: dict[str, Any] | None = None,
+    method_options: dict[str, Any] | None = None,
     seed: int = 0,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     metric_options: MetricOptions | None = None,
     predict_only: bool = False,
     progress: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> RunResult:
     """Run ``method`` on one split of ``task`` and score it, as `figlang eval` does.
 
-    ``method`` is a registered name (``options`` are its ``-O key=value`` options; ``model`` a catalog
-    name, hub id, local path, endpoint, or a `figlang train` folder for ``trained``) or a Method
-    object. Every prediction goes through the request cache, so a rerun costs nothing. With
-    ``out_dir`` the run folder (predictions.jsonl, results.json, results.md) is written.
+    ``method`` is a registered name (``method_options`` are its ``-O key=value`` options, the name
+    :func:`figlang.evaluation.evaluate` uses too; ``model`` a catalog name, hub id, local path, endpoint,
+    or a `figlang train` folder for ``trained``) or a Method object. Every prediction goes through the
+    request cache, so a rerun costs nothing. With ``out_dir`` the run folder (predictions.jsonl,
+    results.json, results.md) is written. ``options`` is the old name of ``method_options`` (deprecated).
     """
     from .evaluation.harness import evaluate as _evaluate
+
+    if options is not None:
+        if method_options is not None:
+            raise TypeError("evaluate() takes method_options, not both method_options and its old name options")
+        warnings.warn("figlang.evaluate(options=...) is now method_options=...", DeprecationWarning, stacklevel=2)
+        method_options = options
 
     return _evaluate(
         task if not isinstance(task, Path) else str(task),
@@ -90,7 +99,7 @@ def evaluate(
         use_cache=use_cache,
         seed=seed,
         metric_options=metric_options,
-        method_options=options,
+        method_options=method_options,
         progress=progress,
         predict_only=predict_only,
     )

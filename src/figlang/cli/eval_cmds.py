@@ -223,9 +223,7 @@ def ensemble_cmd(
         list[str] | None, typer.Option("--name", help="A name for each member (repeat; default: the run folders' names).")
     ] = None,
     step: Annotated[float, typer.Option(help="Weight grid step: every convex mix of the members in steps of this size.")] = 0.1,
-    data_dir: Annotated[
-        Path | None, typer.Option("--data-dir", help="Folder holding the datasets (default: FIGLANG_DATA_DIR or ../shared/data).")
-    ] = None,
+    data_dir: DataDirOption = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap CIs.")] = 0,
 ) -> None:
     """A calibrated ensemble of finished runs: methods and models that answered the same items.
