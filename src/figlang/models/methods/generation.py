@@ -32,6 +32,25 @@ from . import prompts as P
 from .parsing import first_sentence
 
 
+def continuations_prediction(
+    record_id: str, raw_samples: list[str], meta: dict[str, Any], after: dict[str, Any] | None = None
+) -> Prediction:
+    """A generation item's prediction from its sampled continuations: each cut to its first sentence (invalid when
+    every one is empty), the uncut samples and whether each sentence ended kept in ``meta`` (``after``: keys that
+    follow them there)."""
+    cut = [first_sentence(s) for s in raw_samples]
+    texts = [t for t, _ in cut]
+    valid = any(t for t in texts)
+    return Prediction(
+        record_id,
+        texts,
+        raw=raw_samples[0] if raw_samples else None,
+        valid=valid,
+        error=None if valid else "the model generated no text",
+        meta={**meta, "complete": [c for _, c in cut], "raw_samples": raw_samples, **(after or {})},
+    )
+
+
 def _source(record: GenerationRecord) -> str:
     return strip_markup(record.source).strip()
 
@@ -140,19 +159,7 @@ class Generate(ModelMethod):
             raw_samples = list(raw_samples)
             if len(raw_samples) != self.samples:
                 raise FiglangError(f"the backend returned {len(raw_samples)} samples for {r.id!r}, expected {self.samples}")
-            cut = [first_sentence(s) for s in raw_samples]
-            texts = [t for t, _ in cut]
-            valid = any(t for t in texts)
-            out.append(
-                Prediction(
-                    r.id,
-                    texts,
-                    raw=raw_samples[0] if raw_samples else None,
-                    valid=valid,
-                    error=None if valid else "the model generated no text",
-                    meta={**meta, "complete": [c for _, c in cut], "raw_samples": raw_samples},
-                )
-            )
+            out.append(continuations_prediction(r.id, raw_samples, meta))
         return out
 
     def config(self) -> dict[str, Any]:

@@ -44,9 +44,10 @@ from ..backends.transformers_backend import derive_seed
 from ..base import Prediction
 from ..hf_quiet import quiet_cache_rename
 from ..methods import item_seed
+from ..methods.generation import continuations_prediction
 from ..methods.parsing import first_sentence, parse_nli_answer
 from .common import KNOWLEDGE, TRAINED_METHODS, fit_segments, read_figlang_json
-from .multiple_choice import autocast, module_device, to_device
+from .multiple_choice import autocast, module_device, save_pretrained, to_device
 
 SEP1, SEP2 = "<sep1>", "<sep2>"
 # FLUTE's instruction (figlang.data.flute.INSTRUCTION) and target words
@@ -385,10 +386,7 @@ class GeneratorModel:
         return cls(module, tokenizer, meta["method"], **options)
 
     def save(self, directory: str | Path) -> None:
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        self.module.save_pretrained(str(directory))
-        self.tokenizer.save_pretrained(str(directory))
+        save_pretrained(self.module, self.tokenizer, directory)
 
     def describe(self) -> dict[str, Any]:
         eos = self.tokenizer.convert_ids_to_tokens(self.eos_id)
@@ -705,24 +703,7 @@ class GeneratorModel:
         preds = []
         for i, r in enumerate(records):
             raw_samples = [raw[(i, j)] for j in range(samples)]
-            cut = [first_sentence(s) for s in raw_samples]
-            texts = [t for t, _ in cut]
-            valid = any(t for t in texts)
-            preds.append(
-                Prediction(
-                    r.id,
-                    texts,
-                    raw=raw_samples[0] if raw_samples else None,
-                    valid=valid,
-                    error=None if valid else "the model generated no text",
-                    meta={
-                        "seed": seed_of(seed, r.id, 0),
-                        "complete": [c for _, c in cut],
-                        "raw_samples": raw_samples,
-                        "prompts": len(prompts[i]),
-                    },
-                )
-            )
+            preds.append(continuations_prediction(r.id, raw_samples, {"seed": seed_of(seed, r.id, 0)}, {"prompts": len(prompts[i])}))
         return preds
 
 

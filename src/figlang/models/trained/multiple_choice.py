@@ -25,7 +25,7 @@ A saved model is the encoder's and tokenizer's ``save_pretrained`` directory plu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -338,6 +338,34 @@ def autocast(bf16: bool, device: torch.device | str = "cpu"):
     return torch.autocast(device_type, dtype=torch.bfloat16) if bf16 else nullcontext()
 
 
+def scores_by_length(
+    model: Any,
+    feats: Sequence[dict[str, Any]],
+    batch_size: int,
+    keep: Callable[[list[float], dict[str, Any]], list[float]] = lambda row, feat: row,
+) -> list[list[float]]:
+    """A trained model's score rows per feature, in the features' order, computed in batches of similar length (less
+    padding); ``keep`` cuts each row to what the feature has (a cloze item's options)."""
+    model.module.eval()
+    order = sorted(range(len(feats)), key=lambda i: feats[i]["length"])
+    out: list[list[float] | None] = [None] * len(feats)
+    for start in range(0, len(order), max(1, batch_size)):
+        idx = order[start : start + batch_size]
+        scores = model.scores(model.collate([feats[i] for i in idx]))
+        for row, i in zip(scores.tolist(), idx):
+            out[i] = keep(row, feats[i])
+    return out  # type: ignore[return-value]
+
+
+def save_pretrained(module: Any, tokenizer: Any, directory: str | Path) -> Path:
+    """``save_pretrained`` of a Transformers model and its tokenizer into ``directory`` (made when missing)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    module.save_pretrained(str(directory))
+    tokenizer.save_pretrained(str(directory))
+    return directory
+
+
 class ChoiceScorerModel:
     """A multiple-choice scorer with its tokenizer and input format: featurize, collate, loss, predict, save, load."""
 
@@ -610,15 +638,7 @@ class ChoiceScorerModel:
     @torch.no_grad()
     def predict_features(self, feats: Sequence[dict[str, Any]], batch_size: int = 16) -> list[list[float]]:
         """Option scores per feature, in order (batched by length to save padding)."""
-        self.module.eval()
-        order = sorted(range(len(feats)), key=lambda i: feats[i]["length"])
-        out: list[list[float] | None] = [None] * len(feats)
-        for start in range(0, len(order), max(1, batch_size)):
-            idx = order[start : start + batch_size]
-            scores = self.scores(self.collate([feats[i] for i in idx]))
-            for row, i in zip(scores.tolist(), idx):
-                out[i] = row[: feats[i]["n_options"]]
-        return out  # type: ignore[return-value]
+        return scores_by_length(self, feats, batch_size, lambda row, feat: row[: feat["n_options"]])
 
     def predict(
         self, records: Sequence[ClozeRecord], batch_size: int = 16, inference_subset: Sequence[int] | None = None

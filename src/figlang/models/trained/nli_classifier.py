@@ -30,7 +30,7 @@ from ...data.io import iter_jsonl
 from ...data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, NLIPair
 from ..base import Prediction
 from .common import THRESHOLD_OBJECTIVES, TRAINED_METHODS, assemble, choose_threshold, read_figlang_json, special_ids
-from .multiple_choice import autocast, is_decoder_only, module_device, pad, to_device
+from .multiple_choice import autocast, is_decoder_only, module_device, pad, save_pretrained, scores_by_length, to_device
 
 RationaleSource = str | Path | Mapping[str, str] | None
 
@@ -201,10 +201,7 @@ class NLIClassifierModel:
         return pos if row[pos] - row[1 - pos] > float(self.decision["threshold"]) else 1 - pos
 
     def save(self, directory: str | Path) -> None:
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        self.module.save_pretrained(str(directory))
-        self.tokenizer.save_pretrained(str(directory))
+        save_pretrained(self.module, self.tokenizer, directory)
 
     def describe(self) -> dict[str, Any]:
         sep = self.tokenizer.convert_ids_to_tokens(self.sep_id)
@@ -302,15 +299,7 @@ class NLIClassifierModel:
 
     @torch.no_grad()
     def predict_features(self, feats: Sequence[dict[str, Any]], batch_size: int = 32) -> list[list[float]]:
-        self.module.eval()
-        order = sorted(range(len(feats)), key=lambda i: feats[i]["length"])
-        out: list[list[float] | None] = [None] * len(feats)
-        for start in range(0, len(order), max(1, batch_size)):
-            idx = order[start : start + batch_size]
-            logits = self.scores(self.collate([feats[i] for i in idx]))
-            for row, i in zip(logits.tolist(), idx):
-                out[i] = row
-        return out  # type: ignore[return-value]
+        return scores_by_length(self, feats, batch_size)
 
     def predict(self, records: Sequence[NLIPair], batch_size: int = 32) -> list[Prediction]:
         logits = self.predict_features(self.features(records), batch_size)
