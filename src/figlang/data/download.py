@@ -8,7 +8,6 @@ a half-finished transfer stays in ``<file>.part`` and the next run resumes it wi
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import time
@@ -23,7 +22,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from .errors import FiglangError
-from .io import atomic_write
+from .io import atomic_write, git_blob_sha1
 from .paths import resolve_data_dir
 from .sources import BASE_URL_ENV, DEFAULT_BASE_URL, DatasetSource, SourceFile, select
 
@@ -164,13 +163,8 @@ class VerifyReport:
 
 
 def blob_sha1_file(path: str | Path) -> str:
-    """Git blob SHA-1 of a file, streamed (same value as ``io.git_blob_sha1(path.read_bytes())``)."""
-    path = Path(path)
-    h = hashlib.sha1(b"blob %d\0" % path.stat().st_size)
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
+    """Git blob SHA-1 of a file, streamed (``io.git_blob_sha1``)."""
+    return git_blob_sha1(path=path)
 
 
 # --------------------------------------------------------------------------- progress
@@ -347,7 +341,7 @@ def _download_one(
             ) from None
 
         got_size = part.stat().st_size if part.exists() else 0
-        got_sha1 = blob_sha1_file(part) if part.exists() else hashlib.sha1(b"blob 0\0").hexdigest()
+        got_sha1 = blob_sha1_file(part) if part.exists() else git_blob_sha1(b"")
         if got_sha1 == file.sha1 and (file.size is None or got_size == file.size):
             os.replace(part, dest)
             return received, resumed

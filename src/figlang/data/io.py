@@ -227,11 +227,17 @@ def require(obj: dict[str, Any], key: str, path: str | Path, line: int, kinds: t
     return value
 
 
-def git_blob_sha1(data: bytes) -> str:
-    """The SHA-1 git gives a file's contents (what the PROVENANCE files list)."""
-    h = hashlib.sha1()
-    h.update(b"blob %d\0" % len(data))
-    h.update(data)
+def git_blob_sha1(data: bytes | None = None, path: str | Path | None = None) -> str:
+    """The SHA-1 git gives a file's contents (what the PROVENANCE files list): of ``data``, or of the file at ``path``
+    read in 1 MiB blocks (a large download is never held in memory)."""
+    if path is None:
+        h = hashlib.sha1(b"blob %d\0" % len(data or b""))
+        h.update(data or b"")
+        return h.hexdigest()
+    h = hashlib.sha1(b"blob %d\0" % Path(path).stat().st_size)
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
     return h.hexdigest()
 
 

@@ -149,14 +149,18 @@ class Generation:
             logits = out.logits[:, -1, :]
             keep = self._advance(logits, live, reqs, generators, generated, texts, limits)
             step += 1
-            if len(keep) < len(live):
-                if not keep:
-                    break
-                sel = torch.tensor(keep, dtype=torch.long, device=self.device)
-                cache.batch_select_indices(sel)
-                prefix_mask, prefix_len = prefix_mask[sel], prefix_len[sel]
-                live = [live[k] for k in keep]
+            if not keep:
+                break
+            live, (prefix_mask, prefix_len) = self._narrow(keep, live, cache, (prefix_mask, prefix_len))
             current = torch.tensor([[generated[r][-1]] for r in live], dtype=torch.long, device=self.device)
+
+    def _narrow(self, keep: list[int], live: list[int], cache: Any, rows: tuple[Any, ...]) -> tuple[list[int], tuple[Any, ...]]:
+        """The rows still decoding (``keep``: their positions in ``live``), with the cache and the per-row tensors cut to them."""
+        if len(keep) == len(live):
+            return live, rows
+        sel = self._torch.tensor(keep, dtype=self._torch.long, device=self.device)
+        cache.batch_select_indices(sel)
+        return [live[k] for k in keep], tuple(t[sel] for t in rows)
 
     def _decode_seq2seq(
         self,
@@ -186,13 +190,9 @@ class Generation:
             )
             cache = out.past_key_values
             keep = self._advance(out.logits[:, -1, :], live, reqs, generators, generated, texts, limits)
-            if len(keep) < len(live):
-                if not keep:
-                    break
-                sel = torch.tensor(keep, dtype=torch.long, device=self.device)
-                cache.batch_select_indices(sel)
-                hidden, src_mask = hidden[sel], src_mask[sel]
-                live = [live[k] for k in keep]
+            if not keep:
+                break
+            live, (hidden, src_mask) = self._narrow(keep, live, cache, (hidden, src_mask))
             current = torch.tensor([[generated[r][-1]] for r in live], dtype=torch.long, device=self.device)
 
     def _lookup_ok(self, batch: list[tuple[int, int]], prompts: dict[int, list[int]], reqs: Sequence[GenerationRequest]) -> bool:

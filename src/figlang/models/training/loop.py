@@ -525,13 +525,8 @@ class Trainer:
 
 
 def run_training(
-    cfg: TrainConfig,
-    train_records: Sequence[Record],
-    dev_records: Sequence[Record],
-    *,
-    labels: Sequence[str] = (),
-    meta_extra: dict[str, Any] | None = None,
-    restart: bool = False,
+    cfg: TrainConfig, train_records: Sequence[Record], dev_records: Sequence[Record], **options: Any
 ) -> tuple[Any, TrainSummary]:
-    """Train on records, select on dev; returns (best model loaded from out_dir, summary). Resumes from out_dir."""
-    return Trainer(cfg, train_records, dev_records, labels=labels, meta_extra=meta_extra, restart=restart).run()
+    """Train on records, select on dev; returns (best model loaded from out_dir, summary). Resumes from out_dir.
+    ``options``: the :class:`Trainer`'s (``labels``, ``meta_extra``, ``restart``)."""
+    return Trainer(cfg, train_records, dev_records, **options).run()

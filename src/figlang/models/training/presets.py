@@ -15,6 +15,19 @@ from typing import Any
 
 from ...data.errors import FiglangError
 
+# the multiple-choice scorers of Chakrabarty et al. (TACL 2022): paper-mc, and paper-knowledge over all 12 inferences
+_PAPER_MC: dict[str, Any] = {
+    "epochs": 10,
+    "lr": 1e-5,
+    "batch_size": 8,
+    "grad_accum": 1,
+    "max_length": 256,
+    "warmup_ratio": 0.06,
+    "weight_decay": 0.0,
+    "patience": 3,
+    "eval_every": 0,
+}
+
 PRESETS: dict[str, dict[str, Any]] = {
     # --- CPU defaults -------------------------------------------------------------------------------
     "cpu-cloze": {
@@ -148,28 +161,12 @@ PRESETS: dict[str, dict[str, Any]] = {
     "paper-mc": {
         "description": "Chakrabarty et al. (TACL 2022) RoBERTa multiple-choice scorer: 10 epochs, lr 1e-5, batch 8 "
         "(GPU-scale: about 20× the cpu-cloze compute).",
-        "epochs": 10,
-        "lr": 1e-5,
-        "batch_size": 8,
-        "grad_accum": 1,
-        "max_length": 256,
-        "warmup_ratio": 0.06,
-        "weight_decay": 0.0,
-        "patience": 3,
-        "eval_every": 0,
+        **_PAPER_MC,
     },
     "paper-knowledge": {
         "description": "Chakrabarty et al. (TACL 2022) knowledge-enhanced scorers: the paper-mc settings over all 12 inferences "
         "(24 sequences an item; about 12× paper-mc).",
-        "epochs": 10,
-        "lr": 1e-5,
-        "batch_size": 8,
-        "grad_accum": 1,
-        "max_length": 256,
-        "warmup_ratio": 0.06,
-        "weight_decay": 0.0,
-        "patience": 3,
-        "eval_every": 0,
+        **_PAPER_MC,
         "eval_batch_size": 4,
     },
     "paper-nli": {
