@@ -45,8 +45,8 @@ def task_page(name: str, split: str) -> Any:
     )
     query = request.args.get("q", "").strip()
     shown = [r for r in records if query.lower() in (expression_of(r) or "")] if query else records
-    page, pages_ = page_of(len(shown))
-    items = [r.to_dict() for r in shown[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]]
+    chunk, page, pages_ = page_of(shown)
+    items = [r.to_dict() for r in chunk]
     return render_template(
         "task.html",
         task=task,
@@ -83,7 +83,7 @@ def _listing(index: PredictionIndex | None, filters: Filters, has_correct: bool)
     if index is None:
         return listing
     chosen = index.select(filters)
-    page, pages_ = page_of(len(chosen))
+    chunk, page, pages_ = page_of(chosen)
     listing.update(
         total=len(index),
         matched=len(chosen),
@@ -91,7 +91,7 @@ def _listing(index: PredictionIndex | None, filters: Filters, has_correct: bool)
         pages=pages_,
         problems=index.problems[:5],
         n_problems=len(index.problems),
-        rows=index.rows(chosen[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]),
+        rows=index.rows(list(chunk)),
         labels=index.values("gold"),
         types=index.values("figure_type"),
         pairs=index.values("pair_type"),
@@ -166,8 +166,7 @@ def compare() -> Any:
         for i, k in enumerate(ia.keys)
         if k["id"] in ib.by_id and (k.get(field_) != ib.keys[ib.by_id[k["id"]]].get(field_) or generation)
     ]
-    page, pages_ = page_of(len(differ))
-    chunk = differ[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    chunk, page, pages_ = page_of(differ)
     pairs = list(zip(ia.rows([x for x, _ in chunk]), ib.rows([y for _, y in chunk])))
     return render_template(
         "compare.html", runs=all_runs, a=a, b=b, c=c, pairs=pairs, n_differ=len(differ), page=page, pages=pages_, generation=generation

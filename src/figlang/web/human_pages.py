@@ -59,12 +59,12 @@ def human_page(rel: str) -> Any:
     mine = {a["item_id"]: a for a in human_answers(folder) if judge and a.get("judge") == judge}
     show = request.args.get("show", "todo")
     shown = [i for i in items if i["item_id"] not in mine] if show == "todo" else items
-    page, pages_ = page_of(len(shown), PER_PAGE)
+    chunk, page, pages_ = page_of(shown, PER_PAGE)
     return render_template(
         "human.html",
         rel=rel,
         judge=judge,
-        items=shown[(page - 1) * PER_PAGE : page * PER_PAGE],
+        items=chunk,
         mine=mine,
         n_items=len(items),
         n_done=len(mine),

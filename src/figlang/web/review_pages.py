@@ -12,7 +12,7 @@ from ..builders import flute_review
 from ..builders.impli import review as impli_review
 from ..builders.review_queue import ReviewQueue
 from ..data.errors import FiglangError
-from .serving import PAGE_SIZE, check_post, config, page_of, run_folder, state
+from .serving import check_post, config, page_of, run_folder, state
 
 #: Where `figlang serve` records itself as the origin of a verdict (the CLI records the queue file:line).
 VERDICT_ORIGIN = "figlang serve"
@@ -62,14 +62,14 @@ def review_page(kind: str, rel: str) -> Any:
     items = review.queue_items(folder)
     show = request.args.get("show", "todo")
     shown = [i for i in items if i["review"] is None] if show == "todo" else items
-    page, pages_ = page_of(len(shown))
+    chunk, page, pages_ = page_of(shown)
     return render_template(
         "review.html",
         rel=rel,
         kind=kind,
         review=review,
         rates=review.review_rates(folder),
-        items=shown[(page - 1) * PAGE_SIZE : page * PAGE_SIZE],
+        items=chunk,
         matched=len(shown),
         total=len(items),
         show=show,

@@ -8,7 +8,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -147,14 +147,15 @@ def index_of(path: Path) -> PredictionIndex:
     )
 
 
-def page_of(total: int, per_page: int = PAGE_SIZE) -> tuple[int, int]:
-    """(page number, number of pages) from the request's ``page`` argument, clamped."""
-    pages = max(1, math.ceil(total / per_page))
+def page_of(items: Sequence[Any], per_page: int = PAGE_SIZE) -> tuple[Sequence[Any], int, int]:
+    """The request's page of ``items`` (its ``page`` argument, clamped): (the page's items, page number, number of pages)."""
+    pages = max(1, math.ceil(len(items) / per_page))
     try:
         page = int(request.args.get("page", "1"))
     except ValueError:
         page = 1
-    return min(max(page, 1), pages), pages
+    page = min(max(page, 1), pages)
+    return items[(page - 1) * per_page : page * per_page], page, pages
 
 
 def bold_markup(text: Any) -> Markup:
