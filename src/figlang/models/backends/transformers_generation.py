@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .base import (
@@ -13,6 +14,20 @@ from .base import (
     GenerationRequest,
 )
 from .transformers_support import _batches, _select_cache_rows, derive_seed, prompt_lookup_draft
+
+
+@dataclass
+class _DecodeRows:
+    """The rows of one decoding batch: their requests and samplers, and what they have generated so far (filled in place)."""
+
+    reqs: list[GenerationRequest]
+    generators: list[Any]
+    generated: list[list[int]]
+    texts: list[str | None]
+    limits: list[int]
+
+    def state(self) -> tuple[list[GenerationRequest], list[Any], list[list[int]], list[str | None], list[int]]:
+        return self.reqs, self.generators, self.generated, self.texts, self.limits
 
 
 class Generation:
@@ -99,7 +114,7 @@ class Generation:
             i = batch[0][0]
             return {batch[0]: self._decode_lookup(prompts[i], reqs[0])}
         decode = self._decode_causal if self.kind == "causal" else self._decode_seq2seq
-        decode(batch, prompts, reqs, generators, generated, texts, limits)
+        decode(batch, prompts, _DecodeRows(reqs, generators, generated, texts, limits))
         out_texts = {}
         for r, row in enumerate(batch):
             text = texts[r]
@@ -108,16 +123,7 @@ class Generation:
             out_texts[row] = text
         return out_texts
 
-    def _decode_causal(
-        self,
-        batch: list[tuple[int, int]],
-        prompts: dict[int, list[int]],
-        reqs: list[GenerationRequest],
-        generators: list[Any],
-        generated: list[list[int]],
-        texts: list[str | None],
-        limits: list[int],
-    ) -> None:
+    def _decode_causal(self, batch: list[tuple[int, int]], prompts: dict[int, list[int]], rows: _DecodeRows) -> None:
         """A causal LM's decoding loop: the prompts' caches (all but their last token) encoded once, then one token a step
         for the rows still live (``generated`` and ``texts`` filled in place)."""
         torch = self._torch
@@ -147,12 +153,12 @@ class Generation:
             out = self.model(**kwargs)
             cache = out.past_key_values
             logits = out.logits[:, -1, :]
-            keep = self._advance(logits, live, reqs, generators, generated, texts, limits)
+            keep = self._advance(logits, live, *rows.state())
             step += 1
             if not keep:
                 break
             live, (prefix_mask, prefix_len) = self._narrow(keep, live, cache, (prefix_mask, prefix_len))
-            current = torch.tensor([[generated[r][-1]] for r in live], dtype=torch.long, device=self.device)
+            current = torch.tensor([[rows.generated[r][-1]] for r in live], dtype=torch.long, device=self.device)
 
     def _narrow(self, keep: list[int], live: list[int], cache: Any, rows: tuple[Any, ...]) -> tuple[list[int], tuple[Any, ...]]:
         """The rows still decoding (``keep``: their positions in ``live``), with the cache and the per-row tensors cut to them."""
@@ -162,16 +168,7 @@ class Generation:
         cache.batch_select_indices(sel)
         return [live[k] for k in keep], tuple(t[sel] for t in rows)
 
-    def _decode_seq2seq(
-        self,
-        batch: list[tuple[int, int]],
-        prompts: dict[int, list[int]],
-        reqs: list[GenerationRequest],
-        generators: list[Any],
-        generated: list[list[int]],
-        texts: list[str | None],
-        limits: list[int],
-    ) -> None:
+    def _decode_seq2seq(self, batch: list[tuple[int, int]], prompts: dict[int, list[int]], rows: _DecodeRows) -> None:
         """A seq2seq model's decoding loop: the sources encoded once, the decoder one token a step."""
         from transformers.modeling_outputs import BaseModelOutput
 
@@ -189,11 +186,11 @@ class Generation:
                 use_cache=True,
             )
             cache = out.past_key_values
-            keep = self._advance(out.logits[:, -1, :], live, reqs, generators, generated, texts, limits)
+            keep = self._advance(out.logits[:, -1, :], live, *rows.state())
             if not keep:
                 break
             live, (hidden, src_mask) = self._narrow(keep, live, cache, (hidden, src_mask))
-            current = torch.tensor([[generated[r][-1]] for r in live], dtype=torch.long, device=self.device)
+            current = torch.tensor([[rows.generated[r][-1]] for r in live], dtype=torch.long, device=self.device)
 
     def _lookup_ok(self, batch: list[tuple[int, int]], prompts: dict[int, list[int]], reqs: Sequence[GenerationRequest]) -> bool:
         """Whether this batch decodes by prompt lookup: one greedy causal row, explicit positions, a prompt of ≥ 2 tokens,
