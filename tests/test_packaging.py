@@ -77,9 +77,15 @@ def _run(argv: list[str], **kw) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def dists(tmp_path_factory) -> Path:
-    """figlang's wheel and sdist, built from this tree offline (no build isolation: setuptools is installed)."""
-    out = tmp_path_factory.mktemp("dist")
-    res = _run([sys.executable, "-m", "build", "--no-isolation", "--sdist", "--wheel", "--outdir", str(out), str(REPO)])
+    """figlang's wheel and sdist, built offline (no build isolation: setuptools is installed) from a copy of what the
+    sdist needs, so that no build/ or egg-info folder is left in the working tree and none of theirs is reused."""
+    import shutil
+
+    out, tree = tmp_path_factory.mktemp("dist"), tmp_path_factory.mktemp("tree")
+    for name in ("pyproject.toml", "README.md", "CHANGELOG.md"):
+        shutil.copy2(REPO / name, tree / name)
+    shutil.copytree(REPO / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    res = _run([sys.executable, "-m", "build", "--no-isolation", "--sdist", "--wheel", "--outdir", str(out), str(tree)])
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     return out
 

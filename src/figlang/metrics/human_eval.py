@@ -10,7 +10,7 @@ The narrative paper (Chakrabarty, Choi, Shwartz, TACL 2022) judged generated nex
 The round trip here keeps judges blind: candidates are shuffled per item with a fixed seed and the
 system ids go to a separate key file. Agreement is Krippendorff's alpha (nominal, via ``krippendorff``).
 
-``table5`` recomputes the paper's Table 5 from its published crowd files; see docs/human_eval_table5.md
+``table5`` recomputes the paper's Table 5 from its published crowd files; see docs/research/human_eval_table5.md
 for what matches, what does not, and why.
 """
 
@@ -817,7 +817,7 @@ def render_table5_markdown(table: Table5) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Table 5 as a result file: every figure docs/human_eval_table5.md quotes, with the per-unit votes
+# Table 5 as a result file: every figure docs/research/human_eval_table5.md quotes, with the per-unit votes
 # --------------------------------------------------------------------------------------------
 
 TABLE5_SOURCE = (
@@ -938,7 +938,7 @@ def _table5_readings(
 def table5_results(
     data_dir: str | Path | None = None, example_widget_value: ExampleWidgetValue = "not_plausible", command: str | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Everything docs/human_eval_table5.md quotes about Table 5, as one result record, and its per-unit records.
+    """Everything docs/research/human_eval_table5.md quotes about Table 5, as one result record, and its per-unit records.
 
     ``recomputed``: :func:`table5`'s figures; ``readings``: the other readings the doc compares (pooled human votes,
     single columns, other denominators, alphas over other units, raw pairwise agreement, the stray 2 read three
@@ -991,7 +991,7 @@ def table5_results(
     comparison["human_max_gap"] = max(comparison["human_gap"].values())
     result = {
         "format": "figlang.human.table5/1",
-        "what": "Table 5 of the narrative paper recomputed from its published crowd files (docs/human_eval_table5.md)",
+        "what": "Table 5 of the narrative paper recomputed from its published crowd files (docs/research/human_eval_table5.md)",
         "command": command,
         "example_widget_value": example_widget_value,
         "recomputed": recomputed,
