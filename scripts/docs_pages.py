@@ -103,9 +103,8 @@ def cli_page() -> str:
     for path, command in _walk(root, ("figlang",)):
         if command.hidden if hasattr(command, "hidden") else False:
             continue
-        depth = min(len(path), 4)
         name = " ".join(path)
-        lines.append(f"{'#' * (depth + 1) if len(path) > 1 else '##'} `{name}`\n")
+        lines.append(f"{'##' if len(path) <= 2 else '###'} `{name}`\n")  # figlang and its commands, then everything below
         ctx = command.context_class(command, info_name=name)
         usage = re.sub(r"\{(\w+)\}", lambda m: m.group(1).upper(), " ".join(command.collect_usage_pieces(ctx)))
         lines.append(f"Usage: `{name} {usage}`\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import re
 from pathlib import Path
 
 log = logging.getLogger("mkdocs.plugins.figlang")
@@ -27,3 +28,12 @@ def on_pre_build(config, **kwargs) -> None:
     pages = _pages_module()
     for page in pages.stale(Path(config["docs_dir"])):
         log.warning(f"stale generated page docs/{page}: run `python scripts/docs_pages.py` and commit it")
+
+
+_ROLE = re.compile(r":(?:func|meth|class|mod|attr|data|obj|exc):(?=<code>)")
+
+
+def on_page_content(html: str, **kwargs) -> str:
+    """Docstrings cross-reference in Sphinx's style (:func:`tasks`); mkdocstrings renders the name as code and leaves
+    the role's text in front of it: drop that text."""
+    return _ROLE.sub("", html)
