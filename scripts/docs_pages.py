@@ -151,8 +151,10 @@ def api_page() -> str:
         "The same functions back the command line (`figlang eval` is `figlang.evaluate`, `figlang eval -p` is "
         "`figlang.score_predictions`, and so on).\n"
     )
-    lines.append("```python\nimport figlang\n\nrun = figlang.evaluate(\"flute\", \"majority\", split=\"val\", data_dir=\"../shared/data\")\n"
-                 "print(run.metrics[\"accuracy\"])\n```\n")
+    lines.append(
+        '```python\nimport figlang\n\nrun = figlang.evaluate("flute", "majority", split="val", data_dir="../shared/data")\n'
+        'print(run.metrics["accuracy"])\n```\n'
+    )
     lines.append("## Functions\n")
     for name in names:
         obj = getattr(figlang, name)

@@ -1124,10 +1124,20 @@ AUTO_TABLES += [
         ],
     ),
     ("docs/research/human_eval_table5.md", "table5", "| | Idiom (recomputed) | Idiom (paper) |", None),
-    ("docs/research/human_eval_table5.md", "table5-majority", "| reading | idiom | simile |\n|---|---:|---:|\n| majority of all human votes", None),
+    (
+        "docs/research/human_eval_table5.md",
+        "table5-majority",
+        "| reading | idiom | simile |\n|---|---:|---:|\n| majority of all human votes",
+        None,
+    ),
     ("docs/research/human_eval_table5.md", "table5-column3", "| aggregation of column 3 | share |", None),
     ("docs/research/human_eval_table5.md", "table5-denominators", "| denominator | GPT2-XL |", None),
-    ("docs/research/human_eval_table5.md", "table5-readings", "| reading | idiom | simile |\n|---|---:|---:|\n| absolute, all sentences", None),
+    (
+        "docs/research/human_eval_table5.md",
+        "table5-readings",
+        "| reading | idiom | simile |\n|---|---:|---:|\n| absolute, all sentences",
+        None,
+    ),
     ("docs/research/human_eval_table5.md", "table5-agreement", "| statistic | idiom | simile |", None),
     ("docs/research/human_eval_table5.md", "table5-summary", "| part | recomputed vs paper |", None),
     ("docs/research/impli_generator.md", "impli-regenerate", "| source | items | exact | exact % |", None),
@@ -1935,9 +1945,15 @@ for tag, row, key in (
         [[f"{tag}_{c}", 0, f"{key}.{c}"] for c in counts]
         + [[f"{tag}_{t}", 2, f"{key}.{t}"] for t in ("selection_mix", "idiom", "metaphor", "sarcasm", "simile")],
     )
-prose("docs/research/flute_explanations.md", "explain/selection-sweep-mbr/sweep.json", [["mbr_seconds_per_pair", 2, "results.0.seconds_per_pair"]])
 prose(
-    "docs/research/flute_explanations.md", "explain/bench-amx-2threads-compact-slow-host-2.json", [["today_one_pair_seconds", 2, "one_pair_seconds"]]
+    "docs/research/flute_explanations.md",
+    "explain/selection-sweep-mbr/sweep.json",
+    [["mbr_seconds_per_pair", 2, "results.0.seconds_per_pair"]],
+)
+prose(
+    "docs/research/flute_explanations.md",
+    "explain/bench-amx-2threads-compact-slow-host-2.json",
+    [["today_one_pair_seconds", 2, "one_pair_seconds"]],
 )
 prose(
     "docs/research/flute_explanations.md",

@@ -95,7 +95,11 @@ CLICK_ERRORS = tuple(e for e in (_TyperUsageError, _click_exceptions.UsageError)
 
 def test_the_docs_show_commands():
     assert len(COMMANDS) >= 40
-    assert {where.split(":")[0] for where, _, _ in COMMANDS} >= {"README.md", "docs/research/trained_models.md", "docs/research/zero_shot_results.md"}
+    assert {where.split(":")[0] for where, _, _ in COMMANDS} >= {
+        "README.md",
+        "docs/research/trained_models.md",
+        "docs/research/zero_shot_results.md",
+    }
 
 
 @functools.lru_cache(maxsize=1)

@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, int], ...] = (
     ("figlang.models.baselines", 2),
     ("figlang.models.trained", 2),
     ("figlang.callable_module", 0),
+    ("figlang.progress", 0),
     ("figlang.knowledge", 2),
     ("figlang.builders", 2),
     ("figlang.interop", 3),

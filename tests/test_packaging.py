@@ -115,7 +115,7 @@ def test_the_core_alone_scores_prediction_files_without_torch(dists, data_dir, t
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
 
     # nothing heavy came along, and the core's own import does not reach for it
-    probe = "import importlib.util, sys, figlang.cli.main; print([m for m in %r if importlib.util.find_spec(m)])" % (HEAVY,)
+    probe = f"import importlib.util, sys, figlang.cli.main; print([m for m in {HEAVY!r} if importlib.util.find_spec(m)])"
     res = _run([str(py), "-c", probe])
     assert res.returncode == 0 and res.stdout.strip() == "[]", res.stdout + res.stderr
 
@@ -132,4 +132,6 @@ def test_the_core_alone_scores_prediction_files_without_torch(dists, data_dir, t
     # a command that needs an extra says which, in one line
     res = _run([str(figlang), "interpret", "He kicked the bucket.", "--data-dir", str(data_dir)])
     assert res.returncode == 3, res.stdout + res.stderr
-    assert res.stderr.strip().splitlines() == ["error: this needs spacy, which figlang's 'build' extra installs: pip install 'figlang[build]'"]
+    assert res.stderr.strip().splitlines() == [
+        "error: this needs spacy, which figlang's 'build' extra installs: pip install 'figlang[build]'"
+    ]

@@ -31,7 +31,10 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "docs" / "results"
 PAPER = "docs/research/paper_outputs.md"  # the paper-output and baseline tables (README.md's until the docs site, #38)
 # README and every page of the documentation site (docs/results/ holds result files, not pages)
-DOCS = ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md") if p.relative_to(REPO / "docs").parts[0] != "results")]
+DOCS = [
+    "README.md",
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md") if p.relative_to(REPO / "docs").parts[0] != "results"),
+]
 
 
 @pytest.fixture(scope="module")

@@ -44,6 +44,7 @@ from ...data.errors import FiglangError
 from ..devices import auto_cpu_dtype, bf16_is_emulated, resolve_device
 from ..gguf import prepare_gguf
 from ..hf_quiet import quiet_cache_rename
+from ...progress import route_transformers_bars
 from ..prefix import shared_prefix_length
 from .base import (
     MASK,
@@ -312,6 +313,7 @@ class TransformersBackend(LazyWeights, HFTextMixin, LanguageModel):
         import transformers
 
         quiet_cache_rename()  # figlang's own past_key_values= calls: not the user's business
+        route_transformers_bars()  # its "Loading weights" bars as lines of figlang's display
         self._torch = torch
         if gguf_file:
             prepared = prepare_gguf(Path(model) / gguf_file)
