@@ -60,7 +60,7 @@ for kind, name, stem in [
     ("simile", "+ literal knowledge", "simile_literal_dev_predictions"),
 ]:
     group(
-        "README.md",
+        "docs/research/paper_outputs.md",
         "paper-discriminative",
         f"| {kind} | {name} |",
         f"paper-outputs/{kind}-{stem}/results.json",
@@ -75,7 +75,7 @@ for kind in ("idiom", "simile"):
     for path in sorted(glob.glob(f"../shared/data/fig_narrative/output/{kind}/generative/*dev*.jsonl")):
         stem = os.path.basename(path)[:-6]
         group(
-            "README.md",
+            "docs/research/paper_outputs.md",
             "paper-generation",
             f"| {kind} | {stem}.jsonl |",
             f"paper-outputs/{kind}-{stem}/results.json",
@@ -88,7 +88,7 @@ for kind in ("idiom", "simile"):
             ],
         )
 group(
-    "README.md",
+    "docs/research/paper_outputs.md",
     "baselines",
     "| flute / val |",
     "baselines/flute-val-majority/results.json",
@@ -99,7 +99,7 @@ group(
     ],
 )
 group(
-    "README.md",
+    "docs/research/paper_outputs.md",
     "baselines",
     "| idiom-cloze / dev |",
     "baselines/idiom-dev-longer-option/results.json",
@@ -895,7 +895,7 @@ for r, m, places, f in LM_EVAL_ROWS:
     _bench = json.load(open(R + f))
     groups.append(
         {
-            "doc": "README.md",
+            "doc": "docs/explanation/speed.md",
             "table": "lm-eval-speed",
             "row": r,
             "file": f,
@@ -932,7 +932,7 @@ def _simulatability_rows(name, predicted_row):  # a `figlang simulatability` tab
 
 AUTO_TABLES += [
     (
-        "README.md",
+        "docs/explanation/speed.md",
         "lm-eval-speed",
         "| run | items | items/s | CPU s | peak RSS MB | accuracy |",
         [(r, [f"{f}#modes.{m}.{k}" for k in ("items", "cpu_seconds", "peak_rss_mb", "accuracy")]) for r, m, _, f in LM_EVAL_ROWS],
@@ -1150,9 +1150,13 @@ AUTO_TABLES += [
 ]
 # Tables of numbers that are not quoted results: marked <!-- not-results-table: WHY --> by --mark-docs
 NOT_RESULTS = [
-    ("README.md", "| task | shape | splits | notes |", "the tasks and their splits' sizes: data facts the loaders' tests check"),
-    ("README.md", "| name | hub id | kind | offline provider (PyPI) |", "the model catalog: parameter counts"),
-    ("README.md", "| task shape | `--method` | what it does |", "the methods and their options"),
+    (
+        "docs/explanation/benchmarks.md",
+        "| task | shape | splits | notes |",
+        "the tasks and their splits' sizes: data facts the loaders' tests check",
+    ),
+    ("docs/how-to/models.md", "| name | hub id | kind | offline provider (PyPI) |", "the model catalog: parameter counts"),
+    ("docs/how-to/models.md", "| task shape | `--method` | what it does |", "the methods and their options"),
     (
         "docs/research/flute_explanations.md",
         "| premise | hypothesis | gold | FLUTE's explanation | figlang | figlang's explanation |",
@@ -2182,5 +2186,28 @@ def dump(g):
         lines.append("    - " + json.dumps(f))
     return "\n".join(lines)
 
+
+def _quoting_page(g):
+    """README.md's sections moved to the documentation site (#38): the page that now quotes a group written above as
+    README's: README itself while it prints the group, else the page with the group's results-table mark (a table)
+    or the first page that prints every figure of it (prose), explanation and how-to pages before research notes."""
+    pages = {"README.md": open("README.md", encoding="utf-8").read()}
+    for path in sorted(glob.glob("docs/**/*.md", recursive=True)):
+        if not path.startswith(("docs/results/", "docs/figures/")):
+            pages[path] = open(path, encoding="utf-8").read()
+    if g["table"]:
+        mark = re.compile(r"<!--\s*results-table:\s*" + re.escape(g["table"]) + r"[\s>]")
+        hits = [d for d, text in pages.items() if mark.search(text)]
+    else:
+        hits = [d for d, text in pages.items() if all(re.search(rf"(?<![\w.]){re.escape(f[1])}(?![\w]|\.\d)", text) for f in g["figures"])]
+    if "README.md" in hits or not hits:
+        return "README.md"
+    first = [h for h in hits if "/research/" not in h or h.endswith(("index.md", "paper_outputs.md"))]
+    return (first or hits)[0]
+
+
+for g in groups:
+    if g["doc"] == "README.md":
+        g["doc"] = _quoting_page(g)
 
 open(R + "INDEX.yaml", "w").write(head + "\n".join(dump(g) for g in groups) + "\n")
