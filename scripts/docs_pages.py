@@ -221,7 +221,8 @@ def methods_page() -> str:
     for info in infos:
         lines.append(f"## `{info.name}` {{#{info.name}}}\n")
         lines.append(_inline(info.description) + "\n")
-        doc = inspect.getdoc(info.factory) if inspect.isclass(info.factory) else None
+        own = vars(info.factory).get("__doc__") if inspect.isclass(info.factory) else None  # not the base class's
+        doc = inspect.cleandoc(own) if own else None
         if doc and doc.strip() != info.description.strip():
             lines.append("```text\n" + doc.strip().replace("```", "'''") + "\n```\n")
     return "\n".join(lines)
