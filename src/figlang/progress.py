@@ -131,6 +131,21 @@ def _transformers_hook(factory: Any, args: tuple, kwargs: dict) -> Any:
     return LibraryBar(*args, **kwargs)
 
 
+@contextmanager
+def library_bars(module_name: str, attribute: str = "tqdm") -> Iterator[None]:
+    """Within the block, a module that imported tqdm itself (out of reach of transformers' hook: the GGUF loader's
+    "Converting and de-quantizing GGUF tensors...") draws its bars as :class:`LibraryBar` lines too."""
+    import importlib
+
+    module = importlib.import_module(module_name)
+    before = getattr(module, attribute)
+    setattr(module, attribute, LibraryBar)
+    try:
+        yield
+    finally:
+        setattr(module, attribute, before)
+
+
 def route_transformers_bars() -> None:
     """Draw transformers' tqdm bars through figlang's display (idempotent). A transformers without the hook (before
     5.x) gets its bars switched off instead: figlang's display, or not at all."""
