@@ -105,6 +105,9 @@ def _committed_predictions(run: str, dest: Path) -> tuple[Path, float]:
 
 @pytest.mark.slow
 def test_the_core_alone_scores_prediction_files_without_torch(dists, data_dir, tmp_path):
+    """The wheel alone in a fresh venv: no torch, transformers, spaCy or Flask; it scores FLUTE and idiom-cloze
+    prediction files to the committed accuracies, checks data, exports to lm-eval and Hugging Face, and names the
+    extra a model command needs."""
     if not any(CORE_WHEELS.glob("numpy-*.whl")):
         pytest.fail(f"no core dependency wheels in {CORE_WHEELS}: `make setup` keeps them there (pip wheel --wheel-dir {CORE_WHEELS} .)")
     venv = tmp_path / "venv"
@@ -128,6 +131,16 @@ def test_the_core_alone_scores_prediction_files_without_torch(dists, data_dir, t
         scored = json.loads((out / "results.json").read_text(encoding="utf-8"))
         assert scored["metrics"]["accuracy"]["accuracy"] == pytest.approx(expected)
         assert max(len(line) for line in res.stdout.splitlines()) <= 80  # the results table fits the terminal
+
+    # the rest of the core: data checks, and the lm-eval and Hugging Face exports
+    for argv in (
+        ["data", "stats", "--task", "flute"],
+        ["export", "lm-eval", "idiom-cloze", "-s", "dev", "-o", str(tmp_path / "lm-eval")],
+        ["export", "hf", "idiom-cloze", "-o", str(tmp_path / "hf")],
+    ):
+        res = _run([str(figlang), *argv, "--data-dir", str(data_dir)])
+        assert res.returncode == 0, f"figlang {' '.join(argv)}: " + res.stdout[-2000:] + res.stderr[-2000:]
+    assert (tmp_path / "lm-eval" / "figlang_idiom_cloze_dev.yaml").is_file() and list((tmp_path / "hf" / "data").glob("dev-*.parquet"))
 
     # a command that needs an extra says which, in one line
     res = _run([str(figlang), "interpret", "He kicked the bucket.", "--data-dir", str(data_dir)])
