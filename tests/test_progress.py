@@ -142,3 +142,32 @@ def test_every_table_fits_80_columns(argv, data_dir, tmp_path):
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     wide = [line for line in (res.stdout + res.stderr).splitlines() if len(line) > 80]
     assert not wide, "\n".join(wide[:5])
+
+
+def test_training_and_builder_lines_show_their_rate(monkeypatch, capsys):
+    """Training's line (or log line) gives steps/s beside the loss and the ETA; the builders' lines get rich's measured
+    rate through figlang.progress.rate_column."""
+    from rich.console import Console
+    from rich.progress import Progress, TextColumn
+
+    from figlang.models.training import trainer
+    from figlang.progress import rate_column
+
+    clock = [0.0]
+    monkeypatch.setattr(trainer.time, "perf_counter", lambda: clock[0])
+    progress = trainer._TrainProgress(True, total=100, done=0, title="mc idiom-cloze")
+    progress.tty, progress.bar = False, None
+    clock[0] = 20.0
+    progress.update(10, "loss 0.69", True)
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "0.50 steps/s loss 0.69" in line and "ETA 3.0 min" in line, line
+
+    out = io.StringIO()
+    with Progress(
+        TextColumn("{task.description}"), rate_column(), console=Console(file=out, width=80, force_terminal=True), auto_refresh=False
+    ) as bar:
+        job = bar.add_task("mining shards", total=10)
+        for _ in range(3):
+            bar.update(job, advance=1)
+            bar.refresh()
+    assert re.search(r"mining shards \d+\.\d\d items/s", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue()))

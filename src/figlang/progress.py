@@ -19,15 +19,32 @@ from typing import Any
 _LIVE: list[Any] = []  # rich Progress displays being drawn now, innermost last
 
 
-def columns() -> tuple:
-    """The columns of every figlang progress line: description, bar, done/total, items/s, elapsed, ETA."""
+def rate_column(unit: str = "items"):
+    """A rich column showing a task's ``rate`` field when it sets one (the harness counts cached items apart), else
+    rich's own measured speed, as ``12.34 items/s``."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        def render(self, task):  # noqa: ANN001, ANN202
+            rate = task.fields.get("rate")
+            if rate is None:
+                rate = f"{task.speed:.2f} {unit}/s" if task.speed else ""
+            return Text(str(rate))
+
+    return RateColumn()
+
+
+def columns(unit: str = "items") -> tuple:
+    """The columns of every figlang progress line: description, bar, done/total, rate, elapsed, ETA (fits 80 columns
+    with a description of up to 25 characters)."""
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     return (
         TextColumn("{task.description}"),
         BarColumn(bar_width=20),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
+        rate_column(unit),
         TimeElapsedColumn(),
         TextColumn("ETA"),
         TimeRemainingColumn(),

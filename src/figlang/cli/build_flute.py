@@ -17,6 +17,7 @@ from ..builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, read_in
 from ..data.errors import FiglangError
 from ..data.paths import resolve_data_dir
 from ..data.provenance import portable_path
+from ..progress import rate_column
 from .common import DataDirOption, console, err_console, parse_key_values, print_problems
 
 app = typer.Typer(
@@ -130,6 +131,7 @@ def generate_cmd(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        rate_column(),
         TextColumn("{task.fields[info]}"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),

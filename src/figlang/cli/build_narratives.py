@@ -15,6 +15,7 @@ from ..builders.corpus import DEFAULT_PATTERNS, ReadOptions
 from ..builders.lexicon import load_lexicon
 from ..builders.narratives import DEFAULT_MODEL, SEGMENTERS, MinerConfig, MineSummary, mine_corpus
 from ..data.errors import FiglangError
+from ..progress import rate_column
 from .common import DataDirOption, console, err_console, print_problems
 
 app = typer.Typer(
@@ -101,6 +102,7 @@ def mine_cmd(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        rate_column(),
         TextColumn("{task.fields[info]}"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
