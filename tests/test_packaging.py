@@ -148,3 +148,26 @@ def test_the_core_alone_scores_prediction_files_without_torch(dists, data_dir, t
     assert res.stderr.strip().splitlines() == [
         "error: this needs spacy, which figlang's 'build' extra installs: pip install 'figlang[build]'"
     ]
+
+
+SCORE_AND_LIST = """
+import json, sys
+from figlang.cli.main import main
+sys.argv = ["figlang", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as exit_:
+    assert not exit_.code, exit_.code
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "transformers", "spacy", "flask"))))
+"""
+
+
+def test_scoring_a_prediction_file_imports_nothing_heavy_even_where_it_is_installed(data_dir, tmp_path):
+    """In the full environment (every extra installed), the core paths still import no torch, transformers, spaCy or
+    Flask: the heavy imports are lazy, not merely absent."""
+    predictions, _ = _committed_predictions("flute-val-majority", tmp_path / "flute.jsonl")
+    argv = ["eval", "-t", "flute", "-s", "val", "-p", str(predictions), "--data-dir", str(data_dir), "-o", str(tmp_path / "scored")]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": "80"}
+    res = subprocess.run([sys.executable, "-c", SCORE_AND_LIST, *argv], capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads(res.stdout.strip().splitlines()[-1]) == []
