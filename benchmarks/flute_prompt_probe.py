@@ -1,7 +1,7 @@
 """Choose a zero-/few-shot FLUTE question on FLUTE *train* pairs, never on val.
 
 The record of how ``nli-score -O question=meaning -O calibrate=content-free`` was chosen
-(docs/zero_shot_results.md): each variant's label-word scores on a seeded sample of FLUTE
+(docs/research/zero_shot_results.md): each variant's label-word scores on a seeded sample of FLUTE
 train (40% entailment, 60% contradiction, like val), reported as accuracy at margin 0,
 with content-free calibration (premise = hypothesis = "N/A"), and the best threshold on
 the sample itself (an oracle: how separable the margins are, not a method).

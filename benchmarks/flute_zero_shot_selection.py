@@ -157,7 +157,7 @@ def row_label(c: dict[str, Any]) -> str:
 
 
 def tables(record: dict[str, Any]) -> str:
-    """The grid's Markdown tables for docs/zero_shot_results.md (selection grid, spread, val)."""
+    """The grid's Markdown tables for docs/research/zero_shot_results.md (selection grid, spread, val)."""
     types = ("idiom", "metaphor", "sarcasm", "simile")
     out = [
         "| configuration (selection sample) | accuracy % | right | contradiction / entailment | " + " / ".join(types) + " |",

@@ -4,7 +4,7 @@ Encodes every item of one split as the multiple-choice scorer does (``<eos> N <e
 last real token), keeps the states of several layers, and reports 5-fold cross-validated
 accuracy of an L2 logistic regression on option1 − option2 per layer and C. The folds are not
 expression-disjoint, and the split is small, so this ranks layers; it does not estimate accuracy
-(the trained probe's figures in docs/trained_models.md do that).
+(the trained probe's figures in docs/research/trained_models.md do that).
 
     python benchmarks/probe_layer_pilot.py --model qwen2.5-1.5b --task idiom-cloze --split selection \
         --data-dir ../shared/data --threads 2

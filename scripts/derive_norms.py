@@ -2,7 +2,7 @@
 
     python scripts/derive_norms.py docs/results/suite-smollm2/idiom-dev docs/results/suite-smollm2/simile-dev
 
-docs/zero_shot_results.md quotes these beside each pmi run; the registry reads them from norms.json, and
+docs/research/zero_shot_results.md quotes these beside each pmi run; the registry reads them from norms.json, and
 tests/test_norms.py recomputes the file from the committed predictions.
 """
 

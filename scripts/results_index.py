@@ -157,8 +157,8 @@ if not os.path.exists(R + "suite/suite.json") and os.path.exists(R + "suite-smol
         ["contradiction", "entailment"],
         [("by_figure_type", t) for t in ("idiom", "metaphor", "sarcasm", "simile")],
     )
-# docs/zero_shot_results.md, the zero-/few-shot cloze table: the cells with a result file
-ZS = "docs/zero_shot_results.md"
+# docs/research/zero_shot_results.md, the zero-/few-shot cloze table: the cells with a result file
+ZS = "docs/research/zero_shot_results.md"
 CELL = [
     ["accuracy", 2, "metrics.accuracy.accuracy", 100],
     ["ci_low", 1, "metrics.accuracy.ci_low", 100],
@@ -227,7 +227,7 @@ for row, runs in [
             group(ZS, "zs-cloze", row, f"zs/{f}-qwen/results.json", CELL)
 
 
-# docs/zero_shot_results.md, the NLI table: the cells with a result file
+# docs/research/zero_shot_results.md, the NLI table: the cells with a result file
 def nli(row, file, labels, invalid=None):
     figs = CELL + [[f"{lab}", 1, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in labels]
     if invalid:
@@ -258,7 +258,7 @@ nli("| gemma3-270m | nli-score question=meaning, content-free |", "zs/flute-val-
 nli("| qwen2.5-1.5b (bf16) | nli-score |", "zs/flute-val-nli-score-qwen-bf16", FL)
 nli("| qwen2.5-1.5b (bf16) | nli-score |", "zs/impli-manual-nli-score-qwen-bf16", IM)
 nli("| qwen2.5-1.5b (bf16) | nli-score question=meaning, content-free |", "zs/flute-val-meaning-cf-0shot-qwen", FL)
-# docs/zero_shot_results.md, FLUTE's zero-shot configuration chosen on selection (benchmarks/flute_zero_shot_selection.py
+# docs/research/zero_shot_results.md, FLUTE's zero-shot configuration chosen on selection (benchmarks/flute_zero_shot_selection.py
 # --tables prints these tables from the grid file; row labels are the configurations in words)
 FZ = "zs/flute-selection-grid-qwen/grid.json"
 FZ_TYPES = ("idiom", "metaphor", "sarcasm", "simile")
@@ -321,8 +321,8 @@ if os.path.exists(R + FZ):
                 + [[lb, 2, f"val_not_used_for_choosing.{name}.by_gold_label.{lb}.accuracy"] for lb in ("contradiction", "entailment")]
                 + [[ft, 2, f"val_not_used_for_choosing.{name}.by_figure_type.{ft}.accuracy"] for ft in FZ_TYPES],
             )
-# docs/trained_models.md: the qwen probe table and the GPU qwen `mc` table (configuration, figures, time)
-TM = "docs/trained_models.md"
+# docs/research/trained_models.md: the qwen probe table and the GPU qwen `mc` table (configuration, figures, time)
+TM = "docs/research/trained_models.md"
 
 
 def scores(table, row, run, options):
@@ -384,7 +384,7 @@ group(TM, "qwen-gpu", row, f"{run}/train_result.json", [["steps", 0, "steps"]])
 group(TM, "qwen-gpu", row, f"{run}/figlang.json", [["batch", 0, "training.batch_size"], ["epochs", 0, "training.epochs"]])
 scores("qwen-gpu", row, run, ["option1", "option2"])
 group(TM, "qwen-gpu", row, f"{run}/train_result.json", [["seconds", 0, "seconds"]])
-# docs/trained_models.md: the FLUTE NLI classifiers
+# docs/research/trained_models.md: the FLUTE NLI classifiers
 for row, run in [("| **mpnet** (all-mpnet-base-v2)", "cpu/flute-nli-mpnet"), ("| minilm (all-MiniLM-L6-v2)", "cpu/flute-nli-minilm")]:
     group(TM, "flute-nli", row, f"{run}/figlang.json", [["best_epoch", 0, "best.epoch"]])
     group(TM, "flute-nli", row, f"{run}/train_result.json", [["seconds", "," if "mpnet" in run else 0, "seconds"]])
@@ -402,7 +402,7 @@ for row, run in [("| **mpnet** (all-mpnet-base-v2)", "cpu/flute-nli-mpnet"), ("|
         + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
         + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")],
     )
-# docs/trained_models.md: configuration figures printed in row labels (epochs of the minilm control and the GPU runs)
+# docs/research/trained_models.md: configuration figures printed in row labels (epochs of the minilm control and the GPU runs)
 group(
     TM,
     "minilm-control",
@@ -414,7 +414,7 @@ group(TM, "minilm-control", "| GPU: `mc` + 3 epochs", "gpu-minilm/idiom-mc-conte
 for _k in ("idiom", "simile"):
     group(TM, "generators-gpu", f"| {_k} `generator` (", f"gpu-minilm/{_k}-generator/figlang.json", [["epochs", 0, "training.epochs"]])
 group(
-    "docs/zero_shot_results.md",
+    "docs/research/zero_shot_results.md",
     "shared-prefix-split",
     "| naive (per-pair loop) |",
     "bench/lm_scoring_idiom_dev.json",
@@ -437,10 +437,10 @@ for _k, _table, _p in (
                 [f"{_s}-mcnemar_p", _p[_s], "tests.1.p_value"],
             ],
         )
-# docs/flute_explanations.md: the explaining system's k, chosen on a `selection` sample
+# docs/research/flute_explanations.md: the explaining system's k, chosen on a `selection` sample
 for i, row in enumerate(("| k = 3 |", "| **k = 6** (chosen) |")):
     group(
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "explain-selection-sweep",
         row,
         "explain/selection-sweep/sweep.json",
@@ -454,7 +454,7 @@ for i, row in enumerate(("| k = 3 |", "| **k = 6** (chosen) |")):
 # the compact-examples sweep: the small example counts (below 10, so not found by key search) registered by hand
 for i, row in ((0, "| (a) |"), (7, "| (h) |"), (8, "| **(i)** (chosen) |")):
     group(
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "explain-selection-compact",
         row,
         "explain/selection-sweep-compact/sweep.json",
@@ -462,29 +462,29 @@ for i, row in ((0, "| (a) |"), (7, "| (h) |"), (8, "| **(i)** (chosen) |")):
         + ([["examples_other", 0, f"results.{i}.examples_by_type.idiom"]] if i == 0 else []),
     )
 group(
-    "docs/flute_explanations.md",
+    "docs/research/flute_explanations.md",
     "explain-speed-amx",
     "| loading (both models",
     "explain/bench-amx-2threads.json",
     [["load_seconds", 1, "load_seconds"]],
 )
 group(
-    "docs/flute_explanations.md",
+    "docs/research/flute_explanations.md",
     "explain-speed-amx",
     "| one `explain()` call",
     "explain/bench-amx-2threads.json",
     [["one_pair_seconds", 2, "one_pair_seconds"]],
 )
 group(
-    "docs/flute_explanations.md",
+    "docs/research/flute_explanations.md",
     "explain-speed-amx",
     "| 20 `selection` pairs",
     "explain/bench-amx-2threads.json",
     [["n", 0, "n"], ["seconds_per_pair", 2, "seconds_per_pair"], ["peak_rss_gib", 2, "peak_rss_mib", 1 / 1024]],
 )
-# docs/flute_explanations.md: prompt-lookup decoding of one pair, its draft rule chosen on `selection`'s greedy answers (replayed, no model run)
+# docs/research/flute_explanations.md: prompt-lookup decoding of one pair, its draft rule chosen on `selection`'s greedy answers (replayed, no model run)
 group(
-    "docs/flute_explanations.md",
+    "docs/research/flute_explanations.md",
     "explain-prompt-lookup",
     "| prompt lookup as shipped",
     "explain/prompt-lookup-passes-selection.json",
@@ -497,7 +497,7 @@ group(
 )
 F = "explain/bench-amx-2threads-lookup.json"
 group(
-    "docs/flute_explanations.md",
+    "docs/research/flute_explanations.md",
     "explain-speed-lookup",
     "| `explain()` as shipped",
     F,
@@ -505,7 +505,7 @@ group(
 )
 for row, k in [("| the same pair again, token by token |", 0), ("| the same pair again, prompt lookup |", 1)]:
     group(
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "explain-speed-lookup",
         row,
         F,
@@ -515,7 +515,7 @@ for row, k in [("| the same pair again, token by token |", 0), ("| the same pair
             ["passes", 0, f"one_pair_compare.{k}.forward_passes"],
         ],
     )
-# docs/trained_models.md: the idiom and simile probes remade with every choice on `selection`
+# docs/research/trained_models.md: the idiom and simile probes remade with every choice on `selection`
 for row, run, per_epoch, _kind in [
     ("| **idiom** |", "cpu/idiom-probe-qwen-sel", 135, "idiom"),
     ("| **simile** |", "cpu/simile-probe-qwen-sel", 132, "simile"),
@@ -577,7 +577,7 @@ for row, kind in [("| **idiom** |", "idiom"), ("| **simile** |", "simile")]:
         f"zs/{kind}-devdisjoint-fewshot-qwen-bf16/vs-probe-expression.json",
         [["ci_low_expression", 2, "bootstrap.ci_low", 100, "abs"], ["ci_high_expression", 2, "bootstrap.ci_high", 100, "abs"]],
     )
-# docs/trained_models.md: the mpnet FLUTE classifier chosen on `selection`
+# docs/research/trained_models.md: the mpnet FLUTE classifier chosen on `selection`
 row, run = "| **mpnet** (all-mpnet-base-v2), epoch 2 of 3, bf16 |", "cpu/flute-nli-mpnet-sel"
 group(TM, "flute-nli-mpnet-sel", row, f"{run}/figlang.json", [["best_epoch", 0, "best.epoch"], ["epochs", 0, "training.epochs"]])
 group(TM, "flute-nli-mpnet-sel", row, f"{run}/train_result.json", [["selection", 2, "best_dev_accuracy", 100]])
@@ -594,7 +594,7 @@ group(
     + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
     + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")],
 )
-# docs/trained_models.md: IMPLI's 10 folds pooled, leaky vs linked folds
+# docs/research/trained_models.md: IMPLI's 10 folds pooled, leaky vs linked folds
 FOLDS = ["cpu/impli-folds10-minilm", "gpu-minilm/impli-folds10-linked", "gpu-minilm/impli-folds10-linked-all"]
 POOLED = [
     "cpu/impli-folds10-minilm/results.json",
@@ -635,7 +635,7 @@ for row, pair in [
 ]:
     for pooled in POOLED:
         group(TM, "impli-folds", row, pooled, [[pair, 2, f"metrics.by_pair_type.{pair}.accuracy", 100]])
-# docs/trained_models.md: the pooled linked folds' 95% CIs, by pair, premise and idiom
+# docs/research/trained_models.md: the pooled linked folds' 95% CIs, by pair, premise and idiom
 CI = "gpu-minilm/impli-folds10-linked-ci/"
 
 
@@ -658,7 +658,7 @@ for row, key in [
 ]:
     group(TM, "impli-ci", row, CI + "item/results.json", ci(key))
     group(TM, "impli-ci", row, CI + "expression/results.json", ci(key))
-# docs/trained_models.md: the calibrated ensemble of the probe and few-shot qwen2.5-1.5b, chosen on `selection`
+# docs/research/trained_models.md: the calibrated ensemble of the probe and few-shot qwen2.5-1.5b, chosen on `selection`
 for row, kind in [("| **idiom** |", "idiom"), ("| **simile** |", "simile")]:
     ens = f"ensemble/{kind}-probe-fewshot-qwen/"
     group(
@@ -705,7 +705,7 @@ for row, kind in [("| **idiom** |", "idiom"), ("| **simile** |", "simile")]:
                 [f"mcnemar_p_{other}", 2, "tests.1.p_value"],
             ],
         )
-# docs/trained_models.md: IMPLI's decision rule (issue #22, lent H200): two recipes chosen between on the folds'
+# docs/research/trained_models.md: IMPLI's decision rule (issue #22, lent H200): two recipes chosen between on the folds'
 # selection slices, then the chosen one with the floor=0.85 rule
 IFL = ["gpu-minilm/impli-folds10-bal-thr/", "gpu-minilm/impli-folds10-all-lw-thr/", "gpu-minilm/impli-folds10-all-lw-floor85/"]
 group(
@@ -880,7 +880,7 @@ AUTO_TABLES = [
         ],
     ),
 ]
-ZSD = "docs/zero_shot_results.md"
+ZSD = "docs/research/zero_shot_results.md"
 # README's speed table (benchmarks/bench_lm_eval.py): items/s is items over wall seconds, which the file keeps apart
 LM_EVAL_FILE, LM_EVAL_WHOLE = "bench/lm_eval_idiom_dev_first48.json", "bench/lm_eval_idiom_dev_whole.json"
 LM_EVAL_AMX = "bench/lm_eval_idiom_dev_whole_amx.json"  # the same benchmark on a CPU with native bfloat16 (the README's table)
@@ -939,16 +939,16 @@ AUTO_TABLES += [
         "| run | items | items/s | CPU s | peak RSS MB | accuracy |",
         [(r, [f"{f}#modes.{m}.{k}" for k in ("items", "cpu_seconds", "peak_rss_mb", "accuracy")]) for r, m, _, f in LM_EVAL_ROWS],
     ),
-    ("docs/flute_explanations.md", "explain-first60", "| FLUTE val, first 60 |", _explanation_rows("flute-val-first60")),
-    ("docs/flute_explanations.md", "explain-val-k6", "| FLUTE val | n | label Acc@0 |", _explanation_rows("flute-val-k6")),
+    ("docs/research/flute_explanations.md", "explain-first60", "| FLUTE val, first 60 |", _explanation_rows("flute-val-first60")),
+    ("docs/research/flute_explanations.md", "explain-val-k6", "| FLUTE val | n | label Acc@0 |", _explanation_rows("flute-val-k6")),
     (
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "simulatability-explain-k6",
         "| rationales (FLUTE val, 499 pairs) |",
         _simulatability_rows("simulatability-val-explain-k6", "| figlang's explanations (mpnet labels) |"),
     ),
     (
-        "docs/interpret.md",
+        "docs/research/interpret.md",
         "interpret-pie-holdout",
         "| lexicon | entries | held-out idioms",
         [
@@ -961,7 +961,7 @@ AUTO_TABLES += [
         ],
     ),
     (
-        "docs/interpret.md",
+        "docs/research/interpret.md",
         "interpret-narratives",
         "| lexicon | gold idioms in the lexicon |",
         [
@@ -970,7 +970,7 @@ AUTO_TABLES += [
         ],
     ),
     (
-        "docs/interpret.md",
+        "docs/research/interpret.md",
         "interpret-speed",
         "| what | amount | wall clock | CPU time (1 thread) |",
         [
@@ -980,7 +980,7 @@ AUTO_TABLES += [
         ],
     ),
     (
-        "docs/web.md",
+        "docs/how-to/web.md",
         "serve-times",
         "| what | first response (s) | ready (s) |",
         [
@@ -1011,7 +1011,7 @@ AUTO_TABLES += [
         ],
     ),
     (
-        "docs/trained_models.md",
+        "docs/research/trained_models.md",
         "impli-folds-leaky",
         "| IMPLI, 10 folds pooled | accuracy % [95% CI] | n |",
         [
@@ -1030,7 +1030,7 @@ AUTO_TABLES += [
         ],
     ),
     (
-        "docs/trained_models.md",
+        "docs/research/trained_models.md",
         "flute-iro-val",
         "| FLUTE val (499 pairs) | value |",
         [
@@ -1125,20 +1125,20 @@ AUTO_TABLES += [
             ("| **runs of shared examples**", ["bench/fewshot_prefix_idiom_dev.json#context_tokens.runs"]),
         ],
     ),
-    ("docs/human_eval_table5.md", "table5", "| | Idiom (recomputed) | Idiom (paper) |", None),
-    ("docs/human_eval_table5.md", "table5-majority", "| reading | idiom | simile |\n|---|---:|---:|\n| majority of all human votes", None),
-    ("docs/human_eval_table5.md", "table5-column3", "| aggregation of column 3 | share |", None),
-    ("docs/human_eval_table5.md", "table5-denominators", "| denominator | GPT2-XL |", None),
-    ("docs/human_eval_table5.md", "table5-readings", "| reading | idiom | simile |\n|---|---:|---:|\n| absolute, all sentences", None),
-    ("docs/human_eval_table5.md", "table5-agreement", "| statistic | idiom | simile |", None),
-    ("docs/human_eval_table5.md", "table5-summary", "| part | recomputed vs paper |", None),
-    ("docs/impli_generator.md", "impli-regenerate", "| source | items | exact | exact % |", None),
-    ("docs/flute_creator.md", "flute-creator-counts", "| count (all 50 idioms) | idiom |", None),
-    ("docs/flute_creator.md", "flute-creator-review", "| figure | candidates | accept | edit | reject |", None),
-    ("docs/narrative_miner.md", "miner-recall", "| split | narratives | idiom in last sentence |", None),
-    ("docs/narrative_miner.md", "miner-segmenters", "| segmenter | recall train / dev / test |", None),
-    ("docs/narrative_miner.md", "miner-similes", "| PIE expression shape | sentences |", None),
-    ("docs/narrative_miner.md", "miner-counts", "| count | n |", None),
+    ("docs/research/human_eval_table5.md", "table5", "| | Idiom (recomputed) | Idiom (paper) |", None),
+    ("docs/research/human_eval_table5.md", "table5-majority", "| reading | idiom | simile |\n|---|---:|---:|\n| majority of all human votes", None),
+    ("docs/research/human_eval_table5.md", "table5-column3", "| aggregation of column 3 | share |", None),
+    ("docs/research/human_eval_table5.md", "table5-denominators", "| denominator | GPT2-XL |", None),
+    ("docs/research/human_eval_table5.md", "table5-readings", "| reading | idiom | simile |\n|---|---:|---:|\n| absolute, all sentences", None),
+    ("docs/research/human_eval_table5.md", "table5-agreement", "| statistic | idiom | simile |", None),
+    ("docs/research/human_eval_table5.md", "table5-summary", "| part | recomputed vs paper |", None),
+    ("docs/research/impli_generator.md", "impli-regenerate", "| source | items | exact | exact % |", None),
+    ("docs/research/flute_creator.md", "flute-creator-counts", "| count (all 50 idioms) | idiom |", None),
+    ("docs/research/flute_creator.md", "flute-creator-review", "| figure | candidates | accept | edit | reject |", None),
+    ("docs/research/narrative_miner.md", "miner-recall", "| split | narratives | idiom in last sentence |", None),
+    ("docs/research/narrative_miner.md", "miner-segmenters", "| segmenter | recall train / dev / test |", None),
+    ("docs/research/narrative_miner.md", "miner-similes", "| PIE expression shape | sentences |", None),
+    ("docs/research/narrative_miner.md", "miner-counts", "| count | n |", None),
 ]
 # Tables of numbers that are not quoted results: marked <!-- not-results-table: WHY --> by --mark-docs
 NOT_RESULTS = [
@@ -1146,22 +1146,22 @@ NOT_RESULTS = [
     ("README.md", "| name | hub id | kind | offline provider (PyPI) |", "the model catalog: parameter counts"),
     ("README.md", "| task shape | `--method` | what it does |", "the methods and their options"),
     (
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "| premise | hypothesis | gold | FLUTE's explanation | figlang | figlang's explanation |",
         "examples: item texts",
     ),
-    ("docs/impli_generator.md", "| pair type | made from | label | output file (IMPLI naming) |", "the pair types and file names"),
-    ("docs/interpret.md", "| step | what does it | where |", "the pipeline's steps and the resources' sizes"),
-    ("docs/interpret.md", "| input | message (abridged) |", "error messages and input limits"),
-    ("docs/knowledge.md", "| provider | kinds | source | for new text |", "the knowledge providers"),
-    ("docs/knowledge.md", "| # | shipped |", "examples: numbered inferences"),
+    ("docs/research/impli_generator.md", "| pair type | made from | label | output file (IMPLI naming) |", "the pair types and file names"),
+    ("docs/research/interpret.md", "| step | what does it | where |", "the pipeline's steps and the resources' sizes"),
+    ("docs/research/interpret.md", "| input | message (abridged) |", "error messages and input limits"),
+    ("docs/research/knowledge.md", "| provider | kinds | source | for new text |", "the knowledge providers"),
+    ("docs/research/knowledge.md", "| # | shipped |", "examples: numbered inferences"),
     (
-        "docs/trained_models.md",
+        "docs/research/trained_models.md",
         "| `--method` | shape | input (one sequence per option or pair) | notes |",
         "the trained methods' input formats",
     ),
-    ("docs/trained_models.md", "| preset | settings | for |", "the training presets' settings"),
-    ("docs/trained_models.md", "| method | trained on | decoded with |", "the generation methods' formats"),
+    ("docs/research/trained_models.md", "| preset | settings | for |", "the training presets' settings"),
+    ("docs/research/trained_models.md", "| method | trained on | decoded with |", "the generation methods' formats"),
     (ZSD, "| name | what it is | weights | how it was run here |", "the model catalog and how each model was run"),
 ]
 
@@ -1338,8 +1338,8 @@ for k, n in (("idiom", 355), ("simile", 376)):
                 f"zs/{k}-dev-pmi-gemma/results.json",
                 [["majority", 1, "metrics", 100, "majority"]],
             )
-# docs/meaning_aware.md: the selection grid, the dev-disjoint report, the cost of the 12 inferences
-MA, MD = "docs/meaning_aware.md", "meaning/dev-disjoint/"
+# docs/research/meaning_aware.md: the selection grid, the dev-disjoint report, the cost of the 12 inferences
+MA, MD = "docs/research/meaning_aware.md", "meaning/dev-disjoint/"
 AUTO_TABLES += [
     (
         MA,
@@ -1387,42 +1387,42 @@ AUTO_TABLES += [
         ],
     ),
 ]
-# docs/flute_explanations.md: compact examples (2026-11-26): the second selection sweep, val, the trivial baselines, simulatability, speed
+# docs/research/flute_explanations.md: compact examples (2026-11-26): the second selection sweep, val, the trivial baselines, simulatability, speed
 EXC = "explain/selection-sweep-compact/sweep.json"
 EXPLAIN_SWEEP_ROWS = ["| (a) ", "| (b) ", "| (c) ", "| (d) ", "| (e) ", "| (f) ", "| (g) ", "| (h) ", "| **(i)** "]
 AUTO_TABLES += [
     (
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "explain-selection-compact",
         "| `selection` sample (80 pairs) | pair form | style line | examples: sarcasm |",
         [(r, [f"{EXC}#results.{i}"]) for i, r in enumerate(EXPLAIN_SWEEP_ROWS)],
     ),
     (
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "explain-selection-writer",
         "| `selection` sample (80 pairs), mpnet labels | who writes the explanations |",
         [(r, [f"explain/selection-sweep-writer/sweep.json#results.{i}"]) for i, r in enumerate(("| **(i)** ", "| (j) ", "| (k) "))],
     ),
     (
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "explain-val-compact",
         "| FLUTE val, compact examples | n | label Acc@0 |",
         _explanation_rows("flute-val-compact"),
     ),
     (
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "explain-val-writer",
         "| FLUTE val, configuration (k) | n | label Acc@0 |",
         _explanation_rows("flute-val-writer"),
     ),
     (
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "simulatability-explain-writer",
         "| rationales (FLUTE val, 499 pairs), configuration (k) |",
         _simulatability_rows("simulatability-val-explain-writer", "| figlang's explanations (the writer for metaphors and similes) |"),
     ),
     (
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "explain-baselines-val",
         "| FLUTE val (499 pairs), the same labels | ROUGE-L F1 |",
         [
@@ -1436,13 +1436,13 @@ AUTO_TABLES += [
         ],
     ),
     (
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "simulatability-explain-compact",
         "| rationales (FLUTE val, 499 pairs), compact examples |",
         _simulatability_rows("simulatability-val-explain-compact", "| figlang's explanations (mpnet labels, compact examples) |"),
     ),
     (
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "explain-speed-compact",
         "| compact examples, 2 threads, idle machine | seconds |",
         [
@@ -1466,10 +1466,10 @@ AUTO_TABLES += [
     ),
 ]
 NOT_RESULTS += [(MA, "| method | what the LM scores | options |", "the methods and their options")]
-# ---- docs/human_eval_table5.md and docs/narrative_miner.md (issue #19): figures computed from the public data, no model --
+# ---- docs/research/human_eval_table5.md and docs/research/narrative_miner.md (issue #19): figures computed from the public data, no model --
 # Table 5 recomputed from the paper's crowd files (`figlang human table5 --data-dir ../shared/data -o docs/results/human/table5`);
 # the "(paper)" cells from the same file's `published` block (the paper's Table 5 as printed, with its source)
-HE, T5 = "docs/human_eval_table5.md", "human/table5/table5.json"
+HE, T5 = "docs/research/human_eval_table5.md", "human/table5/table5.json"
 
 
 def t5(table, row, figs):
@@ -1613,7 +1613,7 @@ group(
 )
 # the miner's recall on the benchmark's own idiom narratives, one result folder per segmenter, and PIE-English's similes
 # (`python benchmarks/bench_miner.py recall|pie-similes … --items … --json-out …`, the commands beside the tables)
-NM = "docs/narrative_miner.md"
+NM = "docs/research/narrative_miner.md"
 for split in ("train", "dev", "test"):
     group(
         NM,
@@ -1693,12 +1693,12 @@ for row, figs in [
     ("| skipped: not matched", [["not_matched", 0, "skipped.skipped:not_matched"]]),
 ]:
     group(NM, "miner-counts", row, GC, [[fid, places, G0 + key] + rest for fid, places, key, *rest in figs])
-# ---- end of docs/human_eval_table5.md and docs/narrative_miner.md -------------------------------------------------------
-# ---- docs/flute_creator.md and docs/impli_generator.md (issue #19): figures computed without a model ----------------------
+# ---- end of docs/research/human_eval_table5.md and docs/research/narrative_miner.md -------------------------------------------------------
+# ---- docs/research/flute_creator.md and docs/research/impli_generator.md (issue #19): figures computed without a model ----------------------
 # the FLUTE creator's 50-idiom run: the review counts from the committed verdict file, the inputs drawn again with the run's
-# seed (`figlang build flute verdict-stats docs/flute_run50_verdicts.csv --idioms benchmark --limit 50 --sample-seed 0 ...`);
+# seed (`figlang build flute verdict-stats docs/research/flute_run50_verdicts.csv --idioms benchmark --limit 50 --sample-seed 0 ...`);
 # the run folder's own counts (failed, resampled, checks, model calls) have no file and keep their ⁿ
-FC, FCR = "docs/flute_creator.md", "flute-creator/run50-review/review.json"
+FC, FCR = "docs/research/flute_creator.md", "flute-creator/run50-review/review.json"
 group(FC, "flute-creator-counts", "| inputs |", FCR, [["inputs", 0, "candidates.idiom.inputs"]])
 group(FC, "flute-creator-counts", "| pairs possible (E + C per idiom) |", FCR, [["pairs_possible", 0, "candidates.idiom.pairs_possible"]])
 group(
@@ -1745,7 +1745,7 @@ group(
 )  # prose
 # the IMPLI regeneration check (`figlang build impli regenerate --data-dir ../shared/data [--no-capitalise] --results DIR`)
 IG, IGR, IGN = (
-    "docs/impli_generator.md",
+    "docs/research/impli_generator.md",
     "impli-generator/regenerate/regeneration.json",
     "impli-generator/regenerate-no-capitalise/regeneration.json",
 )
@@ -1800,7 +1800,7 @@ if os.path.exists(R + IGN):
             ["no-capitalise-items", ",", "overall.items"],
         ],
     )  # prose
-# ---- end of docs/flute_creator.md and docs/impli_generator.md ------------------------------------------------------------
+# ---- end of docs/research/flute_creator.md and docs/research/impli_generator.md ------------------------------------------------------------
 N_HAND = len(groups)
 if "--mark-docs" in sys.argv:
     mark_docs()
@@ -1867,24 +1867,24 @@ prose(
 )
 prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev/results.json", [["probe-sel-simile-dev", 1, "metrics.accuracy.accuracy", 100]])
 prose(
-    "docs/flute_explanations.md",
+    "docs/research/flute_explanations.md",
     "explain/selection-sweep-writer/sweep-retime.json",
     [["retimed_k_seconds_per_pair", 2, "results.0.seconds_per_pair"]],
 )
 prose(
-    "docs/flute_explanations.md",
+    "docs/research/flute_explanations.md",
     "explain/selection-sweep-compact/sweep-retime.json",
     [["retimed_f_seconds_per_pair", 2, "results.9.seconds_per_pair"]],
 )
 prose(
-    "docs/flute_explanations.md",
+    "docs/research/flute_explanations.md",
     "explain/flute-iro-writer/figlang.json",
     [["writer_train_items", ",", "data.train_items"], ["writer_steps", 0, "training.total_steps"], ["writer_dev_loss", 3, "best.dev_loss"]],
 )
 # the writer recipes tried on a lent H200 (scripts/gpu/writer_jobs.sh), beside the CPU writer, by dev loss
 G = "explain/flute-iro-writer-gpu/grid.json"
 group(
-    "docs/flute_explanations.md",
+    "docs/research/flute_explanations.md",
     "explain-writer-gpu-grid",
     "| **CPU writer** (the one used) |",
     G,
@@ -1898,7 +1898,7 @@ group(
 )
 for i, (tag, lr_places) in enumerate((("a", 4), ("b", 4), ("c", 4), ("d", 4), ("e", 4), ("f", 4), ("g", 5), ("h", 5))):
     group(
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "explain-writer-gpu-grid",
         f"| ({tag}) |",
         G,
@@ -1930,24 +1930,24 @@ for tag, row, key in (
     counts = [c for c in ("samples", "candidates", "neighbours_k") if c != "samples" or tag not in ("greedy", "qwen")]
     counts = [c for c in counts if c != "neighbours_k" or "nb" in tag or "mix" in tag]
     group(
-        "docs/flute_explanations.md",
+        "docs/research/flute_explanations.md",
         "explain-mbr-selection",
         row,
         M,
         [[f"{tag}_{c}", 0, f"{key}.{c}"] for c in counts]
         + [[f"{tag}_{t}", 2, f"{key}.{t}"] for t in ("selection_mix", "idiom", "metaphor", "sarcasm", "simile")],
     )
-prose("docs/flute_explanations.md", "explain/selection-sweep-mbr/sweep.json", [["mbr_seconds_per_pair", 2, "results.0.seconds_per_pair"]])
+prose("docs/research/flute_explanations.md", "explain/selection-sweep-mbr/sweep.json", [["mbr_seconds_per_pair", 2, "results.0.seconds_per_pair"]])
 prose(
-    "docs/flute_explanations.md", "explain/bench-amx-2threads-compact-slow-host-2.json", [["today_one_pair_seconds", 2, "one_pair_seconds"]]
+    "docs/research/flute_explanations.md", "explain/bench-amx-2threads-compact-slow-host-2.json", [["today_one_pair_seconds", 2, "one_pair_seconds"]]
 )
 prose(
-    "docs/flute_explanations.md",
+    "docs/research/flute_explanations.md",
     "explain/bench-amx-2threads-compact-slow-host.json",
     [["slow_host_one_pair_seconds", 1, "one_pair_seconds"]],
 )
 prose(
-    "docs/flute_explanations.md",
+    "docs/research/flute_explanations.md",
     "explain/flute-val-compact/timing.json",
     [["val_seconds_per_pair", 2, "seconds_per_pair"], ["val_peak_rss_gib", 2, "max_rss_gib"]],
 )
@@ -1999,7 +1999,7 @@ prose(
     ],
 )
 prose(
-    "docs/trained_models.md",
+    "docs/research/trained_models.md",
     "gpu-minilm/impli-folds10-all-lw-floor85/pooled/results.json",
     [
         ["impli-floor-pair-ci-nonent-low", 2, "metrics.by_gold_label.non-entailment.ci_low", 100],
@@ -2009,12 +2009,12 @@ prose(
     ],
 )
 prose(
-    "docs/trained_models.md",
+    "docs/research/trained_models.md",
     "cpu/impli-fold0-all-lw-thr-check/cpu-vs-h200.json",
     [["fold0-n", ",", "n_paired"], ["fold0-only-cpu", 0, "only_a_right"], ["fold0-only-h200", 0, "only_b_right"]],
 )
 prose(
-    "docs/trained_models.md",
+    "docs/research/trained_models.md",
     "cpu/impli-fold0-all-lw-thr-check/test-fold/results.json",
     [
         ["fold0-cpu-ent", 2, "metrics.by_gold_label.entailment.accuracy", 100],
@@ -2022,7 +2022,7 @@ prose(
     ],
 )
 prose(
-    "docs/trained_models.md",
+    "docs/research/trained_models.md",
     "cpu/impli-fold0-all-lw-thr-check/h200-fold0-test/results.json",
     [
         ["fold0-h200-ent", 2, "metrics.by_gold_label.entailment.accuracy", 100],
@@ -2030,7 +2030,7 @@ prose(
     ],
 )
 prose(
-    "docs/trained_models.md",
+    "docs/research/trained_models.md",
     "cpu/probe-layer-pilot-qwen/idiom-selection.json",
     [
         ["pilot-selection-best-layer", 0, "best.layer"],
@@ -2038,7 +2038,7 @@ prose(
         ["pilot-selection-layer14", 1, "table.0.cv_accuracy"],
     ],
 )
-# README's and docs/lm_eval.md's speed prose (benchmarks/bench_lm_eval.py): after and before the token-tree packing
+# README's and docs/how-to/lm_eval.md's speed prose (benchmarks/bench_lm_eval.py): after and before the token-tree packing
 prose(
     "README.md",
     LM_EVAL_AMX,
@@ -2073,14 +2073,14 @@ prose(
     ],
 )
 prose(
-    "docs/lm_eval.md",
+    "docs/how-to/lm_eval.md",
     "bench/lm_eval_idiom_dev.json",
     [
         ["figlang_time_over_limit_before", 1, "summary.figlang_time_over_limit"],
         ["bf16_vs_lm_eval_float32_items_per_s", 2, "summary.bf16_vs_lm_eval_float32_items_per_s"],
     ],
 )
-if os.path.exists(R + FZ):  # docs/zero_shot_results.md, the FLUTE selection grid's prose
+if os.path.exists(R + FZ):  # docs/research/zero_shot_results.md, the FLUTE selection grid's prose
     prose(
         ZS,
         FZ,
@@ -2125,7 +2125,7 @@ NO_PREDICTIONS = [
     ("cpu/control-idiom-mc", "minilm control training (44 min on one thread); predictions deleted, to be re-made"),
     (
         "cpu/flute-iro-smollm2/",
-        "smollm2-135m I→OR run of 2026-11-23; its predictions were deleted; superseded by the `explain` method (docs/flute_explanations.md), so not re-made",
+        "smollm2-135m I→OR run of 2026-11-23; its predictions were deleted; superseded by the `explain` method (docs/research/flute_explanations.md), so not re-made",
     ),
     ("cpu/relations-", "summary of figlang relations (per-relation accuracies), which writes no per-item file"),
     ("cpu/simulatability-", "summary of figlang simulatability (two classifiers' accuracies, McNemar b/c), which writes no per-item file"),

@@ -1,4 +1,4 @@
-"""benchmarks/bench_miner.py writes the result files behind docs/narrative_miner.md's recall tables: a rerun on real
+"""benchmarks/bench_miner.py writes the result files behind docs/research/narrative_miner.md's recall tables: a rerun on real
 data gives the committed figures, with provenance and one record per narrative."""
 
 from __future__ import annotations

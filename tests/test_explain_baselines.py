@@ -1,4 +1,4 @@
-"""benchmarks/explain_baselines.py, behind docs/flute_explanations.md's "What needs no model" table: rerun on the
+"""benchmarks/explain_baselines.py, behind docs/research/flute_explanations.md's "What needs no model" table: rerun on the
 committed val predictions, it gives the committed ROUGE-L figures, keeps the run's labels, and records how it was made."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`figlang build flute verdict-stats`: a committed reviewed queue (docs/flute_run50_verdicts.csv) counted on its own,
+"""`figlang build flute verdict-stats`: a committed reviewed queue (docs/research/flute_run50_verdicts.csv) counted on its own,
 without the run folder, and written as a result file (no model is run)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from figlang.cli.build_flute import app
 from figlang.data.io import file_sha256, read_jsonl
 
 REPO = Path(__file__).resolve().parents[1]
-VERDICTS = REPO / "docs" / "flute_run50_verdicts.csv"
+VERDICTS = REPO / "docs" / "research" / "flute_run50_verdicts.csv"
 
 
 def test_the_committed_verdicts_give_the_documented_counts() -> None:
@@ -70,7 +70,7 @@ def test_cli_with_the_inputs_drawn_again_writes_a_result_file(data_dir: Path, tm
     assert data["code"]["figlang"]
     records = read_jsonl(out / "predictions.jsonl.gz")
     assert len(records) == 37 and sum(r["verdict"] == "edit" for r in records) == 8
-    # the inputs drawn again are the run's: the ids name the idioms docs/flute_creator.md names
+    # the inputs drawn again are the run's: the ids name the idioms docs/research/flute_creator.md names
     by_id = {r["id"]: r["expression"] for r in records}
     assert (by_id["idiom-0021-E"], by_id["idiom-0008-C"], by_id["idiom-0040-E"]) == ("under fire", "make short work of", "up with the lark")
     inputs = select(load_idioms("benchmark", data_dir), 50, 0)

@@ -39,6 +39,7 @@ LAYERS: tuple[tuple[str, int], ...] = (
     ("figlang.models.baselines", 2),
     ("figlang.models.trained", 2),
     ("figlang.callable_module", 0),
+    ("figlang.progress", 0),
     ("figlang.knowledge", 2),
     ("figlang.builders", 2),
     ("figlang.interop", 3),
@@ -394,12 +395,12 @@ def test_the_deferral_check_can_fail(tmp_path: Path) -> None:
     assert ("figlang.cli.main", "figlang.light", 3) not in needless_function_imports(tmp_path)  # it keeps start-up light
 
 
-# --- the README's picture of the layers ---------------------------------------------------------------------
+# --- the documentation's picture of the layers (docs/explanation/architecture.md) ---------------------------------------------------------------------
 
 
-def test_the_readme_draws_the_layers_this_test_checks() -> None:
-    readme = (SRC.parent / "README.md").read_text(encoding="utf-8")
-    block = readme.split("### Layers", 1)[1].split("```", 2)[1]
+def test_the_architecture_page_draws_the_layers_this_test_checks() -> None:
+    page = (SRC.parent / "docs/explanation/architecture.md").read_text(encoding="utf-8")
+    block = page.split("## Layers", 1)[1].split("```", 2)[1]
     drawn = [re.split(r"\s{2,}", line.strip().lstrip("→").strip())[0] for line in block.strip().splitlines()]
     drawn = [re.sub(r"\s*\(.*\)", "", d).replace(", ", "/").replace(" / ", "/") for d in drawn]
     assert drawn == [NAMES[i] for i in sorted(NAMES)]

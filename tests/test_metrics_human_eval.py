@@ -78,7 +78,7 @@ def test_table5_comparative(t5) -> None:
 
 
 def test_table5_alpha(t5) -> None:
-    # No reading reproduces the published 0.68 (idiom) / 0.63 (simile); see docs/human_eval_table5.md.
+    # No reading reproduces the published 0.68 (idiom) / 0.63 (simile); see docs/research/human_eval_table5.md.
     assert t5.idiom.alpha_absolute == pytest.approx(0.3774, abs=1e-4)
     assert t5.idiom.alpha_absolute_models == pytest.approx(0.4844, abs=1e-4)
     assert t5.idiom.alpha_comparative == pytest.approx(0.2504, abs=1e-4)
@@ -370,7 +370,7 @@ def test_unknown_answers_format(exported, tmp_path: Path) -> None:
 
 
 def test_doc_shows_the_table_the_code_computes(t5) -> None:
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "human_eval_table5.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "research" / "human_eval_table5.md").read_text(encoding="utf-8")
     assert t5.to_markdown() in doc  # every cell backed: no ⁿ (no-result-file) mark in the table
     assert "<!-- results-table: table5 -->" in doc
 
@@ -387,7 +387,7 @@ def test_export_rejects_bad_items(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The result file behind docs/human_eval_table5.md (`figlang human table5 -o DIR`)
+# The result file behind docs/research/human_eval_table5.md (`figlang human table5 -o DIR`)
 # --------------------------------------------------------------------------------------------
 
 

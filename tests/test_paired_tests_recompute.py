@@ -28,10 +28,10 @@ def _test(result: dict, prefix: str) -> dict:
 
 
 def test_readme_paper_outputs_baseline_vs_literal():
-    """README: `figlang compare` on the paper's baseline vs literal idiom dev predictions."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    """docs/research/paper_outputs.md: `figlang compare` on the paper's baseline vs literal idiom dev predictions."""
+    readme = (REPO / "docs/research/paper_outputs.md").read_text(encoding="utf-8")
     m = re.search(r"paired t-test p = ([\d.]+), McNemar exact p = ([\d.]+) on\s+(\d+) items: the \+([\d.]+) points", readme)
-    assert m, "README no longer quotes the baseline-vs-literal paired tests"
+    assert m, "docs/research/paper_outputs.md no longer quotes the baseline-vs-literal paired tests"
     t_p, mcnemar_p, n, gain = m.groups()
     out = compare_runs(
         RESULTS / "paper-outputs/idiom-idiom_dev_predictions",
@@ -52,8 +52,8 @@ SIMULATABILITY = [("simulatability-val120.json", "| 98.33 |", "| 55.00 |"), ("si
 
 @pytest.mark.parametrize("file,gold_row,predicted_row", SIMULATABILITY)
 def test_simulatability_mcnemar_from_its_discordant_counts(file, gold_row, predicted_row):
-    """docs/trained_models.md's simulatability tables: McNemar p recomputed from the b/c counts the summary records."""
-    doc = (REPO / "docs" / "trained_models.md").read_text(encoding="utf-8")
+    """docs/research/trained_models.md's simulatability tables: McNemar p recomputed from the b/c counts the summary records."""
+    doc = (REPO / "docs" / "research" / "trained_models.md").read_text(encoding="utf-8")
     summary = json.loads((RESULTS / "cpu" / file).read_text(encoding="utf-8"))
     for key, cell in (("gold", gold_row), ("predicted", predicted_row)):
         row = next(line for line in doc.splitlines() if cell in line and "points" in line)
@@ -71,9 +71,9 @@ def test_simulatability_mcnemar_from_its_discordant_counts(file, gold_row, predi
 
 @pytest.mark.parametrize("kind", ["idiom", "simile"])
 def test_probe_vs_few_shot_recomputes_from_committed_predictions(kind):
-    """docs/trained_models.md's probe-vs-fewshot table: McNemar p, the discordant counts and the paired-bootstrap
+    """docs/research/trained_models.md's probe-vs-fewshot table: McNemar p, the discordant counts and the paired-bootstrap
     difference (by item and by expression), recomputed by `figlang compare` from the two committed prediction files."""
-    doc = (REPO / "docs" / "trained_models.md").read_text(encoding="utf-8")
+    doc = (REPO / "docs" / "research" / "trained_models.md").read_text(encoding="utf-8")
     table = doc.split("<!-- results-table: probe-vs-fewshot -->", 1)[1]
     row = next(line for line in table.splitlines() if line.startswith(f"| **{kind}** |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
@@ -95,9 +95,9 @@ def test_probe_vs_few_shot_recomputes_from_committed_predictions(kind):
 
 @pytest.mark.parametrize("kind", ["idiom", "simile"])
 def test_ensemble_vs_members_recomputes_from_committed_predictions(kind):
-    """docs/trained_models.md's ensemble table: ensemble − probe and ensemble − few-shot (paired bootstrap CI and
+    """docs/research/trained_models.md's ensemble table: ensemble − probe and ensemble − few-shot (paired bootstrap CI and
     McNemar p), recomputed by `figlang compare` from the three committed prediction files of dev-disjoint."""
-    doc = (REPO / "docs" / "trained_models.md").read_text(encoding="utf-8")
+    doc = (REPO / "docs" / "research" / "trained_models.md").read_text(encoding="utf-8")
     table = doc.split("<!-- results-table: ensemble-probe-fewshot -->", 1)[1]
     row = next(line for line in table.splitlines() if line.startswith(f"| **{kind}** |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
@@ -117,7 +117,7 @@ def test_ensemble_vs_members_recomputes_from_committed_predictions(kind):
         assert not matches(100 * boot["mean_difference"], f"{float(diff) + 0.01:+.2f}")
 
 
-# docs/meaning_aware.md: each bullet's runs (the chosen one first) and what the doc prints for it
+# docs/research/meaning_aware.md: each bullet's runs (the chosen one first) and what the doc prints for it
 MEANING = [
     ("idiom", "meaning-token", "lm-score-token", None, "**+0.00 points**, 95% CI [−2.52, +2.52] by item"),
     ("idiom", "meaning-token", "lm-score-token", "expression", "[−1.75, +1.79] by expression"),
@@ -132,9 +132,9 @@ MEANING = [
 
 @pytest.mark.parametrize("kind,chosen,plain,cluster,quoted", MEANING)
 def test_meaning_aware_comparisons_recompute_from_committed_predictions(kind, chosen, plain, cluster, quoted):
-    """docs/meaning_aware.md's paired comparisons on dev-disjoint (10,000 paired bootstrap resamples, seed 0),
+    """docs/research/meaning_aware.md's paired comparisons on dev-disjoint (10,000 paired bootstrap resamples, seed 0),
     recomputed from the committed per-item predictions of both runs."""
-    doc = (REPO / "docs" / "meaning_aware.md").read_text(encoding="utf-8")
+    doc = (REPO / "docs" / "research" / "meaning_aware.md").read_text(encoding="utf-8")
     assert quoted in doc, quoted
     out = compare_runs(
         RESULTS / f"meaning/dev-disjoint/{kind}-dd-lm-score-{chosen}",
@@ -155,7 +155,7 @@ def test_meaning_aware_comparisons_recompute_from_committed_predictions(kind, ch
 
 
 def test_meaning_aware_mcnemar_p_values_recompute():
-    doc = (REPO / "docs" / "meaning_aware.md").read_text(encoding="utf-8")
+    doc = (REPO / "docs" / "research" / "meaning_aware.md").read_text(encoding="utf-8")
     for kind, chosen, plain, printed in (
         ("idiom", "meaning-token", "lm-score-token", "1"),
         ("simile", "meaning-token", "lm-score-token", "0.55"),
@@ -171,9 +171,9 @@ def test_meaning_aware_mcnemar_p_values_recompute():
 
 
 def test_flute_explanations_simulatability_from_its_discordant_counts():
-    """docs/flute_explanations.md: the generated explanations' simulatability and its McNemar p, recomputed from the
+    """docs/research/flute_explanations.md: the generated explanations' simulatability and its McNemar p, recomputed from the
     b/c counts that docs/results/cpu/simulatability-val-explain-k6.json records."""
-    doc = (REPO / "docs" / "flute_explanations.md").read_text(encoding="utf-8")
+    doc = (REPO / "docs" / "research" / "flute_explanations.md").read_text(encoding="utf-8")
     summary = json.loads((RESULTS / "cpu" / "simulatability-val-explain-k6.json").read_text(encoding="utf-8"))
     table = doc.split("<!-- results-table: simulatability-explain-k6 -->", 1)[1]
     for key, start in (("gold", "| gold (FLUTE's explanations) |"), ("predicted", "| figlang's explanations")):
@@ -189,9 +189,9 @@ def test_flute_explanations_simulatability_from_its_discordant_counts():
 @pytest.mark.parametrize("knowledge", ["literal", "context"])
 @pytest.mark.parametrize("split,column", [("dev-disjoint", 1), ("dev", 2)])
 def test_minilm_knowledge_vs_mc_recomputes_from_committed_predictions(knowledge, split, column):
-    """docs/trained_models.md's CPU mc-literal / mc-context tables: the re-made pair's difference, paired bootstrap CI and
+    """docs/research/trained_models.md's CPU mc-literal / mc-context tables: the re-made pair's difference, paired bootstrap CI and
     McNemar p, recomputed by `figlang compare` from both runs' committed predictions."""
-    doc = (REPO / "docs" / "trained_models.md").read_text(encoding="utf-8")
+    doc = (REPO / "docs" / "research" / "trained_models.md").read_text(encoding="utf-8")
     table = doc.split(f"<!-- results-table: mc-{knowledge}-cpu -->", 1)[1]
     row = next(line for line in table.splitlines() if line.startswith("| difference [paired bootstrap CI], McNemar p (re-made runs) |"))
     cell = [c.strip() for c in row.strip("|").split("|")][column]

@@ -5,7 +5,7 @@ naive full recompute, and batching the 12 prompts gives the same logits as runni
 
 The models are tiny and randomly initialised (a 2-layer Llama with smollm2-135m's real tokenizer, a 2-layer
 T5 with MiniLM's tokenizer) so that the tests stay quick on a shared CPU; the real runs with smollm2-135m
-are in docs/trained_models.md.
+are in docs/research/trained_models.md.
 """
 
 from __future__ import annotations

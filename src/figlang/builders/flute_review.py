@@ -225,7 +225,7 @@ def verdict_file_results(
     verdicts_file = Path(path)
     result: dict[str, Any] = {
         "format": "figlang.flute.verdict_file/1",
-        "what": "accept / edit / reject counts of a reviewed FLUTE creator queue, read on its own (docs/flute_creator.md)",
+        "what": "accept / edit / reject counts of a reviewed FLUTE creator queue, read on its own (docs/research/flute_creator.md)",
         "command": command,
         "verdicts_file": {
             "path": portable_path(verdicts_file),

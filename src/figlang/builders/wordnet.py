@@ -17,7 +17,7 @@ WordNet itself comes from :func:`figlang.knowledge.wordnet_data.load_wordnet` (o
   context nouns (their lemmas, synonyms, glosses and hypernyms), plus a small prior for
   frequent senses; the replacement is that sense's most frequent other single-word lemma
   (``Lemma.count()``), else its hypernym's. This is a heuristic: the IMPLI comparison in
-  ``docs/impli_generator.md`` measures how often it picks IMPLI's word. Verb senses are also
+  ``docs/research/impli_generator.md`` measures how often it picks IMPLI's word. Verb senses are also
   scored by how their frames fit the subject and object and, when the arguments are abstract,
   by not being physical (a metaphor applies a physical verb to abstract arguments).
 """

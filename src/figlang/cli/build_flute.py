@@ -19,6 +19,7 @@ from ..builders.review_queue import ReviewQueue
 from ..data.errors import FiglangError
 from ..data.paths import resolve_data_dir
 from ..data.provenance import portable_path
+from ..progress import rate_column
 from .common import DataDirOption, console, err_console, parse_key_values, print_problems
 
 app = typer.Typer(
@@ -187,6 +188,7 @@ def task_progress() -> Progress:
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        rate_column(),
         TextColumn("{task.fields[info]}"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),

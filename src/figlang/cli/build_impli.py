@@ -39,6 +39,7 @@ from ..data.errors import FiglangError, LoadOptions, LoadReport
 from ..data.io import write_json, write_jsonl
 from ..data.paths import resolve_data_dir
 from ..data.provenance import portable_path
+from ..progress import rate_column
 from .common import DataDirOption, console, err_console
 
 app = typer.Typer(
@@ -81,7 +82,14 @@ CapitaliseOption = Annotated[
 @contextlib.contextmanager
 def _progress() -> Iterator:
     """A rich progress display; yields progress(stage, done, total) with one bar per stage."""
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        rate_column(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=err_console, transient=False) as bar:
         tasks: dict[str, int] = {}
 

@@ -254,6 +254,19 @@ def ensemble_cmd(
     )
 
 
+def _registered_name(doc: Path, results: Path, registered: set[str]) -> str:
+    """The name INDEX.yaml gives ``doc``: its path from the repository that holds ``results`` (docs/results), else the one
+    registered document with its file name (a copy elsewhere: README.md, paper_outputs.md), else the path as given."""
+    try:
+        name = doc.resolve().relative_to(results.resolve().parent.parent).as_posix()
+        if name in registered:
+            return name
+    except ValueError:
+        pass
+    same = [d for d in registered if Path(d).name == doc.name]
+    return same[0] if len(same) == 1 else str(doc)
+
+
 def _regenerate_readme_tables(runs: list[Path], doc: Path) -> None:
     from ..evaluation.registry import load_index, regenerate_tables
 
@@ -262,7 +275,7 @@ def _regenerate_readme_tables(runs: list[Path], doc: Path) -> None:
     if not doc.exists():
         raise FiglangError(f"{doc}: no such document to regenerate tables in")
     figures = load_index(runs[0])
-    name = doc.name if doc.name == "README.md" else str(doc)
+    name = _registered_name(doc, runs[0], {f.doc for f in figures})
     text = doc.read_text(encoding="utf-8")
     new, changes = regenerate_tables(text, name, figures, runs[0])
     if new != text:

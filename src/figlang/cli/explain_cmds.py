@@ -106,7 +106,9 @@ def explain_cmd(
     k: Annotated[
         int,
         typer.Option(
-            "--k", min=0, help="Retrieved train examples shown to the model (6: chosen on FLUTE selection, docs/flute_explanations.md)."
+            "--k",
+            min=0,
+            help="Retrieved train examples shown to the model (6: chosen on FLUTE selection, docs/research/flute_explanations.md).",
         ),
     ] = 6,
     threads: Annotated[int | None, typer.Option("--threads", help="CPU threads for the model.")] = None,

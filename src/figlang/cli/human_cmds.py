@@ -91,7 +91,7 @@ def table5_cmd(
         typer.Option(
             "--out",
             "-o",
-            help="Also write the result file OUT/table5.json (every figure docs/human_eval_table5.md quotes, "
+            help="Also write the result file OUT/table5.json (every figure docs/research/human_eval_table5.md quotes, "
             "the published ones, data checksums, figlang version and commit) and OUT/predictions.jsonl.gz (the votes per unit).",
         ),
     ] = None,
@@ -128,7 +128,7 @@ def flute_export_cmd(
 ) -> None:
     """FLUTE's human evaluation, step 1: draw pairs and write both systems' explanations side by side for judges.
 
-    Judges answer Yes / Weak Yes / Weak No / No per explanation, with shortcomings; the answer file format is in docs/flute_explanations.md ("Human evaluation"). Then run `figlang human flute-import`.
+    Judges answer Yes / Weak Yes / Weak No / No per explanation, with shortcomings; the answer file format is in docs/research/flute_explanations.md ("Human evaluation"). Then run `figlang human flute-import`.
     """
     from ..evaluation.runs import load_run, predictions_file
     from ..metrics.flute_human_eval import export_flute_for_judges, sample_flute_items

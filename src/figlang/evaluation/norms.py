@@ -3,7 +3,7 @@
 A pmi run keeps each option's conditional log-probability, token count and neutral-prompt log-probability
 (``meta.logprob``, ``meta.n_tokens``, ``meta.neutral_logprob`` in predictions.jsonl). ``norm=sum|token|char``
 ask the backend the same conditional requests, so their accuracies follow from one pmi run without a second
-pass; docs/zero_shot_results.md quotes them, and this recomputes them from the committed predictions.
+pass; docs/research/zero_shot_results.md quotes them, and this recomputes them from the committed predictions.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_DTYPE = "float32"  # the same answers on every CPU and thread count: in bfloat16 smollm2-135m's PMI scores moved by up to 0.5 nats between 1 and 2 threads and flipped an item (2026-11-26); `--dtype auto` takes bfloat16 where the CPU has AVX512-BF16/AMX (1.9x less CPU time)
 DEFAULT_CAP = 75  # items per entry for a quick look (`--limit`)
 BEST_NLI_MODEL = "qwen2.5-1.5b"
-# qwen2.5-1.5b's best zero-shot label method (docs/zero_shot_results.md): the same-meaning question, chosen on
+# qwen2.5-1.5b's best zero-shot label method (docs/research/zero_shot_results.md): the same-meaning question, chosen on
 # FLUTE *train* pairs, and content-free calibration; 4-bit weights run by llama.cpp (1.5x float32 torch's speed here)
 BEST_NLI_OPTIONS: dict[str, Any] = {"backend": "llama.cpp", "question": "meaning", "calibrate": "content-free", "explain": False}
 
@@ -65,7 +65,7 @@ BEST_NLI_OPTIONS: dict[str, Any] = {"backend": "llama.cpp", "question": "meaning
 IDIOM_N, SIMILE_N, FLUTE_N, IMPLI_N = 60, 60, 40, 40
 # The narrative rows: linear heads on the frozen qwen2.5-1.5b (its first 18 layers), shipped as figlang:idiom-probe-qwen
 # and figlang:simile-probe-qwen; the layer (a pilot), the kept epoch and everything else chosen on `selection`, never on
-# dev-disjoint (docs/trained_models.md). About 0.45 CPU s an item in bfloat16 on a native-bfloat16 CPU, about 4.5 in
+# dev-disjoint (docs/research/trained_models.md). About 0.45 CPU s an item in bfloat16 on a native-bfloat16 CPU, about 4.5 in
 # float32 elsewhere: 60 items each fit the budget on both, and both heads share one loaded base.
 
 
@@ -111,7 +111,7 @@ _MEANING = (
     "its Yes/No odds corrected by its answer to an empty pair"
 )
 
-# The best cheap zero-shot methods for the suite's --model (docs/zero_shot_results.md): PMI-normalised LM scoring
+# The best cheap zero-shot methods for the suite's --model (docs/research/zero_shot_results.md): PMI-normalised LM scoring
 # for the cloze sets; label-word scoring for NLI (explanations off: FLUTE Acc@0 is label accuracy). Content-free
 # calibration was chosen on samples of FLUTE *train* (it helps smollm2: 42 -> 64%) and IMPLI *silver* pairs (it
 # hurts smollm2: 70 -> 29%), never on the sets reported here: so FLUTE is calibrated and IMPLI is not.

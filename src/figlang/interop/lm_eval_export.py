@@ -8,7 +8,7 @@ unchanged through its ``json`` dataset builder::
 Cloze tasks become ``multiple_choice`` tasks whose context is the narrative without its ``<b>``
 markup (:func:`figlang.models.methods.cloze.narrative_text`, what every figlang cloze method reads),
 whose choices are the options and whose target delimiter is a space: ``lm-score -O input=lm-eval``
-then asks the model exactly what lm-eval asks it (see ``docs/lm_eval.md``). NLI tasks (FLUTE,
+then asks the model exactly what lm-eval asks it (see ``docs/how-to/lm_eval.md``). NLI tasks (FLUTE,
 IMPLI, user NLI specs) become ``multiple_choice`` over the label words of figlang's ``nli-score``
 prompt without a chat template ("Entails" / "Contradicts"; IMPLI "Entails" / "Does not entail"):
 ``nli-score -O input=lm-eval`` asks the model exactly what lm-eval asks it.

@@ -12,7 +12,7 @@ metaphor lists of Tsvetkov et al. (2014). An adjective modifying a noun (``amod`
 when the (adjective, noun) lemma pair is on a metaphor list ("bald assertion"); a verb is one when
 its lemma and its subject's or object's lemma match a listed triple ("the economy moved in a
 direction"). Other metaphor kinds (nominal "X is a Y", novel pairs not on the lists, extended
-metaphors) are not detected: docs/interpret.md says so.
+metaphors) are not detected: docs/research/interpret.md says so.
 
 Character offsets: the text is split into paragraphs at blank lines, paragraphs into sentences by
 the miner's segmenter (spaCy's ``senter``), and each sentence is rebuilt from its non-space tokens

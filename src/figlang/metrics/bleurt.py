@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from figlang.metrics.generation import PairwiseMetric, Protocol
+from figlang.progress import route_transformers_bars
 
 __all__ = ["PAPER_BLEURT_CHECKPOINT", "Bleurt", "bleurt_config_from_encoder"]
 
@@ -214,6 +215,7 @@ class Bleurt(PairwiseMetric):
         architectures = raw_config.get("architectures") or []
         num_labels = raw_config.get("num_labels", len(raw_config.get("id2label") or {}) or None)
 
+        route_transformers_bars()
         if model_type == "bleurt":
             self.kind = "bleurt"
             mods = _import_bleurt_pytorch()

@@ -16,7 +16,7 @@ Input, Violates Common Sense*.
   by figure type; Krippendorff's alpha over (item, system) units; and the Wilcoxon signed-rank test
   between every two systems on the per-item scores.
 
-The file formats are specified in docs/flute_explanations.md ("Human evaluation"); the web app's
+The file formats are specified in docs/research/flute_explanations.md ("Human evaluation"); the web app's
 judging form writes the same judgement file.
 """
 

@@ -10,7 +10,7 @@ The narrative paper (Chakrabarty, Choi, Shwartz, TACL 2022) judged generated nex
 The round trip here keeps judges blind: candidates are shuffled per item with a fixed seed and the
 system ids go to a separate key file. Agreement is Krippendorff's alpha (nominal, via ``krippendorff``).
 
-``table5`` recomputes the paper's Table 5 from its published crowd files; see docs/human_eval_table5.md
+``table5`` recomputes the paper's Table 5 from its published crowd files; see docs/research/human_eval_table5.md
 for what matches, what does not, and why.
 """
 

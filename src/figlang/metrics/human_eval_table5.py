@@ -1,5 +1,5 @@
 """The narrative paper's Table 5 (human evaluation of generated continuations), recomputed from its crowd files: the
-table, its Markdown, and the result file with every figure docs/human_eval_table5.md quotes."""
+table, its Markdown, and the result file with every figure docs/research/human_eval_table5.md quotes."""
 
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ def render_table5_markdown(table: Table5) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Table 5 as a result file: every figure docs/human_eval_table5.md quotes, with the per-unit votes
+# Table 5 as a result file: every figure docs/research/human_eval_table5.md quotes, with the per-unit votes
 # --------------------------------------------------------------------------------------------
 
 TABLE5_SOURCE = (
@@ -295,7 +295,7 @@ def _table5_readings(
 def table5_results(
     data_dir: str | Path | None = None, example_widget_value: ExampleWidgetValue = "not_plausible", command: str | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Everything docs/human_eval_table5.md quotes about Table 5, as one result record, and its per-unit records.
+    """Everything docs/research/human_eval_table5.md quotes about Table 5, as one result record, and its per-unit records.
 
     ``recomputed``: :func:`table5`'s figures; ``readings``: the other readings the doc compares (pooled human votes,
     single columns, other denominators, alphas over other units, raw pairwise agreement, the stray 2 read three
@@ -348,7 +348,7 @@ def table5_results(
     comparison["human_max_gap"] = max(comparison["human_gap"].values())
     result = {
         "format": "figlang.human.table5/1",
-        "what": "Table 5 of the narrative paper recomputed from its published crowd files (docs/human_eval_table5.md)",
+        "what": "Table 5 of the narrative paper recomputed from its published crowd files (docs/research/human_eval_table5.md)",
         "command": command,
         "example_widget_value": example_widget_value,
         "recomputed": recomputed,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..progress import library_bars, route_transformers_bars
 from .backends.base import BackendError, ModelNotAvailableError
 from .catalog import METADATA_FILE, models_dir, read_metadata
 from .revision import sha256_file
@@ -43,9 +44,12 @@ def convert_gguf(gguf: Path, out_dir: Path) -> dict[str, Any]:
     import torch
     import transformers
 
+    route_transformers_bars()  # "Loading weights" as a line of figlang's display
     folder, name = str(gguf.parent), gguf.name
-    tokenizer = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    loaded = transformers.AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    # the GGUF loader imports tqdm itself: its "Converting and de-quantizing GGUF tensors..." bars too
+    with library_bars("transformers.modeling_gguf_pytorch_utils"):
+        tokenizer = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
+        loaded = transformers.AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
     config = copy.deepcopy(loaded.config)
     if hasattr(config, "quantization_config"):
         del config.quantization_config

@@ -21,6 +21,7 @@ from typing import Any
 from ..data.errors import FiglangError
 from ..data.paths import default_cache_dir
 from ..data.records import NLIPair
+from ..progress import route_transformers_bars
 from .cache import cache_key
 from .loading import resolve
 
@@ -51,6 +52,7 @@ class SentenceEncoder:
 
         if threads:
             torch.set_num_threads(int(threads))
+        route_transformers_bars()
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(resolved.path, local_files_only=bool(resolved.local_files_only))
             self.model = transformers.AutoModel.from_pretrained(resolved.path, local_files_only=bool(resolved.local_files_only))

@@ -476,7 +476,7 @@ def regenerate_impli(
 
 
 # --------------------------------------------------------------------------------------------
-# The regeneration check as a committed result file (docs/impli_generator.md quotes it)
+# The regeneration check as a committed result file (docs/research/impli_generator.md quotes it)
 # --------------------------------------------------------------------------------------------
 
 
@@ -520,7 +520,7 @@ def regeneration_results(res: RegenerationResult, data_dir: str | Path, command:
     d["derivation"] = {**d["derivation"], "files": [_impli_relative(f) for f in files], "examples": examples}
     return {
         "format": "figlang.impli.regeneration/1",
-        "what": "IMPLI's fig_context pairs regenerated from their premises and a lexicon derived from them (docs/impli_generator.md)",
+        "what": "IMPLI's fig_context pairs regenerated from their premises and a lexicon derived from them (docs/research/impli_generator.md)",
         "command": command,
         **d,
         "items_file": "predictions.jsonl.gz: one record per (source, premise, definition) item (regeneration_records)",

@@ -42,6 +42,7 @@ from ...data.errors import FiglangError
 from ..devices import auto_cpu_dtype, bf16_is_emulated, resolve_device
 from ..gguf import prepare_gguf
 from ..hf_quiet import quiet_cache_rename
+from ...progress import route_transformers_bars
 from .base import (
     MASK,
     BackendError,
@@ -156,6 +157,7 @@ class TransformersBackend(CausalScoring, Generation, LazyWeights, HFTextMixin, L
         import transformers
 
         quiet_cache_rename()  # figlang's own past_key_values= calls: not the user's business
+        route_transformers_bars()  # its "Loading weights" bars as lines of figlang's display
         self._torch = torch
         if gguf_file:
             prepared = prepare_gguf(Path(model) / gguf_file)

@@ -124,7 +124,7 @@ def prompt_lookup_draft(seq: Sequence[int], max_tokens: int, max_ngram: int = LO
     Greedy answers that quote their prompt (FLUTE explanations repeat the premise, the hypothesis and the
     examples' wording) are drafted a run at a time. The latest occurrence is preferred: the pair being
     answered sits at the prompt's end. Chosen on FLUTE selection's greedy answers (k=6): 0.57 forward
-    passes a token against 1 (docs/flute_explanations.md).
+    passes a token against 1 (docs/research/flute_explanations.md).
     """
     if max_tokens <= 0:
         return []

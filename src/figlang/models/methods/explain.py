@@ -57,8 +57,8 @@ MODES = ("pipeline", "joint")
 LABELS = ("entailment", "contradiction")
 WORDS = P.NLI_LABEL_WORDS["flute"]
 MEANING_LINE = 'The idiom "{idiom}" means: {meaning}'
-# Zero-shot label method and its options when none is named: the best one in docs/zero_shot_results.md
-# (chosen on FLUTE `selection`, 69.54 on val with qwen2.5-1.5b; docs/zero_shot_results.md).
+# Zero-shot label method and its options when none is named: the best one in docs/research/zero_shot_results.md
+# (chosen on FLUTE `selection`, 69.54 on val with qwen2.5-1.5b; docs/research/zero_shot_results.md).
 DEFAULT_LABEL_METHOD = "nli-score"
 DEFAULT_LABEL_OPTIONS = {"nli-score": {"question": "meaning", "calibrate": "content-free", "explain": False}}
 # The first sentence is all that is kept: in pipeline mode, stopping at its end saves the tokens of a second one (the
@@ -78,7 +78,7 @@ COMPACT_PAIR = "Premise: {premise}\nHypothesis: {hypothesis}"
 # ``style=examples``: one line of guidance, because the model otherwise often writes about "the first sentence" or
 # "the speaker", which FLUTE's explanations never do: they explain the figure of speech or the situation itself.
 STYLES = ("none", "examples")  # the first is the default
-DEFAULT_K = 6  # examples shown a pair (chosen on `selection`, docs/flute_explanations.md)
+DEFAULT_K = 6  # examples shown a pair (chosen on `selection`, docs/research/flute_explanations.md)
 STYLE_GUIDE = (
     "Write the explanation the way the examples do: explain what the figurative words mean or what the situation is "
     "really like, without mentioning the sentences, the premise, the hypothesis or the speaker."

@@ -165,7 +165,7 @@ class MeaningLMScore(MeaningMixin, ModelMethod):
     """log P(continuation | meaning line + narrative), normalised by sum / token / char, or PMI.
 
     ``norm=token`` (default: the best meaning-aware choice on idiom ``selection`` with smollm2-135m, see
-    docs/meaning_aware.md) divides by the continuation's tokens; ``norm=pmi`` subtracts
+    docs/research/meaning_aware.md) divides by the continuation's tokens; ``norm=pmi`` subtracts
     log P(continuation | neutral prompt) (as ``lm-score``'s default);
     ``norm=meaning-pmi`` subtracts log P(continuation | narrative alone): how much the meaning raises it.
     """
@@ -427,7 +427,7 @@ def register(registry: MethodRegistry) -> None:
     registry.register(
         "lm-score-meaning",
         ("cloze",),
-        f"lm-score after a meaning line (\"'X' means Y.\"); the prediction says which source gave the meaning; -O norm=sum|token|char|pmi|meaning-pmi (default token, chosen on idiom selection: docs/meaning_aware.md), {meaning_opts}.",
+        f"lm-score after a meaning line (\"'X' means Y.\"); the prediction says which source gave the meaning; -O norm=sum|token|char|pmi|meaning-pmi (default token, chosen on idiom selection: docs/research/meaning_aware.md), {meaning_opts}.",
     )(MeaningLMScore)
     registry.register("qa-meaning", ("cloze",), f"qa with the meaning line before the narrative; qa's options plus {meaning_opts}.")(
         MeaningQA

@@ -79,7 +79,7 @@ NLI_INSTRUCTIONS = {
         'Please answer between "Entails" or "Does not entail" and explain your decision in a sentence.'
     ),
     # question=meaning (nli-score): a same-meaning question that tells the model to read the figure
-    # for its intended meaning; chosen on FLUTE *train* pairs (docs/zero_shot_results.md).
+    # for its intended meaning; chosen on FLUTE *train* pairs (docs/research/zero_shot_results.md).
     "meaning": (
         'Sentence 1: "{premise}"\nSentence 2: "{hypothesis}"\nSentence 2 may use sarcasm, a simile, a metaphor or an '
         "idiom. Read it for what the speaker really means. Does Sentence 2 say the same thing as Sentence 1? "

@@ -43,6 +43,7 @@ from ...data.records import CONTRADICTION, ENTAILMENT, GenerationRecord, NLIPair
 from ..backends.transformers_backend import derive_seed
 from ..base import Prediction
 from ..hf_quiet import quiet_cache_rename
+from ...progress import route_transformers_bars
 from ..methods import item_seed
 from ..methods.generation import continuations_prediction
 from ..methods.parsing import first_sentence, parse_nli_answer
@@ -147,6 +148,7 @@ class IncrementalDecoder:
     @torch.no_grad()
     def prefill(self, rows: Sequence[Sequence[int]]) -> torch.Tensor:
         quiet_cache_rename()  # step() passes past_key_values= on every token
+        route_transformers_bars()  # its "Loading weights" bars as lines of figlang's display
         ids, mask = _left_pad(rows, self.pad_id)
         ids, mask = ids.to(self.device), mask.to(self.device)
         with autocast(self.bf16, self.device):

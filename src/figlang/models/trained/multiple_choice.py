@@ -38,6 +38,7 @@ from ...data.io import iter_jsonl
 from ...data.records import ClozeRecord, strip_markup
 from ..base import Prediction
 from ..hf_quiet import quiet_cache_rename
+from ...progress import route_transformers_bars
 from ..loading import resolve
 from ..prefix import shared_prefix_length
 from ..revision import directory_revision
@@ -98,6 +99,7 @@ class ChoiceScorer(nn.Module):
     def _encode_shared(self, rows: list[list[int]], device: torch.device) -> list[torch.Tensor]:
         """Last-token vectors of decoder rows; consecutive rows sharing a prefix run it once (its KV cache)."""
         quiet_cache_rename()
+        route_transformers_bars()  # its "Loading weights" bars as lines of figlang's display
         out: list[torch.Tensor | None] = [None] * len(rows)
         plain: list[int] = []
         i = 0

@@ -28,6 +28,7 @@ from torch import nn
 from ...data.errors import FiglangError
 from ...data.io import iter_jsonl
 from ...data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, NLIPair
+from ...progress import route_transformers_bars
 from ..base import Prediction
 from .common import THRESHOLD_OBJECTIVES, TRAINED_METHODS, assemble, choose_threshold, read_figlang_json, special_ids
 from .multiple_choice import autocast, is_decoder_only, module_device, pad, save_pretrained, scores_by_length, to_device
@@ -122,6 +123,7 @@ class NLIClassifierModel:
     def from_base(cls, path: str, method: str, labels: Sequence[str], **options: Any) -> NLIClassifierModel:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+        route_transformers_bars()
         labels = tuple(labels)
         tokenizer = AutoTokenizer.from_pretrained(path)
         module = AutoModelForSequenceClassification.from_pretrained(
@@ -133,6 +135,7 @@ class NLIClassifierModel:
     def load(cls, directory: str | Path, **overrides: Any) -> NLIClassifierModel:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+        route_transformers_bars()
         meta = read_figlang_json(directory)
         tokenizer = AutoTokenizer.from_pretrained(str(directory))
         module = AutoModelForSequenceClassification.from_pretrained(str(directory))

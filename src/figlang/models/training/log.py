@@ -147,6 +147,8 @@ class _TrainProgress:
             return
         if self.encode_until is not None and done >= self.encode_until:  # encoding over: measure the head-only pace afresh
             self.encode_until, self.start, self.start_done = None, time.perf_counter(), done
+        if done > self.start_done:  # the pace beside the loss: one line says how fast and how long
+            info = f"{(done - self.start_done) / max(time.perf_counter() - self.start, 1e-9):.2f} steps/s {info}"
         if self.bar is not None:
             extra = f" encoding, epoch 1 ends in ~{self._eta_text(done)}" if self.encoding(done) else ""
             self.bar.update(self.job, completed=done, info=info + extra)

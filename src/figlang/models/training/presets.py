@@ -3,7 +3,7 @@
 A preset fills the configuration; options given explicitly (CLI flags, keyword arguments)
 override it. ``figlang train --preset NAME``; ``default_preset(method)`` is what runs without one.
 
-CPU numbers (2 shared cores, all-MiniLM-L6-v2, measured for docs/trained_models.md): one epoch of
+CPU numbers (2 shared cores, all-MiniLM-L6-v2, measured for docs/research/trained_models.md): one epoch of
 the idiom task's train-disjoint split (2,437 narratives × 2 options, ~120 tokens each) is about
 4,900 encoder passes; with ``max_length=160`` and length-bucketed batches an epoch of ``cpu-cloze``
 takes roughly 30–50 minutes there, depending on the load.

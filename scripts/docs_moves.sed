@@ -1,0 +1,14 @@
+s#docs/flute_creator\.md#docs/research/flute_creator.md#g
+s#docs/flute_explanations\.md#docs/research/flute_explanations.md#g
+s#docs/human_eval_table5\.md#docs/research/human_eval_table5.md#g
+s#docs/impli_generator\.md#docs/research/impli_generator.md#g
+s#docs/interpret\.md#docs/research/interpret.md#g
+s#docs/knowledge\.md#docs/research/knowledge.md#g
+s#docs/meaning_aware\.md#docs/research/meaning_aware.md#g
+s#docs/narrative_miner\.md#docs/research/narrative_miner.md#g
+s#docs/trained_models\.md#docs/research/trained_models.md#g
+s#docs/zero_shot_results\.md#docs/research/zero_shot_results.md#g
+s#docs/flute_run50_verdicts\.csv#docs/research/flute_run50_verdicts.csv#g
+s#docs/simile_precision_sample\.tsv#docs/research/simile_precision_sample.tsv#g
+s#docs/lm_eval\.md#docs/how-to/lm_eval.md#g
+s#docs/web\.md#docs/how-to/web.md#g

