@@ -93,8 +93,16 @@ def test_results_json_records_code_splits_and_choices(data_dir, tmp_path):
 
 
 def test_portable_paths_keep_no_machine_prefix(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "data").mkdir()
-    assert portable_path(tmp_path / "data") == "data"
-    assert portable_path(Path.home() / ".cache" / "figlang") in ("~/.cache/figlang", str(Path.home() / ".cache" / "figlang"))
+    """The cache under the home directory is recorded as ~/..., wherever the working directory is: outside the home
+    (a CI checkout in /tmp) or deep inside it (~/work/figlang, where the relative path would climb out twice)."""
+    home = tmp_path / "home" / "someone"
+    monkeypatch.setenv("HOME", str(home))
+    cache = home / ".cache" / "figlang"
+    for cwd in (tmp_path / "ci" / "figlang", home / "work" / "figlang", home / "figlang"):
+        (cwd / "data").mkdir(parents=True)
+        monkeypatch.chdir(cwd)
+        assert portable_path(cwd / "data") == "data"
+        assert portable_path(cache) == ("../.cache/figlang" if cwd == home / "figlang" else "~/.cache/figlang"), cwd
+        assert str(home) not in (portable_path(cache) or "")
+        assert portable_path(cwd.parent / "shared" / "data") == "../shared/data"  # the data beside the checkout stays relative
     assert portable_path("runs/x") == "runs/x" and portable_path(None) is None

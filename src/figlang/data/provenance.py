@@ -160,10 +160,13 @@ def portable_path(path: str | Path | None) -> str | None:
     if not p.is_absolute():
         return str(path)
     home = Path.home()
-    if p.is_relative_to(home) and not Path.cwd().is_relative_to(home):
+    under_home = p.is_relative_to(home)
+    if under_home and not Path.cwd().is_relative_to(home):
         return "~/" + str(p.relative_to(home))
     try:
         rel = os.path.relpath(p)
     except ValueError:
-        return str(p)
-    return rel if not rel.startswith("../..") else str(p)
+        rel = None
+    if rel is not None and not rel.startswith("../.."):
+        return rel
+    return "~/" + str(p.relative_to(home)) if under_home else str(p)  # never this machine's home directory
