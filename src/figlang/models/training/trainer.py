@@ -56,7 +56,15 @@ from ...data.splits import expression_disjoint_split, expression_folds, figurati
 from ...evaluation import build_results, evaluate, evaluate_records, write_run
 from ...evaluation.predictions import read_predictions
 from ...evaluation.runs import predictions_file
-from ...evaluation.provenance import code_provenance, data_checksums, library_versions, portable_path, provenance, split_fingerprint
+from ...evaluation.provenance import (
+    code_provenance,
+    data_checksums,
+    library_versions,
+    portable_path,
+    provenance,
+    split_fingerprint,
+    write_code_patch,
+)
 from ...evaluation.scoring import MetricOptions, score
 from ..devices import bf16_is_emulated
 from ..loading import resolve
@@ -578,6 +586,7 @@ def _atomic_json(path: Path, obj: Any) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(_strict_json(obj), encoding="utf-8")
     os.replace(tmp, path)
+    write_code_patch(path.parent)  # figlang.json, train_result.json, folds_summary.json name this process's code
 
 
 def _save_best(model: Any, out: Path, meta: dict[str, Any]) -> None:
