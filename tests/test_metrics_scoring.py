@@ -82,6 +82,7 @@ def test_cluster_resampling_counts_premises_and_expressions():
     by_context = score(RECORDS, ANSWERS, ("figure_type",), MetricOptions(n_resamples=200, seed=3, ci_cluster="context"))
     assert by_context["accuracy"]["n_clusters"] == 3  # "She sang." and "  she   SANG. " are one premise
     assert by_context["by_figure_type"]["idiom"]["n_clusters"] == 2
+    assert by_context["by_gold_label"]["entailment"]["n_clusters"] == 3 and by_context["by_gold_label"]["contradiction"]["n_clusters"] == 3
     correct = [True, False, True, False, True, True]
     keys = cluster_keys(RECORDS, "context")
     expected = Accuracy(n_resamples=200, seed=3).from_correctness(correct, keys)
@@ -160,3 +161,36 @@ def test_why_the_explanation_score_is_or_is_not_computed():
     assert out["reason"].endswith("labels include neutral")
     # no explanation at all: no explanation metrics
     assert "explanations" not in score(RECORDS, ANSWERS, (), OPTIONS)
+
+
+def test_generation_scores_without_the_embedding_metric():
+    """The generation path of score() without BERTScore (test_metrics_generation.py runs it with one): the mean
+    over items of the best sample-reference pair, invalid answers as no samples, hidden references left out."""
+    records = [
+        GenerationRecord("a", "s", ("the cat sat on the mat", "a cat sat")),
+        GenerationRecord("b", "s", ("he was over the moon",)),
+        GenerationRecord("c", "s", ()),  # hidden reference: left out, counted
+        GenerationRecord("d", "s", ("the rain falls on the hills",)),
+    ]
+    predictions = {
+        "a": Prediction("a", ["dogs bark", "the cat sat on the mat"]),
+        "b": Prediction("b", None, valid=False, error="unparseable"),
+        "c": Prediction("c", ["anything"]),
+        "d": Prediction("d", "the rain falls on the hills"),  # one string is one sample
+    }
+    out = score(records, predictions, (), MetricOptions(generation_protocol="max"))["generation"]
+    assert (out["n_items"], out["n_without_references"], out["protocol"]) == (3, 1, "max")
+    assert out["rougeL"] == pytest.approx(2 / 3) and out["bleu"] == pytest.approx(2 / 3)
+    assert out["sacrebleu_sentence"] == pytest.approx(200 / 3)
+    assert out["n_empty_predictions"] == 1 and "bertscore_f1" not in out
+    assert set(out["configs"]) == {"rougeL", "bleu", "sacrebleu_sentence"} and out["configs"]["rougeL"]["protocol"] == "max"
+    mean = score(records, predictions, (), MetricOptions(generation_protocol="mean"))["generation"]
+    assert mean["protocol"] == "mean" and mean["rougeL"] < out["rougeL"]  # a's "dogs bark" now counts
+    from types import SimpleNamespace
+
+    from figlang.metrics.generation_scores import generation_scores_from_records
+
+    bare = generation_scores_from_records(records, predictions, SimpleNamespace())  # options without the fields: defaults
+    assert bare["protocol"] == "max" and bare["rougeL"] == out["rougeL"] and "bertscore_f1" not in bare
+    hidden = score(records[2:3], predictions, (), MetricOptions())["generation"]
+    assert hidden == {"protocol": "max", "n_items": 0, "n_without_references": 1}

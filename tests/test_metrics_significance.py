@@ -40,7 +40,11 @@ def test_paired_t_test_edges():
     assert same.details == {"mean_a": 2 / 3, "mean_b": 2 / 3, "note": "all paired differences are zero"}
     constant = paired_t_test([1, 1, 1, 0], [0, 0, 0, -1])
     assert math.isnan(constant.statistic) and math.isnan(constant.p_value) and constant.n == 4
-    assert constant.details["df"] == 3 and constant.details["note"].startswith("every paired difference is 1: zero variance")
+    assert (
+        constant.test == "paired t-test (scipy.stats.ttest_rel)"
+        and constant.details["df"] == 3
+        and constant.details["note"].startswith("every paired difference is 1: zero variance")
+    )
     assert not constant.significant()
     with pytest.raises(ValueError, match="lengths 2 and 3"):
         paired_t_test([1, 0], [1, 0, 1])
@@ -83,7 +87,7 @@ def test_mcnemar_chi_square_is_the_corrected_formula():
     statistic, p = _chi2(20, 8)
     assert r.exact is False and r.test == "McNemar chi-square with continuity correction"
     assert r.statistic == pytest.approx(statistic, rel=1e-12) and r.p_value == pytest.approx(p, rel=1e-9)
-    assert r.statistic == pytest.approx(121 / 28)
+    assert r.statistic == pytest.approx(121 / 28) and r.n == 33 and (r.b, r.c) == (20, 8)
     even = mcnemar(*_pairs(5, 5), exact=False)  # b == c: no evidence at all, not a small positive statistic
     assert even.statistic == 0.0 and even.p_value == pytest.approx(1.0)
     one_apart = mcnemar(*_pairs(6, 5), exact=False)
