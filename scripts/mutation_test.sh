@@ -14,6 +14,7 @@ PY=${PYTHON:-.venv/bin/python}
 # mutmut's console script, not `python -m mutmut` (mutmut 3.3 failed that way: its __main__ module, imported again by
 # the mutants' trampolines, set the multiprocessing start method twice)
 MUTMUT="$(dirname "$PY")/mutmut"
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false  # one thread per worker: they run side by side
 export FIGLANG_TEST_DATA="${FIGLANG_TEST_DATA:-$(cd .. && pwd)/shared/data}"
 [ "${FRESH:-0}" = 1 ] && rm -rf mutants  # FRESH=1: start over (mutmut otherwise keeps the results of unchanged functions)
 if [ -n "${SAMPLE:-}" ]; then
