@@ -9,11 +9,19 @@ byte-identical). Weights, checkpoints and caches are never copied. Absolute path
 (the home directory, the working directory, the data directory) become ``~/…`` or relative paths,
 as ``figlang.evaluation.provenance.portable_path`` writes them: result files are read on other
 machines, where this one's paths mean nothing (tests/test_docs_commands.py checks docs/).
+
+A run made from a modified working tree (``git_dirty`` in any provenance ``code`` block of its result files)
+is published only with its patch: figlang writes ``code.patch`` beside such results (its sha256 is the code
+block's ``git_patch.sha256``), and that file is published with them, byte for byte, so that anyone can check out
+``git_commit``, ``git apply code.patch`` and re-make the run. A dirty run without its patch (made before figlang
+recorded patches, or with the file lost) is refused: re-make it from a clean commit.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import re
 import sys
@@ -39,6 +47,45 @@ KEEP = {
     "mbr_subsets.json",
 }
 SKIP_DIRS = {"checkpoint", "cache", ".figlang-cache", "__pycache__"}
+PATCH_FILE = "code.patch"  # figlang.data.provenance.PATCH_FILE: the diff a dirty run's code carries
+
+
+def _code_blocks(obj: object) -> list[dict]:
+    """Every provenance ``code`` block in a result file (a dict with ``git_dirty``), however deep."""
+    if isinstance(obj, dict):
+        found = [obj] if "git_dirty" in obj and "git_commit" in obj else []
+        return found + [b for v in obj.values() for b in _code_blocks(v)]
+    if isinstance(obj, list):
+        return [b for v in obj for b in _code_blocks(v)]
+    return []
+
+
+def unpatched_dirty_results(src: Path) -> list[str]:
+    """Why the run cannot be published as it is: each result file whose code was a modified working tree and whose
+    patch is not beside it (in its folder or one above it, up to the run folder) with the recorded sha256."""
+    problems = []
+    for path in sorted(src.rglob("*.json")):
+        rel = path.relative_to(src)
+        if any(part in SKIP_DIRS for part in rel.parts) or path.name not in KEEP:
+            continue
+        try:
+            obj = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        for code in _code_blocks(obj):
+            patch = code.get("git_patch")
+            if isinstance(patch, dict):
+                folders = [path.parent, *[p for p in path.parent.parents if p.is_relative_to(src)]]
+                have = [f / PATCH_FILE for f in folders if (f / PATCH_FILE).is_file()]
+                if not any(hashlib.sha256(f.read_bytes()).hexdigest() == patch.get("sha256") for f in have):
+                    found = ", ".join(str(f.relative_to(src)) for f in have) or "none"
+                    problems.append(f"{rel}: its code patch (sha256 {str(patch.get('sha256'))[:12]}…) is not beside it (found: {found})")
+            elif code.get("git_dirty") is True and not ("git_patch" in code and patch is None and "git_patch_error" not in code):
+                # git_patch None with no error: the only changes were in the excluded paths (docs/results/)
+                problems.append(
+                    f"{rel}: made from a modified working tree (git_dirty) at {code.get('git_commit')} and records no patch of it"
+                )
+    return sorted(set(problems))
 
 
 def portable_text(text: str, data_dir: Path | None) -> str:
@@ -54,6 +101,13 @@ def portable_text(text: str, data_dir: Path | None) -> str:
 
 
 def publish(src: Path, dest: Path, data_dir: Path | None) -> list[Path]:
+    unpatched = unpatched_dirty_results(src)
+    if unpatched:
+        raise SystemExit(
+            f"error: {src} was made from a modified working tree and cannot be re-made without its patch:\n  "
+            + "\n  ".join(unpatched)
+            + "\nre-make the run from a clean commit (or with a figlang that writes code.patch beside its results)"
+        )
     written: list[Path] = []
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src)
@@ -62,12 +116,12 @@ def publish(src: Path, dest: Path, data_dir: Path | None) -> list[Path]:
         name = path.name
         if name == "predictions.jsonl":
             target = dest / rel.parent / "predictions.jsonl.gz"
-        elif name in KEEP or name.endswith(".examples.md"):
+        elif name in KEEP or name == PATCH_FILE or name.endswith(".examples.md"):
             target = dest / rel
         else:
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        if name == "loss_curve.png":
+        if name == "loss_curve.png" or name == PATCH_FILE:  # bytes as they are: the patch's sha256 is recorded
             with atomic_write(target, "wb") as f:
                 f.write(path.read_bytes())
         else:

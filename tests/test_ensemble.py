@@ -4,12 +4,13 @@ to another, scored by the harness; and the clear errors for runs that cannot be 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 
 from figlang.data.errors import FiglangError
-from figlang.evaluation.ensemble import choose_ensemble, ensemble_runs
+from figlang.evaluation.ensemble import TEMPERATURES, choose_ensemble, ensemble_runs
 from figlang.evaluation.runs import load_run
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
@@ -21,22 +22,73 @@ def accuracy(run: Path) -> float:
     return json.loads((run / "results.json").read_text(encoding="utf-8"))["metrics"]["accuracy"]["accuracy"]
 
 
-def test_choice_on_selection_is_never_below_its_best_member():
+def _rows(run: Path) -> list[dict]:
+    return load_run(run).rows
+
+
+def _log_softmax(scores: list[float], temperature: float) -> list[float]:
+    """Written apart from figlang.evaluation.ensemble, so that the tests check it rather than repeat it."""
+    z = [s / temperature for s in scores]
+    top = max(z)
+    log_norm = top + math.log(math.fsum(math.exp(v - top) for v in z))
+    return [v - log_norm for v in z]
+
+
+def _nll(rows: list[dict], temperature: float) -> float:
+    return -math.fsum(_log_softmax(r["scores"], temperature)[r["gold"]] for r in rows) / len(rows)
+
+
+def _mixed(members: list[list[dict]], temperatures: list[float], weights: list[float], i: int) -> list[float]:
+    logps = [_log_softmax(rows[i]["scores"], t) for rows, t in zip(members, temperatures)]
+    return [math.fsum(w * lp[j] for w, lp in zip(weights, logps)) for j in range(len(logps[0]))]
+
+
+def _answer(scores: list[float]) -> int:
+    return max(range(len(scores)), key=lambda j: (scores[j], -j))  # the first of equal scores
+
+
+def _accuracy(members: list[list[dict]], temperatures: list[float], weights: list[float]) -> float:
+    rows = members[0]
+    return sum(_answer(_mixed(members, temperatures, weights, i)) == rows[i]["gold"] for i in range(len(rows))) / len(rows)
+
+
+def test_choice_on_selection_is_recomputed_from_the_member_runs():
+    """Every number the choice reports is recomputed here from the members' committed scores: the temperature is
+    the grid's minimum of the log-loss, the chosen mix's accuracy is what that mix answers, and no mix on the
+    weight grid answers better."""
     chosen = choose_ensemble([PROBE_DEV, PMI_DEV], names=["probe", "pmi"])
     assert chosen["chosen_on"] == "dev" and chosen["items"] == 355 and chosen["task"] == "idiom-cloze"
-    assert sum(chosen["weights"]) == pytest.approx(1.0) and len(chosen["weights"]) == 2
+    members = [_rows(PROBE_DEV), _rows(PMI_DEV)]
+    assert [r["id"] for r in members[0]] == [r["id"] for r in members[1]] and all(r.get("valid", True) for m in members for r in m)
     alone = [m["selection_accuracy"] for m in chosen["members"]]
     assert alone == pytest.approx([accuracy(PROBE_DEV), accuracy(PMI_DEV)])  # a member at weight 1 answers as its run did
-    assert chosen["selection_accuracy"] >= max(alone)
-    for member in chosen["members"]:  # the fitted temperature is at least as good as none
-        assert member["nll"] <= member["nll_at_1"] + 1e-12
-    # PMI scores are differences of log-probabilities, far from calibrated: they need a high temperature
-    assert chosen["members"][1]["temperature"] > 2.0
+    temperatures = []
+    for member, rows in zip(chosen["members"], members):
+        t = member["temperature"]
+        temperatures.append(t)
+        assert t in TEMPERATURES
+        assert member["nll_at_1"] == pytest.approx(_nll(rows, 1.0), abs=1e-9)
+        assert member["nll"] == pytest.approx(_nll(rows, t), abs=1e-9)
+        assert _nll(rows, t) <= min(_nll(rows, u) for u in TEMPERATURES) + 1e-9  # the grid's best, not just better than 1
+        assert member["items"] == 355
+    # PMI scores are differences of log-probabilities, far from calibrated: a high temperature, and a real gain
+    pmi = chosen["members"][1]
+    assert pmi["temperature"] > 2.0 and pmi["nll"] < pmi["nll_at_1"] - 0.1
+    weights = chosen["weights"]
+    assert sum(weights) == pytest.approx(1.0) and len(weights) == 2
+    assert chosen["selection_accuracy"] == pytest.approx(_accuracy(members, temperatures, weights), abs=1e-12)
+    grid = [[k / 10, 1 - k / 10] for k in range(11)]
+    best = max(_accuracy(members, temperatures, w) for w in grid)
+    assert chosen["selection_accuracy"] == pytest.approx(best, abs=1e-12)
+    for mix in chosen["top_mixes"]:
+        assert mix["accuracy"] == pytest.approx(_accuracy(members, temperatures, mix["weights"]), abs=1e-12)
     # deterministic: the same runs choose the same ensemble
     assert choose_ensemble([PROBE_DEV, PMI_DEV], names=["probe", "pmi"]) == chosen
 
 
 def test_ensemble_reports_once_on_another_split(tmp_path, data_dir):
+    """Every answer on the report split is recomputed from the members' report runs with the chosen temperatures
+    and weights, whatever mix was chosen."""
     out = tmp_path / "ens"
     results = ensemble_runs([PROBE_DEV, PMI_DEV], [PROBE_DD, PMI_DD], out, data_dir=data_dir, names=["probe", "pmi"])
     chosen = results["ensemble"]
@@ -44,15 +96,17 @@ def test_ensemble_reports_once_on_another_split(tmp_path, data_dir):
     assert results["provenance"]["selection_split"]["weights"] == "dev"
     rows = load_run(out).rows
     assert len(rows) == 278
+    members = [_rows(PROBE_DD), _rows(PMI_DD)]
+    assert [r["id"] for r in rows] == [r["id"] for r in members[0]] == [r["id"] for r in members[1]]
+    temperatures = [m["temperature"] for m in chosen["members"]]
+    for i, row in enumerate(rows):
+        expected = _mixed(members, temperatures, chosen["weights"], i)
+        assert row["scores"] == pytest.approx(expected, abs=1e-9), row["id"]
+        assert row["prediction"] == _answer(expected), row["id"]
+        assert row["meta"]["ensemble"] == {"probe": members[0][i]["scores"], "pmi": members[1][i]["scores"]}
     right = sum(r["prediction"] == r["gold"] for r in rows)
     assert results["metrics"]["accuracy"]["n_correct"] == right
-    # each answer is the argmax of the recorded mix of the members' scores
-    row = rows[0]
-    assert row["prediction"] == max(range(len(row["scores"])), key=lambda j: (row["scores"][j], -j))
-    assert set(row["meta"]["ensemble"]) == {"probe", "pmi"}
-    weights = chosen["weights"]
-    if weights == [1.0, 0.0]:  # the probe alone: the same answers as its own run
-        assert [r["prediction"] for r in rows] == [r["prediction"] for r in load_run(PROBE_DD).rows]
+    assert right == round(_accuracy(members, temperatures, chosen["weights"]) * 278)
 
 
 def test_runs_that_cannot_be_combined_are_refused(tmp_path, data_dir):

@@ -85,7 +85,7 @@ def test_pipeline_explains_and_reruns_from_the_cache(data_dir, val, tmp_path):
         assert row["valid"] and row["prediction"] in ("entailment", "contradiction")
         assert isinstance(row["explanation"], str) and row["explanation"].strip()  # written into predictions.jsonl
         assert len(row["meta"]["examples"]) == 2
-        assert row["raw"].startswith(("Entails.", "Contradicts."))  # the explanation follows the label word
+        # what the model was given and what it wrote: test_the_prompted_explainer_is_given_the_predicted_label
     fingerprint = first.results["method"]["fingerprint"]
     assert fingerprint["label_method"]["method"] == "nli-score" and fingerprint["mode"] == "pipeline"
     assert fingerprint["retrieval"]["encoder"] and fingerprint["retrieval"]["pool_sha256"]
@@ -105,6 +105,41 @@ def test_pipeline_explains_and_reruns_from_the_cache(data_dir, val, tmp_path):
     assert {i: (p.prediction, p.explanation) for i, p in second.predictions.items()} == {
         i: (p.prediction, p.explanation) for i, p in first.predictions.items()
     }
+
+
+def test_the_prompted_explainer_is_given_the_predicted_label(data_dir, tmp_path, monkeypatch):
+    """Pipeline mode: the label method's answer, not the gold label, is the word the prompt ends with and the label of
+    the retrieved examples; the prediction's raw text and explanation are what the model wrote after it. The label
+    method is the seeded random baseline, so that on these items its answer differs from the gold on some."""
+    from figlang.evaluation import evaluate
+    from figlang.models.base import get_methods
+    from figlang.models.baselines import RandomGuess
+    from figlang.models.methods.explain import WORDS, one_sentence
+
+    method = get_methods().create("explain", model=MODEL, label_method="random", label_seed=3, **SMALL)
+    sent: list[tuple[str, str]] = []
+    real = method.lm.generate
+
+    def recording(requests):  # the real model answers; the prompts and its outputs are kept
+        outputs = real(requests)
+        sent.extend((req.prompt, out[0]) for req, out in zip(requests, outputs))
+        return outputs
+
+    monkeypatch.setattr(method.lm, "generate", recording)
+    result = evaluate("flute", method, split="val", data_dir=data_dir, use_cache=False, progress=False, limit=6)
+    records = result.records
+    guesses = {p.id: p.prediction for p in RandomGuess(seed=3, labels=("entailment", "contradiction")).predict(records)}
+    assert {guesses[r.id] == r.label for r in records} == {True, False}  # the test means something on these items
+    pool = {r.id: r for r in get_task("flute").load("selection", data_dir)}
+    assert len(sent) == len(records)
+    for r, (prompt, written) in zip(records, sent):
+        label = guesses[r.id]
+        p = result.predictions[r.id]
+        assert prompt.endswith(f"{WORDS[label]}."), (r.id, prompt[-40:])
+        assert r.premise.strip() in prompt.rsplit("\n\n", 1)[-1]  # the item's own pair is the last one shown
+        assert p.prediction == label and p.raw == f"{WORDS[label]}.{written}"
+        assert p.explanation == one_sentence(written)[0]
+        assert [pool[i].label for i in p.meta["examples"]] == [label, label]  # examples answered as the item is
 
 
 def test_joint_answers_that_cannot_be_parsed_are_invalid_and_wrong(data_dir, tmp_path):

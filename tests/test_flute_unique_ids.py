@@ -34,7 +34,7 @@ class Oracle(Method):
 
 def test_flute_test_gold_ids_are_unique_and_keep_the_gold_id(flute_gold_data_dir: Path) -> None:
     test = get_task("flute").load("test", flute_gold_data_dir)
-    assert len(test) == 17 and len({r.id for r in test}) == 17
+    assert len(test) == 19 and len({r.id for r in test}) == 19
     idiom = [r for r in test if r.figure_type == "idiom"]
     assert [(r.id, r.meta["gold_id"], r.label) for r in idiom] == [
         ("idiom-14-0", 14, "entailment"),
@@ -49,6 +49,8 @@ def test_flute_test_gold_ids_are_unique_and_keep_the_gold_id(flute_gold_data_dir
         "simile-5-1",
         "simile-9-0",
         "simile-9-1",
+        "simile-10-0",
+        "simile-10-1",
     ]
 
 
@@ -58,10 +60,10 @@ def test_an_oracle_scores_100_on_test_gold_with_shared_ids(flute_gold_data_dir: 
         "flute", Oracle(), split="test", data_dir=flute_gold_data_dir, use_cache=False, progress=False, out_dir=tmp_path / "run"
     )
     m = result.metrics
-    assert m["accuracy"]["n"] == 17 and m["accuracy"]["accuracy"] == 1.0
+    assert m["accuracy"]["n"] == 19 and m["accuracy"]["accuracy"] == 1.0
     assert {k: v["accuracy"] for k, v in m["by_figure_type"].items()} == {"idiom": 1.0, "metaphor": 1.0, "sarcasm": 1.0, "simile": 1.0}
     rows = [json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
-    assert len({row["id"] for row in rows}) == 17 and all(row["correct"] for row in rows)
+    assert len({row["id"] for row in rows}) == 19 and all(row["correct"] for row in rows)
 
 
 def test_a_figlang_prediction_file_is_matched_by_the_unique_ids(flute_gold_data_dir: Path, tmp_path: Path) -> None:
@@ -71,7 +73,7 @@ def test_a_figlang_prediction_file_is_matched_by_the_unique_ids(flute_gold_data_
     path = tmp_path / "preds.jsonl"
     path.write_text("".join(json.dumps({"id": r.id, "prediction": flip[r.label] if r.id in wrong_on else r.label}) + "\n" for r in test))
     result = score_predictions_file(path, "flute", "test", flute_gold_data_dir)
-    assert result.metrics["accuracy"]["n_correct"] == 15
+    assert result.metrics["accuracy"]["n_correct"] == 17
     assert result.metrics["by_figure_type"]["idiom"]["n_correct"] == 3
 
 

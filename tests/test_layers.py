@@ -51,7 +51,6 @@ LAYERS: tuple[tuple[str, int], ...] = (
     ("figlang", 4),
     ("figlang.cli", 5),
     ("figlang.web", 5),
-    ("figlang.serve", 5),
 )
 NAMES = {0: "data/metrics", 1: "models", 2: "methods", 3: "evaluation", 4: "api", 5: "cli/web"}
 
@@ -60,9 +59,13 @@ NAMES = {0: "data/metrics", 1: "models", 2: "methods", 3: "evaluation", 4: "api"
 ALLOWED: set[tuple[str, str]] = set()
 
 
+def entry(module: str) -> str:
+    """The LAYERS prefix that places ``module`` (the longest that matches)."""
+    return max((p for p, _ in LAYERS if module == p or module.startswith(p + ".")), key=len)
+
+
 def layer(module: str) -> int:
-    best = max((p for p, _ in LAYERS if module == p or module.startswith(p + ".")), key=len)
-    return dict(LAYERS)[best]
+    return dict(LAYERS)[entry(module)]
 
 
 def module_name(path: Path, src: Path = SRC) -> str:
@@ -110,9 +113,30 @@ def test_the_checker_sees_function_level_and_relative_imports(tmp_path: Path) ->
     assert found == {("figlang.data.probe", "figlang.evaluation"), ("figlang.data.probe", "figlang.cli.main")}
 
 
+def unplaced_modules(src: Path = SRC) -> list[str]:
+    """Modules placed only by the catch-all ``figlang`` entry, which is for the package root alone: a new top-level
+    module or package (figlang.foo) must be given its layer in LAYERS, not fall into layer 4 unnoticed."""
+    return sorted(m for p in (src / "figlang").rglob("*.py") if (m := module_name(p, src)) != "figlang" and entry(m) == "figlang")
+
+
+def stale_entries(src: Path = SRC) -> list[str]:
+    """LAYERS entries that name neither a module nor a package folder (one renamed or removed)."""
+    return [p for p, _ in LAYERS if not any((src / p.replace(".", "/")).with_suffix(s).exists() for s in (".py", ""))]
+
+
 def test_every_module_has_a_layer() -> None:
-    for path in PACKAGE.rglob("*.py"):
-        assert layer(module_name(path)) in NAMES
+    assert unplaced_modules() == [], "give these modules a layer in LAYERS"
+    assert stale_entries() == [], "remove (or rename) these LAYERS entries"
+    assert {layer(module_name(p)) for p in PACKAGE.rglob("*.py")} <= set(NAMES)
+
+
+def test_the_layer_table_sees_new_and_stale_modules(tmp_path: Path) -> None:
+    """A top-level module no entry names, and an entry whose module is gone, both fail the test above."""
+    for rel in ("figlang/__init__.py", "figlang/data/__init__.py", "figlang/data/io.py", "figlang/newcomer.py", "figlang/extra/x.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("", encoding="utf-8")
+    assert unplaced_modules(tmp_path) == ["figlang.extra.x", "figlang.newcomer"]
+    assert "figlang.data" not in stale_entries(tmp_path) and "figlang.metrics" in stale_entries(tmp_path)
 
 
 # --- the module graph: no cycles ------------------------------------------------------------------------------

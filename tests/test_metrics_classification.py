@@ -232,3 +232,56 @@ def test_simulatability_predicted_and_gold_rationales():
         simulatability_report(gold, i_o)
     with pytest.raises(ValueError):
         simulatability(gold, i_o[:-1], ir_o_pred)
+
+
+# ---------------------------------------------------------------- every recorded field (issue #35: mutation survivors)
+
+
+def test_accuracy_config_and_result_record_every_setting():
+    metric = Accuracy(n_resamples=123, confidence=0.9, seed=3)
+    assert metric.config() == {
+        "metric": "accuracy",
+        "ci_method": "percentile bootstrap (scipy.stats.bootstrap)",
+        "n_resamples": 123,
+        "confidence": 0.9,
+        "seed": 3,
+    }
+    res = metric.compute(["x", "y", "x", "x"], ["x", "x", "x", "x"])
+    d = res.to_dict()
+    assert d == {
+        "accuracy": 0.75,
+        "n": 4,
+        "n_correct": 3,
+        "ci_low": res.ci_low,
+        "ci_high": res.ci_high,
+        "confidence": 0.9,
+        "n_resamples": 123,
+        "seed": 3,
+        "method": "percentile bootstrap (scipy.stats.bootstrap)",
+        "n_clusters": None,
+    }
+    assert 0.0 <= res.ci_low < 0.75 < res.ci_high <= 1.0
+    assert str(res) == f"accuracy 75.00% (3/4), 90% CI [{100 * res.ci_low:.2f}, {100 * res.ci_high:.2f}]"
+    assert accuracy(["x", "y", "x", "x"], ["x"] * 4, n_resamples=123, confidence=0.9, seed=3) == res
+    defaults = Accuracy()
+    assert (defaults.n_resamples, defaults.confidence, defaults.seed) == (1000, 0.95, 0)
+    with pytest.raises(ValueError, match="^n_resamples must be at least 1$"):
+        Accuracy(n_resamples=0)
+    assert Accuracy(n_resamples=1).n_resamples == 1
+    for bad in (0.0, 1.0):
+        with pytest.raises(ValueError, match=r"^confidence must be in \(0, 1\)$"):
+            Accuracy(confidence=bad)
+    with pytest.raises(ValueError, match="^3 predictions for 2 gold labels; they must be aligned item by item$"):
+        correctness(["a", "b", "c"], ["a", "b"])
+    with pytest.raises(ValueError, match="^accuracy of zero items is undefined$"):
+        Accuracy().from_correctness([])
+
+
+def test_accuracy_by_group_passes_its_settings_and_counts():
+    pred, gold = ["e", "c", "e", "e", "c"], ["e", "c", "c", "e", "e"]
+    res = accuracy_by_group(pred, gold, ["a", "a", "b", "b", 7], n_resamples=50, confidence=0.8, seed=4)
+    assert list(res) == ["7", "a", "b"]
+    assert (res["b"].n, res["b"].n_correct, res["b"].n_resamples, res["b"].confidence, res["b"].seed) == (2, 1, 50, 0.8, 4)
+    assert res["b"] == Accuracy(n_resamples=50, confidence=0.8, seed=4).from_correctness([False, True])
+    with pytest.raises(ValueError, match="^2 group labels for 5 items$"):
+        accuracy_by_group(pred, gold, ["a", "b"])

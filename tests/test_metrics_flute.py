@@ -273,3 +273,187 @@ def test_flute_scores_from_records_for_the_harness(minilm_path: Path, tmp_path: 
     assert out["explanation_scores"]["a"] == float(int(50 * (1.0 + bleurt_a)))
     assert out["comparable_to_published"] is False
     assert set(out["by_figure_type"]) == {"idiom", "sarcasm", "simile"}
+    # every figure of the report, under the keys the harness writes into results.json
+    assert set(out) == {
+        "computed",
+        "semantics",
+        "acc@0",
+        "acc@50",
+        "acc@60",
+        "n@0",
+        "n@50",
+        "n@60",
+        "mean_explanation_score",
+        "by_figure_type",
+        "problems",
+        "explanation_scores",
+        "comparable_to_published",
+        "config",
+        "n",
+    }
+    assert out["n@0"] == 2 and out["by_figure_type"]["idiom"]["n"] == 1 and out["by_figure_type"]["idiom"]["acc@0"] == 0.0
+    assert out["config"]["task"] == "flute" and out["config"]["allow_partial"] is True and out["config"]["semantics"] == "shared_task"
+    assert out["config"]["bleurt"]["kind"] == "encoder+seeded-head" or out["config"]["bleurt"]["checkpoint"].endswith("tiny-bleurt")
+    assert out["config"]["bertscore"]["num_layers"] == 6
+    assert out["problems"]["missing_ids"] == [] and set(out["explanation_scores"]) == {"a", "b", "c"}
+    with pytest.raises(ValueError, match="explanation_semantics must be 'shared-task' or 'paper', got 'other'"):
+        flute_scores_from_records(records, predictions, MetricOptions(explanation_semantics="other"))
+
+
+class _StandIn:
+    """A metric object with BertScore's and Bleurt's interface (score(...).f1, score_pairs, config,
+    comparable_to_published) whose numbers are fixed per candidate, so that what explanation_similarity and
+    evaluate_flute do with them is checked in milliseconds; the real models are the two tests above."""
+
+    def __init__(self, values: dict[str, float], comparable: bool = False, name: str = "stand-in"):
+        self.values, self.comparable_to_published, self.name, self.calls = values, comparable, name, []
+
+    def score(self, candidates, references):
+        self.calls.append((list(candidates), list(references)))
+
+        class Scores:
+            f1 = [self.values[c] for c in candidates]
+
+        return Scores()
+
+    def score_pairs(self, candidates, references):
+        self.calls.append((list(candidates), list(references)))
+        return [self.values[c] for c in candidates]
+
+    def config(self):
+        return {"name": self.name}
+
+
+def test_explanation_similarity_sends_only_scoreable_pairs_and_aligns_by_id():
+    gold = [
+        _gold("a", "entailment", "simile", "gold a"),
+        _gold("b", "contradiction", "idiom", "gold b"),
+        _gold("c", "contradiction", "idiom", "gold c"),
+        _gold("d", "entailment", "idiom", "   "),  # no gold explanation to compare with
+        _gold("e", "entailment", "idiom", "gold e"),
+    ]
+    preds = [
+        {"id": "zzz", "label": "entailment", "explanation": "pred z"},  # not in the gold: not sent
+        {"id": "e", "label": "entailment", "explanation": "pred e"},
+        {"id": "b", "label": "entailment", "explanation": "  "},  # empty: not sent
+        {"id": "d", "label": "entailment", "explanation": "pred d"},
+        {"id": "c", "label": "contradiction", "explanation": "pred c"},
+        {"id": "a", "label": "entailment", "explanation": "pred a"},
+        {"id": "e", "label": "entailment", "explanation": "pred e again"},  # predicted twice: not sent
+    ]
+    bert = _StandIn({"pred c": 0.5, "pred a": 0.75})
+    bleurt = _StandIn({"pred c": 0.25, "pred a": float("nan")})  # a NaN drops the pair
+    sims = explanation_similarity(gold, preds, bertscore=bert, bleurt=bleurt)
+    assert bert.calls == [(["pred c", "pred a"], ["gold c", "gold a"])] and bleurt.calls == bert.calls
+    assert sims == {"c": ExplanationSimilarity(0.5, 0.25)}
+    assert isinstance(sims["c"].bertscore_f1, float)
+    nan_bert = _StandIn({"pred c": float("nan"), "pred a": 0.75})
+    assert set(explanation_similarity(gold, preds, bertscore=nan_bert, bleurt=_StandIn({"pred c": 0.1, "pred a": 0.2}))) == {"a"}
+    nothing = _StandIn({})
+    assert explanation_similarity(gold, preds[2:3], bertscore=nothing, bleurt=nothing) == {} and nothing.calls == []
+    # skipping a pair goes on to the next one: a NaN first, a number after it
+    both = {"pred c": float("nan"), "pred a": 0.5}
+    assert explanation_similarity(gold, preds, bertscore=_StandIn(both), bleurt=_StandIn({"pred c": 0.1, "pred a": 0.2})) == {
+        "a": ExplanationSimilarity(0.5, 0.2)
+    }
+
+
+def test_evaluate_flute_scores_with_the_given_metrics_and_records_them():
+    gold = [_gold("a", "entailment", "simile", "gold a"), _gold("b", "contradiction", "idiom", "gold b")]
+    preds = [{"id": "a", "label": "entailment", "explanation": "x"}, {"id": "b", "label": "contradiction", "explanation": "y"}]
+    bert, bleurt = _StandIn({"x": 0.75, "y": 0.5}, name="bert"), _StandIn({"x": 0.5, "y": 0.25}, comparable=True, name="bleurt")
+    report = evaluate_flute(gold, preds, bertscore=bert, bleurt=bleurt)
+    # a: 50 × (0.75 + 0.5) = 62.5 → 62; b: 50 × (0.5 + 0.25) = 37.5 → 37
+    assert {i.id: i.explanation_score for i in report.items} == {"a": 62.0, "b": 37.0}
+    assert report.overall.accuracy[0] == 1.0 and report.overall.accuracy[50] == 0.5 and report.overall.accuracy[60] == 0.5
+    assert report.config["bertscore"] == {"name": "bert"} and report.config["bleurt"] == {"name": "bleurt"}
+    assert report.config["comparable_to_published"] is False  # only when both are
+    both = evaluate_flute(gold, preds, bertscore=_StandIn(bert.values, True), bleurt=_StandIn(bleurt.values, True))
+    assert both.config["comparable_to_published"] is True
+    paper = evaluate_flute(gold, preds, bertscore=bert, bleurt=bleurt, semantics="paper", thresholds=(0, 40))
+    assert {i.id: i.explanation_score for i in paper.items} == {"a": 62.5, "b": 37.5} and paper.overall.accuracy[40] == 0.5
+    with pytest.raises(FluteScoringError, match=r"1 gold id\(s\) without a prediction: b"):
+        evaluate_flute(gold, preds[:1], bertscore=bert, bleurt=bleurt)
+    partial = evaluate_flute(gold, preds[:1], bertscore=bert, bleurt=bleurt, allow_partial=True)
+    assert partial.problems.missing_ids == ("b",)
+
+
+def test_a_report_prints_and_serialises_every_figure():
+    gold = [_gold("a", "entailment", "simile", "gold a"), _gold("b", "contradiction", "idiom", "gold b")]
+    preds = [{"id": "a", "label": "entailment", "explanation": "x"}, {"id": "b", "label": "entailment", "explanation": "y"}]
+    report = evaluate_flute(gold, preds, bertscore=_StandIn({"x": 0.75, "y": 0.5}), bleurt=_StandIn({"x": 0.5, "y": 0.25}))
+    assert str(report) == "\n".join(
+        [
+            "group             n    acc@0   acc@50   acc@60",
+            "overall           2    50.00    50.00    50.00",
+            "idiom             1     0.00     0.00     0.00",
+            "simile            1   100.00   100.00   100.00",
+            f"semantics=shared_task; {report.problems.summary()}",
+        ]
+    )
+    d = report.to_dict()
+    assert d["overall"] == {
+        "n": 2,
+        "acc@0": 0.5,
+        "acc@50": 0.5,
+        "acc@60": 0.5,
+        "n@0": 1,
+        "n@50": 1,
+        "n@60": 1,
+        "mean_explanation_score": 49.5,
+    }
+    assert d["by_figure_type"]["idiom"] == {
+        "n": 1,
+        "acc@0": 0.0,
+        "acc@50": 0.0,
+        "acc@60": 0.0,
+        "n@0": 0,
+        "n@50": 0,
+        "n@60": 0,
+        "mean_explanation_score": 37.0,
+    }
+    assert d["semantics"] == "shared_task" and d["thresholds"] == [0, 50, 60] and d["problems"] == report.problems.to_dict()
+    assert d["config"] == report.config and [i["id"] for i in d["items"]] == ["a", "b"]
+    assert d["items"][0]["explanation_score"] == 62.0 and d["items"][1]["label_correct"] is False and d["items"][1]["status"] == "ok"
+
+
+def test_report_config_says_how_every_figure_was_counted():
+    gold = [_gold("a", "entailment", "simile", "gold a")]
+    preds = [{"id": "a", "label": "entailment", "explanation": "x"}]
+    sims = {"a": ExplanationSimilarity(0.75, 0.5)}
+    shared = flute_scores(gold, preds, sims, similarity_config={"bertscore": {"m": 1}})
+    assert shared.config == {
+        "task": "flute",
+        "semantics": "shared_task",
+        "thresholds": [0, 50, 60],
+        "score_formula": "int(50 * (bertscore_f1 + bleurt))",
+        "count_rule": "label correct and (threshold == 0 or score >= threshold)",
+        "empty_explanation_score": 0,
+        "allow_partial": False,
+        "unscorable_items": "counted as wrong, kept in the denominator",
+        "alignment": "by id",
+        "bertscore": {"m": 1},
+    }
+    paper = flute_scores(gold, preds, sims, semantics="paper", allow_partial=True)
+    assert paper.config["score_formula"] == "50 * (bertscore_f1 + bleurt)" and paper.config["allow_partial"] is True
+    assert paper.config["count_rule"] == "label correct and (threshold == 0 or score > threshold)"
+    assert explanation_score(ExplanationSimilarity(0.755, 0.5)) == 62.0  # the default semantics is the shared task's
+    # an empty explanation of a wrongly labelled item keeps its bad-label status
+    report = flute_scores(gold, [{"id": "a", "label": "neutral", "explanation": ""}], {}, allow_partial=True)
+    assert report.items[0].status == "bad_label" and report.items[0].explanation_score == 0.0
+
+
+def test_gold_items_read_aliases_and_name_every_problem():
+    rows = [
+        {"id": "a", "label": "Entailment", "type": "idiom", "explanation": "gold a"},  # "type" for the figure type
+        {"id": "b", "label": "contradiction", "explanation": "gold b"},  # no figure type: unknown
+    ]
+    report = flute_scores(
+        rows, [{"id": "a", "label": "entailment", "explanation": "x"}], {"a": ExplanationSimilarity(1.0, 1.0)}, allow_partial=True
+    )
+    assert set(report.by_figure_type) == {"idiom", "unknown"} and report.items[0].gold_label == "entailment"
+    assert report.items[1].status == "missing"
+    with pytest.raises(FluteScoringError, match=r"malformed: duplicate ids \['a'\]; labels outside the label set \[\"b='neutral'\"\]"):
+        flute_scores([*rows[:1], rows[0], {"id": "b", "label": "neutral"}], [], {}, allow_partial=True)
+    with pytest.raises(FluteScoringError, match=r"malformed: labels outside the label set"):
+        flute_scores([{"id": "b", "label": "neutral"}], [], {}, allow_partial=True)

@@ -353,3 +353,89 @@ def test_generation_scores_from_records(minilm_path: Path):
     assert out["n_empty_predictions"] == 1
     assert out["configs"]["bertscore_f1"]["comparable_to_published"] is False
     assert out["configs"]["bleu"]["smoothing"] == "SmoothingFunction().method1"
+
+
+# ---------------------------------------------------------------- every recorded setting (issue #35: mutation survivors)
+
+
+def test_every_generation_metric_records_its_settings():
+    from importlib.metadata import version
+
+    from figlang.metrics.generation import CorpusBleu, NltkSentenceBleu, RougeL, SacreSentenceBleu
+
+    pred, ref = [["a cat sat on the mat"]], [["the cat sat on the mat"]]
+    base = {"protocol": "max", "empty_prediction_score": 0.0}
+    rouge = RougeL()
+    assert rouge.protocol == "max" and rouge.config() == {
+        "metric": "rougeL",
+        **base,
+        "library": "rouge-score",
+        "library_version": version("rouge-score"),
+        "rouge_type": "rougeL",
+        "use_stemmer": False,
+        "measure": "fmeasure",
+        "tokenizer": "rouge_score default (lowercase, non-alphanumerics removed)",
+        "scale": "0-1",
+    }
+    sacre = SacreSentenceBleu()
+    result = sacre.compute(pred, ref)
+    assert sacre.config() == {
+        "metric": "sacrebleu_sentence",
+        **base,
+        "library": "sacrebleu",
+        "library_version": version("sacrebleu"),
+        "signature": f"nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:{version('sacrebleu')}",
+        "scale": "0-100",
+    }
+    assert result.to_dict() == {
+        "metric": "sacrebleu_sentence",
+        "score": result.score,
+        "per_item": [result.score],
+        "n_items": 1,
+        "n_predictions": 1,
+        "n_empty_predictions": 0,
+        "n_empty_references": 0,
+        "protocol": "max",
+        "config": sacre.config(),
+    }
+    nltk_bleu = NltkSentenceBleu()
+    assert nltk_bleu.config() == {
+        "metric": "nltk_bleu",
+        **base,
+        "library": "nltk",
+        "library_version": version("nltk"),
+        "function": "nltk.translate.bleu_score.sentence_bleu",
+        "smoothing": "SmoothingFunction().method1",
+        "weights": [0.25, 0.25, 0.25, 0.25],
+        "tokenizer": "whitespace",
+        "lowercase": False,
+        "scale": "0-1",
+    }
+    lower = NltkSentenceBleu(lowercase=True)
+    assert lower.config()["lowercase"] is True
+    assert lower.score_pairs(["THE CAT SAT ON THE MAT"], ["the cat sat on the mat"]) == [pytest.approx(1.0)]
+    assert nltk_bleu.score_pairs(["THE CAT SAT ON THE MAT"], ["the cat sat on the mat"])[0] < 0.1
+    corpus = CorpusBleu()
+    out = corpus.compute(["a cat sat on the mat", ""], [["the cat sat on the mat"], ["a dog"]])
+    assert corpus.config() == {
+        "metric": "sacrebleu_corpus",
+        "library": "sacrebleu",
+        "library_version": version("sacrebleu"),
+        "tokenize": "13a",
+        "smooth_method": "exp",
+        "lowercase": False,
+        "scale": "0-100",
+    }
+    signature = f"nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:{version('sacrebleu')}"
+    assert out.to_dict() == {
+        "score": out.score,
+        "signature": signature,
+        "n_items": 2,
+        "n_empty_predictions": 1,
+        "config": {**corpus.config(), "signature": signature},
+    }
+    with pytest.raises(ValueError, match="1 predictions for 2 reference items"):
+        corpus.compute(["x"], [["a"], ["b"]])
+    # the 13a tokenizer splits punctuation off: "mat." and "mat ." are the same tokens to it, not to "none"
+    assert CorpusBleu().compute(["the cat sat on the mat."], [["the cat sat on the mat ."]]).score == pytest.approx(100.0)
+    assert CorpusBleu(tokenize="none").compute(["the cat sat on the mat."], [["the cat sat on the mat ."]]).score < 100.0

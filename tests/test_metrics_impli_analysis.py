@@ -228,3 +228,38 @@ def test_plot_inputs_are_checked(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         plot_overlap_histograms([], [], tmp_path / "x.png")
     assert not (tmp_path / "x.png").exists()
+
+
+# ---------------------------------------------------------------- edges and messages (issue #35: mutation survivors)
+
+
+def test_ice_correlation_edges_are_counted_exactly():
+    from figlang.metrics.impli_analysis import accuracy_by_idiom
+
+    # a: 5 items (exactly min_items), b: 5, c: 5, d: 4 (too few), e: 5 without an ICE value
+    idioms = ["a"] * 5 + ["b"] * 5 + ["c"] * 5 + ["d"] * 4 + ["e"] * 5
+    correct = [True] * 5 + [True, True, True, False, False] + [True, False, False, False, False] + [True] * 4 + [False] * 5
+    ice = {"a": 0.1, "b": 0.5, "c": 0.9, "d": 0.3}
+    r = ice_accuracy_correlation(ice, idioms, correct)
+    assert (r.n, r.n_excluded_few_items, r.n_excluded_no_ice, r.min_items) == (3, 1, 1, 5)
+    assert r.rho == pytest.approx(-1.0) and r.p_value == pytest.approx(0.0, abs=1e-9)
+    assert r.ice == {"a": 0.1, "b": 0.5, "c": 0.9} and r.accuracy == {"a": 1.0, "b": 0.6, "c": 0.2}
+    assert ice_accuracy_correlation(ice, idioms, correct, min_items=6).n == 0
+    # one constant variable makes Spearman undefined; two distinct values of each make it defined
+    flat = ice_accuracy_correlation({"a": 0.5, "b": 0.5, "c": 0.5}, idioms, correct)
+    assert math.isnan(flat.rho) and math.isnan(flat.p_value)
+    two = ice_accuracy_correlation({"a": 0.1, "b": 0.1, "c": 0.9}, idioms, correct)
+    assert not math.isnan(two.rho)
+    same_accuracy = ice_accuracy_correlation(ice, ["a"] * 5 + ["b"] * 5 + ["c"] * 5, [True] * 15)
+    assert math.isnan(same_accuracy.rho)
+    with pytest.raises(ValueError, match="^min_items must be at least 1$"):
+        ice_accuracy_correlation(ice, idioms, correct, min_items=0)
+    with pytest.raises(ValueError, match="^2 idioms but 3 correctness values$"):
+        accuracy_by_idiom(["a", "b"], [True, False, True])
+
+
+def test_overlap_units_and_defaults():
+    assert overlap_scores([("kitten", "sitting")]) == [levenshtein_overlap("kitten", "sitting", "char")]
+    assert overlap_scores([("a b c", "a x c")], "word")[0].distance == 1
+    with pytest.raises(ValueError, match="^unit must be 'char' or 'word', not 'token'$"):
+        levenshtein_overlap("a", "b", "token")  # type: ignore[arg-type]

@@ -58,6 +58,64 @@ def test_publish_run_refuses_a_folder_without_result_files(tmp_path, monkeypatch
         publish_run.main()
 
 
+def _dirty_run(root: Path, patch: bytes | None, recorded: bytes | None) -> Path:
+    """A run whose results say they were made from a modified tree, with ``recorded``'s sha256 named as its patch
+    (None: an older results file that names no patch), and ``patch`` written beside them as code.patch."""
+    import hashlib
+
+    run = root / "runs" / "dirty"
+    (run / "eval" / "dev").mkdir(parents=True)
+    code = {"figlang": "0.1.0", "git_commit": "a" * 40, "git_dirty": True, "source": "git checkout"}
+    if recorded is not None:
+        code["git_patch"] = {"file": "code.patch", "sha256": hashlib.sha256(recorded).hexdigest(), "bytes": len(recorded)}
+    (run / "figlang.json").write_text(json.dumps({"provenance": {"code": code}}), encoding="utf-8")
+    (run / "eval" / "dev" / "results.json").write_text(json.dumps({"provenance": {"code": code}}), encoding="utf-8")
+    if patch is not None:
+        (run / "code.patch").write_bytes(patch)
+    return run
+
+
+PATCH = b"diff --git a/src/x.py b/src/x.py\n--- a/src/x.py\n+++ b/src/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+
+
+def test_publish_run_refuses_a_dirty_run_without_its_patch(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    old = _dirty_run(tmp_path / "a", None, None)  # made before figlang recorded patches
+    with pytest.raises(SystemExit, match=r"modified working tree(.|\n)*figlang.json: made from a modified working tree"):
+        publish_run.publish(old, tmp_path / "out-a", None)
+    lost = _dirty_run(tmp_path / "b", None, PATCH)  # the patch named, the file gone
+    with pytest.raises(
+        SystemExit, match=r"eval/dev/results.json: its code patch \(sha256 [0-9a-f]{12}…\) is not beside it \(found: none\)"
+    ):
+        publish_run.publish(lost, tmp_path / "out-b", None)
+    other = _dirty_run(tmp_path / "c", PATCH + b"+y = 3\n", PATCH)  # another patch than the one recorded
+    with pytest.raises(SystemExit, match=r"found: code.patch"):
+        publish_run.publish(other, tmp_path / "out-c", None)
+    assert not (tmp_path / "out-a").exists() and not (tmp_path / "out-b").exists() and not (tmp_path / "out-c").exists()
+    monkeypatch.setattr("sys.argv", ["publish_run.py", str(old), str(tmp_path / "out-d")])
+    with pytest.raises(SystemExit, match="re-make the run from a clean commit"):
+        publish_run.main()
+
+
+def test_publish_run_publishes_a_dirty_run_with_its_patch_byte_for_byte(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    patch = PATCH.replace(b"x = 2", str(tmp_path).encode())  # even a machine path in the code stays as it is
+    run = _dirty_run(tmp_path, patch, patch)
+    written = publish_run.publish(run, tmp_path / "out", None)
+    assert sorted(str(p.relative_to(tmp_path / "out")) for p in written) == ["code.patch", "eval/dev/results.json", "figlang.json"]
+    assert (tmp_path / "out" / "code.patch").read_bytes() == patch
+    # a clean run, or one whose only changes were the excluded result files, needs no patch
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    code = {"git_commit": "b" * 40, "git_dirty": True, "git_patch": None, "git_patch_excludes": ["docs/results/"]}
+    (clean / "results.json").write_text(json.dumps({"provenance": {"code": code}}), encoding="utf-8")
+    assert publish_run.publish(clean, tmp_path / "out-clean", None)
+    code["git_patch_error"] = "git could not make the working tree's patch"
+    (clean / "results.json").write_text(json.dumps({"provenance": {"code": code}}), encoding="utf-8")
+    with pytest.raises(SystemExit, match="records no patch"):
+        publish_run.publish(clean, tmp_path / "out-clean2", None)
+
+
 def test_explain_selection_sample_is_balanced_seeded_and_inside_selection(data_dir):
     from figlang.data.registry import get_task
 

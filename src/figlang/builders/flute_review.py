@@ -29,7 +29,7 @@ import yaml
 
 from ..data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
 from ..data.io import atomic_write, file_sha256, write_json, write_jsonl
-from ..data.provenance import code_provenance, data_checksums, portable_path
+from ..data.provenance import code_provenance, data_checksums, portable_path, write_code_patch
 from ..data.text import collapse_spaces
 from .flute_creator import CANDIDATES_FILE, ITEMS_FILE, load_candidates, load_records, pairs_of
 from .flute_inputs import FIGURE_TYPES, InputSet, load_idioms, select
@@ -353,6 +353,7 @@ def write_verdict_file_results(
     result, records = verdict_file_results(path, inputs, command, data_dir, input_files)
     out = Path(out_dir)
     write_json(out / "review.json", result)
+    write_code_patch(out)
     write_jsonl(out / "predictions.jsonl.gz", records)
     return result
 

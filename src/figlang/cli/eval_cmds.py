@@ -141,6 +141,8 @@ def eval_cmd(
         if result.problems.blocking or result.problems.empty_explanations or result.problems.empty_generations:
             named = ", ".join(map(str, predictions))
             console.print(f"[yellow]problems in {named}: {result.problems.summary()}[/yellow]")
+        for note in result.problems.notes():
+            console.print(f"note: {note}", markup=False, highlight=False)
     else:
         if not method:
             raise FiglangError("pass --method (see `figlang methods`) or --predictions FILE")

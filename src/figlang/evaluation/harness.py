@@ -26,7 +26,16 @@ from ..models.cache import RequestCache, cache_key
 from ..progress import columns as progress_columns
 from ..progress import display as progress_display
 from .predictions import PredictionProblems, prediction_files, prediction_rows, read_predictions, write_predictions
-from .provenance import code_provenance, data_checksums, library_versions, machine, portable_path, provenance, records_digest
+from .provenance import (
+    code_provenance,
+    data_checksums,
+    write_code_patch,
+    library_versions,
+    machine,
+    portable_path,
+    provenance,
+    records_digest,
+)
 from .scoring import MetricOptions, is_correct, score
 
 RESULTS_FORMAT = 1
@@ -210,6 +219,7 @@ def write_run(out_dir: str | Path | None, results: dict[str, Any], records: Sequ
         correct = {r.id: None for r in records}
     write_predictions(out_dir / "predictions.jsonl", prediction_rows(list(records), predictions, correct, per_item))
     write_json(out_dir / "results.json", results)
+    write_code_patch(out_dir)  # a run of a modified tree: the diff that re-makes its code, named in provenance.code
     with atomic_write(out_dir / "results.md") as f:
         f.write(results_markdown(results))
 

@@ -9,8 +9,12 @@ Formats read (detected from the first line):
 * ``flute-submission``: ``id, predicted_label, model_explanation`` (optionally ``codalab_id``,
   ``premise``, ``hypothesis``), matched by (premise, hypothesis) (whitespace-normalised), by our
   id when the row names one of ours whose pair it also carries (or carries no pair), else by
-  codalab id; never by FLUTE's own ``id``, which the released files share between the entailing
-  and the contradicting pair of one premise family. A (premise, hypothesis) pair can occur more
+  codalab id; never by FLUTE's own ``id`` alone, which the released files share between the entailing
+  and the contradicting pair of one premise family. A row whose pair is in no gold item is still
+  matched when its ``id`` (the gold id) and hypothesis pick gold pairs of which exactly one has a
+  premise within a small edit (at most :data:`NEAR_PREMISE_EDITS` characters) of the row's: the
+  released files predate corrections of the gold ("nothing but a silver" where the gold now says
+  "sliver", simile 10). Each such match is reported as a note (``near_matches``), never silently. A (premise, hypothesis) pair can occur more
   than once in the gold (FLUTE val: val-139 and val-365), so rows matched by content take that
   pair's ids in row order, skipping ids that another row names explicitly. The FLUTE repository
   releases its model predictions as one JSON **array** per figure type
@@ -26,6 +30,7 @@ cannot shift every later prediction (the FLUTE shared-task script had that bug).
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -40,6 +45,8 @@ from ..data.records import ClozeRecord, GenerationRecord, NLIPair, Record, strip
 from ..interop import lm_eval_samples
 from ..models.base import Prediction
 
+NEAR_PREMISE_EDITS = 3  # the most character edits between a released row's premise and the gold's it is matched to
+
 FORMATS = ("figlang", "narrative-discriminative", "narrative-generative", "flute-submission", *lm_eval_samples.FORMATS)
 
 
@@ -53,6 +60,8 @@ class PredictionProblems:
     invalid: list[str] = field(default_factory=list)  # ids whose prediction is outside the label set / unparseable
     empty_explanations: list[str] = field(default_factory=list)  # ids with an empty or absent explanation
     empty_generations: list[str] = field(default_factory=list)  # generation ids whose samples are all empty (scored 0)
+    # notes, not problems: rows matched to a gold pair whose premise differs by a small edit (location, id, what changed)
+    near_matches: list[str] = field(default_factory=list)
 
     @property
     def blocking(self) -> bool:
@@ -77,6 +86,10 @@ class PredictionProblems:
             if values:
                 parts.append(f"{len(values)} {text} (e.g. {', '.join(map(str, values[:3]))})")
         return "; ".join(parts) or "no problems"
+
+    def notes(self) -> list[str]:
+        """What a reader should know although nothing is wrong: each near match, one line each."""
+        return [f"matched by a small premise edit: {m}" for m in self.near_matches]
 
 
 def detect_format(path: Path) -> str:
@@ -151,7 +164,8 @@ def read_predictions(
     by_id: dict[str, Prediction] = {}
     seen: Counter[str] = Counter()
     lines = [(p, line, obj) for p in files for line, obj in iter_json_objects(p)]
-    matcher = _matcher(fmt, records, [obj for _p, _line, obj in lines])
+    near: dict[int, str] = {}  # id(row) → what differs, for rows matched by a small premise edit
+    matcher = _matcher(fmt, records, [obj for _p, _line, obj in lines], near)
     by_record = {r.id: r for r in records}
     for p, line, obj in lines:
         try:
@@ -161,6 +175,8 @@ def read_predictions(
         if rid is None:
             problems.unknown.append(f"{p.name}:{line}")
             continue
+        if id(obj) in near:
+            problems.near_matches.append(f"{p.name}:{line} → {rid} ({near[id(obj)]})")
         seen[rid] += 1
         if seen[rid] > 1:
             if seen[rid] == 2:
@@ -180,9 +196,35 @@ def read_predictions(
     return by_id, problems, fmt
 
 
-def _matcher(fmt: str, records: list[Record], rows: list[dict]):
+def edits_within(a: str, b: str, limit: int) -> int | None:
+    """The Levenshtein distance between ``a`` and ``b`` when it is at most ``limit``, else None (banded, so cheap)."""
+    if abs(len(a) - len(b)) > limit:
+        return None
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i] + [limit + 1] * len(b)
+        for j in range(max(1, i - limit), min(len(b), i + limit) + 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != b[j - 1]))
+        if min(current) > limit:
+            return None
+        previous = current
+    return previous[-1] if previous[-1] <= limit else None
+
+
+def _changed_words(row: str, gold: str) -> str:
+    """The words that differ, as ``'silver' → 'sliver'`` (several changes joined by commas)."""
+    a, b = row.split(), gold.split()
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op != "equal":
+            out.append(f"{' '.join(a[i1:i2])!r} → {' '.join(b[j1:j2])!r}")
+    return ", ".join(out)
+
+
+def _matcher(fmt: str, records: list[Record], rows: list[dict], near: dict[int, str] | None = None):
     """The row → gold id function for a format; ``rows`` (the whole file) lets FLUTE content matching
-    leave alone the ids that other rows claim by name."""
+    leave alone the ids that other rows claim by name; ``near`` receives, by ``id(row)``, what differs
+    for each row matched by a small premise edit."""
     ids = {r.id for r in records}
     if fmt in lm_eval_samples.FORMATS:
         return lm_eval_samples.matcher(records, rows)
@@ -202,6 +244,10 @@ def _matcher(fmt: str, records: list[Record], rows: list[dict]):
             pair_of[r.id] = (_norm(r.premise), _norm(r.hypothesis))
             by_pair.setdefault(pair_of[r.id], []).append(r.id)
     by_codalab = {str(r.meta.get("codalab_id")): r.id for r in records if r.meta.get("codalab_id") is not None}
+    by_gold_id: dict[tuple[str, str], list[str]] = {}  # (gold id, hypothesis) → pair ids, for near matches
+    for r in records:
+        if isinstance(r, NLIPair) and r.meta.get("gold_id") is not None:
+            by_gold_id.setdefault((str(r.meta["gold_id"]), pair_of[r.id][1]), []).append(r.id)
 
     def row_pair(obj: dict) -> tuple[str, str] | None:
         if "premise" not in obj or "hypothesis" not in obj:
@@ -223,6 +269,29 @@ def _matcher(fmt: str, records: list[Record], rows: list[dict]):
 
     named = {rid for obj in rows if (rid := named_id(obj)) is not None}
     handed_out: set[str] = set()
+    row_pairs = set()
+    for obj in rows:
+        try:
+            row_pairs.add(row_pair(obj))
+        except DataError:
+            pass  # match() says what is wrong with the row, at its line
+
+    def near_match(obj: dict, pair: tuple[str, str]) -> str | None:
+        """The one gold pair with this row's gold id and hypothesis whose premise is a small edit from the row's,
+        that no row names or carries exactly; None when there is no such pair or more than one."""
+        close = []
+        for rid in by_gold_id.get((str(obj.get("id")), pair[1]), []):
+            if rid in named or pair_of[rid] in row_pairs:
+                continue
+            distance = edits_within(pair[0], pair_of[rid][0], NEAR_PREMISE_EDITS)
+            if distance is not None:
+                close.append((rid, distance))
+        if len(close) != 1:
+            return None
+        rid, distance = close[0]
+        if near is not None:
+            near[id(obj)] = f"{_changed_words(pair[0], pair_of[rid][0])}, {distance} character edit{'s' * (distance != 1)}"
+        return rid
 
     def match(obj: dict) -> str | None:
         rid = named_id(obj)
@@ -232,7 +301,7 @@ def _matcher(fmt: str, records: list[Record], rows: list[dict]):
         if pair is not None:
             candidates = by_pair.get(pair)
             if not candidates:
-                return None
+                return near_match(obj, pair)
             free = [i for i in candidates if i not in handed_out and i not in named]
             rid = free[0] if free else candidates[0]  # none left: a surplus row, reported as a duplicate
             handed_out.add(rid)

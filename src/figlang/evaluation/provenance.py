@@ -17,6 +17,7 @@ from ..data.provenance import (  # noqa: F401  (re-exported: the evaluation laye
     provenance,
     records_digest,
     split_fingerprint,
+    write_code_patch,
 )
 
 

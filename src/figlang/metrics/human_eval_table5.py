@@ -15,7 +15,7 @@ import numpy as np
 from ..data.errors import DataError
 from ..data.io import write_json, write_jsonl
 from ..data.paths import dataset_dir
-from ..data.provenance import _relative, code_provenance, data_checksums, portable_path
+from ..data.provenance import _relative, code_provenance, data_checksums, portable_path, write_code_patch
 
 from .human_eval import (
     _TEMPLATE_MODELS,
@@ -380,6 +380,7 @@ def write_table5_results(
     result, records = table5_results(data_dir, example_widget_value, command)
     out = Path(out_dir)
     write_json(out / "table5.json", result)
+    write_code_patch(out)
     write_jsonl(out / "predictions.jsonl.gz", records)
     return out / "table5.json", out / "predictions.jsonl.gz"
 

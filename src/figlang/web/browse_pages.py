@@ -185,4 +185,4 @@ def interpret_page() -> Any:
             result = interpret(text, data_dir=config().data_dir, paraphrase=paraphrase).to_dict()
         except FiglangError as exc:
             error = str(exc)
-    return render_template("interpret.html", available=True, text=text, result=result, error=error, paraphrase=paraphrase)
+    return render_template("interpret.html", text=text, result=result, error=error, paraphrase=paraphrase)

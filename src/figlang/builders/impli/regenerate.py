@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ...data.errors import STRICT, FiglangError, LoadOptions
 from ...data.io import write_json, write_jsonl
 from ...data.impli import _TOKEN as _IMPLI_TOKEN, FILES as IMPLI_FILES, ImpliFile, figurative_offsets, load_impli_file
-from ...data.provenance import code_provenance, data_checksums, package_version, portable_path
+from ...data.provenance import code_provenance, data_checksums, package_version, portable_path, write_code_patch
 from ...data.records import NLIPair
 from ...data.text import normalise_spacing, normalise_word
 from ..inflection import REFLEXIVES, VERB_TAGS, lemma_keys, same_lemma
@@ -537,5 +537,6 @@ def write_regeneration_results(
 
     out = Path(out_dir)
     write_json(out / "regeneration.json", regeneration_results(res, data_dir, command))
+    write_code_patch(out)
     write_jsonl(out / "predictions.jsonl.gz", regeneration_records(res))
     return out / "regeneration.json", out / "predictions.jsonl.gz"

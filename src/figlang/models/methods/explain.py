@@ -246,7 +246,7 @@ class Explain(ModelMethod):
             same_model = self.label_model is None
             model = self.model if same_model else self.label_model
             options = dict(self.label_options)
-            if same_model and isinstance(model, str):
+            if same_model and isinstance(model, str) and info.needs_model:
                 options = {**self.backend_options, **options}  # same (model, options) → the same loaded backend
             if info.needs_model:
                 self._label = registry.create(info.name, model=model, **options)  # type: ignore[arg-type]

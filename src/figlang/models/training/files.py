@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ...data.errors import FiglangError
-from ...evaluation.provenance import portable_path
+from ...evaluation.provenance import portable_path, write_code_patch
 from ..trained import (
     FIGLANG_JSON,
 )
@@ -32,6 +32,7 @@ def _atomic_json(path: Path, obj: Any) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(_strict_json(obj), encoding="utf-8")
     os.replace(tmp, path)
+    write_code_patch(path.parent)  # figlang.json, train_result.json, folds_summary.json name this process's code
 
 
 def _save_best(model: Any, out: Path, meta: dict[str, Any]) -> None:
