@@ -146,7 +146,8 @@ class Generator:
                     pair_type = "adversarial_definition" if mode == "adversarial" else "antonym"
                 label, figure = PAIR_TYPES[pair_type]
                 for k, definition in enumerate(definitions):
-                    text, extra_ops = definition.text, ()
+                    text = definition.text
+                    extra_ops: tuple[str, ...] = ()
                     if transform is not None:
                         got = transform(definition.text)
                         if got is None:

@@ -297,7 +297,7 @@ class RegenerationResult:
     options: dict[str, Any] = field(default_factory=dict)  # sources, capitalise, spaCy pipeline
 
     def to_dict(self, with_items: bool = False) -> dict[str, Any]:
-        d = {
+        d: dict[str, Any] = {
             "options": self.options,
             "sample": self.sample,
             "seed": self.seed,
@@ -346,11 +346,11 @@ def regenerate_impli(
     gold: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     lines: Counter[tuple[str, str, str]] = Counter()
     origins: dict[tuple[str, str, str], list[str]] = defaultdict(list)
-    for d in derivation.pairs:
-        key = (d.source or "", d.premise, normalise_spacing(d.definition))
-        gold[key].add(d.hypothesis)
+    for pair in derivation.pairs:
+        key = (pair.source or "", pair.premise, normalise_spacing(pair.definition))
+        gold[key].add(pair.hypothesis)
         lines[key] += 1
-        origins[key].append(f"{_impli_relative(d.path)}:{d.line}")
+        origins[key].append(f"{_impli_relative(pair.path)}:{pair.line}")
     keys = sorted(gold)
     population = len(keys)
     if sample is not None and sample < len(keys):
