@@ -472,7 +472,7 @@ def run_suite(
         caps = [x for x in ((None if full else entry.limit), limit) if x is not None]
         cap = min(caps) if caps else None
         sampled = cap is not None and cap < n_split
-        run_task = _sampled_task(task, split, cap, seed) if sampled else task
+        run_task = _sampled_task(task, split, cap, seed) if sampled and cap is not None else task
         t0, c0 = time.perf_counter(), time.process_time()
         sample = {"suite_sample": {"n": cap, "of": n_split, "how": "stratified by gold label", "seed": seed}} if sampled else None
         entry_model = entry.model_for(model)
@@ -514,7 +514,7 @@ def run_suite(
         )
     _free_frozen_bases()
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    result = SuiteResult(
+    suite_result = SuiteResult(
         model,
         rows,
         time.perf_counter() - start,
@@ -529,9 +529,9 @@ def run_suite(
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         with atomic_write(out_dir / "suite.md") as f:
-            f.write(suite_markdown(result))
-        write_json(out_dir / "suite.json", result.to_dict())
-    return result
+            f.write(suite_markdown(suite_result))
+        write_json(out_dir / "suite.json", suite_result.to_dict())
+    return suite_result
 
 
 COLUMNS = ("benchmark", "system", "n", "accuracy", "majority")
