@@ -281,7 +281,7 @@ def tally(items: Iterable[tuple[str, str | None]], order: Iterable[str]) -> dict
     ordered = {t: dict(rates[t]) for t in order + sorted(set(rates) - set(order)) if t in rates}
     if len(ordered) > 1:
         total: Counter = Counter()
-        for r in ordered.values():
-            total.update(r)
+        for counts in ordered.values():
+            total.update(counts)
         ordered["all"] = dict(total)
     return ordered

@@ -218,7 +218,7 @@ def _swap(p: PairOverlap) -> PairOverlap:
     return PairOverlap(p.b, p.a, p.b_records, p.a_records, flip(p.items), flip(p.contexts), flip(p.expressions))
 
 
-def _shared(a_keys: list[str | None], b_keys: list[str | None]) -> Shared:
+def _shared(a_keys: Sequence[str | None], b_keys: Sequence[str | None]) -> Shared:
     a_set = {k for k in a_keys if k}
     b_set = {k for k in b_keys if k}
     both = a_set & b_set
@@ -295,6 +295,7 @@ def _gold(record: Record) -> str | None:
     if getattr(record, "label_is_placeholder", False) or getattr(record, "label", None) is None:
         return None
     if isinstance(record, ClozeRecord):
+        assert record.label is not None  # the getattr test above
         return normalise_text(record.options[record.label])
     if isinstance(record, NLIPair):
         return str(record.label)

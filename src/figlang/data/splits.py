@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from .errors import DataError
 from .records import expression_of
@@ -24,7 +24,17 @@ KeyFn = Callable[[R], Hashable | None]
 LinkFn = Callable[[R], Iterable[Hashable]]
 
 
-def linked_key(records: Sequence[R], links: LinkFn) -> Callable[[R], str]:
+class _Identified(Protocol):
+    """A record with an ``id`` (unique among the records a linked grouping is built on)."""
+
+    @property
+    def id(self) -> object: ...
+
+
+Ident = TypeVar("Ident", bound=_Identified)
+
+
+def linked_key(records: Sequence[Ident], links: LinkFn) -> Callable[[Ident], str]:
     """A grouping key under which records that share any link value (transitively) are one group.
 
     Why: a single key per record can split one expression into several groups (IMPLI derives the
@@ -69,7 +79,7 @@ def linked_key(records: Sequence[R], links: LinkFn) -> Callable[[R], str]:
     names = {root: name(values) for root, values in members.items()}
     by_id = {rid: names[find(values[0])] for rid, values in own.items()}
 
-    def key(record: R) -> str:
+    def key(record: Ident) -> str:
         try:
             return by_id[str(record.id)]
         except KeyError:
@@ -201,12 +211,12 @@ def expression_folds(records: Sequence[R], k: int = 10, seed: int = 0, key: KeyF
 
 
 def grouped_stratified_split(
-    records: Sequence[R],
+    records: Sequence[Ident],
     fraction: float,
     seed: int,
     links: LinkFn,
-    stratum: Callable[[list[R]], Hashable],
-) -> tuple[list[R], list[R]]:
+    stratum: Callable[[list[Ident]], Hashable],
+) -> tuple[list[Ident], list[Ident]]:
     """(rest, held): whole linked groups held out, about ``fraction`` of the groups of every stratum.
 
     Records that share any link value (transitively, see ``linked_key``) form one group and always
@@ -240,7 +250,9 @@ def grouped_stratified_split(
     return _take(records, held, inside=False), _take(records, held, inside=True)
 
 
-def carve_selection(train_disjoint: Sequence[R], size: int, seed: int, links: LinkFn = narrative_links) -> tuple[list[R], list[R]]:
+def carve_selection(
+    train_disjoint: Sequence[Ident], size: int, seed: int, links: LinkFn = narrative_links
+) -> tuple[list[Ident], list[Ident]]:
     """(train_fit, selection): a model-selection split carved from ``train_disjoint`` by whole expressions.
 
     Why: dev-disjoint is the split a figure on unseen expressions is reported on, so every choice a

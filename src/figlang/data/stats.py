@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import mean
-from typing import Any
+from typing import Any, cast
 
 from .errors import DataError, LoadReport
 from .flute import SELECTION_SPLITS
@@ -61,20 +61,27 @@ def _label_name(record: Record) -> str:
 def _mean_words(records: list[Record]) -> dict[str, float]:
     if not records:
         return {}
+    # a split's records are all of one shape: the first record's (casts below)
     first = records[0]
     if isinstance(first, ClozeRecord):
+        cloze = cast(list[ClozeRecord], records)
         return {
-            "narrative": round(mean(_words(r.context) for r in records), 1),
-            "option": round(mean(_words(o) for r in records for o in r.options), 1),
+            "narrative": round(mean(_words(r.context) for r in cloze), 1),
+            "option": round(mean(_words(o) for r in cloze for o in r.options), 1),
         }
     if isinstance(first, NLIPair):
+        pairs = cast(list[NLIPair], records)
         return {
-            "premise": round(mean(_words(r.premise) for r in records), 1),
-            "hypothesis": round(mean(_words(r.hypothesis) for r in records), 1),
+            "premise": round(mean(_words(r.premise) for r in pairs), 1),
+            "hypothesis": round(mean(_words(r.hypothesis) for r in pairs), 1),
         }
     assert isinstance(first, GenerationRecord)
-    refs = [ref for r in records for ref in r.references]
-    return {"source": round(mean(_words(r.source) for r in records), 1), "reference": round(mean(map(_words, refs)), 1) if refs else 0.0}
+    generation = cast(list[GenerationRecord], records)
+    refs = [ref for r in generation for ref in r.references]
+    return {
+        "source": round(mean(_words(r.source) for r in generation), 1),
+        "reference": round(mean(map(_words, refs)), 1) if refs else 0.0,
+    }
 
 
 def split_stats(task: Task, split: str, records: list[Record], report: LoadReport | None = None) -> SplitStats:

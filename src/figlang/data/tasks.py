@@ -16,14 +16,16 @@ prompts, thresholds and checkpoints on ``selection``, never on val.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
+from typing import cast
 
 from . import flute, impli, narrative
 from .errors import DataError, LoadOptions
-from .records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, Record
+from .records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, Record, Shape
 from .splits import carve_selection, expression_disjoint_split, narrative_links
-from .task import Task
+from .task import Loader, Task
 
 DISJOINT_SPLITS = ("dev-disjoint", "train-disjoint", "selection", "train-fit")
 DISJOINT_DEV_FRACTION = 0.1
@@ -68,13 +70,15 @@ def _narrative_files(kind: str, split: str, data_dir: Path) -> list[Path]:
     return narrative.narrative_files(kind, "train" if split in DISJOINT_SPLITS else split, data_dir)
 
 
-_NARRATIVE_SHAPES = {
+_NARRATIVE_SHAPES: dict[Shape, tuple[str, Callable[..., Sequence[Record]]]] = {
     "cloze": ("pick the plausible of two continuations (TACL 2022).", narrative.load_cloze),
     "generation": ("write a plausible continuation; references are the plausible options.", narrative.load_generation),
 }
 
 
-_FLUTE_TASKS = {"flute": (None, "FLUTE: does the literal premise entail or contradict the figurative hypothesis, and why (EMNLP 2022).")}
+_FLUTE_TASKS: dict[str, tuple[str | None, str]] = {
+    "flute": (None, "FLUTE: does the literal premise entail or contradict the figurative hypothesis, and why (EMNLP 2022).")
+}
 _FLUTE_TASKS.update({f"flute-{f}": (f, f"FLUTE, {f} pairs only.") for f in flute.FIGURE_TYPES})
 
 _IMPLI_TASKS = {
@@ -103,7 +107,7 @@ def builtin_tasks() -> list[Task]:
             tasks.append(
                 Task(
                     name=f"{kind}-{shape}",
-                    shape=shape,  # type: ignore[arg-type]
+                    shape=shape,
                     description=f"Figurative narratives ({kind}s): {what}",
                     splits=narrative.SPLITS + DISJOINT_SPLITS,
                     loader=_with_disjoint(partial(load, kind), None if shape == "cloze" else partial(narrative.load_cloze, kind)),
@@ -119,7 +123,8 @@ def builtin_tasks() -> list[Task]:
                 shape="nli",
                 description=desc,
                 splits=flute.TASK_SPLITS,
-                loader=partial(lambda f, s, d, o: flute.load_flute(s, d, o, figure_type=f), figure),
+                # cast: the loader's list[NLIPair] is a list[Record] (lists are invariant)
+                loader=cast(Loader, partial(lambda f, s, d, o: flute.load_flute(s, d, o, figure_type=f), figure)),
                 files_for=flute.flute_files,
                 default_split="val",
                 labels=(ENTAILMENT, CONTRADICTION),
@@ -134,7 +139,7 @@ def builtin_tasks() -> list[Task]:
                 shape="nli",
                 description=desc + " No official split: one split 'all'; use expression folds.",
                 splits=("all",),
-                loader=partial(lambda f, t, s, d, o: impli.load_impli(d, o, figure_type=f, pair_types=t), fig, types),
+                loader=cast(Loader, partial(lambda f, t, s, d, o: impli.load_impli(d, o, figure_type=f, pair_types=t), fig, types)),
                 files_for=partial(lambda f, t, s, d: impli.impli_files(d, f, t), fig, types),
                 default_split="all",
                 labels=(ENTAILMENT, NON_ENTAILMENT),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -112,8 +112,8 @@ def compare_runs(
     tests = [_readable_test(paired_t_test(xa, xb).to_dict()), _readable_test(mcnemar(xa, xb).to_dict())]
     sa = [ca[i].get("explanation_score") for i in ids]
     sb = [cb[i].get("explanation_score") for i in ids]
-    if all(v is not None for v in sa + sb):
-        tests.append(_readable_test(wilcoxon_signed_rank(sa, sb).to_dict()))
+    if all(v is not None for v in sa + sb):  # so the lists hold numbers (casts)
+        tests.append(_readable_test(wilcoxon_signed_rank(cast(list[float], sa), cast(list[float], sb)).to_dict()))
     clusters = [row_cluster(ca[i], ci_cluster) for i in ids] if ci_cluster else None
     return {
         "task": a.task_split[0],

@@ -280,13 +280,13 @@ def check_index(figures: Sequence[Figure], results_dir: str | Path, root: str | 
             )
         if figure.table is None and not re.search(rf"(?<![\w.]){re.escape(figure.text)}(?![\w]|\.\d)", docs[figure.doc]):
             problems.append(f"{figure.where}: {figure.doc} does not print {figure.text}")
-    for doc, text in docs.items():
+    for doc_name, text in docs.items():
         tables = results_tables(text)
-        for name in sorted({f.table for f in figures if f.doc == doc and f.table}):
+        for name in sorted({f.table for f in figures if f.doc == doc_name and f.table}):
             if name not in tables:
-                problems.append(f"{doc}: no table marked <!-- results-table: {name} --> for the registered figures")
+                problems.append(f"{doc_name}: no table marked <!-- results-table: {name} --> for the registered figures")
                 continue
-            problems += assign(tables[name], [f for f in figures if f.doc == doc and f.table == name])[1]
+            problems += assign(tables[name], [f for f in figures if f.doc == doc_name and f.table == name])[1]
     return problems
 
 

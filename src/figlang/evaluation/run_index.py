@@ -164,7 +164,7 @@ class PredictionIndex:
                 if not isinstance(obj, dict) or "id" not in obj:
                     index.problems.append(f"{path.name}:{number}: not a prediction row (a JSON object with an id); left out")
                     continue
-                keys = {k: obj.get(k) for k in _KEYS if k in obj}
+                keys: dict[str, Any] = {k: obj.get(k) for k in _KEYS if k in obj}
                 for k in ("gold", "prediction"):
                     if isinstance(keys.get(k), (list, dict)):
                         keys[k] = None  # generation samples: not a filter value

@@ -126,7 +126,7 @@ def score(
     return out
 
 
-def _gold_name(record: Record) -> str:
+def _gold_name(record: ClozeRecord | NLIPair) -> str:
     if isinstance(record, ClozeRecord):
         return f"option{record.label + 1}" if record.label is not None else "unknown"
     return str(record.label)
@@ -157,7 +157,7 @@ def _flute_mismatch(records: list[Record], labels: Sequence[str]) -> str | None:
     contradiction only, so an IMPLI run (non-entailment, no gold explanations) that generated
     explanations gets label accuracy alone instead of a crash in the FLUTE scorer.
     """
-    label_set = set(labels) or {r.label for r in records if isinstance(r, NLIPair)}
+    label_set: set[str | None] = set(labels) or {r.label for r in records if isinstance(r, NLIPair)}
     if not label_set <= FLUTE_LABEL_SET:
         outside = ", ".join(sorted(str(x) for x in label_set - FLUTE_LABEL_SET))
         return f"not computed: FLUTE's explanation score is defined on entailment/contradiction, and this task's labels include {outside}"

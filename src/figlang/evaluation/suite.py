@@ -535,7 +535,7 @@ def run_suite(
         rows.append(settings.run(entry))
     _free_frozen_bases()
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    result = SuiteResult(
+    suite_result = SuiteResult(
         model,
         rows,
         time.perf_counter() - start,
@@ -550,9 +550,9 @@ def run_suite(
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         with atomic_write(out_dir / "suite.md") as f:
-            f.write(suite_markdown(result))
-        write_json(out_dir / "suite.json", result.to_dict())
-    return result
+            f.write(suite_markdown(suite_result))
+        write_json(out_dir / "suite.json", suite_result.to_dict())
+    return suite_result
 
 
 COLUMNS = ("benchmark", "system", "n", "accuracy", "majority")

@@ -82,7 +82,7 @@ def nli_words(labels: Sequence[str]) -> list[str]:
 def nli_doc(record: NLIPair, labels: Sequence[str]) -> dict[str, Any]:
     """An lm-eval doc for an NLI pair: ``query`` (nli-score's plain prompt) is doc_to_text, ``choices`` the label
     words, ``labels`` figlang's label for each choice, ``label`` the gold's index."""
-    if record.label not in labels:
+    if record.label is None or record.label not in labels:
         raise FiglangError(f"{record.id}: gold label {record.label!r} is not one of the task's labels {', '.join(labels)}")
     return {
         "id": record.id,

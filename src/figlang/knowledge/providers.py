@@ -132,12 +132,13 @@ def with_inferences(records: Sequence[Record], provider: KnowledgeProvider | str
     """
     if isinstance(provider, str):
         provider = get_provider(provider, **provider_options)
-    records = list(records)
+    narrative: list[ClozeRecord | GenerationRecord] = []
     for r in records:
         if not isinstance(r, (ClozeRecord, GenerationRecord)):
             raise KnowledgeError(f"record {getattr(r, 'id', '?')!r} is a {type(r).__name__}: knowledge is attached to narrative records")
-    inferred = provider.infer(records, kind)
-    return [replace(r, inferences={**r.inferences, kind: tuple(inf)}) for r, inf in zip(records, inferred)]
+        narrative.append(r)
+    inferred = provider.infer(narrative, kind)
+    return [replace(r, inferences={**r.inferences, kind: tuple(inf)}) for r, inf in zip(narrative, inferred)]
 
 
 _ANSWER_NAMES = ("option1", "option2")

@@ -184,7 +184,7 @@ def _reader_class() -> type[WordNetCorpusReader]:
         3.0 and figlang does not use OMW, so there is nothing to map.
         """
 
-        def map_wn(self, version: str = "wordnet") -> None:  # type: ignore[override]
+        def map_wn(self, version: str = "wordnet") -> None:
             return None
 
     return LocalWordNetCorpusReader

@@ -37,7 +37,9 @@ def _group(rows: Sequence[ExplanationRow], per: dict[str, dict[str, float]], cor
     for key in ("rougeL_f1", "bleu", "bertscore_f1"):
         vals = [per[r.id][key] for r in rows if key in per[r.id]]
         if vals:
-            out[key] = round(100 * _mean(vals), 2) if key != "bleu" else round(_mean(vals), 2)  # type: ignore[operator]
+            mean = _mean(vals)
+            assert mean is not None  # vals is not empty
+            out[key] = round(100 * mean, 2) if key != "bleu" else round(mean, 2)
     out["corpus_bleu"] = round(corpus.compute([r.predicted or "" for r in rows], [r.gold for r in rows]).score, 2)
     known = [r.correct for r in rows if r.correct is not None]
     if known:

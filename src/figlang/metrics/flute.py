@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from figlang.data.errors import FiglangError
 from figlang.data.flute import normalise_label
@@ -513,8 +513,8 @@ def flute_scores_from_records(records: Sequence[Any], predictions: Mapping[str, 
         preds,
         bertscore=bertscore,
         bleurt=bleurt,
-        semantics=semantics,
-        allow_partial=True,  # type: ignore[arg-type]
+        semantics=cast(FluteSemantics, semantics),  # checked above
+        allow_partial=True,
     )
     out: dict[str, Any] = {"computed": True, "semantics": report.semantics, "n": report.overall.n}
     out.update({k: v for k, v in report.overall.to_dict().items() if k != "n"})

@@ -208,7 +208,8 @@ def export_flute_for_judges(
     out = Path(out_dir)
     paths = ExportPaths(out / f"{stem}_items.csv", out / f"{stem}_items.jsonl", out / f"{stem}_key.jsonl")
     width = max(len(i.explanations) for i in items)
-    judge_rows, key_rows = [], []
+    judge_rows: list[dict[str, Any]] = []
+    key_rows: list[dict[str, Any]] = []
     for position, item in enumerate(items, start=1):
         order = shuffled_systems(item.item_id, item.explanations, seed)
         judge_rows.append(

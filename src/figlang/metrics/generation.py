@@ -341,7 +341,8 @@ class CorpusBleu:
                 raise ValueError(f"item {i} has no reference")
         width = max(len(r) for r in refs)
         streams: list[list[str | None]] = [[r[k] if k < len(r) else None for r in refs] for k in range(width)]
-        result = self._bleu.corpus_score(hyps, streams)
+        # sacrebleu reads None as "no reference in this stream" (items with fewer references); its annotation says str
+        result = self._bleu.corpus_score(hyps, streams)  # type: ignore[arg-type]
         signature = self._bleu.get_signature().format()
         return CorpusBleuResult(
             score=float(result.score),

@@ -7,10 +7,10 @@ Above :mod:`figlang.metrics.generation` (the sentence metrics) and :mod:`figlang
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from .bertscore import BertScore
-from .generation import NltkSentenceBleu, PairwiseMetric, RougeL, SacreSentenceBleu, _as_list
+from .generation import NltkSentenceBleu, PairwiseMetric, Protocol, RougeL, SacreSentenceBleu, _as_list
 
 __all__ = ["generation_scores_from_records"]
 
@@ -25,7 +25,7 @@ def generation_scores_from_records(records: Sequence[Any], predictions: Mapping[
     Keys: ``rougeL`` (0-1), ``bleu`` (the narrative paper's NLTK BLEU, 0-1), ``sacrebleu_sentence``
     (0-100), ``bertscore_f1`` when a BERTScore model is configured, and every metric's config.
     """
-    protocol = getattr(options, "generation_protocol", "max")
+    protocol = cast(Protocol, getattr(options, "generation_protocol", "max"))  # each metric refuses an unknown protocol
     with_refs = [r for r in records if tuple(getattr(r, "references", ()) or ())]
     preds: list[list[str]] = []
     refs: list[list[str]] = []

@@ -197,7 +197,7 @@ def _iter_answer_rows(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     start = reader.line_num + 1
     for row in reader:
         if None in row:
-            raise DataError(f"row has {len(row[None])} more field(s) than the header", path, start)  # type: ignore[index]
+            raise DataError(f"row has {len(row[None])} more field(s) than the header", path, start)
         yield start, dict(row)
         start = reader.line_num + 1
 
@@ -214,7 +214,7 @@ def _text(value: Any) -> str:
 
 def _check_coverage(
     counts: Mapping[str, int],
-    key: Mapping[str, Sequence[str]],
+    key: Mapping[str, object],  # item id -> anything (the systems in order, a FLUTE key item): only the ids are read
     path: str | Path,
     judges_per_item: int | None,
     first_line: Mapping[str, int],
@@ -322,7 +322,7 @@ def majority_label(labels: Sequence[Hashable]) -> Hashable | None:
     return label if 2 * n > len(labels) else None
 
 
-def nominal_alpha(units: Mapping[Hashable, Mapping[Hashable, Hashable]]) -> float:
+def nominal_alpha(units: Mapping[Any, Mapping[Any, Hashable]]) -> float:
     """Krippendorff's alpha (nominal) for unit -> {judge: label}; NaN when only one label occurs at all.
 
     Alpha only compares labels within a unit, so which column a judge occupies does not matter; judges

@@ -43,10 +43,11 @@ def plot_overlap_histograms(
     edges = np.histogram_bin_edges(both, bins=bins)
     fig = Figure(figsize=(7, 4.2))
     ax = fig.add_subplot()
-    for data, colour, name in ((correct_dists, _CORRECT, "correct"), (incorrect_dists, _INCORRECT, "incorrect")):
-        data = np.asarray(data, float)
+    for dists, colour, name in ((correct_dists, _CORRECT, "correct"), (incorrect_dists, _INCORRECT, "incorrect")):
+        data = np.asarray(dists, float)
         if len(data):
-            ax.hist(data, bins=edges, alpha=0.55, color=colour, edgecolor="white", label=f"{name} (n={len(data)})")
+            # bins: an array of edges, which hist takes though its annotation names only sequences
+            ax.hist(data, bins=edges, alpha=0.55, color=colour, edgecolor="white", label=f"{name} (n={len(data)})")  # type: ignore[arg-type]
             ax.axvline(data.mean(), color=colour, linestyle="--", linewidth=1.5, label=f"{name} mean = {data.mean():.1f}")
     ax.set_title(title)
     ax.set_xlabel(xlabel)
@@ -107,7 +108,8 @@ def plot_ice_scatter(
     ax.set_ylim(-0.05, 1.12)
     # below the axes: "best" would be chosen again at save time, after the labels are placed
     legend = ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=8)
-    legend.legend_handles[0].set_sizes([30])  # a normal-size marker in the legend, whatever the data
+    # a normal-size marker in the legend, whatever the data (the first handle is the scatter's PathCollection)
+    legend.legend_handles[0].set_sizes([30])  # type: ignore[union-attr]
     order = np.argsort(-np.hypot(px - x.mean(), py - y.mean()))
     names = list(points.values())
     candidates = [(px[k], py[k], names[k][0] if counts[k] == 1 else f"{counts[k]} idioms", float(np.sqrt(sizes[k]) / 2)) for k in order]
@@ -197,7 +199,7 @@ def plot_accuracy_bars(
     for xi, ai, hi_i in zip(xs, a, hi):  # value at the bar's foot (inside) or above the error bar
         inside = ai > 0.12
         ax.text(
-            xi,
+            float(xi),
             0.02 if inside else hi_i + 0.01,
             f"{ai:.2f}",
             ha="center",

@@ -109,8 +109,8 @@ def paired_t_test(correct_a: Sequence[float], correct_b: Sequence[float]) -> Tes
 
 
 def mcnemar(
-    correct_a: Sequence[bool],
-    correct_b: Sequence[bool],
+    correct_a: Sequence[float],  # per-item correctness: bools, or 1.0/0.0 (read as truth values)
+    correct_b: Sequence[float],
     *,
     exact: bool | None = None,
 ) -> McNemarResult:

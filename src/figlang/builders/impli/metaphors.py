@@ -91,9 +91,10 @@ def read_xlsx_sheet(path: str | Path, sheet: str) -> list[tuple[int, list[str]]]
         rels = ElementTree.fromstring(zf.read("xl/_rels/workbook.xml.rels"))
         targets = {r.get("Id"): r.get("Target") for r in rels}
         sheets = {s.get("name"): targets.get(s.get(_REL_NS)) for s in wb.iter(f"{{{_XLSX_NS['m']}}}sheet")}
-        if sheet not in sheets or not sheets[sheet]:
+        target = sheets.get(sheet)
+        if not target:
             raise DataError(f"no sheet {sheet!r} (sheets: {', '.join(k for k in sheets if k)})", path)
-        target = sheets[sheet].lstrip("/")
+        target = target.lstrip("/")
         member = target if target.startswith("xl/") else f"xl/{target}"
         root = ElementTree.fromstring(zf.read(member))
     rows: list[tuple[int, list[str]]] = []

@@ -297,7 +297,7 @@ class RegenerationResult:
     options: dict[str, Any] = field(default_factory=dict)  # sources, capitalise, spaCy pipeline
 
     def to_dict(self, with_items: bool = False) -> dict[str, Any]:
-        d = {
+        d: dict[str, Any] = {
             "options": self.options,
             "sample": self.sample,
             "seed": self.seed,

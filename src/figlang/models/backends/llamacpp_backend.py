@@ -43,6 +43,13 @@ from .transformers_backend import _as_int, derive_seed
 INSTALL_HINT = "pip install 'llama-cpp-python==0.3.36' (or `pip install -e '.[server]'`; it compiles llama.cpp, ~10 min)"
 
 
+def _required_int(value: Any, name: str, minimum: int = 1) -> int:
+    """``_as_int`` without ``allow_none``: an int, or the FiglangError it raises."""
+    out = _as_int(value, name, minimum=minimum)
+    assert out is not None  # _as_int returns None only with allow_none=True
+    return out
+
+
 class LlamaCppBackend(LazyWeights, HFTextMixin, LanguageModel):
     """A causal GGUF model run by llama.cpp (scoring and generation; no masked or seq2seq models).
 
@@ -86,8 +93,8 @@ class LlamaCppBackend(LazyWeights, HFTextMixin, LanguageModel):
         self.name = name or self.gguf.name
         self.revision = revision
         self.threads = _as_int(threads, "threads", allow_none=True)
-        self.n_ctx = _as_int(n_ctx, "n_ctx", minimum=16)
-        self.n_batch = _as_int(n_batch, "n_batch")
+        self.n_ctx = _required_int(n_ctx, "n_ctx", minimum=16)
+        self.n_batch = _required_int(n_batch, "n_batch")
         self.extra_info = dict(extra_info or {})
         try:
             if tokenizer is not None:
@@ -263,9 +270,10 @@ class LlamaCppBackend(LazyWeights, HFTextMixin, LanguageModel):
             if not keep or len(sequence) + 1 > self.n_ctx:  # done, or the cache is full
                 break
             sequence.append(generated[-1])
-        if texts[0] is None:
-            texts[0] = self._cut(self.tokenizer.decode(generated, skip_special_tokens=True), req.stop)[0]
-        return texts[0]
+        text = texts[0]
+        if text is None:
+            text = self._cut(self.tokenizer.decode(generated, skip_special_tokens=True), req.stop)[0]
+        return text
 
 
 __all__ = ["LlamaCppBackend"]

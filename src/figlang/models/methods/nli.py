@@ -365,7 +365,8 @@ class NLIScore(_NLIMethod):
                 explanations[i] = clean_explanation(raws[i] or "")
         out = []
         for i, r in enumerate(items):
-            raw = None if raws[i] is None else words[chosen[i]] + P.NLI_AFTER_LABEL + raws[i]
+            sampled = raws[i]
+            raw = None if sampled is None else words[chosen[i]] + P.NLI_AFTER_LABEL + sampled
             meta: dict[str, Any] = {"tie": ties[i]}
             if self.calibrate == "content-free":
                 meta["content_free"] = {lb: float(o) for lb, o in zip(labels, offset)}

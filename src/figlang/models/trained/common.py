@@ -17,6 +17,11 @@ from typing import Any
 
 from ...data.errors import FiglangError
 
+# A Transformers model (a PreTrainedModel, or the encoder inside a figlang head). Its attributes are dynamic
+# (config, generate, save_pretrained, get_input_embeddings, ...): typed as torch's nn.Module, mypy reads each one as
+# Module.__getattr__'s Tensor | Module, so such a model is Any to the type checker.
+HFModel = Any
+
 FIGLANG_JSON = "figlang.json"
 FORMAT_VERSION = 1
 

@@ -47,7 +47,7 @@ from ...progress import route_transformers_bars
 from ..methods import item_seed
 from ..methods.generation import continuations_prediction
 from ..methods.parsing import first_sentence, parse_nli_answer
-from .common import KNOWLEDGE, TRAINED_METHODS, fit_segments, read_figlang_json
+from .common import KNOWLEDGE, TRAINED_METHODS, HFModel, fit_segments, read_figlang_json
 from .multiple_choice import autocast, module_device, save_pretrained, to_device
 
 SEP1, SEP2 = "<sep1>", "<sep2>"
@@ -137,7 +137,7 @@ class IncrementalDecoder:
     encoder-decoders encode the rows once and decode from the decoder start token.
     """
 
-    def __init__(self, module: nn.Module, pad_id: int, bf16: bool = False) -> None:
+    def __init__(self, module: HFModel, pad_id: int, bf16: bool = False) -> None:
         self.module = module
         self.pad_id = pad_id
         self.bf16 = bf16
@@ -295,7 +295,7 @@ class GeneratorModel:
 
     def __init__(
         self,
-        module: nn.Module,
+        module: HFModel,
         tokenizer: Any,
         method: str,
         max_length: int = 160,
@@ -466,10 +466,10 @@ class GeneratorModel:
         out = []
         for inf in self.inferences_of(record):
             inf_ids = self._ids(inf.strip())
-            keep = fit_segments(
+            kept = fit_segments(
                 [len(inf_ids), len(narrative)], max(2, budget - 2), order=[1, 0], floors=[self.inference_floor, self.narrative_floor]
             )
-            out.append(inf_ids[: keep[0]] + [self.sep1_id] + narrative[len(narrative) - keep[1] :] + [self.sep2_id])
+            out.append(inf_ids[: kept[0]] + [self.sep1_id] + narrative[len(narrative) - kept[1] :] + [self.sep2_id])
         return out
 
     def targets(self, record: Any) -> list[list[int]]:
@@ -709,7 +709,7 @@ class GeneratorModel:
         return preds
 
 
-def add_separators(module: nn.Module, tokenizer: Any) -> None:
+def add_separators(module: HFModel, tokenizer: Any) -> None:
     """Add <sep1>/<sep2> as special tokens (once), growing the embeddings where needed, and start their rows at the
     mean embedding of the real tokens. Qwen pads its matrix past the tokenizer (151,936 rows for 151,665 tokens):
     there the new ids land on spare rows that exist but were never trained, so they are set as well."""

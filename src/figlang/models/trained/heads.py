@@ -186,7 +186,9 @@ def ship_head(run_dir: str | Path, name: str, root: str | Path | None = None, ov
         raise FiglangError(f"head name {name!r}: use lower-case letters, digits, '.' and '-' (e.g. idiom-probe-qwen)")
     if meta.get("status") != "complete":
         raise FiglangError(f"{run}: the training run is not complete (status {meta.get('status')!r}); finish it first")
-    if TRAINED_METHODS.get(meta.get("method"), ("", ""))[1] != "choice-scorer" or not (meta.get("input_format") or {}).get("frozen_base"):
+    if TRAINED_METHODS.get(meta.get("method", ""), ("", ""))[1] != "choice-scorer" or not (meta.get("input_format") or {}).get(
+        "frozen_base"
+    ):
         raise FiglangError(f"{run}: only a probe (a multiple-choice head on a frozen base: --preset cpu-probe) ships as a head")
     base = meta.get("base_model") or {}
     if base.get("source") != "catalog" or not base.get("reference") or not base.get("revision"):

@@ -104,7 +104,7 @@ class TrainedMethod(Method):
             self._apply_threshold(loaded)
         self._target_labels: tuple[str, ...] = ()
         shape = TRAINED_METHODS[self.meta["method"]][0]
-        self.shapes = (shape,)  # type: ignore[misc]  (instance-level: this model answers one shape)
+        self.shapes = (shape,)  # type: ignore[misc,assignment]  # instance-level: this model answers one shape
 
     # --- the model --------------------------------------------------------------------------------------
     @property

@@ -42,7 +42,7 @@ from ...progress import route_transformers_bars
 from ..loading import resolve
 from ..prefix import shared_prefix_length
 from ..revision import directory_revision
-from .common import FIGLANG_JSON, KNOWLEDGE, TRAINED_METHODS, assemble, read_figlang_json, relation_of, special_ids
+from .common import FIGLANG_JSON, KNOWLEDGE, HFModel, TRAINED_METHODS, assemble, read_figlang_json, relation_of, special_ids
 
 HEAD_FILE = "choice_head.safetensors"
 DEFAULT_MAX_INFERENCES = 12
@@ -61,7 +61,7 @@ class ChoiceScorer(nn.Module):
     option) encode it once and run the options from its key/value cache.
     """
 
-    def __init__(self, encoder: nn.Module, dropout: float = 0.1, pooling: str | None = None, frozen: bool = False) -> None:
+    def __init__(self, encoder: HFModel, dropout: float = 0.1, pooling: str | None = None, frozen: bool = False) -> None:
         super().__init__()
         self.encoder = encoder
         self.pooling = pooling or default_pooling(encoder.config)
@@ -174,7 +174,8 @@ def keep_first_layers(encoder: nn.Module, n: int) -> nn.Module:
     plausibility probe needs than the last, which is shaped for the next token (and the cut
     halves the cost).
     """
-    holder, name = None, None
+    holder: nn.Module | None = None
+    name = ""  # the layer list's attribute on holder (read only once holder is found)
     for path in ("layers", "model.layers", "language_model.layers", "encoder.layer", "transformer.h", "h", "layer"):
         obj = encoder
         try:
@@ -572,7 +573,7 @@ class ChoiceScorerModel:
 
     def featurize(self, record: ClozeRecord, inference_subset: Sequence[int] | None = None) -> dict[str, Any]:
         narrative = None if self.method == "mc-continuation" else strip_markup(record.narrative)
-        infs: list[str | None] = self.inferences_of(record, inference_subset) if self.knowledge else [None]
+        infs: Sequence[str | None] = self.inferences_of(record, inference_subset) if self.knowledge else [None]
         if self.method == "mc-meaning":
             infs = [str(record.meaning or "")]  # 8 simile train records have no property: an empty segment
         seqs: list[tuple[list[int], list[int]]] = []

@@ -30,7 +30,7 @@ from ...data.io import iter_jsonl
 from ...data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, NLIPair
 from ...progress import route_transformers_bars
 from ..base import Prediction
-from .common import THRESHOLD_OBJECTIVES, TRAINED_METHODS, assemble, choose_threshold, read_figlang_json, special_ids
+from .common import THRESHOLD_OBJECTIVES, TRAINED_METHODS, HFModel, assemble, choose_threshold, read_figlang_json, special_ids
 from .multiple_choice import autocast, is_decoder_only, module_device, pad, save_pretrained, scores_by_length, to_device
 
 RationaleSource = str | Path | Mapping[str, str] | None
@@ -54,8 +54,8 @@ def load_rationales(source: RationaleSource, field: str = "explanation") -> Call
     if source is None:
         return None
     if isinstance(source, Mapping):
-        table = {str(k): v for k, v in source.items()}
-        return lambda r: table.get(r.id)
+        given = {str(k): v for k, v in source.items()}
+        return lambda r: given.get(r.id)
     if str(source) == "gold":
         return lambda r: r.explanation
     path = Path(source)
@@ -82,7 +82,7 @@ class NLIClassifierModel:
 
     def __init__(
         self,
-        module: nn.Module,
+        module: HFModel,
         tokenizer: Any,
         method: str,
         labels: Sequence[str],
@@ -285,7 +285,7 @@ class NLIClassifierModel:
 
     def scores(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         device = module_device(self.module)
-        kwargs = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in batch}
+        kwargs: dict[str, Any] = {k: batch[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in batch}
         kwargs = to_device(kwargs, device)
         with autocast(self.bf16, device):
             return self.module(**kwargs).logits.float()
