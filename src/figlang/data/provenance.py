@@ -12,7 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from .io import file_sha256
+from .io import atomic_write, file_sha256
 
 LIBRARIES = (
     "figlang",
@@ -196,8 +196,6 @@ def write_code_patch(folder: str | Path) -> Path | None:
         return None
     path = Path(folder) / PATCH_FILE
     if not (path.is_file() and path.read_bytes() == patch):
-        from .io import atomic_write
-
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(path, "wb") as f:
             f.write(patch)
