@@ -202,6 +202,16 @@ def train_cmd(
             help="With --freeze-base: read the base's first N layers (cut there; a decoder's middle layers probe better than its last, and cost half; qwen2.5-1.5b has 28).",
         ),
     ] = None,
+    lora_rank: Annotated[
+        int | None,
+        typer.Option(
+            "--lora-rank",
+            help="NLI classifiers: train LoRA adapters of this rank on every linear layer, and the head, on the fixed base; the saved model is the adapter (a few MB, float16) and names its base.",
+        ),
+    ] = None,
+    lora_alpha: Annotated[
+        float | None, typer.Option("--lora-alpha", help="With --lora-rank: the LoRA scale numerator (default 2 × rank).")
+    ] = None,
     bf16: Annotated[
         bool | None,
         typer.Option(
@@ -271,6 +281,8 @@ def train_cmd(
         "bf16": bf16,
         "freeze_base": freeze_base,
         "base_layers": base_layers,
+        "lora_rank": lora_rank,
+        "lora_alpha": lora_alpha,
         "threads": threads,
         "device": device,
         "data_dir": str(data_dir) if data_dir else None,

@@ -156,6 +156,8 @@ class TrainConfig:
     max_target_length: int = 64  # generating methods: tokens of the target (continuation / label + explanation)
     freeze_base: bool = False  # multiple-choice scorers: train the head alone on the fixed base (a linear probe; features cached)
     base_layers: int | None = None  # with freeze_base: read the base's first N layers (a decoder's middle layers probe best)
+    lora_rank: int | None = None  # NLI classifiers: train LoRA adapters of this rank and the head on the fixed base (trained/lora.py)
+    lora_alpha: float | None = None  # LoRA scaling numerator (default 2 × rank)
     bf16: bool = False
     device: str = "cpu"  # cpu | cuda | cuda:N | auto (weights and batches go there; the data order and seeds do not change)
     threads: int | None = 2
@@ -259,6 +261,8 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
         )
     if cfg.base_layers is not None and not cfg.freeze_base:
         raise FiglangError("base_layers cuts the frozen base of a probe; use it with freeze_base (--freeze-base or --preset cpu-probe)")
+    if cfg.lora_rank is not None and not classifier:
+        raise FiglangError(f"lora_rank trains LoRA adapters of an NLI classifier (nli, nli-rationale), not {cfg.method!r}")
     return cfg
 
 
@@ -560,9 +564,12 @@ def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
             raise FiglangError(f"cannot start a {cfg.method} model from a {init['method']} model at {base['path']}")
         if list(init["labels"]) != list(labels):
             raise FiglangError(f"the model at {base['path']} has labels {init['labels']}, the task {list(labels)}")
+        if cfg.lora_rank:
+            raise FiglangError("LoRA adapters train on a catalog or hub base, not on a figlang-trained classifier")
         model = NLIClassifierModel.load(base["path"], **opts)
         return NLIClassifierModel(model.module, model.tokenizer, cfg.method, labels, **opts)
-    return NLIClassifierModel.from_base(base["path"], cfg.method, labels, **opts)
+    lora = {"rank": cfg.lora_rank, "alpha": cfg.lora_alpha} if cfg.lora_rank else None
+    return NLIClassifierModel.from_base(base["path"], cfg.method, labels, lora=lora, **opts)
 
 
 # --- files ---------------------------------------------------------------------------------------------------
@@ -985,6 +992,7 @@ def run_training(
             "labels": list(labels) if shape == "nli" else None,
             "input_format": model.describe(),
             "base_model": _portable_base(base),
+            **({"lora": model.lora} if getattr(model, "lora", None) else {}),
             "task": {"name": cfg.task, **(meta_extra or {}).get("task", {})},
             "training": _portable_config(cfg.to_dict())
             | {"steps_per_epoch": steps_per_epoch, "total_steps": total_steps, "warmup_steps": warmup},
