@@ -117,3 +117,18 @@ def test_ensemble_method_refuses_another_task(tmp_path, data_dir):
     path.write_text(json.dumps({"task": "idiom-cloze", "members": [member], "weights": [1.0]}))
     with pytest.raises(FiglangError, match="two or more members"):
         evaluate("idiom-cloze", "ensemble", str(path), split="dev-disjoint", data_dir=data_dir, limit=2, use_cache=False)
+
+
+def test_ensemble_command_without_report_writes_the_members_file(tmp_path):
+    from typer.testing import CliRunner
+
+    from figlang.cli.main import app
+
+    done = CliRunner().invoke(
+        app, ["ensemble", "--select", str(PROBE_DEV), "--select", str(PMI_DEV), "--name", "probe", "--name", "pmi", "-o", str(tmp_path)]
+    )
+    assert done.exit_code == 0, done.output
+    chosen = json.loads((tmp_path / "ensemble.json").read_text(encoding="utf-8"))
+    assert chosen == json.loads(json.dumps(choose_ensemble([PROBE_DEV, PMI_DEV], names=["probe", "pmi"])))
+    assert [m["method"] for m in chosen["members"]] == ["trained", "lm-score"]
+    assert not (tmp_path / "predictions.jsonl").exists()

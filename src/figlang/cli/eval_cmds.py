@@ -214,6 +214,7 @@ def ensemble_cmd(
             "--select", help="A member's run on the selection split (repeat, one per member); these choose the temperatures and weights."
         ),
     ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for predictions.jsonl, ensemble.json and results.json.")],
     report: Annotated[
         list[Path] | None,
         typer.Option(
@@ -222,7 +223,6 @@ def ensemble_cmd(
             "OUT/ensemble.json is written: run it on any split with `figlang eval -m ensemble --model OUT/ensemble.json`.",
         ),
     ] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for predictions.jsonl, ensemble.json and results.json.")],
     name: Annotated[
         list[str] | None, typer.Option("--name", help="A name for each member (repeat; default: the run folders' names).")
     ] = None,
@@ -254,7 +254,9 @@ def ensemble_cmd(
         chosen = choose_ensemble(select, step=step, names=name)
         path = write_choice(chosen, out)
         weights = ", ".join(f"{m['name']} {w:.2f} (T={m['temperature']:.3g})" for m, w in zip(chosen["members"], chosen["weights"]))
-        console.print(f"chosen on {chosen['chosen_on']} ({chosen['items']} items, accuracy {100 * chosen['selection_accuracy']:.2f}): {weights}")
+        console.print(
+            f"chosen on {chosen['chosen_on']} ({chosen['items']} items, accuracy {100 * chosen['selection_accuracy']:.2f}): {weights}"
+        )
         console.print(f"wrote {path}; run it with: figlang eval -t {chosen['task']} -s SPLIT -m ensemble --model {path}")
         return
     results = ensemble(select, report, out, data_dir=data_dir, step=step, names=name, seed=seed)
