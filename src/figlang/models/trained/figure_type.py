@@ -155,6 +155,7 @@ def train_figure_type(out: str | Path, data_dir: str | Path | None = None, threa
 
     torch.set_num_threads(threads)
     started = time.perf_counter()
+    code = code_provenance()  # the code this run started from (the tree may change while it runs)
     out, root = Path(out), resolve_data_dir(data_dir)
     out.mkdir(parents=True, exist_ok=True)
     model, tok, identity = encoder()
@@ -189,7 +190,7 @@ def train_figure_type(out: str | Path, data_dir: str | Path | None = None, threa
         "data_files": data_checksums(sorted({f for s in ("train", "val") for f in task.files(s, root)}), root),
         "seed": None,
         "deterministic": "L-BFGS from zero weights on fixed features: no randomness",
-        "code": code_provenance(),
+        "code": code,
         "command": "figlang figure-type --train OUT --data-dir DATA",
         "versions": library_versions(),
         "seconds": round(time.perf_counter() - started, 1),
