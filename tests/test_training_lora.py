@@ -19,7 +19,7 @@ TINY = dict(limit=16, dev_limit=8, report_limit=8, epochs=2, batch_size=4, lr=5e
 TINY |= dict(patience=0, threads=1, progress=False, lora_rank=4)
 
 
-def test_lora_classifier_trains_ships_small_and_reloads_the_same(tmp_path, data_dir):
+def test_lora_classifier_trains_ships_small_and_reloads_the_same(tmp_path, data_dir, monkeypatch):
     out = tmp_path / "lora"
     result = train("flute", "nli", "minilm", out, data_dir=str(data_dir), **TINY)
     meta = read_figlang_json(out)
@@ -48,6 +48,19 @@ def test_lora_classifier_trains_ships_small_and_reloads_the_same(tmp_path, data_
     loaded.module.disable_adapter_layers()
     without = [p.scores for p in loaded.predict(records)]
     assert without != scores
+
+    # shipped as figlang:NAME (the adapter and the record only), it answers as the run's folder does
+    from figlang.evaluation import evaluate
+    from figlang.models.trained.heads import ship_head
+
+    shipped = ship_head(out, "flute-lora-test", root=tmp_path / "heads")
+    assert {p.name for p in shipped.iterdir()} == {"adapter.safetensors", "figlang.json", "record.json"}
+    record = json.loads((shipped / "record.json").read_text(encoding="utf-8"))
+    assert record["lora"]["rank"] == 4 and record["head"]["file"] == "adapter.safetensors" and record["training"]["lora_rank"] == 4
+    monkeypatch.setenv("FIGLANG_HEADS_DIR", str(tmp_path / "heads"))
+    run = evaluate("flute", "trained", "figlang:flute-lora-test", split="val", data_dir=data_dir, limit=8, use_cache=False)
+    expected = {p.id: p.scores for p in again.predict(run.records)}
+    assert len(expected) == 8 and all(run.predictions[i].scores == pytest.approx(s, abs=1e-6) for i, s in expected.items())
 
     # a base with another revision is refused
     meta["base_model"]["revision"] = "sha256:" + "0" * 64
