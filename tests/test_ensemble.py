@@ -132,3 +132,19 @@ def test_ensemble_command_without_report_writes_the_members_file(tmp_path):
     assert chosen == json.loads(json.dumps(choose_ensemble([PROBE_DEV, PMI_DEV], names=["probe", "pmi"])))
     assert [m["method"] for m in chosen["members"]] == ["trained", "lm-score"]
     assert not (tmp_path / "predictions.jsonl").exists()
+
+
+@pytest.mark.parametrize("figure", ["idiom", "simile"])
+def test_shipped_ensembles_are_the_ones_chosen_on_the_committed_selection_runs(figure):
+    from figlang.models.methods.ensemble import read_choice, shipped_ensemble
+
+    path = shipped_ensemble(f"figlang:{figure}-probe-fewshot-qwen")
+    sel = [RESULTS / f"ensemble/{figure}-sel-probe", RESULTS / f"ensemble/{figure}-sel-fewshot"]
+    chosen = json.loads(json.dumps(choose_ensemble(sel, names=["probe", "few-shot"])))
+    shipped = read_choice(path)
+    assert shipped == chosen and shipped["chosen_on"] == "selection"
+    report = json.loads((RESULTS / f"ensemble/{figure}-probe-fewshot-qwen/ensemble.json").read_text(encoding="utf-8"))
+    assert shipped["weights"] == report["weights"]  # the published report was combined with these weights
+    assert [m["temperature"] for m in shipped["members"]] == [m["temperature"] for m in report["members"]]
+    with pytest.raises(FiglangError, match="ships no ensemble named"):
+        shipped_ensemble("figlang:nothing")

@@ -111,6 +111,38 @@ def _pair(premise: Any, hypothesis: Any, figure_type: str | None, idiom: str | N
     )
 
 
+_FIGURE_MODEL: list[Any] = []
+
+
+def detect_figure(premise: str, hypothesis: str, data_dir: str | Path | None = None) -> dict[str, Any]:
+    """The figure type of a pair that comes without one, from the shipped figure-type model (its pair head), and,
+    for an idiom, the idiom in the hypothesis with its meaning, from the interpret lexicon and matcher."""
+    from .interpret.api import interpret
+    from .models.trained.figure_type import FigureTypeModel
+
+    if not _FIGURE_MODEL:
+        _FIGURE_MODEL.append(FigureTypeModel())
+    figure, probabilities = _FIGURE_MODEL[0].predict(hypothesis, premise)
+    found: dict[str, Any] = {"figure_type": figure, "probabilities": probabilities, "model": "figlang:figure-type-minilm"}
+    if figure == "idiom":
+        idioms = [e for e in interpret(hypothesis, data_dir=data_dir, paraphrase=False).expressions if e.type == "idiom"]
+        if idioms:
+            best = max(idioms, key=lambda e: e.confidence)
+            found.update(idiom=best.canonical, meaning=best.meaning, meaning_source=best.meaning_source, span=best.text)
+    return found
+
+
+def _detected(pair: Mapping[str, Any], record: NLIPair, data_dir: str | Path | None, where: str) -> tuple[NLIPair, dict | None]:
+    """The record with the detected figure type and idiom (and the idiom's meaning in ``meta``), when it has none."""
+    if record.figure_type is not None or record.expression is not None:
+        return record, None
+    found = detect_figure(record.premise, record.hypothesis, data_dir)
+    made = _pair(pair.get("premise"), pair.get("hypothesis"), found["figure_type"], found.get("idiom"), where=where)
+    if found.get("meaning"):
+        made.meta["meaning"] = found["meaning"]
+    return made, found
+
+
 def explain_pairs(
     pairs: Iterable[Mapping[str, Any]],
     *,
@@ -119,20 +151,26 @@ def explain_pairs(
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     progress: bool = False,
+    detect: bool = True,
     **options: Any,
 ) -> list[Explanation]:
     """Explain many pairs (mappings with ``premise``, ``hypothesis`` and optionally ``figure_type``, ``idiom``).
 
     Every pair is checked first (empty text, unknown figure type, longer than the model's context), so
-    a bad pair fails the call with its position before any model time is spent.
+    a bad pair fails the call with its position before any model time is spent. A pair with neither a figure type
+    nor an idiom gets them from :func:`detect_figure` (``detect=False``: none), recorded in ``produced_by["detected"]``.
     """
     from .evaluation.harness import run_method
 
     records: list[NLIPair] = []
+    detected: list[dict | None] = []
     for i, p in enumerate(pairs, 1):
         if not isinstance(p, Mapping):
             raise FiglangError(f"pair {i} must be a mapping with 'premise' and 'hypothesis', got {type(p).__name__}")
-        records.append(_pair(p.get("premise"), p.get("hypothesis"), p.get("figure_type"), p.get("idiom"), where=f"pair {i}"))
+        record = _pair(p.get("premise"), p.get("hypothesis"), p.get("figure_type"), p.get("idiom"), where=f"pair {i}")
+        record, found = _detected(p, record, data_dir, f"pair {i}") if detect else (record, None)
+        records.append(record)
+        detected.append(found)
     if not records:
         return []
     method = explainer(model, data_dir, **options)
@@ -153,7 +191,7 @@ def explain_pairs(
     cached = stats["cached"] == len(unique)
     fingerprint = method.fingerprint()
     out = []
-    for r in records:
+    for r, found in zip(records, detected):
         p = predictions[r.id]
         by_writer = method.written_by_writer(r)  # a fine-tuned writer is shown no examples
         produced = {
@@ -166,6 +204,7 @@ def explain_pairs(
             "label_model": method.label_model or (model if method.mode == "pipeline" else None),
             "examples": p.meta.get("examples", []),
             "idiom_meaning": p.meta.get("meaning"),
+            "detected": found,
             "backend": fingerprint.get("backend", {}).get("backend"),
         }
         out.append(

@@ -7,7 +7,9 @@ then runs the members on the split's items and answers with
 ``argmax_j sum_m w_m log softmax(scores_m / T_m)_j`` (an invalid member answer counts as uniform): the
 same rule, and the same code, as the offline combination of finished runs
 (:func:`figlang.evaluation.ensemble.apply_ensemble`), so both give the same answers on the same items.
-The suite and the API take it like any method (``model`` = the file).
+The suite and the API take it like any method (``model`` = the file, or ``figlang:NAME`` for one that ships in
+``figlang/resources/ensembles/``: ``simile-probe-fewshot-qwen`` and ``idiom-probe-fewshot-qwen``, chosen on the
+``selection`` runs in ``docs/results/ensemble/``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,22 @@ from ...data.errors import FiglangError
 from ...data.records import Record
 from ..base import Method, MethodRegistry, Prediction, get_methods
 from .common import argmax_first
+
+
+SHIPPED_PREFIX = "figlang:"
+
+
+def shipped_ensemble(name: str) -> Path:
+    """``figlang:NAME``: an ensemble.json that ships in ``figlang/resources/ensembles/NAME.json``."""
+    from importlib.resources import files
+
+    name = name[len(SHIPPED_PREFIX) :]
+    folder = Path(str(files("figlang").joinpath("resources/ensembles")))
+    path = folder / f"{name}.json"
+    if "/" in name or not path.is_file():
+        known = sorted(p.stem for p in folder.glob("*.json"))
+        raise FiglangError(f"figlang ships no ensemble named {name!r}; shipped: {', '.join(known) or 'none'}")
+    return path
 
 
 def read_choice(path: str | Path) -> dict[str, Any]:
@@ -65,7 +83,7 @@ class EnsembleMethod(Method):
     def __init__(self, model: str | None = None, members: Sequence[Method] | None = None) -> None:
         if not model:
             raise FiglangError("method 'ensemble' needs --model ensemble.json (written by `figlang ensemble` from selection runs)")
-        self.path = Path(model).expanduser()
+        self.path = shipped_ensemble(model) if str(model).startswith(SHIPPED_PREFIX) else Path(model).expanduser()
         if self.path.is_dir():
             self.path = self.path / "ensemble.json"
         self.chosen = read_choice(self.path)
