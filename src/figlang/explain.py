@@ -136,7 +136,10 @@ def _detected(pair: Mapping[str, Any], record: NLIPair, data_dir: str | Path | N
     """The record with the detected figure type and idiom (and the idiom's meaning in ``meta``), when it has none."""
     if record.figure_type is not None or record.expression is not None:
         return record, None
-    found = detect_figure(record.premise, record.hypothesis, data_dir)
+    try:
+        found = detect_figure(record.premise, record.hypothesis, data_dir)
+    except FiglangError as err:  # no figure-type model here: the pair is explained without a type, as before
+        return record, {"error": str(err)}
     made = _pair(pair.get("premise"), pair.get("hypothesis"), found["figure_type"], found.get("idiom"), where=where)
     if found.get("meaning"):
         made.meta["meaning"] = found["meaning"]
