@@ -62,6 +62,14 @@ class Explanation:
 
 
 _METHODS: dict[str, Any] = {}
+LABEL_MODEL = "figlang:flute-lora-mpnet"  # the shipped FLUTE label model (issue #36), the default where it ships
+
+
+def shipped_label_model() -> str | None:
+    """The shipped FLUTE label model's name when it ships with this figlang (pipeline mode's default label), else None."""
+    from .models.trained.heads import shipped_heads
+
+    return LABEL_MODEL if LABEL_MODEL.split(":", 1)[1] in shipped_heads() else None
 
 
 def _method_key(model: str, options: Mapping[str, Any], data_dir: Path) -> str:
@@ -79,6 +87,8 @@ def explainer(model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, **
     """
     if model == DEFAULT_MODEL and "backend" not in options:
         options = {**default_options(), **options}
+    if "label_method" not in options and options.get("mode", "pipeline") == "pipeline" and shipped_label_model():
+        options = {**options, "label_method": "trained", "label_model": shipped_label_model()}
     root = resolve_data_dir(data_dir)
     key = _method_key(model, options, root)
     if key not in _METHODS:
@@ -129,6 +139,13 @@ def detect_figure(premise: str, hypothesis: str, data_dir: str | Path | None = N
         if idioms:
             best = max(idioms, key=lambda e: e.confidence)
             found.update(idiom=best.canonical, meaning=best.meaning, meaning_source=best.meaning_source, span=best.text)
+        else:  # not in the lexicon: the span of the hypothesis that differs from the premise (IMPLI's rule), no meaning
+            from .data.impli import figurative_offsets
+
+            (ps, pe), (hs, he) = figurative_offsets(premise, hypothesis)
+            if he > hs:
+                found.update(idiom=hypothesis[hs:he], span=hypothesis[hs:he], meaning=None, meaning_source=None)
+                found["found_by"] = "the span that differs from the premise (the idiom is not in the interpret lexicon)"
     return found
 
 
