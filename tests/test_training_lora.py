@@ -72,3 +72,18 @@ def test_lora_classifier_trains_ships_small_and_reloads_the_same(tmp_path, data_
 def test_lora_is_for_classifiers_only(tmp_path, data_dir):
     with pytest.raises(FiglangError, match="lora_rank trains LoRA adapters of an NLI classifier"):
         train("idiom-cloze", "mc", "minilm", tmp_path / "x", data_dir=str(data_dir), **TINY)
+
+
+def test_lora_checkpoint_holds_the_trained_tensors_only_and_resumes(tmp_path, data_dir):
+    """A LoRA run's checkpoint keeps the adapters and head (not the fixed base), and a rerun continues from it
+    to the same model as an uninterrupted run."""
+    opts = {**TINY, "epochs": 1, "save_every": 1, "select": "last"}
+    whole = train("flute", "nli", "minilm", tmp_path / "whole", data_dir=str(data_dir), **opts)
+    cut = tmp_path / "cut"
+    part = train("flute", "nli", "minilm", cut, data_dir=str(data_dir), **{**opts, "max_minutes": 1e-6})  # stops after a step
+    assert part.stopped == "time-budget" and part.steps == 1
+    saved = torch.load(cut / "checkpoint" / "model.pt", weights_only=True)
+    assert saved and all("lora_" in k or "classifier" in k for k in saved)
+    resumed = train("flute", "nli", "minilm", cut, data_dir=str(data_dir), **opts)
+    assert resumed.resumed and resumed.steps == whole.steps
+    assert (cut / "adapter.safetensors").read_bytes() == (tmp_path / "whole" / "adapter.safetensors").read_bytes()

@@ -607,7 +607,13 @@ def _save_checkpoint(out: Path, module: Any, optimizer: Any, scheduler: Any, sta
     old = out / f"{CHECKPOINT}.old"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    torch.save(module.trainable_state_dict() if hasattr(module, "trainable_state_dict") else module.state_dict(), tmp / "model.pt")
+    if hasattr(module, "trainable_state_dict"):
+        weights = module.trainable_state_dict()
+    elif getattr(module, "lora_spec", None):  # LoRA: the adapters and head only; the fixed base is the catalog's
+        weights = {k: v for k, v in module.state_dict().items() if k in {n for n, p in module.named_parameters() if p.requires_grad}}
+    else:
+        weights = module.state_dict()
+    torch.save(weights, tmp / "model.pt")
     if getattr(module, "frozen", False) and module.features:  # the fixed encoder's features: a resumed run need not recompute them
         torch.save(module.features, tmp / "features.pt")
     torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "rng": rng_state()}, tmp / "trainer.pt")
@@ -968,7 +974,8 @@ def run_training(
         )
     else:
         frozen = getattr(module, "frozen", False)
-        module.load_state_dict(torch.load(ckpt / "model.pt", weights_only=True, map_location=device), strict=not frozen)
+        partial = frozen or bool(getattr(module, "lora_spec", None))  # the checkpoint holds the trained tensors only
+        module.load_state_dict(torch.load(ckpt / "model.pt", weights_only=True, map_location=device), strict=not partial)
         if frozen and (ckpt / "features.pt").is_file():
             module.features.update(torch.load(ckpt / "features.pt", weights_only=True))
         blob = torch.load(ckpt / "trainer.pt", weights_only=False, map_location="cpu")  # the optimizer moves its state to the weights
