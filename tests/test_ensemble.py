@@ -120,3 +120,85 @@ def test_runs_that_cannot_be_combined_are_refused(tmp_path, data_dir):
         choose_ensemble([PROBE_DEV, PMI_DEV], step=0.3)
     with pytest.raises(FiglangError, match="2 members were chosen but 1 report runs"):
         ensemble_runs([PROBE_DEV, PMI_DEV], [PROBE_DD], tmp_path / "short", data_dir=data_dir)
+
+
+def _run(task: str, split: str, method: str, model: str, options: dict, out: Path, data_dir: Path) -> Path:
+    from figlang.api import evaluate
+
+    evaluate(task, method, model, split=split, data_dir=data_dir, limit=10, out_dir=out, options=options, use_cache=False)
+    return out
+
+
+def test_ensemble_method_answers_as_the_offline_combination(tmp_path, data_dir, one_torch_thread):
+    """`-m ensemble --model ensemble.json` on a split in one pass gives, item for item, the answers and scores of the
+    offline combination of the members' finished runs on that split (real runs of smollm2-135m, two scorings)."""
+    from figlang.api import evaluate
+    from figlang.evaluation.ensemble import apply_ensemble, write_choice
+
+    members = [("lm-score", {"norm": "sum"}), ("lm-score", {"norm": "pmi"})]
+    sel = [_run("simile-cloze", "selection", m, "smollm2-135m", o, tmp_path / f"sel-{i}", data_dir) for i, (m, o) in enumerate(members)]
+    rep = [_run("simile-cloze", "dev-disjoint", m, "smollm2-135m", o, tmp_path / f"rep-{i}", data_dir) for i, (m, o) in enumerate(members)]
+    chosen = choose_ensemble(sel, names=["sum", "pmi"])
+    assert [m["options"] for m in chosen["members"]] == [{"norm": "sum"}, {"norm": "pmi"}]
+    # the chosen mix, and a hand-set one with temperatures far from 1 (so the test does not rest on one member alone)
+    for label, choice in (("chosen", chosen), ("set", {**chosen, "weights": [0.3, 0.7]})):
+        if label == "set":
+            choice["members"] = [{**m, "temperature": t} for m, t in zip(chosen["members"], (0.5, 7.0))]
+        path = write_choice(choice, tmp_path / f"ens-{label}")
+        apply_ensemble(choice, rep, tmp_path / f"offline-{label}")
+        lines = (tmp_path / f"offline-{label}" / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+        offline = {r["id"]: r for r in map(json.loads, lines)}
+        online = evaluate("simile-cloze", "ensemble", str(path), split="dev-disjoint", data_dir=data_dir, limit=10, use_cache=False)
+        assert len(online.predictions) == len(offline) == 10
+        for p in online.predictions.values():
+            assert p.prediction == offline[p.id]["prediction"], (label, p.id)
+            assert p.scores == pytest.approx(offline[p.id]["scores"], abs=1e-9), (label, p.id)
+        assert online.results["metrics"]["accuracy"]["n_correct"] == sum(r["prediction"] == r["gold"] for r in offline.values())
+        assert online.results["method"]["name"] == "ensemble"
+        assert online.results["provenance"]["selection_split"]["weights"] == "selection"
+
+
+def test_ensemble_method_refuses_another_task(tmp_path, data_dir):
+    from figlang.api import evaluate
+
+    member = {"name": "a", "method": "always-first", "model": None, "options": {}, "temperature": 1.0, "labels": None}
+    path = tmp_path / "ensemble.json"
+    path.write_text(
+        json.dumps({"task": "idiom-cloze", "chosen_on": "selection", "members": [member, {**member, "name": "b"}], "weights": [0.5, 0.5]})
+    )
+    with pytest.raises(FiglangError, match="chosen on 'idiom-cloze'"):
+        evaluate("simile-cloze", "ensemble", str(path), split="dev-disjoint", data_dir=data_dir, limit=2, use_cache=False)
+    path.write_text(json.dumps({"task": "idiom-cloze", "members": [member], "weights": [1.0]}))
+    with pytest.raises(FiglangError, match="two or more members"):
+        evaluate("idiom-cloze", "ensemble", str(path), split="dev-disjoint", data_dir=data_dir, limit=2, use_cache=False)
+
+
+def test_ensemble_command_without_report_writes_the_members_file(tmp_path):
+    from typer.testing import CliRunner
+
+    from figlang.cli.main import app
+
+    done = CliRunner().invoke(
+        app, ["ensemble", "--select", str(PROBE_DEV), "--select", str(PMI_DEV), "--name", "probe", "--name", "pmi", "-o", str(tmp_path)]
+    )
+    assert done.exit_code == 0, done.output
+    chosen = json.loads((tmp_path / "ensemble.json").read_text(encoding="utf-8"))
+    assert chosen == json.loads(json.dumps(choose_ensemble([PROBE_DEV, PMI_DEV], names=["probe", "pmi"])))
+    assert [m["method"] for m in chosen["members"]] == ["trained", "lm-score"]
+    assert not (tmp_path / "predictions.jsonl").exists()
+
+
+@pytest.mark.parametrize("figure", ["idiom", "simile"])
+def test_shipped_ensembles_are_the_ones_chosen_on_the_committed_selection_runs(figure):
+    from figlang.models.methods.ensemble import read_choice, shipped_ensemble
+
+    path = shipped_ensemble(f"figlang:{figure}-probe-fewshot-qwen")
+    sel = [RESULTS / f"ensemble/{figure}-sel-probe", RESULTS / f"ensemble/{figure}-sel-fewshot"]
+    chosen = json.loads(json.dumps(choose_ensemble(sel, names=["probe", "few-shot"])))
+    shipped = read_choice(path)
+    assert shipped == chosen and shipped["chosen_on"] == "selection"
+    report = json.loads((RESULTS / f"ensemble/{figure}-probe-fewshot-qwen/ensemble.json").read_text(encoding="utf-8"))
+    assert shipped["weights"] == report["weights"]  # the published report was combined with these weights
+    assert [m["temperature"] for m in shipped["members"]] == [m["temperature"] for m in report["members"]]
+    with pytest.raises(FiglangError, match="ships no ensemble named"):
+        shipped_ensemble("figlang:nothing")

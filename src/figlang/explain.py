@@ -62,6 +62,14 @@ class Explanation:
 
 
 _METHODS: dict[str, Any] = {}
+LABEL_MODEL = "figlang:flute-lora-mpnet"  # the shipped FLUTE label model (issue #36), the default where it ships
+
+
+def shipped_label_model() -> str | None:
+    """The shipped FLUTE label model's name when it ships with this figlang (pipeline mode's default label), else None."""
+    from .models.trained.heads import shipped_heads
+
+    return LABEL_MODEL if LABEL_MODEL.split(":", 1)[1] in shipped_heads() else None
 
 
 def _method_key(model: str, options: Mapping[str, Any], data_dir: Path) -> str:
@@ -79,6 +87,8 @@ def explainer(model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, **
     """
     if model == DEFAULT_MODEL and "backend" not in options:
         options = {**default_options(), **options}
+    if "label_method" not in options and options.get("mode", "pipeline") == "pipeline" and shipped_label_model():
+        options = {**options, "label_method": "trained", "label_model": shipped_label_model()}
     root = resolve_data_dir(data_dir)
     key = _method_key(model, options, root)
     if key not in _METHODS:
@@ -111,6 +121,48 @@ def _pair(premise: Any, hypothesis: Any, figure_type: str | None, idiom: str | N
     )
 
 
+_FIGURE_MODEL: list[Any] = []
+
+
+def detect_figure(premise: str, hypothesis: str, data_dir: str | Path | None = None) -> dict[str, Any]:
+    """The figure type of a pair that comes without one, from the shipped figure-type model (its pair head), and,
+    for an idiom, the idiom in the hypothesis with its meaning, from the interpret lexicon and matcher."""
+    from .interpret.api import interpret
+    from .models.trained.figure_type import FigureTypeModel
+
+    if not _FIGURE_MODEL:
+        _FIGURE_MODEL.append(FigureTypeModel())
+    figure, probabilities = _FIGURE_MODEL[0].predict(hypothesis, premise)
+    found: dict[str, Any] = {"figure_type": figure, "probabilities": probabilities, "model": "figlang:figure-type-minilm"}
+    if figure == "idiom":
+        idioms = [e for e in interpret(hypothesis, data_dir=data_dir, paraphrase=False).expressions if e.type == "idiom"]
+        if idioms:
+            best = max(idioms, key=lambda e: e.confidence)
+            found.update(idiom=best.canonical, meaning=best.meaning, meaning_source=best.meaning_source, span=best.text)
+        else:  # not in the lexicon: the span of the hypothesis that differs from the premise (IMPLI's rule), no meaning
+            from .data.impli import figurative_offsets
+
+            (ps, pe), (hs, he) = figurative_offsets(premise, hypothesis)
+            if he > hs:
+                found.update(idiom=hypothesis[hs:he], span=hypothesis[hs:he], meaning=None, meaning_source=None)
+                found["found_by"] = "the span that differs from the premise (the idiom is not in the interpret lexicon)"
+    return found
+
+
+def _detected(pair: Mapping[str, Any], record: NLIPair, data_dir: str | Path | None, where: str) -> tuple[NLIPair, dict | None]:
+    """The record with the detected figure type and idiom (and the idiom's meaning in ``meta``), when it has none."""
+    if record.figure_type is not None or record.expression is not None:
+        return record, None
+    try:
+        found = detect_figure(record.premise, record.hypothesis, data_dir)
+    except FiglangError as err:  # no figure-type model here: the pair is explained without a type, as before
+        return record, {"error": str(err)}
+    made = _pair(pair.get("premise"), pair.get("hypothesis"), found["figure_type"], found.get("idiom"), where=where)
+    if found.get("meaning"):
+        made.meta["meaning"] = found["meaning"]
+    return made, found
+
+
 def explain_pairs(
     pairs: Iterable[Mapping[str, Any]],
     *,
@@ -119,20 +171,26 @@ def explain_pairs(
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     progress: bool = False,
+    detect: bool = True,
     **options: Any,
 ) -> list[Explanation]:
     """Explain many pairs (mappings with ``premise``, ``hypothesis`` and optionally ``figure_type``, ``idiom``).
 
     Every pair is checked first (empty text, unknown figure type, longer than the model's context), so
-    a bad pair fails the call with its position before any model time is spent.
+    a bad pair fails the call with its position before any model time is spent. A pair with neither a figure type
+    nor an idiom gets them from :func:`detect_figure` (``detect=False``: none), recorded in ``produced_by["detected"]``.
     """
     from .evaluation.harness import run_method
 
     records: list[NLIPair] = []
+    detected: list[dict | None] = []
     for i, p in enumerate(pairs, 1):
         if not isinstance(p, Mapping):
             raise FiglangError(f"pair {i} must be a mapping with 'premise' and 'hypothesis', got {type(p).__name__}")
-        records.append(_pair(p.get("premise"), p.get("hypothesis"), p.get("figure_type"), p.get("idiom"), where=f"pair {i}"))
+        record = _pair(p.get("premise"), p.get("hypothesis"), p.get("figure_type"), p.get("idiom"), where=f"pair {i}")
+        record, found = _detected(p, record, data_dir, f"pair {i}") if detect else (record, None)
+        records.append(record)
+        detected.append(found)
     if not records:
         return []
     method = explainer(model, data_dir, **options)
@@ -153,7 +211,7 @@ def explain_pairs(
     cached = stats["cached"] == len(unique)
     fingerprint = method.fingerprint()
     out = []
-    for r in records:
+    for r, found in zip(records, detected):
         p = predictions[r.id]
         by_writer = method.written_by_writer(r)  # a fine-tuned writer is shown no examples
         produced = {
@@ -166,6 +224,7 @@ def explain_pairs(
             "label_model": method.label_model or (model if method.mode == "pipeline" else None),
             "examples": p.meta.get("examples", []),
             "idiom_meaning": p.meta.get("meaning"),
+            "detected": found,
             "backend": fingerprint.get("backend", {}).get("backend"),
         }
         out.append(

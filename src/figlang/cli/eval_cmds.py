@@ -216,11 +216,15 @@ def ensemble_cmd(
             "--select", help="A member's run on the selection split (repeat, one per member); these choose the temperatures and weights."
         ),
     ],
-    report: Annotated[
-        list[Path],
-        typer.Option("--report", help="The same members' runs on the reported split, in the same order; these are only combined."),
-    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for predictions.jsonl, ensemble.json and results.json.")],
+    report: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--report",
+            help="The same members' runs on the reported split, in the same order; these are only combined. Without it only "
+            "OUT/ensemble.json is written: run it on any split with `figlang eval -m ensemble --model OUT/ensemble.json`.",
+        ),
+    ] = None,
     name: Annotated[
         list[str] | None, typer.Option("--name", help="A name for each member (repeat; default: the run folders' names).")
     ] = None,
@@ -238,9 +242,23 @@ def ensemble_cmd(
 
       figlang ensemble --select runs/idiom-sel-probe --select runs/idiom-sel-fewshot \\
           --report runs/idiom-dd-probe --report runs/idiom-dd-fewshot -o runs/idiom-ensemble
+
+    OUT/ensemble.json names each member's method, model and options with its temperature and weight, so the
+    ensemble is also a method: `figlang eval -t idiom-cloze -s dev-disjoint -m ensemble --model runs/idiom-ensemble/ensemble.json`.
     """
     from ..api import ensemble
 
+    if not report:
+        from ..evaluation.ensemble import choose_ensemble, write_choice
+
+        chosen = choose_ensemble(select, step=step, names=name)
+        path = write_choice(chosen, out)
+        weights = ", ".join(f"{m['name']} {w:.2f} (T={m['temperature']:.3g})" for m, w in zip(chosen["members"], chosen["weights"]))
+        console.print(
+            f"chosen on {chosen['chosen_on']} ({chosen['items']} items, accuracy {100 * chosen['selection_accuracy']:.2f}): {weights}"
+        )
+        console.print(f"wrote {path}; run it with: figlang eval -t {chosen['task']} -s SPLIT -m ensemble --model {path}")
+        return
     results = ensemble(select, report, out, data_dir=data_dir, step=step, names=name, seed=seed)
     chosen = results["ensemble"]
     table = Table(title=f"ensemble chosen on {chosen['chosen_on']} ({chosen['items']} items), reported on {chosen['report_split']}")

@@ -66,7 +66,11 @@ def explain_cmd(
     hypothesis: Annotated[str | None, typer.Option("--hypothesis", "-H", help="The figurative sentence.")] = None,
     figure_type: Annotated[
         str | None,
-        typer.Option("--figure-type", "-f", help="sarcasm, simile, metaphor or idiom: examples of that kind are shown to the model."),
+        typer.Option(
+            "--figure-type",
+            "-f",
+            help="sarcasm, simile, metaphor or idiom: examples of that kind are shown to the model. Without it (and --idiom) the shipped figure-type model types the pair and an idiom is looked up with its meaning.",
+        ),
     ] = None,
     idiom: Annotated[str | None, typer.Option("--idiom", help="The idiom in the hypothesis (its meaning is shown when known).")] = None,
     file: Annotated[
@@ -96,7 +100,7 @@ def explain_cmd(
         str | None,
         typer.Option(
             "--label-method",
-            help="pipeline: the label method (default nli-score, zero-shot; 'trained' with --label-model DIR for a FLUTE classifier).",
+            help="pipeline: the label method (default: the shipped FLUTE label model figlang:flute-lora-mpnet where it ships, else nli-score, zero-shot; 'trained' with --label-model DIR for a FLUTE classifier).",
         ),
     ] = None,
     label_model: Annotated[

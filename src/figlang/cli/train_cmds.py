@@ -198,6 +198,14 @@ _TrainBaseLayersOption = Annotated[
         help="With --freeze-base: read the base's first N layers (cut there; a decoder's middle layers probe better than its last, and cost half; qwen2.5-1.5b has 28).",
     ),
 ]
+_TrainLoraRankOption = Annotated[
+    int | None,
+    typer.Option(
+        "--lora-rank",
+        help="NLI classifiers: train LoRA adapters of this rank on every linear layer, and the head, on the fixed base; the saved model is the adapter (a few MB, float16) and names its base.",
+    ),
+]
+_TrainLoraAlphaOption = Annotated[float | None, typer.Option("--lora-alpha", help="With --lora-rank: the LoRA scale numerator (default 2 × rank).")]
 _TrainBf16Option = Annotated[
     bool | None,
     typer.Option(
@@ -251,6 +259,8 @@ def train_cmd(
     inference_sampling: _TrainInferenceSamplingOption = None,
     freeze_base: _TrainFreezeBaseOption = None,
     base_layers: _TrainBaseLayersOption = None,
+    lora_rank: _TrainLoraRankOption = None,
+    lora_alpha: _TrainLoraAlphaOption = None,
     bf16: _TrainBf16Option = None,
     threads: _TrainThreadsOption = None,
     device: _TrainDeviceOption = None,
@@ -450,3 +460,44 @@ if __name__ == "__main__":
     except FiglangError as err:
         err_console.print(f"[bold red]error:[/bold red] {err}")
         sys.exit(2)
+
+
+def figure_type_cmd(
+    sentence: Annotated[str | None, typer.Argument(help="A sentence to type (the figurative one of a pair).")] = None,
+    premise: Annotated[str | None, typer.Option("--premise", help="The pair's literal premise: the pair head answers.")] = None,
+    train_out: Annotated[
+        Path | None, typer.Option("--train", help="Train the two heads into this folder (FLUTE train-fit; penalty chosen on selection).")
+    ] = None,
+    ship: Annotated[
+        Path | None, typer.Option("--ship", help="Copy a finished --train folder into the package (figure-type-minilm).")
+    ] = None,
+    threads: Annotated[int, typer.Option(help="torch threads.")] = 2,
+    data_dir: DataDirOption = None,
+) -> None:
+    """The figure type (idiom, metaphor, sarcasm, simile) of a sentence or pair, from the shipped figure-type model.
+
+    Examples:
+
+      figlang figure-type "He was dead on his feet after the long walk."
+
+      figlang figure-type --train runs/cpu/figure-type-minilm --data-dir ../shared/data
+    """
+    from ..models.trained.figure_type import FigureTypeModel, ship_figure_type, train_figure_type
+
+    if train_out is not None:
+        record = train_figure_type(train_out, data_dir, threads=threads)
+        for kind, head in record["heads"].items():
+            val = head["val"]
+            types = ", ".join(f"{t} {100 * val[t]['accuracy']:.1f} (n={val[t]['n']})" for t in ("sarcasm", "simile", "metaphor", "idiom"))
+            console.print(
+                f"{kind}: penalty {head['penalty']:g} (selection {100 * head['selection_accuracy']:.2f}); val {100 * val['accuracy']:.2f}: {types}"
+            )
+        console.print(f"wrote {train_out}")
+        return
+    if ship is not None:
+        console.print(f"shipped {ship} → {ship_figure_type(ship)}")
+        return
+    if not sentence:
+        raise FiglangError("give a sentence (or --train OUT / --ship RUN)")
+    kind, probs = FigureTypeModel().predict(sentence, premise)
+    console.print(f"{kind}  " + "  ".join(f"{t} {p:.3f}" for t, p in sorted(probs.items(), key=lambda kv: -kv[1])))

@@ -62,15 +62,19 @@ def _member(path: str | Path, name: str | None = None) -> Member:
             gold[rid] = labels.index(answer)
         else:
             gold[rid] = int(answer)
-        if row.get("valid") is False or scores is None:
-            vectors[rid] = None
-        elif isinstance(scores, dict):
-            vectors[rid] = [float(scores[label]) for label in labels or []]
-        else:
-            vectors[rid] = [float(s) for s in scores]
-        if vectors[rid] is not None and not all(math.isfinite(v) for v in vectors[rid] or []):
-            raise FiglangError(f"{run.path}: item {rid} has a score that is not a finite number")
+        vectors[rid] = score_vector(scores, row.get("valid") is not False, labels, f"{run.path}: item {rid}")
     return Member(name or run.path.name, run, vectors, gold)
+
+
+def score_vector(scores: Any, valid: bool, labels: Sequence[str] | None, where: str) -> list[float] | None:
+    """One answer's scores as a vector in the label order (NLI: sorted labels; cloze: the options); None when the
+    answer is invalid or unscored (it then counts as uniform). The offline ensemble and ``-m ensemble`` share it."""
+    if not valid or scores is None:
+        return None
+    vector = [float(scores[label]) for label in labels or []] if isinstance(scores, dict) else [float(s) for s in scores]
+    if not all(math.isfinite(v) for v in vector):
+        raise FiglangError(f"{where} has a score that is not a finite number")
+    return vector
 
 
 def _log_softmax(vector: Sequence[float], temperature: float) -> list[float]:
@@ -78,11 +82,6 @@ def _log_softmax(vector: Sequence[float], temperature: float) -> list[float]:
     top = max(scaled)
     norm = top + math.log(sum(math.exp(v - top) for v in scaled))
     return [v - norm for v in scaled]
-
-
-def _logp(member: Member, rid: str, temperature: float, k: int) -> list[float]:
-    vector = member.vectors[rid]
-    return [-math.log(k)] * k if vector is None else _log_softmax(vector, temperature)  # invalid: uniform
 
 
 def fit_temperature(member: Member, ids: Sequence[str]) -> dict[str, Any]:
@@ -106,9 +105,14 @@ def _simplex(members: int, step: float) -> list[tuple[float, ...]]:
     return [tuple(c / units for c in combo) for combo in itertools.product(range(units + 1), repeat=members) if sum(combo) == units]
 
 
-def _mix(members: Sequence[Member], temps: Sequence[float], weights: Sequence[float], rid: str, k: int) -> list[float]:
-    logps = [_logp(m, rid, t, k) for m, t in zip(members, temps)]
+def mix_vectors(vectors: Sequence[list[float] | None], temps: Sequence[float], weights: Sequence[float], k: int) -> list[float]:
+    """sum_m w_m log softmax(v_m / T_m): the ensemble's scores for one item (an invalid member answer is uniform)."""
+    logps = [[-math.log(k)] * k if v is None else _log_softmax(v, t) for v, t in zip(vectors, temps)]
     return [sum(w * lp[j] for w, lp in zip(weights, logps)) for j in range(k)]
+
+
+def _mix(members: Sequence[Member], temps: Sequence[float], weights: Sequence[float], rid: str, k: int) -> list[float]:
+    return mix_vectors([m.vectors[rid] for m in members], temps, weights, k)
 
 
 def _score(
@@ -156,6 +160,19 @@ def _split_of(members: Sequence[Member], role: str) -> tuple[str, str]:
     return tasks.pop(), splits.pop()
 
 
+def member_spec(run: Run) -> dict[str, Any]:
+    """How to run a member again (``-m ensemble``): its method, model, ``-O`` options and method seed, as its
+    selection run recorded them, and the label order of its score vectors (None: cloze options)."""
+    method = run.results.get("method") or {}
+    return {
+        "method": method.get("name"),
+        "model": method.get("model"),
+        "options": dict(method.get("options") or {}),
+        "seed": (run.results.get("seeds") or {}).get("method"),
+        "labels": _labels(run),
+    }
+
+
 def choose_ensemble(selection: Sequence[str | Path], step: float = DEFAULT_STEP, names: Sequence[str] | None = None) -> dict[str, Any]:
     """Fit each member's temperature and choose the convex weights on the selection runs (one per member, same
     items): highest accuracy, then lowest log-loss, then the most even weights. Members at weight 1 alone are
@@ -184,8 +201,7 @@ def choose_ensemble(selection: Sequence[str | Path], step: float = DEFAULT_STEP,
             {
                 "name": m.name,
                 "selection_run": portable_path(m.run.path),
-                "method": (m.run.results.get("method") or {}).get("name"),
-                "model": (m.run.results.get("method") or {}).get("model"),
+                **member_spec(m.run),
                 **fit,
                 "selection_accuracy": a,
             }
@@ -235,6 +251,16 @@ def apply_ensemble(chosen: dict[str, Any], report: Sequence[str | Path], out: st
     return record
 
 
+def write_choice(chosen: dict[str, Any], out: str | Path) -> Path:
+    """``out/ensemble.json``: the members (how to run each), temperatures and weights chosen on the selection runs,
+    which ``figlang eval -m ensemble --model out/ensemble.json`` runs on any split in one pass."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_write(out / "ensemble.json") as fh:
+        fh.write(json.dumps(chosen, indent=2, ensure_ascii=False) + "\n")
+    return out / "ensemble.json"
+
+
 def ensemble_runs(
     selection: Sequence[str | Path],
     report: Sequence[str | Path],
@@ -259,4 +285,15 @@ def ensemble_runs(
     return results
 
 
-__all__ = ["DEFAULT_STEP", "TEMPERATURES", "apply_ensemble", "choose_ensemble", "ensemble_runs", "fit_temperature"]
+__all__ = [
+    "DEFAULT_STEP",
+    "TEMPERATURES",
+    "apply_ensemble",
+    "choose_ensemble",
+    "ensemble_runs",
+    "fit_temperature",
+    "member_spec",
+    "mix_vectors",
+    "score_vector",
+    "write_choice",
+]

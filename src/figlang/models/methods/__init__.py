@@ -5,6 +5,7 @@
 * meaning: ``lm-score-meaning``, ``qa-meaning``, ``few-shot-meaning`` (a meaning line before the
   narrative) and ``lm-score-knowledge`` (each continuation under each of the 12 inferences, pooled)
 * generation: ``generate`` (top-k sampling, zero- or few-shot)
+* ``ensemble``: members chosen and weighted on selection runs (``figlang ensemble``), run in one pass
 * nli: ``nli-generate`` (answer + explanation, parsed) and ``nli-score`` (label words
   scored, explanation generated for the chosen label)
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import cloze, explain, generation, meaning, nli
+from . import cloze, ensemble, explain, generation, meaning, nli
 from .common import (
     EXCLUDE_CHOICES,
     ModelMethod,
@@ -37,7 +38,7 @@ from .common import (
 
 def register(registry: Any) -> None:
     """Add the model-backed methods (cloze, generation, NLI) to ``registry``; the registry calls this on first use."""
-    for module in (cloze, explain, generation, meaning, nli):
+    for module in (cloze, ensemble, explain, generation, meaning, nli):
         module.register(registry)
 
 

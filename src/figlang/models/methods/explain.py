@@ -306,9 +306,10 @@ class Explain(ModelMethod):
         return self.use_chat(self.chat_option)
 
     def meaning(self, pair: NLIPair) -> str | None:
-        if pair.figure_type not in (None, "idiom"):
+        if pair.figure_type not in (None, "idiom") or self.meanings_option == "none":
             return None
-        return _meaning_of(pair.expression, self.lexicon)
+        found = (pair.meta or {}).get("meaning")  # a meaning found with the idiom (figlang.explain's detection)
+        return found if isinstance(found, str) and found.strip() else _meaning_of(pair.expression, self.lexicon)
 
     def _instruction(self, pair: NLIPair) -> str:
         text = self.pair_template.format(premise=pair.premise.strip(), hypothesis=pair.hypothesis.strip())

@@ -39,8 +39,10 @@ from . import FIGLANG_JSON, TRAINED_METHODS, read_figlang_json
 SHIPPED_PREFIX = "figlang:"
 HEADS_ENV = "FIGLANG_HEADS_DIR"
 HEAD_FILE = "choice_head.safetensors"  # as multiple_choice.HEAD_FILE (that module imports torch)
+ADAPTER_FILE = "adapter.safetensors"  # as lora.ADAPTER_FILE: a LoRA NLI classifier's adapters and head
 RECORD_FILE = "record.json"
 MAX_HEAD_BYTES = 4 * 1024 * 1024  # "a few MB at most": a head, never a base model
+MAX_ADAPTER_BYTES = 5 * 1024 * 1024  # a LoRA adapter with its classification head (issue #36: at most 5 MB)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 
 
@@ -58,8 +60,13 @@ def head_roots(root: str | Path | None = None) -> list[Path]:
     return ([Path(extra).expanduser()] if extra else []) + [heads_dir()]
 
 
+def _weights_file(folder: Path) -> str:
+    """The trained weights a shipped folder holds: a probe's head, or a LoRA classifier's adapter."""
+    return ADAPTER_FILE if (folder / ADAPTER_FILE).is_file() else HEAD_FILE
+
+
 def _is_head(folder: Path) -> bool:
-    return (folder / FIGLANG_JSON).is_file() and (folder / HEAD_FILE).is_file()
+    return (folder / FIGLANG_JSON).is_file() and (folder / _weights_file(folder)).is_file()
 
 
 def shipped_heads(root: str | Path | None = None) -> list[str]:
@@ -93,7 +100,7 @@ def resolve_trained_model(model: str | Path) -> tuple[Path, str | None]:
 
 
 def head_sha256(folder: str | Path) -> str:
-    return hashlib.sha256((Path(folder) / HEAD_FILE).read_bytes()).hexdigest()
+    return hashlib.sha256((Path(folder) / _weights_file(Path(folder))).read_bytes()).hexdigest()
 
 
 def _portable_meta(meta: dict[str, Any], name: str) -> dict[str, Any]:
@@ -121,12 +128,19 @@ def head_record(meta: dict[str, Any], folder: str | Path, name: str, source: str
     for entries in (data.get("files") or {}).values():
         for f in entries:
             files_by_path.setdefault(f["path"], {"path": f["path"], "sha256": f.get("sha256"), "bytes": f.get("bytes")})
-    head = Path(folder) / HEAD_FILE
+    head = Path(folder) / _weights_file(Path(folder))
+    what = (
+        f"LoRA adapters (rank {meta['lora']['rank']}) and the classification head on the fixed base model: the base is installed "
+        "from the catalog, only the adapter ships"
+        if meta.get("lora")
+        else "a linear head on the frozen base model's features (a probe): the base is installed from the catalog, only the head ships"
+    )
     return {
         "name": name,
         "model": f"{SHIPPED_PREFIX}{name}",
-        "what": "a linear head on the frozen base model's features (a probe): the base is installed from the catalog, only the head ships",
-        "head": {"file": HEAD_FILE, "bytes": head.stat().st_size, "sha256": head_sha256(folder)},
+        "what": what,
+        "head": {"file": head.name, "bytes": head.stat().st_size, "sha256": head_sha256(folder)},
+        "lora": meta.get("lora"),
         "base_model": {
             "catalog": base.get("reference"),
             "revision": base.get("revision"),
@@ -163,6 +177,9 @@ def head_record(meta: dict[str, Any], folder: str | Path, name: str, source: str
                 "base_layers",
                 "bf16",
                 "threads",
+                "lora_rank",
+                "lora_alpha",
+                "warmup_ratio",
             )
         },
         "code": prov.get("code"),
@@ -186,21 +203,24 @@ def ship_head(run_dir: str | Path, name: str, root: str | Path | None = None, ov
         raise FiglangError(f"head name {name!r}: use lower-case letters, digits, '.' and '-' (e.g. idiom-probe-qwen)")
     if meta.get("status") != "complete":
         raise FiglangError(f"{run}: the training run is not complete (status {meta.get('status')!r}); finish it first")
-    if TRAINED_METHODS.get(meta.get("method", ""), ("", ""))[1] != "choice-scorer" or not (meta.get("input_format") or {}).get(
-        "frozen_base"
-    ):
-        raise FiglangError(f"{run}: only a probe (a multiple-choice head on a frozen base: --preset cpu-probe) ships as a head")
+    kind = TRAINED_METHODS.get(meta.get("method"), ("", ""))[1]
+    probe = kind == "choice-scorer" and (meta.get("input_format") or {}).get("frozen_base")
+    if not probe and not (kind == "sequence-classifier" and meta.get("lora")):
+        raise FiglangError(
+            f"{run}: only a probe (a multiple-choice head on a frozen base: --preset cpu-probe) or a LoRA classifier (--lora-rank) ships"
+        )
     base = meta.get("base_model") or {}
     if base.get("source") != "catalog" or not base.get("reference") or not base.get("revision"):
         raise FiglangError(
             f"{run}: the frozen base must be a catalog model with a recorded revision "
             f"(got {base.get('reference')!r}, source {base.get('source')!r}), so that users can install it by name"
         )
-    head = run / HEAD_FILE
+    weights, limit = (HEAD_FILE, MAX_HEAD_BYTES) if probe else (ADAPTER_FILE, MAX_ADAPTER_BYTES)
+    head = run / weights
     if not head.is_file():
-        raise FiglangError(f"{run}: no {HEAD_FILE}")
-    if head.stat().st_size > MAX_HEAD_BYTES:
-        raise FiglangError(f"{head}: {head.stat().st_size:,} bytes; a shipped head must stay under {MAX_HEAD_BYTES:,}")
+        raise FiglangError(f"{run}: no {weights}")
+    if head.stat().st_size > limit:
+        raise FiglangError(f"{head}: {head.stat().st_size:,} bytes; a shipped head must stay under {limit:,}")
     target_root = Path(root) if root is not None else heads_dir()
     target = target_root / name
     if target.exists() and not overwrite:
@@ -209,7 +229,7 @@ def ship_head(run_dir: str | Path, name: str, root: str | Path | None = None, ov
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target_root))
     tmp.chmod(0o755)  # mkdtemp makes it private; a package folder is readable by all
     try:
-        shutil.copyfile(head, tmp / HEAD_FILE)
+        shutil.copyfile(head, tmp / weights)
         write_json(tmp / FIGLANG_JSON, _portable_meta(meta, name))
         source = run.name if run.is_absolute() else run.as_posix()
         write_json(tmp / RECORD_FILE, head_record(meta, tmp, name, source))

@@ -120,7 +120,11 @@ class NLIClassifierModel:
         self._rationale = load_rationales(source, field)
 
     @classmethod
-    def from_base(cls, path: str, method: str, labels: Sequence[str], **options: Any) -> NLIClassifierModel:
+    def from_base(
+        cls, path: str, method: str, labels: Sequence[str], lora: Mapping[str, Any] | None = None, **options: Any
+    ) -> NLIClassifierModel:
+        """A fresh classifier on the base at ``path``; ``lora`` (a :func:`.lora.lora_spec`, or ``{"rank": R}``)
+        trains LoRA adapters and the head on the fixed base instead of every weight."""
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         route_transformers_bars()
@@ -129,7 +133,17 @@ class NLIClassifierModel:
         module = AutoModelForSequenceClassification.from_pretrained(
             path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)}
         )
+        if lora:
+            from .lora import add_lora, lora_spec
+
+            spec = dict(lora) if "targets" in lora else lora_spec(module.config.model_type, int(lora["rank"]), lora.get("alpha"))
+            module = add_lora(module, spec)
         return cls(module, tokenizer, method, labels, **options)
+
+    @property
+    def lora(self) -> dict[str, Any] | None:
+        """The LoRA adapter's spec when the base is fixed and only adapters and head were trained."""
+        return getattr(self.module, "lora_spec", None)
 
     @classmethod
     def load(cls, directory: str | Path, **overrides: Any) -> NLIClassifierModel:
@@ -137,12 +151,19 @@ class NLIClassifierModel:
 
         route_transformers_bars()
         meta = read_figlang_json(directory)
-        tokenizer = AutoTokenizer.from_pretrained(str(directory))
-        module = AutoModelForSequenceClassification.from_pretrained(str(directory))
-        module.eval()
         options: dict[str, Any] = {"max_length": meta["input_format"]["max_length"], "bf16": meta.get("training", {}).get("bf16", False)}
         options.update({k: v for k, v in overrides.items() if v is not None})
-        model = cls(module, tokenizer, meta["method"], meta["labels"], **options)
+        if meta.get("lora"):  # adapters and head on a base found by its reference (and checked against its revision)
+            from .lora import load_adapter
+            from .multiple_choice import frozen_base_path
+
+            model = cls.from_base(frozen_base_path(meta), meta["method"], meta["labels"], lora=meta["lora"], **options)
+            load_adapter(model.module, directory)
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(str(directory))
+            module = AutoModelForSequenceClassification.from_pretrained(str(directory))
+            model = cls(module, tokenizer, meta["method"], meta["labels"], **options)
+        model.module.eval()
         if meta.get("decision"):
             model.set_decision(meta["decision"])
         return model
@@ -204,6 +225,12 @@ class NLIClassifierModel:
         return pos if row[pos] - row[1 - pos] > float(self.decision["threshold"]) else 1 - pos
 
     def save(self, directory: str | Path) -> None:
+        if self.lora:  # only what was trained; the base and its tokenizer are found again by reference
+            from .lora import save_adapter
+
+            Path(directory).mkdir(parents=True, exist_ok=True)
+            save_adapter(self.module, Path(directory))
+            return
         save_pretrained(self.module, self.tokenizer, directory)
 
     def describe(self) -> dict[str, Any]:
@@ -222,6 +249,7 @@ class NLIClassifierModel:
             "max_length": self.max_length,
             "truncation": "premise first (down to 16 tokens), then rationale, then hypothesis",
             "head": "AutoModelForSequenceClassification",
+            "lora": self.lora,
             "token_type_ids": "1 from the hypothesis on" if self.use_token_types else "not used",
         }
 

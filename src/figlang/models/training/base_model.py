@@ -106,6 +106,9 @@ def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
             raise FiglangError(f"cannot start a {cfg.method} model from a {init['method']} model at {base['path']}")
         if list(init["labels"]) != list(labels):
             raise FiglangError(f"the model at {base['path']} has labels {init['labels']}, the task {list(labels)}")
+        if cfg.lora_rank:
+            raise FiglangError("LoRA adapters train on a catalog or hub base, not on a figlang-trained classifier")
         model = NLIClassifierModel.load(base["path"], **opts)
         return NLIClassifierModel(model.module, model.tokenizer, cfg.method, labels, **opts)
-    return NLIClassifierModel.from_base(base["path"], cfg.method, labels, **opts)
+    lora = {"rank": cfg.lora_rank, "alpha": cfg.lora_alpha} if cfg.lora_rank else None
+    return NLIClassifierModel.from_base(base["path"], cfg.method, labels, lora=lora, **opts)

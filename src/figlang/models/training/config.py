@@ -97,6 +97,8 @@ class TrainConfig:
     max_target_length: int = 64  # generating methods: tokens of the target (continuation / label + explanation)
     freeze_base: bool = False  # multiple-choice scorers: train the head alone on the fixed base (a linear probe; features cached)
     base_layers: int | None = None  # with freeze_base: read the base's first N layers (a decoder's middle layers probe best)
+    lora_rank: int | None = None  # NLI classifiers: train LoRA adapters of this rank and the head on the fixed base (trained/lora.py)
+    lora_alpha: float | None = None  # LoRA scaling numerator (default 2 × rank)
     bf16: bool = False
     device: str = "cpu"  # cpu | cuda | cuda:N | auto (weights and batches go there; the data order and seeds do not change)
     threads: int | None = 2
@@ -200,4 +202,6 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, **optio
         )
     if cfg.base_layers is not None and not cfg.freeze_base:
         raise FiglangError("base_layers cuts the frozen base of a probe; use it with freeze_base (--freeze-base or --preset cpu-probe)")
+    if cfg.lora_rank is not None and not classifier:
+        raise FiglangError(f"lora_rank trains LoRA adapters of an NLI classifier (nli, nli-rationale), not {cfg.method!r}")
     return cfg

@@ -55,7 +55,13 @@ def _save_checkpoint(out: Path, module: Any, optimizer: Any, scheduler: Any, sta
     old = out / f"{CHECKPOINT}.old"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    torch.save(module.trainable_state_dict() if hasattr(module, "trainable_state_dict") else module.state_dict(), tmp / "model.pt")
+    if hasattr(module, "trainable_state_dict"):
+        weights = module.trainable_state_dict()
+    elif getattr(module, "lora_spec", None):  # LoRA: the adapters and head only; the fixed base is the catalog's
+        weights = {k: v for k, v in module.state_dict().items() if k in {n for n, p in module.named_parameters() if p.requires_grad}}
+    else:
+        weights = module.state_dict()
+    torch.save(weights, tmp / "model.pt")
     if getattr(module, "frozen", False) and module.features:  # the fixed encoder's features: a resumed run need not recompute them
         torch.save(module.features, tmp / "features.pt")
     torch.save({"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(), "rng": rng_state()}, tmp / "trainer.pt")

@@ -250,7 +250,8 @@ class Trainer:
 
         module = self.module
         frozen = getattr(module, "frozen", False)
-        module.load_state_dict(torch.load(ckpt / "model.pt", weights_only=True, map_location=self.device), strict=not frozen)
+        partial = frozen or bool(getattr(module, "lora_spec", None))  # the checkpoint holds the trained tensors only
+        module.load_state_dict(torch.load(ckpt / "model.pt", weights_only=True, map_location=self.device), strict=not partial)
         if frozen and (ckpt / "features.pt").is_file():
             module.features.update(torch.load(ckpt / "features.pt", weights_only=True))
         blob = torch.load(ckpt / "trainer.pt", weights_only=False, map_location="cpu")  # the optimizer moves its state to the weights
@@ -273,6 +274,7 @@ class Trainer:
             "labels": list(self.labels) if shape == "nli" else None,
             "input_format": self.model.describe(),
             "base_model": _portable_base(self.base),
+            **({"lora": self.model.lora} if getattr(self.model, "lora", None) else {}),
             "task": {"name": cfg.task, **extra.get("task", {})},
             "training": _portable_config(cfg.to_dict())
             | {"steps_per_epoch": self.steps_per_epoch, "total_steps": self.total_steps, "warmup_steps": self.warmup},

@@ -1,0 +1,51 @@
+"""A pair explained without -f/--idiom gets its figure type from the shipped figure-type model and, for an idiom,
+the idiom and its meaning from the interpret lexicon; the explain method then shows that meaning to the writer.
+Real models: the shipped heads on the catalog MiniLM, the interpret lexicon built from the shared data."""
+
+from __future__ import annotations
+
+import pytest
+
+from figlang.explain import _detected, _pair, detect_figure
+from figlang.models.trained.figure_type import FIGURE_TYPES, FigureTypeModel
+
+TIRED = ("He was very tired after the long walk.", "He was dead on his feet after the long walk.")
+
+
+def test_the_idiom_pair_is_typed_and_its_idiom_found_with_its_meaning(data_dir):
+    pair = ("He was ready to give up on the project.", "He was ready to throw in the towel on the project.")
+    found = detect_figure(*pair, data_dir=data_dir)
+    assert found["figure_type"] == "idiom"
+    assert found["idiom"] == "throw in the towel" and found["meaning"] and found["meaning_source"].startswith("lexicon")
+    assert sum(found["probabilities"].values()) == pytest.approx(1.0)
+
+    given = {"premise": pair[0], "hypothesis": pair[1]}
+    record, why = _detected(given, _pair(*pair, None, None), data_dir, "pair 1")
+    assert record.figure_type == "idiom" and record.expression == found["idiom"] and record.meta["meaning"] == found["meaning"]
+    assert why == found
+    typed = _pair(*pair, "idiom", None)  # a type given by the user is kept: nothing is detected
+    assert _detected(given, typed, data_dir, "pair 1") == (typed, None)
+
+
+def test_an_idiom_outside_the_lexicon_is_the_span_that_differs(data_dir):
+    found = detect_figure(*TIRED, data_dir=data_dir)  # "dead on one's feet" is in none of the lexicon's resources
+    assert found["figure_type"] == "idiom" and found["idiom"] == "dead on his feet" and found["meaning"] is None
+
+
+def test_the_shipped_figure_type_model_reproduces_its_published_val_answers(data_dir):
+    import json
+    from pathlib import Path
+
+    from figlang.data.registry import get_task
+
+    model = FigureTypeModel()
+    published = Path(__file__).resolve().parents[1] / "docs/results/cpu/figure-type-minilm/predictions.jsonl"
+    rows = [json.loads(line) for line in published.read_text(encoding="utf-8").splitlines()][:24]
+    val = {r.id: r for r in get_task("flute").load("val", data_dir)}
+    records = [val[row["id"]] for row in rows]
+    sentence = model.probabilities([r.hypothesis for r in records])
+    pair = model.probabilities([r.hypothesis for r in records], [r.premise for r in records])
+    for row, s, p in zip(rows, sentence, pair):
+        assert max(FIGURE_TYPES, key=s.get) == row["sentence"] and max(FIGURE_TYPES, key=p.get) == row["pair"]
+        assert s == pytest.approx(row["sentence_probabilities"], abs=1e-5)
+    assert model.predict("She was as quiet as a mouse.")[0] == "simile"
