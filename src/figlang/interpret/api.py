@@ -26,6 +26,7 @@ from ..data.errors import FiglangError
 from ..data.io import parse_jsonl
 from ..data.paths import resolve_data_dir
 from ..explain import explain as explain_pair
+from ..builders.everyday_lexicon import LICENCES
 from .detect import Detector, RawHit, surface_exact
 from .lexicon_all import RESOURCES, AssembledLexicon, Holdout, assemble
 from .paraphrase import (
@@ -231,7 +232,7 @@ class Interpreter:
         para = Paraphrase(None, None)
         if h.type == "idiom":
             entry = h.pattern.entry
-            keys = [entry.key] + [a.pattern.entry.key for a in h.alternatives]
+            keys = [self.lexicon.canonical_key(k) for k in [entry.key] + [a.pattern.entry.key for a in h.alternatives]]
             meaning = next((m for m in map(self._meaning, keys) if m.text), Meaning(None, None))
             if meaning.text is None:
                 gloss = wordnet_gloss(entry.expression)
@@ -244,6 +245,8 @@ class Interpreter:
             details = {
                 "resources": list(resources),
                 "source": entry.source,
+                "licences": {r: LICENCES[r].name for r in resources},
+                "variant_of": self.lexicon.variant_of.get(entry.key),
                 "alternatives": [a.pattern.entry.expression for a in h.alternatives],
                 "insertions": [h.doc[i].text for i in h.idiom.insertions],
                 "slots": [list(x) for x in h.idiom.slots],
