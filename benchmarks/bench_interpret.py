@@ -30,9 +30,11 @@ from pathlib import Path
 from figlang import __version__
 from figlang.builders.idiom_matcher import ARTICLES, CLOSED
 from figlang.interpret.detect import Detector
-from figlang.interpret.lexicon_all import RESOURCES, Holdout, assemble, data_checksums, idiom_key, pie_groups
+from figlang.interpret.lexicon_all import BENCHMARK_RESOURCES, RESOURCES, Holdout, assemble, data_checksums, idiom_key, pie_groups
 
 SLOTS = {"one's", "oneself", "someone", "somebody", "something", "someone's", "sb", "sth", "one", "'s", "be", "is", "are"}
+# possessive pronouns stand in for a "one's" slot ("put your foot down" is "put one's foot down")
+SLOTS |= {"my", "your", "his", "her", "its", "our", "their", "yourself", "himself", "herself", "myself", "themselves"}
 
 
 def _versions() -> dict:
@@ -64,9 +66,9 @@ def content(key: str) -> frozenset[str]:
     from lemminflect import getAllLemmas
 
     out = set()
-    for w in idiom_key(key).replace("'s", " 's").split():
+    for w in idiom_key(key).replace("'s", " 's").replace("-", " ").split():
         w = w.strip(".,;:!?\"'-")
-        if not w or w in CLOSED or w in ARTICLES or w in SLOTS:
+        if not w or w == "s" or w in CLOSED or w in ARTICLES or w in SLOTS:
             continue
         if w not in _LEMMA:
             lemmas = getAllLemmas(w)
@@ -109,6 +111,7 @@ def cmd_pie_holdout(args) -> None:
     test = [(g, s) for g in groups if g.key in held for s in g.samples]
     conditions = {
         "holdout": (RESOURCES, base),
+        "benchmark_resources_only": (BENCHMARK_RESOURCES, base),  # the lexicon before issue #37 (no WordNet, no Wiktionary)
         "other_resources_only": (tuple(r for r in RESOURCES if r != "pie"), base),
         "in_lexicon": (RESOURCES, Holdout(fraction=args.fraction, seed=args.seed, remove_idioms=False)),
     }

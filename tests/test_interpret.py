@@ -106,9 +106,12 @@ def test_json_shape(engine) -> None:
         "vehicle",
         "property",
         "details",
+        "use",
+        "p_figurative",
     }
     assert set(d["expressions"][0]) == keys
-    assert d["lexicon"]["entries"] > 2000 and set(d["lexicon"]["resources"]) == {"narratives", "pie", "flute", "impli"}
+    every = {"narratives", "pie", "flute", "impli", "wordnet", "wiktionary"}
+    assert d["lexicon"]["entries"] > 8000 and set(d["lexicon"]["resources"]) == every
 
 
 def test_public_entry_point(data_dir: Path) -> None:

@@ -142,8 +142,29 @@ def wordnet_verdict(name: str, synset) -> str | None:
     return None
 
 
+# words too light or too common to make an idiom on their own ("a bit", "make sure", "on the way", "I do")
+LIGHT = frozenset(
+    """be have do get make take go come say think know see give put let keep want need tell look use find
+    time way thing bit lot little few many much sure well good right back now just also even still ever
+    very really more most less least first last next same long kind sort part place day year people man""".split()
+)
+
+
+def strong_words(expression: str) -> int:
+    """How many of the expression's words are neither function words, slots nor :data:`LIGHT` words."""
+    return sum(1 for w in _words(expression) if w not in CLOSED and w not in _ARTICLES and w not in _SLOTS and w not in LIGHT)
+
+
+def specific_enough(expression: str) -> bool:
+    """An idiom a reader would ask about rather than an everyday phrase: two strong words, or one in three words or more."""
+    n = strong_words(expression)
+    return n >= 2 or (n >= 1 and len(_words(expression)) >= 3)
+
+
 def wordnet_rows(wn=None) -> list[tuple[str, str, str, str]]:
-    """(resource, expression, definition, origin) of every idiomatic multiword lemma, one per (lemma, synset)."""
+    """(resource, expression, definition, origin) of every idiomatic multiword lemma: a lemma whose most frequent
+    sense (WordNet's first, within its part of speech) passes :func:`wordnet_verdict`, with that sense's gloss
+    ("post office" is first the department, a compositional compound; its children's-game sense does not count)."""
     if wn is None:
         from ..knowledge.wordnet_data import load_wordnet
 
@@ -152,7 +173,10 @@ def wordnet_rows(wn=None) -> list[tuple[str, str, str, str]]:
     for synset in wn.all_synsets():
         for lemma in synset.lemmas():
             name = lemma.name()
-            if "_" not in name or wordnet_verdict(name, synset) is not None:
+            if "_" not in name or not specific_enough(name.replace("_", " ")):
+                continue
+            first = wn.synsets(name, synset.pos() if synset.pos() != "s" else "a")
+            if not first or first[0] != synset or wordnet_verdict(name, synset) is not None:
                 continue
             rows.append(("wordnet", name.replace("_", " "), synset.definition(), f"wordnet:{synset.name()}"))
     return rows
@@ -178,7 +202,8 @@ _REDIRECT = re.compile(r"^(?:synonym of|alternative form of|alternative spelling
 
 def wiktionary_rows(path: Path | None = None) -> list[tuple[str, str, str, str]]:
     """(resource, expression, definition, origin) of each idiom's first Wiktionary sense; "Synonym of X" senses take X's.
-    A word followed only by particles ("turn over", "hear out") is a phrasal verb, not an idiom a reader asks about: left out."""
+    A word followed only by particles ("turn over", "hear out") is a phrasal verb, not an idiom a reader asks about, and a
+    phrase of light words ("make sure", "a bit") an everyday phrase (:func:`specific_enough`): both left out."""
     import yaml
 
     path = path or wiktionary_file()
@@ -198,7 +223,8 @@ def wiktionary_rows(path: Path | None = None) -> list[tuple[str, str, str, str]]
             sense = first.get(m.group(1).strip(), m.group(1).strip())
         sense = re.sub(r"\s+([;,.])", r"\1", sense).rstrip(". ")
         words = _words(lemma)
-        if len(words) >= 2 and sense and not all(w in CLOSED for w in words[1:]):  # not a phrasal verb ("turn over")
+        # not a phrasal verb ("turn over"), not an everyday phrase ("make sure")
+        if len(words) >= 2 and sense and not all(w in CLOSED for w in words[1:]) and specific_enough(lemma):
             rows.append(("wiktionary", lemma, sense, f"wiktionary:{lemma.replace(' ', '_')}"))
     return rows
 
