@@ -107,9 +107,12 @@ def _words(text: str) -> list[str]:
     return [w for w in re.split(r"[_\s\-]+", text.lower()) if w]
 
 
+PARTICLES = frozenset({"away", "back", "apart", "aside", "forth", "ahead", "together", "home", "again", "along"})
+
+
 def content_words(name: str, pos: str) -> list[str]:
-    """The lemma's words that carry meaning (not function words, slots or, for a verb, its head)."""
-    words = [w for w in _words(name) if w not in CLOSED and w not in _ARTICLES and w not in _SLOTS]
+    """The lemma's words that carry meaning (not function words, particles, slots or, for a verb, its head)."""
+    words = [w for w in _words(name) if w not in CLOSED and w not in _ARTICLES and w not in _SLOTS and w not in PARTICLES]
     return words[1:] if pos == "v" and words and words[0] == _words(name)[0] else words
 
 
@@ -139,6 +142,26 @@ def wordnet_verdict(name: str, synset) -> str | None:
         hyper = {x for h in synset.closure(lambda s: s.hypernyms()) for ln in h.lemma_names() for x in _words(ln)}
         if any(_lemmas(w) & hyper for w in content):
             return "hypernym repeats its word"
+        return _noun_shift(name, synset)
+    return None
+
+
+def _noun_shift(name: str, synset) -> str | None:
+    """A noun compound is idiomatic when its head word means something of another kind on its own: "black sheep"
+    (a person; a sheep is an animal), "smoking gun" (evidence; a gun is an artefact). Technical compounds keep
+    their head's kind ("genetic defect", "hunger strike") or have a head that is no English noun ("tibia valga")."""
+    from nltk.corpus.reader.wordnet import WordNetError
+
+    words = _words(name)
+    head = words[words.index("of") - 1] if "of" in words[1:] else words[-1]
+    try:
+        own = synset._wordnet_corpus_reader.synsets(head, "n")
+    except WordNetError:
+        own = []
+    if not own:
+        return "head is not an English noun"
+    if any(s.lexname() == synset.lexname() for s in own):
+        return "head keeps its kind"
     return None
 
 

@@ -245,6 +245,15 @@ def _spacy_version() -> str:
     return "/".join(out)
 
 
+def _code(resource: str) -> str | None:
+    """The filter code's checksum for the resources whose rows it decides (a changed filter must not read old rows)."""
+    if resource not in ("wordnet", "wiktionary"):
+        return None
+    from ..builders import everyday_lexicon
+
+    return file_sha256(Path(everyday_lexicon.__file__))[:16]
+
+
 def cache_dir() -> Path:
     return default_cache_dir() / "interpret"
 
@@ -276,7 +285,14 @@ def load_rows(
     data_dir = Path(data_dir)
     sums = data_checksums(data_dir, (resource,))
     key_payload = json.dumps(
-        {"v": CACHE_VERSION, "resource": resource, "sums": sums, "spacy": _spacy_version() if resource == "impli" else None}, sort_keys=True
+        {
+            "v": CACHE_VERSION,
+            "resource": resource,
+            "sums": sums,
+            "spacy": _spacy_version() if resource == "impli" else None,
+            "code": _code(resource),
+        },
+        sort_keys=True,
     )
     key = hashlib.sha256(key_payload.encode()).hexdigest()[:16]
     path = cache_dir() / f"{resource}-{key}.json.gz"
