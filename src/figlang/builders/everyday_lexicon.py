@@ -167,9 +167,9 @@ def _noun_shift(name: str, synset) -> str | None:
 
 # words too light or too common to make an idiom on their own ("a bit", "make sure", "on the way", "I do")
 LIGHT = frozenset(
-    """be have do get make take go come say think know see give put let keep want need tell look use find
-    time way thing bit lot little few many much sure well good right back now just also even still ever
-    very really more most less least first last next same long kind sort part place day year people man""".split()
+    """be have do get make take go come say think know see give put let want need tell look use find
+    time way thing bit lot little few many much sure well good right now just also even still ever
+    very really more most less least sort""".split()
 )
 
 
