@@ -101,9 +101,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("docs/results/interpret"))
     ap.add_argument("--discover", metavar="MODEL", help="measure the --discover pass with this catalog model instead")
+    ap.add_argument("--sample", type=int, default=0, help="with --discover: a seeded sample of this many sentences (0: all)")
     args = ap.parse_args()
     os.environ.pop("FIGLANG_DATA_DIR", None)
     rows = read_set()
+    if args.discover and args.sample:
+        import random
+
+        rows = random.Random(13).sample(rows, args.sample)
     t0 = time.time()
     engine = Interpreter(None)
     load_s = time.time() - t0

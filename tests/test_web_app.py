@@ -186,7 +186,12 @@ def test_interpret_page(client) -> None:
         assert "not available" in page and "figlang.interpret" in page
         return
     r = client.post("/interpret", data={"text": "He finally kicked the bucket last year.", "paraphrase": "on", "csrf": csrf(client)})
-    assert r.status_code == 200 and "kick the bucket" in r.get_data(as_text=True)
+    page = r.get_data(as_text=True)
+    assert r.status_code == 200 and "kick the bucket" in page
+    assert "figurative ·" in page and "sources</b>" in page and ">wordnet</span>" in page  # use label and sources (#37)
+    literal = "The waiter tripped and spilled the beans all over the kitchen floor."
+    r = client.post("/interpret", data={"text": literal, "figurative_only": "on", "csrf": csrf(client)})
+    assert r.status_code == 200 and "spilled the beans</mark>" not in r.get_data(as_text=True)  # hidden: a literal use
     r = client.post("/interpret", data={"text": "   ", "csrf": csrf(client)})  # bad input: the API's own message, no traceback
     assert r.status_code == 200 and 'class="msg err"' in r.get_data(as_text=True)
     assert client.post("/interpret", data={"text": "x"}).status_code == 400  # no token
