@@ -57,7 +57,7 @@ def test_the_shipped_file_holds_only_what_may_be_shipped() -> None:
     assert all(header["resources"][r]["licence"] for r in resources)
     impli = [r for r in rows if r[0] == "impli"]
     assert impli and all(len(r[5]) == 12 for r in impli)  # a hash of the premise, never its text
-    assert len({r[1] for r in rows if r[0] == "wordnet"}) > 3000
+    assert len({r[1] for r in rows if r[0] == "wordnet"}) > 1000
 
 
 def test_lexicon_size_without_a_data_folder(bare: Interpreter) -> None:
@@ -114,6 +114,7 @@ def test_discovered_spans_must_be_copied_from_the_sentence() -> None:
     from figlang.interpret.discover import find_spans
 
     s = "He will clean his room when pigs fly."
-    assert find_spans(s, '"when pigs fly"') == [(23, 37)]
-    assert find_spans(s, "1. when pigs fly\n2. flying pigs") == [(23, 37)]  # not copied: dropped
+    assert find_spans(s, '"when pigs fly"') == [(23, 36)]
+    assert find_spans(s, "1. when pigs fly\n2. flying pigs") == [(23, 36)]  # not copied: dropped
+    assert find_spans(s, s) == []  # the sentence echoed back
     assert find_spans(s, "none") == [] and find_spans(s, "the room") == [] and find_spans(s, "when his") == []

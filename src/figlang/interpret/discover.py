@@ -3,7 +3,8 @@
 Opt-in and marked as such: each sentence in which the lexicon found no idiom or simile is shown to a
 catalog LM (``qwen2.5-1.5b`` by default, through figlang's backends) with the question "which words
 in this sentence are an idiom or figurative phrase? copy them exactly, or answer none". An answer
-is kept only when it is copied from the sentence (two words or more, not only function words) and
+is kept only when it is copied from the sentence (two to eight words, not only function words, not
+most of the sentence) and
 does not overlap what the lexicon already found; it becomes an ``idiom`` expression with
 ``details["discovered_by"] = "lm:<model>"``, no lexicon meaning (``--meaning-model`` may add one)
 and a low confidence (0.30). Its precision is measured by ``benchmarks/bench_everyday_idioms.py
@@ -43,7 +44,9 @@ def find_spans(sentence: str, answer: str) -> list[tuple[int, int]]:
     low = sentence.lower()
     for phrase in _candidates(answer):
         words = phrase.lower().split()
-        if len(words) < 2 or len(words) > 12 or all(w in _FUNCTION for w in words):
+        if len(words) < 2 or len(words) > 8 or all(w in _FUNCTION for w in words):
+            continue
+        if len(words) >= 0.75 * len(low.split()):  # the sentence copied back (what smollm2-135m answers) is no idiom
             continue
         at = low.find(" ".join(words))
         if at >= 0 and not any(a < at + len(phrase) and at < b for a, b in spans):
