@@ -56,7 +56,7 @@ def lexicon_hits(expressions) -> list:
 def score(rows: list[dict], results: list, figurative_only: bool) -> dict:
     found = hits = right = 0
     for row, res in zip(rows, results):
-        hs = [e for e in lexicon_hits(res.expressions) if not figurative_only or e.details.get("use", {}).get("label") != "literal"]
+        hs = [e for e in lexicon_hits(res.expressions) if not figurative_only or e.use != "literal"]
         good = [e for e in hs if row["kind"] == "idiom" and same_idiom(e.canonical, row["idiom"])]
         found += bool(good)
         hits += len(hs)
@@ -125,7 +125,13 @@ def main() -> None:
             {
                 **row,
                 "hits": [
-                    {"canonical": e.canonical, "text": e.text, "use": e.details.get("use"), "resources": e.details.get("resources")}
+                    {
+                        "canonical": e.canonical,
+                        "text": e.text,
+                        "use": e.use,
+                        "p_figurative": e.p_figurative,
+                        "resources": e.details.get("resources"),
+                    }
                     for e in hs
                 ],
                 "found_gold": row["kind"] == "idiom" and any(same_idiom(e.canonical, row["idiom"]) for e in hs),

@@ -115,6 +115,8 @@ def cmd_pie_holdout(args) -> None:
         "other_resources_only": (tuple(r for r in RESOURCES if r != "pie"), base),
         "in_lexicon": (RESOURCES, Holdout(fraction=args.fraction, seed=args.seed, remove_idioms=False)),
     }
+    if args.conditions:
+        conditions = {k: v for k, v in conditions.items() if k in args.conditions.split(",")}
     report: dict = {
         "seed": args.seed,
         "fraction": args.fraction,
@@ -351,6 +353,7 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     a = sub.add_parser("pie-holdout", help="precision/recall on the sentences of a seeded fifth of PIE's idioms, held out of the lexicon")
+    a.add_argument("--conditions", default="", help="comma-separated subset of the conditions (default: all)")
     a.add_argument("--fraction", type=float, default=0.2)
     a.add_argument("--seed", type=int, default=13)
     b = sub.add_parser("narratives", help="recall of the narratives' <b>…</b>-marked idioms")
