@@ -189,9 +189,11 @@ def test_interpret_page(client) -> None:
     page = r.get_data(as_text=True)
     assert r.status_code == 200 and "kick the bucket" in page
     assert "figurative ·" in page and "sources</b>" in page and ">wordnet</span>" in page  # use label and sources (#37)
-    literal = "The waiter tripped and spilled the beans all over the kitchen floor."
+    literal = "Rain leaked through the roof into the attic."
+    r = client.post("/interpret", data={"text": literal, "csrf": csrf(client)})
+    assert "literal use ·" in r.get_data(as_text=True)
     r = client.post("/interpret", data={"text": literal, "figurative_only": "on", "csrf": csrf(client)})
-    assert r.status_code == 200 and "spilled the beans</mark>" not in r.get_data(as_text=True)  # hidden: a literal use
+    assert r.status_code == 200 and "through the roof</mark>" not in r.get_data(as_text=True)  # hidden: a literal use
     r = client.post("/interpret", data={"text": "   ", "csrf": csrf(client)})  # bad input: the API's own message, no traceback
     assert r.status_code == 200 and 'class="msg err"' in r.get_data(as_text=True)
     assert client.post("/interpret", data={"text": "x"}).status_code == 400  # no token

