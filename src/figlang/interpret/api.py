@@ -233,6 +233,19 @@ class Interpreter:
         }
         return Interpretation(text, out, info, sorted(set(notes)))
 
+    def _idiom_details(self, h: RawHit, resources: tuple[str, ...]) -> dict[str, Any]:
+        entry = h.pattern.entry
+        return {
+            "resources": list(resources),
+            "source": entry.source,
+            "licences": {r: LICENCES[r].name for r in resources},
+            "variant_of": self.lexicon.variant_of.get(entry.key),
+            "alternatives": [a.pattern.entry.expression for a in h.alternatives],
+            "insertions": [h.doc[i].text for i in h.idiom.insertions],
+            "slots": [list(x) for x in h.idiom.slots],
+            "category": entry.category,
+        }
+
     def _discover(self, text: str, sents, found: list[Expression], model: str) -> list[Expression]:
         """LM-proposed spans in the sentences with no lexicon idiom or simile, marked ``discovered_by``."""
         from .discover import Discoverer
@@ -297,16 +310,7 @@ class Interpreter:
             if paraphrase and meaning.text and (not (meaning.source or "").startswith("lm:") or len(meaning.text.split()) <= 8):
                 para = self.paraphraser.paraphrase(h, meaning.text)
             resources = tuple(dict.fromkeys(r for k in keys for r in self.lexicon.resources_of.get(k, ())))
-            details = {
-                "resources": list(resources),
-                "source": entry.source,
-                "licences": {r: LICENCES[r].name for r in resources},
-                "variant_of": self.lexicon.variant_of.get(entry.key),
-                "alternatives": [a.pattern.entry.expression for a in h.alternatives],
-                "insertions": [h.doc[i].text for i in h.idiom.insertions],
-                "slots": [list(x) for x in h.idiom.slots],
-                "category": entry.category,
-            }
+            details = self._idiom_details(h, resources)
             exact = surface_exact(h)
             words = sum(1 for e in h.pattern.elements if e.kind == "WORD")
             conf = 0.55 + 0.15 * exact + 0.05 * min(len(resources) - 1, 3) + 0.05 * (words >= 3) - 0.1 * bool(h.idiom.insertions)
