@@ -37,6 +37,7 @@ from importlib import resources
 from pathlib import Path
 
 from .idiom_matcher import CLOSED
+from ..knowledge.wordnet_data import load_wordnet
 
 SHIPPED = "resources/lexicon/idioms.jsonl.gz"
 FORMAT = "figlang-idiom-lexicon"
@@ -189,8 +190,6 @@ def wordnet_rows(wn=None) -> list[tuple[str, str, str, str]]:
     sense (WordNet's first, within its part of speech) passes :func:`wordnet_verdict`, with that sense's gloss
     ("post office" is first the department, a compositional compound; its children's-game sense does not count)."""
     if wn is None:
-        from ..knowledge.wordnet_data import load_wordnet
-
         wn = load_wordnet()
     rows: list[tuple[str, str, str, str]] = []
     for synset in wn.all_synsets():

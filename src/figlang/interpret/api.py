@@ -28,6 +28,7 @@ from ..data.paths import resolve_data_dir
 from ..explain import explain as explain_pair
 from ..builders.everyday_lexicon import LICENCES
 from .detect import Detector, RawHit, surface_exact
+from .discover import Discoverer
 from .lexicon_all import RESOURCES, AssembledLexicon, Holdout, assemble
 from .use_label import UseItem, UseLabeller
 from .paraphrase import (
@@ -248,8 +249,6 @@ class Interpreter:
 
     def _discover(self, text: str, sents, found: list[Expression], model: str) -> list[Expression]:
         """LM-proposed spans in the sentences with no lexicon idiom or simile, marked ``discovered_by``."""
-        from .discover import Discoverer
-
         if model not in self._discoverers:
             self._discoverers[model] = Discoverer(model)
         covered = {e.sentence_start for e in found if e.type in ("idiom", "simile")}

@@ -17,6 +17,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ..models.backend_cache import backend_for
+from ..models.backends.base import ChatMessage, GenerationRequest
+
 DISCOVER_MODEL = "qwen2.5-1.5b"
 DISCOVER_OPTIONS: dict[str, Any] = {"backend": "llama.cpp", "threads": 1}
 QUESTION = (
@@ -58,21 +61,15 @@ class Discoverer:
     """One LM, asked sentence by sentence; ``propose`` returns spans per sentence."""
 
     def __init__(self, model: str = DISCOVER_MODEL, **options: Any) -> None:
-        from ..models.backend_cache import backend_for
-
         self.model = model
         opts = {**(DISCOVER_OPTIONS if model == DISCOVER_MODEL else {}), **options}
         self.lm = backend_for(model, **opts)
 
     def _prompt(self, sentence: str) -> str:
-        from ..models.backends.base import ChatMessage
-
         q = QUESTION.format(sentence=" ".join(sentence.split()))
         return self.lm.chat_prompt([ChatMessage("user", q)]) if self.lm.has_chat_template else f"Question: {q}\nAnswer:"
 
     def propose(self, sentences: Sequence[str]) -> list[list[tuple[int, int]]]:
-        from ..models.backends.base import GenerationRequest
-
         if not sentences:
             return []
         outs = self.lm.generate([GenerationRequest(self._prompt(s), max_new_tokens=24, stop=("\n\n",)) for s in sentences])

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..builders import everyday_lexicon
 from ..builders.everyday_lexicon import (
     LICENCES,
     premise_hash,
@@ -58,6 +59,7 @@ from ..builders.lexicon import (
 from ..data.errors import DataNotFoundError, FiglangError
 from ..data.io import atomic_write, file_sha256, parse_jsonl, read_text
 from ..data.paths import default_cache_dir
+from ..knowledge.wordnet_data import DATABASE_FILES, find_wordnet_source
 
 CACHE_VERSION = 2
 # canonical form: the first that lists the idiom
@@ -207,8 +209,6 @@ def data_checksums(data_dir: str | Path, resources: Sequence[str] = RESOURCES) -
     out: dict[str, str] = {}
     for r in resources:
         if r == "wordnet":
-            from ..knowledge.wordnet_data import DATABASE_FILES, find_wordnet_source
-
             src = find_wordnet_source()
             out.update({f"wordnet/{n}": _sha(src / n) for n in DATABASE_FILES if n.startswith(("data.", "index."))})
         if r == "wiktionary":
@@ -249,8 +249,6 @@ def _code(resource: str) -> str | None:
     """The filter code's checksum for the resources whose rows it decides (a changed filter must not read old rows)."""
     if resource not in ("wordnet", "wiktionary"):
         return None
-    from ..builders import everyday_lexicon
-
     return file_sha256(Path(everyday_lexicon.__file__))[:16]
 
 

@@ -23,6 +23,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..builders.idiom_matcher import ARTICLES, CLOSED, word_forms
+from ..data.errors import FiglangError
+from ..models.retrieval import encoder_for
+
 MODEL_FILE = "resources/lexicon/use_model.json"
 FEATURE_NAMES = (
     "cos(context, idiom words)",
@@ -38,8 +42,6 @@ _SLOT_WORDS = frozenset({"one's", "someone's", "someone", "something", "somebody
 
 @lru_cache(maxsize=50_000)
 def _forms(word: str) -> frozenset[str]:
-    from ..builders.idiom_matcher import word_forms
-
     forms, _ = word_forms(word)
     return forms | {word}
 
@@ -51,8 +53,6 @@ def idiom_words(idiom: str) -> str:
 
 def context(sentence: str, idiom: str) -> str:
     """The sentence without the idiom's content words (any inflection): what surrounds the idiom."""
-    from ..builders.idiom_matcher import ARTICLES, CLOSED
-
     drop: set[str] = set()
     for w in re.findall(r"[a-z']+", idiom.lower()):
         if w not in CLOSED and w not in ARTICLES and w not in _SLOT_WORDS:
@@ -152,9 +152,6 @@ class UseLabeller:
     @property
     def encoder(self):
         if self._encoder is None and self.why is None:
-            from ..data.errors import FiglangError
-            from ..models.retrieval import encoder_for
-
             try:
                 from transformers.utils import logging as hf_logging
 
