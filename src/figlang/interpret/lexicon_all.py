@@ -8,6 +8,7 @@ Resources (``RESOURCES``, in the order their meanings are preferred):
   (:func:`figlang.builders.lexicon.load_pie_lexicon`);
 * ``flute``: FLUTE's idioms (``flute/idiomNLI/idiom_train.jsonl``); FLUTE has no definition
   field, so the meaning is read off the explanation's "X means Y" clause where there is one;
+* ``wordnet`` and ``wiktionary``: see :mod:`figlang.builders.everyday_lexicon`;
 * ``impli``: IMPLI's idioms and definitions, read off its figurative-context pairs by the IMPLI
   builder (:func:`figlang.builders.impli.derive_lexicon`: the premise span the hypothesis
   replaced is the idiom, the replacement its definition). IMPLI's ``pie`` premises are
@@ -31,6 +32,7 @@ import hashlib
 import json
 import random
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -301,6 +303,8 @@ def load_rows(
             return [Row(*r) for r in obj["rows"]], sums, True
         except (OSError, ValueError, TypeError, KeyError):
             pass  # a damaged cache file is rebuilt
+    if resource in LICENCES and not LICENCES[resource].shipped:
+        print(f"figlang: building the {resource} part of the idiom lexicon once ({LICENCES[resource].note})", file=sys.stderr)
     rows = _resource_rows(resource, data_dir, progress)
     if use_cache:
         path.parent.mkdir(parents=True, exist_ok=True)
