@@ -65,7 +65,7 @@ for kind, name, stem in [
     ("simile", "+ literal knowledge", "simile_literal_dev_predictions"),
 ]:
     group(
-        "README.md",
+        "docs/research/paper_outputs.md",
         "paper-discriminative",
         f"| {kind} | {name} |",
         f"paper-outputs/{kind}-{stem}/results.json",
@@ -80,7 +80,7 @@ for kind in ("idiom", "simile"):
     for path in sorted(glob.glob(f"../shared/data/fig_narrative/output/{kind}/generative/*dev*.jsonl")):
         stem = os.path.basename(path)[:-6]
         group(
-            "README.md",
+            "docs/research/paper_outputs.md",
             "paper-generation",
             f"| {kind} | {stem}.jsonl |",
             f"paper-outputs/{kind}-{stem}/results.json",
@@ -93,7 +93,7 @@ for kind in ("idiom", "simile"):
             ],
         )
 group(
-    "README.md",
+    "docs/research/paper_outputs.md",
     "baselines",
     "| flute / val |",
     "baselines/flute-val-majority/results.json",
@@ -104,7 +104,7 @@ group(
     ],
 )
 group(
-    "README.md",
+    "docs/research/paper_outputs.md",
     "baselines",
     "| idiom-cloze / dev |",
     "baselines/idiom-dev-longer-option/results.json",
@@ -737,6 +737,18 @@ for row, pair in [
     for run in IFL:
         group(TM, "impli-floor", row, run + "pooled/results.json", [[pair, 2, f"metrics.by_pair_type.{pair}.accuracy", 100]])
 
+# docs/research/trained_models.md: the shipped figure-type model (#36), its two heads on FLUTE selection and val
+for head, row in [("pair", "| **pair** (hypothesis and premise) |"), ("sentence", "| sentence (the figurative sentence alone) |")]:
+    group(
+        "docs/research/trained_models.md",
+        "figure-type-minilm",
+        row,
+        "cpu/figure-type-minilm/record.json",
+        [["selection", 2, f"heads.{head}.selection_accuracy", 100], ["accuracy", 2, f"heads.{head}.val.accuracy", 100]]
+        + [[t, 2, f"heads.{head}.val.{t}.accuracy", 100] for t in ("sarcasm", "simile", "metaphor", "idiom")],
+    )
+
+
 # ---- tables registered by key search: each row's numbers looked up in the files named for it -------------------
 # (doc, table name, the header line's start, [(row text, [files])]). A number no file gives is marked ⁿ in its cell
 # by `python scripts/results_index.py --mark-docs` (a row with no files: every cell with a number), with the legend
@@ -897,7 +909,7 @@ for r, m, places, f in LM_EVAL_ROWS:
     _bench = json.load(open(R + f))
     groups.append(
         {
-            "doc": "README.md",
+            "doc": "docs/explanation/speed.md",
             "table": "lm-eval-speed",
             "row": r,
             "file": f,
@@ -934,7 +946,7 @@ def _simulatability_rows(name, predicted_row):  # a `figlang simulatability` tab
 
 AUTO_TABLES += [
     (
-        "README.md",
+        "docs/explanation/speed.md",
         "lm-eval-speed",
         "| run | items | items/s | CPU s | peak RSS MB | accuracy |",
         [(r, [f"{f}#modes.{m}.{k}" for k in ("items", "cpu_seconds", "peak_rss_mb", "accuracy")]) for r, m, _, f in LM_EVAL_ROWS],
@@ -955,9 +967,29 @@ AUTO_TABLES += [
             (f"| {r} |", [f"{IP}pie-holdout.json#conditions.{k}", f"{IP}pie-holdout.json#held_out_idioms"])
             for r, k in (
                 ("all resources, held-out fifth removed from PIE", "holdout"),
+                ("the benchmarks' resources only (the lexicon before WordNet and Wiktionary)", "benchmark_resources_only"),
                 ("other resources only (no PIE at all)", "other_resources_only"),
                 ("all resources, idioms kept (the matcher's ceiling)", "in_lexicon"),
             )
+        ],
+    ),
+    (
+        "docs/research/interpret.md",
+        "interpret-everyday",
+        "| hits counted | recall % | found |",
+        [
+            ("| every idiom hit |", [f"{IP}everyday-idioms.json#all_hits"]),
+            ("| hits the use model calls figurative", [f"{IP}everyday-idioms.json#figurative_labelled_hits"]),
+        ],
+    ),
+    (
+        "docs/research/interpret.md",
+        "interpret-use-model",
+        "| test uses | n | figurative | literal |",
+        [
+            ("| all test idioms |", [f"{IP}use-model.json#test"]),
+            ("| PIE-English |", [f"{IP}use-model.json#test_by_source.pie"]),
+            ("| IMPLI (MAGPIE) |", [f"{IP}use-model.json#test_by_source.impli:magpie"]),
         ],
     ),
     (
@@ -1126,10 +1158,20 @@ AUTO_TABLES += [
         ],
     ),
     ("docs/research/human_eval_table5.md", "table5", "| | Idiom (recomputed) | Idiom (paper) |", None),
-    ("docs/research/human_eval_table5.md", "table5-majority", "| reading | idiom | simile |\n|---|---:|---:|\n| majority of all human votes", None),
+    (
+        "docs/research/human_eval_table5.md",
+        "table5-majority",
+        "| reading | idiom | simile |\n|---|---:|---:|\n| majority of all human votes",
+        None,
+    ),
     ("docs/research/human_eval_table5.md", "table5-column3", "| aggregation of column 3 | share |", None),
     ("docs/research/human_eval_table5.md", "table5-denominators", "| denominator | GPT2-XL |", None),
-    ("docs/research/human_eval_table5.md", "table5-readings", "| reading | idiom | simile |\n|---|---:|---:|\n| absolute, all sentences", None),
+    (
+        "docs/research/human_eval_table5.md",
+        "table5-readings",
+        "| reading | idiom | simile |\n|---|---:|---:|\n| absolute, all sentences",
+        None,
+    ),
     ("docs/research/human_eval_table5.md", "table5-agreement", "| statistic | idiom | simile |", None),
     ("docs/research/human_eval_table5.md", "table5-summary", "| part | recomputed vs paper |", None),
     ("docs/research/impli_generator.md", "impli-regenerate", "| source | items | exact | exact % |", None),
@@ -1142,9 +1184,13 @@ AUTO_TABLES += [
 ]
 # Tables of numbers that are not quoted results: marked <!-- not-results-table: WHY --> by --mark-docs
 NOT_RESULTS = [
-    ("README.md", "| task | shape | splits | notes |", "the tasks and their splits' sizes: data facts the loaders' tests check"),
-    ("README.md", "| name | hub id | kind | offline provider (PyPI) |", "the model catalog: parameter counts"),
-    ("README.md", "| task shape | `--method` | what it does |", "the methods and their options"),
+    (
+        "docs/explanation/benchmarks.md",
+        "| task | shape | splits | notes |",
+        "the tasks and their splits' sizes: data facts the loaders' tests check",
+    ),
+    ("docs/how-to/models.md", "| name | hub id | kind | offline provider (PyPI) |", "the model catalog: parameter counts"),
+    ("docs/how-to/models.md", "| task shape | `--method` | what it does |", "the methods and their options"),
     (
         "docs/research/flute_explanations.md",
         "| premise | hypothesis | gold | FLUTE's explanation | figlang | figlang's explanation |",
@@ -1937,9 +1983,15 @@ for tag, row, key in (
         [[f"{tag}_{c}", 0, f"{key}.{c}"] for c in counts]
         + [[f"{tag}_{t}", 2, f"{key}.{t}"] for t in ("selection_mix", "idiom", "metaphor", "sarcasm", "simile")],
     )
-prose("docs/research/flute_explanations.md", "explain/selection-sweep-mbr/sweep.json", [["mbr_seconds_per_pair", 2, "results.0.seconds_per_pair"]])
 prose(
-    "docs/research/flute_explanations.md", "explain/bench-amx-2threads-compact-slow-host-2.json", [["today_one_pair_seconds", 2, "one_pair_seconds"]]
+    "docs/research/flute_explanations.md",
+    "explain/selection-sweep-mbr/sweep.json",
+    [["mbr_seconds_per_pair", 2, "results.0.seconds_per_pair"]],
+)
+prose(
+    "docs/research/flute_explanations.md",
+    "explain/bench-amx-2threads-compact-slow-host-2.json",
+    [["today_one_pair_seconds", 2, "one_pair_seconds"]],
 )
 prose(
     "docs/research/flute_explanations.md",
@@ -2168,5 +2220,28 @@ def dump(g):
         lines.append("    - " + json.dumps(f))
     return "\n".join(lines)
 
+
+def _quoting_page(g):
+    """README.md's sections moved to the documentation site (#38): the page that now quotes a group written above as
+    README's: README itself while it prints the group, else the page with the group's results-table mark (a table)
+    or the first page that prints every figure of it (prose), explanation and how-to pages before research notes."""
+    pages = {"README.md": open("README.md", encoding="utf-8").read()}
+    for path in sorted(glob.glob("docs/**/*.md", recursive=True)):
+        if not path.startswith(("docs/results/", "docs/figures/")):
+            pages[path] = open(path, encoding="utf-8").read()
+    if g["table"]:
+        mark = re.compile(r"<!--\s*results-table:\s*" + re.escape(g["table"]) + r"[\s>]")
+        hits = [d for d, text in pages.items() if mark.search(text)]
+    else:
+        hits = [d for d, text in pages.items() if all(re.search(rf"(?<![\w.]){re.escape(f[1])}(?![\w]|\.\d)", text) for f in g["figures"])]
+    if "README.md" in hits or not hits:
+        return "README.md"
+    first = [h for h in hits if "/research/" not in h or h.endswith(("index.md", "paper_outputs.md"))]
+    return (first or hits)[0]
+
+
+for g in groups:
+    if g["doc"] == "README.md":
+        g["doc"] = _quoting_page(g)
 
 open(R + "INDEX.yaml", "w").write(head + "\n".join(dump(g) for g in groups) + "\n")

@@ -181,7 +181,14 @@ def test_review_forms_need_the_token_and_write_only_the_verdicts_file(client, ru
 def test_interpret_page(client) -> None:
     assert '<textarea name="text"' in client.get("/interpret").get_data(as_text=True)
     r = client.post("/interpret", data={"text": "He finally kicked the bucket last year.", "paraphrase": "on", "csrf": csrf(client)})
-    assert r.status_code == 200 and "kick the bucket" in r.get_data(as_text=True)
+    page = r.get_data(as_text=True)
+    assert r.status_code == 200 and "kick the bucket" in page
+    assert "figurative ·" in page and "sources</b>" in page and ">wordnet</span>" in page  # use label and sources (#37)
+    literal = "Rain leaked through the roof into the attic."
+    r = client.post("/interpret", data={"text": literal, "csrf": csrf(client)})
+    assert "literal use ·" in r.get_data(as_text=True)
+    r = client.post("/interpret", data={"text": literal, "figurative_only": "on", "csrf": csrf(client)})
+    assert r.status_code == 200 and "through the roof</mark>" not in r.get_data(as_text=True)  # hidden: a literal use
     r = client.post("/interpret", data={"text": "   ", "csrf": csrf(client)})  # bad input: the API's own message, no traceback
     assert r.status_code == 200 and 'class="msg err"' in r.get_data(as_text=True)
     assert client.post("/interpret", data={"text": "x"}).status_code == 400  # no token

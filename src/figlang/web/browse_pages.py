@@ -176,13 +176,16 @@ def compare() -> Any:
 @pages.route("/interpret", methods=["GET", "POST"])
 def interpret_page() -> Any:
     text, result, error = "", None, None
-    paraphrase = True
+    paraphrase, figurative_only = True, False
     if request.method == "POST":
         check_post()
         text = request.form.get("text", "")
         paraphrase = request.form.get("paraphrase") == "on"
+        figurative_only = request.form.get("figurative_only") == "on"
         try:
-            result = interpret(text, data_dir=config().data_dir, paraphrase=paraphrase).to_dict()
+            result = interpret(text, data_dir=config().data_dir, paraphrase=paraphrase, figurative_only=figurative_only).to_dict()
         except FiglangError as exc:
             error = str(exc)
-    return render_template("interpret.html", text=text, result=result, error=error, paraphrase=paraphrase)
+    return render_template(
+        "interpret.html", text=text, result=result, error=error, paraphrase=paraphrase, figurative_only=figurative_only
+    )

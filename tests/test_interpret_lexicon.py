@@ -1,0 +1,121 @@
+"""The lexicon of the idioms people use (issue #37): shipped, no data folder needed, variants, literal or figurative."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from figlang.builders.everyday_lexicon import LICENCES, read_shipped, specific_enough, variants, wordnet_verdict
+from figlang.interpret.api import Interpreter
+
+REPO = Path(__file__).resolve().parents[1]
+ISSUE_SENTENCES = {
+    "She finally spilled the beans about the surprise party.": "spill the beans",
+    "When Dad saw the phone bill he hit the roof.": "hit the roof",
+    "Relax, I'm just pulling your leg.": "leg",
+}
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory) -> Interpreter:
+    """What a fresh install has: an empty data folder (no PIE, FLUTE, Tsvetkov lists)."""
+    return Interpreter(tmp_path_factory.mktemp("no-data"))
+
+
+def test_spill_the_beans_with_no_data_folder(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "FIGLANG_DATA_DIR"}
+    env["PYTHONPATH"] = str(REPO / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, "-m", "figlang.cli.main", "interpret", "She finally spilled the beans about the surprise party.", "--json"]
+    run = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    d = json.loads(run.stdout)
+    e = next(e for e in d["expressions"] if e["canonical"] == "spill the beans")
+    assert e["text"] == "spilled the beans" and "secret" in e["meaning"], e
+    assert e["meaning_source"].startswith("lexicon:") and e["use"] == "figurative" and e["p_figurative"] > 0.5
+    assert "wordnet" in e["details"]["resources"] and e["details"]["licences"]["wordnet"] == "WordNet-3.0"
+
+
+@pytest.mark.parametrize("sentence", sorted(ISSUE_SENTENCES))
+def test_the_issues_three_sentences_are_found(bare: Interpreter, sentence: str) -> None:
+    r = bare.interpret(sentence, paraphrase=False)
+    idioms = [e for e in r.expressions if e.type == "idiom"]
+    assert any(ISSUE_SENTENCES[sentence] in e.canonical for e in idioms), r.to_dict()
+    assert all(e.meaning for e in idioms)
+
+
+def test_the_shipped_file_holds_only_what_may_be_shipped() -> None:
+    header, rows = read_shipped()
+    rows = list(rows)
+    resources = {r[0] for r in rows}
+    assert resources == set(header["resources"]) == {"narratives", "impli", "wordnet"}
+    assert all(LICENCES[r].shipped for r in resources) and not LICENCES["pie"].shipped and not LICENCES["flute"].shipped
+    assert all(header["resources"][r]["licence"] for r in resources)
+    impli = [r for r in rows if r[0] == "impli"]
+    assert impli and all(len(r[5]) == 12 for r in impli)  # a hash of the premise, never its text
+    assert len({r[1] for r in rows if r[0] == "wordnet"}) > 1000
+
+
+def test_lexicon_size_without_a_data_folder(bare: Interpreter) -> None:
+    lex = bare.lexicon
+    assert set(lex.missing) == {"pie", "flute"}  # not shipped: no licence stated
+    # 5,248 idioms measured (docs/interpret.md): short of the issue's 8,000, see there
+    assert len(lex) - len(lex.variant_of) >= 5000, lex.describe()["per_resource"]
+
+
+def test_variants_give_the_matcher_the_slot_forms() -> None:
+    assert variants("pull the leg of") == ["pull someone's leg"]
+    assert variants("light a fire under him") == ["light a fire under someone"]
+    assert variants("spill the beans") == []
+
+
+def test_wordnet_filter_keeps_idioms_and_drops_compounds() -> None:
+    from figlang.knowledge.wordnet_data import load_wordnet
+
+    wn = load_wordnet()
+    assert wordnet_verdict("spill_the_beans", wn.synset("spill_the_beans.v.01")) is None
+    assert wordnet_verdict("white_elephant", wn.synset("white_elephant.n.01")) is None
+    assert wordnet_verdict("red_fox", wn.synsets("red_fox")[0]) is not None  # a kind of fox
+    assert wordnet_verdict("blow_up", wn.synsets("blow_up", "v")[0]) == "verb + particles"
+    assert not specific_enough("a bit") and not specific_enough("make sure") and specific_enough("hit the roof")
+
+
+def test_literal_and_figurative_uses_are_told_apart(bare: Interpreter) -> None:
+    lit = bare.interpret("He kicked the bucket across the yard and the water spilled everywhere.", paraphrase=False)
+    fig = bare.interpret("The old farmer kicked the bucket last winter and was buried on Sunday.", paraphrase=False)
+    (a,) = [e for e in lit.expressions if e.canonical == "kick the bucket"]
+    (b,) = [e for e in fig.expressions if e.canonical == "kick the bucket"]
+    assert a.p_figurative < b.p_figurative
+    assert b.use == "figurative"
+
+
+def test_figurative_only_hides_literal_uses(bare: Interpreter) -> None:
+    text = "Rain leaked through the roof into the attic."
+    everything = bare.interpret(text, paraphrase=False)
+    literal = [e for e in everything.expressions if e.use == "literal"]
+    shown = bare.interpret(text, paraphrase=False, figurative_only=True)
+    assert literal, everything.to_dict()
+    assert not [e for e in shown.expressions if e.use == "literal"]
+    assert len(shown.expressions) == len(everything.expressions) - len(literal)
+
+
+def test_last_straw_found_and_broken_promise_not_a_metaphor(data_dir: Path) -> None:
+    from figlang.interpret import get_interpreter
+
+    r = get_interpreter(data_dir).interpret("That was the last straw: another broken promise from the landlord.", paraphrase=False)
+    assert any(e.type == "idiom" and "last straw" in e.canonical for e in r.expressions), r.to_dict()
+    assert not [e for e in r.expressions if e.type == "metaphor" and "promise" in e.text]
+
+
+def test_discovered_spans_must_be_copied_from_the_sentence() -> None:
+    from figlang.interpret.discover import find_spans
+
+    s = "He will clean his room when pigs fly."
+    assert find_spans(s, '"when pigs fly"') == [(23, 36)]
+    assert find_spans(s, "1. when pigs fly\n2. flying pigs") == [(23, 36)]  # not copied: dropped
+    assert find_spans(s, s) == []  # the sentence echoed back
+    assert find_spans(s, "none") == [] and find_spans(s, "the room") == [] and find_spans(s, "when his") == []
