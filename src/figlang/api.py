@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .data.context import RunContext, run_context
 from .data.registry import TASKS, get_task
 from .models.base import get_methods
 
@@ -31,7 +33,7 @@ if TYPE_CHECKING:  # names for the annotations only: importing the API loads not
     from .models.base import Method
     from .models.training.trainer import TrainResult
 
-__all__ = ["compare", "ensemble", "evaluate", "load_task", "methods", "score_predictions", "suite", "tasks", "train"]
+__all__ = ["RunContext", "compare", "ensemble", "evaluate", "load_task", "methods", "score_predictions", "suite", "tasks", "train"]
 
 
 def load_task(task: str | Path) -> Task:
@@ -68,6 +70,7 @@ def evaluate(
     metric_options: MetricOptions | None = None,
     predict_only: bool = False,
     progress: bool = False,
+    ctx: RunContext | None = None,
 ) -> RunResult:
     """Run ``method`` on one split of ``task`` and score it, as `figlang eval` does.
 
@@ -75,6 +78,9 @@ def evaluate(
     name, hub id, local path, endpoint, or a `figlang train` folder for ``trained``) or a Method
     object. Every prediction goes through the request cache, so a rerun costs nothing. With
     ``out_dir`` the run folder (predictions.jsonl, results.json, results.md) is written.
+
+    ``ctx`` (a :class:`figlang.RunContext`) names the data folder, request cache folder and seed at once;
+    without it they come from ``data_dir``, ``cache_dir`` and ``seed``.
     """
     from .evaluation.harness import evaluate as _evaluate
 
@@ -83,16 +89,14 @@ def evaluate(
         method,
         model=model,
         split=split,
-        data_dir=data_dir,
         limit=limit,
         out_dir=out_dir,
-        cache_dir=cache_dir,
         use_cache=use_cache,
-        seed=seed,
         metric_options=metric_options,
         method_options=options,
         progress=progress,
         predict_only=predict_only,
+        ctx=run_context(ctx, data_dir=data_dir, cache_dir=cache_dir, seed=seed if ctx is None else None),
     )
 
 
@@ -106,12 +110,14 @@ def score_predictions(
     allow_partial: bool = False,
     out_dir: str | Path | None = None,
     seed: int = 0,
+    ctx: RunContext | None = None,
 ) -> RunResult:
     """Score an existing prediction file (figlang's, the papers' released outputs, a FLUTE submission), as `figlang eval -p`."""
     from .evaluation.harness import score_predictions_file
 
+    context = run_context(ctx, data_dir=data_dir, seed=seed if ctx is None else None)
     return score_predictions_file(
-        path, task if not isinstance(task, Path) else str(task), split, data_dir, fmt, allow_partial, out_dir, seed=seed
+        path, task if not isinstance(task, Path) else str(task), split, None, fmt, allow_partial, out_dir, ctx=context
     )
 
 

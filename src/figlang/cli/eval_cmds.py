@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from ..data.context import RunContext
 from ..data.errors import FiglangError
 from ..data.io import atomic_write
 from ..evaluation import evaluate, score_predictions_file
@@ -135,9 +136,10 @@ def eval_cmd(
         explanation_semantics=explanation_semantics,
         ci_cluster=ci_cluster,
     )
+    ctx = RunContext.create(data_dir, cache_dir, seed)  # the run's context: built here, once, and handed down
     if predictions:
         source = predictions[0] if len(predictions) == 1 else predictions
-        result = score_predictions_file(source, task, split, data_dir, prediction_format, allow_partial, out, options, seed)
+        result = score_predictions_file(source, task, split, None, prediction_format, allow_partial, out, options, ctx=ctx)
         if result.problems.blocking or result.problems.empty_explanations or result.problems.empty_generations:
             named = ", ".join(map(str, predictions))
             console.print(f"[yellow]problems in {named}: {result.problems.summary()}[/yellow]")
@@ -149,17 +151,15 @@ def eval_cmd(
             method,
             model=model,
             split=split,
-            data_dir=data_dir,
             limit=limit,
             out_dir=out,
-            cache_dir=cache_dir,
             use_cache=not no_cache,
-            seed=seed,
             metric_options=options,
             method_options=parse_key_values(option),
             progress=not quiet,
             predict_only=predict_only,
             chosen_on=parse_chosen_on(chosen_on),
+            ctx=ctx,
         )
     print_summary(result.results)
     if out:

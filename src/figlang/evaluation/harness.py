@@ -18,10 +18,10 @@ from typing import Any
 
 from ..data.errors import FiglangError, LoadReport
 from ..data.io import atomic_write, file_sha256, write_json
-from ..data.paths import resolve_data_dir
+from ..data.context import RunContext, run_context
 from ..data.records import Record
 from ..data.registry import Task, ensure_labels_scoreable, ensure_unique_ids, get_task
-from ..models.base import Method, Prediction, get_methods
+from ..models.base import Method, Prediction, bind_method, get_methods
 from ..models.cache import RequestCache, cache_key
 from .predictions import PredictionProblems, prediction_files, prediction_rows, read_predictions, write_predictions
 from .provenance import code_provenance, data_checksums, library_versions, machine, portable_path, provenance, records_digest
@@ -230,15 +230,17 @@ def evaluate_records(
     metric_options: MetricOptions | None = None,
     task_extra: dict[str, Any] | None = None,
     extra: dict[str, Any] | None = None,
+    ctx: RunContext | None = None,
 ) -> RunResult:
     """Run ``method`` on records that are not a whole task split (a carved dev, a test fold) and score them.
 
     The harness's results and run folder, with ``name`` standing for the split and the records'
-    content digest for the data files. Not cached: such sets are made on the fly.
+    content digest for the data files. Not cached: such sets are made on the fly. ``ctx`` is the run's
+    context, handed to the method (``bind``).
     """
     records = list(records)
     start = time.perf_counter()
-    method.bind(task)
+    bind_method(method, task, ctx)
     predictions, _ = run_method(method, records, None, chunk_size=max(1, len(records)), progress=False, description=f"{task.name}/{name}")
     options = metric_options or MetricOptions(seed=seed)
     info = {
@@ -303,7 +305,7 @@ def evaluate(
     out_dir: str | Path | None = None,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
-    seed: int = 0,
+    seed: int | None = None,
     metric_options: MetricOptions | None = None,
     method_options: dict[str, Any] | None = None,
     progress: bool = True,
@@ -311,6 +313,7 @@ def evaluate(
     predict_only: bool = False,
     extra: dict[str, Any] | None = None,
     chosen_on: dict[str, str] | None = None,
+    ctx: RunContext | None = None,
 ) -> RunResult:
     """Run ``method`` on one split of ``task`` and score it (the Python face of `figlang eval`).
 
@@ -325,22 +328,27 @@ def evaluate(
 
     ``chosen_on`` names the split each choice behind this run was made on (``{"prompt": "selection"}``);
     it is recorded with what a trained model's figlang.json says it chose (provenance.selection_split).
+
+    ``ctx`` is the run's context (data folder, request cache folder, seed), built where the run starts; without
+    one, it is made from ``data_dir``, ``cache_dir`` and ``seed`` (default 0). The method gets it through ``bind``.
     """
     code_provenance()  # read now: the commit and dirty state of the code this run starts with
+    ctx = run_context(ctx, data_dir=data_dir, cache_dir=cache_dir, seed=seed)
+    seed = ctx.seed
     t = get_task(task) if isinstance(task, str) else task
     if isinstance(method, str):
         m, method_seed = _create_method(method, model, dict(method_options or {}), seed)
     else:
         m, method_seed = method, getattr(method, "seed", None)
     m.check_shape(t.shape, t.name)
-    root = resolve_data_dir(data_dir)  # once; everything below gets this path
+    root = ctx.data_dir  # resolved once, by the context; everything below gets this path
     split, records, report = _load(t, split, root, limit)
     scoreable = not predict_only
     if scoreable and t.shape != "generation":
         ensure_labels_scoreable(records, f"{t.name}/{split}")  # placeholder test labels are refused here
     elif scoreable:
         scoreable = any(getattr(r, "references", ()) for r in records)
-    m.bind(t)
+    bind_method(m, t, ctx)
     if m.needs_train:
         if "train" not in t.splits:
             raise FiglangError(
@@ -349,7 +357,7 @@ def evaluate(
             )
         m.fit(t.load("train", root))
     options = metric_options or MetricOptions(seed=seed)
-    cache = RequestCache(cache_dir) if use_cache else None
+    cache = RequestCache(ctx.cache_dir) if use_cache else None
     start = time.perf_counter()
     try:
         predictions, stats = run_method(m, records, cache, chunk_size=chunk_size, progress=progress, description=f"{t.name}/{split}")
@@ -389,7 +397,8 @@ def score_predictions_file(
     allow_partial: bool = False,
     out_dir: str | Path | None = None,
     metric_options: MetricOptions | None = None,
-    seed: int = 0,
+    seed: int | None = None,
+    ctx: RunContext | None = None,
 ) -> RunResult:
     """Score an existing prediction file (ours, the narrative paper's committed outputs, or a FLUTE submission).
 
@@ -399,8 +408,10 @@ def score_predictions_file(
     The only seed a file's scoring uses is the bootstrap's: ``metric_options.seed`` when options
     are given, else ``seed``; that one is recorded.
     """
+    ctx = run_context(ctx, data_dir=data_dir, seed=seed)
+    seed = ctx.seed
     t = get_task(task) if isinstance(task, str) else task
-    root = resolve_data_dir(data_dir)
+    root = ctx.data_dir
     split, records, report = _load(t, split, root, None)
     if t.shape != "generation":
         ensure_labels_scoreable(records, f"{t.name}/{split}")

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from ..data.context import RunContext
 from ..data.errors import FiglangError
 from ..data.records import Record, Shape
 from ..plugins import entry_point_objects
@@ -47,8 +48,9 @@ class Method(ABC):
     shapes: ClassVar[tuple[Shape, ...]]
     needs_train: bool = False  # the harness calls fit() with the task's train split first (an instance may decide)
 
-    def bind(self, task: Any) -> None:  # noqa: B027  (optional hook)
-        """Learn what the task offers before predicting (its label set, its name); called once by the harness."""
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:  # noqa: B027  (optional hook)
+        """Learn what the task offers before predicting (its label set, its name) and the run's context (its data
+        folder, for methods that read more than the task's records); called once by the harness (see :func:`bind_method`)."""
 
     def fit(self, train: Sequence[Record]) -> None:  # noqa: B027  (optional hook)
         """Use training records (baselines that count labels, few-shot example pools)."""
@@ -75,6 +77,22 @@ class Method(ABC):
                 f"method {self.name!r} answers {', '.join(self.shapes)} tasks, but {task_name!r} is a {shape} task; "
                 "run `figlang methods` to see which methods fit"
             )
+
+
+def bind_method(method: Method, task: Any, ctx: RunContext | None) -> None:
+    """``method.bind(task, ctx)``; a plugin's method whose ``bind`` takes the task alone (figlang before the run
+    context) gets ``bind(task)``, so plugins written against the older interface keep working."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(method.bind).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    takes_ctx = len(params) >= 2 or any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
+    if takes_ctx:
+        method.bind(task, ctx)
+    else:
+        method.bind(task)  # type: ignore[call-arg]
 
 
 MethodFactory = Callable[..., Method]

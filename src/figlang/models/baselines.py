@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ..data.context import RunContext
 from ..data.errors import FiglangError
 from ..data.records import ClozeRecord, NLIPair, Record
 from .base import Method, MethodRegistry, Prediction
@@ -23,7 +24,7 @@ class AlwaysFirst(Method):
     def __init__(self, labels: Sequence[str] = ()) -> None:
         self.labels = tuple(labels)
 
-    def bind(self, task: Any) -> None:
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
         self.labels = self.labels or tuple(task.labels)
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
@@ -97,7 +98,7 @@ class RandomGuess(Method):
         self.seed = seed
         self.labels = tuple(labels)
 
-    def bind(self, task: Any) -> None:
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
         self.labels = self.labels or tuple(task.labels)
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:

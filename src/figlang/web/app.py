@@ -27,6 +27,7 @@ from ..builders import flute_review
 from ..builders.flute_creator import CANDIDATES_FILE, ITEMS_FILE
 from ..builders.impli import review as impli_review
 from ..builders.impli.review import is_output_folder
+from ..data.context import RunContext
 from ..data.errors import FiglangError
 from ..data.io import iter_json_objects, write_jsonl
 from ..data.records import expression_of
@@ -142,7 +143,8 @@ def create_app(
     runs_root = Path(runs_dir).resolve()
     if not runs_root.is_dir():
         raise FiglangError(f"--runs {runs_dir} is not a folder: point it at the folder that holds your `figlang eval --out` runs")
-    config = ServeConfig(runs_root, Path(data_dir).resolve() if data_dir else None)
+    # the data folder by figlang's one rule (as given, links not followed), as every other command reads it
+    config = ServeConfig(runs_root, RunContext.create(data_dir).data_dir if data_dir else None)
     app = Flask(__name__)
     app.config.update(TESTING=testing, MAX_CONTENT_LENGTH=1 << 20, FIGLANG=config)
     csrf_token = secrets.token_urlsafe(24)  # forms carry it: another site cannot post verdicts into a local review

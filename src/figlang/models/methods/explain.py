@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ...data.context import RunContext
 from ...data.errors import FiglangError, LoadOptions
 from ...data.flute import FIGURE_TYPES
 from ...data.flute import INSTRUCTION as FLUTE_INSTRUCTION
@@ -45,7 +46,7 @@ from ...data.narrative import load_cloze
 from ...data.records import NLIPair, Record
 from ...data.splits import normalise_expression
 from ..backends.base import ChatMessage, GenerationRequest
-from ..base import Method, MethodRegistry, Prediction, get_methods
+from ..base import Method, MethodRegistry, Prediction, bind_method, get_methods
 from ..cache import cache_key
 from ..retrieval import PairIndex
 from . import prompts as P
@@ -207,6 +208,7 @@ class Explain(ModelMethod):
         self.shots = parse_choice(shots, "shots", SHOTS)
         self.style = parse_choice(style, "style", STYLES)
         self.task: Any = None
+        self.ctx: RunContext | None = None
         self.label_method_name = label_method or (DEFAULT_LABEL_METHOD if self.mode == "pipeline" else None)
         if self.mode == "joint" and (label_method or label_model or label_options):
             raise FiglangError("mode=joint generates the label itself: drop the label_* options, or use mode=pipeline")
@@ -272,15 +274,18 @@ class Explain(ModelMethod):
         """Whether the trained writer, not the prompted model, explains this pair."""
         return self.writer_dir is not None and (pair.figure_type or "") in self.writer_types
 
-    def bind(self, task: Any) -> None:
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
+        """The task (its other splits are a retrieval pool) and the run's context (its data folder holds the pool and
+        the idiom lexicon); the label method is bound to the same."""
         self.task = task
+        self.ctx = ctx
         if self.label_method is not None:
-            self.label_method.bind(task)
+            bind_method(self.label_method, task, ctx)
 
     def fit(self, train: Sequence[Record]) -> None:
         """Index the train pairs for retrieval; read the idiom lexicon; fit the label method when it learns."""
         pool = [r for r in train if isinstance(r, NLIPair)]
-        data_root = Path(pool[0].meta["file"]).parent.parent if pool and pool[0].meta.get("file") else None  # <data>/flute/x.json
+        data_root = (self.ctx or RunContext.create()).data_dir  # the run's data folder (--data-dir), bound by the harness
         if self.pool_split != "train":  # e.g. train-fit, so that items of `selection` never see their own family
             if self.task is None or self.pool_split not in getattr(self.task, "splits", ()):
                 raise FiglangError(

@@ -34,6 +34,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ...data.context import RunContext
 from ...data.errors import FiglangError
 from ...data.records import ClozeRecord, Record
 from ..backends.base import ScoreRequest
@@ -92,7 +93,7 @@ class MeaningMixin:
 
     ``sources`` (comma-separated, in order; default record,lexicon,pattern,wordnet, and lm when
     ``meaning_model`` is given), ``lexicons`` (benchmark,pie or TSV/JSONL files; read from
-    $FIGLANG_DATA_DIR), ``missing=plain`` (score an item no source knows without a meaning line, saying
+    the run's data folder, ``--data-dir``, or ``-O data_dir``), ``missing=plain`` (score an item no source knows without a meaning line, saying
     so in its prediction) or ``error``.
     """
 
@@ -108,7 +109,14 @@ class MeaningMixin:
         chosen = _split_list(sources) if sources is not None else [*DEFAULT_SOURCES, *(["lm"] if meaning_model else [])]
         lex = _split_list(lexicons) if lexicons is not None else list(DEFAULT_LEXICONS)
         self.finder = MeaningFinder(chosen, lex, data_dir=data_dir, model=meaning_model)
+        self._lexicon_dir_given = data_dir is not None
         self._meanings = {}
+
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
+        """The lexicons are read from the run's data folder (``--data-dir``), unless ``-O data_dir`` named another."""
+        if ctx is not None and not self._lexicon_dir_given:
+            self.finder.use_data_dir(ctx.data_dir)
+        super().bind(task, ctx)  # type: ignore[misc]
 
     def resolve_meanings(self, items: Sequence[ClozeRecord]) -> None:
         """Find each item's meaning once (kept by id); ``missing=error`` refuses items no source knows."""

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ...data.context import RunContext
 from ...data.errors import FiglangError
 from ...data.records import NLI_LABELS, NLIPair, Record
 from ..backends.base import ChatMessage, GenerationRequest, ScoreRequest
@@ -96,7 +97,7 @@ class _NLIMethod(ModelMethod):
         if bad:
             raise FiglangError(f"{self.name} knows the NLI labels {', '.join(NLI_LABELS)}; the task has {', '.join(bad)}")
 
-    def bind(self, task: Any) -> None:
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
         self.task_name = getattr(task, "name", None)
         if getattr(task, "labels", ()):
             self.labels = tuple(task.labels)

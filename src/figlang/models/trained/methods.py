@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ...data.context import RunContext
 from ...data.errors import FiglangError
 from ...data.io import file_sha256
 from ...data.records import Record
@@ -135,7 +136,7 @@ class TrainedMethod(Method):
         label = saved.get("label") or (model.labels[1] if len(model.labels) == 2 else None)
         model.set_decision({**saved, "label": label, "threshold": float(self.threshold), "chosen_on": "given (-O threshold)"})
 
-    def bind(self, task: Any) -> None:
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
         self._target_labels = tuple(getattr(task, "labels", ()) or ())
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
