@@ -14,7 +14,9 @@ from ..data.errors import FiglangError
 from ..data.io import atomic_write
 from ..evaluation import evaluate, score_predictions_file
 from ..evaluation.scoring import MetricOptions
+from ..models.backends.options import BACKENDS, Selection
 from ..models.base import get_methods
+from ..models.options import option_names, options_lines
 from .common import DataDirOption, console, parse_key_values
 
 
@@ -166,13 +168,32 @@ def eval_cmd(
         console.print(f"[dim]wrote {out}/predictions.jsonl, results.json, results.md[/dim]")
 
 
-def methods_cmd() -> None:
-    """List the methods, the task shapes they answer, and whether they need --model."""
-    table = Table(title="figlang methods", title_justify="left")
-    for col in ("method", "shapes", "needs --model", "description"):
+def methods_cmd(
+    name: Annotated[str | None, typer.Argument(help="A method: print its -O options (type, default, allowed values, help).")] = None,
+) -> None:
+    """List the methods, the task shapes they answer, whether they need --model, and their -O options.
+
+    `figlang methods NAME` prints one method's options, one line each, from the dataclass that declares them
+    (and the options of the backend it runs on)."""
+    registry = get_methods()
+    if name is not None:
+        info = registry.info(name)
+        console.print(f"[bold]{info.name}[/bold] ({', '.join(info.shapes)}): {info.description}")
+        if info.options is None:
+            console.print("  (a plugin's method that declares no options dataclass: its options are not listed or checked)")
+            return
+        typer.echo("\n".join(options_lines(info.options, indent="  ")) or "  (no options)")
+        if info.needs_model and info.backend_options:
+            for backend, cls in {"": Selection, **BACKENDS}.items():
+                typer.echo(f"backend {backend} options:" if backend else "choosing the backend:")
+                typer.echo("\n".join(options_lines(cls, indent="  ")))
+        return
+    table = Table(title="figlang methods (`figlang methods NAME` for a method's options)", title_justify="left")
+    for col in ("method", "shapes", "needs --model", "description", "options (-O KEY=VALUE)"):
         table.add_column(col, overflow="fold")
-    for info in get_methods():
-        table.add_row(info.name, ", ".join(info.shapes), "yes" if info.needs_model else "no", info.description)
+    for info in registry:
+        options = ", ".join(option_names(info.options)) if info.options is not None else "(not declared)"
+        table.add_row(info.name, ", ".join(info.shapes), "yes" if info.needs_model else "no", info.description, options or "none")
     console.print(table)
 
 

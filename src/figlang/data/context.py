@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .errors import FiglangError
 from .paths import default_cache_dir, resolve_data_dir
 
 
@@ -59,8 +60,6 @@ def run_context(
     """``ctx``, or a context made from the old keyword arguments of a public function (``data_dir=`` …).
 
     A public function that takes both refuses a context *and* a folder: the run would read two folders."""
-    from .errors import FiglangError
-
     if ctx is not None:
         given = [name for name, value in (("data_dir", data_dir), ("cache_dir", cache_dir)) if value is not None]
         if given:

@@ -17,6 +17,8 @@ from ..data.context import RunContext
 from ..data.errors import FiglangError
 from ..data.records import Record, Shape
 from ..plugins import entry_point_objects
+from .backends.options import Selection, backend_of, backend_options_cls
+from .options import check_options, option_names
 
 
 @dataclass
@@ -105,6 +107,30 @@ class MethodInfo:
     factory: MethodFactory
     description: str
     needs_model: bool
+    options: type | None = None  # the method's options dataclass (figlang.models.options); None: a plugin's, unchecked
+    backend_options: bool = True  # whether options it does not declare go to the model's backend (checked against it)
+
+    def check_options(self, model: Any, given: dict[str, Any]) -> None:
+        """Refuse, before any model loads, an option neither the method nor its backend declares (naming the valid ones)
+        and a value of the wrong type (saying what was expected). Options starting with one of the dataclass's
+        ``prefixed`` (explain's ``label_``) go to another method and are checked when it is made."""
+        if self.options is None:
+            return
+        prefixes = tuple(getattr(self.options, "prefixed", ()))
+        mine = set(option_names(self.options))
+        own = {k: v for k, v in given.items() if k in mine or not (prefixes and k.startswith(prefixes))}
+        others: list[str] = []
+        kind = ""
+        if self.needs_model and self.backend_options:
+            kind = backend_of(model, given)
+            backend_cls = backend_options_cls(model, given)
+            selection = {k: v for k, v in own.items() if k in option_names(Selection) and k not in mine}
+            backend = {k: v for k, v in own.items() if k in option_names(backend_cls) and k not in mine}
+            check_options(f"backend {kind}", Selection, selection)
+            check_options(f"backend {kind}", backend_cls, backend)
+            others = [*option_names(Selection), *option_names(backend_cls)]
+            own = {k: v for k, v in own.items() if k not in selection and k not in backend}
+        check_options(f"method {self.name!r}", self.options, own, others=others, others_are=f"the {kind} backend's")
 
 
 METHOD_ENTRY_POINTS = "figlang.methods"
@@ -150,11 +176,25 @@ class MethodRegistry:
                     f"register(registry) function, not a {type(obj).__name__}"
                 )
 
-    def register(self, name: str, shapes: tuple[Shape, ...], description: str, needs_model: bool = True):
+    def register(
+        self,
+        name: str,
+        shapes: tuple[Shape, ...],
+        description: str,
+        needs_model: bool = True,
+        options: type | None = None,
+        backend_options: bool | None = None,
+    ):
+        """Add a method. ``options`` is its options dataclass (default: the factory's ``Options`` attribute); with one,
+        ``create`` checks what it is given first. ``backend_options`` (default: ``needs_model``) says whether the options
+        it does not declare are the model backend's."""
+
         def deco(factory: MethodFactory) -> MethodFactory:
             if name in self._methods:
                 raise FiglangError(f"method {name!r} is registered twice")
-            self._methods[name] = MethodInfo(name, shapes, factory, description, needs_model)
+            declared = options if options is not None else getattr(factory, "Options", None)
+            backend = needs_model if backend_options is None else backend_options
+            self._methods[name] = MethodInfo(name, shapes, factory, description, needs_model, declared, backend)
             return factory
 
         return deco
@@ -173,6 +213,7 @@ class MethodRegistry:
         info = self.info(name)
         if info.needs_model and not model:
             raise FiglangError(f"method {name!r} needs a model: pass --model (a catalog name, hub id, local path or endpoint)")
+        info.check_options(model, options)  # before anything loads
         return info.factory(model=model, **options) if info.needs_model else info.factory(**options)
 
     def names(self) -> list[str]:
