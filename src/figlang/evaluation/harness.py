@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError, LoadReport
-from ..data.io import atomic_write, file_sha256, write_json
+from ..data.io import atomic_write, file_sha256
 from ..data.context import RunContext, run_context
 from ..data.records import Record
 from ..data.registry import Task, ensure_labels_scoreable, ensure_unique_ids, get_task
@@ -25,18 +25,23 @@ from ..models.base import Method, Prediction, bind_method, get_methods
 from ..models.cache import RequestCache, cache_key
 from .predictions import PredictionProblems, prediction_files, prediction_rows, read_predictions, write_predictions
 from .provenance import code_provenance, data_checksums, library_versions, machine, portable_path, provenance, records_digest
+from .results import ResultsDocument
 from .scoring import MetricOptions, is_correct, score
-
-RESULTS_FORMAT = 1
 
 
 @dataclass
 class RunResult:
-    results: dict[str, Any]
+    """A finished run: its results document (typed, and as the dict results.json holds), predictions and records."""
+
+    document: ResultsDocument
     predictions: dict[str, Prediction]
     records: list[Record]
     out_dir: Path | None = None
     problems: PredictionProblems = field(default_factory=PredictionProblems)
+    results: dict[str, Any] = field(init=False)  # results.json's content (document.to_dict())
+
+    def __post_init__(self) -> None:
+        self.results = self.document.to_dict()
 
     @property
     def metrics(self) -> dict[str, Any]:
@@ -145,8 +150,8 @@ def build_results(
     problems: PredictionProblems | None = None,
     extra: dict[str, Any] | None = None,
     task_extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """A results.json document: metrics of ``predictions`` on ``records`` and how they were made.
+) -> ResultsDocument:
+    """The results document of a run: metrics of ``predictions`` on ``records`` and how they were made.
 
     ``data_dir`` (already resolved by the caller) is given when ``records`` are a whole task split:
     the split's files are checksummed, with paths relative to the data directory (or to a spec
@@ -178,45 +183,43 @@ def build_results(
     task_info.update(task_extra or {})
     extra = dict(extra or {})
     chosen = extra.pop("selection_split", None) or {}
-    return {
-        "format": RESULTS_FORMAT,
-        "task": task_info,
-        "data": data,
-        "method": method_info,
-        "metrics": metrics,
-        "metric_config": {**options.__dict__, "accuracy": options.accuracy().config()},
-        "problems": (problems or PredictionProblems()).to_dict(),
-        "versions": library_versions(),
-        "machine": machine(),
-        "timing": {"finished": datetime.now(UTC).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
+    return ResultsDocument(
+        task=task_info,
+        data=data,
+        method=method_info,
+        metrics=metrics,
+        metric_config={**options.__dict__, "accuracy": options.accuracy().config()},
+        problems=(problems or PredictionProblems()).to_dict(),
+        versions=library_versions(),
+        machine=machine(),
+        timing={"finished": datetime.now(UTC).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
         # the code, the evaluated ids and the split of every choice: a figure chosen on the split it reports says so
-        "provenance": provenance({split: records}, chosen, chosen_on_evaluated_split=split in chosen.values()),
-        **extra,
-        "_per_item": {"explanation_score": per_item} if per_item else {},
-    }
+        provenance=provenance({split: records}, chosen, chosen_on_evaluated_split=split in chosen.values()),
+        extra=extra,
+        per_item={"explanation_score": per_item} if per_item else {},
+    )
 
 
-def write_run(out_dir: str | Path | None, results: dict[str, Any], records: Sequence[Record], predictions: dict[str, Prediction]) -> None:
+def write_run(out_dir: str | Path | None, results: ResultsDocument, records: Sequence[Record], predictions: dict[str, Prediction]) -> None:
     """Write a run folder: ``predictions.jsonl``, ``results.json`` and ``results.md``, each atomically.
 
-    ``results`` is what :func:`build_results` made; its per-item scores go into the predictions
-    file (and leave ``results``). Nothing is written when ``out_dir`` is None.
+    ``results`` is what :func:`build_results` made; its per-item scores go into the predictions file,
+    the rest into results.json. Nothing is written when ``out_dir`` is None.
     """
-    per_item = results.pop("_per_item", {})
     if out_dir is None:
         return
     from .tables import results_markdown
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    if results.get("scored", True):
+    if results.scored:
         correct = {r.id: is_correct(r, predictions.get(r.id)) if r.id in predictions else None for r in records}
     else:  # predict-only: the gold labels may be hidden placeholders, so no row may claim to be right or wrong
         correct = {r.id: None for r in records}
-    write_predictions(out_dir / "predictions.jsonl", prediction_rows(list(records), predictions, correct, per_item))
-    write_json(out_dir / "results.json", results)
+    write_predictions(out_dir / "predictions.jsonl", prediction_rows(list(records), predictions, correct, results.per_item))
+    results.write(out_dir / "results.json")
     with atomic_write(out_dir / "results.md") as f:
-        f.write(results_markdown(results))
+        f.write(results_markdown(results.to_dict()))
 
 
 def evaluate_records(
