@@ -5,10 +5,12 @@ the refusals name a model that does not exist, so an error about the model would
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from figlang.cli.eval_cmds import methods_markdown
 from figlang.cli.main import app
 from figlang.data.errors import FiglangError
 from figlang.models.backends.options import BACKENDS, TransformersOptions
@@ -84,3 +86,9 @@ def test_every_method_and_backend_declares_typed_options_with_help() -> None:
     assert "mode=pipeline (pipeline|joint): pipeline (a label method decides, then the explanation) or joint (I→OR)" in lines
     result = CliRunner().invoke(app, ["methods", "explain"], env={"COLUMNS": "300"})
     assert result.exit_code == 0 and f"  k={DEFAULT_K} (integer): " in result.output and "backend llama.cpp options:" in result.output
+
+
+def test_the_docs_print_the_options_from_the_dataclasses() -> None:
+    docs = Path(__file__).resolve().parents[1] / "docs" / "method_options.md"
+    assert docs.read_text(encoding="utf-8") == methods_markdown(), "docs/method_options.md is stale: run `figlang methods --markdown`"
+    assert f"| `k` | `{DEFAULT_K}` | integer | retrieved train examples shown a pair (chosen on FLUTE selection) |" in methods_markdown()

@@ -90,7 +90,7 @@ def explainer(model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, *,
         task = get_task("flute")
         bind_method(method, task, ctx)
         try:
-            train = task.load("train", root)
+            train = task.load("train", ctx)
         except FiglangError as err:
             raise FiglangError(f"explaining needs FLUTE's train pairs (the examples shown to the model): {err}") from err
         method.fit(train)

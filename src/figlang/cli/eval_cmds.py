@@ -16,7 +16,7 @@ from ..evaluation import evaluate, score_predictions_file
 from ..evaluation.scoring import MetricOptions
 from ..models.backends.options import BACKENDS, Selection
 from ..models.base import get_methods
-from ..models.options import option_names, options_lines
+from ..models.options import option_names, options_lines, options_markdown
 from .common import DataDirOption, console, parse_key_values
 
 
@@ -170,12 +170,18 @@ def eval_cmd(
 
 def methods_cmd(
     name: Annotated[str | None, typer.Argument(help="A method: print its -O options (type, default, allowed values, help).")] = None,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print every method's and backend's options as Markdown (docs/method_options.md).")
+    ] = False,
 ) -> None:
     """List the methods, the task shapes they answer, whether they need --model, and their -O options.
 
     `figlang methods NAME` prints one method's options, one line each, from the dataclass that declares them
     (and the options of the backend it runs on)."""
     registry = get_methods()
+    if markdown:
+        typer.echo(methods_markdown(), nl=False)
+        return
     if name is not None:
         info = registry.info(name)
         console.print(f"[bold]{info.name}[/bold] ({', '.join(info.shapes)}): {info.description}")
@@ -195,6 +201,28 @@ def methods_cmd(
         options = ", ".join(option_names(info.options)) if info.options is not None else "(not declared)"
         table.add_row(info.name, ", ".join(info.shapes), "yes" if info.needs_model else "no", info.description, options or "none")
     console.print(table)
+
+
+def methods_markdown() -> str:
+    """docs/method_options.md: every registered method's options and every backend's, from their dataclasses."""
+    out = [
+        "# Method and backend options",
+        "",
+        "<!-- made by `figlang methods --markdown` from the options dataclasses; tests/test_method_options.py checks it -->",
+        "",
+        "Give them as `-O KEY=VALUE` (`figlang eval`, `figlang explain`, `figlang suite` …); a method's model-backed options",
+        "not in its own table are its backend's. An unknown key, a value of the wrong type and a key given both as a flag",
+        "and as `-O` are refused before any model loads.",
+    ]
+    for info in get_methods():
+        if info.options is None:
+            continue
+        out += ["", f"## `{info.name}` ({', '.join(info.shapes)})", ""]
+        out += options_markdown(info.options) if option_names(info.options) else ["No options."]
+    out += ["", "## Backends", "", "Chosen with `backend` and `source`:", "", *options_markdown(Selection)]
+    for backend, cls in BACKENDS.items():
+        out += ["", f"### {backend}", "", *options_markdown(cls)]
+    return "\n".join(out) + "\n"
 
 
 def compare_cmd(

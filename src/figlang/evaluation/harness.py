@@ -55,10 +55,10 @@ def _record_input(record: Record) -> dict[str, Any]:
     return d
 
 
-def _load(task: Task, split: str | None, data_dir: Path, limit: int | None) -> tuple[str, list[Record], LoadReport]:
+def _load(task: Task, split: str | None, ctx: RunContext, limit: int | None) -> tuple[str, list[Record], LoadReport]:
     split = task.check_split(split)
     report = LoadReport()
-    records = task.load(split, data_dir, report=report)
+    records = task.load(split, ctx, report=report)
     ensure_unique_ids(records, f"{task.name}/{split}")  # predictions are keyed by id: a shared id hands out a sibling's answer
     if limit is not None:
         records = records[:limit]
@@ -344,8 +344,7 @@ def evaluate(
     else:
         m, method_seed = method, getattr(method, "seed", None)
     m.check_shape(t.shape, t.name)
-    root = ctx.data_dir  # resolved once, by the context; everything below gets this path
-    split, records, report = _load(t, split, root, limit)
+    split, records, report = _load(t, split, ctx, limit)
     scoreable = not predict_only
     if scoreable and t.shape != "generation":
         ensure_labels_scoreable(records, f"{t.name}/{split}")  # placeholder test labels are refused here
@@ -358,7 +357,7 @@ def evaluate(
                 f"{m.name} learns from the task's train split, and {t.name!r} has none (its splits: {', '.join(t.splits)}); "
                 "use a method that needs no training data, or train on another task (figlang train) and evaluate that model here"
             )
-        m.fit(t.load("train", root))
+        m.fit(t.load("train", ctx))
     options = metric_options or MetricOptions(seed=seed)
     cache = RequestCache(ctx.cache_dir) if use_cache else None
     start = time.perf_counter()
@@ -385,7 +384,7 @@ def evaluate(
     info = {"name": m.name, "model": model, "options": given, "fingerprint": m.fingerprint()}
     extra = dict(extra or {})
     extra["selection_split"] = {**_recorded_selection(m), **(chosen_on or {})}
-    results = build_results(t, split, records, predictions if scoreable else {}, info, options, seconds, data_dir=root, extra=extra)
+    results = build_results(t, split, records, predictions if scoreable else {}, info, options, seconds, data_dir=ctx.data_dir, extra=extra)
     out = Path(out_dir) if out_dir else None
     write_run(out, results, records, predictions)
     return RunResult(results, predictions, records, out)
@@ -414,8 +413,7 @@ def score_predictions_file(
     ctx = run_context(ctx, data_dir=data_dir, seed=seed)
     seed = ctx.seed
     t = get_task(task) if isinstance(task, str) else task
-    root = ctx.data_dir
-    split, records, report = _load(t, split, root, None)
+    split, records, report = _load(t, split, ctx, None)
     if t.shape != "generation":
         ensure_labels_scoreable(records, f"{t.name}/{split}")
     start = time.perf_counter()
@@ -449,7 +447,7 @@ def score_predictions_file(
         "scored": True,
     }
     results = build_results(
-        t, split, records, predictions, info, options, time.perf_counter() - start, data_dir=root, problems=problems, extra=extra
+        t, split, records, predictions, info, options, time.perf_counter() - start, data_dir=ctx.data_dir, problems=problems, extra=extra
     )
     out = Path(out_dir) if out_dir else None
     write_run(out, results, records, predictions)

@@ -190,6 +190,22 @@ def options_lines(options_cls: type, *, indent: str = "") -> list[str]:
     return lines
 
 
+def options_markdown(options_cls: type) -> list[str]:
+    """The options as a Markdown table (option, default, type or allowed values, help): the docs' copy of the dataclass."""
+    hints = _hints(options_cls)
+    rows = ["| option | default | type | what it does |", "|---|---|---|---|"]
+    for f in fields_of(options_cls):
+        if f.metadata.get("python_only"):
+            continue
+        choices = f.metadata.get("choices")
+        kind = " \\| ".join(choices) if choices else type_name(hints[f.name])
+        default = default_of(options_cls, f.name)
+        shown = "none" if default is None else str(default).lower() if isinstance(default, bool) else str(default)
+        text = str(f.metadata.get("help", "")).replace("|", "\\|")
+        rows.append(f"| `{f.name}` | `{shown}` | {kind} | {text} |")
+    return rows
+
+
 def options_from_signature(
     factory: Any,
     help: Mapping[str, str],

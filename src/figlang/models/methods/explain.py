@@ -264,7 +264,7 @@ class Explain(ModelMethod):
                 raise FiglangError(
                     f"pool={self.pool_split!r} is not a split of the task (its splits: {', '.join(getattr(self.task, 'splits', ()))})"
                 )
-            pool = [r for r in self.task.load(self.pool_split, data_root) if isinstance(r, NLIPair)]
+            pool = [r for r in self.task.load(self.pool_split, self.ctx) if isinstance(r, NLIPair)]
         if self.k or any(self.k_by_type.values()):
             self.index = PairIndex(pool, self.encoder, self.retrieval_cache)
         if self.meanings_option == "none":
