@@ -10,6 +10,7 @@ import typer
 
 from ..data.errors import FiglangError
 from ..data.io import atomic_write, decode_utf8, parse_jsonl, write_json, write_jsonl
+from ..data.context import RunContext
 from ..models.explain_options import ExplainOptions
 from ..models.options import default_of, option_help
 from .common import DataDirOption, console, err_console, merge_flag_options, parse_key_values as _parse_options
@@ -177,9 +178,8 @@ def explain_cmd(
     flags = {"mode": ("--mode", mode), "k": ("--k", k), "label_method": ("--label-method", label_method)}
     flags.update(label_model=("--label-model", label_model), threads=("--threads", threads))
     options = merge_flag_options(flags, _parse_options(option))  # a key given as a flag and as -O is refused
-    answers = explain_pairs(
-        pairs, model=model, data_dir=data_dir, cache_dir=cache_dir, use_cache=not no_cache, progress=len(pairs) > 1, **options
-    )
+    ctx = RunContext.create(data_dir, cache_dir)  # the run's context: built here, once, and handed down
+    answers = explain_pairs(pairs, model=model, ctx=ctx, use_cache=not no_cache, progress=len(pairs) > 1, **options)
     rows = []
     for pair, a in zip(pairs, answers):
         row = {"id": pair.get("id"), **a.to_dict()} if "id" in pair else a.to_dict()

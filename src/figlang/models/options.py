@@ -193,7 +193,7 @@ def options_lines(options_cls: type, *, indent: str = "") -> list[str]:
 def options_markdown(options_cls: type) -> list[str]:
     """The options as a Markdown table (option, default, type or allowed values, help): the docs' copy of the dataclass."""
     hints = _hints(options_cls)
-    rows = ["| option | default | type | what it does |", "|---|---|---|---|"]
+    rows = ["<!-- not-results-table: options and their defaults -->", "| option | default | type | what it does |", "|---|---|---|---|"]
     for f in fields_of(options_cls):
         if f.metadata.get("python_only"):
             continue
