@@ -298,6 +298,26 @@ def _create_method(name: str, model: str | None, options: dict[str, Any], seed: 
     return registry.create(name, model=model, **options), None
 
 
+def _prepare(method: Method, task: Task, ctx: RunContext) -> None:
+    """Bind the method to the task and the run's context; fit it on the train split when it learns from one."""
+    bind_method(method, task, ctx)
+    if not method.needs_train:
+        return
+    if "train" not in task.splits:
+        raise FiglangError(
+            f"{method.name} learns from the task's train split, and {task.name!r} has none (its splits: {', '.join(task.splits)}); "
+            "use a method that needs no training data, or train on another task (figlang train) and evaluate that model here"
+        )
+    method.fit(task.load("train", ctx))
+
+
+def _method_info(method: Method, model: str | None, options: dict[str, Any] | None) -> dict[str, Any]:
+    """results.json's method section: name, model, the options as given (-O key=value, for people and tables) and the
+    fingerprint (the full configuration)."""
+    given = {k: v if isinstance(v, (bool, int, float, str)) or v is None else str(v) for k, v in sorted((options or {}).items())}
+    return {"name": method.name, "model": model, "options": given, "fingerprint": method.fingerprint()}
+
+
 def evaluate(
     task: str | Task,
     method: str | Method,
@@ -350,14 +370,7 @@ def evaluate(
         ensure_labels_scoreable(records, f"{t.name}/{split}")  # placeholder test labels are refused here
     elif scoreable:
         scoreable = any(getattr(r, "references", ()) for r in records)
-    bind_method(m, t, ctx)
-    if m.needs_train:
-        if "train" not in t.splits:
-            raise FiglangError(
-                f"{m.name} learns from the task's train split, and {t.name!r} has none (its splits: {', '.join(t.splits)}); "
-                "use a method that needs no training data, or train on another task (figlang train) and evaluate that model here"
-            )
-        m.fit(t.load("train", ctx))
+    _prepare(m, t, ctx)
     options = metric_options or MetricOptions(seed=seed)
     cache = RequestCache(ctx.cache_dir) if use_cache else None
     start = time.perf_counter()
@@ -379,10 +392,7 @@ def evaluate(
     notes = m.run_notes()
     if notes:
         extra["run"]["backend"] = notes
-    # the options as given (-O key=value), for people and tables; the fingerprint has the full configuration
-    given = {k: v if isinstance(v, (bool, int, float, str)) or v is None else str(v) for k, v in sorted((method_options or {}).items())}
-    info = {"name": m.name, "model": model, "options": given, "fingerprint": m.fingerprint()}
-    extra = dict(extra or {})
+    info = _method_info(m, model, method_options)
     extra["selection_split"] = {**_recorded_selection(m), **(chosen_on or {})}
     results = build_results(t, split, records, predictions if scoreable else {}, info, options, seconds, data_dir=ctx.data_dir, extra=extra)
     out = Path(out_dir) if out_dir else None

@@ -455,7 +455,7 @@ def run_suite(
     """
     if limit is not None and limit < 1:
         raise FiglangError(f"--limit must be at least 1, got {limit}")
-    ctx = run_context(ctx, data_dir=data_dir, cache_dir=cache_dir, seed=seed)  # once, for every entry
+    ctx = run_context(ctx, data_dir=data_dir, cache_dir=cache_dir, seed=None if ctx else seed)  # once, for every entry
     seed = ctx.seed
     out_dir = Path(out) if out else None
     if dtype == "auto":  # resolved here so that the table, the results and the commands name the dtype that ran

@@ -49,6 +49,7 @@ from typing import Any
 from ...data.errors import FiglangError
 from ...data.hygiene import label_conflicts
 from ...data.io import atomic_write, file_lock, parse_jsonl
+from ...data.context import RunContext
 from ...data.paths import resolve_data_dir
 from ...data.records import Record, expression_of
 from ...data.registry import get_task
@@ -160,6 +161,11 @@ class TrainConfig:
     device: str = "cpu"  # cpu | cuda | cuda:N | auto (weights and batches go there; the data order and seeds do not change)
     threads: int | None = 2
     progress: bool = True
+
+    @property
+    def ctx(self) -> RunContext:
+        """The training run's context: its data folder (resolved once, by make_config), seed, device and threads."""
+        return RunContext.create(self.data_dir, seed=self.seed, device=self.device, threads=self.threads)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -1188,7 +1194,7 @@ def run_training(
 def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record], dict[str, list[Record] | None], dict[str, Any]]:
     """Train records, dev records, the report sets (split name → records, None for a plain task split) and data provenance."""
     train_split, dev_split, report = default_splits(task, cfg)
-    train = task.load(train_split, cfg.data_dir)
+    train = task.load(train_split, cfg.ctx)
     carved: list[Record] | None = None
     if dev_split == "carve":
         # narrative records (cloze/generation: they have an expression_type) also link variants of one idiom (a
@@ -1199,7 +1205,7 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
         )
         dev = carved
     else:
-        dev = task.load(dev_split, cfg.data_dir)
+        dev = task.load(dev_split, cfg.ctx)
         train_ids = {r.id for r in train}
         shared = [r.id for r in dev if r.id in train_ids]
         if shared:
@@ -1216,10 +1222,10 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
             sets["carved-dev"] = dev
         else:
             sets[name] = None
-    root = Path(cfg.data_dir)  # resolved by make_config
+    root = cfg.ctx.data_dir  # resolved by make_config
     spec_dir = (Path(task.spec_path).parent,) if task.spec_path else ()
     files = {
-        s: data_checksums(task.files(s, root), root, *spec_dir)
+        s: data_checksums(task.files(s, cfg.ctx), root, *spec_dir)
         for s in sorted({train_split, *(x for x in (dev_split, *report) if x != "carve")})
     }
     info = {
@@ -1379,11 +1385,11 @@ def final_report(model: Any, task: Any, sets: dict[str, list[Record] | None], cf
                 task,
                 method,
                 split=name,
-                data_dir=cfg.data_dir,
                 limit=cfg.report_limit,
                 out_dir=target,
                 use_cache=False,
                 progress=cfg.progress,
+                ctx=cfg.ctx.with_seed(0),  # the report's bootstrap has always used seed 0, whatever the training seed
             )
             metrics[name] = run.metrics
         else:
@@ -1501,7 +1507,7 @@ def train_folds(
     config = dict(config)
     config.setdefault("preset", "cpu-impli-folds")
     base_cfg = make_config(t.name, method, model, out_dir, **config)
-    records = t.load(base_cfg.train_split or t.default_split, base_cfg.data_dir)
+    records = t.load(base_cfg.train_split or t.default_split, base_cfg.ctx)
     key = carve_key_fn("expression", records)  # linked: one idiom's pairs never straddle two folds
     parts = expression_folds(records, k=k, seed=0, key=key)
     chosen = list(range(k)) if folds is None else [int(f) for f in folds]
