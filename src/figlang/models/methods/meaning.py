@@ -349,6 +349,11 @@ class KnowledgeLMScore(ModelMethod):
         self.provider_name = parse_choice(provider, "provider", PROVIDERS)
         self.provider_model = provider_model
         self._provider: Any = None
+        self._ctx: RunContext | None = None
+
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
+        """The run's context: the precomputed provider reads the benchmark's inferences from its data folder (--data-dir)."""
+        self._ctx = ctx
 
     def inferences_of(self, items: Sequence[ClozeRecord]) -> list[tuple[str, ...]]:
         """Each item's inferences of the chosen kind (at most ``max_inferences``), from the record or the provider."""
@@ -357,7 +362,7 @@ class KnowledgeLMScore(ModelMethod):
         if lacking and self.provider_name != "none":
             if self._provider is None:
                 opts = {"model": self.provider_model} if self.provider_model else {}
-                self._provider = get_provider(self.provider_name, **opts)
+                self._provider = get_provider(self.provider_name, data_dir=self._ctx.data_dir if self._ctx else None, **opts)
             got = self._provider.infer([items[i] for i in lacking], self.knowledge)
             for i, infs in zip(lacking, got):
                 out[i] = tuple(infs)[: self.max_inferences] or None
