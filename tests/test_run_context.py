@@ -66,6 +66,21 @@ def test_meaning_lexicons_come_from_data_dir_not_the_environment(data_dir: Path,
         assert row["meta"]["meaning"]
 
 
+@pytest.mark.slow
+def test_precomputed_inferences_come_from_data_dir_not_the_environment(data_dir: Path, tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(IDIOM_SPEC, encoding="utf-8")  # the spec's records carry no inferences of their own
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "run"
+    args = ["-t", str(spec), "-s", "dev", "-m", "lm-score-knowledge", "--model", MODEL, "--limit", "1", "--data-dir", str(data_dir)]
+    args += ["-O", "threads=1", "-O", "provider=precomputed", "-O", "max_inferences=2", "--no-cache", "-q", "-o", str(out)]
+    result = _eval(args, elsewhere)
+    assert result.exit_code == 0, result.output
+    (row,) = _rows(out)
+    assert row["valid"] and len(row["scores"]) == 2 and row["meta"]["inferences"] == 2  # two shipped inferences, found under --data-dir
+
+
 PAIRS = [
     {
         "id": "p1",
