@@ -167,29 +167,29 @@ def suite(
     progress: bool = False,
     full: bool = False,
     dtype: str | None = "auto",
+    ctx: RunContext | None = None,
 ) -> SuiteResult:
     """The main job, as `figlang suite`: figlang's strongest offline CPU system on each benchmark, and ``model``
     (default smollm2-135m) beside it on the same items.
 
     ``only`` picks entries (names, task names, or the groups ``best`` / ``model``); ``limit`` caps every entry with a seeded,
     label-stratified sample; ``full`` lifts the entries' own caps. With ``out``: suite.md,
-    suite.json and one run folder per entry.
+    suite.json and one run folder per entry. ``ctx`` (a :class:`figlang.RunContext`) replaces ``data_dir``,
+    ``cache_dir`` and ``seed``.
     """
     from .evaluation.suite import DEFAULT_MODEL, run_suite, suite_entries
 
     return run_suite(
         model or DEFAULT_MODEL,
-        data_dir,
-        out,
-        limit,
-        suite_entries(list(only) if only else None),
-        cache_dir,
-        use_cache,
-        threads,
-        seed,
-        progress,
-        full,
-        dtype,
+        out=out,
+        limit=limit,
+        entries=suite_entries(list(only) if only else None),
+        use_cache=use_cache,
+        threads=threads,
+        progress=progress,
+        full=full,
+        dtype=dtype,
+        ctx=run_context(ctx, data_dir=data_dir, cache_dir=cache_dir, seed=seed if ctx is None else None),
     )
 
 
