@@ -92,3 +92,38 @@ def test_the_docs_print_the_options_from_the_dataclasses() -> None:
     docs = Path(__file__).resolve().parents[1] / "docs" / "method_options.md"
     assert docs.read_text(encoding="utf-8") == methods_markdown(), "docs/method_options.md is stale: run `figlang methods --markdown`"
     assert f"| `k` | `{DEFAULT_K}` | integer | retrieved train examples shown a pair (chosen on FLUTE selection) |" in methods_markdown()
+
+
+def test_a_plugin_method_declares_options_with_a_class_attribute() -> None:
+    from collections.abc import Sequence
+    from dataclasses import dataclass
+    from typing import Any
+
+    from figlang.models.base import Method, MethodRegistry, Prediction
+    from figlang.models.options import option
+
+    @dataclass(frozen=True)
+    class PickOptions:
+        index: int = option(0, "the option to pick", minimum=0)
+
+    class Pick(Method):
+        """Always the same option (a plugin's method)."""
+
+        name, shapes, Options = "pick", ("cloze",), PickOptions
+
+        def __init__(self, index: int = 0) -> None:
+            self.index = index
+
+        def predict(self, records: Sequence[Any]) -> list[Prediction]:
+            return [Prediction(r.id, self.index) for r in records]
+
+        def config(self) -> dict[str, Any]:
+            return {"index": self.index}
+
+    registry = MethodRegistry()
+    registry.register("pick", ("cloze",), "Always one option.", needs_model=False)(Pick)
+    assert registry.create("pick", index="1").index == "1"  # checked, then given to the constructor as given
+    with pytest.raises(FiglangError, match="method 'pick' has no option 'idx'; its options: index"):
+        registry.create("pick", idx=1)
+    with pytest.raises(FiglangError, match="option 'index' must be at least 0, got -1"):
+        registry.create("pick", index=-1)
