@@ -8,6 +8,7 @@ cache and goes into every results file.
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -84,8 +85,6 @@ class Method(ABC):
 def bind_method(method: Method, task: Any, ctx: RunContext | None) -> None:
     """``method.bind(task, ctx)``; a plugin's method whose ``bind`` takes the task alone (figlang before the run
     context) gets ``bind(task)``, so plugins written against the older interface keep working."""
-    import inspect
-
     try:
         params = list(inspect.signature(method.bind).parameters.values())
     except (TypeError, ValueError):
