@@ -127,3 +127,13 @@ def test_a_plugin_method_declares_options_with_a_class_attribute() -> None:
         registry.create("pick", idx=1)
     with pytest.raises(FiglangError, match="option 'index' must be at least 0, got -1"):
         registry.create("pick", index=-1)
+
+
+def test_the_run_seed_reaches_every_method_whose_options_have_one() -> None:
+    """`figlang eval --seed N` goes to the methods that declare a seed option (explain's constructor takes **options now)."""
+    from figlang.evaluation.harness import _create_method
+
+    method, given = _create_method("explain", NO_MODEL, {}, 5)
+    assert (given, method.seed) == (5, 5)
+    assert _create_method("lm-score", NO_MODEL, {}, 5)[1] is None  # no seed option: none given
+    assert _create_method("few-shot", NO_MODEL, {"seed": 2}, 5)[1] == 2  # -O seed=N wins

@@ -22,6 +22,7 @@ from ..data.context import RunContext, run_context
 from ..data.records import Record
 from ..data.registry import Task, ensure_labels_scoreable, ensure_unique_ids, get_task
 from ..models.base import Method, Prediction, bind_method, get_methods
+from ..models.options import option_names
 from ..models.cache import RequestCache, cache_key
 from .predictions import PredictionProblems, prediction_files, prediction_rows, read_predictions, write_predictions
 from .provenance import code_provenance, data_checksums, library_versions, machine, portable_path, provenance, records_digest
@@ -293,7 +294,8 @@ def _create_method(name: str, model: str | None, options: dict[str, Any], seed: 
     registry = get_methods()
     if "seed" in options:
         return registry.create(name, model=model, **options), options["seed"]
-    if _takes_seed(registry.info(name).factory):
+    info = registry.info(name)
+    if "seed" in option_names(info.options) if info.options is not None else _takes_seed(info.factory):
         return registry.create(name, model=model, **options, seed=seed), seed
     return registry.create(name, model=model, **options), None
 
