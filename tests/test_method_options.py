@@ -137,3 +137,5 @@ def test_the_run_seed_reaches_every_method_whose_options_have_one() -> None:
     assert (given, method.seed) == (5, 5)
     assert _create_method("lm-score", NO_MODEL, {}, 5)[1] is None  # no seed option: none given
     assert _create_method("few-shot", NO_MODEL, {"seed": 2}, 5)[1] == 2  # -O seed=N wins
+    # few-shot-meaning takes its seed through **options and declares no Options attribute: --seed has never reached it
+    assert _create_method("few-shot-meaning", NO_MODEL, {}, 5)[1] is None

@@ -294,8 +294,9 @@ def _create_method(name: str, model: str | None, options: dict[str, Any], seed: 
     registry = get_methods()
     if "seed" in options:
         return registry.create(name, model=model, **options), options["seed"]
-    info = registry.info(name)
-    if "seed" in option_names(info.options) if info.options is not None else _takes_seed(info.factory):
+    factory = registry.info(name).factory
+    declared = getattr(factory, "Options", None)  # a method whose constructor takes its options dataclass's fields as **options
+    if _takes_seed(factory) or (declared is not None and "seed" in option_names(declared)):
         return registry.create(name, model=model, **options, seed=seed), seed
     return registry.create(name, model=model, **options), None
 
