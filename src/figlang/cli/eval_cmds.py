@@ -78,7 +78,7 @@ def eval_cmd(
         typer.Option(
             "--option",
             "-O",
-            help="Method or backend option KEY=VALUE (JSON values allowed); repeatable. Backend: dtype=float32|bfloat16|auto, device=cuda, threads=N, batch_size=N; backend=llama.cpp runs a GGUF model in llama.cpp (threads=N, n_ctx=N).",
+            help="Method or backend option KEY=VALUE (JSON values allowed); repeatable; checked before any model loads. `figlang methods NAME` lists a method's options and its backends' (e.g. dtype=bfloat16, threads=N; backend=llama.cpp runs a GGUF model, with n_ctx=N).",
         ),
     ] = None,
     predict_only: Annotated[
