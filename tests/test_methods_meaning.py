@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from figlang.data.context import RunContext
 from figlang.data.errors import FiglangError
 from figlang.data.records import ClozeRecord
 from figlang.data.registry import get_task
@@ -72,10 +73,11 @@ def test_meaning_enters_the_scored_text_and_changes_the_scores(idioms, similes, 
     assert before.config()["meaning_position"] == "before" and before.fingerprint() != after.fingerprint()
 
 
-def test_missing_meanings_come_from_the_providers(idioms, similes, data_dir, monkeypatch) -> None:
-    monkeypatch.setenv("FIGLANG_DATA_DIR", str(data_dir))
+def test_missing_meanings_come_from_the_providers(idioms, similes, data_dir, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("FIGLANG_DATA_DIR", str(tmp_path))  # elsewhere: the lexicons come from the run's data folder
     bare = [replace(r, meaning=None) for r in idioms]
     m = MeaningLMScore(MODEL, norm="sum", **OPTS)
+    m.bind(get_task("idiom-cloze"), RunContext.create(data_dir))
     preds = m.predict(bare)
     for p, r in zip(preds, bare):
         assert p.meta["meaning_source"] == "lexicon:benchmark"  # the benchmark's idiom glosses, shipped as a lexicon

@@ -22,7 +22,7 @@ try:
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+local"
 
-_API = ("load_task", "evaluate", "score_predictions", "compare", "ensemble", "suite", "train", "tasks", "methods")
+_API = ("load_task", "evaluate", "score_predictions", "compare", "ensemble", "suite", "train", "tasks", "methods", "RunContext")
 # Functions that live in their own modules, named like the function (figlang.explain.explain): exposed when the module exists.
 _OPTIONAL = ("explain", "interpret")
 

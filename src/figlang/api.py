@@ -21,6 +21,8 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .data.context import RunContext, run_context
 from .data.registry import TASKS, get_task
 from .models.base import get_methods
 
@@ -32,7 +34,7 @@ if TYPE_CHECKING:  # names for the annotations only: importing the API loads not
     from .models.base import Method
     from .models.training.trainer import TrainResult
 
-__all__ = ["compare", "ensemble", "evaluate", "load_task", "methods", "score_predictions", "suite", "tasks", "train"]
+__all__ = ["RunContext", "compare", "ensemble", "evaluate", "load_task", "methods", "score_predictions", "suite", "tasks", "train"]
 
 
 def load_task(task: str | Path) -> Task:
@@ -70,6 +72,7 @@ def evaluate(
     predict_only: bool = False,
     progress: bool = False,
     options: dict[str, Any] | None = None,
+    ctx: RunContext | None = None,
 ) -> RunResult:
     """Run ``method`` on one split of ``task`` and score it, as `figlang eval` does.
 
@@ -78,6 +81,9 @@ def evaluate(
     or a `figlang train` folder for ``trained``) or a Method object. Every prediction goes through the
     request cache, so a rerun costs nothing. With ``out_dir`` the run folder (predictions.jsonl,
     results.json, results.md) is written. ``options`` is the old name of ``method_options`` (deprecated).
+
+    ``ctx`` (a :class:`figlang.RunContext`) names the data folder, request cache folder and seed at once;
+    without it they come from ``data_dir``, ``cache_dir`` and ``seed``.
     """
     from .evaluation.harness import evaluate as _evaluate
 
@@ -92,16 +98,14 @@ def evaluate(
         method,
         model=model,
         split=split,
-        data_dir=data_dir,
         limit=limit,
         out_dir=out_dir,
-        cache_dir=cache_dir,
         use_cache=use_cache,
-        seed=seed,
         metric_options=metric_options,
         method_options=method_options,
         progress=progress,
         predict_only=predict_only,
+        ctx=run_context(ctx, data_dir=data_dir, cache_dir=cache_dir, seed=seed if ctx is None else None),
     )
 
 
@@ -115,12 +119,14 @@ def score_predictions(
     allow_partial: bool = False,
     out_dir: str | Path | None = None,
     seed: int = 0,
+    ctx: RunContext | None = None,
 ) -> RunResult:
     """Score an existing prediction file (figlang's, the papers' released outputs, a FLUTE submission), as `figlang eval -p`."""
     from .evaluation.harness import score_predictions_file
 
+    context = run_context(ctx, data_dir=data_dir, seed=seed if ctx is None else None)
     return score_predictions_file(
-        path, task if not isinstance(task, Path) else str(task), split, data_dir, fmt, allow_partial, out_dir, seed=seed
+        path, task if not isinstance(task, Path) else str(task), split, None, fmt, allow_partial, out_dir, ctx=context
     )
 
 
@@ -170,29 +176,29 @@ def suite(
     progress: bool = False,
     full: bool = False,
     dtype: str | None = "auto",
+    ctx: RunContext | None = None,
 ) -> SuiteResult:
     """The main job, as `figlang suite`: figlang's strongest offline CPU system on each benchmark, and ``model``
     (default smollm2-135m) beside it on the same items.
 
     ``only`` picks entries (names, task names, or the groups ``best`` / ``model``); ``limit`` caps every entry with a seeded,
     label-stratified sample; ``full`` lifts the entries' own caps. With ``out``: suite.md,
-    suite.json and one run folder per entry.
+    suite.json and one run folder per entry. ``ctx`` (a :class:`figlang.RunContext`) replaces ``data_dir``,
+    ``cache_dir`` and ``seed``.
     """
     from .evaluation.suite import DEFAULT_MODEL, run_suite, suite_entries
 
     return run_suite(
         model or DEFAULT_MODEL,
-        data_dir,
-        out,
-        limit,
-        suite_entries(list(only) if only else None),
-        cache_dir,
-        use_cache,
-        threads,
-        seed,
-        progress,
-        full,
-        dtype,
+        out=out,
+        limit=limit,
+        entries=suite_entries(list(only) if only else None),
+        use_cache=use_cache,
+        threads=threads,
+        progress=progress,
+        full=full,
+        dtype=dtype,
+        ctx=run_context(ctx, data_dir=data_dir, cache_dir=cache_dir, seed=seed if ctx is None else None),
     )
 
 

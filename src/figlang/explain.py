@@ -23,10 +23,10 @@ from typing import Any
 
 from .data.errors import FiglangError
 from .data.flute import FIGURE_TYPES
-from .data.paths import resolve_data_dir
+from .data.context import RunContext, run_context
 from .data.records import NLIPair
 from .data.registry import get_task
-from .models.base import get_methods
+from .models.base import bind_method, get_methods
 from .models.cache import RequestCache
 from .models.devices import cpu_has_fast_bf16
 
@@ -78,8 +78,11 @@ def _method_key(model: str, options: Mapping[str, Any], data_dir: Path) -> str:
     return json.dumps([model, dict(sorted(options.items())), str(data_dir)], sort_keys=True, default=str)
 
 
-def explainer(model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, **options: Any) -> Any:
-    """The fitted ``explain`` method for (model, options), created and fitted once per process.
+def explainer(model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, *, ctx: RunContext | None = None, **options: Any) -> Any:
+    """The fitted ``explain`` method for (model, options, data folder), created and fitted once per process.
+
+    ``ctx`` is the run's context (its data folder holds FLUTE's train pairs and the idiom lexicon); without
+    one it is made from ``data_dir``.
 
     ``options`` are the method's (``mode``, ``k``, ``label_method``, ``label_model``, …) and the backend's
     (``backend``, ``threads``, ``n_ctx``, …); for ``qwen2.5-1.5b`` the backend is chosen by the CPU
@@ -89,14 +92,15 @@ def explainer(model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, **
         options = {**default_options(), **options}
     if "label_method" not in options and options.get("mode", "pipeline") == "pipeline" and shipped_label_model():
         options = {**options, "label_method": "trained", "label_model": shipped_label_model()}
-    root = resolve_data_dir(data_dir)
+    ctx = run_context(ctx, data_dir=data_dir)
+    root = ctx.data_dir
     key = _method_key(model, options, root)
     if key not in _METHODS:
         method = get_methods().create("explain", model=model, **options)
         task = get_task("flute")
-        method.bind(task)
+        bind_method(method, task, ctx)
         try:
-            train = task.load("train", root)
+            train = task.load("train", ctx)
         except FiglangError as err:
             raise FiglangError(f"explaining needs FLUTE's train pairs (the examples shown to the model): {err}") from err
         method.fit(train)
@@ -172,6 +176,7 @@ def explain_pairs(
     use_cache: bool = True,
     progress: bool = False,
     detect: bool = True,
+    ctx: RunContext | None = None,
     **options: Any,
 ) -> list[Explanation]:
     """Explain many pairs (mappings with ``premise``, ``hypothesis`` and optionally ``figure_type``, ``idiom``).
@@ -182,25 +187,26 @@ def explain_pairs(
     """
     from .evaluation.harness import run_method
 
+    ctx = run_context(ctx, data_dir=data_dir, cache_dir=cache_dir)  # built once, where the call starts
     records: list[NLIPair] = []
     detected: list[dict | None] = []
     for i, p in enumerate(pairs, 1):
         if not isinstance(p, Mapping):
             raise FiglangError(f"pair {i} must be a mapping with 'premise' and 'hypothesis', got {type(p).__name__}")
         record = _pair(p.get("premise"), p.get("hypothesis"), p.get("figure_type"), p.get("idiom"), where=f"pair {i}")
-        record, found = _detected(p, record, data_dir, f"pair {i}") if detect else (record, None)
+        record, found = _detected(p, record, ctx.data_dir, f"pair {i}") if detect else (record, None)
         records.append(record)
         detected.append(found)
     if not records:
         return []
-    method = explainer(model, data_dir, **options)
+    method = explainer(model, ctx=ctx, **options)
     for i, r in enumerate(records, 1):
         try:
             method.check_input(r)
         except FiglangError as err:
             raise FiglangError(f"pair {i}: {err}") from None
     unique = list({r.id: r for r in records}.values())
-    cache = RequestCache(cache_dir) if use_cache else None
+    cache = RequestCache(ctx.cache_dir) if use_cache else None
     try:
         predictions, stats = run_method(
             method, unique, cache, chunk_size=32, progress=progress, description="explaining"
@@ -255,6 +261,7 @@ def explain(
     data_dir: str | Path | None = None,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
+    ctx: RunContext | None = None,
     **options: Any,
 ) -> Explanation:
     """Label and explain one premise/hypothesis pair (see the module docstring).
@@ -271,6 +278,7 @@ def explain(
         data_dir=data_dir,
         cache_dir=cache_dir,
         use_cache=use_cache,
+        ctx=ctx,
         **options,
     )[0]
 

@@ -45,6 +45,19 @@ def parse_key_values(pairs: list[str] | None, flag: str = "--option") -> dict[st
     return out
 
 
+def merge_flag_options(flags: dict[str, tuple[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
+    """A command's options: its flags that were given (``{"k": ("--k", 3)}``; None: not given) and its ``-O`` pairs.
+
+    A key given both ways is refused, naming both: one run, one value (``-O k=9`` never silently overrides ``--k 3``).
+    """
+    given = {key: (flag, value) for key, (flag, value) in flags.items() if value is not None}
+    twice = sorted(set(given) & set(options))
+    if twice:
+        said = "; ".join(f"{given[key][0]} {given[key][1]} and -O {key}={options[key]}" for key in twice)
+        raise FiglangError(f"option {', '.join(map(repr, twice))} given twice ({said}): give it once")
+    return {**{key: value for key, (_, value) in given.items()}, **options}
+
+
 def print_problems(what: str, problems: list[str], limit: int = 10) -> None:
     """Problems found in a user's file: a count, the first ``limit`` with their locations, and how many more."""
     if not problems:

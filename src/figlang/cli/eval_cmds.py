@@ -9,11 +9,14 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from ..data.context import RunContext
 from ..data.errors import FiglangError
 from ..data.io import atomic_write
 from ..evaluation import evaluate, score_predictions_file
 from ..evaluation.scoring import MetricOptions
+from ..models.backends.options import BACKENDS, Selection
 from ..models.base import get_methods
+from ..models.options import option_names, options_lines, options_markdown
 from .common import DataDirOption, console, parse_key_values
 
 
@@ -75,7 +78,7 @@ def eval_cmd(
         typer.Option(
             "--option",
             "-O",
-            help="Method or backend option KEY=VALUE (JSON values allowed); repeatable. Backend: dtype=float32|bfloat16|auto, device=cuda, threads=N, batch_size=N; backend=llama.cpp runs a GGUF model in llama.cpp (threads=N, n_ctx=N).",
+            help="Method or backend option KEY=VALUE (JSON values allowed); repeatable; checked before any model loads. `figlang methods NAME` lists a method's options and its backends' (e.g. dtype=bfloat16, threads=N; backend=llama.cpp runs a GGUF model, with n_ctx=N).",
         ),
     ] = None,
     predict_only: Annotated[
@@ -135,9 +138,10 @@ def eval_cmd(
         explanation_semantics=explanation_semantics,
         ci_cluster=ci_cluster,
     )
+    ctx = RunContext.create(data_dir, cache_dir, seed)  # the run's context: built here, once, and handed down
     if predictions:
         source = predictions[0] if len(predictions) == 1 else predictions
-        result = score_predictions_file(source, task, split, data_dir, prediction_format, allow_partial, out, options, seed)
+        result = score_predictions_file(source, task, split, None, prediction_format, allow_partial, out, options, ctx=ctx)
         if result.problems.blocking or result.problems.empty_explanations or result.problems.empty_generations:
             named = ", ".join(map(str, predictions))
             console.print(f"[yellow]problems in {named}: {result.problems.summary()}[/yellow]")
@@ -151,31 +155,76 @@ def eval_cmd(
             method,
             model=model,
             split=split,
-            data_dir=data_dir,
             limit=limit,
             out_dir=out,
-            cache_dir=cache_dir,
             use_cache=not no_cache,
-            seed=seed,
             metric_options=options,
             method_options=parse_key_values(option),
             progress=not quiet,
             predict_only=predict_only,
             chosen_on=parse_chosen_on(chosen_on),
+            ctx=ctx,
         )
     print_summary(result.results)
     if out:
         console.print(f"[dim]wrote {out}/predictions.jsonl, results.json, results.md[/dim]")
 
 
-def methods_cmd() -> None:
-    """List the methods, the task shapes they answer, and whether they need --model."""
-    table = Table(title="figlang methods", title_justify="left")
-    for col in ("method", "shapes", "needs --model", "description"):
+def methods_cmd(
+    name: Annotated[str | None, typer.Argument(help="A method: print its -O options (type, default, allowed values, help).")] = None,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print every method's and backend's options as Markdown (docs/method_options.md).")
+    ] = False,
+) -> None:
+    """List the methods, the task shapes they answer, whether they need --model, and their -O options.
+
+    `figlang methods NAME` prints one method's options, one line each, from the dataclass that declares them
+    (and the options of the backend it runs on)."""
+    registry = get_methods()
+    if markdown:
+        typer.echo(methods_markdown(), nl=False)
+        return
+    if name is not None:
+        info = registry.info(name)
+        console.print(f"[bold]{info.name}[/bold] ({', '.join(info.shapes)}): {info.description}")
+        if info.options is None:
+            console.print("  (a plugin's method that declares no options dataclass: its options are not listed or checked)")
+            return
+        typer.echo("\n".join(options_lines(info.options, indent="  ")) or "  (no options)")
+        if info.needs_model and info.backend_options:
+            for backend, cls in {"": Selection, **BACKENDS}.items():
+                typer.echo(f"backend {backend} options:" if backend else "choosing the backend:")
+                typer.echo("\n".join(options_lines(cls, indent="  ")))
+        return
+    table = Table(title="figlang methods (`figlang methods NAME` for a method's options)", title_justify="left")
+    for col in ("method", "shapes", "needs --model", "description", "options (-O KEY=VALUE)"):
         table.add_column(col, overflow="fold")
-    for info in get_methods():
-        table.add_row(info.name, ", ".join(info.shapes), "yes" if info.needs_model else "no", info.description)
+    for info in registry:
+        options = ", ".join(option_names(info.options)) if info.options is not None else "(not declared)"
+        table.add_row(info.name, ", ".join(info.shapes), "yes" if info.needs_model else "no", info.description, options or "none")
     console.print(table)
+
+
+def methods_markdown() -> str:
+    """docs/method_options.md: every registered method's options and every backend's, from their dataclasses."""
+    out = [
+        "# Method and backend options",
+        "",
+        "<!-- made by `figlang methods --markdown` from the options dataclasses; tests/test_method_options.py checks it -->",
+        "",
+        "Give them as `-O KEY=VALUE` (`figlang eval`, `figlang explain`, `figlang suite` …); a method's model-backed options",
+        "not in its own table are its backend's. An unknown key, a value of the wrong type and a key given both as a flag",
+        "and as `-O` are refused before any model loads.",
+    ]
+    for info in get_methods():
+        if info.options is None:
+            continue
+        out += ["", f"## `{info.name}` ({', '.join(info.shapes)})", ""]
+        out += options_markdown(info.options) if option_names(info.options) else ["No options."]
+    out += ["", "## Backends", "", "Chosen with `backend` and `source`:", "", *options_markdown(Selection)]
+    for backend, cls in BACKENDS.items():
+        out += ["", f"### {backend}", "", *options_markdown(cls)]
+    return "\n".join(out) + "\n"
 
 
 def compare_cmd(

@@ -10,7 +10,16 @@ import typer
 
 from ..data.errors import FiglangError
 from ..data.io import atomic_write, decode_utf8, parse_jsonl, write_json, write_jsonl
-from .common import DataDirOption, console, err_console, parse_key_values as _parse_options
+from ..data.context import RunContext
+from ..models.explain_options import ExplainOptions
+from ..models.options import default_of, option_help
+from .common import DataDirOption, console, err_console, merge_flag_options, parse_key_values as _parse_options
+
+
+def _help(name: str) -> str:
+    """An explain option's line of help, from its dataclass (written once there)."""
+    text = option_help(ExplainOptions, name)
+    return text[:1].upper() + text[1:]
 
 
 def _read_pairs(path: Path) -> list[dict]:
@@ -91,11 +100,9 @@ def explain_cmd(
         ),
     ] = "qwen2.5-1.5b",
     mode: Annotated[
-        str,
-        typer.Option(
-            "--mode", help="pipeline: a label model decides, then the explanation; joint: the model answers label and explanation (I→OR)."
-        ),
-    ] = "pipeline",
+        str | None,
+        typer.Option("--mode", help=f"{_help('mode')}. Default: {default_of(ExplainOptions, 'mode')}.", show_default=False),
+    ] = None,
     label_method: Annotated[
         str | None,
         typer.Option(
@@ -108,13 +115,9 @@ def explain_cmd(
         typer.Option("--label-model", help="pipeline: the label method's model (a `figlang train -t flute -m nli` folder for 'trained')."),
     ] = None,
     k: Annotated[
-        int,
-        typer.Option(
-            "--k",
-            min=0,
-            help="Retrieved train examples shown to the model (6: chosen on FLUTE selection, docs/research/flute_explanations.md).",
-        ),
-    ] = 6,
+        int | None,
+        typer.Option("--k", min=0, help=f"{_help('k')}. Default: {default_of(ExplainOptions, 'k')}.", show_default=False),
+    ] = None,
     threads: Annotated[int | None, typer.Option("--threads", help="CPU threads for the model.")] = None,
     option: Annotated[
         list[str] | None, typer.Option("--option", "-O", help="More method/backend options KEY=VALUE (see `figlang methods`).")
@@ -176,16 +179,11 @@ def explain_cmd(
         if premise is None or hypothesis is None:
             raise FiglangError("pass --premise and --hypothesis (or --file pairs.jsonl, or --score RUN)")
         pairs = [{"premise": premise, "hypothesis": hypothesis, "figure_type": figure_type, "idiom": idiom}]
-    options = {"mode": mode, "k": k, **_parse_options(option)}
-    if label_method:
-        options["label_method"] = label_method
-    if label_model:
-        options["label_model"] = label_model
-    if threads:
-        options["threads"] = threads
-    answers = explain_pairs(
-        pairs, model=model, data_dir=data_dir, cache_dir=cache_dir, use_cache=not no_cache, progress=len(pairs) > 1, **options
-    )
+    flags = {"mode": ("--mode", mode), "k": ("--k", k), "label_method": ("--label-method", label_method)}
+    flags.update(label_model=("--label-model", label_model), threads=("--threads", threads))
+    options = merge_flag_options(flags, _parse_options(option))  # a key given as a flag and as -O is refused
+    ctx = RunContext.create(data_dir, cache_dir)  # the run's context: built here, once, and handed down
+    answers = explain_pairs(pairs, model=model, ctx=ctx, use_cache=not no_cache, progress=len(pairs) > 1, **options)
     rows = []
     for pair, a in zip(pairs, answers):
         row = {"id": pair.get("id"), **a.to_dict()} if "id" in pair else a.to_dict()

@@ -23,8 +23,8 @@ def default_cache_dir() -> Path:
 def resolve_data_dir(explicit: str | Path | None = None) -> Path:
     """The data directory to use: the explicit argument, then $FIGLANG_DATA_DIR, then the user cache.
 
-    Called once where a run starts (the harness, the trainer, a CLI command) and the result is
-    carried down. The path is made absolute *as given*: symbolic links are not resolved, so a data
+    The one rule for the data folder: a run resolves it once, when its :class:`figlang.data.context.RunContext`
+    is made where the run starts (a CLI command, a ``figlang.*`` function, the web app), and carries the context down. The path is made absolute *as given*: symbolic links are not resolved, so a data
     folder reached through a link (a common way to share datasets) is reported under the name the
     user gave it, in task files, results and errors alike. Idempotent on its own output.
     """

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .context import RunContext
 from .errors import FiglangError, LoadOptions, LoadReport
 from .paths import resolve_data_dir
 from .records import Record, Shape
@@ -44,17 +45,30 @@ class Task:
     def load(
         self,
         split: str | None = None,
-        data_dir: str | Path | None = None,
+        ctx: RunContext | str | Path | None = None,
         lenient: bool = False,
         report: LoadReport | None = None,
+        *,
+        data_dir: str | Path | None = None,
     ) -> list[Record]:
-        """Load one split. Strict by default; ``lenient=True`` skips bad records into ``report``."""
+        """Load one split from the run context's data folder (or a data folder given as a path, also as ``data_dir=``;
+        None: the default). Strict by default; ``lenient=True`` skips bad records into ``report``."""
         split = self.check_split(split)
         options = LoadOptions(lenient=lenient, report=report if report is not None else LoadReport())
-        return self.loader(split, resolve_data_dir(data_dir), options)
+        return self.loader(split, _data_dir(ctx, data_dir), options)
 
-    def files(self, split: str | None = None, data_dir: str | Path | None = None) -> list[Path]:
+    def files(
+        self, split: str | None = None, ctx: RunContext | str | Path | None = None, *, data_dir: str | Path | None = None
+    ) -> list[Path]:
         """The files ``split`` is read from (spec tasks: relative paths against the spec's folder,
         ``{data_dir}/…`` against the data directory)."""
         split = self.check_split(split)
-        return self.files_for(split, resolve_data_dir(data_dir))
+        return self.files_for(split, _data_dir(ctx, data_dir))
+
+
+def _data_dir(ctx: RunContext | str | Path | None, data_dir: str | Path | None = None) -> Path:
+    """The data folder of a run context, or of a folder given as a path, by the one rule (:func:`resolve_data_dir`)."""
+    if ctx is not None and data_dir is not None:
+        raise FiglangError("give the run context (or data folder) once: ctx or data_dir=, not both")
+    given = ctx if ctx is not None else data_dir
+    return given.data_dir if isinstance(given, RunContext) else resolve_data_dir(given)

@@ -20,6 +20,7 @@ from ..data.errors import FiglangError
 from ..data.io import atomic_write
 from ..models.methods import argmax_first
 from .harness import score_predictions_file
+from .results import ResultsDocument
 from .provenance import portable_path
 from .runs import Run, load_run
 
@@ -277,12 +278,11 @@ def ensemble_runs(
     record = apply_ensemble(chosen, report, out)
     score_predictions_file(Path(out) / "predictions.jsonl", chosen["task"], record["report_split"], data_dir, out_dir=out, seed=seed)
     results_file = Path(out) / "results.json"
-    results = json.loads(results_file.read_text(encoding="utf-8"))
-    results["ensemble"] = record
-    results.setdefault("provenance", {})["selection_split"] = {"weights": chosen["chosen_on"], "temperatures": chosen["chosen_on"]}
-    with atomic_write(results_file) as fh:
-        fh.write(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    return results
+    results = ResultsDocument.read(results_file)
+    results.extra["ensemble"] = record
+    results.provenance["selection_split"] = {"weights": chosen["chosen_on"], "temperatures": chosen["chosen_on"]}
+    results.write(results_file)
+    return results.to_dict()
 
 
 __all__ = [

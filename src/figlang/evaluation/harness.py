@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from ..data.errors import FiglangError, LoadReport
-from ..data.io import atomic_write, file_sha256, write_json
-from ..data.paths import resolve_data_dir
+from ..data.io import atomic_write, file_sha256
+from ..data.context import RunContext, run_context
 from ..data.records import Record
 from ..data.registry import Task, ensure_labels_scoreable, ensure_unique_ids, get_task
-from ..models.base import Method, Prediction, get_methods
+from ..models.base import Method, Prediction, bind_method, get_methods
+from ..models.options import option_names
 from ..models.cache import RequestCache, cache_key
 from ..progress import columns as progress_columns
 from ..progress import display as progress_display
@@ -36,18 +37,23 @@ from .provenance import (
     provenance,
     records_digest,
 )
+from .results import ResultsDocument
 from .scoring import MetricOptions, is_correct, score
-
-RESULTS_FORMAT = 1
 
 
 @dataclass
 class RunResult:
-    results: dict[str, Any]
+    """A finished run: its results document (typed, and as the dict results.json holds), predictions and records."""
+
+    document: ResultsDocument
     predictions: dict[str, Prediction]
     records: list[Record]
     out_dir: Path | None = None
     problems: PredictionProblems = field(default_factory=PredictionProblems)
+    results: dict[str, Any] = field(init=False)  # results.json's content (document.to_dict())
+
+    def __post_init__(self) -> None:
+        self.results = self.document.to_dict()
 
     @property
     def metrics(self) -> dict[str, Any]:
@@ -61,10 +67,10 @@ def _record_input(record: Record) -> dict[str, Any]:
     return d
 
 
-def _load(task: Task, split: str | None, data_dir: Path, limit: int | None) -> tuple[str, list[Record], LoadReport]:
+def _load(task: Task, split: str | None, ctx: RunContext, limit: int | None) -> tuple[str, list[Record], LoadReport]:
     split = task.check_split(split)
     report = LoadReport()
-    records = task.load(split, data_dir, report=report)
+    records = task.load(split, ctx, report=report)
     ensure_unique_ids(records, f"{task.name}/{split}")  # predictions are keyed by id: a shared id hands out a sibling's answer
     if limit is not None:
         records = records[:limit]
@@ -149,8 +155,8 @@ def build_results(
     problems: PredictionProblems | None = None,
     extra: dict[str, Any] | None = None,
     task_extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """A results.json document: metrics of ``predictions`` on ``records`` and how they were made.
+) -> ResultsDocument:
+    """The results document of a run: metrics of ``predictions`` on ``records`` and how they were made.
 
     ``data_dir`` (already resolved by the caller) is given when ``records`` are a whole task split:
     the split's files are checksummed, with paths relative to the data directory (or to a spec
@@ -182,46 +188,44 @@ def build_results(
     task_info.update(task_extra or {})
     extra = dict(extra or {})
     chosen = extra.pop("selection_split", None) or {}
-    return {
-        "format": RESULTS_FORMAT,
-        "task": task_info,
-        "data": data,
-        "method": method_info,
-        "metrics": metrics,
-        "metric_config": {**options.__dict__, "accuracy": options.accuracy().config()},
-        "problems": (problems or PredictionProblems()).to_dict(),
-        "versions": library_versions(),
-        "machine": machine(),
-        "timing": {"finished": datetime.now(UTC).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
+    return ResultsDocument(
+        task=task_info,
+        data=data,
+        method=method_info,
+        metrics=metrics,
+        metric_config={**options.__dict__, "accuracy": options.accuracy().config()},
+        problems=(problems or PredictionProblems()).to_dict(),
+        versions=library_versions(),
+        machine=machine(),
+        timing={"finished": datetime.now(UTC).isoformat(timespec="seconds"), "seconds": round(seconds, 2)},
         # the code, the evaluated ids and the split of every choice: a figure chosen on the split it reports says so
-        "provenance": provenance({split: records}, chosen, chosen_on_evaluated_split=split in chosen.values()),
-        **extra,
-        "_per_item": {"explanation_score": per_item} if per_item else {},
-    }
+        provenance=provenance({split: records}, chosen, chosen_on_evaluated_split=split in chosen.values()),
+        extra=extra,
+        per_item={"explanation_score": per_item} if per_item else {},
+    )
 
 
-def write_run(out_dir: str | Path | None, results: dict[str, Any], records: Sequence[Record], predictions: dict[str, Prediction]) -> None:
+def write_run(out_dir: str | Path | None, results: ResultsDocument, records: Sequence[Record], predictions: dict[str, Prediction]) -> None:
     """Write a run folder: ``predictions.jsonl``, ``results.json`` and ``results.md``, each atomically.
 
-    ``results`` is what :func:`build_results` made; its per-item scores go into the predictions
-    file (and leave ``results``). Nothing is written when ``out_dir`` is None.
+    ``results`` is what :func:`build_results` made; its per-item scores go into the predictions file,
+    the rest into results.json. Nothing is written when ``out_dir`` is None.
     """
-    per_item = results.pop("_per_item", {})
     if out_dir is None:
         return
     from .tables import results_markdown
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    if results.get("scored", True):
+    if results.scored:
         correct = {r.id: is_correct(r, predictions.get(r.id)) if r.id in predictions else None for r in records}
     else:  # predict-only: the gold labels may be hidden placeholders, so no row may claim to be right or wrong
         correct = {r.id: None for r in records}
-    write_predictions(out_dir / "predictions.jsonl", prediction_rows(list(records), predictions, correct, per_item))
-    write_json(out_dir / "results.json", results)
+    write_predictions(out_dir / "predictions.jsonl", prediction_rows(list(records), predictions, correct, results.per_item))
+    results.write(out_dir / "results.json")
     write_code_patch(out_dir)  # a run of a modified tree: the diff that re-makes its code, named in provenance.code
     with atomic_write(out_dir / "results.md") as f:
-        f.write(results_markdown(results))
+        f.write(results_markdown(results.to_dict()))
 
 
 def evaluate_records(
@@ -235,15 +239,17 @@ def evaluate_records(
     metric_options: MetricOptions | None = None,
     task_extra: dict[str, Any] | None = None,
     extra: dict[str, Any] | None = None,
+    ctx: RunContext | None = None,
 ) -> RunResult:
     """Run ``method`` on records that are not a whole task split (a carved dev, a test fold) and score them.
 
     The harness's results and run folder, with ``name`` standing for the split and the records'
-    content digest for the data files. Not cached: such sets are made on the fly.
+    content digest for the data files. Not cached: such sets are made on the fly. ``ctx`` is the run's
+    context, handed to the method (``bind``).
     """
     records = list(records)
     start = time.perf_counter()
-    method.bind(task)
+    bind_method(method, task, ctx)
     predictions, _ = run_method(method, records, None, chunk_size=max(1, len(records)), progress=False, description=f"{task.name}/{name}")
     options = metric_options or MetricOptions(seed=seed)
     info = {
@@ -293,9 +299,31 @@ def _create_method(name: str, model: str | None, options: dict[str, Any], seed: 
     registry = get_methods()
     if "seed" in options:
         return registry.create(name, model=model, **options), options["seed"]
-    if _takes_seed(registry.info(name).factory):
+    factory = registry.info(name).factory
+    declared = getattr(factory, "Options", None)  # a method whose constructor takes its options dataclass's fields as **options
+    if _takes_seed(factory) or (declared is not None and "seed" in option_names(declared)):
         return registry.create(name, model=model, **options, seed=seed), seed
     return registry.create(name, model=model, **options), None
+
+
+def _prepare(method: Method, task: Task, ctx: RunContext) -> None:
+    """Bind the method to the task and the run's context; fit it on the train split when it learns from one."""
+    bind_method(method, task, ctx)
+    if not method.needs_train:
+        return
+    if "train" not in task.splits:
+        raise FiglangError(
+            f"{method.name} learns from the task's train split, and {task.name!r} has none (its splits: {', '.join(task.splits)}); "
+            "use a method that needs no training data, or train on another task (figlang train) and evaluate that model here"
+        )
+    method.fit(task.load("train", ctx))
+
+
+def _method_info(method: Method, model: str | None, options: dict[str, Any] | None) -> dict[str, Any]:
+    """results.json's method section: name, model, the options as given (-O key=value, for people and tables) and the
+    fingerprint (the full configuration)."""
+    given = {k: v if isinstance(v, (bool, int, float, str)) or v is None else str(v) for k, v in sorted((options or {}).items())}
+    return {"name": method.name, "model": model, "options": given, "fingerprint": method.fingerprint()}
 
 
 def evaluate(
@@ -308,7 +336,7 @@ def evaluate(
     out_dir: str | Path | None = None,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
-    seed: int = 0,
+    seed: int | None = None,
     metric_options: MetricOptions | None = None,
     method_options: dict[str, Any] | None = None,
     progress: bool = True,
@@ -316,6 +344,7 @@ def evaluate(
     predict_only: bool = False,
     extra: dict[str, Any] | None = None,
     chosen_on: dict[str, str] | None = None,
+    ctx: RunContext | None = None,
 ) -> RunResult:
     """Run ``method`` on one split of ``task`` and score it (the Python face of `figlang eval`).
 
@@ -330,31 +359,28 @@ def evaluate(
 
     ``chosen_on`` names the split each choice behind this run was made on (``{"prompt": "selection"}``);
     it is recorded with what a trained model's figlang.json says it chose (provenance.selection_split).
+
+    ``ctx`` is the run's context (data folder, request cache folder, seed), built where the run starts; without
+    one, it is made from ``data_dir``, ``cache_dir`` and ``seed`` (default 0). The method gets it through ``bind``.
     """
     code_provenance()  # read now: the commit and dirty state of the code this run starts with
+    ctx = run_context(ctx, data_dir=data_dir, cache_dir=cache_dir, seed=seed)
+    seed = ctx.seed
     t = get_task(task) if isinstance(task, str) else task
     if isinstance(method, str):
         m, method_seed = _create_method(method, model, dict(method_options or {}), seed)
     else:
         m, method_seed = method, getattr(method, "seed", None)
     m.check_shape(t.shape, t.name)
-    root = resolve_data_dir(data_dir)  # once; everything below gets this path
-    split, records, report = _load(t, split, root, limit)
+    split, records, report = _load(t, split, ctx, limit)
     scoreable = not predict_only
     if scoreable and t.shape != "generation":
         ensure_labels_scoreable(records, f"{t.name}/{split}")  # placeholder test labels are refused here
     elif scoreable:
         scoreable = any(getattr(r, "references", ()) for r in records)
-    m.bind(t)
-    if m.needs_train:
-        if "train" not in t.splits:
-            raise FiglangError(
-                f"{m.name} learns from the task's train split, and {t.name!r} has none (its splits: {', '.join(t.splits)}); "
-                "use a method that needs no training data, or train on another task (figlang train) and evaluate that model here"
-            )
-        m.fit(t.load("train", root))
+    _prepare(m, t, ctx)
     options = metric_options or MetricOptions(seed=seed)
-    cache = RequestCache(cache_dir) if use_cache else None
+    cache = RequestCache(ctx.cache_dir) if use_cache else None
     start = time.perf_counter()
     try:
         predictions, stats = run_method(m, records, cache, chunk_size=chunk_size, progress=progress, description=f"{t.name}/{split}")
@@ -374,12 +400,9 @@ def evaluate(
     notes = m.run_notes()
     if notes:
         extra["run"]["backend"] = notes
-    # the options as given (-O key=value), for people and tables; the fingerprint has the full configuration
-    given = {k: v if isinstance(v, (bool, int, float, str)) or v is None else str(v) for k, v in sorted((method_options or {}).items())}
-    info = {"name": m.name, "model": model, "options": given, "fingerprint": m.fingerprint()}
-    extra = dict(extra or {})
+    info = _method_info(m, model, method_options)
     extra["selection_split"] = {**_recorded_selection(m), **(chosen_on or {})}
-    results = build_results(t, split, records, predictions if scoreable else {}, info, options, seconds, data_dir=root, extra=extra)
+    results = build_results(t, split, records, predictions if scoreable else {}, info, options, seconds, data_dir=ctx.data_dir, extra=extra)
     out = Path(out_dir) if out_dir else None
     write_run(out, results, records, predictions)
     return RunResult(results, predictions, records, out)
@@ -394,7 +417,8 @@ def score_predictions_file(
     allow_partial: bool = False,
     out_dir: str | Path | None = None,
     metric_options: MetricOptions | None = None,
-    seed: int = 0,
+    seed: int | None = None,
+    ctx: RunContext | None = None,
 ) -> RunResult:
     """Score an existing prediction file (ours, the narrative paper's committed outputs, or a FLUTE submission).
 
@@ -404,9 +428,10 @@ def score_predictions_file(
     The only seed a file's scoring uses is the bootstrap's: ``metric_options.seed`` when options
     are given, else ``seed``; that one is recorded.
     """
+    ctx = run_context(ctx, data_dir=data_dir, seed=seed)
+    seed = ctx.seed
     t = get_task(task) if isinstance(task, str) else task
-    root = resolve_data_dir(data_dir)
-    split, records, report = _load(t, split, root, None)
+    split, records, report = _load(t, split, ctx, None)
     if t.shape != "generation":
         ensure_labels_scoreable(records, f"{t.name}/{split}")
     start = time.perf_counter()
@@ -440,7 +465,7 @@ def score_predictions_file(
         "scored": True,
     }
     results = build_results(
-        t, split, records, predictions, info, options, time.perf_counter() - start, data_dir=root, problems=problems, extra=extra
+        t, split, records, predictions, info, options, time.perf_counter() - start, data_dir=ctx.data_dir, problems=problems, extra=extra
     )
     out = Path(out_dir) if out_dir else None
     write_run(out, results, records, predictions)

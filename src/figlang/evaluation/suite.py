@@ -43,7 +43,7 @@ from typing import Any
 
 from ..data.errors import FiglangError
 from ..data.io import atomic_write, write_json
-from ..data.paths import resolve_data_dir
+from ..data.context import RunContext, run_context
 from ..data.registry import get_task
 from ..models.devices import auto_cpu_dtype, cpu_info  # no torch: they read /proc/cpuinfo
 from .harness import evaluate
@@ -437,12 +437,10 @@ class _SuiteSettings:
     """What every entry of one suite run shares."""
 
     model: str
-    root: Path
+    ctx: RunContext
     out_dir: Path | None
     limit: int | None
     full: bool
-    seed: int
-    cache_dir: str | Path | None
     use_cache: bool
     threads: int | None
     dtype: str | None
@@ -450,10 +448,10 @@ class _SuiteSettings:
 
     def run(self, entry: SuiteEntry) -> SuiteRow:
         """One entry through the harness (on a stratified sample where capped); its row."""
-        model, root, out_dir, seed, limit = self.model, self.root, self.out_dir, self.seed, self.limit
+        model, ctx, out_dir, seed, limit = self.model, self.ctx, self.out_dir, self.ctx.seed, self.limit
         task = get_task(entry.task)
         split = task.check_split(entry.split)
-        n_split = len(task.load(split, root))
+        n_split = len(task.load(split, ctx))
         caps = [x for x in ((None if self.full else entry.limit), limit) if x is not None]
         cap = min(caps) if caps else None
         sampled = cap is not None and cap < n_split
@@ -468,14 +466,12 @@ class _SuiteSettings:
             entry.method,
             model=entry_model,
             split=split,
-            data_dir=root,
             out_dir=out_dir / entry.name if out_dir else None,
-            cache_dir=self.cache_dir,
             use_cache=self.use_cache,
-            seed=seed,
             method_options=_method_options(entry, self.threads, self.dtype),
             progress=self.progress,
             extra=extra,
+            ctx=ctx,
         )
         counts = Counter(_gold(r) for r in result.records)
         majority = max(counts.values()) / len(result.records) if result.records else None
@@ -510,15 +506,18 @@ def run_suite(
     progress: bool = True,
     full: bool = False,
     dtype: str | None = DEFAULT_DTYPE,
+    ctx: RunContext | None = None,
 ) -> SuiteResult:
     """Run the suite's entries through the harness (``model`` answers the entries without a fixed system); the rows.
 
     Writes ``suite.md`` and ``suite.json`` (and each entry's run folder) under ``out`` when given.
-    A sampled entry says so in its own results.json (``suite_sample``), written with the run.
+    A sampled entry says so in its own results.json (``suite_sample``), written with the run. ``ctx`` (else one made
+    from ``data_dir``, ``cache_dir`` and ``seed``) is every entry's run context.
     """
     if limit is not None and limit < 1:
         raise FiglangError(f"--limit must be at least 1, got {limit}")
-    root = resolve_data_dir(data_dir)  # once, for every entry
+    ctx = run_context(ctx, data_dir=data_dir, cache_dir=cache_dir, seed=None if ctx else seed)  # once, for every entry
+    seed = ctx.seed
     out_dir = Path(out) if out else None
     if dtype == "auto":  # resolved here so that the table, the results and the commands name the dtype that ran
         dtype = auto_cpu_dtype()
@@ -528,7 +527,7 @@ def run_suite(
             _head_base(entry.model_for(model))
     rows: list[SuiteRow] = []
     start, cpu_start = time.perf_counter(), time.process_time()
-    settings = _SuiteSettings(model, root, out_dir, limit, full, seed, cache_dir, use_cache, threads, dtype, progress)
+    settings = _SuiteSettings(model, ctx, out_dir, limit, full, use_cache, threads, dtype, progress)
     for entry in entries:
         if entry.method != "trained":
             _free_frozen_bases()

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..data.errors import FiglangError
 from ..data.io import parse_jsonl
+from ..data.context import RunContext, run_context
 from ..data.paths import resolve_data_dir
 from ..explain import explain as explain_pair
 from ..builders.everyday_lexicon import LICENCES
@@ -402,6 +403,7 @@ def interpret(
     holdout: Holdout | None = None,
     figurative_only: bool = False,
     discover: str | None = None,
+    ctx: RunContext | None = None,
 ) -> Interpretation:
     """The figurative expressions in ``text``: span, type, canonical form, meaning (with its source),
     literal paraphrase, confidence, and for similes topic / vehicle / property.
@@ -409,10 +411,12 @@ def interpret(
     ``meaning_model`` (a catalog model, e.g. ``qwen2.5-1.5b``) is asked for meanings the lexicon and
     WordNet do not have; it is off by default because the default small model (smollm2-135m) is
     too weak to rely on. ``holdout`` removes a seeded fraction of PIE's idioms from the lexicon
-    (for measuring detection on idioms it was not built from).
+    (for measuring detection on idioms it was not built from). ``ctx`` is the run's context (its data folder
+    holds the lexicons); without one it is made from ``data_dir``.
     """
     text = validate_text(text)
-    return get_interpreter(data_dir, holdout).interpret(
+    ctx = run_context(ctx, data_dir=data_dir)
+    return get_interpreter(ctx.data_dir, holdout).interpret(
         text, paraphrase=paraphrase, meaning_model=meaning_model, figurative_only=figurative_only, discover=discover
     )
 
@@ -447,7 +451,14 @@ def _literal_reading(result: Interpretation) -> str:
 
 
 def check(
-    premise: str, hypothesis: str, *, model: str = CHECK_MODEL, explain: bool = True, data_dir: str | Path | None = None, **options: Any
+    premise: str,
+    hypothesis: str,
+    *,
+    model: str = CHECK_MODEL,
+    explain: bool = True,
+    data_dir: str | Path | None = None,
+    ctx: RunContext | None = None,
+    **options: Any,
 ) -> CheckResult:
     """Does ``premise`` entail or contradict the figurative ``hypothesis``, and why?
 
@@ -459,12 +470,13 @@ def check(
     """
     validate_text(premise)
     validate_text(hypothesis)
-    reading = interpret(hypothesis, data_dir=data_dir)
+    ctx = run_context(ctx, data_dir=data_dir)  # built once: the lexicons and the explainer read the same folder
+    reading = interpret(hypothesis, ctx=ctx)
     first = reading.expressions[0] if reading.expressions else None
     figure = first.type if first is not None and first.type in ("idiom", "simile", "metaphor") else None
     idiom = first.canonical if first is not None and first.type == "idiom" else None
     opts = {**(CHECK_OPTIONS if model == CHECK_MODEL else {}), **options}
-    result = explain_pair(premise, hypothesis, figure, idiom=idiom, model=model, data_dir=data_dir, **opts)
+    result = explain_pair(premise, hypothesis, figure, idiom=idiom, model=model, ctx=ctx, **opts)
     if result.label is None:
         raise FiglangError(f"the model's answer could not be read as entails/contradicts: {result.raw!r}")
     explanation = result.explanation if explain else None

@@ -116,7 +116,8 @@ def _lookup(expression: str, table: dict[str, tuple[str, str]]) -> tuple[str, st
 class MeaningFinder:
     """Looks up meanings source by source (``sources`` in order), recording which one answered.
 
-    ``lexicons`` are read from ``data_dir`` (default: ``$FIGLANG_DATA_DIR``, else figlang's cache),
+    ``lexicons`` are read from ``data_dir`` (the run's data folder, given by the method's ``bind``; without one
+    ``$FIGLANG_DATA_DIR``, else figlang's cache),
     once per process; a lexicon that cannot be read is skipped with its reason kept in ``problems``.
     """
 
@@ -140,6 +141,13 @@ class MeaningFinder:
         self.model_options = dict(model_options or {})
         self.problems: list[str] = []
         self._tables: list[dict[str, tuple[str, str]]] | None = None
+
+    def use_data_dir(self, data_dir: str | Path) -> None:
+        """Read the lexicons from ``data_dir`` (the run's data folder); tables already read from elsewhere are read again."""
+        if self.data_dir is None or Path(self.data_dir) != Path(data_dir):
+            self.data_dir = data_dir
+            self._tables = None
+            self.problems = []
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -8,14 +8,18 @@ cache and goes into every results file.
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
+from ..data.context import RunContext
 from ..data.errors import FiglangError
 from ..data.records import Record, Shape
 from ..plugins import entry_point_objects
+from .backends.options import Selection, backend_of, backend_options_cls
+from .options import check_options, option_names
 
 
 @dataclass
@@ -47,8 +51,9 @@ class Method(ABC):
     shapes: ClassVar[tuple[Shape, ...]]
     needs_train: bool = False  # the harness calls fit() with the task's train split first (an instance may decide)
 
-    def bind(self, task: Any) -> None:  # noqa: B027  (optional hook)
-        """Learn what the task offers before predicting (its label set, its name); called once by the harness."""
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:  # noqa: B027  (optional hook)
+        """Learn what the task offers before predicting (its label set, its name) and the run's context (its data
+        folder, for methods that read more than the task's records); called once by the harness (see :func:`bind_method`)."""
 
     def fit(self, train: Sequence[Record]) -> None:  # noqa: B027  (optional hook)
         """Use training records (baselines that count labels, few-shot example pools)."""
@@ -77,6 +82,20 @@ class Method(ABC):
             )
 
 
+def bind_method(method: Method, task: Any, ctx: RunContext | None) -> None:
+    """``method.bind(task, ctx)``; a plugin's method whose ``bind`` takes the task alone (figlang before the run
+    context) gets ``bind(task)``, so plugins written against the older interface keep working."""
+    try:
+        params = list(inspect.signature(method.bind).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    takes_ctx = len(params) >= 2 or any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
+    if takes_ctx:
+        method.bind(task, ctx)
+    else:
+        method.bind(task)  # type: ignore[call-arg]
+
+
 MethodFactory = Callable[..., Method]
 
 
@@ -87,6 +106,30 @@ class MethodInfo:
     factory: MethodFactory
     description: str
     needs_model: bool
+    options: type | None = None  # the method's options dataclass (figlang.models.options); None: a plugin's, unchecked
+    backend_options: bool = True  # whether options it does not declare go to the model's backend (checked against it)
+
+    def check_options(self, model: Any, given: dict[str, Any]) -> None:
+        """Refuse, before any model loads, an option neither the method nor its backend declares (naming the valid ones)
+        and a value of the wrong type (saying what was expected). Options starting with one of the dataclass's
+        ``prefixed`` (explain's ``label_``) go to another method and are checked when it is made."""
+        if self.options is None:
+            return
+        prefixes = tuple(getattr(self.options, "prefixed", ()))
+        mine = set(option_names(self.options))
+        own = {k: v for k, v in given.items() if k in mine or not (prefixes and k.startswith(prefixes))}
+        others: list[str] = []
+        kind = ""
+        if self.needs_model and self.backend_options:
+            kind = backend_of(model, given)
+            backend_cls = backend_options_cls(model, given)
+            selection = {k: v for k, v in own.items() if k in option_names(Selection) and k not in mine}
+            backend = {k: v for k, v in own.items() if k in option_names(backend_cls) and k not in mine}
+            check_options(f"backend {kind}", Selection, selection)
+            check_options(f"backend {kind}", backend_cls, backend)
+            others = [*option_names(Selection), *option_names(backend_cls)]
+            own = {k: v for k, v in own.items() if k not in selection and k not in backend}
+        check_options(f"method {self.name!r}", self.options, own, others=others, others_are=f"the {kind} backend's")
 
 
 METHOD_ENTRY_POINTS = "figlang.methods"
@@ -132,11 +175,25 @@ class MethodRegistry:
                     f"register(registry) function, not a {type(obj).__name__}"
                 )
 
-    def register(self, name: str, shapes: tuple[Shape, ...], description: str, needs_model: bool = True):
+    def register(
+        self,
+        name: str,
+        shapes: tuple[Shape, ...],
+        description: str,
+        needs_model: bool = True,
+        options: type | None = None,
+        backend_options: bool | None = None,
+    ):
+        """Add a method. ``options`` is its options dataclass (default: the factory's ``Options`` attribute); with one,
+        ``create`` checks what it is given first. ``backend_options`` (default: ``needs_model``) says whether the options
+        it does not declare are the model backend's."""
+
         def deco(factory: MethodFactory) -> MethodFactory:
             if name in self._methods:
                 raise FiglangError(f"method {name!r} is registered twice")
-            self._methods[name] = MethodInfo(name, shapes, factory, description, needs_model)
+            declared = options if options is not None else getattr(factory, "Options", None)
+            backend = needs_model if backend_options is None else backend_options
+            self._methods[name] = MethodInfo(name, shapes, factory, description, needs_model, declared, backend)
             return factory
 
         return deco
@@ -155,6 +212,7 @@ class MethodRegistry:
         info = self.info(name)
         if info.needs_model and not model:
             raise FiglangError(f"method {name!r} needs a model: pass --model (a catalog name, hub id, local path or endpoint)")
+        info.check_options(model, options)  # before anything loads
         return info.factory(model=model, **options) if info.needs_model else info.factory(**options)
 
     def names(self) -> list[str]:

@@ -11,7 +11,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ..data.context import RunContext
 from ..data.errors import FiglangError
+from .options import options_from_signature
 from ..data.records import ClozeRecord, NLIPair, Record
 from .base import Method, MethodRegistry, Prediction
 
@@ -23,7 +25,7 @@ class AlwaysFirst(Method):
     def __init__(self, labels: Sequence[str] = ()) -> None:
         self.labels = tuple(labels)
 
-    def bind(self, task: Any) -> None:
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
         self.labels = self.labels or tuple(task.labels)
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
@@ -97,7 +99,7 @@ class RandomGuess(Method):
         self.seed = seed
         self.labels = tuple(labels)
 
-    def bind(self, task: Any) -> None:
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
         self.labels = self.labels or tuple(task.labels)
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
@@ -117,7 +119,32 @@ class RandomGuess(Method):
 
 def register(registry: MethodRegistry) -> None:
     """Add the baselines to ``registry`` (called by the registry on first use; importing registers nothing)."""
-    registry.register("always-first", ("cloze", "nli"), "Always the first option / first label.", needs_model=False)(AlwaysFirst)
-    registry.register("longer-option", ("cloze",), "The longest continuation (length-artifact check).", needs_model=False)(LongerOption)
-    registry.register("majority", ("cloze", "nli"), "The most frequent answer of the train split.", needs_model=False)(Majority)
-    registry.register("random", ("cloze", "nli"), "A seeded random guess (chance level).", needs_model=False)(RandomGuess)
+    labels = {"labels": "the label set (default: the task's)"}
+    registry.register(
+        "always-first",
+        ("cloze", "nli"),
+        "Always the first option / first label.",
+        needs_model=False,
+        options=options_from_signature(AlwaysFirst, labels),
+    )(AlwaysFirst)
+    registry.register(
+        "longer-option",
+        ("cloze",),
+        "The longest continuation (length-artifact check).",
+        needs_model=False,
+        options=options_from_signature(LongerOption, {}),
+    )(LongerOption)
+    registry.register(
+        "majority",
+        ("cloze", "nli"),
+        "The most frequent answer of the train split.",
+        needs_model=False,
+        options=options_from_signature(Majority, {}),
+    )(Majority)
+    registry.register(
+        "random",
+        ("cloze", "nli"),
+        "A seeded random guess (chance level).",
+        needs_model=False,
+        options=options_from_signature(RandomGuess, {**labels, "seed": "seed of the guesses"}),
+    )(RandomGuess)

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..data.errors import FiglangError
 from . import catalog as _catalog
+from .backends.options import LLAMACPP_NAMES, LLAMACPP_OPTIONS, TRANSFORMERS_OPTIONS
 from .backends.base import LanguageModel, ModelNotAvailableError
 from .backends.llamacpp_backend import LlamaCppBackend
 from .backends.transformers_backend import TransformersBackend
@@ -213,8 +214,7 @@ def _openai_backend(reference: str, options: dict[str, Any]) -> LanguageModel:
         raise FiglangError(f"bad option for an OpenAI-compatible endpoint: {err}") from err
 
 
-LLAMACPP_NAMES = ("llama.cpp", "llamacpp", "llama-cpp")
-LLAMACPP_OPTIONS = ("threads", "n_ctx", "n_batch")
+# the backends' options are declared once, as dataclasses (backends/options.py); these are their names
 
 
 def _llamacpp_backend(reference: str, options: dict[str, Any]) -> LanguageModel:
@@ -241,22 +241,6 @@ def _llamacpp_backend(reference: str, options: dict[str, Any]) -> LanguageModel:
         details = {"gguf": str(path.resolve()), "weights": f"{gguf_file_type(path) or 'GGUF'} run by llama.cpp"}
         return LlamaCppBackend(path, name=path.name, revision=sha256_file(path), extra_info=details, **options)
     raise ModelNotAvailableError(f"backend=llama.cpp needs a GGUF model: a catalog model made from one or a .gguf file; got {reference!r}")
-
-
-TRANSFORMERS_OPTIONS = (
-    "kind",
-    "dtype",
-    "device",
-    "threads",
-    "batch_size",
-    "max_batch_tokens",
-    "max_length",
-    "prefix_reuse",
-    "prompt_lookup",
-    "trust_remote_code",
-    "attn_implementation",
-    "allow_missing_weights",
-)
 
 
 def load_backend(reference: str, **options: Any) -> LanguageModel:

@@ -18,6 +18,7 @@ from typing import Any
 from flask import current_app, render_template, request
 from markupsafe import Markup, escape
 
+from ..data.context import RunContext
 from ..data.errors import FiglangError
 from ..evaluation.run_index import PredictionIndex
 from .paths import resolve_under
@@ -44,7 +45,8 @@ class ServeConfig:
         runs_root = Path(runs_dir).resolve()
         if not runs_root.is_dir():
             raise FiglangError(f"--runs {runs_dir} is not a folder: point it at the folder that holds your `figlang eval --out` runs")
-        return cls(runs_root, Path(data_dir).resolve() if data_dir else None, **options)
+        # the data folder by figlang's one rule (as given, links not followed), as every other command reads it
+        return cls(runs_root, RunContext.create(data_dir).data_dir if data_dir else None, **options)
 
 
 class FormExpired(Exception):

@@ -20,6 +20,7 @@ from ...data.errors import FiglangError
 from ...data.records import ClozeRecord, Record
 from ..backends.base import MASK, CapabilityError, ContinuationScore, MaskedScoreRequest, ScoreRequest
 from ..base import MethodRegistry, Prediction
+from ..options import options_from_signature
 from . import prompts as P
 from .common import (
     EXCLUDE_CHOICES,
@@ -186,8 +187,8 @@ class QA(ModelMethod):
         self,
         model: Any = None,
         answer: str = "letter",
-        chat: Any = "auto",
-        permute: Any = True,
+        chat: str | bool = "auto",
+        permute: bool = True,
         norm: str = "token",
         fmt: str = "auto",
         **backend_options: Any,
@@ -326,11 +327,11 @@ class FewShot(ModelMethod):
     def __init__(
         self,
         model: Any = None,
-        budget: Any = 3000,
-        max_shots: Any = 8,
-        seed: Any = 0,
+        budget: int = 3000,
+        max_shots: int = 8,
+        seed: int = 0,
         exclude: str = "linked",
-        permute: Any = True,
+        permute: bool = True,
         **backend_options: Any,
     ) -> None:
         super().__init__(model, backend_options)
@@ -529,25 +530,70 @@ class PET(ModelMethod):
         }
 
 
+# Each method's options, declared once: type and default from its constructor, one line of help each here.
+NEUTRAL_HELP = "PMI's neutral prompt: answer, empty, story or a text of your own"
+LM_SCORE_OPTIONS = options_from_signature(
+    LMScore,
+    {
+        "norm": "sum | token | char | pmi (input=figlang; default pmi) or lm-eval's sum | char | byte (input=lm-eval; default sum)",
+        "neutral": NEUTRAL_HELP,
+        "input": "figlang, or lm-eval: ask what lm-evaluation-harness asks of `figlang export lm-eval`'s task",
+    },
+    {"input": INPUTS},
+)
+QA_OPTIONS = options_from_signature(
+    QA,
+    {
+        "answer": "score the option letters or the option texts",
+        "chat": "use the model's chat template: auto (when it has one), true or false",
+        "permute": "show every option in every position and average (cancels a letter preference)",
+        "norm": "normalisation of text answers' scores",
+        "fmt": "prompt format: auto (from the model), causal or seq2seq (UnifiedQA's input)",
+    },
+    {
+        "answer": ("letter", "text"),
+        "chat": ("auto", "true", "false"),
+        "norm": ("sum", "token", "char"),
+        "fmt": ("auto", "causal", "seq2seq"),
+    },
+)
+FEW_SHOT_OPTIONS = options_from_signature(
+    FewShot,
+    {
+        "budget": "characters of the prompt (examples and item) at most",
+        "max_shots": "solved train examples at most",
+        "seed": "seed of the examples' order and answer positions",
+        "exclude": "which examples never go with an item: linked (its idiom's variants too), expression or item",
+        "permute": "also score the item with its options rotated and average",
+    },
+    {"exclude": EXCLUDE_CHOICES},
+)
+PET_OPTIONS = options_from_signature(PET, {"pattern": "the pattern-verbalizer pair: auto (by the item's figure), or one by name"})
+
+
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
     registry.register(
         "lm-score",
         ("cloze",),
         "LM scoring of each continuation given the narrative; -O norm=sum|token|char|pmi (default pmi), neutral=answer|empty|story|<text>; input=lm-eval scores as lm-evaluation-harness does (norm=sum: its acc, char: acc_norm, byte: acc_bytes).",
+        options=LM_SCORE_OPTIONS,
     )(LMScore)
     registry.register(
         "qa",
         ("cloze",),
         "UnifiedQA-style question with lettered options; -O answer=letter|text, chat=auto|true|false, permute=true|false, norm=sum|token|char (text answers), fmt=auto|causal|seq2seq.",
+        options=QA_OPTIONS,
     )(QA)
     registry.register(
         "few-shot",
         ("cloze",),
         "Few-shot 'Q: N (1) C1 (2) C2 A: (1)' from train; -O budget=<chars> max_shots=N seed=N exclude=linked|expression|item permute=true|false.",
+        options=FEW_SHOT_OPTIONS,
     )(FewShot)
     registry.register(
         "pet",
         ("cloze",),
         "PET zero-shot pattern-verbalizer ('You are right/wrong', 'That was expected/unexpected'); -O pattern=auto|idiom|simile.",
+        options=PET_OPTIONS,
     )(PET)

@@ -18,43 +18,7 @@ from ..backends.base import CapabilityError, ChatMessage, LanguageModel
 from ..base import Method
 from ..cache import cache_key
 from ..backend_cache import backend_for, clear_backends  # noqa: F401  (re-exported: methods import it from here)
-
-
-def parse_bool(value: Any, name: str) -> bool:
-    """A boolean option from Python or the command line (-O key=true|false|1|0|yes|no)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in {"true", "1", "yes", "on", "false", "0", "no", "off"}:
-        return value.strip().lower() in {"true", "1", "yes", "on"}
-    raise FiglangError(f"option {name!r} must be true or false, got {value!r}")
-
-
-def parse_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    value = str(value).strip().lower()
-    if value not in choices:
-        raise FiglangError(f"option {name!r} must be one of {', '.join(choices)}; got {value!r}")
-    return value
-
-
-def parse_int(value: Any, name: str, minimum: int | None = None) -> int:
-    try:
-        out = int(value)
-    except (TypeError, ValueError):
-        raise FiglangError(f"option {name!r} must be an integer, got {value!r}") from None
-    if isinstance(value, float) and value != out:
-        raise FiglangError(f"option {name!r} must be an integer, got {value!r}")
-    if minimum is not None and out < minimum:
-        raise FiglangError(f"option {name!r} must be at least {minimum}, got {out}")
-    return out
-
-
-def parse_float(value: Any, name: str) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise FiglangError(f"option {name!r} must be a number, got {value!r}") from None
+from ..options import parse_bool, parse_choice, parse_float, parse_int  # noqa: F401  (re-exported: methods import them from here)
 
 
 def item_seed(seed: int, record_id: str) -> int:

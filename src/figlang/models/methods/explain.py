@@ -36,8 +36,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
+from ...data.context import RunContext
 from ...data.errors import FiglangError, LoadOptions
 from ...data.flute import FIGURE_TYPES
 from ...data.flute import INSTRUCTION as FLUTE_INSTRUCTION
@@ -45,15 +46,16 @@ from ...data.narrative import load_cloze
 from ...data.records import NLIPair, Record
 from ...data.splits import normalise_expression
 from ..backends.base import ChatMessage, GenerationRequest
-from ..base import Method, MethodRegistry, Prediction, get_methods
+from ..base import Method, MethodRegistry, Prediction, bind_method, get_methods
 from ..cache import cache_key
+from ..explain_options import DEFAULT_K, EXPLAIN_OPTION_NAMES, MODES, SHOTS, STYLES, ExplainOptions  # noqa: F401  (DEFAULT_K, MODES: re-exported)
+from ..options import parse_options
 from ..retrieval import PairIndex
 from . import prompts as P
 from .mbr import mbr_choice, mbr_config
-from .common import ModelMethod, item_seed, parse_bool, parse_chat, parse_choice, parse_float, parse_int
+from .common import ModelMethod, item_seed, parse_chat, parse_int
 from .parsing import clean_explanation, first_sentence, parse_nli_answer
 
-MODES = ("pipeline", "joint")
 LABELS = ("entailment", "contradiction")
 WORDS = P.NLI_LABEL_WORDS["flute"]
 MEANING_LINE = 'The idiom "{idiom}" means: {meaning}'
@@ -69,7 +71,6 @@ STOP = {"pipeline": ("\n", ". "), "joint": ("\n",)}
 # FLUTE's own prompts did; ``compact`` states it once (FLUTE's wording, for "the premise" and "the hypothesis")
 # and then shows each pair as two labelled lines, which takes about a third fewer prompt tokens an example, so
 # more examples fit the same time.
-SHOTS = ("flute", "compact")  # the first is the default
 COMPACT_INSTRUCTION = (
     'For each pair below: does the premise entail or contradict the hypothesis? Please answer between "Entails" '
     'or "Contradicts" and explain your decision in a sentence.'
@@ -77,8 +78,6 @@ COMPACT_INSTRUCTION = (
 COMPACT_PAIR = "Premise: {premise}\nHypothesis: {hypothesis}"
 # ``style=examples``: one line of guidance, because the model otherwise often writes about "the first sentence" or
 # "the speaker", which FLUTE's explanations never do: they explain the figure of speech or the situation itself.
-STYLES = ("none", "examples")  # the first is the default
-DEFAULT_K = 6  # examples shown a pair (chosen on `selection`, docs/research/flute_explanations.md)
 STYLE_GUIDE = (
     "Write the explanation the way the examples do: explain what the figurative words mean or what the situation is "
     "really like, without mentioning the sentences, the premise, the hypothesis or the speaker."
@@ -161,72 +160,48 @@ class Explain(ModelMethod):
     shapes = ("nli",)
     needs_train = True  # the retrieval pool
 
-    def __init__(
-        self,
-        model: Any = None,
-        mode: Any = "pipeline",
-        k: Any = DEFAULT_K,
-        encoder: str = "minilm",
-        match_label: Any = True,
-        meanings: Any = "auto",
-        label_method: str | None = None,
-        label_model: str | None = None,
-        max_new_tokens: Any = 60,
-        temperature: Any = 0.0,
-        seed: Any = 0,
-        chat: Any = "auto",
-        retrieval_cache: str | None = None,
-        pool: str = "train",
-        shots: Any = SHOTS[0],
-        style: Any = STYLES[0],
-        k_by_type: Any = None,
-        writer: str | None = None,
-        writer_types: Any = None,
-        writer_batch_size: Any = 16,
-        writer_mbr: Any = 0,
-        writer_temperature: Any = 0.7,
-        **options: Any,
-    ) -> None:
-        label_options = {k_[len("label_") :]: v for k_, v in options.items() if k_.startswith("label_")}
-        backend_options = {k_: v for k_, v in options.items() if not k_.startswith("label_")}
+    Options: ClassVar[type] = ExplainOptions
+
+    def __init__(self, model: Any = None, **options: Any) -> None:
+        """``options``: :class:`ExplainOptions`' (typed, checked), ``label_*`` ones for the label method, the rest the backend's."""
+        own = {k_: v for k_, v in options.items() if k_ in EXPLAIN_OPTION_NAMES}
+        label_options = {k_[len("label_") :]: v for k_, v in options.items() if k_.startswith("label_") and k_ not in own}
+        backend_options = {k_: v for k_, v in options.items() if k_ not in own and not k_.startswith("label_")}
         super().__init__(model, backend_options)
-        self.mode = parse_choice(mode, "mode", MODES)
-        self.k = parse_int(k, "k", 0)
-        self.k_by_type = parse_k_by_type(k_by_type)
-        self.encoder = str(encoder)
-        self.match_label = parse_bool(match_label, "match_label")
-        self.meanings_option = str(meanings)
-        self.max_new_tokens = parse_int(max_new_tokens, "max_new_tokens", 1)
-        self.temperature = parse_float(temperature, "temperature")
+        o = self.options = parse_options(ExplainOptions, own, "method 'explain'")
+        self.mode, self.k, self.k_by_type, self.encoder = o.mode, o.k, parse_k_by_type(o.k_by_type), o.encoder
+        self.match_label, self.meanings_option, self.max_new_tokens = o.match_label, o.meanings, o.max_new_tokens
+        self.temperature = o.temperature
         if self.temperature < 0:
             raise FiglangError("option 'temperature' must be 0 (greedy) or positive (sampling)")
-        self.seed = parse_int(seed, "seed")
-        self.chat_option = parse_chat(chat)
-        self.retrieval_cache = retrieval_cache
-        self.pool_split = str(pool)
-        self.shots = parse_choice(shots, "shots", SHOTS)
-        self.style = parse_choice(style, "style", STYLES)
-        self.task: Any = None
+        self.seed, self.chat_option, self.retrieval_cache, self.pool_split = o.seed, parse_chat(o.chat), o.retrieval_cache, o.pool
+        self.shots, self.style = o.shots, o.style
+        self._init_label(o.label_method, o.label_model, label_options)
+        self._init_writer(o)
+
+    def _init_label(self, label_method: str | None, label_model: str | None, label_options: dict[str, Any]) -> None:
         self.label_method_name = label_method or (DEFAULT_LABEL_METHOD if self.mode == "pipeline" else None)
         if self.mode == "joint" and (label_method or label_model or label_options):
             raise FiglangError("mode=joint generates the label itself: drop the label_* options, or use mode=pipeline")
         self.label_model = label_model
         self.label_options = {**DEFAULT_LABEL_OPTIONS.get(self.label_method_name or "", {}), **label_options}
         self._label: Method | None = None
-        self.writer_dir = str(writer) if writer not in (None, "") else None
-        self.writer_types = parse_writer_types(writer_types) if self.writer_dir else ()
-        if writer_types not in (None, "") and not self.writer_dir:
+
+    def _init_writer(self, o: ExplainOptions) -> None:
+        self.writer_dir = o.writer or None
+        self.writer_types = parse_writer_types(o.writer_types) if self.writer_dir else ()
+        if o.writer_types not in (None, "") and not self.writer_dir:
             raise FiglangError("option 'writer_types' names the figure types a trained writer explains: give writer=DIR as well")
         if self.writer_dir and self.mode != "pipeline":
             raise FiglangError("writer=DIR explains a label given by the pipeline's label method: use mode=pipeline")
-        self.writer_batch_size = parse_int(writer_batch_size, "writer_batch_size", 1)
-        self.writer_mbr = parse_int(writer_mbr, "writer_mbr", 0)
-        self.writer_temperature = parse_float(writer_temperature, "writer_temperature")
+        self.writer_batch_size, self.writer_mbr, self.writer_temperature = o.writer_batch_size, o.writer_mbr, o.writer_temperature
         if self.writer_mbr and not self.writer_dir:
             raise FiglangError("option 'writer_mbr' samples candidates from a trained writer: give writer=DIR as well")
         if self.writer_mbr and self.writer_temperature <= 0:
             raise FiglangError("option 'writer_temperature' must be > 0: it is the temperature of the writer_mbr samples")
         self._writer: Any = None
+        self.task: Any = None
+        self.ctx: RunContext | None = None
         self.index: Any = None
         self.lexicon: dict[str, str] = {}
         self.lexicon_sha256: str | None = None
@@ -272,21 +247,24 @@ class Explain(ModelMethod):
         """Whether the trained writer, not the prompted model, explains this pair."""
         return self.writer_dir is not None and (pair.figure_type or "") in self.writer_types
 
-    def bind(self, task: Any) -> None:
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
+        """The task (its other splits are a retrieval pool) and the run's context (its data folder holds the pool and
+        the idiom lexicon); the label method is bound to the same."""
         self.task = task
+        self.ctx = ctx
         if self.label_method is not None:
-            self.label_method.bind(task)
+            bind_method(self.label_method, task, ctx)
 
     def fit(self, train: Sequence[Record]) -> None:
         """Index the train pairs for retrieval; read the idiom lexicon; fit the label method when it learns."""
         pool = [r for r in train if isinstance(r, NLIPair)]
-        data_root = Path(pool[0].meta["file"]).parent.parent if pool and pool[0].meta.get("file") else None  # <data>/flute/x.json
+        data_root = (self.ctx or RunContext.create()).data_dir  # the run's data folder (--data-dir), bound by the harness
         if self.pool_split != "train":  # e.g. train-fit, so that items of `selection` never see their own family
             if self.task is None or self.pool_split not in getattr(self.task, "splits", ()):
                 raise FiglangError(
                     f"pool={self.pool_split!r} is not a split of the task (its splits: {', '.join(getattr(self.task, 'splits', ()))})"
                 )
-            pool = [r for r in self.task.load(self.pool_split, data_root) if isinstance(r, NLIPair)]
+            pool = [r for r in self.task.load(self.pool_split, self.ctx) if isinstance(r, NLIPair)]
         if self.k or any(self.k_by_type.values()):
             self.index = PairIndex(pool, self.encoder, self.retrieval_cache)
         if self.meanings_option == "none":
@@ -591,5 +569,6 @@ def register(registry: MethodRegistry) -> None:
     registry.register(
         "explain",
         ("nli",),
-        "FLUTE label + one-sentence explanation from k retrieved same-type train examples; -O mode=pipeline|joint k=6 k_by_type=idiom:16,... encoder=minilm pool=train|train-fit label_method=nli-score|trained label_model=DIR (label_* go to the label method) meanings=auto|none|DATA_DIR shots=flute|compact style=none|examples writer=IRO_DIR writer_types=all|sarcasm,... writer_mbr=N writer_temperature=0.7 max_new_tokens=60 temperature=0 seed=N.",
+        "FLUTE label + one-sentence explanation from k retrieved same-type train examples (mode=pipeline: a label method "
+        "decides, then the explanation; joint: both generated); `figlang methods explain` lists its options.",
     )(Explain)

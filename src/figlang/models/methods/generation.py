@@ -17,6 +17,7 @@ from ...data.errors import FiglangError
 from ...data.records import GenerationRecord, Record, strip_markup
 from ..backends.base import GenerationRequest
 from ..base import MethodRegistry, Prediction
+from ..options import options_from_signature
 from .common import (
     EXCLUDE_CHOICES,
     ModelMethod,
@@ -64,13 +65,13 @@ class Generate(ModelMethod):
     def __init__(
         self,
         model: Any = None,
-        shots: Any = 0,
-        samples: Any = 1,
-        top_k: Any = 5,
-        temperature: Any = 0.7,
-        max_new_tokens: Any = 20,
-        min_new_tokens: Any = 1,
-        seed: Any = 0,
+        shots: int = 0,
+        samples: int = 1,
+        top_k: int = 5,
+        temperature: float = 0.7,
+        max_new_tokens: int = 20,
+        min_new_tokens: int = 1,
+        seed: int = 0,
         exclude: str = "linked",
         **backend_options: Any,
     ) -> None:
@@ -185,10 +186,27 @@ class Generate(ModelMethod):
         }
 
 
+GENERATE_OPTIONS = options_from_signature(
+    Generate,
+    {
+        "shots": "solved train examples before the item (0: zero-shot)",
+        "samples": "continuations sampled an item",
+        "top_k": "top-k sampling's k",
+        "temperature": "sampling temperature",
+        "max_new_tokens": "tokens a continuation at most",
+        "min_new_tokens": "tokens a continuation at least (1: no empty samples)",
+        "seed": "seed of the samples (per item: sha256(seed:item id))",
+        "exclude": "which examples never go with an item: linked, expression or item",
+    },
+    {"exclude": EXCLUDE_CHOICES},
+)
+
+
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
     registry.register(
         "generate",
         ("generation",),
         "Sample continuations (top-k 5, temperature 0.7, 20 tokens, one sentence); -O shots=0|N samples=N seed=N top_k temperature max_new_tokens min_new_tokens (default 1: no empty samples).",
+        options=GENERATE_OPTIONS,
     )(Generate)

@@ -34,13 +34,15 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ...data.context import RunContext
 from ...data.errors import FiglangError
 from ...data.records import ClozeRecord, Record
 from ..backends.base import ScoreRequest
 from ..base import MethodRegistry, Prediction
+from ..options import options_from_signature
 from .common import ModelMethod, parse_choice, parse_int
 from . import prompts as P
-from .cloze import NORMS, QA, FewShot, _cloze, _context, _normalise, _prediction
+from .cloze import FEW_SHOT_OPTIONS, NEUTRAL_HELP, NORMS, QA, QA_OPTIONS, FewShot, _cloze, _context, _normalise, _prediction
 from ...knowledge.providers import get_provider
 from ...knowledge.meanings import Meaning
 from ...knowledge.meanings import DEFAULT_LEXICONS, DEFAULT_SOURCES, MeaningFinder
@@ -92,7 +94,7 @@ class MeaningMixin:
 
     ``sources`` (comma-separated, in order; default record,lexicon,pattern,wordnet, and lm when
     ``meaning_model`` is given), ``lexicons`` (benchmark,pie or TSV/JSONL files; read from
-    $FIGLANG_DATA_DIR), ``missing=plain`` (score an item no source knows without a meaning line, saying
+    the run's data folder, ``--data-dir``, or ``-O data_dir``), ``missing=plain`` (score an item no source knows without a meaning line, saying
     so in its prediction) or ``error``.
     """
 
@@ -108,7 +110,14 @@ class MeaningMixin:
         chosen = _split_list(sources) if sources is not None else [*DEFAULT_SOURCES, *(["lm"] if meaning_model else [])]
         lex = _split_list(lexicons) if lexicons is not None else list(DEFAULT_LEXICONS)
         self.finder = MeaningFinder(chosen, lex, data_dir=data_dir, model=meaning_model)
+        self._lexicon_dir_given = data_dir is not None
         self._meanings = {}
+
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
+        """The lexicons are read from the run's data folder (``--data-dir``), unless ``-O data_dir`` named another."""
+        if ctx is not None and not self._lexicon_dir_given:
+            self.finder.use_data_dir(ctx.data_dir)
+        super().bind(task, ctx)  # type: ignore[misc]
 
     def resolve_meanings(self, items: Sequence[ClozeRecord]) -> None:
         """Find each item's meaning once (kept by id); ``missing=error`` refuses items no source knows."""
@@ -324,7 +333,7 @@ class KnowledgeLMScore(ModelMethod):
         aggregate: str = "lse",
         norm: str = "sum",
         neutral: str = P.DEFAULT_NEUTRAL,
-        max_inferences: Any = 12,
+        max_inferences: int = 12,
         provider: str = "none",
         provider_model: str | None = None,
         **backend_options: Any,
@@ -340,6 +349,11 @@ class KnowledgeLMScore(ModelMethod):
         self.provider_name = parse_choice(provider, "provider", PROVIDERS)
         self.provider_model = provider_model
         self._provider: Any = None
+        self._ctx: RunContext | None = None
+
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
+        """The run's context: the precomputed provider reads the benchmark's inferences from its data folder (--data-dir)."""
+        self._ctx = ctx
 
     def inferences_of(self, items: Sequence[ClozeRecord]) -> list[tuple[str, ...]]:
         """Each item's inferences of the chosen kind (at most ``max_inferences``), from the record or the provider."""
@@ -348,7 +362,7 @@ class KnowledgeLMScore(ModelMethod):
         if lacking and self.provider_name != "none":
             if self._provider is None:
                 opts = {"model": self.provider_model} if self.provider_model else {}
-                self._provider = get_provider(self.provider_name, **opts)
+                self._provider = get_provider(self.provider_name, data_dir=self._ctx.data_dir if self._ctx else None, **opts)
             got = self._provider.infer([items[i] for i in lacking], self.knowledge)
             for i, infs in zip(lacking, got):
                 out[i] = tuple(infs)[: self.max_inferences] or None
@@ -418,6 +432,42 @@ class KnowledgeLMScore(ModelMethod):
         return {**cfg, **self.model_config()}
 
 
+_MEANING_HELP = {
+    "position": "where the meaning line goes: before or after the narrative",
+    "sources": "where meanings come from, in order (comma-separated): record, lexicon, pattern, wordnet, lm",
+    "lexicons": "the lexicons of source 'lexicon' (comma-separated): benchmark, pie, or TSV/JSONL files",
+    "meaning_model": "an instruction model for source 'lm' (e.g. qwen2.5-1.5b)",
+    "missing": "an item no source knows: plain (scored without a meaning line) or error",
+    "data_dir": "the lexicons' folder, when not the run's data folder (--data-dir)",
+}
+_MEANING_CHOICES = {"position": POSITIONS, "missing": MISSING}
+LM_SCORE_MEANING_OPTIONS = options_from_signature(
+    MeaningLMScore,
+    {
+        **_MEANING_HELP,
+        "norm": "sum | token | char | pmi, or meaning-pmi: minus log P(continuation | narrative alone)",
+        "neutral": NEUTRAL_HELP,
+    },
+    {**_MEANING_CHOICES, "norm": MEANING_NORMS},
+)
+QA_MEANING_OPTIONS = options_from_signature(MeaningQA, _MEANING_HELP, _MEANING_CHOICES, include=[QA_OPTIONS])
+FEW_SHOT_MEANING_OPTIONS = options_from_signature(MeaningFewShot, _MEANING_HELP, _MEANING_CHOICES, include=[FEW_SHOT_OPTIONS])
+LM_SCORE_KNOWLEDGE_OPTIONS = options_from_signature(
+    KnowledgeLMScore,
+    {
+        "knowledge": "which of the record's inferences: context or literal",
+        "order": "inference-first or narrative-first",
+        "aggregate": "how the scores under each inference are pooled: lse, mean or max",
+        "norm": "sum, token or pmi",
+        "neutral": NEUTRAL_HELP,
+        "max_inferences": "inferences used an item at most",
+        "provider": "where inferences come from when the record has none: none, precomputed, wordnet, generative, comet",
+        "provider_model": "the provider's model (generative, comet)",
+    },
+    {"knowledge": KNOWLEDGE_KINDS, "order": ORDERS, "aggregate": AGGREGATES, "norm": ("sum", "token", "pmi"), "provider": PROVIDERS},
+)
+
+
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
     meaning_opts = (
@@ -427,16 +477,24 @@ def register(registry: MethodRegistry) -> None:
     registry.register(
         "lm-score-meaning",
         ("cloze",),
-        f"lm-score after a meaning line (\"'X' means Y.\"); the prediction says which source gave the meaning; -O norm=sum|token|char|pmi|meaning-pmi (default token, chosen on idiom selection: docs/research/meaning_aware.md), {meaning_opts}.",
+        f"lm-score after a meaning line (\"'X' means Y.\"); the prediction says which source gave the meaning; -O norm=sum|token|char|pmi|meaning-pmi (default token, chosen on idiom selection: docs/meaning_aware.md), {meaning_opts}.",
+        options=LM_SCORE_MEANING_OPTIONS,
     )(MeaningLMScore)
-    registry.register("qa-meaning", ("cloze",), f"qa with the meaning line before the narrative; qa's options plus {meaning_opts}.")(
-        MeaningQA
-    )
     registry.register(
-        "few-shot-meaning", ("cloze",), f"few-shot with the meaning line before every narrative; few-shot's options plus {meaning_opts}."
+        "qa-meaning",
+        ("cloze",),
+        f"qa with the meaning line before the narrative; qa's options plus {meaning_opts}.",
+        options=QA_MEANING_OPTIONS,
+    )(MeaningQA)
+    registry.register(
+        "few-shot-meaning",
+        ("cloze",),
+        f"few-shot with the meaning line before every narrative; few-shot's options plus {meaning_opts}.",
+        options=FEW_SHOT_MEANING_OPTIONS,
     )(MeaningFewShot)
     registry.register(
         "lm-score-knowledge",
         ("cloze",),
         "The paper's knowledge enhancement for an LM: each continuation scored under each of the 12 inferences, pooled; -O knowledge=context|literal, order=inference-first|narrative-first, aggregate=lse|mean|max, norm=sum|token|pmi, provider=none|wordnet|generative|comet.",
+        options=LM_SCORE_KNOWLEDGE_OPTIONS,
     )(KnowledgeLMScore)

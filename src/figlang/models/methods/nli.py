@@ -28,10 +28,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ...data.context import RunContext
 from ...data.errors import FiglangError
 from ...data.records import NLI_LABELS, NLIPair, Record
 from ..backends.base import ChatMessage, GenerationRequest, ScoreRequest
 from ..base import MethodRegistry, Prediction
+from ..options import options_from_signature
 from . import prompts as P
 from .common import ModelMethod, argmax_first, parse_bool, parse_chat, parse_choice, parse_int, same_text
 from .lm_eval_input import LM_EVAL_DELIMITER, LM_EVAL_NORMS, lm_eval_request, lm_eval_score
@@ -96,7 +98,7 @@ class _NLIMethod(ModelMethod):
         if bad:
             raise FiglangError(f"{self.name} knows the NLI labels {', '.join(NLI_LABELS)}; the task has {', '.join(bad)}")
 
-    def bind(self, task: Any) -> None:
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
         self.task_name = getattr(task, "name", None)
         if getattr(task, "labels", ()):
             self.labels = tuple(task.labels)
@@ -219,12 +221,12 @@ class NLIGenerate(_NLIMethod):
     def __init__(
         self,
         model: Any = None,
-        chat: Any = "auto",
-        explain: Any = None,
+        chat: str | bool = "auto",
+        explain: bool | None = None,
         labels: Sequence[str] = (),
-        max_new_tokens: Any = 64,
-        shots: Any = 0,
-        seed: Any = 0,
+        max_new_tokens: int = 64,
+        shots: int = 0,
+        seed: int = 0,
         **backend_options: Any,
     ) -> None:
         super().__init__(model, chat, explain, labels, max_new_tokens, backend_options, shots, seed)
@@ -269,15 +271,15 @@ class NLIScore(_NLIMethod):
     def __init__(
         self,
         model: Any = None,
-        chat: Any = "auto",
-        explain: Any = None,
+        chat: str | bool = "auto",
+        explain: bool | None = None,
         labels: Sequence[str] = (),
         calibrate: str = "none",
         norm: str | None = None,
-        max_new_tokens: Any = 48,
-        shots: Any = 0,
-        seed: Any = 0,
-        question: Any = "task",
+        max_new_tokens: int = 48,
+        shots: int = 0,
+        seed: int = 0,
+        question: str = "task",
         input: str = "figlang",
         **backend_options: Any,
     ) -> None:
@@ -402,15 +404,40 @@ class NLIScore(_NLIMethod):
         }
 
 
+_NLI_HELP = {
+    "chat": "use the model's chat template: auto (when it has one), true or false",
+    "explain": "also generate an explanation (default: when the task has explanations)",
+    "labels": "the label set (default: the task's)",
+    "max_new_tokens": "tokens generated at most",
+    "shots": "solved train examples first (0: zero-shot)",
+    "seed": "seed of the examples and of sampling",
+}
+_CHAT = ("auto", "true", "false")
+NLI_GENERATE_OPTIONS = options_from_signature(NLIGenerate, _NLI_HELP, {"chat": _CHAT})
+NLI_SCORE_OPTIONS = options_from_signature(
+    NLIScore,
+    {
+        **_NLI_HELP,
+        "calibrate": "none, or content-free: divide by the label words' scores on an empty pair",
+        "norm": "sum | token (input=figlang) or lm-eval's sum | char | byte (input=lm-eval)",
+        "question": "task (FLUTE's instruction) or meaning ('Do the two sentences mean the same thing?' Yes/No)",
+        "input": "figlang, or lm-eval: ask what lm-evaluation-harness asks of `figlang export lm-eval`",
+    },
+    {"chat": _CHAT, "calibrate": ("none", "content-free"), "question": ("task", "meaning"), "input": INPUTS},
+)
+
+
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
     registry.register(
         "nli-generate",
         ("nli",),
         "Generate the answer to FLUTE's instruction and parse label + explanation (unparseable → invalid); -O chat=auto|true|false explain=true|false max_new_tokens=N shots=K (train examples first) seed=N.",
+        options=NLI_GENERATE_OPTIONS,
     )(NLIGenerate)
     registry.register(
         "nli-score",
         ("nli",),
         "Score the label words ('Entails'/'Contradicts', IMPLI: 'Entails'/'Does not entail') and generate the explanation; -O explain=true|false calibrate=none|content-free norm=sum|token chat=auto|true|false shots=K (train examples first) seed=N question=task|meaning ('Do the two sentences mean the same thing?' Yes/No); input=lm-eval scores as lm-evaluation-harness does on `figlang export lm-eval` (norm=sum: its acc, char: acc_norm, byte: acc_bytes).",
+        options=NLI_SCORE_OPTIONS,
     )(NLIScore)

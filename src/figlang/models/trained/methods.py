@@ -29,11 +29,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ...data.context import RunContext
 from ...data.errors import FiglangError
 from ...data.io import file_sha256
 from ...data.records import Record
 from ..base import Method, MethodRegistry, Prediction
 from ..methods.common import parse_bool
+from ..options import options_from_signature
 from . import load_trained
 from .common import FIGLANG_JSON, TRAINED_METHODS, read_figlang_json
 from .heads import resolve_trained_model
@@ -47,19 +49,19 @@ class TrainedMethod(Method):
         self,
         model: str | None = None,
         loaded: Any = None,
-        batch_size: int | str = 16,
-        threads: int | str | None = None,
-        bf16: bool | str | None = None,
+        batch_size: int = 16,
+        threads: int | None = None,
+        bf16: bool | None = None,
         rationales: str | None = None,
         rationale_field: str = "explanation",
         inferences: str | Sequence[int] | None = None,
-        seed: int | str | None = None,
-        samples: int | str | None = None,
-        top_k: int | str | None = None,
-        temperature: float | str | None = None,
-        max_new_tokens: int | str | None = None,
-        min_new_tokens: int | str | None = None,
-        do_sample: bool | str | None = None,
+        seed: int | None = None,
+        samples: int | None = None,
+        top_k: int | None = None,
+        temperature: float | None = None,
+        max_new_tokens: int | None = None,
+        min_new_tokens: int | None = None,
+        do_sample: bool | None = None,
         device: str | None = None,
         threshold: float | str | None = None,
     ) -> None:
@@ -135,7 +137,7 @@ class TrainedMethod(Method):
         label = saved.get("label") or (model.labels[1] if len(model.labels) == 2 else None)
         model.set_decision({**saved, "label": label, "threshold": float(self.threshold), "chosen_on": "given (-O threshold)"})
 
-    def bind(self, task: Any) -> None:
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
         self._target_labels = tuple(getattr(task, "labels", ()) or ())
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
@@ -234,12 +236,38 @@ def _trained(model: str | None = None, **options: Any) -> TrainedMethod:
     return TrainedMethod(model=model, **options)
 
 
+TRAINED_OPTIONS = options_from_signature(
+    TrainedMethod,
+    {
+        "loaded": "an already loaded model object (Python only)",
+        "batch_size": "items a forward pass",
+        "threads": "CPU threads for torch",
+        "bf16": "run in bfloat16 (default: as trained)",
+        "rationales": "a generator's rationales: where they come from",
+        "rationale_field": "the record field a rationale is read from",
+        "inferences": "the inferences (1-based, comma-separated) a knowledge model is given",
+        "seed": "seed of sampling",
+        "samples": "a generator's samples an item",
+        "top_k": "a generator's top-k",
+        "temperature": "a generator's sampling temperature",
+        "max_new_tokens": "a generator's tokens at most",
+        "min_new_tokens": "a generator's tokens at least",
+        "do_sample": "a generator samples (else greedy)",
+        "device": "cpu, cuda, cuda:N or auto",
+        "threshold": "an NLI classifier's decision threshold (a number, or none for argmax)",
+    },
+    python_only=("loaded",),
+)
+
+
 def register(registry: MethodRegistry) -> None:
     """Add the ``trained`` method to ``registry`` (called by the registry on first use)."""
     registry.register(
         "trained",
         ("cloze", "nli", "generation"),
         "A model trained with `figlang train` (--model DIR; reads DIR/figlang.json), or a head that ships with figlang (--model figlang:NAME).",
+        options=TRAINED_OPTIONS,
+        backend_options=False,
     )(_trained)
 
 

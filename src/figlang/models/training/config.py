@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ...data.context import RunContext
 from ...data.errors import FiglangError
 from ...data.paths import resolve_data_dir
 from ..devices import bf16_is_emulated
@@ -103,6 +104,11 @@ class TrainConfig:
     device: str = "cpu"  # cpu | cuda | cuda:N | auto (weights and batches go there; the data order and seeds do not change)
     threads: int | None = 2
     progress: bool = True
+
+    @property
+    def ctx(self) -> RunContext:
+        """The training run's context: its data folder (resolved once, by make_config), seed, device and threads."""
+        return RunContext.create(self.data_dir, seed=self.seed, device=self.device, threads=self.threads)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

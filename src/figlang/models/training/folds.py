@@ -136,7 +136,7 @@ def train_folds(
     config = dict(config)
     config.setdefault("preset", "cpu-impli-folds")
     base_cfg = make_config(t.name, method, model, out_dir, **config)
-    records = t.load(base_cfg.train_split or t.default_split, base_cfg.data_dir)
+    records = t.load(base_cfg.train_split or t.default_split, base_cfg.ctx)
     key = carve_key_fn("expression", records)  # linked: one idiom's pairs never straddle two folds
     parts = expression_folds(records, k=k, seed=0, key=key)
     chosen = list(range(k)) if folds is None else [int(f) for f in folds]

@@ -95,11 +95,11 @@ def final_report(model: Any, task: Any, sets: dict[str, list[Record] | None], cf
                 task,
                 method,
                 split=name,
-                data_dir=cfg.data_dir,
                 limit=cfg.report_limit,
                 out_dir=target,
                 use_cache=False,
                 progress=cfg.progress,
+                ctx=cfg.ctx.with_seed(0),  # the report's bootstrap has always used seed 0, whatever the training seed
             )
             metrics[name] = run.metrics
         else:

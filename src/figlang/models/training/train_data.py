@@ -80,7 +80,7 @@ def default_splits(task: Any, cfg: TrainConfig) -> tuple[str, str, tuple[str, ..
 def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record], dict[str, list[Record] | None], dict[str, Any]]:
     """Train records, dev records, the report sets (split name → records, None for a plain task split) and data provenance."""
     train_split, dev_split, report = default_splits(task, cfg)
-    train = task.load(train_split, cfg.data_dir)
+    train = task.load(train_split, cfg.ctx)
     carved: list[Record] | None = None
     if dev_split == "carve":
         # narrative records (cloze/generation: they have an expression_type) also link variants of one idiom (a
@@ -91,7 +91,7 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
         )
         dev = carved
     else:
-        dev = task.load(dev_split, cfg.data_dir)
+        dev = task.load(dev_split, cfg.ctx)
         train_ids = {r.id for r in train}
         shared = [r.id for r in dev if r.id in train_ids]
         if shared:
@@ -108,10 +108,10 @@ def _task_data(task: Any, cfg: TrainConfig) -> tuple[list[Record], list[Record],
             sets["carved-dev"] = dev
         else:
             sets[name] = None
-    root = Path(cfg.data_dir)  # resolved by make_config
+    root = cfg.ctx.data_dir  # resolved by make_config
     spec_dir = (Path(task.spec_path).parent,) if task.spec_path else ()
     files = {
-        s: data_checksums(task.files(s, root), root, *spec_dir)
+        s: data_checksums(task.files(s, cfg.ctx), root, *spec_dir)
         for s in sorted({train_split, *(x for x in (dev_split, *report) if x != "carve")})
     }
     info = {

@@ -1,0 +1,179 @@
+"""The run context (issue 34): one data folder, resolved once by one rule, handed to the methods that need it.
+
+The methods that read more than the task's records (the meaning methods' lexicons, the explain method's idiom
+lexicon) get the data folder from ``--data-dir`` through ``Method.bind(task, ctx)``, also when
+``$FIGLANG_DATA_DIR`` points elsewhere. Real runs with the offline smollm2-135m.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from figlang.cli.main import app
+from figlang.data.context import RunContext, run_context
+from figlang.data.errors import FiglangError
+from figlang.data.records import Record
+from figlang.data.registry import get_task
+from figlang.models.base import Method, Prediction, bind_method
+
+MODEL = "smollm2-135m"
+
+IDIOM_SPEC = """\
+name: my-idioms-without-meanings
+shape: cloze
+splits:
+  dev: "{data_dir}/fig_narrative/data/idiom/dev.jsonl"
+columns:
+  context: narrative
+  options: [option1, option2]
+  label: correctanswer
+  expression: idiom
+labels: {option1: 0, option2: 1}
+"""
+
+
+def _eval(args: list[str], elsewhere: Path) -> Any:
+    env = {**os.environ, "FIGLANG_DATA_DIR": str(elsewhere)}  # the environment names another (empty) data folder
+    return CliRunner().invoke(app, ["eval", *args], env=env)
+
+
+def _rows(run: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.slow
+def test_meaning_lexicons_come_from_data_dir_not_the_environment(data_dir: Path, tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(IDIOM_SPEC, encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "run"
+    args = ["-t", str(spec), "-s", "dev", "-m", "lm-score-meaning", "--model", MODEL, "--limit", "3", "--data-dir", str(data_dir)]
+    args += ["-O", "threads=1", "-O", "dtype=float32", "-O", "sources=record,lexicon", "--no-cache", "-q", "-o", str(out)]
+    result = _eval(args, elsewhere)
+    assert result.exit_code == 0, result.output
+    rows = _rows(out)
+    assert len(rows) == 3
+    for row in rows:  # the records carry no meaning; the benchmark lexicon under --data-dir knows every dev idiom
+        assert row["meta"]["meaning_source"] == "lexicon:benchmark", row["meta"]
+        assert row["meta"]["meaning"]
+
+
+@pytest.mark.slow
+def test_precomputed_inferences_come_from_data_dir_not_the_environment(data_dir: Path, tmp_path: Path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(IDIOM_SPEC, encoding="utf-8")  # the spec's records carry no inferences of their own
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "run"
+    args = ["-t", str(spec), "-s", "dev", "-m", "lm-score-knowledge", "--model", MODEL, "--limit", "1", "--data-dir", str(data_dir)]
+    args += ["-O", "threads=1", "-O", "provider=precomputed", "-O", "max_inferences=2", "--no-cache", "-q", "-o", str(out)]
+    result = _eval(args, elsewhere)
+    assert result.exit_code == 0, result.output
+    (row,) = _rows(out)
+    assert row["valid"] and len(row["scores"]) == 2 and row["meta"]["inferences"] == 2  # two shipped inferences, found under --data-dir
+
+
+PAIRS = [
+    {
+        "id": "p1",
+        "premise": "He will be very successful one day.",
+        "hypothesis": "He could go places.",
+        "label": "Entailment",
+        "why": "To go places is to succeed.",
+    },
+    {
+        "id": "p2",
+        "premise": "She will never achieve anything.",
+        "hypothesis": "She could go places.",
+        "label": "Contradiction",
+        "why": "To go places is to succeed, and she will not.",
+    },
+]
+NLI_SPEC = """\
+name: my-idiom-pairs
+shape: nli
+splits:
+  train: pairs.jsonl
+  dev: pairs.jsonl
+columns:
+  premise: premise
+  hypothesis: hypothesis
+  label: label
+  explanation: why
+  expression: idiom
+  figure_type: type
+  id: id
+labels: {Entailment: entailment, Contradiction: contradiction}
+"""
+
+
+@pytest.mark.slow
+def test_explain_reads_its_idiom_lexicon_from_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    """The pairs live beside the spec, not in the data folder: the idiom lexicon is found under --data-dir all the same."""
+    task_dir = tmp_path / "task"
+    task_dir.mkdir()
+    rows = [{**p, "idiom": "go places", "type": "idiom"} for p in PAIRS]
+    (task_dir / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (task_dir / "spec.yaml").write_text(NLI_SPEC, encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = tmp_path / "run"
+    args = ["-t", str(task_dir / "spec.yaml"), "-s", "dev", "-m", "explain", "--model", MODEL, "--data-dir", str(data_dir)]
+    args += ["-O", "threads=1", "-O", "dtype=float32", "-O", "k=1", "-O", "max_new_tokens=4", "--no-cache", "-q", "-o", str(out)]
+    result = _eval(args, elsewhere)
+    assert result.exit_code == 0, result.output
+    for row in _rows(out):
+        assert row["meta"]["meaning"] == "To progress or find success in some area of one's life.", row["meta"]
+    fingerprint = json.loads((out / "results.json").read_text(encoding="utf-8"))["method"]["fingerprint"]
+    assert fingerprint["idiom_lexicon_size"] > 0
+
+
+def test_the_data_folder_is_taken_as_given_links_not_followed(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    link = tmp_path / "data-link"
+    link.symlink_to(data_dir.resolve(), target_is_directory=True)
+    ctx = RunContext.create(link, tmp_path / "cache", seed=3)
+    assert ctx.data_dir == link and ctx.data_dir.is_absolute() and ctx.seed == 3
+    assert ctx.cache_dir == tmp_path / "cache"
+    monkeypatch.setenv("FIGLANG_DATA_DIR", str(link))
+    assert RunContext.create().data_dir == link  # the environment, by the same rule
+    from figlang.web.app import create_app
+
+    served = create_app(tmp_path, link, testing=True, warm=False).config["FIGLANG"]
+    assert served.data_dir == link  # the web app reads the data folder by the same rule as every command
+
+
+def test_a_context_and_a_folder_are_not_given_together(tmp_path: Path) -> None:
+    ctx = RunContext.create(tmp_path)
+    assert run_context(ctx) is ctx and run_context(ctx, seed=7).seed == 7
+    with pytest.raises(FiglangError, match="either ctx= or data_dir="):
+        run_context(ctx, data_dir=tmp_path / "other")
+
+
+class _OldStylePlugin(Method):
+    """A plugin method written before the run context: its bind takes the task alone."""
+
+    name = "old-style"
+    shapes = ("cloze",)
+
+    def bind(self, task: Any) -> None:  # type: ignore[override]
+        self.bound = task.name
+
+    def predict(self, records: Sequence[Record]) -> list[Prediction]:
+        return [Prediction(r.id, 0) for r in records]
+
+    def config(self) -> dict[str, Any]:
+        return {}
+
+
+def test_plugins_whose_bind_takes_the_task_alone_keep_working(data_dir: Path) -> None:
+    method = _OldStylePlugin()
+    bind_method(method, get_task("idiom-cloze"), RunContext.create(data_dir))
+    assert method.bound == "idiom-cloze"
