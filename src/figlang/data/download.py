@@ -407,7 +407,7 @@ def _plan(selection: _Selection, root: Path, base: str, force: bool, report: Dow
     return todo
 
 
-def _fetch(todo: _Todo, root: Path, timeout: float, retries: int, progress: bool) -> None:
+def _fetch_all(todo: _Todo, root: Path, timeout: float, retries: int, progress: bool) -> None:
     """Download the planned files (resuming partial ones); a host that did not answer is not tried again."""
     total = sum(f.size or 0 for _, f, _, _ in todo)
     unreachable: dict[str, DownloadError] = {}
@@ -480,7 +480,7 @@ def download(
     report = DownloadReport(data_dir=root, base_url=base)
 
     todo = _plan(selection, root, base, force, report)  # 1. what is already there is hashed, not fetched
-    _fetch(todo, root, timeout, retries, progress)  # 2.
+    _fetch_all(todo, root, timeout, retries, progress)  # 2.
     _unpack(selection, root, force, report)  # 3. archives that loaders read unpacked
     return report
 
