@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Sequence
 
+from ..models.methods.ensemble import _log_softmax, mix_vectors, score_vector
 from ..data.errors import FiglangError
 from ..data.io import atomic_write
 from ..models.methods import argmax_first
@@ -67,24 +68,6 @@ def _member(path: str | Path, name: str | None = None) -> Member:
     return Member(name or run.path.name, run, vectors, gold)
 
 
-def score_vector(scores: Any, valid: bool, labels: Sequence[str] | None, where: str) -> list[float] | None:
-    """One answer's scores as a vector in the label order (NLI: sorted labels; cloze: the options); None when the
-    answer is invalid or unscored (it then counts as uniform). The offline ensemble and ``-m ensemble`` share it."""
-    if not valid or scores is None:
-        return None
-    vector = [float(scores[label]) for label in labels or []] if isinstance(scores, dict) else [float(s) for s in scores]
-    if not all(math.isfinite(v) for v in vector):
-        raise FiglangError(f"{where} has a score that is not a finite number")
-    return vector
-
-
-def _log_softmax(vector: Sequence[float], temperature: float) -> list[float]:
-    scaled = [v / temperature for v in vector]
-    top = max(scaled)
-    norm = top + math.log(sum(math.exp(v - top) for v in scaled))
-    return [v - norm for v in scaled]
-
-
 def fit_temperature(member: Member, ids: Sequence[str]) -> dict[str, Any]:
     """The temperature (from :data:`TEMPERATURES`) that minimises the member's mean negative log-likelihood of the
     gold answers on ``ids``; ties go to the one nearest 1."""
@@ -104,12 +87,6 @@ def _simplex(members: int, step: float) -> list[tuple[float, ...]]:
     if units < 1 or abs(units * step - 1) > 1e-9:
         raise FiglangError(f"the weight step must divide 1 (0.1, 0.05, 0.25 ...), got {step}")
     return [tuple(c / units for c in combo) for combo in itertools.product(range(units + 1), repeat=members) if sum(combo) == units]
-
-
-def mix_vectors(vectors: Sequence[list[float] | None], temps: Sequence[float], weights: Sequence[float], k: int) -> list[float]:
-    """sum_m w_m log softmax(v_m / T_m): the ensemble's scores for one item (an invalid member answer is uniform)."""
-    logps = [[-math.log(k)] * k if v is None else _log_softmax(v, t) for v, t in zip(vectors, temps)]
-    return [sum(w * lp[j] for w, lp in zip(weights, logps)) for j in range(k)]
 
 
 def _mix(members: Sequence[Member], temps: Sequence[float], weights: Sequence[float], rid: str, k: int) -> list[float]:

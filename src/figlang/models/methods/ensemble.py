@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,30 @@ def _create_member(spec: dict[str, Any]) -> Method:
     return registry.create(spec["method"], model=spec.get("model"), **options)
 
 
+def score_vector(scores: Any, valid: bool, labels: Sequence[str] | None, where: str) -> list[float] | None:
+    """One answer's scores as a vector in the label order (NLI: sorted labels; cloze: the options); None when the
+    answer is invalid or unscored (it then counts as uniform). The offline ensemble and ``-m ensemble`` share it."""
+    if not valid or scores is None:
+        return None
+    vector = [float(scores[label]) for label in labels or []] if isinstance(scores, dict) else [float(s) for s in scores]
+    if not all(math.isfinite(v) for v in vector):
+        raise FiglangError(f"{where} has a score that is not a finite number")
+    return vector
+
+
+def _log_softmax(vector: Sequence[float], temperature: float) -> list[float]:
+    scaled = [v / temperature for v in vector]
+    top = max(scaled)
+    norm = top + math.log(sum(math.exp(v - top) for v in scaled))
+    return [v - norm for v in scaled]
+
+
+def mix_vectors(vectors: Sequence[list[float] | None], temps: Sequence[float], weights: Sequence[float], k: int) -> list[float]:
+    """sum_m w_m log softmax(v_m / T_m): the ensemble's scores for one item (an invalid member answer is uniform)."""
+    logps = [[-math.log(k)] * k if v is None else _log_softmax(v, t) for v, t in zip(vectors, temps)]
+    return [sum(w * lp[j] for w, lp in zip(weights, logps)) for j in range(k)]
+
+
 class EnsembleMethod(Method):
     """The members of an ensemble.json, mixed with their temperatures and weights."""
 
@@ -108,7 +133,6 @@ class EnsembleMethod(Method):
                 member.fit(train)
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
-        from ...evaluation.ensemble import mix_vectors, score_vector
 
         answers = [member.predict(records) for member in self.members]
         labels = next((s.get("labels") for s in self.specs if s.get("labels")), None)
