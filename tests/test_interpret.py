@@ -258,7 +258,7 @@ def test_cli_json_and_readable_view(data_dir: Path, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_check_with_the_default_small_model(data_dir: Path) -> None:
     """check() runs the NLI method end to end (the small model's answer itself is not trusted)."""
-    from figlang.interpret import check
+    from figlang.explain import check
 
     verdict = check(
         "He died last year.",

@@ -1,6 +1,6 @@
 """``figlang interpret``: the figurative expressions in a text, their meanings and literal paraphrases.
 
-Presentation only: the work is :func:`figlang.interpret.interpret` and :func:`figlang.interpret.check`.
+Presentation only: the work is :func:`figlang.interpret.interpret` and :func:`figlang.explain.check`.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def interpret_cmd(
 
 def _print_all(engine, items, options: dict, check_with, out: Console | None, several: bool) -> None:
     """Interpret each (id, text) item; print JSON lines (``out`` None) or the readable view, with the --check verdict."""
-    from ..interpret import check
+    from ..explain import check
 
     for item_id, item_text in items:
         result = engine.interpret(item_text, **options)

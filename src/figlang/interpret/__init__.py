@@ -6,18 +6,16 @@
 
 Layers: :mod:`.lexicon_all` (one lexicon from every idiom resource, cached), :mod:`.detect`
 (the narrative miner's matcher and simile patterns, the metaphor lists), :mod:`.paraphrase`
-(meanings and the IMPLI builder's substitution), :mod:`.api` (the entry point and ``check``).
+(meanings and the IMPLI builder's substitution), :mod:`.api` (the entry point; ``check`` is :func:`figlang.explain.check`).
 """
 
 from .api import (
     MAX_CHARS,
-    CheckResult,
     Expression,
     InterpretInputError,
     Interpretation,
     Interpreter,
     UnsupportedLanguageError,
-    check,
     get_interpreter,
     interpret,
     read_inputs,
@@ -28,7 +26,6 @@ from .lexicon_all import RESOURCES, Holdout, assemble
 __all__ = [
     "MAX_CHARS",
     "RESOURCES",
-    "CheckResult",
     "Expression",
     "Holdout",
     "InterpretInputError",
@@ -36,7 +33,6 @@ __all__ = [
     "Interpreter",
     "UnsupportedLanguageError",
     "assemble",
-    "check",
     "get_interpreter",
     "interpret",
     "read_inputs",

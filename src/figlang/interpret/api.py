@@ -26,7 +26,6 @@ from ..data.errors import FiglangError
 from ..data.io import parse_jsonl
 from ..data.context import RunContext, run_context
 from ..data.paths import resolve_data_dir
-from ..explain import explain as explain_pair
 from ..builders.everyday_lexicon import LICENCES
 from .detect import Detector, RawHit, surface_exact
 from .discover import Discoverer
@@ -422,66 +421,3 @@ def interpret(
 
 
 # ----------------------------------------------------------------------------------------------- --check
-
-CHECK_MODEL = "qwen2.5-1.5b"
-CHECK_OPTIONS: dict[str, Any] = {"backend": "llama.cpp", "threads": 1}
-
-
-@dataclass
-class CheckResult:
-    premise: str
-    hypothesis: str
-    label: str  # entailment | contradiction
-    scores: dict[str, float]
-    explanation: str | None  # the model's own, generated after its label (may be None for a small model)
-    why: str  # the explanation, else what the figurative sentence says literally (its expressions' meanings)
-    method: dict[str, Any]
-    expressions: list[dict[str, Any]] = field(default_factory=list)  # interpret(hypothesis)'s expressions
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _literal_reading(result: Interpretation) -> str:
-    parts = [f"\u201c{e.text}\u201d means \u201c{e.meaning}\u201d" for e in result.expressions if e.meaning]
-    para = next((e.paraphrase for e in result.expressions if e.paraphrase), None)
-    if not parts:
-        return "no figurative expression with a known meaning was found in the figurative sentence"
-    return "; ".join(parts) + (f", so it says: {para}" if para else "")
-
-
-def check(
-    premise: str,
-    hypothesis: str,
-    *,
-    model: str = CHECK_MODEL,
-    explain: bool = True,
-    data_dir: str | Path | None = None,
-    ctx: RunContext | None = None,
-    **options: Any,
-) -> CheckResult:
-    """Does ``premise`` entail or contradict the figurative ``hypothesis``, and why?
-
-    Answered by the FLUTE explaining system (:func:`figlang.explain.explain`: the label from figlang's best
-    zero-shot FLUTE method, qwen2.5-1.5b nli-score with the "do they mean the same thing?" question and
-    content-free calibration, then a one-sentence explanation written from retrieved FLUTE train examples of
-    the same figure type). The figure type and idiom come from :func:`interpret` of the hypothesis. ``why``
-    falls back to the hypothesis's literal reading when the model gives no explanation.
-    """
-    validate_text(premise)
-    validate_text(hypothesis)
-    ctx = run_context(ctx, data_dir=data_dir)  # built once: the lexicons and the explainer read the same folder
-    reading = interpret(hypothesis, ctx=ctx)
-    first = reading.expressions[0] if reading.expressions else None
-    figure = first.type if first is not None and first.type in ("idiom", "simile", "metaphor") else None
-    idiom = first.canonical if first is not None and first.type == "idiom" else None
-    opts = {**(CHECK_OPTIONS if model == CHECK_MODEL else {}), **options}
-    result = explain_pair(premise, hypothesis, figure, idiom=idiom, model=model, ctx=ctx, **opts)
-    if result.label is None:
-        raise FiglangError(f"the model's answer could not be read as entails/contradicts: {result.raw!r}")
-    explanation = result.explanation if explain else None
-    why = explanation or _literal_reading(reading)
-    method = {"name": "explain", **result.produced_by, "question": "meaning", "calibrate": "content-free"}
-    return CheckResult(
-        premise, hypothesis, result.label, dict(result.scores or {}), explanation, why, method, [e.to_dict() for e in reading.expressions]
-    )
