@@ -67,8 +67,6 @@ LABEL_MODEL = "figlang:flute-lora-mpnet"  # the shipped FLUTE label model (issue
 
 def shipped_label_model() -> str | None:
     """The shipped FLUTE label model's name when it ships with this figlang (pipeline mode's default label), else None."""
-    from .models.trained.heads import shipped_heads
-
     return LABEL_MODEL if LABEL_MODEL.split(":", 1)[1] in shipped_heads() else None
 
 
@@ -131,8 +129,6 @@ _FIGURE_MODEL: list[Any] = []
 def detect_figure(premise: str, hypothesis: str, data_dir: str | Path | None = None) -> dict[str, Any]:
     """The figure type of a pair that comes without one, from the shipped figure-type model (its pair head), and,
     for an idiom, the idiom in the hypothesis with its meaning, from the interpret lexicon and matcher."""
-    from .interpret.api import interpret
-    from .models.trained.figure_type import FigureTypeModel
 
     if not _FIGURE_MODEL:
         _FIGURE_MODEL.append(FigureTypeModel())
@@ -144,8 +140,6 @@ def detect_figure(premise: str, hypothesis: str, data_dir: str | Path | None = N
             best = max(idioms, key=lambda e: e.confidence)
             found.update(idiom=best.canonical, meaning=best.meaning, meaning_source=best.meaning_source, span=best.text)
         else:  # not in the lexicon: the span of the hypothesis that differs from the premise (IMPLI's rule), no meaning
-            from .data.impli import figurative_offsets
-
             (ps, pe), (hs, he) = figurative_offsets(premise, hypothesis)
             if he > hs:
                 found.update(idiom=hypothesis[hs:he], span=hypothesis[hs:he], meaning=None, meaning_source=None)
@@ -165,6 +159,20 @@ def _detected(pair: Mapping[str, Any], record: NLIPair, data_dir: str | Path | N
     if found.get("meaning"):
         made.meta["meaning"] = found["meaning"]
     return made, found
+
+
+def _checked_pairs(pairs: Iterable[Mapping[str, Any]], data_dir: Path, detect: bool) -> tuple[list[NLIPair], list[dict | None]]:
+    """Each pair as a record (checked, with its position in errors) and what detection found for it."""
+    records: list[NLIPair] = []
+    detected: list[dict | None] = []
+    for i, p in enumerate(pairs, 1):
+        if not isinstance(p, Mapping):
+            raise FiglangError(f"pair {i} must be a mapping with 'premise' and 'hypothesis', got {type(p).__name__}")
+        record = _pair(p.get("premise"), p.get("hypothesis"), p.get("figure_type"), p.get("idiom"), where=f"pair {i}")
+        record, found = _detected(p, record, data_dir, f"pair {i}") if detect else (record, None)
+        records.append(record)
+        detected.append(found)
+    return records, detected
 
 
 def explain_pairs(
@@ -188,15 +196,7 @@ def explain_pairs(
     from .evaluation.harness import run_method
 
     ctx = run_context(ctx, data_dir=data_dir, cache_dir=cache_dir)  # built once, where the call starts
-    records: list[NLIPair] = []
-    detected: list[dict | None] = []
-    for i, p in enumerate(pairs, 1):
-        if not isinstance(p, Mapping):
-            raise FiglangError(f"pair {i} must be a mapping with 'premise' and 'hypothesis', got {type(p).__name__}")
-        record = _pair(p.get("premise"), p.get("hypothesis"), p.get("figure_type"), p.get("idiom"), where=f"pair {i}")
-        record, found = _detected(p, record, ctx.data_dir, f"pair {i}") if detect else (record, None)
-        records.append(record)
-        detected.append(found)
+    records, detected = _checked_pairs(pairs, ctx.data_dir, detect)
     if not records:
         return []
     method = explainer(model, ctx=ctx, **options)
@@ -287,6 +287,11 @@ __all__ = ["DEFAULT_MODEL", "Explanation", "explain", "explain_pairs", "explaine
 
 
 from figlang.callable_module import make_callable  # noqa: E402
+from .models.trained.heads import shipped_heads
+from .interpret.api import interpret
+from .models.trained.figure_type import FigureTypeModel
+from .interpret.api import interpret, validate_text
+from .data.impli import figurative_offsets
 
 make_callable(__name__)  # figlang.X(...) keeps working after `import figlang.X`
 
@@ -338,8 +343,6 @@ def check(
     the same figure type). The figure type and idiom come from :func:`figlang.interpret.interpret` of the hypothesis. ``why``
     falls back to the hypothesis's literal reading when the model gives no explanation.
     """
-    from .interpret.api import interpret, validate_text
-
     validate_text(premise)
     validate_text(hypothesis)
     ctx = run_context(ctx, data_dir=data_dir)  # built once: the lexicons and the explainer read the same folder

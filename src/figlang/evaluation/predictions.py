@@ -236,7 +236,12 @@ def _matcher(fmt: str, records: list[Record], rows: list[dict], near: dict[int, 
     if fmt == "narrative-generative":
         index = {_norm(r.source): r.id for r in records if isinstance(r, GenerationRecord)}
         return lambda obj: index.get(_norm(obj["input"] if "input" in obj else obj["narrative"]))
-    # flute-submission
+    return _flute_matcher(records, rows, near)
+
+
+def _flute_indexes(records: list[Record]) -> tuple[dict, dict, dict, dict]:
+    """FLUTE gold pairs by (premise, hypothesis), each pair's key by id, ids by CodaLab id, and pair ids by
+    (gold id, hypothesis) for near matches; texts compared normalised."""
     by_pair: dict[tuple[str, str], list[str]] = {}
     pair_of: dict[str, tuple[str, str]] = {}
     for r in records:
@@ -244,10 +249,18 @@ def _matcher(fmt: str, records: list[Record], rows: list[dict], near: dict[int, 
             pair_of[r.id] = (_norm(r.premise), _norm(r.hypothesis))
             by_pair.setdefault(pair_of[r.id], []).append(r.id)
     by_codalab = {str(r.meta.get("codalab_id")): r.id for r in records if r.meta.get("codalab_id") is not None}
-    by_gold_id: dict[tuple[str, str], list[str]] = {}  # (gold id, hypothesis) → pair ids, for near matches
+    by_gold_id: dict[tuple[str, str], list[str]] = {}
     for r in records:
         if isinstance(r, NLIPair) and r.meta.get("gold_id") is not None:
             by_gold_id.setdefault((str(r.meta["gold_id"]), pair_of[r.id][1]), []).append(r.id)
+    return by_pair, pair_of, by_codalab, by_gold_id
+
+
+def _flute_matcher(records: list[Record], rows: list[dict], near: dict[int, str] | None):
+    """A FLUTE submission's row → gold id function: a named id, else the premise and hypothesis, else a small
+    premise edit (one gold pair only), else the CodaLab id."""
+    ids = {r.id for r in records}
+    by_pair, pair_of, by_codalab, by_gold_id = _flute_indexes(records)
 
     def row_pair(obj: dict) -> tuple[str, str] | None:
         if "premise" not in obj or "hypothesis" not in obj:

@@ -23,6 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from ...data.errors import FiglangError
+from .heads import heads_dir
+from ..loading import resolve
+from ...data.registry import get_task
+from ...data.paths import resolve_data_dir
+from ...data.provenance import code_provenance, data_checksums, library_versions, split_fingerprint
 
 FIGURE_TYPES = ("idiom", "metaphor", "sarcasm", "simile")
 HEADS_FILE = "figure_type_heads.safetensors"
@@ -34,16 +39,12 @@ MAX_BYTES = 1024 * 1024
 
 
 def shipped_dir() -> Path:
-    from .heads import heads_dir
-
     return heads_dir() / SHIPPED_NAME
 
 
 def encoder(reference: str = ENCODER) -> tuple[Any, Any, dict[str, Any]]:
     """The frozen encoder and tokenizer, with its identity (catalog name, revision)."""
     from transformers import AutoModel, AutoTokenizer
-
-    from ..loading import resolve
 
     found = resolve(reference)
     model = AutoModel.from_pretrained(found.path)
@@ -122,8 +123,6 @@ def _features(out: Path, root: Path, model: Any, tok: Any) -> dict[str, dict[str
     """The three splits' features, kept in ``out/features.pt`` so that a rerun does not encode again."""
     import torch
 
-    from ...data.registry import get_task
-
     task = get_task("flute")
     cache = out / "features.pt"
     if cache.is_file():
@@ -148,10 +147,6 @@ def train_figure_type(out: str | Path, data_dir: str | Path | None = None, threa
     """Train both heads, choose each penalty on selection, score val once; writes ``out`` (heads and record)."""
     import torch
     from safetensors.torch import save_file
-
-    from ...data.paths import resolve_data_dir
-    from ...data.provenance import code_provenance, data_checksums, library_versions, split_fingerprint
-    from ...data.registry import get_task
 
     torch.set_num_threads(threads)
     started = time.perf_counter()

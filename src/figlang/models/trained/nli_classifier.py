@@ -32,6 +32,10 @@ from ...progress import route_transformers_bars
 from ..base import Prediction
 from .common import THRESHOLD_OBJECTIVES, TRAINED_METHODS, HFModel, assemble, choose_threshold, read_figlang_json, special_ids
 from .multiple_choice import autocast, is_decoder_only, module_device, pad, save_pretrained, scores_by_length, to_device
+from .lora import add_lora, lora_spec
+from .lora import load_adapter
+from .multiple_choice import frozen_base_path
+from .lora import save_adapter
 
 RationaleSource = str | Path | Mapping[str, str] | None
 
@@ -134,8 +138,6 @@ class NLIClassifierModel:
             path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)}
         )
         if lora:
-            from .lora import add_lora, lora_spec
-
             spec = dict(lora) if "targets" in lora else lora_spec(module.config.model_type, int(lora["rank"]), lora.get("alpha"))
             module = add_lora(module, spec)
         return cls(module, tokenizer, method, labels, **options)
@@ -154,9 +156,6 @@ class NLIClassifierModel:
         options: dict[str, Any] = {"max_length": meta["input_format"]["max_length"], "bf16": meta.get("training", {}).get("bf16", False)}
         options.update({k: v for k, v in overrides.items() if v is not None})
         if meta.get("lora"):  # adapters and head on a base found by its reference (and checked against its revision)
-            from .lora import load_adapter
-            from .multiple_choice import frozen_base_path
-
             model = cls.from_base(frozen_base_path(meta), meta["method"], meta["labels"], lora=meta["lora"], **options)
             load_adapter(model.module, directory)
         else:
@@ -226,8 +225,6 @@ class NLIClassifierModel:
 
     def save(self, directory: str | Path) -> None:
         if self.lora:  # only what was trained; the base and its tokenizer are found again by reference
-            from .lora import save_adapter
-
             Path(directory).mkdir(parents=True, exist_ok=True)
             save_adapter(self.module, Path(directory))
             return
