@@ -24,11 +24,15 @@ from typing import Any
 from .data.errors import FiglangError
 from .data.flute import FIGURE_TYPES
 from .data.context import RunContext, run_context
+from .data.impli import figurative_offsets
 from .data.records import NLIPair
 from .data.registry import get_task
 from .models.base import bind_method, get_methods
 from .models.cache import RequestCache
 from .models.devices import cpu_has_fast_bf16
+from .models.trained.figure_type import FigureTypeModel
+from .models.trained.heads import shipped_heads
+from .interpret.api import interpret, validate_text
 
 DEFAULT_MODEL = "qwen2.5-1.5b"
 
@@ -283,19 +287,6 @@ def explain(
     )[0]
 
 
-__all__ = ["DEFAULT_MODEL", "Explanation", "explain", "explain_pairs", "explainer"]
-
-
-from figlang.callable_module import make_callable  # noqa: E402
-from .models.trained.heads import shipped_heads
-from .interpret.api import interpret
-from .models.trained.figure_type import FigureTypeModel
-from .interpret.api import interpret, validate_text
-from .data.impli import figurative_offsets
-
-make_callable(__name__)  # figlang.X(...) keeps working after `import figlang.X`
-
-
 # --- check: interpret the figurative sentence, then explain the pair (`figlang interpret --check`) ---
 
 CHECK_MODEL = "qwen2.5-1.5b"
@@ -360,3 +351,11 @@ def check(
     return CheckResult(
         premise, hypothesis, result.label, dict(result.scores or {}), explanation, why, method, [e.to_dict() for e in reading.expressions]
     )
+
+
+__all__ = ["DEFAULT_MODEL", "CheckResult", "Explanation", "check", "explain", "explain_pairs", "explainer"]
+
+
+from figlang.callable_module import make_callable  # noqa: E402
+
+make_callable(__name__)  # figlang.X(...) keeps working after `import figlang.X`
