@@ -167,6 +167,8 @@ def api_page() -> str:
                 obj = getattr(figlang, name)
             except (AttributeError, ImportError):
                 continue
+            if inspect.ismodule(obj):  # once its module is imported, figlang.NAME is that (callable) module
+                obj = getattr(obj, name)
             lines.append(f"::: {obj.__module__}.{obj.__qualname__}\n    options:\n      heading_level: 3\n")
     lines.append("## What they return\n")
     returned = {type(figlang.load_task("flute"))}

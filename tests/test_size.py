@@ -19,8 +19,6 @@ ALLOWED: dict[str, str] = {
     "the explain method (issue #34, branch ctx) replace the hand-parsed ones, so it is cut there",
     "models/methods/explain.py:Explain.predict": "being restructured for the run context and typed options "
     "(issue #34, branch ctx): cut there, not twice",
-    "evaluation/harness.py:evaluate": "its parameters become the run context and the typed results document (issue #34, "
-    "branch ctx): cut there, not twice",
 }
 
 
