@@ -85,8 +85,8 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="write the measurements here as JSON")
     args = ap.parse_args()
 
-    from figlang.data.io import write_json
-    from figlang.data.provenance import code_provenance
+    from figlang.core.io import write_json
+    from figlang.core.provenance import code_provenance
     from figlang.data.registry import get_task
     from figlang.explain import explain, explain_pairs, explainer
 

@@ -24,11 +24,11 @@ import time
 
 from figlang.data.registry import get_task
 from figlang.evaluation.provenance import code_provenance, library_versions, split_fingerprint
-from figlang.models.backends.base import ScoreRequest
-from figlang.models.prefix import shared_prefix_length
-from figlang.models.loading import load_backend
-from figlang.models.methods import prompts as P
-from figlang.models.methods.cloze import FewShot, _cloze, _context
+from figlang.backends.base import ScoreRequest
+from figlang.backends.prefix import shared_prefix_length
+from figlang.backends.loading import load_backend
+from figlang.methods.prompted import prompts as P
+from figlang.methods.prompted.cloze import FewShot, _cloze, _context
 
 
 def contexts_of(method: FewShot, items: list) -> list[str]:

@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 from figlang import __version__
-from figlang.builders.idiom_matcher import ARTICLES, CLOSED
+from figlang.lexicon.matcher import ARTICLES, CLOSED
 from figlang.interpret.detect import Detector
 from figlang.interpret.lexicon_all import BENCHMARK_RESOURCES, RESOURCES, Holdout, assemble, data_checksums, idiom_key, pie_groups
 

@@ -28,9 +28,9 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     from figlang.data.registry import get_task
-    from figlang.models.base import METHODS
-    from figlang.models.methods.cloze import _context
-    from figlang.models.methods.meaning import join_context
+    from figlang.methods.base import METHODS
+    from figlang.methods.prompted.cloze import _context
+    from figlang.methods.prompted.meaning import join_context
 
     records = get_task(a.task).load(a.split, os.environ.get("FIGLANG_DATA_DIR", "../shared/data"))[: a.items]
     opts = {"threads": 1, "dtype": "float32"}

@@ -77,7 +77,7 @@ def fast_dtype() -> str:
     Without those instructions torch emulates bfloat16 several times slower than float32, so on such a
     CPU (AVX2 only, like this project's machine) float32 itself is the fast dtype.
     """
-    from figlang.models.devices import auto_cpu_dtype
+    from figlang.core.devices import auto_cpu_dtype
 
     return auto_cpu_dtype()
 
@@ -87,8 +87,8 @@ def worker_lm_eval(args: argparse.Namespace) -> dict:
     from lm_eval.models.huggingface import HFLM
     from lm_eval.tasks import TaskManager
 
-    from figlang.interop.lm_eval_samples import loglikelihoods, predicted_index
-    from figlang.models.loading import resolve
+    from figlang.evaluation.lm_eval_samples import loglikelihoods, predicted_index
+    from figlang.backends.loading import resolve
 
     lm, load_s, _ = _clock(lambda: HFLM(pretrained=resolve(args.model).path, dtype=args.dtype, batch_size=args.batch_size, device="cpu"))
     rss_loaded = rss_mb()
@@ -114,7 +114,7 @@ def worker_lm_eval(args: argparse.Namespace) -> dict:
 
 
 def worker_figlang(args: argparse.Namespace, model: str, dtype: str, limit: int | None, backend: str | None = None) -> dict:
-    from figlang.models.base import get_methods
+    from figlang.methods.base import get_methods
 
     records = load_records(args, limit)
     options: dict = {"input": "lm-eval", "norm": "sum"}
@@ -154,9 +154,9 @@ def worker_limit(args: argparse.Namespace) -> dict:
     """
     import torch
 
-    from figlang.models.backends.transformers_backend import TokenTree
-    from figlang.models.loading import load_backend
-    from figlang.models.methods.cloze import lm_eval_request, narrative_text
+    from figlang.backends.transformers_backend import TokenTree
+    from figlang.backends.loading import load_backend
+    from figlang.methods.prompted.cloze import lm_eval_request, narrative_text
 
     records = load_records(args, args.limit)
     lm, load_s, _ = _clock(lambda: load_backend(args.model, dtype=args.dtype))
@@ -425,7 +425,7 @@ def report(args: argparse.Namespace, argv: list[str] | None, exported, started: 
 
     import torch
 
-    from figlang.models.devices import TIMING_FLAGS, bf16_is_emulated, cpu_info
+    from figlang.core.devices import TIMING_FLAGS, bf16_is_emulated, cpu_info
 
     print(
         f"\n{args.task}/{args.split}, {args.model}, threads {args.threads or 'default'}, {os.cpu_count()} CPUs, "

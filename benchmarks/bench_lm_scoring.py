@@ -74,10 +74,10 @@ def worker(args: argparse.Namespace) -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    from figlang.models.backends.base import ScoreRequest
-    from figlang.models.loading import load_backend
-    from figlang.models.methods.cloze import _context
-    from figlang.models.methods.prompts import LM_SCORE_CONTINUATION
+    from figlang.backends.base import ScoreRequest
+    from figlang.backends.loading import load_backend
+    from figlang.methods.prompted.cloze import _context
+    from figlang.methods.prompted.prompts import LM_SCORE_CONTINUATION
 
     spec = MODES[args.worker]
     batch = spec["batch"] or args.batch_size

@@ -24,7 +24,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from figlang.builders.lexicon import load_benchmark_lexicon, normalise_idiom
+from figlang.lexicon.idioms import load_benchmark_lexicon, normalise_idiom
 from figlang.builders.narratives import MinerConfig, mine_corpus, mine_texts
 from figlang.data.records import strip_markup
 
@@ -64,7 +64,7 @@ def _command(argv: list[str] | None) -> str:
 
 def _write_items(path: str | None, rows: list[dict]) -> None:
     if path:
-        from figlang.data.io import write_jsonl
+        from figlang.core.io import write_jsonl
 
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         write_jsonl(path, rows)  # gzip'd (reproducibly) when the name ends in .gz
@@ -348,7 +348,7 @@ def cmd_precision(args) -> None:
 
 def cmd_throughput(args) -> None:
     """Mine a folder with 1, 2 … worker processes; sentences/s, peak memory per worker, counts."""
-    from figlang.builders.lexicon import load_lexicon
+    from figlang.lexicon.idioms import load_lexicon
 
     lexicon = load_lexicon(args.lexicon, args.data_dir)
     import os
@@ -422,7 +422,7 @@ def _shard_records(shard_dir: Path) -> list[dict]:
 
 def cmd_ray_check(args) -> None:
     """The first --files files of a folder: Ray (local cluster) output == single-process output."""
-    from figlang.builders.lexicon import load_lexicon
+    from figlang.lexicon.idioms import load_lexicon
 
     files = sorted(Path(args.corpus).glob("*.txt"))[: args.files]
     lexicon = load_lexicon(args.lexicon, args.data_dir)

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     from figlang.cli.common import parse_key_values
     from figlang.evaluation import evaluate
     from figlang.evaluation.provenance import library_versions
-    from figlang.models.devices import TIMING_FLAGS, bf16_is_emulated, cpu_info
+    from figlang.core.devices import TIMING_FLAGS, bf16_is_emulated, cpu_info
 
     torch.set_num_threads(args.threads)
     options = {**parse_key_values(args.options, "-O"), "threads": args.threads}

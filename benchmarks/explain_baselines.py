@@ -58,11 +58,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", required=True, help="a folder: one run folder per baseline and summary.json")
     args = ap.parse_args(argv)
 
-    from figlang.data.errors import LoadOptions
+    from figlang.core.errors import LoadOptions
     from figlang.data.flute import flute_files, load_flute
-    from figlang.data.io import write_json, write_jsonl
-    from figlang.data.paths import resolve_data_dir
-    from figlang.data.provenance import code_provenance, data_checksums, portable_path, split_fingerprint
+    from figlang.core.io import write_json, write_jsonl
+    from figlang.core.paths import resolve_data_dir
+    from figlang.core.provenance import code_provenance, data_checksums, portable_path, split_fingerprint
     from figlang.evaluation.explanations import read_prediction_rows, score_explanations
 
     rows = read_prediction_rows(args.run)

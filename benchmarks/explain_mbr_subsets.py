@@ -3,7 +3,7 @@
 A `writer_mbr=N` run keeps, for every pair its writer explained, the greedy line and the N samples
 (``meta.mbr.candidates``, first sentences, in drawing order). The choice over the greedy line and
 the first n samples is recomputed for n = 0 (the greedy line alone), 2, 4, 8, ... N with the same
-rule (``figlang.models.methods.mbr.mbr_choice``), and each is scored against the gold explanations
+rule (``figlang.methods.prompted.mbr.mbr_choice``), and each is scored against the gold explanations
 by figure type with the ROUGE-L F1 the runs report (rouge-score, no stemmer, the pair's mean).
 
 ``--with RUN`` names a prompted run on the same pairs (e.g. qwen with retrieved examples). Then two
@@ -41,12 +41,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
 
-    from figlang.data.io import write_json
-    from figlang.data.provenance import code_provenance
+    from figlang.core.io import write_json
+    from figlang.core.provenance import code_provenance
     from figlang.data.registry import get_task
     from figlang.evaluation.runs import load_run
     from figlang.metrics.generation import RougeL
-    from figlang.models.methods.mbr import mbr_choice, mbr_config
+    from figlang.methods.prompted.mbr import mbr_choice, mbr_config
 
     run = Path(args.run)
     rows = [r for r in load_run(run).rows if (r.get("meta") or {}).get("mbr")]

@@ -91,7 +91,7 @@ def main() -> None:
     import torch
 
     from figlang.api import evaluate
-    from figlang.data.io import write_json
+    from figlang.core.io import write_json
     from figlang.data.registry import get_task
     from figlang.evaluation.explanations import score_explanations
     from figlang.evaluation.provenance import code_provenance
@@ -164,7 +164,7 @@ def main() -> None:
         results.append(entry)
         print(json.dumps(entry), flush=True)
     from figlang.data.flute import FIGURE_TYPES
-    from figlang.models.methods.explain import DEFAULT_K, SHOTS, STYLES, parse_k_by_type
+    from figlang.methods.prompted.explain import DEFAULT_K, SHOTS, STYLES, parse_k_by_type
 
     for r in results:  # what each configuration showed each figure type, spelled out (k, then k_by_type's exceptions)
         by_type = parse_k_by_type(r["options"].get("k_by_type"))

@@ -28,9 +28,9 @@ from types import SimpleNamespace
 
 from figlang.data.flute import INSTRUCTION
 from figlang.data.registry import get_task
-from figlang.models.backends.base import ChatMessage, ScoreRequest
-from figlang.models.methods import backend_for
-from figlang.models.methods import prompts as P
+from figlang.backends.base import ChatMessage, ScoreRequest
+from figlang.methods.prompted import backend_for
+from figlang.methods.prompted import prompts as P
 
 SAME = (
     'Sentence 1: "{p}"\nSentence 2: "{h}"\nDo the two sentences mean the same thing? Figurative language '

@@ -43,10 +43,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from figlang.data.io import write_json
+from figlang.core.io import write_json
 from figlang.data.registry import get_task
 from figlang.evaluation import evaluate
-from figlang.models.methods.common import argmax_first
+from figlang.methods.prompted.common import argmax_first
 
 QUESTIONS = ("task", "meaning")
 CALIBRATIONS = ("none", "content-free")

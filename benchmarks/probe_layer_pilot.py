@@ -45,8 +45,8 @@ def main() -> None:
     from transformers import AutoModel, AutoTokenizer
 
     from figlang.data.registry import get_task
-    from figlang.models.loading import resolve
-    from figlang.models.trained.multiple_choice import ChoiceScorer, ChoiceScorerModel
+    from figlang.backends.loading import resolve
+    from figlang.methods.trained.multiple_choice import ChoiceScorer, ChoiceScorerModel
 
     torch.set_num_threads(args.threads)
     path = resolve(args.model).path
@@ -88,7 +88,7 @@ def main() -> None:
 
 def write_result(args: argparse.Namespace, records: list, table: list[dict]) -> None:
     """The pilot's table as a result file: which layer wins on the split it ran on, and the provenance that says which."""
-    from figlang.data.io import write_json
+    from figlang.core.io import write_json
     from figlang.evaluation.provenance import provenance
 
     best = max(table, key=lambda row: row["cv_accuracy"])

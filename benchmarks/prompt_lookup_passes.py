@@ -21,11 +21,11 @@ import argparse
 import gzip
 import json
 
-from figlang.data.io import write_json
+from figlang.core.io import write_json
 from figlang.data.registry import get_task
-from figlang.models.backends.transformers_backend import prompt_lookup_draft
-from figlang.models.base import get_methods
-from figlang.models.methods.explain import WORDS
+from figlang.backends.transformers_backend import prompt_lookup_draft
+from figlang.methods.base import get_methods
+from figlang.methods.prompted.explain import WORDS
 
 
 def replay(cases: list[tuple[list[int], list[int]]], max_ngram: int, draft_tokens: int) -> dict[str, float]:

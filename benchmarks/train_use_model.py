@@ -36,10 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_interpret import _write, content  # noqa: E402
 
 from figlang.data.impli import FILES, figurative_offsets, load_impli_file  # noqa: E402
-from figlang.data.io import file_sha256  # noqa: E402
+from figlang.core.io import file_sha256  # noqa: E402
 from figlang.interpret.lexicon_all import PIE_CSV, pie_groups  # noqa: E402
 from figlang.interpret.use_label import FEATURE_NAMES, MODEL_FILE, UseItem, UseModel, features  # noqa: E402
-from figlang.models.retrieval import encoder_for  # noqa: E402
+from figlang.methods.retrieval import encoder_for  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +55,7 @@ def _load_pie(data: Path, rng: random.Random, fig_cap: int) -> list[tuple[UseIte
 
 
 def _load_impli(data: Path, rng: random.Random, fig_cap: int) -> list[tuple[UseItem, int, str, str]]:
-    from figlang.data.errors import LoadOptions, LoadReport
+    from figlang.core.errors import LoadOptions, LoadReport
 
     lit, fig = [], []
     for spec in FILES:

@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from figlang.builders.everyday_lexicon import BUILD_COMMAND, LICENCES, write_shipped
+from figlang.lexicon.everyday import BUILD_COMMAND, LICENCES, write_shipped
 from figlang.interpret.lexicon_all import RESOURCE_FILES, SHIPPED_RESOURCES, load_rows
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from figlang.data.io import file_sha256, read_jsonl, write_json  # noqa: E402
+from figlang.core.io import file_sha256, read_jsonl, write_json  # noqa: E402
 from figlang.evaluation.norms import norm_accuracies  # noqa: E402
 from figlang.evaluation.runs import predictions_file  # noqa: E402
 

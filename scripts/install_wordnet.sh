@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install WordNet 3.0 (Debian's wordnet-base: /usr/share/wordnet) when it is missing.
-# figlang reads it offline through figlang.knowledge.wordnet_data.load_wordnet(); the package
+# figlang reads it offline through figlang.lexicon.wordnet.load_wordnet(); the package
 # lacks the `lexnames` file, which figlang ships itself (src/figlang/resources/wordnet/lexnames).
 # Usage: sh scripts/install_wordnet.sh   (root, or sudo available; exits 0 when already installed)
 set -eu

@@ -34,9 +34,9 @@ BLOCKS = ("plain", "neutral", "meaning-before", "meaning-after", "know-context-i
 
 def run_block(task: str, split: str, block: str, model: str, threads: int, data_dir: str, out: Path, sample: int = 0) -> None:
     from figlang.data.registry import get_task
-    from figlang.models.backends.base import ScoreRequest
-    from figlang.models.base import METHODS
-    from figlang.models.methods import prompts as P
+    from figlang.backends.base import ScoreRequest
+    from figlang.methods.base import METHODS
+    from figlang.methods.prompted import prompts as P
 
     path = out / f"{task}-{split}-{block}{f'-n{sample}' if sample else ''}.json"
     if path.exists():
@@ -220,7 +220,7 @@ def analyse(out: Path) -> None:
 def derive_token(run: Path, out: Path) -> None:
     """A norm=pmi run's predictions re-read as norm=token: each option's score = logprob / n_tokens, both kept in the
     pmi run's meta, which is exactly what the same method with ``-O norm=token`` computes from the same requests."""
-    from figlang.data.io import read_jsonl
+    from figlang.core.io import read_jsonl
 
     rows = read_jsonl(run / "predictions.jsonl")
     out.mkdir(parents=True, exist_ok=True)

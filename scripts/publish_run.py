@@ -27,7 +27,7 @@ import re
 import sys
 from pathlib import Path
 
-from figlang.data.io import atomic_write, gzip_file
+from figlang.core.io import atomic_write, gzip_file
 
 KEEP = {
     "results.json",
@@ -47,7 +47,7 @@ KEEP = {
     "mbr_subsets.json",
 }
 SKIP_DIRS = {"checkpoint", "cache", ".figlang-cache", "__pycache__"}
-PATCH_FILE = "code.patch"  # figlang.data.provenance.PATCH_FILE: the diff a dirty run's code carries
+PATCH_FILE = "code.patch"  # figlang.core.provenance.PATCH_FILE: the diff a dirty run's code carries
 
 
 def _code_blocks(obj: object) -> list[dict]:

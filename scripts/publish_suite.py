@@ -11,7 +11,7 @@ printed), its notes and the command of every row; see figlang.evaluation.suite.p
 import argparse
 import sys
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.evaluation.suite import publish_suite
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

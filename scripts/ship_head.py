@@ -4,15 +4,15 @@
     python scripts/ship_head.py RUN NAME --root runs/heads   # a trial folder: FIGLANG_HEADS_DIR=runs/heads finds it
 
 Writes src/figlang/resources/heads/NAME/ (choice_head.safetensors, figlang.json without machine paths,
-record.json); see figlang.models.trained.heads. Base-model weights are never copied.
+record.json); see figlang.methods.trained.heads. Base-model weights are never copied.
 """
 
 import argparse
 import json
 import sys
 
-from figlang.data.errors import FiglangError
-from figlang.models.trained.heads import RECORD_FILE, ship_head
+from figlang.core.errors import FiglangError
+from figlang.methods.trained.heads import RECORD_FILE, ship_head
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 parser.add_argument("run", help="a finished `figlang train --preset cpu-probe` folder")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import FiglangError
-from figlang.models.backends.base import BackendError, ChatMessage, GenerationRequest, ScoreRequest
+from figlang.core.errors import FiglangError
+from figlang.backends.base import BackendError, ChatMessage, GenerationRequest, ScoreRequest
 
 SMOLLM_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 needs_llama_cpp = pytest.mark.skipif(
@@ -34,7 +34,7 @@ def _smollm_gguf() -> Path:
 
 @pytest.fixture(scope="module")
 def lcpp():
-    from figlang.models.loading import load_backend
+    from figlang.backends.loading import load_backend
 
     return load_backend("smollm2-135m", backend="llama.cpp", threads=1)
 
@@ -43,7 +43,7 @@ def lcpp():
 def hf():
     import torch
 
-    from figlang.models.loading import load_backend
+    from figlang.backends.loading import load_backend
 
     torch.set_num_threads(1)
     return load_backend("smollm2-135m", threads=1)
@@ -130,7 +130,7 @@ def test_chat_template_is_the_tokenizers(lcpp, hf):
 
 
 def test_a_sequence_longer_than_the_context_is_a_clear_error():
-    from figlang.models.backends.llamacpp_backend import LlamaCppBackend
+    from figlang.backends.llamacpp_backend import LlamaCppBackend
 
     small = LlamaCppBackend(_smollm_gguf(), name="smollm2-small", threads=1, n_ctx=64)
     with pytest.raises(BackendError, match="does not fit"):
@@ -139,7 +139,7 @@ def test_a_sequence_longer_than_the_context_is_a_clear_error():
 
 
 def test_bad_references_and_options():
-    from figlang.models.loading import load_backend
+    from figlang.backends.loading import load_backend
 
     with pytest.raises(FiglangError, match="not one"):
         load_backend("minilm", backend="llama.cpp")
@@ -153,8 +153,8 @@ def test_bad_references_and_options():
 
 def test_a_gguf_split_over_packages_is_assembled_once_and_checked(tmp_path, monkeypatch, lcpp):
     """A multi-part catalog model (qwen2.5-1.5b has 22 parts) is concatenated once into the cache."""
-    from figlang.models import install
-    from figlang.models.catalog import CatalogEntry, Part, Provider
+    from figlang.backends import install
+    from figlang.backends.catalog import CatalogEntry, Part, Provider
 
     whole = _smollm_gguf().read_bytes()
     cut = [0, len(whole) // 3, 2 * len(whole) // 3, len(whole)]

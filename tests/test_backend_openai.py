@@ -22,23 +22,9 @@ import pytest
 from servers.llama_server import MODEL_ALIAS, LlamaServer, free_port, llama_server_available
 from servers.openai_stub import StubServer
 
-from figlang.models.backends.base import (
-    BackendError,
-    CapabilityError,
-    ChatMessage,
-    ContinuationScore,
-    GenerationRequest,
-    ScoreRequest,
-)
-from figlang.models.backends.openai_backend import (
-    ChatRequest,
-    LabelAnswer,
-    OpenAIBackend,
-    RetryPolicy,
-    normalize_base_url,
-    parse_label,
-)
-from figlang.models.cache import RequestCache
+from figlang.backends.base import BackendError, CapabilityError, ChatMessage, ContinuationScore, GenerationRequest, ScoreRequest
+from figlang.backends.openai_backend import ChatRequest, LabelAnswer, OpenAIBackend, RetryPolicy, normalize_base_url, parse_label
+from figlang.backends.cache import RequestCache
 
 FAST_RETRY = RetryPolicy(max_attempts=3, max_time=10.0, backoff=0.05, backoff_max=0.2)
 

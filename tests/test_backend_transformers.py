@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from figlang.data.errors import FiglangError
-from figlang.models.backends.base import (
+from figlang.core.errors import FiglangError
+from figlang.backends.base import (
     BackendError,
     CapabilityError,
     ChatMessage,
@@ -55,7 +55,7 @@ def model_cache(tmp_path_factory):
 @pytest.fixture(scope="module")
 def converted(model_cache):
     """The GGUF → safetensors conversion, timed (done once for the module)."""
-    from figlang.models.loading import resolve
+    from figlang.backends.loading import resolve
 
     started = time.perf_counter()
     resolved = resolve(str(_smollm_gguf()))
@@ -64,7 +64,7 @@ def converted(model_cache):
 
 @pytest.fixture(scope="module")
 def smollm(converted):
-    from figlang.models.loading import backend_for_resolved
+    from figlang.backends.loading import backend_for_resolved
 
     resolved, _ = converted
     return backend_for_resolved(resolved, batch_size=16)
@@ -94,8 +94,8 @@ def _set(lm, **options):
 
 
 def test_gguf_converted_once_then_reloaded_from_cache(converted, smollm, model_cache):
-    from figlang.models.gguf import prepare_gguf
-    from figlang.models.loading import resolve
+    from figlang.backends.gguf import prepare_gguf
+    from figlang.backends.loading import resolve
 
     resolved, first_seconds = converted
     assert resolved.source == "gguf"
@@ -219,7 +219,7 @@ def test_runs_of_shared_examples_are_encoded_once_each(smollm, cloze_requests, m
 
 
 def test_token_tree_rows_share_prefixes_and_see_only_their_ancestors():
-    from figlang.models.backends.transformers_backend import TokenTree
+    from figlang.backends.transformers_backend import TokenTree
 
     # two contexts sharing [1, 2], options sharing their first token
     tree = TokenTree.of([((1, 2, 3), [(0, [7, 8]), (1, [7, 9])]), ((1, 2, 4), [(2, [7])])])
@@ -318,7 +318,7 @@ def test_greedy_generation_matches_transformers_generate(smollm):
 
 
 def test_prompt_lookup_draft_follows_the_latest_longest_match():
-    from figlang.models.backends.transformers_backend import prompt_lookup_draft
+    from figlang.backends.transformers_backend import prompt_lookup_draft
 
     seq = [1, 2, 3, 4, 5, 9, 2, 3, 7, 8, 1, 2, 3]
     assert prompt_lookup_draft(seq, 3) == [4, 5, 9]  # the last 3-gram "1 2 3" occurred at the start
@@ -407,7 +407,7 @@ def test_chat_template(smollm):
 
 
 def test_minilm_is_an_encoder_that_cannot_score(minilm_path):
-    from figlang.models.loading import load_backend
+    from figlang.backends.loading import load_backend
 
     lm = load_backend(str(minilm_path))
     assert lm.info().kind == "encoder" and not lm.can_score and not lm.can_generate
@@ -468,7 +468,7 @@ def tiny_models(minilm_path, tmp_path_factory):
 
 
 def test_masked_lm_scores_candidates_at_the_blank(tiny_models):
-    from figlang.models.loading import load_backend
+    from figlang.backends.loading import load_backend
 
     root, tok, models = tiny_models
     lm = load_backend(str(root / "mlm"))
@@ -499,7 +499,7 @@ def test_masked_lm_scores_candidates_at_the_blank(tiny_models):
 
 
 def test_seq2seq_scores_target_given_source(tiny_models):
-    from figlang.models.loading import load_backend
+    from figlang.backends.loading import load_backend
 
     root, tok, models = tiny_models
     lm = load_backend(str(root / "t5"))
@@ -527,7 +527,7 @@ def test_seq2seq_scores_target_given_source(tiny_models):
 
 
 def test_classifier_gives_label_log_probabilities(tiny_models):
-    from figlang.models.loading import load_backend
+    from figlang.backends.loading import load_backend
 
     root, _, _ = tiny_models
     lm = load_backend(str(root / "cls"))
@@ -541,7 +541,7 @@ def test_classifier_gives_label_log_probabilities(tiny_models):
 
 
 def test_unknown_backend_option_is_a_clear_error(minilm_path):
-    from figlang.models.loading import load_backend
+    from figlang.backends.loading import load_backend
 
     with pytest.raises(FiglangError, match="unknown option"):
         load_backend(str(minilm_path), batchsize=4)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from figlang.models.backends.base import GenerationRequest, ScoreRequest
+from figlang.backends.base import GenerationRequest, ScoreRequest
 
 WINDOW = 16
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 def gemma3(tmp_path_factory):
     from transformers import AutoTokenizer, Gemma3ForCausalLM, Gemma3TextConfig
 
-    from figlang.models.loading import load_backend, resolve
+    from figlang.backends.loading import load_backend, resolve
 
     tok = AutoTokenizer.from_pretrained(resolve("smollm2-135m").path)
     root = tmp_path_factory.mktemp("tiny-gemma3")
@@ -98,9 +98,9 @@ def test_prompts_longer_than_max_length_are_cut_with_a_warning():
     """A context or prompt that loses its start must say so: its score is about a shorter text."""
     import warnings
 
-    from figlang.models.backends.base import GenerationRequest, ScoreRequest
-    from figlang.models.backends.hf_text import TruncationWarning
-    from figlang.models.loading import load_backend
+    from figlang.backends.base import GenerationRequest, ScoreRequest
+    from figlang.backends.hf_text import TruncationWarning
+    from figlang.backends.loading import load_backend
 
     lm = load_backend("smollm2-135m", max_length=24, threads=1)
     long = "The cat sat on the mat and looked at the dog, who was asleep by the fire all evening long."

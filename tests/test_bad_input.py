@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import DataError, DataNotFoundError, LoadReport
+from figlang.core.errors import DataError, DataNotFoundError, LoadReport
 from figlang.data.registry import get_task
 
 
@@ -113,7 +113,7 @@ def test_impli_short_row_and_bad_score(data_dir: Path, tmp_path: Path) -> None:
     lines[3] = "only one column"
     lines[4] = lines[4].rsplit("\t", 1)[0] + "\tnot-a-number"
     (folder / "lit_context_pie_ne.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    from figlang.data.errors import LoadOptions
+    from figlang.core.errors import LoadOptions
     from figlang.data.impli import FILES, load_impli_file
 
     spec = next(f for f in FILES if f.path == "idioms/lit_context_pie_ne.tsv")
@@ -175,7 +175,7 @@ def test_line_separator_characters_inside_json_strings(idiom_dev, tmp_path: Path
 def test_atomic_write_leaves_a_normal_file_and_nothing_half_written(tmp_path: Path) -> None:
     import os
 
-    from figlang.data.io import atomic_write
+    from figlang.core.io import atomic_write
 
     old = os.umask(0o022)
     try:
@@ -211,7 +211,7 @@ def test_file_lock_makes_read_merge_write_take_turns(tmp_path: Path) -> None:
 def _append_under_lock(folder: Path, i: int) -> None:
     import time
 
-    from figlang.data.io import atomic_write, file_lock
+    from figlang.core.io import atomic_write, file_lock
 
     for _ in range(3):
         with file_lock(folder / ".lock"):

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from figlang.builders.annotation import TASK_FIELDS, export_tasks, import_answers, load_candidates
 from figlang.cli.build_narratives import app
 from figlang.data.narrative import load_cloze
-from figlang.data.errors import LoadOptions, LoadReport
+from figlang.core.errors import LoadOptions, LoadReport
 
 NARR = (
     "Cal was depending on me. I loved my little brother. He was all I really had. He deserved the best chance. "

@@ -19,7 +19,7 @@ from figlang.builders.flute_creator import CreatorConfig, create, load_records
 from figlang.builders.flute_edits import export_edit_tasks, import_edits
 from figlang.builders.flute_inputs import SourceItem, load_idioms, read_input_file, select
 from figlang.builders.flute_review import export_queue, finalize, import_verdicts, review_rates
-from figlang.data.errors import DataError
+from figlang.core.errors import DataError
 
 IDIOMS = [
     {"idiom": "spill the beans", "meaning": "to reveal a secret", "sentence": "Tom spilled the beans about the wedding plans."},
@@ -309,7 +309,7 @@ def test_endpoint_failure_keeps_finished_items_and_rerun_continues(tmp_path: Pat
     second: the run stops cleanly, says how to continue, keeps the first idiom; the rerun resumes it."""
     from servers.openai_stub import StubServer
 
-    from figlang.models.backends.openai_backend import OpenAIBackend, RetryPolicy
+    from figlang.backends.openai_backend import OpenAIBackend, RetryPolicy
 
     down = {"on": True}
 

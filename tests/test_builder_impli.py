@@ -21,7 +21,7 @@ from figlang.builders.impli import (
     write_outputs,
 )
 from figlang.cli.build_impli import app
-from figlang.data.errors import DataError, LoadOptions, LoadReport
+from figlang.core.errors import DataError, LoadOptions, LoadReport
 from figlang.data.records import ENTAILMENT, NON_ENTAILMENT
 
 LEXICON = [

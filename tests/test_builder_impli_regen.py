@@ -18,7 +18,7 @@ from figlang.builders.impli import (
 )
 from figlang.cli.build_impli import app
 from figlang.data.impli import figurative_span
-from figlang.data.io import iter_tsv
+from figlang.core.io import iter_tsv
 
 # The first lines of two real IMPLI files: 150 PIE pairs and 120 SemEval pairs (269 distinct items).
 SLICE = {"fig_context_pie_e.tsv": 150, "fig_context_semeval_e.tsv": 120}
@@ -127,7 +127,7 @@ def test_cli_regenerate_writes_a_result_file(slice_dir: Path, tmp_path: Path) ->
     categories add up to the file's counts."""
     from collections import Counter
 
-    from figlang.data.io import file_sha256, read_jsonl
+    from figlang.core.io import file_sha256, read_jsonl
 
     out = tmp_path / "results"
     res = CliRunner().invoke(

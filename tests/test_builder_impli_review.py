@@ -23,7 +23,7 @@ from figlang.builders.impli.review import (
     review_rates,
 )
 from figlang.cli.build_impli import app
-from figlang.data.errors import DataError
+from figlang.core.errors import DataError
 
 SENTENCES = (
     "He kicked the bucket last year.\tkick the bucket\tfigurative\n"

@@ -21,9 +21,9 @@ from figlang.builders.impli import (
     read_xlsx_sheet,
 )
 from figlang.builders.wordnet import antonymize, antonyms_of, literal_replacement
-from figlang.data.errors import DataError
+from figlang.core.errors import DataError
 from figlang.data.records import ENTAILMENT, NON_ENTAILMENT
-from figlang.knowledge.wordnet_data import INSTALL_COMMAND, WordNetNotFoundError, find_wordnet_source, lexnames_text, load_wordnet
+from figlang.lexicon.wordnet import INSTALL_COMMAND, WordNetNotFoundError, find_wordnet_source, lexnames_text, load_wordnet
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from figlang.builders.lexicon import load_benchmark_lexicon, load_lexicon, load_lexicon_file, load_pie_lexicon
-from figlang.data.errors import DataError
+from figlang.lexicon.idioms import load_benchmark_lexicon, load_lexicon, load_lexicon_file, load_pie_lexicon
+from figlang.core.errors import DataError
 
 
 def test_benchmark_lexicon(data_dir):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from figlang.builders.idiom_matcher import IdiomMatcher
-from figlang.builders.lexicon import LexiconEntry, normalise_idiom
+from figlang.lexicon.matcher import IdiomMatcher
+from figlang.lexicon.idioms import LexiconEntry, normalise_idiom
 from figlang.builders.narratives import MinerConfig, MinerPipeline
-from figlang.builders.similes import find_similes, simile_prefilter
+from figlang.lexicon.similes import find_similes, simile_prefilter
 
 IDIOMS = {
     "spill the beans": "reveal a secret",

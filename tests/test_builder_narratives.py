@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from figlang.builders.corpus import strip_gutenberg
-from figlang.builders.lexicon import LexiconEntry, load_benchmark_lexicon, normalise_idiom
+from figlang.lexicon.idioms import LexiconEntry, load_benchmark_lexicon, normalise_idiom
 from figlang.builders.narratives import CRASH_ENV, MinerConfig, mine_corpus, mine_texts
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 
 BOOKS = ("potter_the_great_big_treasury_of_beatrix_potter.txt", "london_the_call_of_the_wild.txt", "alcott_eight_cousins.txt")
 
@@ -150,7 +150,7 @@ def test_jsonl_corpus_is_sharded_by_lines(tmp_path):
     rows = [{"body": " ".join(STORY).replace("Cal", f"Cal{i}")} for i in range(5)] + [{"other": 1}]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     from figlang.builders.corpus import ReadOptions
-    from figlang.builders.lexicon import Lexicon
+    from figlang.lexicon.idioms import Lexicon
 
     lex = Lexicon("t", entries)
     config = MinerConfig(similes=False, min_words=10, read=ReadOptions(text_field="body"))

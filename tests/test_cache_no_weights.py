@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from figlang.cli.main import app
-from figlang.models.backends import base
-from figlang.models.catalog import get
-from figlang.models.methods import clear_backends
+from figlang.backends import base
+from figlang.backends.catalog import get
+from figlang.methods.prompted import clear_backends
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -71,8 +71,8 @@ def test_a_rerun_from_a_warm_cache_loads_no_weights(data_dir: Path, tmp_path: Pa
 
 
 def test_identity_needs_no_weights_and_scoring_loads_them() -> None:
-    from figlang.models.backends.base import ScoreRequest
-    from figlang.models.loading import load_backend
+    from figlang.backends.base import ScoreRequest
+    from figlang.backends.loading import load_backend
 
     if not get(MODEL).is_installed():
         pytest.skip(f"{MODEL} is not installed")
@@ -87,8 +87,8 @@ def test_llama_cpp_identity_needs_no_weights() -> None:
     pytest.importorskip("llama_cpp")
     from test_backend_llamacpp import _smollm_gguf
 
-    from figlang.models.backends.base import ScoreRequest
-    from figlang.models.backends.llamacpp_backend import LlamaCppBackend
+    from figlang.backends.base import ScoreRequest
+    from figlang.backends.llamacpp_backend import LlamaCppBackend
 
     lm = LlamaCppBackend(_smollm_gguf(), name="smollm2-gguf", threads=1, n_ctx=256)
     fingerprint = lm.fingerprint()

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from figlang.data.errors import FiglangError
-from figlang.models import catalog
-from figlang.models.catalog import CatalogEntry, CatalogError, Part, Provider
-from figlang.models.loading import ModelNotAvailableError, load_backend, resolve
+from figlang.core.errors import FiglangError
+from figlang.backends import catalog
+from figlang.backends.catalog import CatalogEntry, CatalogError, Part, Provider
+from figlang.backends.loading import ModelNotAvailableError, load_backend, resolve
 
 EXPECTED = {
     "minilm": "sentence-transformers/all-MiniLM-L6-v2",
@@ -82,7 +82,7 @@ def test_not_installed_model_names_the_install_command(offline):
         ),
     )
     assert entry.missing_packages() == ["figlang-ghost-model-weights==9.9.9"] and not entry.is_installed()
-    from figlang.models.loading import _resolve_catalog
+    from figlang.backends.loading import _resolve_catalog
 
     with pytest.raises(ModelNotAvailableError) as err:
         _resolve_catalog(entry, "auto", True, None)
@@ -143,7 +143,7 @@ def test_models_list_command(minilm_path):
 
 def test_models_install_dry_run_and_unknown_name(monkeypatch):
     from figlang.cli.models_cmds import app
-    from figlang.models import install as install_mod
+    from figlang.backends import install as install_mod
 
     runner = CliRunner()
     unknown = runner.invoke(app, ["install", "no-such-model"])

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.evaluation.compare import WILCOXON_ALL_ZERO, compare_runs
 from figlang.metrics.generation import NltkSentenceBleu, RougeL, SacreSentenceBleu
 from figlang.metrics.generation_scores import generation_scores_from_records

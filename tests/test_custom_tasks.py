@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from figlang.data.custom import SHAPES, load_task_spec, read_task_spec, write_task_spec_template
-from figlang.data.errors import DataError, DataNotFoundError, FiglangError, LoadReport
+from figlang.core.errors import DataError, DataNotFoundError, FiglangError, LoadReport
 from figlang.data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, ClozeRecord, GenerationRecord, NLIPair
 from figlang.data.registry import TASKS, Task, get_task
 

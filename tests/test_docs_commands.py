@@ -153,7 +153,7 @@ def test_no_absolute_machine_paths_in_readme_or_docs():
     pattern = re.compile(r"/(root|home|work|tmp)/")
     files = [REPO / "README.md", *(p for p in (REPO / "docs").rglob("*") if p.is_file() and p.suffix != ".png")]
     found = []
-    from figlang.data.io import read_bytes
+    from figlang.core.io import read_bytes
 
     for path in files:
         try:

@@ -25,8 +25,8 @@ from typer.testing import CliRunner
 from figlang.cli.data_download import download_cmd, verify_cmd
 from figlang.data import download as dl
 from figlang.data.download import ChecksumError, DownloadError, blob_sha1_file, download, verify
-from figlang.data.errors import FiglangError
-from figlang.data.io import git_blob_sha1
+from figlang.core.errors import FiglangError
+from figlang.core.io import git_blob_sha1
 from figlang.data.sources import BASE_URL_ENV, load_sources, select
 from script_loader import load_script
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.evaluation.ensemble import TEMPERATURES, choose_ensemble, ensemble_runs
 from figlang.evaluation.runs import load_run
 
@@ -190,7 +190,7 @@ def test_ensemble_command_without_report_writes_the_members_file(tmp_path):
 
 @pytest.mark.parametrize("figure", ["idiom", "simile"])
 def test_shipped_ensembles_are_the_ones_chosen_on_the_committed_selection_runs(figure):
-    from figlang.models.methods.ensemble import read_choice, shipped_ensemble
+    from figlang.methods.prompted.ensemble import read_choice, shipped_ensemble
 
     path = shipped_ensemble(f"figlang:{figure}-probe-fewshot-qwen")
     sel = [RESULTS / f"ensemble/{figure}-sel-probe", RESULTS / f"ensemble/{figure}-sel-fewshot"]

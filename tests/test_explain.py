@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
 
 MODEL = "smollm2-135m"
@@ -37,7 +37,7 @@ def val(data_dir):
 
 
 def test_retrieval_excludes_the_premise_and_keeps_the_figure_type(train, tmp_path):
-    from figlang.models.retrieval import PairIndex
+    from figlang.methods.retrieval import PairIndex
 
     pool = train[:400]
     index = PairIndex(pool, "minilm", tmp_path)
@@ -112,9 +112,9 @@ def test_the_prompted_explainer_is_given_the_predicted_label(data_dir, tmp_path,
     the retrieved examples; the prediction's raw text and explanation are what the model wrote after it. The label
     method is the seeded random baseline, so that on these items its answer differs from the gold on some."""
     from figlang.evaluation import evaluate
-    from figlang.models.base import get_methods
-    from figlang.models.baselines import RandomGuess
-    from figlang.models.methods.explain import WORDS, one_sentence
+    from figlang.methods.base import get_methods
+    from figlang.methods.baselines import RandomGuess
+    from figlang.methods.prompted.explain import WORDS, one_sentence
 
     method = get_methods().create("explain", model=MODEL, label_method="random", label_seed=3, **SMALL)
     sent: list[tuple[str, str]] = []
@@ -170,7 +170,7 @@ def test_joint_answers_that_cannot_be_parsed_are_invalid_and_wrong(data_dir, tmp
 
 
 def test_joint_mode_refuses_label_options():
-    from figlang.models.base import get_methods
+    from figlang.methods.base import get_methods
 
     with pytest.raises(FiglangError, match="mode=joint"):
         get_methods().create("explain", model=MODEL, mode="joint", label_method="nli-score")
@@ -355,7 +355,7 @@ def test_cli_explains_a_pair(data_dir, tmp_path):
 
 
 def test_compact_shots_state_the_instruction_once_and_take_fewer_tokens(train):
-    from figlang.models.methods.explain import COMPACT_INSTRUCTION, STYLE_GUIDE, Explain
+    from figlang.methods.prompted.explain import COMPACT_INSTRUCTION, STYLE_GUIDE, Explain
 
     item, examples = train[0], [r for r in train[1:40] if r.figure_type == train[0].figure_type][:4]
     forms = {}
@@ -381,7 +381,7 @@ def test_compact_shots_state_the_instruction_once_and_take_fewer_tokens(train):
 
 
 def test_k_by_type_gives_a_figure_type_its_own_number_of_examples(train):
-    from figlang.models.methods.explain import Explain, parse_k_by_type
+    from figlang.methods.prompted.explain import Explain, parse_k_by_type
 
     assert parse_k_by_type("simile:16, idiom:12") == {"idiom": 12, "simile": 16}
     assert parse_k_by_type(None) == {}

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from figlang.explain import _detected, _pair, detect_figure
-from figlang.models.trained.figure_type import FIGURE_TYPES, FigureTypeModel
+from figlang.methods.trained.figure_type import FIGURE_TYPES, FigureTypeModel
 
 TIRED = ("He was very tired after the long walk.", "He was dead on his feet after the long walk.")
 

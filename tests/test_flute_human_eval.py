@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import DataError
+from figlang.core.errors import DataError
 from figlang.data.registry import get_task
 from figlang.evaluation import score_predictions_file
 from figlang.evaluation.runs import load_run

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import DataError, FiglangError
+from figlang.core.errors import DataError, FiglangError
 from figlang.evaluation import score_predictions_file
 from figlang.evaluation.predictions import read_predictions
 

@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from figlang.data.errors import DataError
+from figlang.core.errors import DataError
 from figlang.data.flute import SELECTION_SPLITS, carve_selection, selection_links
 from figlang.data.records import NLIPair
 from figlang.data.registry import get_task

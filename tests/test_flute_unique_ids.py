@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import DataError, DataNotFoundError
+from figlang.core.errors import DataError, DataNotFoundError
 from figlang.data.registry import Task, all_tasks, get_task
 from figlang.evaluation import evaluate, score_predictions_file
-from figlang.models.base import Method, Prediction
+from figlang.methods.base import Method, Prediction
 
 
 class Oracle(Method):

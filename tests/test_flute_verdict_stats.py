@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from figlang.builders.flute_inputs import load_idioms, select
 from figlang.builders.flute_review import verdict_file_results
 from figlang.cli.build_flute import app
-from figlang.data.io import file_sha256, read_jsonl
+from figlang.core.io import file_sha256, read_jsonl
 
 REPO = Path(__file__).resolve().parents[1]
 VERDICTS = REPO / "docs" / "research" / "flute_run50_verdicts.csv"

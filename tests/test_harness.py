@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import FiglangError, PlaceholderLabelError
+from figlang.core.errors import FiglangError, PlaceholderLabelError
 from figlang.evaluation import evaluate, score_predictions_file
 
 OUT = "fig_narrative/output"
@@ -108,7 +108,7 @@ def test_placeholder_test_labels_refused_but_predict_only_works(data_dir: Path, 
 SLOW_RUN = r"""
 import sys, time
 from figlang.evaluation import evaluate
-from figlang.models.base import Method, Prediction
+from figlang.methods.base import Method, Prediction
 
 class SlowLonger(Method):
     name = "slow-longer"
@@ -451,7 +451,7 @@ def test_flute_submission_scored_by_content_with_offline_metric_models(data_dir:
 
 def test_progress_goes_to_a_log_file_as_one_line_per_chunk(data_dir: Path, tmp_path: Path, capsys) -> None:
     """A run whose stderr is a file (nohup, a queue) gets plain progress lines; a live bar would print nothing until the end."""
-    from figlang.models.base import Method, Prediction
+    from figlang.methods.base import Method, Prediction
 
     class Longer(Method):
         name = "longer"
@@ -482,7 +482,7 @@ class _Constant:
 
     @staticmethod
     def make(answer: str):
-        from figlang.models.base import Method, Prediction
+        from figlang.methods.base import Method, Prediction
 
         class Constant(Method):
             name = f"constant-{answer}"
@@ -550,7 +550,7 @@ def test_seed_reaches_the_method_its_fingerprint_and_the_cache(data_dir: Path, t
 def test_impli_run_with_explanations_scores_labels_without_flute_metrics(data_dir: Path, tmp_path: Path, minilm_path: Path) -> None:
     """IMPLI's gold includes non-entailment and has no gold explanations: FLUTE's explanation score does not apply."""
     from figlang.evaluation.scoring import MetricOptions
-    from figlang.models.base import Method, Prediction
+    from figlang.methods.base import Method, Prediction
 
     class Explains(Method):
         name = "explains"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import warnings
 
-from figlang.models.hf_quiet import CACHE_RENAME_LOG, quiet_cache_rename
+from figlang.backends.hf_quiet import CACHE_RENAME_LOG, quiet_cache_rename
 
 SEEN = "`past_key_values` is deprecated and will be removed in version 5.40.0 for `LlamaForCausalLM.forward`. Use `cache` instead."
 

@@ -155,7 +155,7 @@ def test_holdout_removes_a_seeded_fifth_of_pie_and_its_sentences(data_dir: Path)
     test_sentences = {sentence_key(s.text) for g in groups if g.key in lex.held_out for s in g.samples}
     assert len(full) > len(lex)
     assert test_sentences
-    from figlang.data.errors import FiglangError
+    from figlang.core.errors import FiglangError
 
     with pytest.raises(FiglangError, match="fraction"):
         Holdout(fraction=1.5)

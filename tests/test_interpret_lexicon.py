@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from figlang.builders.everyday_lexicon import LICENCES, read_shipped, specific_enough, variants, wordnet_verdict
+from figlang.lexicon.everyday import LICENCES, read_shipped, specific_enough, variants, wordnet_verdict
 from figlang.interpret.api import Interpreter
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,7 +74,7 @@ def test_variants_give_the_matcher_the_slot_forms() -> None:
 
 
 def test_wordnet_filter_keeps_idioms_and_drops_compounds() -> None:
-    from figlang.knowledge.wordnet_data import load_wordnet
+    from figlang.lexicon.wordnet import load_wordnet
 
     wn = load_wordnet()
     assert wordnet_verdict("spill_the_beans", wn.synset("spill_the_beans.v.01")) is None

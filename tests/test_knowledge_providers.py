@@ -32,7 +32,7 @@ from figlang.knowledge.providers import (
     simile_vehicle,
     with_inferences,
 )
-from figlang.models.trained import relation_of
+from figlang.methods.trained import relation_of
 
 MODEL = "smollm2-135m"
 CONTEXT_PREFIXES = {
@@ -174,7 +174,7 @@ def test_with_inferences_feeds_the_knowledge_models(idioms) -> None:
         _check_literal_idiom(after.inferences["literal"], before.expression)
         assert (after.id, after.options, after.label) == (before.id, before.options, before.label)
     # the knowledge-enhanced scorer reads record.inferences[kind] unchanged
-    from figlang.models.trained.multiple_choice import ChoiceScorerModel
+    from figlang.methods.trained.multiple_choice import ChoiceScorerModel
 
     scorer = ChoiceScorerModel.__new__(ChoiceScorerModel)
     scorer.knowledge, scorer.max_inferences, scorer.method = "literal", 12, "mc-literal"

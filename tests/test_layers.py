@@ -1,13 +1,20 @@
-"""The package's layers hold: no module imports a module of a higher layer (module-level or inside a function).
+"""The package's layers are its folders: no module imports a module of a higher folder (module-level or inside a function).
 
-    data, metrics (+ plugins, resources)        records, loaders, metrics: no model code
-      → models                                  backends, model loading, the Method interface and registry
-        → methods                               zero-shot / baseline / trained methods; knowledge; builders
-          → evaluation                          the harness, reports, the suite; training (scored by the harness)
-            → api                               figlang.api and the package root (``import figlang``)
-              → cli, web                        options in, tables out
+    core                  errors, atomic I/O, paths, text keys, provenance, devices, plugins
+    data                  typed records, the benchmarks' loaders, user tasks, splits, the task registry
+    metrics               accuracy, ROUGE/BLEU/BERTScore/BLEURT, FLUTE's metrics, significance, human evaluation
+    backends              model backends (Transformers, llama.cpp, OpenAI-compatible), GGUF, the catalog, caches
+    lexicon               the idiom lexicon, its matcher, simile patterns, inflection, WordNet
+    knowledge             knowledge providers: inferences and meanings for the knowledge-enhanced methods
+    methods               the Method interface and registry, baselines, prompted LM methods, trained models
+    evaluation            the harness, prediction files, scoring, provenance, compare, report, the suite
+    training              figlang's trainer and presets (scored by the harness)
+    builders              the narrative miner, the FLUTE creator, the IMPLI pair generator, review queues
+    interop               lm-evaluation-harness and Hugging Face exports
+    api                   figlang.api, figlang.explain, figlang.interpret: the public faces (``import figlang``)
+    cli/web               options in, tables and pages out: no logic of their own
 
-A module may import its own layer and any lower one. The registries name their built-ins by module
+A module imports its own folder and any lower one. The registries name their built-ins by module
 path (``BUILTIN_METHOD_MODULES``) instead of importing them, as third-party plugins are named by entry
 points: that is how a lower layer learns about a higher one without importing it.
 
@@ -28,44 +35,40 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "figlang"
 
-# (module prefix, layer); the longest matching prefix wins
-LAYERS: tuple[tuple[str, int], ...] = (
-    ("figlang.data", 0),
-    ("figlang.metrics", 0),
-    ("figlang.plugins", 0),
-    ("figlang.resources", 0),
-    ("figlang.models", 1),
-    ("figlang.models.methods", 2),
-    ("figlang.models.baselines", 2),
-    ("figlang.models.trained", 2),
-    ("figlang.callable_module", 0),
-    ("figlang.progress", 0),
-    ("figlang.knowledge", 2),
-    ("figlang.builders", 2),
-    ("figlang.interop", 3),
-    ("figlang.explain", 4),
-    ("figlang.interpret", 4),
-    ("figlang.evaluation", 3),
-    ("figlang.models.training", 3),
-    ("figlang.api", 4),
-    ("figlang", 4),
-    ("figlang.cli", 5),
-    ("figlang.web", 5),
+# The layers, lowest first: each names the top-level folders (or modules) of src/figlang that form it.
+# "" is the package's own __init__ (``import figlang``). resources/ and web/templates hold no code.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("core", ("core",)),
+    ("data", ("data",)),
+    ("metrics", ("metrics",)),
+    ("backends", ("backends",)),
+    ("lexicon", ("lexicon",)),
+    ("knowledge", ("knowledge",)),
+    ("methods", ("methods",)),
+    ("evaluation", ("evaluation",)),
+    ("training", ("training",)),
+    ("builders", ("builders",)),
+    ("interop", ("interop",)),
+    ("api", ("", "api", "explain", "interpret")),
+    ("cli/web", ("cli", "web")),
 )
-NAMES = {0: "data/metrics", 1: "models", 2: "methods", 3: "evaluation", 4: "api", 5: "cli/web"}
+NAMES = {rank: name for rank, (name, _) in enumerate(LAYERS)}
+FOLDER_RANK = {folder: rank for rank, (_, folders) in enumerate(LAYERS) for folder in folders}
+NO_CODE = {"resources", "__pycache__"}
 
 # Imports that go up a layer today, each with the reason it is tolerated. The test fails when one is
 # added, and when one listed here is gone (so the list only shrinks). Empty: the layers hold.
 ALLOWED: set[tuple[str, str]] = set()
 
 
-def entry(module: str) -> str:
-    """The LAYERS prefix that places ``module`` (the longest that matches)."""
-    return max((p for p, _ in LAYERS if module == p or module.startswith(p + ".")), key=len)
+def top_folder(module: str) -> str:
+    """The top-level folder or module of src/figlang that ``module`` lives in ("" for the package itself)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
 
 
 def layer(module: str) -> int:
-    return dict(LAYERS)[entry(module)]
+    return FOLDER_RANK[top_folder(module)]
 
 
 def module_name(path: Path, src: Path = SRC) -> str:
@@ -94,6 +97,17 @@ def violations(src: Path = SRC) -> set[tuple[str, str]]:
     return found
 
 
+def folder_edges(src: Path = SRC) -> set[tuple[str, str]]:
+    """(folder, folder) for every import from a module of one top-level folder to a module of another."""
+    edges = set()
+    for path in sorted((src / "figlang").rglob("*.py")):
+        source = top_folder(module_name(path, src))
+        for target in imports(path, src):
+            if top_folder(target) != source:
+                edges.add((source, top_folder(target)))
+    return edges
+
+
 def test_no_module_imports_a_higher_layer() -> None:
     found = violations()
     new = sorted(found - ALLOWED)
@@ -104,39 +118,36 @@ def test_no_module_imports_a_higher_layer() -> None:
     assert not gone, f"fixed: remove from ALLOWED: {gone}"
 
 
+def test_the_folder_drawing_has_no_upward_arrow_and_no_loop() -> None:
+    """Drawn by folder, every import arrow points down the table (so no two folders import each other)."""
+    up = sorted((a, b) for a, b in folder_edges() if FOLDER_RANK[b] > FOLDER_RANK[a])
+    assert not up, f"folders importing a higher folder: {up}"
+    loops = sorted((a, b) for a, b in folder_edges() if (b, a) in folder_edges() and a < b and FOLDER_RANK[a] != FOLDER_RANK[b])
+    assert not loops, f"folders importing each other: {loops}"
+
+
 def test_the_checker_sees_function_level_and_relative_imports(tmp_path: Path) -> None:
     """The test itself can fail: an import hidden in a function, written relative, is found and judged."""
     probe = tmp_path / "figlang" / "data" / "probe.py"
     probe.parent.mkdir(parents=True)
-    probe.write_text("import figlang.cli.main\ndef f():\n    from ..evaluation import harness\n    from . import io\n", encoding="utf-8")
+    probe.write_text(
+        "import figlang.cli.main\ndef f():\n    from ..evaluation import harness\n    from . import records\n", encoding="utf-8"
+    )
     found = violations(tmp_path)
     assert found == {("figlang.data.probe", "figlang.evaluation"), ("figlang.data.probe", "figlang.cli.main")}
+    assert ("data", "evaluation") in folder_edges(tmp_path)
 
 
-def unplaced_modules(src: Path = SRC) -> list[str]:
-    """Modules placed only by the catch-all ``figlang`` entry, which is for the package root alone: a new top-level
-    module or package (figlang.foo) must be given its layer in LAYERS, not fall into layer 4 unnoticed."""
-    return sorted(m for p in (src / "figlang").rglob("*.py") if (m := module_name(p, src)) != "figlang" and entry(m) == "figlang")
-
-
-def stale_entries(src: Path = SRC) -> list[str]:
-    """LAYERS entries that name neither a module nor a package folder (one renamed or removed)."""
-    return [p for p, _ in LAYERS if not any((src / p.replace(".", "/")).with_suffix(s).exists() for s in (".py", ""))]
-
-
-def test_every_module_has_a_layer() -> None:
-    assert unplaced_modules() == [], "give these modules a layer in LAYERS"
-    assert stale_entries() == [], "remove (or rename) these LAYERS entries"
-    assert {layer(module_name(p)) for p in PACKAGE.rglob("*.py")} <= set(NAMES)
-
-
-def test_the_layer_table_sees_new_and_stale_modules(tmp_path: Path) -> None:
-    """A top-level module no entry names, and an entry whose module is gone, both fail the test above."""
-    for rel in ("figlang/__init__.py", "figlang/data/__init__.py", "figlang/data/io.py", "figlang/newcomer.py", "figlang/extra/x.py"):
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text("", encoding="utf-8")
-    assert unplaced_modules(tmp_path) == ["figlang.extra.x", "figlang.newcomer"]
-    assert "figlang.data" not in stale_entries(tmp_path) and "figlang.metrics" in stale_entries(tmp_path)
+def test_every_folder_of_the_package_is_a_layer_and_every_layer_a_folder() -> None:
+    """A new top-level folder or module must be given a place in LAYERS (or layer() raises), and a layer named
+    here that the tree no longer has fails too: the table is the tree."""
+    tree = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir() if (p.suffix == ".py" or p.is_dir()) and p.name not in NO_CODE}
+    tree = {"" if t == "__init__" else t for t in tree}
+    assert tree == set(FOLDER_RANK), (
+        f"in the tree, not in LAYERS: {sorted(tree - set(FOLDER_RANK))}; in LAYERS, not in the tree: {sorted(set(FOLDER_RANK) - tree)}"
+    )
+    for path in PACKAGE.rglob("*.py"):
+        assert layer(module_name(path)) in NAMES
 
 
 # --- the module graph: no cycles ------------------------------------------------------------------------------

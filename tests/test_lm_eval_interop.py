@@ -16,14 +16,14 @@ import yaml
 from typer.testing import CliRunner
 
 from figlang.cli.main import app
-from figlang.data.paths import resolve_data_dir
+from figlang.core.paths import resolve_data_dir
 from figlang.data.registry import get_task
 from figlang.evaluation import evaluate, score_predictions_file
 from figlang.interop.hf_export import export_hf, records_from_rows
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.interop.lm_eval_export import export_lm_eval, lm_eval_task_name
-from figlang.interop.lm_eval_samples import predicted_index
-from figlang.models.loading import resolve
+from figlang.evaluation.lm_eval_samples import predicted_index
+from figlang.backends.loading import resolve
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 
@@ -148,7 +148,7 @@ def test_nli_score_input_lm_eval_equals_lm_eval_item_for_item(lm_eval_nli_run: d
 
 
 def test_nli_score_input_lm_eval_refuses_what_lm_eval_does_not_ask() -> None:
-    from figlang.models.base import get_methods
+    from figlang.methods.base import get_methods
 
     with pytest.raises(FiglangError, match="explain=true"):
         get_methods().create("nli-score", model=MODEL, input="lm-eval", explain="true")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import DataNotFoundError, LoadReport, PlaceholderLabelError
+from figlang.core.errors import DataNotFoundError, LoadReport, PlaceholderLabelError
 from figlang.data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, ClozeRecord
 from figlang.data.registry import ensure_labels_scoreable, get_task
 
@@ -138,7 +138,7 @@ def test_flute_test_gold_is_read_when_present(data_dir: Path, tmp_path: Path) ->
 
 def test_partial_flute_test_gold_is_refused_for_the_whole_test(data_dir: Path, tmp_path: Path) -> None:
     """Only the idiom gold present: flute/test would be an idiom score under the whole test's name."""
-    from figlang.data.errors import DataError
+    from figlang.core.errors import DataError
 
     shutil.copytree(data_dir / "flute", tmp_path / "flute")
     gold = tmp_path / "flute" / "testgolddata"

@@ -3,7 +3,7 @@
 import pytest
 
 from figlang.metrics.generation import RougeL
-from figlang.models.methods.mbr import mbr_choice, mbr_config
+from figlang.methods.prompted.mbr import mbr_choice, mbr_config
 
 
 def test_the_candidate_closest_to_the_others_is_chosen():

@@ -12,12 +12,12 @@ from typer.testing import CliRunner
 
 from figlang.cli.eval_cmds import methods_markdown
 from figlang.cli.main import app
-from figlang.data.errors import FiglangError
-from figlang.models.backends.options import BACKENDS, TransformersOptions
-from figlang.models.base import get_methods
-from figlang.models.explain_options import DEFAULT_K, ExplainOptions
-from figlang.models.methods.explain import Explain
-from figlang.models.options import default_of, fields_of, options_lines, type_name
+from figlang.core.errors import FiglangError
+from figlang.backends.options import BACKENDS, TransformersOptions
+from figlang.methods.base import get_methods
+from figlang.methods.prompted.explain_options import DEFAULT_K, ExplainOptions
+from figlang.methods.prompted.explain import Explain
+from figlang.core.options import default_of, fields_of, options_lines, type_name
 
 NO_MODEL = "no-such-model-anywhere"
 
@@ -99,8 +99,8 @@ def test_a_plugin_method_declares_options_with_a_class_attribute() -> None:
     from dataclasses import dataclass
     from typing import Any
 
-    from figlang.models.base import Method, MethodRegistry, Prediction
-    from figlang.models.options import option
+    from figlang.methods.base import Method, MethodRegistry, Prediction
+    from figlang.core.options import option
 
     @dataclass(frozen=True)
     class PickOptions:

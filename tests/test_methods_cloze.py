@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.data.records import expression_of
 from figlang.data.registry import get_task
 from figlang.evaluation import evaluate
-from figlang.models.base import get_methods
-from figlang.models.methods import argmax_first, backend_for, item_seed
-from figlang.models.methods.cloze import FewShot
+from figlang.methods.base import get_methods
+from figlang.methods.prompted import argmax_first, backend_for, item_seed
+from figlang.methods.prompted.cloze import FewShot
 
 MODEL = "smollm2-135m"
 N = 10
@@ -265,7 +265,7 @@ PET_MASKED = {"idiom": ("You are", "right", "wrong"), "simile": ("That was", "ex
 
 
 def test_pet_on_a_masked_lm_scores_good_minus_bad_at_the_blank(tiny_mlm_t5: Path, data_dir: Path, tmp_path: Path, one_torch_thread) -> None:
-    from figlang.models.backends.base import MaskedScoreRequest
+    from figlang.backends.base import MaskedScoreRequest
 
     model = str(tiny_mlm_t5 / "mlm")
     lm = backend_for(model)
@@ -305,7 +305,7 @@ def test_pet_on_a_masked_lm_does_not_depend_on_what_is_scored_together(tiny_mlm_
 
 def test_qa_on_a_seq2seq_model_applies_norm(tiny_mlm_t5: Path, data_dir: Path, tmp_path: Path, one_torch_thread) -> None:
     """A seq2seq model scores the option texts, so norm applies (answer defaults to letter) and config() says so."""
-    from figlang.models.backends.base import ScoreRequest
+    from figlang.backends.base import ScoreRequest
 
     model = str(tiny_mlm_t5 / "t5")
     lm = backend_for(model)

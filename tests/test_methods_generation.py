@@ -10,8 +10,8 @@ import pytest
 from figlang.data.records import expression_of, strip_markup
 from figlang.data.registry import get_task
 from figlang.evaluation import evaluate
-from figlang.models.base import get_methods
-from figlang.models.methods.parsing import first_sentence
+from figlang.methods.base import get_methods
+from figlang.methods.prompted.parsing import first_sentence
 
 MODEL = "smollm2-135m"
 SENTENCE_END = re.compile(r"[.!?][\"'”’)\]]*$")

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.context import RunContext
-from figlang.data.errors import FiglangError
+from figlang.core.context import RunContext
+from figlang.core.errors import FiglangError
 from figlang.data.records import ClozeRecord
 from figlang.data.registry import get_task
 from figlang.knowledge.meanings import MeaningFinder
-from figlang.models.base import get_methods
-from figlang.models.methods.cloze import LMScore
-from figlang.models.methods.meaning import KnowledgeLMScore, MeaningFewShot, MeaningLMScore, MeaningQA, aggregate, meaning_line
+from figlang.methods.base import get_methods
+from figlang.methods.prompted.cloze import LMScore
+from figlang.methods.prompted.meaning import KnowledgeLMScore, MeaningFewShot, MeaningLMScore, MeaningQA, aggregate, meaning_line
 
 MODEL = "smollm2-135m"
 OPTS = {"threads": 1, "dtype": "float32"}

@@ -12,8 +12,8 @@ import pytest
 from figlang.data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT
 from figlang.data.registry import Task, get_task
 from figlang.evaluation import evaluate
-from figlang.models.base import get_methods
-from figlang.models.methods.parsing import class_to_label, parse_nli_answer
+from figlang.methods.base import get_methods
+from figlang.methods.prompted.parsing import class_to_label, parse_nli_answer
 
 MODEL = "smollm2-135m"
 FLUTE = (ENTAILMENT, CONTRADICTION)

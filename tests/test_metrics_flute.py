@@ -241,7 +241,7 @@ def test_flute_scores_from_records_for_the_harness(minilm_path: Path, tmp_path: 
     """The harness entry point: real Prediction objects, a saved BLEURT-format checkpoint, hyphenated semantics."""
     from figlang.evaluation.scoring import MetricOptions
     from figlang.metrics import flute_scores_from_records
-    from figlang.models.base import Prediction
+    from figlang.methods.base import Prediction
 
     ckpt = tmp_path / "tiny-bleurt"
     seeded = Bleurt(minilm_path, untrained_head_seed=0, device="cpu")

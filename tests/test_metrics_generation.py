@@ -330,7 +330,7 @@ def test_generation_scores_from_records(minilm_path: Path):
     from figlang.data.records import GenerationRecord
     from figlang.evaluation.scoring import MetricOptions
     from figlang.metrics import generation_scores_from_records
-    from figlang.models.base import Prediction
+    from figlang.methods.base import Prediction
 
     records = [
         GenerationRecord(id="a", source="s", references=("the cat sat on the mat", "a cat sat")),

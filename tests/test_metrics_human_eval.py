@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import DataError
+from figlang.core.errors import DataError
 from figlang.metrics.human_eval import (
     ALL,
     NEITHER,

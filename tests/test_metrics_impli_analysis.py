@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from matplotlib.image import imread
 
-from figlang.data.io import iter_tsv
+from figlang.core.io import iter_tsv
 from figlang.data.records import ENTAILMENT, NLIPair
 from figlang.metrics.impli_analysis import (
     ice_accuracy_correlation,

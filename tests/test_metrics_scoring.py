@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.data.records import ClozeRecord, GenerationRecord, NLIPair
 from figlang.evaluation.scoring import (
     CI_CLUSTERS,
@@ -18,7 +18,7 @@ from figlang.evaluation.scoring import (
     score,
 )
 from figlang.metrics.classification import Accuracy
-from figlang.models.base import Prediction
+from figlang.methods.base import Prediction
 
 OPTIONS = MetricOptions(n_resamples=200, seed=3)
 

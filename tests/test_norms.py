@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import FiglangError
-from figlang.data.io import file_sha256, read_jsonl
+from figlang.core.errors import FiglangError
+from figlang.core.io import file_sha256, read_jsonl
 from figlang.evaluation.norms import norm_accuracies
 from figlang.evaluation.runs import load_run, predictions_file
 

@@ -60,7 +60,7 @@ def test_a_missing_extra_is_named_in_one_line(monkeypatch, capsys):
 
 
 def test_an_import_error_outside_the_extras_is_not_hidden():
-    from figlang.data.errors import missing_extra
+    from figlang.core.errors import missing_extra
 
     assert missing_extra(ModuleNotFoundError("No module named 'nosuch'", name="nosuch")) is None
     wrapped = ImportError("bert_score needs torch")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import DataError
-from figlang.data.io import iter_jsonl, read_jsonl, write_jsonl
+from figlang.core.errors import DataError
+from figlang.core.io import iter_jsonl, read_jsonl, write_jsonl
 from figlang.evaluation.runs import load_run, pack_predictions, predictions_file
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def test_jsonl_readers_and_writer_take_gz(tmp_path):
 
 def test_a_folder_without_predictions_says_both_names(tmp_path):
     shutil.copy(PACKED / "results.json", tmp_path / "results.json")
-    from figlang.data.errors import FiglangError
+    from figlang.core.errors import FiglangError
 
     with pytest.raises(FiglangError, match=r"predictions\.jsonl\(\.gz\)"):
         load_run(tmp_path)

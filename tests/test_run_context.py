@@ -17,11 +17,11 @@ import pytest
 from typer.testing import CliRunner
 
 from figlang.cli.main import app
-from figlang.data.context import RunContext, run_context
-from figlang.data.errors import FiglangError
+from figlang.core.context import RunContext, run_context
+from figlang.core.errors import FiglangError
 from figlang.data.records import Record
 from figlang.data.registry import get_task
-from figlang.models.base import Method, Prediction, bind_method
+from figlang.methods.base import Method, Prediction, bind_method
 
 MODEL = "smollm2-135m"
 

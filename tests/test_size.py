@@ -17,7 +17,7 @@ ALLOWED: dict[str, str] = {
     "method options (issue #34, branch ctx) rewrite these options, so they are cut there",
     "cli/explain_cmds.py:explain_cmd": "a typer command whose 23 options are its signature (81 lines); the typed options of "
     "the explain method (issue #34, branch ctx) replace the hand-parsed ones, so it is cut there",
-    "models/methods/explain.py:Explain.predict": "being restructured for the run context and typed options "
+    "methods/prompted/explain.py:Explain.predict": "being restructured for the run context and typed options "
     "(issue #34, branch ctx): cut there, not twice",
 }
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import DataError
+from figlang.core.errors import DataError
 from figlang.data.records import ClozeRecord, NLIPair, expression_of
 from figlang.data.splits import (
     expression_disjoint_split,
@@ -354,7 +354,7 @@ def test_selection_split_is_carved_from_train_disjoint_by_whole_linked_expressio
 
 
 def test_carve_selection_keeps_linked_variants_together_and_refuses_impossible_sizes():
-    from figlang.data.errors import DataError
+    from figlang.core.errors import DataError
     from figlang.data.records import ClozeRecord
     from figlang.data.splits import carve_selection
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.evaluation.registry import NUMBER, results_tables
 from figlang.evaluation.suite import (
@@ -67,8 +67,8 @@ def test_showcase_configuration_is_valid(data_dir: Path) -> None:
     """Two rows a benchmark (figlang's fixed best, then --model) on the same split and sample size; the splits exist
     and are sampled (the whole job must fit 10 minutes); the methods and models exist; the plain-words descriptions
     carry no digits (the results registry would read them as figures)."""
-    from figlang.models.base import get_methods
-    from figlang.models.catalog import names as catalog_names
+    from figlang.methods.base import get_methods
+    from figlang.backends.catalog import names as catalog_names
 
     by_benchmark: dict[str, list] = defaultdict(list)
     for e in DEFAULT_SUITE:
@@ -97,7 +97,7 @@ def test_showcase_configuration_is_valid(data_dir: Path) -> None:
 
 
 def test_shipped_heads_have_a_complete_record() -> None:
-    from figlang.models.trained.heads import MAX_HEAD_BYTES, heads_dir, read_record, shipped_heads
+    from figlang.methods.trained.heads import MAX_HEAD_BYTES, heads_dir, read_record, shipped_heads
 
     shipped = shipped_heads(heads_dir())
     if not shipped:
@@ -185,8 +185,8 @@ def tiny_probe(tmp_path_factory, data_dir: Path) -> Path:
 
 
 def test_a_shipped_head_answers_by_name_as_its_run_does(tiny_probe: Path, tmp_path: Path, data_dir: Path, monkeypatch) -> None:
-    from figlang.models.trained.heads import RECORD_FILE, ship_head, shipped_head_dir, shipped_heads
-    from figlang.models.trained.methods import TrainedMethod
+    from figlang.methods.trained.heads import RECORD_FILE, ship_head, shipped_head_dir, shipped_heads
+    from figlang.methods.trained.methods import TrainedMethod
 
     root = tmp_path / "heads"
     folder = ship_head(tiny_probe, "idiom-probe-tiny", root=root)
@@ -214,7 +214,7 @@ def test_a_shipped_head_answers_by_name_as_its_run_does(tiny_probe: Path, tmp_pa
 
 
 def test_only_a_probe_run_ships(tmp_path: Path) -> None:
-    from figlang.models.trained.heads import ship_head
+    from figlang.methods.trained.heads import ship_head
 
     run = tmp_path / "run"
     run.mkdir()

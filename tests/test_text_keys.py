@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from figlang.builders import idiom_matcher
-from figlang.builders.lexicon import normalise_idiom as lexicon_key
+from figlang.lexicon import matcher as idiom_matcher
+from figlang.lexicon.idioms import normalise_idiom as lexicon_key
 from figlang.cli.common import parse_key_values
 from figlang.data import hygiene, splits
-from figlang.data.errors import DataError, FiglangError
-from figlang.data.io import iter_jsonl, parse_jsonl, parse_table, read_jsonl
+from figlang.core.errors import DataError, FiglangError
+from figlang.core.io import iter_jsonl, parse_jsonl, parse_table, read_jsonl
 from figlang.data.records import NLIPair, expression_of
-from figlang.data.text import (
+from figlang.core.text import (
     collapse_spaces,
     normalise_expression,
     normalise_idiom,

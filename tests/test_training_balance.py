@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.evaluation import evaluate_records
-from figlang.models.trained import choose_threshold, load_trained, read_figlang_json
-from figlang.models.trained.methods import TrainedMethod
-from figlang.models.trained.nli_classifier import NLIClassifierModel
-from figlang.models.training import train_folds
+from figlang.methods.trained import choose_threshold, load_trained, read_figlang_json
+from figlang.methods.trained.methods import TrainedMethod
+from figlang.methods.trained.nli_classifier import NLIClassifierModel
+from figlang.training import train_folds
 from figlang.data.splits import expression_disjoint_split, expression_folds
-from figlang.models.training.trainer import balanced_subset, carve_key_fn, group_weights, make_config, mix, seeded_subset
+from figlang.training.trainer import balanced_subset, carve_key_fn, group_weights, make_config, mix, seeded_subset
 
 TINY = dict(
     limit=8,

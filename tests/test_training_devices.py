@@ -10,12 +10,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
-from figlang.models.trained import read_figlang_json, resolve_device
-from figlang.models.trained.multiple_choice import ChoiceScorer, ChoiceScorerModel, is_decoder_only
-from figlang.models.trained.nli_classifier import NLIClassifierModel
-from figlang.models.training import train
+from figlang.methods.trained import read_figlang_json, resolve_device
+from figlang.methods.trained.multiple_choice import ChoiceScorer, ChoiceScorerModel, is_decoder_only
+from figlang.methods.trained.nli_classifier import NLIClassifierModel
+from figlang.training import train
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -25,7 +25,7 @@ def _smollm2_tokenizer(drop_bos: bool = False):
     """smollm2-135m's real tokenizer; ``drop_bos`` mimics Qwen (no start token, pad = end)."""
     from transformers import AutoTokenizer
 
-    from figlang.models.loading import resolve
+    from figlang.backends.loading import resolve
 
     try:
         tok = AutoTokenizer.from_pretrained(resolve("smollm2-135m").path)
@@ -160,7 +160,7 @@ def test_frozen_decoder_features_from_a_shared_prefix_equal_a_full_forward(tiny_
 
 
 def test_freeze_base_trains_the_head_only_and_saves_no_encoder_copy(tiny_llama, tmp_path, data_dir):
-    from figlang.models.trained.methods import TrainedMethod
+    from figlang.methods.trained.methods import TrainedMethod
 
     out = tmp_path / "probe"
     before = load_file(str(tiny_llama / "model.safetensors"))
@@ -211,7 +211,7 @@ def test_freeze_base_trains_the_head_only_and_saves_no_encoder_copy(tiny_llama, 
 
 
 def test_freeze_base_is_refused_for_methods_without_a_head(tmp_path):
-    from figlang.models.training import make_config
+    from figlang.training import make_config
 
     with pytest.raises(FiglangError, match="freeze_base"):
         make_config("flute", "nli", "minilm", tmp_path, freeze_base=True)
@@ -222,7 +222,7 @@ def test_freeze_base_is_refused_for_methods_without_a_head(tmp_path):
 def test_keep_first_layers_cuts_the_layer_list_and_the_config(tiny_llama, minilm_path):
     from transformers import AutoModel
 
-    from figlang.models.trained.multiple_choice import keep_first_layers
+    from figlang.methods.trained.multiple_choice import keep_first_layers
 
     llama = keep_first_layers(AutoModel.from_pretrained(tiny_llama), 1)
     assert len(llama.layers) == 1 and llama.config.num_hidden_layers == 1
@@ -237,7 +237,7 @@ def test_load_encoder_drops_the_lm_head_quietly_but_reports_other_strays(tiny_ll
 
     from safetensors.torch import load_file, save_file
 
-    from figlang.models.trained.multiple_choice import load_encoder
+    from figlang.methods.trained.multiple_choice import load_encoder
 
     encoder = load_encoder(str(tiny_llama))  # the checkpoint holds lm_head.weight, which the bare encoder has no use for
     assert type(encoder).__name__ == "LlamaModel"
@@ -254,7 +254,7 @@ def test_load_encoder_drops_the_lm_head_quietly_but_reports_other_strays(tiny_ll
 
 
 def test_probe_eta_covers_the_encoding_epoch_then_the_head_only_pace(monkeypatch, capsys):
-    from figlang.models.training import log
+    from figlang.training import log
 
     clock = [0.0]
     monkeypatch.setattr(log.time, "perf_counter", lambda: clock[0])
@@ -276,9 +276,9 @@ def test_probe_eta_covers_the_encoding_epoch_then_the_head_only_pace(monkeypatch
 def test_bf16_follows_the_cpu(monkeypatch, tmp_path, minilm_path):
     """bfloat16 halves CPU time where the CPU has AVX512-BF16/AMX and is emulated (several times slower) elsewhere:
     'auto' and a preset's bf16 follow the CPU; an explicit choice is kept."""
-    from figlang.models import devices
-    from figlang.models.loading import load_backend
-    from figlang.models.training import trainer
+    from figlang.core import devices
+    from figlang.backends.loading import load_backend
+    from figlang.training import trainer
 
     for fast, dtype in ((True, "bfloat16"), (False, "float32")):
         monkeypatch.setattr(devices, "cpu_has_fast_bf16", lambda fast=fast: fast)  # the one check trainer and backend ask

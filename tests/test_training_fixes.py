@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
-from figlang.models.trained import relation_of
-from figlang.models.training import loop, trainer
-from figlang.models.training.trainer import TrainLog, make_config, run_training, seeded_subset
+from figlang.methods.trained import relation_of
+from figlang.training import loop, trainer
+from figlang.training.trainer import TrainLog, make_config, run_training, seeded_subset
 
 TINY_MC = dict(epochs=1, batch_size=2, max_length=32, lr=1e-4, warmup_ratio=0.0, threads=1, progress=False, log_every=1, eval_batch_size=8)
 
@@ -143,7 +143,7 @@ def test_every_shipped_inference_maps_to_a_relation_of_its_kind(data_dir):
 
 
 def test_missing_inference_slot_marks_the_item_instead_of_aborting(minilm_path, data_dir):
-    from figlang.models.trained.multiple_choice import ChoiceScorerModel
+    from figlang.methods.trained.multiple_choice import ChoiceScorerModel
 
     records = get_task("idiom-cloze").load("dev", data_dir)
     short = next(r for r in records if r.id == "idiom-dev-45")
@@ -170,7 +170,7 @@ def test_a_record_without_inferences_is_marked_and_left_out_of_training(tmp_path
     """A provider that finds nothing for one rare word must not abort a run over thousands of records."""
     from dataclasses import replace
 
-    from figlang.models.trained.multiple_choice import ChoiceScorerModel
+    from figlang.methods.trained.multiple_choice import ChoiceScorerModel
 
     train_all, dev_all = idiom_cloze
     train_records, dev_records = list(seeded_subset(train_all, 4, 0)), list(seeded_subset(dev_all, 3, 1))
@@ -304,7 +304,7 @@ def test_train_log_writes_non_finite_numbers_as_null(tmp_path):
 # every update is skipped here, so torch warns that the schedule stepped without the optimizer: that is the point
 @pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step\\(\\)` before:UserWarning")
 def test_training_with_a_nan_loss_keeps_the_log_strict_json(tmp_path, minilm_path, idiom_cloze, monkeypatch):
-    from figlang.models.trained.multiple_choice import ChoiceScorerModel
+    from figlang.methods.trained.multiple_choice import ChoiceScorerModel
 
     original = ChoiceScorerModel.loss
     monkeypatch.setattr(ChoiceScorerModel, "loss", lambda self, batch: original(self, batch) * float("nan"))
@@ -346,7 +346,7 @@ def test_early_stopping_counts_with_select_last_too(select, tmp_path, minilm_pat
 
 def test_training_data_with_contradictory_copies_is_named(data_dir, capsys):
     """FLUTE train holds one pair labelled both ways: training keeps it (as published) and says so in figlang.json."""
-    from figlang.models.training.trainer import _task_data
+    from figlang.training.trainer import _task_data
 
     cfg = make_config("flute", "nli", "minilm", "/tmp/unused", data_dir=str(data_dir), progress=True)
     train, dev, _, info = _task_data(get_task("flute"), cfg)

@@ -7,11 +7,11 @@ from dataclasses import replace
 import pytest
 import torch
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
-from figlang.models.trained import assemble, fit_segments, relation_of
-from figlang.models.trained.multiple_choice import ChoiceScorerModel, relation_groups
-from figlang.models.training.trainer import epoch_plan, make_config, seeded_subset
+from figlang.methods.trained import assemble, fit_segments, relation_of
+from figlang.methods.trained.multiple_choice import ChoiceScorerModel, relation_groups
+from figlang.training.trainer import epoch_plan, make_config, seeded_subset
 
 
 @pytest.fixture(scope="module")

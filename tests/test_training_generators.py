@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.evaluation import evaluate
-from figlang.models.trained import load_trained, read_figlang_json
-from figlang.models.trained.generator import (
+from figlang.methods.trained import load_trained, read_figlang_json
+from figlang.methods.trained.generator import (
     SEP1,
     SEP2,
     GeneratorModel,
@@ -31,9 +31,9 @@ from figlang.models.trained.generator import (
     flute_target,
     sentence_done,
 )
-from figlang.models.trained.nli_classifier import load_rationales
-from figlang.models.training import train
-from figlang.models.training.trainer import build_model, make_config, resolve_base, set_seeds
+from figlang.methods.trained.nli_classifier import load_rationales
+from figlang.training import train
+from figlang.training.trainer import build_model, make_config, resolve_base, set_seeds
 
 TINY = dict(
     limit=6,
@@ -61,7 +61,7 @@ def tiny_llama(tmp_path_factory, save_tiny_llama) -> Path:
     """A 2-layer random Llama with smollm2-135m's tokenizer (49,152 tokens, <|im_end|> as end of sequence)."""
     from transformers import AutoTokenizer
 
-    from figlang.models.loading import resolve
+    from figlang.backends.loading import resolve
 
     try:
         tok = AutoTokenizer.from_pretrained(resolve("smollm2-135m").path)
@@ -141,7 +141,7 @@ def test_iro_trains_saves_loads_evals(arch, tmp_path, data_dir, tiny_llama, tiny
     loaded = load_trained(out)
     assert isinstance(loaded, GeneratorModel) and loaded.seq2seq == (arch == "seq2seq")
     # the trainer's records are a seeded subset of a premise-disjoint carve of train: the loss on what it trained on
-    from figlang.models.training.trainer import _task_data
+    from figlang.training.trainer import _task_data
 
     cfg = make_config("flute", "iro", str(base), out, data_dir=str(data_dir), **opts)
     trained_on = _task_data(task, cfg)[0]
@@ -198,7 +198,7 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
     """The pipeline's writer: the prompt is the training sequence up to the given label word (so the tokens the model
     continues from are exactly those it was trained on), greedy and repeatable, and the explain method hands the
     chosen figure types to it and the rest to the prompted model."""
-    from figlang.models.base import get_methods
+    from figlang.methods.base import get_methods
 
     out = tmp_path / "iro"
     train("flute", "iro", str(tiny_llama), out, data_dir=str(data_dir), **{**TINY, "report_splits": ()})
@@ -325,7 +325,7 @@ def test_generators_train_save_load_eval(method, tmp_path, data_dir, tiny_llama)
     opts = {**TINY, **extra}
     task = get_task("idiom-generation")
     out = tmp_path / method
-    from figlang.models.training.trainer import _task_data
+    from figlang.training.trainer import _task_data
 
     cfg = make_config("idiom-generation", method, str(tiny_llama), out, data_dir=str(data_dir), **opts)
     trained_on = _task_data(task, cfg)[0]
@@ -447,7 +447,7 @@ def test_summed_logits_with_one_inference_is_plain_decoding(knowledge_model, kno
     one = replace(knowledge_record, inferences={"context": knowledge_record.inferences["context"][:1]})
     m.set_decoding(seed=7)
     pred = m.predict([one], batch_size=24)[0]
-    from figlang.models.trained.generator import seed_of
+    from figlang.methods.trained.generator import seed_of
 
     tokens = _naive_decode(m.module, [prompts[0]], 20, True, 0.7, 5, seed_of(7, one.id, 0), m.stop_ids)
     text = m.tokenizer.decode(tokens, skip_special_tokens=True)
@@ -544,7 +544,7 @@ def test_separators_start_at_the_mean_of_the_real_tokens_even_in_a_padded_matrix
     """Qwen's matrix has spare rows past its tokenizer: <sep1>/<sep2> land there, on rows no token ever trained."""
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from figlang.models.trained.generator import SEP1, SEP2, add_separators
+    from figlang.methods.trained.generator import SEP1, SEP2, add_separators
 
     tok = AutoTokenizer.from_pretrained(minilm_path)
     real = len(tok)
@@ -576,7 +576,7 @@ def test_separators_start_at_the_mean_of_the_real_tokens_even_in_a_padded_matrix
 
 
 def test_epoch_plan_draws_one_feature_per_group_anew_each_epoch():
-    from figlang.models.training import epoch_plan
+    from figlang.training import epoch_plan
 
     groups = [(f"r{i // 12}", 0) for i in range(12 * 10)]  # 10 narratives × 12 inferences
     lengths = [10 + i % 7 for i in range(len(groups))]

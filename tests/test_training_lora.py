@@ -8,10 +8,10 @@ import json
 import pytest
 import torch
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
-from figlang.models.trained import load_trained, read_figlang_json
-from figlang.models.training import train
+from figlang.methods.trained import load_trained, read_figlang_json
+from figlang.training import train
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -39,7 +39,7 @@ def test_lora_classifier_trains_ships_small_and_reloads_the_same(tmp_path, data_
     # the base is unchanged and the adapters changed the answers (a trained LoRA is not the identity)
     from transformers import AutoModelForSequenceClassification
 
-    from figlang.models.loading import resolve
+    from figlang.backends.loading import resolve
 
     pristine = AutoModelForSequenceClassification.from_pretrained(resolve("minilm").path, num_labels=2)
     base = loaded.module.get_base_model()
@@ -51,7 +51,7 @@ def test_lora_classifier_trains_ships_small_and_reloads_the_same(tmp_path, data_
 
     # shipped as figlang:NAME (the adapter and the record only), it answers as the run's folder does
     from figlang.evaluation import evaluate
-    from figlang.models.trained.heads import ship_head
+    from figlang.methods.trained.heads import ship_head
 
     shipped = ship_head(out, "flute-lora-test", root=tmp_path / "heads")
     assert {p.name for p in shipped.iterdir()} == {"adapter.safetensors", "figlang.json", "record.json"}

@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from figlang.data.registry import get_task
 from figlang.evaluation import evaluate
-from figlang.models.trained import load_trained, read_figlang_json
-from figlang.models.trained.multiple_choice import ChoiceScorerModel, relation_analysis
-from figlang.models.trained.nli_classifier import NLIClassifierModel, map_label, simulatability_from_models
-from figlang.models.training import train, train_folds
-from figlang.models.training.trainer import _task_data, build_model, make_config, resolve_base, seeded_subset, set_seeds
+from figlang.methods.trained import load_trained, read_figlang_json
+from figlang.methods.trained.multiple_choice import ChoiceScorerModel, relation_analysis
+from figlang.methods.trained.nli_classifier import NLIClassifierModel, map_label, simulatability_from_models
+from figlang.training import train, train_folds
+from figlang.training.trainer import _task_data, build_model, make_config, resolve_base, seeded_subset, set_seeds
 
 # select=last keeps the latest model; patience=0 runs every epoch (select=last alone still stops early on a flat dev)
 TINY = dict(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from safetensors.torch import load_file
 
-from figlang.models.trained import read_figlang_json
+from figlang.methods.trained import read_figlang_json
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -76,7 +76,7 @@ def _losses(out: Path) -> list[tuple[int, float]]:
 
 def test_killed_run_resumes_to_the_same_result(tmp_path, data_dir, minilm_path):
     straight, killed = tmp_path / "straight", tmp_path / "killed"
-    from figlang.models.training import train
+    from figlang.training import train
 
     # the uninterrupted run, in this process (same options as the command line below)
     train(
@@ -137,8 +137,8 @@ def test_killed_run_resumes_to_the_same_result(tmp_path, data_dir, minilm_path):
 
 
 def test_resuming_with_another_configuration_is_refused(tmp_path, data_dir, minilm_path):
-    from figlang.data.errors import FiglangError
-    from figlang.models.training import train
+    from figlang.core.errors import FiglangError
+    from figlang.training import train
 
     opts = dict(limit=4, dev_limit=2, report_limit=2, epochs=1, batch_size=2, max_length=32, progress=False, data_dir=str(data_dir))
     first = train("idiom-cloze", "mc-continuation", str(minilm_path), tmp_path / "run", lr=1e-4, **opts)
@@ -151,7 +151,7 @@ def test_resuming_with_another_configuration_is_refused(tmp_path, data_dir, mini
 
 
 def test_time_budget_stops_cleanly_and_a_rerun_finishes(tmp_path, data_dir, minilm_path):
-    from figlang.models.training import train
+    from figlang.training import train
 
     opts = dict(
         limit=8,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from figlang.models.training.loop import TrainState
+from figlang.training.loop import TrainState
 
 OLD_KEYS = ["step", "epoch", "group", "best", "bad_evals", "finished", "last_eval_step", "config", "data", "evals", "running_losses"]
 

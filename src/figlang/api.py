@@ -1,7 +1,7 @@
 """figlang's public Python API: what ``import figlang`` offers (``figlang.evaluate`` …).
 
 One function per thing a person does, each a thin, typed face over the layer that does the work
-(the registries, :mod:`figlang.evaluation`, :mod:`figlang.models.training`); the CLI calls the
+(the registries, :mod:`figlang.evaluation`, :mod:`figlang.training`); the CLI calls the
 same functions, so Python and the command line cannot drift apart. Heavy libraries (torch,
 transformers) load only when a function needs a model.
 
@@ -22,17 +22,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .data.context import RunContext, run_context
-from .data.registry import TASKS, get_task
-from .models.base import get_methods
+from figlang.core.context import RunContext, run_context
+from figlang.data.registry import TASKS, get_task
+from figlang.methods.base import get_methods
 
 if TYPE_CHECKING:  # names for the annotations only: importing the API loads nothing heavy
-    from .data.registry import Task
-    from .evaluation.harness import RunResult
-    from .evaluation.scoring import MetricOptions
-    from .evaluation.suite import SuiteResult
-    from .models.base import Method
-    from .models.training.trainer import TrainResult
+    from figlang.data.registry import Task
+    from figlang.evaluation.harness import RunResult
+    from figlang.evaluation.scoring import MetricOptions
+    from figlang.evaluation.suite import SuiteResult
+    from figlang.methods.base import Method
+    from figlang.training.trainer import TrainResult
 
 __all__ = ["RunContext", "compare", "ensemble", "evaluate", "load_task", "methods", "score_predictions", "suite", "tasks", "train"]
 
@@ -85,7 +85,7 @@ def evaluate(
     ``ctx`` (a :class:`figlang.RunContext`) names the data folder, request cache folder and seed at once;
     without it they come from ``data_dir``, ``cache_dir`` and ``seed``.
     """
-    from .evaluation.harness import evaluate as _evaluate
+    from figlang.evaluation.harness import evaluate as _evaluate
 
     if options is not None:
         if method_options is not None:
@@ -122,7 +122,7 @@ def score_predictions(
     ctx: RunContext | None = None,
 ) -> RunResult:
     """Score an existing prediction file (figlang's, the papers' released outputs, a FLUTE submission), as `figlang eval -p`."""
-    from .evaluation.harness import score_predictions_file
+    from figlang.evaluation.harness import score_predictions_file
 
     context = run_context(ctx, data_dir=data_dir, seed=seed if ctx is None else None)
     return score_predictions_file(
@@ -139,7 +139,7 @@ def compare(
     bootstrap CI of the accuracy difference (``ci_cluster``: context | expression resamples clusters);
     generation runs: per-item metric scores.
     """
-    from .evaluation.compare import compare_runs
+    from figlang.evaluation.compare import compare_runs
 
     return compare_runs(run_a, run_b, seed=seed, n_resamples=n_resamples, ci_cluster=ci_cluster)
 
@@ -157,7 +157,7 @@ def ensemble(
     """A calibrated ensemble of finished runs, as `figlang ensemble` makes it: temperatures and convex weights
     chosen on the ``selection`` runs (one per member), applied once to the ``report`` runs (same members, same
     order) and scored into ``out/results.json``, which is returned (its ``ensemble`` block says what was chosen)."""
-    from .evaluation.ensemble import ensemble_runs
+    from figlang.evaluation.ensemble import ensemble_runs
 
     return ensemble_runs(selection, report, out, data_dir=data_dir, step=step, names=names, seed=seed)
 
@@ -186,7 +186,7 @@ def suite(
     suite.json and one run folder per entry. ``ctx`` (a :class:`figlang.RunContext`) replaces ``data_dir``,
     ``cache_dir`` and ``seed``.
     """
-    from .evaluation.suite import DEFAULT_MODEL, run_suite, suite_entries
+    from figlang.evaluation.suite import DEFAULT_MODEL, run_suite, suite_entries
 
     return run_suite(
         model or DEFAULT_MODEL,
@@ -209,6 +209,6 @@ def train(task: str | Path | Task, method: str, model: str, out_dir: str | Path,
     ``limit``, ``data_dir`` …). A run left in ``out_dir`` resumes. Evaluate the result with
     ``figlang.evaluate(task, "trained", model=out_dir)``.
     """
-    from .models.training.trainer import train as _train
+    from figlang.training.trainer import train as _train
 
     return _train(task if not isinstance(task, Path) else str(task), method, model, out_dir, restart=restart, **config)

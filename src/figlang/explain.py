@@ -5,7 +5,7 @@
 >>> r.label, r.explanation                                                                    # doctest: +SKIP
 ('contradiction', 'To be as calm as a cucumber means to be very calm, while ...')
 
-The answer comes from the ``explain`` method (``figlang.models.methods.explain``): a label model
+The answer comes from the ``explain`` method (``figlang.methods.prompted.explain``): a label model
 (pipeline) or the instruction model itself (joint), and an explanation written by the instruction
 model from FLUTE's instruction and the nearest FLUTE train pairs with their gold explanations.
 The loaded models stay in memory between calls (the first call loads them; later ones cost only
@@ -21,18 +21,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .data.errors import FiglangError
-from .data.flute import FIGURE_TYPES
-from .data.context import RunContext, run_context
-from .data.impli import figurative_offsets
-from .data.records import NLIPair
-from .data.registry import get_task
-from .models.base import bind_method, get_methods
-from .models.cache import RequestCache
-from .models.devices import cpu_has_fast_bf16
-from .models.trained.figure_type import FigureTypeModel
-from .models.trained.heads import shipped_heads
-from .interpret.api import interpret, validate_text
+from figlang.core.errors import FiglangError
+from figlang.data.flute import FIGURE_TYPES
+from figlang.core.context import RunContext, run_context
+from figlang.data.impli import figurative_offsets
+from figlang.data.records import NLIPair
+from figlang.data.registry import get_task
+from figlang.methods.base import bind_method, get_methods
+from figlang.backends.cache import RequestCache
+from figlang.core.devices import cpu_has_fast_bf16
+from figlang.methods.trained.figure_type import FigureTypeModel
+from figlang.methods.trained.heads import shipped_heads
+from figlang.interpret.api import interpret, validate_text
 
 DEFAULT_MODEL = "qwen2.5-1.5b"
 
@@ -197,7 +197,7 @@ def explain_pairs(
     a bad pair fails the call with its position before any model time is spent. A pair with neither a figure type
     nor an idiom gets them from :func:`detect_figure` (``detect=False``: none), recorded in ``produced_by["detected"]``.
     """
-    from .evaluation.harness import run_method
+    from figlang.evaluation.harness import run_method
 
     ctx = run_context(ctx, data_dir=data_dir, cache_dir=cache_dir)  # built once, where the call starts
     records, detected = _checked_pairs(pairs, ctx.data_dir, detect)
@@ -356,6 +356,6 @@ def check(
 __all__ = ["DEFAULT_MODEL", "CheckResult", "Explanation", "check", "explain", "explain_pairs", "explainer"]
 
 
-from figlang.callable_module import make_callable  # noqa: E402
+from figlang.core.callable_module import make_callable  # noqa: E402
 
 make_callable(__name__)  # figlang.X(...) keeps working after `import figlang.X`

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import DataError, DataNotFoundError
-from ..data.io import atomic_write, parse_jsonl, write_json
-from ..data.text import normalise_expression, strip_markup
-from .corpus import DecodeProblem, decode_bytes
+from figlang.core.errors import DataError, DataNotFoundError
+from figlang.core.io import atomic_write, parse_jsonl, write_json
+from figlang.core.text import normalise_expression, strip_markup
+from figlang.builders.corpus import DecodeProblem, decode_bytes
 
 TASK_FIELDS = [
     "task_id",

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..data.io import parse_json_line
+from figlang.core.io import parse_json_line
 
 DEFAULT_PATTERNS = ("*.txt", "*.text", "*.jsonl", "*.txt.gz", "*.jsonl.gz", "*.text.gz")
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")

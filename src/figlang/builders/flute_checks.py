@@ -31,9 +31,9 @@ from typing import Any
 
 import yaml
 
-from ..data.errors import DataError, FiglangError
-from ..data.text import normalise_sentence
-from .flute_inputs import FIGURE_TYPES, SourceItem
+from figlang.core.errors import DataError, FiglangError
+from figlang.core.text import normalise_sentence
+from figlang.builders.flute_inputs import FIGURE_TYPES, SourceItem
 
 PROMPT_PACKAGE = "figlang.resources"
 PROMPT_FOLDER = "flute_prompts"
@@ -182,7 +182,7 @@ def parse_answer(raw: str, template: StepTemplate) -> dict[str, str]:
 
 
 def one_sentence(text: str) -> str:
-    from ..models.methods.parsing import first_sentence
+    from figlang.methods.prompted.parsing import first_sentence
 
     return first_sentence(text)[0]
 

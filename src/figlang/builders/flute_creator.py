@@ -38,10 +38,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import DataError, FiglangError
-from ..data.io import parse_jsonl, read_jsonl, write_json, write_jsonl
-from ..models.cache import RequestCache, cache_key
-from .flute_checks import (
+from figlang.core.errors import DataError, FiglangError
+from figlang.core.io import parse_jsonl, read_jsonl, write_json, write_jsonl
+from figlang.backends.cache import RequestCache, cache_key
+from figlang.builders.flute_checks import (
     Check,
     CheckContext,
     CheckLimits,
@@ -52,8 +52,10 @@ from .flute_checks import (
     one_sentence,
     parse_answer,
 )
-from .flute_inputs import InputSet, SourceItem
-from .review_queue import REVIEW_DIR, verdicts_by_revision
+from figlang.builders.flute_inputs import InputSet, SourceItem
+from figlang.builders.review_queue import REVIEW_DIR, verdicts_by_revision
+from figlang.backends.base import ChatMessage, GenerationRequest
+from figlang.backends.base import BackendError
 
 CREATOR_VERSION = "figlang-flute-creator/1"
 DEFAULT_MODEL = "smollm2-135m"
@@ -392,7 +394,7 @@ class FluteCreator:
     @property
     def lm(self) -> Any:
         if self._lm is None:
-            from ..models.methods import backend_for
+            from figlang.methods.prompted import backend_for
 
             self._lm = backend_for(self.config.model, **self.config.backend_options)
         return self._lm
@@ -427,13 +429,11 @@ class FluteCreator:
         }
 
     def seed_for(self, item: SourceItem, step: str, round_: int) -> int:
-        from ..models.methods import item_seed
+        from figlang.methods.prompted import item_seed
 
         return item_seed(self.config.seed, f"{item.uid}:{step}:{round_}")
 
     def generate_raw(self, template: StepTemplate, values: dict[str, str], seed: int) -> str:
-        from ..models.backends.base import ChatMessage, GenerationRequest
-
         text = template.render(values)
         key = None
         if self.cache is not None:
@@ -715,8 +715,6 @@ def _run_items(
             summary.ran += 1
             progress("item", {"uid": it.uid, "resumed": False})
     except (KeyboardInterrupt, Exception) as err:  # keep what is finished, say how to continue
-        from ..models.backends.base import BackendError
-
         if not isinstance(err, (KeyboardInterrupt, BackendError, OSError, TimeoutError)):
             raise
         summary.interrupted = f"{type(err).__name__}: {err}. Finished items are kept in {journal_path}; rerun the same command to continue."

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..data.io import atomic_write, write_jsonl
-from .flute_checks import PromptSet, load_prompts
-from .flute_creator import EDITS_FILE, load_human_edits, load_records
-from .review_queue import read_table
+from figlang.core.io import atomic_write, write_jsonl
+from figlang.builders.flute_checks import PromptSet, load_prompts
+from figlang.builders.flute_creator import EDITS_FILE, load_human_edits, load_records
+from figlang.builders.review_queue import read_table
 
 
 EDIT_COLUMNS = ("task_id", "emotion", "literal_sentence", "paraphrase", "sarcastic_contradiction", "instructions")

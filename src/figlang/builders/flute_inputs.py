@@ -3,7 +3,7 @@
 Every input becomes a :class:`SourceItem` (one figurative expression or literal sentence, from
 which an entailment and a contradiction pair are made). Sources:
 
-* idioms: ``benchmark`` / ``pie`` / a lexicon file through :func:`figlang.builders.lexicon.load_lexicon`
+* idioms: ``benchmark`` / ``pie`` / a lexicon file through :func:`figlang.lexicon.idioms.load_lexicon`
   (idiom + meaning; the model then writes the idiomatic sentence), or a JSONL/TSV/CSV file with
   ``idiom``, ``meaning`` (or ``definition``) and optionally ``sentence`` (an idiomatic sentence);
 * similes: ``sentence`` (the figurative sentence), ``property``, and ``simile`` (the simile span,
@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import DataError, DataNotFoundError, LoadReport
-from ..data.io import parse_jsonl, parse_table, read_text
-from ..data.text import collapse_spaces, normalise_sentence
-from .lexicon import load_lexicon, load_lexicon_file
+from figlang.core.errors import DataError, DataNotFoundError, LoadReport
+from figlang.core.io import parse_jsonl, parse_table, read_text
+from figlang.core.text import collapse_spaces, normalise_sentence
+from figlang.lexicon.idioms import load_lexicon, load_lexicon_file
 
 FIGURE_TYPES = ("sarcasm", "simile", "metaphor", "idiom")
 
@@ -230,7 +230,7 @@ def _finish(out: InputSet, path: str | Path) -> InputSet:
 
 
 def from_lexicon(lexicon: Any) -> InputSet:
-    """Idiom items (idiom + first definition, no sentence) from a :class:`~figlang.builders.lexicon.Lexicon`."""
+    """Idiom items (idiom + first definition, no sentence) from a :class:`~figlang.lexicon.idioms.Lexicon`."""
     out = InputSet("idiom", source=lexicon.name)
     out.report.warnings.extend(lexicon.report.warnings)
     out.report.skipped += lexicon.report.skipped
@@ -242,7 +242,7 @@ def from_lexicon(lexicon: Any) -> InputSet:
 
 
 def load_idioms(spec: str | Path, data_dir: str | Path | None = None, strict: bool = False) -> InputSet:
-    """``benchmark`` | ``pie`` (via :func:`~figlang.builders.lexicon.load_lexicon`) or an idiom file."""
+    """``benchmark`` | ``pie`` (via :func:`~figlang.lexicon.idioms.load_lexicon`) or an idiom file."""
     if str(spec) in ("benchmark", "pie"):
         return from_lexicon(load_lexicon(str(spec), data_dir, strict=strict))
     return read_input_file(spec, "idiom", strict=strict)

@@ -27,13 +27,13 @@ from typing import Any
 
 import yaml
 
-from ..data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
-from ..data.io import atomic_write, file_sha256, write_json, write_jsonl
-from ..data.provenance import code_provenance, data_checksums, portable_path, write_code_patch
-from ..data.text import collapse_spaces
-from .flute_creator import CANDIDATES_FILE, ITEMS_FILE, load_candidates, load_records, pairs_of
-from .flute_inputs import FIGURE_TYPES, InputSet, load_idioms, select
-from .review_queue import (
+from figlang.data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
+from figlang.core.io import atomic_write, file_sha256, write_json, write_jsonl
+from figlang.core.provenance import code_provenance, data_checksums, portable_path, write_code_patch
+from figlang.core.text import collapse_spaces
+from figlang.builders.flute_creator import CANDIDATES_FILE, ITEMS_FILE, load_candidates, load_records, pairs_of
+from figlang.builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, select
+from figlang.builders.review_queue import (
     RATE_KEYS,
     VERDICTS,
     BuilderReview,

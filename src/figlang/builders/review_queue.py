@@ -16,9 +16,9 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..data.errors import DataError, DataNotFoundError
-from ..data.io import atomic_write, parse_jsonl, parse_table, read_jsonl, read_text, write_jsonl
-from ..data.text import collapse_spaces
+from figlang.core.errors import DataError, DataNotFoundError
+from figlang.core.io import atomic_write, parse_jsonl, parse_table, read_jsonl, read_text, write_jsonl
+from figlang.core.text import collapse_spaces
 
 VERDICTS = {
     "accept": "accept",

@@ -1,6 +1,6 @@
 """WordNet choices for the IMPLI generator: antonyms of definition words, literal words for metaphors.
 
-WordNet itself comes from :func:`figlang.knowledge.wordnet_data.load_wordnet` (offline WordNet 3.0).
+WordNet itself comes from :func:`figlang.lexicon.wordnet.load_wordnet` (offline WordNet 3.0).
 
 * :func:`antonyms_of` / :func:`antonymize`: IMPLI's antonym pairs contradict a definition by
   replacing a key word with its antonym ("reveal the truth openly" -> "reveal the truth
@@ -29,7 +29,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .inflection import getAllLemmas, getInflection, indefinite_article, inflect_noun, inflect_verb  # lemminflect, loaded lazily
+from figlang.lexicon.inflection import (
+    getAllLemmas,
+    getInflection,
+    indefinite_article,
+    inflect_noun,
+    inflect_verb,
+)  # lemminflect, loaded lazily
 
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader

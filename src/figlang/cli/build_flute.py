@@ -11,16 +11,16 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ..builders.flute_checks import CheckLimits, load_prompts
-from ..builders.flute_creator import DEFAULT_MODEL, CreateSummary, CreatorConfig, create
-from ..builders.flute_edits import export_edit_tasks, import_edits
-from ..builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, read_input_file, select
-from ..builders.review_queue import ReviewQueue
-from ..data.errors import FiglangError
-from ..data.paths import resolve_data_dir
-from ..data.provenance import portable_path
-from ..progress import rate_column
-from .common import DataDirOption, console, err_console, parse_key_values, print_problems
+from figlang.builders.flute_checks import CheckLimits, load_prompts
+from figlang.builders.flute_creator import DEFAULT_MODEL, CreateSummary, CreatorConfig, create
+from figlang.builders.flute_edits import export_edit_tasks, import_edits
+from figlang.builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, read_input_file, select
+from figlang.builders.review_queue import ReviewQueue
+from figlang.core.errors import FiglangError
+from figlang.core.paths import resolve_data_dir
+from figlang.core.provenance import portable_path
+from figlang.core.progress import rate_column
+from figlang.cli.common import DataDirOption, console, err_console, parse_key_values, print_problems
 
 app = typer.Typer(
     help="Build FLUTE-style figurative NLI pairs (FLUTE paper section 2): a model writes literal/figurative "
@@ -281,7 +281,7 @@ def export_cmd(
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N rows.")] = None,
 ) -> None:
     """Write the verification queue: id, figure type, premise, hypothesis, label, explanation + empty verdict/edit columns."""
-    from ..builders.flute_review import export_queue
+    from figlang.builders.flute_review import export_queue
 
     n = export_queue(run, out, include_reviewed=include_reviewed, figure_types=tuple(kind) if kind else None, limit=limit)
     console.print(f"wrote {n} candidate(s) to {out}: set verdict to accept / edit / reject (edit: fill the edited_* columns)")
@@ -294,7 +294,7 @@ def import_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Import verdicts and edits; print per-type accept/edit/reject rates."""
-    from ..builders.flute_review import REVIEW
+    from figlang.builders.flute_review import REVIEW
 
     show_import(verdicts, REVIEW, run, as_json, render_rates)
 
@@ -366,7 +366,7 @@ def verdict_stats_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Accept / edit / reject counts of a reviewed queue file on its own, without the run folder (a committed verdict file)."""
-    from ..builders.flute_review import drawn_inputs, verdict_file_results, write_verdict_file_results
+    from figlang.builders.flute_review import drawn_inputs, verdict_file_results, write_verdict_file_results
 
     inputs = files = None
     if idioms:
@@ -413,7 +413,7 @@ def finalize_cmd(
     ] = False,
 ) -> None:
     """Write accepted and edited pairs in FLUTE's format, a combined file and a figlang task spec (task.yaml)."""
-    from ..builders.flute_review import finalize
+    from figlang.builders.flute_review import finalize
 
     result = finalize(run, out, split=split, name=name, include_unreviewed=include_unreviewed)
     render_rates(result["rates"])

@@ -12,7 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from ..builders.impli import (
+from figlang.builders.impli import (
     DEFAULT_MODEL,
     FILTER_REASONS,
     MISMATCH_CATEGORIES,
@@ -35,12 +35,13 @@ from ..builders.impli import (
     write_regeneration_results,
     write_sentences,
 )
-from ..data.errors import FiglangError, LoadOptions, LoadReport
-from ..data.io import write_json, write_jsonl
-from ..data.paths import resolve_data_dir
-from ..data.provenance import portable_path
-from ..progress import rate_column
-from .common import DataDirOption, console, err_console
+from figlang.core.errors import FiglangError, LoadOptions, LoadReport
+from figlang.core.io import write_json, write_jsonl
+from figlang.core.paths import resolve_data_dir
+from figlang.core.provenance import portable_path
+from figlang.core.progress import rate_column
+from figlang.cli.common import DataDirOption, console, err_console
+from figlang.lexicon.wordnet import load_wordnet
 
 app = typer.Typer(
     help="Build IMPLI pairs (paper section 3): idioms replaced by definitions in figurative contexts "
@@ -319,8 +320,6 @@ def antonyms_cmd(
     capitalise: CapitaliseOption = True,
 ) -> None:
     """Antonym pairs: a key word of the definition replaced by its WordNet antonym, in figurative contexts -> non-entailment."""
-    from ..knowledge.wordnet_data import load_wordnet
-
     wn = load_wordnet(wordnet_dir)  # before parsing anything: a missing WordNet fails fast
     _generate("antonyms", "antonym replacement", sentences, lexicon, out, source, lenient, model, capitalise, wordnet=wn)
 
@@ -346,8 +345,6 @@ def metaphors_cmd(
     ] = True,
 ) -> None:
     """Metaphor replacement: the metaphorical verb (SVO) or adjective (AN) replaced by a literal word -> entailment."""
-    from ..knowledge.wordnet_data import load_wordnet
-
     base = resolve_data_dir(data_dir)
     path = xlsx or base / TSVETKOV_XLSX
     items = read_tsvetkov_xlsx(path, tuple(k.upper() for k in kind) if kind else ("SVO", "AN"))
@@ -453,7 +450,7 @@ def regenerate_cmd(
 
 
 def _render_impli_rates(rates: dict) -> None:
-    from .build_flute import render_rates
+    from figlang.cli.build_flute import render_rates
 
     render_rates(rates, group="pair type", title="verification (generated pairs)", items="pairs", todo="todo")  # 80 columns
 
@@ -467,7 +464,7 @@ def review_export_cmd(
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N rows.")] = None,
 ) -> None:
     """Write the verification queue: each pair with empty verdict / reason / edited_* / note columns to fill."""
-    from ..builders.impli.review import REJECT_REASONS, export_queue
+    from figlang.builders.impli.review import REJECT_REASONS, export_queue
 
     n = export_queue(out, queue, include_reviewed=include_reviewed, pair_types=tuple(pair_type) if pair_type else None, limit=limit)
     console.print(
@@ -484,8 +481,8 @@ def review_import_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Check and store verdicts in OUT/review/verdicts.jsonl (bad rows are listed with file:line and left out)."""
-    from ..builders.impli.review import REVIEW
-    from .build_flute import show_import
+    from figlang.builders.impli.review import REVIEW
+    from figlang.cli.build_flute import show_import
 
     show_import(queue, REVIEW, out, as_json, _render_impli_rates)
 
@@ -496,7 +493,7 @@ def review_stats_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the rates as JSON.")] = False,
 ) -> None:
     """Accept / edit / reject counts per pair type, and why pairs were rejected."""
-    from ..builders.impli.review import reject_reasons, review_rates
+    from figlang.builders.impli.review import reject_reasons, review_rates
 
     rates, reasons = review_rates(out), reject_reasons(out)
     if as_json:
@@ -514,7 +511,7 @@ def finalize_cmd(
     include_unreviewed: Annotated[bool, typer.Option("--include-unreviewed", help="Also write pairs without a verdict.")] = False,
 ) -> None:
     """Write accepted and edited pairs in IMPLI's TSV layout (rejected ones left out) with manifest.json."""
-    from ..builders.impli.review import finalize
+    from figlang.builders.impli.review import finalize
 
     result = finalize(out, dest, include_unreviewed=include_unreviewed)
     _render_impli_rates(result["rates"])

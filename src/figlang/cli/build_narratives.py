@@ -11,13 +11,13 @@ import typer
 from rich.progress import Progress
 from rich.table import Table
 
-from ..builders.annotation import export_tasks, import_answers, load_candidates
-from ..builders.corpus import DEFAULT_PATTERNS, ReadOptions
-from ..builders.lexicon import Lexicon, load_lexicon
-from ..builders.narratives import DEFAULT_MODEL, SEGMENTERS, MinerConfig, MineSummary, mine_corpus
-from ..data.errors import FiglangError
-from .build_flute import task_progress
-from .common import DataDirOption, console, err_console, print_problems
+from figlang.builders.annotation import export_tasks, import_answers, load_candidates
+from figlang.builders.corpus import DEFAULT_PATTERNS, ReadOptions
+from figlang.lexicon.idioms import Lexicon, load_lexicon
+from figlang.builders.narratives import DEFAULT_MODEL, SEGMENTERS, MinerConfig, MineSummary, mine_corpus
+from figlang.core.errors import FiglangError
+from figlang.cli.build_flute import task_progress
+from figlang.cli.common import DataDirOption, console, err_console, print_problems
 
 app = typer.Typer(
     help="Build figurative narratives (paper section 3): mine a corpus for idioms and similes, "

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from ..data.errors import FiglangError
+from figlang.core.errors import FiglangError
 
 console = Console()
 err_console = Console(stderr=True)

@@ -10,15 +10,15 @@ import typer
 from rich.markup import escape as rich_escape
 from rich.table import Table
 
-from ..data.errors import LoadReport
-from ..data.hygiene import label_conflicts, overlap_report
-from ..data.io import write_jsonl
-from ..data.paths import resolve_data_dir
-from ..data.records import expression_of
-from ..data.registry import all_tasks, get_task
-from ..data.splits import expression_disjoint_split, expression_folds, figurative_links, linked_key
-from ..data.stats import DEFAULT_TASKS, TaskStats, task_stats
-from .common import DataDirOption, console
+from figlang.core.errors import LoadReport
+from figlang.data.hygiene import label_conflicts, overlap_report
+from figlang.core.io import write_jsonl
+from figlang.core.paths import resolve_data_dir
+from figlang.data.records import expression_of
+from figlang.data.registry import all_tasks, get_task
+from figlang.data.splits import expression_disjoint_split, expression_folds, figurative_links, linked_key
+from figlang.data.stats import DEFAULT_TASKS, TaskStats, task_stats
+from figlang.cli.common import DataDirOption, console
 
 app = typer.Typer(help="Look at, check, split and fetch the benchmarks.", no_args_is_help=True)
 
@@ -198,6 +198,6 @@ def spec_template_cmd(
     shape: Annotated[str, typer.Argument(help="cloze | nli | generation")],
 ) -> None:
     """Print a starter task spec that maps your file's columns onto a figlang task shape."""
-    from ..data.custom import write_task_spec_template
+    from figlang.data.custom import write_task_spec_template
 
     typer.echo(write_task_spec_template(shape))

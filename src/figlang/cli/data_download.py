@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..data.download import DownloadReport, VerifyReport, download, verify
-from ..data.errors import FiglangError
-from ..data.sources import BASE_URL_ENV, DEFAULT_BASE_URL
+from figlang.data.download import DownloadReport, VerifyReport, download, verify
+from figlang.core.errors import FiglangError
+from figlang.data.sources import BASE_URL_ENV, DEFAULT_BASE_URL
 
 NAMES_HELP = (
     "Datasets to act on (fig_narrative, flute, impli, pie_english, tsvetkov_metaphor, gutenberg), "

@@ -9,15 +9,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..data.context import RunContext
-from ..data.errors import FiglangError
-from ..data.io import atomic_write
-from ..evaluation import evaluate, score_predictions_file
-from ..evaluation.scoring import MetricOptions
-from ..models.backends.options import BACKENDS, Selection
-from ..models.base import get_methods
-from ..models.options import option_names, options_lines, options_markdown
-from .common import DataDirOption, console, parse_key_values
+from figlang.core.context import RunContext
+from figlang.core.errors import FiglangError
+from figlang.core.io import atomic_write
+from figlang.evaluation import evaluate, score_predictions_file
+from figlang.evaluation.scoring import MetricOptions
+from figlang.backends.options import BACKENDS, Selection
+from figlang.methods.base import get_methods
+from figlang.core.options import option_names, options_lines, options_markdown
+from figlang.cli.common import DataDirOption, console, parse_key_values
 
 
 def parse_chosen_on(pairs: list[str] | None) -> dict[str, str]:
@@ -127,7 +127,7 @@ def eval_cmd(
 
       figlang eval --model qwen2.5-1.5b -O backend=llama.cpp -O threads=2 -t idiom-cloze -s dev -m qa
     """
-    from ..evaluation.tables import print_summary
+    from figlang.evaluation.tables import print_summary
 
     options = MetricOptions(
         seed=seed,
@@ -249,7 +249,7 @@ def compare_cmd(
     per-item ROUGE-L, sentence sacreBLEU and NLTK BLEU, recomputed with the configuration each run's results.json
     records: each run's mean, paired t-test, Wilcoxon signed-rank and a seeded paired-bootstrap CI of the difference.
     """
-    from ..evaluation.compare import compare_runs, print_comparison
+    from figlang.evaluation.compare import compare_runs, print_comparison
 
     comparison = compare_runs(run_a, run_b, seed=seed, n_resamples=resamples, ci_cluster=ci_cluster)
     if as_json:
@@ -295,10 +295,10 @@ def ensemble_cmd(
     OUT/ensemble.json names each member's method, model and options with its temperature and weight, so the
     ensemble is also a method: `figlang eval -t idiom-cloze -s dev-disjoint -m ensemble --model runs/idiom-ensemble/ensemble.json`.
     """
-    from ..api import ensemble
+    from figlang.api import ensemble
 
     if not report:
-        from ..evaluation.ensemble import choose_ensemble, write_choice
+        from figlang.evaluation.ensemble import choose_ensemble, write_choice
 
         chosen = choose_ensemble(select, step=step, names=name)
         path = write_choice(chosen, out)
@@ -337,7 +337,7 @@ def _registered_name(doc: Path, results: Path, registered: set[str]) -> str:
 
 
 def _regenerate_readme_tables(runs: list[Path], doc: Path) -> None:
-    from ..evaluation.registry import load_index, regenerate_tables
+    from figlang.evaluation.registry import load_index, regenerate_tables
 
     if len(runs) != 1:
         raise FiglangError(f"--readme-tables takes one results folder (the one with INDEX.yaml, e.g. docs/results), got {len(runs)}")
@@ -383,10 +383,10 @@ def report_cmd(
     `figlang report docs/results --readme-tables README.md` regenerates README.md's results tables from docs/results;
     `figlang report docs/results --pack` gzips the per-item predictions of runs copied there.
     """
-    from ..evaluation.report import build_report
+    from figlang.evaluation.report import build_report
 
     if pack:
-        from ..evaluation.runs import pack_predictions
+        from figlang.evaluation.runs import pack_predictions
 
         packed = [p for r in runs for p in pack_predictions(r)]
         for p in packed:

@@ -8,12 +8,12 @@ from typing import Annotated
 
 import typer
 
-from ..data.errors import FiglangError
-from ..data.io import atomic_write, decode_utf8, parse_jsonl, write_json, write_jsonl
-from ..data.context import RunContext
-from ..models.explain_options import ExplainOptions
-from ..models.options import default_of, option_help
-from .common import DataDirOption, console, err_console, merge_flag_options, parse_key_values as _parse_options
+from figlang.core.errors import FiglangError
+from figlang.core.io import atomic_write, decode_utf8, parse_jsonl, write_json, write_jsonl
+from figlang.core.context import RunContext
+from figlang.methods.prompted.explain_options import ExplainOptions
+from figlang.core.options import default_of, option_help
+from figlang.cli.common import DataDirOption, console, err_console, merge_flag_options, parse_key_values as _parse_options
 
 
 def _help(name: str) -> str:
@@ -44,7 +44,7 @@ def _read_pairs(path: Path) -> list[dict]:
 
 
 def _score(run: Path, out: Path | None, bertscore_model: str, bertscore_layers: int | None, paper: bool, examples: int, seed: int) -> None:
-    from ..evaluation.explanations import score_explanations, side_by_side, side_by_side_markdown
+    from figlang.evaluation.explanations import score_explanations, side_by_side, side_by_side_markdown
 
     result = score_explanations(run, bertscore_model=bertscore_model or None, bertscore_layers=bertscore_layers, paper=paper)
     target = out or (run / "explanations.json" if run.is_dir() else run.with_suffix(".explanations.json"))
@@ -169,7 +169,7 @@ def explain_cmd(
     if score is not None:
         _score(score, out, bertscore_model, bertscore_layers, not no_paper, examples, seed)
         return
-    from ..explain import explain_pairs
+    from figlang.explain import explain_pairs
 
     if file is not None:
         if premise or hypothesis:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .common import DataDirOption, console, err_console
+from figlang.cli.common import DataDirOption, console, err_console
 
 app = typer.Typer(
     help="Write a figlang task in another tool's format: `lm-eval` (an lm-evaluation-harness 0.4.x task folder) "
@@ -37,7 +37,7 @@ def lm_eval_cmd(
 
       figlang eval -t idiom-cloze -s dev -p runs/lm_eval/MODEL/samples_figlang_idiom_cloze_dev_DATE.jsonl --format lm-eval -o runs/lm_eval_scored
     """
-    from ..interop.lm_eval_export import export_lm_eval
+    from figlang.interop.lm_eval_export import export_lm_eval
 
     result = export_lm_eval(task, out, split=split, data_dir=data_dir, limit=limit)
     console.print(f"wrote {result.yaml_path} and {result.data_path.name} ({result.docs} docs)")
@@ -65,7 +65,7 @@ def hf_cmd(
 
       figlang export hf idiom-cloze -o runs/hf/idiom-cloze
     """
-    from ..interop.hf_export import export_hf
+    from figlang.interop.hf_export import export_hf
 
     result = export_hf(task, out, data_dir=data_dir, splits=split)
     shown = ", ".join(f"{s} {n}" for s, n in result.splits.items())

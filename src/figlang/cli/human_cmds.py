@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..data.errors import FiglangError
-from ..data.io import file_sha256
-from .common import DataDirOption, console
+from figlang.core.errors import FiglangError
+from figlang.core.io import file_sha256
+from figlang.cli.common import DataDirOption, console
 
 app = typer.Typer(
     help="Human evaluation: generated continuations (narratives) and FLUTE explanations (flute-export, flute-import): export for judges, import answers, aggregate.",
@@ -29,8 +29,8 @@ def export_cmd(
     seed: Annotated[int, typer.Option(help="Seed of the per-item shuffle of candidates.")] = 13,
 ) -> None:
     """Write items for judges: narrative, meaning/property, shuffled candidates; system ids go to a separate key file."""
-    from ..evaluation.runs import load_run
-    from ..metrics.human_eval import EvalItem, export_for_judges
+    from figlang.evaluation.runs import load_run
+    from figlang.metrics.human_eval import EvalItem, export_for_judges
 
     loaded = [load_run(p) for p in runs]
     by_run = [{r["id"]: r for r in run.rows} for run in loaded]
@@ -62,7 +62,7 @@ def import_cmd(
     judges: Annotated[int, typer.Option(help="Judges per item.")] = 3,
 ) -> None:
     """Aggregate answers by majority vote: shares per system and Krippendorff's alpha."""
-    from ..metrics import human_eval as he
+    from figlang.metrics import human_eval as he
 
     table = Table(title=f"{kind} human evaluation ({answers.name})", title_justify="left")
     table.add_column("system")
@@ -97,11 +97,11 @@ def table5_cmd(
     ] = None,
 ) -> None:
     """Recompute the narrative paper's Table 5 from its raw crowd files, beside the published numbers."""
-    from ..metrics.human_eval_table5 import render_table5_markdown, table5, write_table5_results
+    from figlang.metrics.human_eval_table5 import render_table5_markdown, table5, write_table5_results
 
     typer.echo(render_table5_markdown(table5(data_dir)))
     if out:
-        from ..evaluation.provenance import portable_path
+        from figlang.evaluation.provenance import portable_path
 
         command = "figlang human table5" + (f" --data-dir {portable_path(data_dir)}" if data_dir else "") + f" -o {portable_path(out)}"
         paths = write_table5_results(out, data_dir, command=command)
@@ -130,8 +130,8 @@ def flute_export_cmd(
 
     Judges answer Yes / Weak Yes / Weak No / No per explanation, with shortcomings; the answer file format is in docs/research/flute_explanations.md ("Human evaluation"). Then run `figlang human flute-import`.
     """
-    from ..evaluation.runs import load_run, predictions_file
-    from ..metrics.flute_human_eval import export_flute_for_judges, sample_flute_items
+    from figlang.evaluation.runs import load_run, predictions_file
+    from figlang.metrics.flute_human_eval import export_flute_for_judges, sample_flute_items
 
     loaded = [load_run(p) for p in runs]
     names = [run.path.resolve().name for run in loaded]
@@ -172,7 +172,7 @@ def flute_import_cmd(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the summary as JSON here.")] = None,
 ) -> None:
     """FLUTE's human evaluation, step 2: H score, Yes %, No %, shortcomings, alpha, Wilcoxon between systems."""
-    from ..metrics.flute_human_eval import SHORTCOMINGS, import_flute_judgements, summarize_flute_human, write_flute_human_results
+    from figlang.metrics.flute_human_eval import SHORTCOMINGS, import_flute_judgements, summarize_flute_human, write_flute_human_results
 
     summary = summarize_flute_human(import_flute_judgements(answers, key, judges_per_item=judges or None))
     table = Table(title=f"FLUTE human evaluation ({answers.name})", title_justify="left")

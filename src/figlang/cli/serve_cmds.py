@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ..data.errors import FiglangError
-from .common import DataDirOption, console
+from figlang.core.errors import FiglangError
+from figlang.cli.common import DataDirOption, console
 
 
 def serve_cmd(
@@ -38,7 +38,7 @@ def serve_cmd(
     """
     from werkzeug.serving import make_server
 
-    from ..web import create_app
+    from figlang.web import create_app
 
     app = create_app(runs, data_dir)
     try:

@@ -17,8 +17,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from ..evaluation.suite import DEFAULT_DTYPE, DEFAULT_MODEL, HEADERS, SuiteResult, timing_line
-from .common import DataDirOption, console
+from figlang.evaluation.suite import DEFAULT_DTYPE, DEFAULT_MODEL, HEADERS, SuiteResult, timing_line
+from figlang.cli.common import DataDirOption, console
 
 
 def suite_table(result: SuiteResult) -> Table:
@@ -110,7 +110,7 @@ def suite_cmd(
       figlang suite --model smollm2-135m --data-dir ../shared/data
       figlang suite --only model --model gemma3-270m --limit 20
     """
-    from ..api import suite
+    from figlang.api import suite
 
     result = suite(
         model,

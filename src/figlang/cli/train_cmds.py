@@ -14,10 +14,10 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from ..data.errors import FiglangError
-from ..data.io import write_json
-from ..data.registry import get_task
-from .common import DataDirOption, console
+from figlang.core.errors import FiglangError
+from figlang.core.io import write_json
+from figlang.data.registry import get_task
+from figlang.cli.common import DataDirOption, console
 
 
 def _pct(value: float | None) -> str:
@@ -205,7 +205,9 @@ _TrainLoraRankOption = Annotated[
         help="NLI classifiers: train LoRA adapters of this rank on every linear layer, and the head, on the fixed base; the saved model is the adapter (a few MB, float16) and names its base.",
     ),
 ]
-_TrainLoraAlphaOption = Annotated[float | None, typer.Option("--lora-alpha", help="With --lora-rank: the LoRA scale numerator (default 2 × rank).")]
+_TrainLoraAlphaOption = Annotated[
+    float | None, typer.Option("--lora-alpha", help="With --lora-rank: the LoRA scale numerator (default 2 × rank).")
+]
 _TrainBf16Option = Annotated[
     bool | None,
     typer.Option(
@@ -294,7 +296,7 @@ def train_cmd(
         return
     if fold:
         raise FiglangError("--fold needs --folds K")
-    from ..models.training import train
+    from figlang.training import train
 
     result = train(task, method, model, out, restart=restart, **_train_options(given))
     _print_train_result(result, task, method, model, out)
@@ -306,7 +308,7 @@ _NOT_TRAINER_OPTIONS = ("task", "method", "model", "out", "folds", "fold", "rest
 
 def _train_options(given: dict[str, Any]) -> dict[str, Any]:
     """The trainer's options from train_cmd's parameters; an option not given (None) is left to the preset."""
-    from .eval_cmds import parse_chosen_on
+    from figlang.cli.eval_cmds import parse_chosen_on
 
     options = {k: v for k, v in given.items() if k not in _NOT_TRAINER_OPTIONS}
     options.update(
@@ -322,7 +324,7 @@ def _train_options(given: dict[str, Any]) -> dict[str, Any]:
 
 def _train_folds(given: dict[str, Any]) -> None:
     """`figlang train --folds K`: train the folds, print the pooled figures."""
-    from ..models.training import train_folds
+    from figlang.training import train_folds
 
     task, method, model, out, folds = given["task"], given["method"], given["model"], given["out"], given["folds"]
     summary = train_folds(task, method, model, out, k=folds, folds=given["fold"], restart=given["restart"], **_train_options(given))
@@ -344,7 +346,7 @@ def _train_folds(given: dict[str, Any]) -> None:
 
 def _print_train_result(result: Any, task: str, method: str, model: str, out: Path) -> None:
     """How a training run ended, its best dev figure and its report splits' metrics."""
-    from ..models.trained import TRAINED_METHODS
+    from figlang.methods.trained import TRAINED_METHODS
 
     if result.best_step is None and result.stopped == "time-budget":
         best = "no dev evaluation yet (rerun the same command to continue)"
@@ -381,8 +383,8 @@ def relations_cmd(
     """The paper's Table 3: accuracy of a knowledge-enhanced model fed one relation at a time."""
     import torch
 
-    from ..models.trained import load_trained
-    from ..models.trained.multiple_choice import baseline_correctness, relation_analysis
+    from figlang.methods.trained import load_trained
+    from figlang.methods.trained.multiple_choice import baseline_correctness, relation_analysis
 
     torch.set_num_threads(threads)
     records = get_task(task).load(split, data_dir)
@@ -422,7 +424,7 @@ def simulatability_cmd(
     """Simulatability = accuracy(IR→O) − accuracy(I→O), with gold and/or predicted rationales."""
     import torch
 
-    from ..models.trained.nli_classifier import simulatability_from_models
+    from figlang.methods.trained.nli_classifier import simulatability_from_models
 
     torch.set_num_threads(2)
     records = get_task(task).load(split, data_dir)
@@ -436,7 +438,7 @@ def simulatability_cmd(
     for name, r in result.items():
         console.print(f"{name}: {r['summary']}")
     if out:
-        from ..evaluation.provenance import simulatability_inputs
+        from figlang.evaluation.provenance import simulatability_inputs
 
         result["inputs"] = simulatability_inputs(task, split, records, io_model, iro_model, rationales, rationale_field)
         write_json(out, result)
@@ -453,7 +455,7 @@ def _standalone() -> typer.Typer:
 if __name__ == "__main__":
     import sys
 
-    from .common import err_console
+    from figlang.cli.common import err_console
 
     try:
         _standalone()(standalone_mode=False)
@@ -482,7 +484,7 @@ def figure_type_cmd(
 
       figlang figure-type --train runs/cpu/figure-type-minilm --data-dir ../shared/data
     """
-    from ..models.trained.figure_type import FigureTypeModel, ship_figure_type, train_figure_type
+    from figlang.methods.trained.figure_type import FigureTypeModel, ship_figure_type, train_figure_type
 
     if train_out is not None:
         record = train_figure_type(train_out, data_dir, threads=threads)

@@ -5,7 +5,7 @@ data module stays cheap and never loads the task registry (``figlang.data.regist
 ``all_tasks``), which reads the built-in tasks, user spec files and plugins' entry points.
 """
 
-from .errors import DataError, FiglangError, LoadReport
-from .records import ClozeRecord, GenerationRecord, NLIPair, Record
+from figlang.core.errors import DataError, FiglangError, LoadReport
+from figlang.data.records import ClozeRecord, GenerationRecord, NLIPair, Record
 
 __all__ = ["ClozeRecord", "DataError", "FiglangError", "GenerationRecord", "LoadReport", "NLIPair", "Record"]

@@ -26,11 +26,21 @@ from pathlib import Path
 from typing import Any
 
 
-from .errors import DataError, DataNotFoundError, FiglangError, LoadOptions
-from .io import parse_json_line
-from .records import ClozeRecord, GenerationRecord, NLIPair, Record
-from .task import Task
-from .custom_spec import DATA_DIR_PREFIX, GOLD_ROLE, SHAPES, ClozeLabels, ColumnRef, TaskSpec, _did_you_mean, _norm_key, read_task_spec
+from figlang.core.errors import DataError, DataNotFoundError, FiglangError, LoadOptions
+from figlang.core.io import parse_json_line
+from figlang.data.records import ClozeRecord, GenerationRecord, NLIPair, Record
+from figlang.data.task import Task
+from figlang.data.custom_spec import (
+    DATA_DIR_PREFIX,
+    GOLD_ROLE,
+    SHAPES,
+    ClozeLabels,
+    ColumnRef,
+    TaskSpec,
+    _did_you_mean,
+    _norm_key,
+    read_task_spec,
+)
 
 
 def load_task_spec(path: str | Path) -> Task:

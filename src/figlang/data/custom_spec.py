@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from .errors import DataError, DataNotFoundError
-from .records import NLI_LABELS
+from figlang.core.errors import DataError, DataNotFoundError
+from figlang.data.records import NLI_LABELS
 
 
 SHAPES = ("cloze", "nli", "generation")

@@ -21,10 +21,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .errors import FiglangError
-from .io import atomic_write, git_blob_sha1
-from .paths import resolve_data_dir
-from .sources import BASE_URL_ENV, DEFAULT_BASE_URL, DatasetSource, SourceFile, select
+from figlang.core.errors import FiglangError
+from figlang.core.io import atomic_write, git_blob_sha1
+from figlang.core.paths import resolve_data_dir
+from figlang.data.sources import BASE_URL_ENV, DEFAULT_BASE_URL, DatasetSource, SourceFile, select
 
 CHUNK = 1 << 16
 RETRY_BACKOFF = 0.25  # seconds, times the attempt number, before retrying a dropped transfer or a 5xx

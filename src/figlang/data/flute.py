@@ -20,10 +20,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from .errors import DataError, DataNotFoundError, LoadOptions
-from .io import iter_jsonl, require
-from .records import CONTRADICTION, ENTAILMENT, NLIPair
-from .splits import grouped_stratified_split, normalise_expression
+from figlang.core.errors import DataError, DataNotFoundError, LoadOptions
+from figlang.core.io import iter_jsonl, require
+from figlang.data.records import CONTRADICTION, ENTAILMENT, NLIPair
+from figlang.data.splits import grouped_stratified_split, normalise_expression
 
 DATASET = "flute"
 FIGURE_TYPES = ("sarcasm", "simile", "metaphor", "idiom")

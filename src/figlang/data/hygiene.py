@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .records import ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
-from .text import normalise_text
+from figlang.data.records import ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
+from figlang.core.text import normalise_text
 
 MIN_RECORDS_FOR_HEURISTIC = 50
 

@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import DataError, LoadOptions
-from .io import iter_tsv
-from .records import ENTAILMENT, NON_ENTAILMENT, NLIPair
+from figlang.core.errors import DataError, LoadOptions
+from figlang.core.io import iter_tsv
+from figlang.data.records import ENTAILMENT, NON_ENTAILMENT, NLIPair
 
 DATASET = "impli"
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import DataError, LoadOptions
-from .io import iter_jsonl, require
-from .records import ClozeRecord, GenerationRecord
+from figlang.core.errors import DataError, LoadOptions
+from figlang.core.io import iter_jsonl, require
+from figlang.data.records import ClozeRecord, GenerationRecord
 
 DATASET = "fig_narrative"
 KINDS = ("idiom", "simile")

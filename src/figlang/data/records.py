@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from .text import normalise_spacing, strip_markup
+from figlang.core.text import normalise_spacing, strip_markup
 
 Shape = Literal["cloze", "nli", "generation"]
 

@@ -14,10 +14,10 @@ import difflib
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..plugins import entry_point_objects
-from .errors import DataError, FiglangError, PlaceholderLabelError
-from .records import Record
-from .task import FilesFor, Loader, Task
+from figlang.core.plugins import entry_point_objects
+from figlang.core.errors import DataError, FiglangError, PlaceholderLabelError
+from figlang.data.records import Record
+from figlang.data.task import FilesFor, Loader, Task
 
 __all__ = [
     "TASKS",
@@ -46,7 +46,7 @@ class TaskRegistry:
         if self._filled:
             return
         self._filled = True  # set first: a plugin that looks a task up while loading must not recurse
-        from .tasks import builtin_tasks  # here, not at the top: every figlang command imports the registry at start-up
+        from figlang.data.tasks import builtin_tasks  # here, not at the top: every figlang command imports the registry at start-up
 
         for task in builtin_tasks():
             self.add(task)
@@ -77,7 +77,7 @@ class TaskRegistry:
             return self._tasks[name]
         path = Path(name)
         if path.suffix.lower() in {".yaml", ".yml", ".json"}:
-            from .custom import load_task_spec  # the same: a spec file is read only when one is named
+            from figlang.data.custom import load_task_spec  # the same: a spec file is read only when one is named
 
             return load_task_spec(path)
         close = difflib.get_close_matches(name, list(self._tasks), n=3)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from .errors import DataError, FiglangError
+from figlang.core.errors import DataError, FiglangError
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 BASE_URL_ENV = "FIGLANG_DOWNLOAD_BASE_URL"

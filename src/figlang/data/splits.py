@@ -15,9 +15,9 @@ import random
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Protocol, TypeVar
 
-from .errors import DataError
-from .records import expression_of
-from .text import normalise_expression
+from figlang.core.errors import DataError
+from figlang.data.records import expression_of
+from figlang.core.text import normalise_expression
 
 R = TypeVar("R")
 KeyFn = Callable[[R], Hashable | None]

@@ -8,11 +8,11 @@ from pathlib import Path
 from statistics import mean
 from typing import Any, cast
 
-from .errors import DataError, LoadReport
-from .flute import SELECTION_SPLITS
-from .hygiene import LabelConflict, OverlapReport, detect_placeholder_labels, label_conflicts, overlap_report
-from .records import ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
-from .task import Task
+from figlang.core.errors import DataError, LoadReport
+from figlang.data.flute import SELECTION_SPLITS
+from figlang.data.hygiene import LabelConflict, OverlapReport, detect_placeholder_labels, label_conflicts, overlap_report
+from figlang.data.records import ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
+from figlang.data.task import Task
 
 DEFAULT_TASKS = ("idiom-cloze", "simile-cloze", "flute", "impli")
 

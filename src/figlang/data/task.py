@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .context import RunContext
-from .errors import FiglangError, LoadOptions, LoadReport
-from .paths import resolve_data_dir
-from .records import Record, Shape
+from figlang.core.context import RunContext
+from figlang.core.errors import FiglangError, LoadOptions, LoadReport
+from figlang.core.paths import resolve_data_dir
+from figlang.data.records import Record, Shape
 
 Loader = Callable[[str, Path, LoadOptions], list[Record]]
 FilesFor = Callable[[str, Path], list[Path]]

@@ -21,11 +21,11 @@ from functools import partial
 from pathlib import Path
 from typing import cast
 
-from . import flute, impli, narrative
-from .errors import DataError, LoadOptions
-from .records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, Record, Shape
-from .splits import carve_selection, expression_disjoint_split, narrative_links
-from .task import Loader, Task
+from figlang.data import flute, impli, narrative
+from figlang.core.errors import DataError, LoadOptions
+from figlang.data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, Record, Shape
+from figlang.data.splits import carve_selection, expression_disjoint_split, narrative_links
+from figlang.data.task import Loader, Task
 
 DISJOINT_SPLITS = ("dev-disjoint", "train-disjoint", "selection", "train-fit")
 DISJOINT_DEV_FRACTION = 0.1

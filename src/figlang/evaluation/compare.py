@@ -9,12 +9,12 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..data.errors import FiglangError
-from ..data.hygiene import normalise_text
-from ..metrics.generation import NltkSentenceBleu, RougeL, SacreSentenceBleu
-from ..metrics.significance import mcnemar, paired_t_test, wilcoxon_signed_rank
-from .runs import Run, load_run
-from .scoring import check_ci_cluster, cluster_key
+from figlang.core.errors import FiglangError
+from figlang.data.hygiene import normalise_text
+from figlang.metrics.generation import NltkSentenceBleu, RougeL, SacreSentenceBleu
+from figlang.metrics.significance import mcnemar, paired_t_test, wilcoxon_signed_rank
+from figlang.evaluation.runs import Run, load_run
+from figlang.evaluation.scoring import check_ci_cluster, cluster_key
 
 #: Paired-bootstrap resamples of the mean difference (percentile CI).
 BOOTSTRAP_RESAMPLES = 10_000

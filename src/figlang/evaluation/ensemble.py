@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Sequence
 
-from ..models.methods.ensemble import _log_softmax, mix_vectors, score_vector
-from ..data.errors import FiglangError
-from ..data.io import atomic_write
-from ..models.methods import argmax_first
-from .harness import score_predictions_file
-from .results import ResultsDocument
-from .provenance import portable_path
-from .runs import Run, load_run
+from figlang.methods.prompted.ensemble import _log_softmax, mix_vectors, score_vector
+from figlang.core.errors import FiglangError
+from figlang.core.io import atomic_write
+from figlang.methods.prompted import argmax_first
+from figlang.evaluation.harness import score_predictions_file
+from figlang.evaluation.results import ResultsDocument
+from figlang.evaluation.provenance import portable_path
+from figlang.evaluation.runs import Run, load_run
 
 # the temperatures tried for each member: 0.01 .. 100, 20 a decade (a member's scores may be logits, log-probs or PMI)
 TEMPERATURES: tuple[float, ...] = tuple(10 ** (k / 20) for k in range(-40, 41))

@@ -16,15 +16,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import FiglangError
-from ..data.io import decode_utf8, parse_jsonl, read_bytes
-from ..metrics.bertscore import BertScore
-from ..metrics.bleurt import Bleurt
-from ..metrics.explanations import ExplanationRow, explanation_quality
-from ..metrics.flute import evaluate_flute
-from ..models import catalog
-from ..models.loading import hub_cached_snapshot, hub_reachable, resolve
-from .runs import predictions_file
+from figlang.core.errors import FiglangError
+from figlang.core.io import decode_utf8, parse_jsonl, read_bytes
+from figlang.metrics.bertscore import BertScore
+from figlang.metrics.bleurt import Bleurt
+from figlang.metrics.explanations import ExplanationRow, explanation_quality
+from figlang.metrics.flute import evaluate_flute
+from figlang.backends import catalog
+from figlang.backends.loading import hub_cached_snapshot, hub_reachable, resolve
+from figlang.evaluation.runs import predictions_file
 
 PAPER_BERTSCORE = "microsoft/deberta-large-mnli"
 PAPER_BLEURT = "lucadiliello/BLEURT-20"

@@ -16,18 +16,18 @@ from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import FiglangError, LoadReport
-from ..data.io import atomic_write, file_sha256
-from ..data.context import RunContext, run_context
-from ..data.records import Record
-from ..data.registry import Task, ensure_labels_scoreable, ensure_unique_ids, get_task
-from ..models.base import Method, Prediction, bind_method, get_methods
-from ..models.options import option_names
-from ..models.cache import RequestCache, cache_key
-from ..progress import columns as progress_columns
-from ..progress import display as progress_display
-from .predictions import PredictionProblems, prediction_files, prediction_rows, read_predictions, write_predictions
-from .provenance import (
+from figlang.core.errors import FiglangError, LoadReport
+from figlang.core.io import atomic_write, file_sha256
+from figlang.core.context import RunContext, run_context
+from figlang.data.records import Record
+from figlang.data.registry import Task, ensure_labels_scoreable, ensure_unique_ids, get_task
+from figlang.methods.base import Method, Prediction, bind_method, get_methods
+from figlang.core.options import option_names
+from figlang.backends.cache import RequestCache, cache_key
+from figlang.core.progress import columns as progress_columns
+from figlang.core.progress import display as progress_display
+from figlang.evaluation.predictions import PredictionProblems, prediction_files, prediction_rows, read_predictions, write_predictions
+from figlang.evaluation.provenance import (
     code_provenance,
     data_checksums,
     write_code_patch,
@@ -37,8 +37,8 @@ from .provenance import (
     provenance,
     records_digest,
 )
-from .results import ResultsDocument
-from .scoring import MetricOptions, is_correct, score
+from figlang.evaluation.results import ResultsDocument
+from figlang.evaluation.scoring import MetricOptions, is_correct, score
 
 
 @dataclass
@@ -102,8 +102,8 @@ def run_method(
         return out, stats
     from rich.progress import Progress
 
-    # one line per job (figlang.progress.columns); a model loaded inside predict() draws its library's bars as a
-    # transient line of this display (figlang.progress.route_transformers_bars), not over it
+    # one line per job (figlang.core.progress.columns); a model loaded inside predict() draws its library's bars as a
+    # transient line of this display (figlang.core.progress.route_transformers_bars), not over it
     with Progress(*progress_columns(), disable=not progress, transient=False) as bar, progress_display(bar):
         job = bar.add_task(description, total=len(records), completed=stats["cached"], rate="")
         start = time.perf_counter()
@@ -213,7 +213,7 @@ def write_run(out_dir: str | Path | None, results: ResultsDocument, records: Seq
     """
     if out_dir is None:
         return
-    from .tables import results_markdown
+    from figlang.evaluation.tables import results_markdown
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..data.errors import FiglangError
-from ..models.methods import argmax_first
-from ..models.methods.prompts import LM_SCORE_CONTINUATION
+from figlang.core.errors import FiglangError
+from figlang.methods.prompted import argmax_first
+from figlang.methods.prompted.prompts import LM_SCORE_CONTINUATION
 
 NORMS = ("sum", "token", "char", "pmi")
 

@@ -22,7 +22,7 @@ Formats read (detected from the first line):
   several files (or a folder of them) score together as one submission.
 
 * ``lm-eval`` / ``lm-eval-acc_norm``: lm-evaluation-harness's ``--log_samples`` rows, the answer
-  its ``acc`` / ``acc_norm`` picks, matched by content (:mod:`figlang.interop.lm_eval_samples`).
+  its ``acc`` / ``acc_norm`` picks, matched by content (:mod:`figlang.evaluation.lm_eval_samples`).
 
 Items are always matched by identity, never by position, so an empty or dropped row
 cannot shift every later prediction (the FLUTE shared-task script had that bug).
@@ -38,12 +38,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import DataError, FiglangError
-from ..data.flute import normalise_label
-from ..data.io import atomic_write, iter_json_objects
-from ..data.records import ClozeRecord, GenerationRecord, NLIPair, Record, strip_markup
-from ..interop import lm_eval_samples
-from ..models.base import Prediction
+from figlang.core.errors import DataError, FiglangError
+from figlang.data.flute import normalise_label
+from figlang.core.io import atomic_write, iter_json_objects
+from figlang.data.records import ClozeRecord, GenerationRecord, NLIPair, Record, strip_markup
+from figlang.evaluation import lm_eval_samples
+from figlang.methods.base import Prediction
 
 NEAR_PREMISE_EDITS = 3  # the most character edits between a released row's premise and the gold's it is matched to
 

@@ -1,4 +1,4 @@
-"""Provenance of results: the data-layer helpers (`figlang.data.provenance`) and the evaluation-only one that reads
+"""Provenance of results: the data-layer helpers (`figlang.core.provenance`) and the evaluation-only one that reads
 trained models' records (simulatability)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..data.io import file_sha256
-from ..data.provenance import (  # noqa: F401  (re-exported: the evaluation layer's callers import them from here)
+from figlang.core.io import file_sha256
+from figlang.core.provenance import (  # noqa: F401  (re-exported: the evaluation layer's callers import them from here)
     LIBRARIES,
     code_provenance,
     data_checksums,
@@ -26,7 +26,7 @@ def simulatability_inputs(
 ) -> dict[str, Any]:
     """What a simulatability figure was computed from: the task and split (with its ids' fingerprint), the two
     classifiers' folders with the split each chose its checkpoint on, and the rationale file with its sha256."""
-    from ..models.trained import FIGLANG_JSON, read_figlang_json  # lazy: the trainer imports this module
+    from figlang.methods.trained import FIGLANG_JSON, read_figlang_json  # lazy: the trainer imports this module
 
     def model(path: str | Path) -> dict[str, Any]:
         meta = read_figlang_json(path) if (Path(path) / FIGLANG_JSON).is_file() else {}

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import FiglangError
+from figlang.core.errors import FiglangError
 
 INDEX_FILE = "INDEX.yaml"
 NO_RESULT_FILE = "(no result file; to be re-run)"

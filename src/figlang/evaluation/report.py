@@ -9,9 +9,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from ..data.io import atomic_write
-from ..metrics.impli_analysis import ice_accuracy_correlation, ice_score, levenshtein_overlap
-from .runs import Run, load_run
+from figlang.core.io import atomic_write
+from figlang.metrics.impli_analysis import ice_accuracy_correlation, ice_score, levenshtein_overlap
+from figlang.evaluation.runs import Run, load_run
 
 _SLOTS = {"a", "an", "the", "his", "her", "their", "my", "your", "our", "its", "one's", "one", "someone's", "someone"}
 
@@ -102,7 +102,7 @@ def idiom_groups(rows: list[dict[str, Any]]) -> dict[int, tuple[str, str]]:
 
 def _plots_for_run(run: Run, out: Path, notes: list[str] | None = None) -> list[Path]:
     """The run's plots; IMPLI runs also add their analyses' numbers to ``notes`` (for the report's text)."""
-    from ..metrics import plots
+    from figlang.metrics import plots
 
     made: list[Path] = []
     m = run.results["metrics"]
@@ -170,7 +170,7 @@ def _plots_for_run(run: Run, out: Path, notes: list[str] | None = None) -> list[
 
 def build_report(run_paths: list[str | Path], out: str | Path) -> list[Path]:
     """Write report.md, report.html and PNG plots for the given run folders; returns the written paths."""
-    from ..metrics import plots
+    from figlang.metrics import plots
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.io import write_json
+from figlang.core.io import write_json
 
 RESULTS_FORMAT = 1
 SECTIONS = ("task", "data", "method", "metrics", "metric_config", "problems", "versions", "machine", "timing", "provenance")

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import DataError, FiglangError
-from ..data.io import existing_or_gz, gzip_file, iter_jsonl
+from figlang.core.errors import DataError, FiglangError
+from figlang.core.io import existing_or_gz, gzip_file, iter_jsonl
 
 
 @dataclass

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..data.errors import FiglangError
-from ..data.hygiene import context_key
-from ..data.records import CONTRADICTION, ENTAILMENT, ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
-from ..metrics.classification import Accuracy
-from ..metrics.flute import flute_scores_from_records
-from ..metrics.generation_scores import generation_scores_from_records
-from ..models.base import Prediction
+from figlang.core.errors import FiglangError
+from figlang.data.hygiene import context_key
+from figlang.data.records import CONTRADICTION, ENTAILMENT, ClozeRecord, GenerationRecord, NLIPair, Record, expression_of
+from figlang.metrics.classification import Accuracy
+from figlang.metrics.flute import flute_scores_from_records
+from figlang.metrics.generation_scores import generation_scores_from_records
+from figlang.methods.base import Prediction
 
 #: The label set FLUTE's explanation score is defined on (its scorer refuses any other gold label).
 FLUTE_LABEL_SET = frozenset((ENTAILMENT, CONTRADICTION))

@@ -41,12 +41,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import FiglangError
-from ..data.io import atomic_write, write_json
-from ..data.context import RunContext, run_context
-from ..data.registry import get_task
-from ..models.devices import auto_cpu_dtype, cpu_info  # no torch: they read /proc/cpuinfo
-from .harness import evaluate
+from figlang.core.errors import FiglangError
+from figlang.core.io import atomic_write, write_json
+from figlang.core.context import RunContext, run_context
+from figlang.data.registry import get_task
+from figlang.core.devices import auto_cpu_dtype, cpu_info  # no torch: they read /proc/cpuinfo
+from figlang.evaluation.harness import evaluate
 
 DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_DTYPE = "float32"  # the same answers on every CPU and thread count: in bfloat16 smollm2-135m's PMI scores moved by up to 0.5 nats between 1 and 2 threads and flipped an item (2026-11-26); `--dtype auto` takes bfloat16 where the CPU has AVX512-BF16/AMX (1.9x less CPU time)
@@ -418,8 +418,8 @@ def _method_options(entry: SuiteEntry, threads: int | None, dtype: str | None) -
 
 def _head_base(model: str) -> str:
     """The catalog name of the frozen base a trained head reads (from its figlang.json), for the row's description."""
-    from ..models.trained import read_figlang_json
-    from ..models.trained.heads import resolve_trained_model
+    from figlang.methods.trained import read_figlang_json
+    from figlang.methods.trained.heads import resolve_trained_model
 
     folder, _ = resolve_trained_model(model)
     return str((read_figlang_json(folder).get("base_model") or {}).get("reference") or "the base model")
@@ -427,7 +427,7 @@ def _head_base(model: str) -> str:
 
 def _free_frozen_bases() -> None:
     """Let go of the frozen base the narrative heads shared (a 1.5B model), once no head entry follows."""
-    loaded = sys.modules.get("figlang.models.trained.multiple_choice")  # imports torch: only when a head ran
+    loaded = sys.modules.get("figlang.methods.trained.multiple_choice")  # imports torch: only when a head ran
     if loaded is not None:
         loaded.clear_frozen_encoders()
 

@@ -21,13 +21,13 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import FiglangError, LoadReport
-from ..data.hygiene import detect_placeholder_labels, label_conflicts, overlap_report
-from ..data.io import atomic_write
-from ..data.paths import resolve_data_dir
-from ..data.records import ClozeRecord, GenerationRecord, NLIPair, Record
-from ..data.registry import Task, get_task
-from ..data.sources import DatasetSource, load_sources
+from figlang.core.errors import FiglangError, LoadReport
+from figlang.data.hygiene import detect_placeholder_labels, label_conflicts, overlap_report
+from figlang.core.io import atomic_write
+from figlang.core.paths import resolve_data_dir
+from figlang.data.records import ClozeRecord, GenerationRecord, NLIPair, Record
+from figlang.data.registry import Task, get_task
+from figlang.data.sources import DatasetSource, load_sources
 
 RECORD_TYPES: dict[str, type] = {"cloze": ClozeRecord, "nli": NLIPair, "generation": GenerationRecord}
 FIELD_DOCS = {

@@ -6,14 +6,14 @@ unchanged through its ``json`` dataset builder::
     lm_eval --include_path DIR --tasks figlang_idiom_cloze_dev --model hf --model_args pretrained=...
 
 Cloze tasks become ``multiple_choice`` tasks whose context is the narrative without its ``<b>``
-markup (:func:`figlang.models.methods.cloze.narrative_text`, what every figlang cloze method reads),
+markup (:func:`figlang.methods.prompted.cloze.narrative_text`, what every figlang cloze method reads),
 whose choices are the options and whose target delimiter is a space: ``lm-score -O input=lm-eval``
 then asks the model exactly what lm-eval asks it (see ``docs/how-to/lm_eval.md``). NLI tasks (FLUTE,
 IMPLI, user NLI specs) become ``multiple_choice`` over the label words of figlang's ``nli-score``
 prompt without a chat template ("Entails" / "Contradicts"; IMPLI "Entails" / "Does not entail"):
 ``nli-score -O input=lm-eval`` asks the model exactly what lm-eval asks it.
 Every doc keeps figlang's ``id``, and the rows stay matchable by content
-(:mod:`figlang.interop.lm_eval_samples`).
+(:mod:`figlang.evaluation.lm_eval_samples`).
 
 lm-eval resolves ``data_files`` against its working directory, so the YAML names the data file by
 its absolute path: export again after moving the folder.
@@ -29,14 +29,14 @@ from typing import Any
 
 import yaml
 
-from ..data.errors import FiglangError
-from ..data.io import atomic_write, file_sha256, write_jsonl
-from ..data.records import ClozeRecord, NLIPair, Record
-from ..data.registry import Task, get_task
-from ..models.methods import prompts as P
-from ..models.methods.cloze import narrative_text
-from ..models.methods.lm_eval_input import LM_EVAL_DELIMITER
-from ..models.methods.nli import lm_eval_query
+from figlang.core.errors import FiglangError
+from figlang.core.io import atomic_write, file_sha256, write_jsonl
+from figlang.data.records import ClozeRecord, NLIPair, Record
+from figlang.data.registry import Task, get_task
+from figlang.methods.prompted import prompts as P
+from figlang.methods.prompted.cloze import narrative_text
+from figlang.methods.prompted.lm_eval_input import LM_EVAL_DELIMITER
+from figlang.methods.prompted.nli import lm_eval_query
 
 EXPORT_VERSION = 1
 SPLIT_NAME = "test"  # the one split lm-eval evaluates (its test_split)

@@ -9,7 +9,7 @@ Layers: :mod:`.lexicon_all` (one lexicon from every idiom resource, cached), :mo
 (meanings and the IMPLI builder's substitution), :mod:`.api` (the entry point; ``check`` is :func:`figlang.explain.check`).
 """
 
-from .api import (
+from figlang.interpret.api import (
     MAX_CHARS,
     Expression,
     InterpretInputError,
@@ -21,7 +21,7 @@ from .api import (
     read_inputs,
     validate_text,
 )
-from .lexicon_all import RESOURCES, Holdout, assemble
+from figlang.interpret.lexicon_all import RESOURCES, Holdout, assemble
 
 __all__ = [
     "MAX_CHARS",
@@ -40,6 +40,6 @@ __all__ = [
 ]
 
 
-from figlang.callable_module import make_callable  # noqa: E402
+from figlang.core.callable_module import make_callable  # noqa: E402
 
 make_callable(__name__)  # figlang.X(...) keeps working after `import figlang.X`

@@ -22,16 +22,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import FiglangError
-from ..data.io import parse_jsonl
-from ..data.context import RunContext, run_context
-from ..data.paths import resolve_data_dir
-from ..builders.everyday_lexicon import LICENCES
-from .detect import Detector, RawHit, surface_exact
-from .discover import Discoverer
-from .lexicon_all import RESOURCES, AssembledLexicon, Holdout, assemble
-from .use_label import UseItem, UseLabeller
-from .paraphrase import (
+from figlang.core.errors import FiglangError
+from figlang.core.io import parse_jsonl
+from figlang.core.context import RunContext, run_context
+from figlang.core.paths import resolve_data_dir
+from figlang.lexicon.everyday import LICENCES
+from figlang.interpret.detect import Detector, RawHit, surface_exact
+from figlang.interpret.discover import Discoverer
+from figlang.interpret.lexicon_all import RESOURCES, AssembledLexicon, Holdout, assemble
+from figlang.interpret.use_label import UseItem, UseLabeller
+from figlang.interpret.paraphrase import (
     IdiomParaphraser,
     Meaning,
     Paraphrase,

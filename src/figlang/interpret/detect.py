@@ -1,9 +1,9 @@
 """Finding idioms, similes and metaphor candidates in running text, with the narrative miner's parts.
 
 Nothing here matches on its own: idioms go through the miner's inflection- and gap-aware
-:class:`~figlang.builders.idiom_matcher.IdiomMatcher` (compiled by the miner's
+:class:`~figlang.lexicon.matcher.IdiomMatcher` (compiled by the miner's
 :class:`~figlang.builders.narratives.MinerPipeline` over the assembled lexicon), similes through
-the miner's :func:`~figlang.builders.similes.find_similes` (explicit "as ADJ as NP", "ADJ as NP",
+the miner's :func:`~figlang.lexicon.similes.find_similes` (explicit "as ADJ as NP", "ADJ as NP",
 "ADJ like NP", and the implicit "VERB like NP"), and the same cheap pre-filters decide which
 sentences are tagged and parsed at all.
 
@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..builders.idiom_matcher import DET, FUNC, WORD, IdiomMatch, IdiomPattern, word_forms
-from ..builders.narratives import MinerConfig, MinerPipeline
-from ..builders.similes import SimileHit, find_similes, simile_prefilter
-from ..data.io import read_text
-from .lexicon_all import AssembledLexicon
+from figlang.lexicon.matcher import DET, FUNC, WORD, IdiomMatch, IdiomPattern, word_forms
+from figlang.builders.narratives import MinerConfig, MinerPipeline
+from figlang.lexicon.similes import SimileHit, find_similes, simile_prefilter
+from figlang.core.io import read_text
+from figlang.interpret.lexicon_all import AssembledLexicon
 
 TSVETKOV = Path("tsvetkov_metaphor")
 # Only the curated 100-pair test list: the 884-pair training list mixes in conventional and literal pairs

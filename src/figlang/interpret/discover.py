@@ -17,8 +17,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..models.backend_cache import backend_for
-from ..models.backends.base import ChatMessage, GenerationRequest
+from figlang.backends.backend_cache import backend_for
+from figlang.backends.base import ChatMessage, GenerationRequest
 
 DISCOVER_MODEL = "qwen2.5-1.5b"
 DISCOVER_OPTIONS: dict[str, Any] = {"backend": "llama.cpp", "threads": 1}

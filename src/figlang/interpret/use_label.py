@@ -23,9 +23,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..builders.idiom_matcher import ARTICLES, CLOSED, word_forms
-from ..data.errors import FiglangError
-from ..models.retrieval import encoder_for
+from figlang.lexicon.matcher import ARTICLES, CLOSED, word_forms
+from figlang.core.errors import FiglangError
+from figlang.methods.retrieval import encoder_for
 
 MODEL_FILE = "resources/lexicon/use_model.json"
 FEATURE_NAMES = (

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import FiglangError
-from ..data.io import read_jsonl
-from ..data.records import Record, strip_markup
-from ..data.narrative import INFERENCE_KINDS, SPLITS, inference_file
-from ..data.narrative import KINDS as TYPES
-from ..data.paths import resolve_data_dir
-from ..data.text import collapse_spaces
-from ..models.cache import RequestCache, cache_key
+from figlang.core.errors import FiglangError
+from figlang.core.io import read_jsonl
+from figlang.data.records import Record, strip_markup
+from figlang.data.narrative import INFERENCE_KINDS, SPLITS, inference_file
+from figlang.data.narrative import KINDS as TYPES
+from figlang.core.paths import resolve_data_dir
+from figlang.core.text import collapse_spaces
+from figlang.backends.cache import RequestCache, cache_key
 
 KINDS = ("context", "literal")
 MAX_INFERENCES = 12
@@ -260,7 +260,7 @@ class KnowledgeProvider(ABC):
 
     Subclasses implement :meth:`compute` (distinct inputs in, inference lists out) and
     :meth:`fingerprint`; :meth:`infer` de-duplicates inputs, reads and fills the cache.
-    ``cache``: a :class:`~figlang.models.cache.RequestCache`, a directory for one, ``None`` for
+    ``cache``: a :class:`~figlang.backends.cache.RequestCache`, a directory for one, ``None`` for
     figlang's default cache directory, or ``False`` for no cache.
     """
 

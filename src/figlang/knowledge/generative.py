@@ -1,7 +1,7 @@
 """Model-made knowledge: an instruction model prompted per relation, or a COMET/ParaCOMET checkpoint.
 
 :class:`GenerativeProvider` (``generative``) asks any figlang generation backend
-(:func:`figlang.models.methods.backend_for`: a catalog name such as ``smollm2-135m``, a local
+(:func:`figlang.methods.prompted.backend_for`: a catalog name such as ``smollm2-135m``, a local
 directory, a hub id or an endpoint) one question per relation and pre-fills the answer's start,
 so the model completes the shipped template's own words:
 
@@ -40,10 +40,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..data.errors import FiglangError
-from ..models.backends.base import CapabilityError, ChatMessage, GenerationRequest
-from ..models.backend_cache import backend_for
-from .base import (
+from figlang.core.errors import FiglangError
+from figlang.backends.base import CapabilityError, ChatMessage, GenerationRequest
+from figlang.backends.backend_cache import backend_for
+from figlang.knowledge.base import (
     CONTEXT_RELATIONS,
     LITERAL_RELATIONS,
     MAX_INFERENCES,

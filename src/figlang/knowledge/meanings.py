@@ -7,7 +7,7 @@ missing one is looked up here, in this order (each can be switched off):
 
 * ``record``: the item's own ``meaning`` field (the benchmark's gloss / property);
 * ``lexicon``: the shipped idiom lexicons (``benchmark``: the narrative dataset's idiom glosses,
-  ``pie``: PIE-English's; or a TSV/JSONL lexicon file), through :mod:`figlang.builders.lexicon`;
+  ``pie``: PIE-English's; or a TSV/JSONL lexicon file), through :mod:`figlang.lexicon.idioms`;
 * ``pattern``: an explicit simile's property ("as busy as a bee" -> "busy");
 * ``wordnet``: WordNet's gloss of a multi-word expression it lists as one lemma ("kick the bucket");
 * ``lm``: an instruction model asked "what does X mean in this sentence?" (opt-in: only when a
@@ -27,15 +27,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import FiglangError
-from ..data.records import Record
-from ..data.text import normalise_idiom
-from .providers import KnowledgeInput
-from ..data.paths import resolve_data_dir
-from ..builders.lexicon import load_lexicon
-from ..models.backend_cache import backend_for
-from ..models.backends.base import ChatMessage, GenerationRequest
-from .wordnet_data import load_wordnet
+from figlang.core.errors import FiglangError
+from figlang.data.records import Record
+from figlang.core.text import normalise_idiom
+from figlang.knowledge.providers import KnowledgeInput
+from figlang.core.paths import resolve_data_dir
+from figlang.lexicon.idioms import load_lexicon
+from figlang.backends.backend_cache import backend_for
+from figlang.backends.base import ChatMessage, GenerationRequest
+from figlang.lexicon.wordnet import load_wordnet
 
 SOURCES = ("record", "lexicon", "pattern", "wordnet", "lm")
 DEFAULT_SOURCES = ("record", "lexicon", "pattern", "wordnet")  # "lm" joins when a model is named

@@ -22,7 +22,7 @@ A provider produces the same text for any record, benchmark or new:
   ("{head} {relation} [GEN]", beam search, top 2).
 
 Computed providers cache their output in figlang's SQLite request cache
-(:class:`figlang.models.cache.RequestCache`, namespace ``knowledge``) keyed by the provider's
+(:class:`figlang.backends.cache.RequestCache`, namespace ``knowledge``) keyed by the provider's
 fingerprint and the input that matters for the kind (the narrative head for ``context``; the
 expression for ``literal``), so narratives that share an expression share its literal knowledge
 and a second run costs nothing.
@@ -41,11 +41,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..data.errors import LoadOptions
-from ..data.narrative import INFERENCE_KINDS, inference_file, load_cloze, narrative_file
-from ..data.paths import resolve_data_dir
-from ..data.records import ClozeRecord, GenerationRecord, Record
-from .base import (
+from figlang.core.errors import LoadOptions
+from figlang.data.narrative import INFERENCE_KINDS, inference_file, load_cloze, narrative_file
+from figlang.core.paths import resolve_data_dir
+from figlang.data.records import ClozeRecord, GenerationRecord, Record
+from figlang.knowledge.base import (
     CONTEXT_RELATIONS,
     CONTEXT_TEMPLATES,
     KINDS,
@@ -66,8 +66,8 @@ from .base import (
     simile_inference,
     simile_vehicle,
 )
-from .generative import DEFAULT_MODEL, CometProvider, GenerativeProvider
-from .wordnet_knowledge import WordNetProvider
+from figlang.knowledge.generative import DEFAULT_MODEL, CometProvider, GenerativeProvider
+from figlang.knowledge.wordnet_knowledge import WordNetProvider
 
 __all__ = [
     "CONTEXT_RELATIONS",

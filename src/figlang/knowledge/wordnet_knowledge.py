@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from .base import (
+from figlang.knowledge.base import (
     LITERAL_RELATIONS,
     MAX_INFERENCES,
     KnowledgeError,
@@ -62,7 +62,7 @@ from .base import (
     simile_inference,
     simile_vehicle,
 )
-from .wordnet_data import load_wordnet
+from figlang.lexicon.wordnet import load_wordnet
 
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import Synset, WordNetCorpusReader

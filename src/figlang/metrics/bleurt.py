@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from figlang.metrics.generation import PairwiseMetric, Protocol
-from figlang.progress import route_transformers_bars
+from figlang.core.progress import route_transformers_bars
 
 __all__ = ["PAPER_BLEURT_CHECKPOINT", "Bleurt", "bleurt_config_from_encoder"]
 

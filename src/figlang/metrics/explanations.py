@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .generation import CorpusBleu, RougeL, SacreSentenceBleu
+from figlang.metrics.generation import CorpusBleu, RougeL, SacreSentenceBleu
 
 __all__ = ["ExplanationRow", "explanation_quality"]
 

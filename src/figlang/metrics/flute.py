@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, cast
 
-from figlang.data.errors import FiglangError
+from figlang.core.errors import FiglangError
 from figlang.data.flute import normalise_label
 from figlang.data.records import CONTRADICTION, ENTAILMENT
 from figlang.metrics.bertscore import BertScore

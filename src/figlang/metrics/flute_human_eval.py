@@ -34,10 +34,18 @@ from typing import Any
 import krippendorff
 import numpy as np
 
-from ..data.errors import DataError
-from ..data.io import atomic_write, iter_json_objects, write_json, write_jsonl
-from .human_eval import ExportPaths, _check_coverage, _iter_answer_rows, checked_answer_rows, load_key, nominal_alpha, shuffled_systems
-from .significance import wilcoxon_signed_rank
+from figlang.core.errors import DataError
+from figlang.core.io import atomic_write, iter_json_objects, write_json, write_jsonl
+from figlang.metrics.human_eval import (
+    ExportPaths,
+    _check_coverage,
+    _iter_answer_rows,
+    checked_answer_rows,
+    load_key,
+    nominal_alpha,
+    shuffled_systems,
+)
+from figlang.metrics.significance import wilcoxon_signed_rank
 
 FORMAT = "figlang-flute-human-eval"
 FORMAT_VERSION = 1

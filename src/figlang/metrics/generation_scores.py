@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from .bertscore import BertScore
-from .generation import NltkSentenceBleu, PairwiseMetric, Protocol, RougeL, SacreSentenceBleu, _as_list
+from figlang.metrics.bertscore import BertScore
+from figlang.metrics.generation import NltkSentenceBleu, PairwiseMetric, Protocol, RougeL, SacreSentenceBleu, _as_list
 
 __all__ = ["generation_scores_from_records"]
 

@@ -30,8 +30,8 @@ from typing import Any, Literal
 import krippendorff
 import numpy as np
 
-from ..data.errors import DataError
-from ..data.io import atomic_write, iter_jsonl, read_text, write_jsonl
+from figlang.core.errors import DataError
+from figlang.core.io import atomic_write, iter_jsonl, read_text, write_jsonl
 
 ALL = "all"
 NEITHER = "neither"

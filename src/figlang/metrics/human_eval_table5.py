@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ..data.errors import DataError
-from ..data.io import write_json, write_jsonl
-from ..data.paths import dataset_dir
-from ..data.provenance import _relative, code_provenance, data_checksums, portable_path, write_code_patch
+from figlang.core.errors import DataError
+from figlang.core.io import write_json, write_jsonl
+from figlang.core.paths import dataset_dir
+from figlang.core.provenance import _relative, code_provenance, data_checksums, portable_path, write_code_patch
 
-from .human_eval import (
+from figlang.metrics.human_eval import (
     _TEMPLATE_MODELS,
     ALL,
     NEITHER,

@@ -21,8 +21,8 @@ from typing import Literal, Protocol
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from ..data.impli import figurative_span
-from ..data.text import normalise_spacing  # the key idioms are grouped by (punctuation kept)
+from figlang.data.impli import figurative_span
+from figlang.core.text import normalise_spacing  # the key idioms are grouped by (punctuation kept)
 
 __all__ = [
     "IceCorrelation",

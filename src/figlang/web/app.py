@@ -17,11 +17,11 @@ from typing import Any
 
 from flask import Flask, render_template, request
 
-from ..data.errors import FiglangError
-from ..evaluation.run_index import PREDICTIONS_FILE, PredictionIndex, find_runs
-from . import browse_pages, human_pages, review_pages
-from .paths import OutsideRootError
-from .serving import FormExpired, Jobs, ServeConfig, ServeState, StillLoading, bold_markup, fail, index_key, num, pct
+from figlang.core.errors import FiglangError
+from figlang.evaluation.run_index import PREDICTIONS_FILE, PredictionIndex, find_runs
+from figlang.web import browse_pages, human_pages, review_pages
+from figlang.web.paths import OutsideRootError
+from figlang.web.serving import FormExpired, Jobs, ServeConfig, ServeState, StillLoading, bold_markup, fail, index_key, num, pct
 
 
 def create_app(

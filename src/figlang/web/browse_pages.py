@@ -7,15 +7,15 @@ from typing import Any
 
 from flask import Blueprint, render_template, request, send_file
 
-from ..data.errors import FiglangError
-from ..data.records import expression_of
-from ..data.registry import all_tasks
-from ..evaluation.compare import compare_runs
-from ..evaluation.run_index import PREDICTIONS_FILE, Filters, PredictionIndex, describe_run, find_runs, read_results
-from ..interpret import interpret
-from .paths import resolve_under
-from .review_pages import review_folders
-from .serving import IMAGE_TYPES, PAGE_SIZE, check_post, config, fail, index_of, page_of, run_folder, state
+from figlang.core.errors import FiglangError
+from figlang.data.records import expression_of
+from figlang.data.registry import all_tasks
+from figlang.evaluation.compare import compare_runs
+from figlang.evaluation.run_index import PREDICTIONS_FILE, Filters, PredictionIndex, describe_run, find_runs, read_results
+from figlang.interpret import interpret
+from figlang.web.paths import resolve_under
+from figlang.web.review_pages import review_folders
+from figlang.web.serving import IMAGE_TYPES, PAGE_SIZE, check_post, config, fail, index_of, page_of, run_folder, state
 
 pages = Blueprint("browse", __name__)
 
@@ -186,6 +186,4 @@ def interpret_page() -> Any:
             result = interpret(text, data_dir=config().data_dir, paraphrase=paraphrase, figurative_only=figurative_only).to_dict()
         except FiglangError as exc:
             error = str(exc)
-    return render_template(
-        "interpret.html", text=text, result=result, error=error, paraphrase=paraphrase, figurative_only=figurative_only
-    )
+    return render_template("interpret.html", text=text, result=result, error=error, paraphrase=paraphrase, figurative_only=figurative_only)

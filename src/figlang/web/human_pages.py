@@ -9,10 +9,10 @@ from typing import Any
 
 from flask import Blueprint, redirect, render_template, request, url_for
 
-from ..data.errors import FiglangError
-from ..data.io import iter_json_objects, write_jsonl
-from ..metrics.flute_human_eval import RATING_NAMES, SHORTCOMINGS, import_flute_judgements, load_flute_key
-from .serving import check_post, config, page_of, run_folder, state
+from figlang.core.errors import FiglangError
+from figlang.core.io import iter_json_objects, write_jsonl
+from figlang.metrics.flute_human_eval import RATING_NAMES, SHORTCOMINGS, import_flute_judgements, load_flute_key
+from figlang.web.serving import check_post, config, page_of, run_folder, state
 
 #: `figlang human flute-export`'s file stem, and the judgement file the form writes beside them (one row per item and
 #: judge, the format `figlang human flute-import` reads).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from ..data.errors import FiglangError
+from figlang.core.errors import FiglangError
 
 
 class OutsideRootError(FiglangError):

@@ -8,11 +8,11 @@ from typing import Any
 
 from flask import Blueprint, redirect, render_template, request, url_for
 
-from ..builders import flute_review
-from ..builders.impli import review as impli_review
-from ..builders.review_queue import ReviewQueue
-from ..data.errors import FiglangError
-from .serving import check_post, config, page_of, run_folder, state
+from figlang.builders import flute_review
+from figlang.builders.impli import review as impli_review
+from figlang.builders.review_queue import ReviewQueue
+from figlang.core.errors import FiglangError
+from figlang.web.serving import check_post, config, page_of, run_folder, state
 
 #: Where `figlang serve` records itself as the origin of a verdict (the CLI records the queue file:line).
 VERDICT_ORIGIN = "figlang serve"

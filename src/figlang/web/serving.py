@@ -18,10 +18,10 @@ from typing import Any
 from flask import current_app, render_template, request
 from markupsafe import Markup, escape
 
-from ..data.context import RunContext
-from ..data.errors import FiglangError
-from ..evaluation.run_index import PredictionIndex
-from .paths import resolve_under
+from figlang.core.context import RunContext
+from figlang.core.errors import FiglangError
+from figlang.evaluation.run_index import PredictionIndex
+from figlang.web.paths import resolve_under
 
 PAGE_SIZE = 25
 IMAGE_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}

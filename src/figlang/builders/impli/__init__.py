@@ -48,11 +48,11 @@ public is importable from ``figlang.builders.impli``.
 
 from __future__ import annotations
 
-from .filters import FILTER_REASONS, SKIP_REASONS, check_pair
-from .generator import Generator
-from .lexicon import ImpliLexicon, ImpliLexiconEntry, read_lexicon, write_lexicon
-from .matching import ImpliIdiomMatch, ImpliIdiomMatcher, compile_pattern, resolve_overlaps
-from .metaphors import (
+from figlang.builders.impli.filters import FILTER_REASONS, SKIP_REASONS, check_pair
+from figlang.builders.impli.generator import Generator
+from figlang.builders.impli.lexicon import ImpliLexicon, ImpliLexiconEntry, read_lexicon, write_lexicon
+from figlang.builders.impli.matching import ImpliIdiomMatch, ImpliIdiomMatcher, compile_pattern, resolve_overlaps
+from figlang.builders.impli.metaphors import (
     TSVETKOV_XLSX,
     MetaphorItem,
     build_metaphor_pairs,
@@ -61,8 +61,8 @@ from .metaphors import (
     read_tsvetkov_xlsx,
     read_xlsx_sheet,
 )
-from .nlp import DEFAULT_MODEL, Progress, load_nlp, parse_texts
-from .outputs import (
+from figlang.builders.impli.nlp import DEFAULT_MODEL, Progress, load_nlp, parse_texts
+from figlang.builders.impli.outputs import (
     GENERATOR_VERSION,
     PAIR_TYPES,
     BuildReport,
@@ -73,7 +73,7 @@ from .outputs import (
     output_name,
     write_outputs,
 )
-from .regenerate import (
+from figlang.builders.impli.regenerate import (
     MISMATCH_CATEGORIES,
     Derivation,
     DerivedPair,
@@ -86,8 +86,8 @@ from .regenerate import (
     regeneration_results,
     write_regeneration_results,
 )
-from .sentences import FIGURATIVE, LITERAL, IdiomSentence, read_sentences, sentences_from_impli, write_sentences
-from .substitution import DefinitionTemplate, TemplateCache, realise
+from figlang.builders.impli.sentences import FIGURATIVE, LITERAL, IdiomSentence, read_sentences, sentences_from_impli, write_sentences
+from figlang.builders.impli.substitution import DefinitionTemplate, TemplateCache, realise
 
 __all__ = [
     "DEFAULT_MODEL",

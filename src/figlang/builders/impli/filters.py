@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ...data.text import normalise_spacing
+from figlang.core.text import normalise_spacing
 
 
 # --------------------------------------------------------------------------------------------

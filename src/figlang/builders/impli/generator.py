@@ -6,14 +6,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ...metrics.impli_analysis import ice_by_idiom
-from .filters import check_pair
-from .lexicon import ImpliLexicon
-from .matching import ImpliIdiomMatch, ImpliIdiomMatcher, resolve_overlaps
-from .nlp import DEFAULT_MODEL, Progress, load_nlp, no_progress, parse_texts
-from .outputs import PAIR_TYPES, BuildReport, BuildResult, GeneratedPair
-from .sentences import FIGURATIVE, IdiomSentence
-from .substitution import Realisation, TemplateCache, realise
+from figlang.metrics.impli_analysis import ice_by_idiom
+from figlang.builders.impli.filters import check_pair
+from figlang.builders.impli.lexicon import ImpliLexicon
+from figlang.builders.impli.matching import ImpliIdiomMatch, ImpliIdiomMatcher, resolve_overlaps
+from figlang.builders.impli.nlp import DEFAULT_MODEL, Progress, load_nlp, no_progress, parse_texts
+from figlang.builders.impli.outputs import PAIR_TYPES, BuildReport, BuildResult, GeneratedPair
+from figlang.builders.impli.sentences import FIGURATIVE, IdiomSentence
+from figlang.builders.impli.substitution import Realisation, TemplateCache, realise
+from figlang.lexicon.wordnet import load_wordnet
 
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
@@ -89,8 +90,7 @@ class Generator:
         self, sentences: Sequence[IdiomSentence], wordnet: WordNetCorpusReader | None = None, progress: Progress = no_progress
     ) -> BuildResult:
         """Definitions with a key word replaced by its WordNet antonym, in figurative contexts -> non-entailment."""
-        from ...knowledge.wordnet_data import load_wordnet
-        from ..wordnet import antonymize
+        from figlang.builders.wordnet import antonymize
 
         wn = wordnet if wordnet is not None else load_wordnet()
         cache: dict[str, tuple[str, tuple[tuple[str, str], ...]] | None] = {}

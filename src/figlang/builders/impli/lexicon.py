@@ -1,7 +1,7 @@
 """The IMPLI generator's lexicon: idiom base forms with definitions of two kinds (definition, adversarial).
 
-Not :class:`figlang.builders.lexicon.Lexicon`: that one is the narrative miner's read-only idiom list
-(one entry per idiom, keyed by :func:`figlang.data.text.normalise_idiom`, definitions without kinds).
+Not :class:`figlang.lexicon.idioms.Lexicon`: that one is the narrative miner's read-only idiom list
+(one entry per idiom, keyed by :func:`figlang.core.text.normalise_idiom`, definitions without kinds).
 The generator needs definitions of several kinds per idiom, duplicates refused with the line of the
 first, entries added one at a time, and keys that keep punctuation (``normalise_spacing``) so that the
 lexicon and IMPLI's own pairs group idioms exactly as :mod:`figlang.metrics.impli_analysis` does.
@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...data.errors import STRICT, DataError, LoadOptions
-from ...data.io import atomic_write, iter_jsonl, iter_lines
-from ...data.text import normalise_spacing
+from figlang.core.errors import STRICT, DataError, LoadOptions
+from figlang.core.io import atomic_write, iter_jsonl, iter_lines
+from figlang.core.text import normalise_spacing
 
 
 # --------------------------------------------------------------------------------------------
@@ -54,7 +54,7 @@ class ImpliLexiconEntry:
 class ImpliLexicon:
     """Idioms (base forms) with their definitions; keys are lower-cased, whitespace-normalised idioms.
 
-    Named apart from :class:`figlang.builders.lexicon.Lexicon` (the narrative miner's): see the module docstring."""
+    Named apart from :class:`figlang.lexicon.idioms.Lexicon` (the narrative miner's): see the module docstring."""
 
     def __init__(self) -> None:
         self.entries: dict[str, ImpliLexiconEntry] = {}

@@ -1,6 +1,6 @@
 """Finding a lexicon idiom in a spaCy parse, with its slots (one's, oneself, someone, something).
 
-Not :class:`figlang.builders.idiom_matcher.IdiomMatcher`: that one mines plain tokenised text for
+Not :class:`figlang.lexicon.matcher.IdiomMatcher`: that one mines plain tokenised text for
 candidate sentences (gaps of inserted words allowed, no parse needed). Substitution needs more: the
 exact character span to replace, the tokens that fill each slot and the pattern position of each
 matched word (to inflect the definition like the idiom's head), so it matches on a dependency parse
@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...data.text import normalise_spacing, normalise_word
-from ..inflection import REFLEXIVES, getAllLemmas, lemma_keys
-from .lexicon import ImpliLexicon
+from figlang.core.text import normalise_spacing, normalise_word
+from figlang.lexicon.inflection import REFLEXIVES, getAllLemmas, lemma_keys
+from figlang.builders.impli.lexicon import ImpliLexicon
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -180,7 +180,7 @@ def _np_lengths(doc: Doc, i: int, chunk_end: dict[int, int]) -> list[int]:
 class ImpliIdiomMatcher:
     """Finds lexicon idioms in parsed sentences, tolerant to inflection, determiners, hyphens and slots.
 
-    Named apart from :class:`figlang.builders.idiom_matcher.IdiomMatcher`: see the module docstring."""
+    Named apart from :class:`figlang.lexicon.matcher.IdiomMatcher`: see the module docstring."""
 
     def __init__(self, lexicon: ImpliLexicon, nlp: Language):
         self.lexicon = lexicon

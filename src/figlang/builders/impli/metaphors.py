@@ -11,16 +11,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree
 
-from ...data.errors import STRICT, DataError, LoadOptions
-from ...data.impli import FILES as IMPLI_FILES, figurative_span, load_impli_file
-from ...data.io import iter_tsv
-from ...data.text import normalise_spacing, normalise_word
-from ..inflection import VERB_TAGS, capitalize_first, indefinite_article, inflect_verb, lemma_keys, same_lemma, subject_features
-from .filters import check_pair
-from .matching import token_keys
-from .nlp import Progress, load_nlp, no_progress, parse_texts
-from .outputs import PAIR_TYPES, BuildReport, BuildResult, GeneratedPair
-from .sentences import FIGURATIVE, IdiomSentence, clean_sentence, safe_source
+from figlang.core.errors import STRICT, DataError, LoadOptions
+from figlang.data.impli import FILES as IMPLI_FILES, figurative_span, load_impli_file
+from figlang.core.io import iter_tsv
+from figlang.core.text import normalise_spacing, normalise_word
+from figlang.lexicon.inflection import (
+    VERB_TAGS,
+    capitalize_first,
+    indefinite_article,
+    inflect_verb,
+    lemma_keys,
+    same_lemma,
+    subject_features,
+)
+from figlang.builders.impli.filters import check_pair
+from figlang.builders.impli.matching import token_keys
+from figlang.builders.impli.nlp import Progress, load_nlp, no_progress, parse_texts
+from figlang.builders.impli.outputs import PAIR_TYPES, BuildReport, BuildResult, GeneratedPair
+from figlang.builders.impli.sentences import FIGURATIVE, IdiomSentence, clean_sentence, safe_source
+from figlang.lexicon.wordnet import load_wordnet
 
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
@@ -186,7 +195,7 @@ def _find_target(item: MetaphorItem, doc: Doc) -> int | None:
 
 def _literal_word(item: MetaphorItem, upos: str, replacements: dict[str, str], wn: Any) -> tuple[str | None, str]:
     """The literal word for the metaphorical one, and where it came from (the replacements file, or a WordNet synset)."""
-    from ..wordnet import literal_replacement
+    from figlang.builders.wordnet import literal_replacement
 
     literal = replacements.get(normalise_spacing(item.metaphor)) or replacements.get(item.target)
     how = "replacements file"
@@ -243,8 +252,6 @@ def build_metaphor_pairs(
     nlp = nlp if nlp is not None else load_nlp()
     wn = wordnet
     if wn is None and not replacements:
-        from ...knowledge.wordnet_data import load_wordnet
-
         wn = load_wordnet()
     replacements = {normalise_spacing(k): v for k, v in (replacements or {}).items()}
     report = BuildReport(inputs=len(items))

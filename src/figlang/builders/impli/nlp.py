@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from ...data.errors import FiglangError
+from figlang.core.errors import FiglangError
 
 if TYPE_CHECKING:
     from spacy.language import Language

@@ -8,12 +8,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...data.errors import STRICT, LoadOptions
-from ...data.impli import ImpliFile, load_impli_file
-from ...data.io import atomic_write, write_json, write_jsonl
-from ...data.records import ENTAILMENT, NON_ENTAILMENT, NLIPair
-from .filters import FILTER_REASONS, SKIP_REASONS
-from .sentences import IdiomSentence, one_line, safe_source
+from figlang.core.errors import STRICT, LoadOptions
+from figlang.data.impli import ImpliFile, load_impli_file
+from figlang.core.io import atomic_write, write_json, write_jsonl
+from figlang.data.records import ENTAILMENT, NON_ENTAILMENT, NLIPair
+from figlang.builders.impli.filters import FILTER_REASONS, SKIP_REASONS
+from figlang.builders.impli.sentences import IdiomSentence, one_line, safe_source
 
 
 GENERATOR_VERSION = "figlang-impli-generator/1"

@@ -11,19 +11,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...data.errors import STRICT, FiglangError, LoadOptions
-from ...data.io import write_json, write_jsonl
-from ...data.impli import _TOKEN as _IMPLI_TOKEN, FILES as IMPLI_FILES, ImpliFile, figurative_offsets, load_impli_file
-from ...data.provenance import code_provenance, data_checksums, package_version, portable_path, write_code_patch
-from ...data.records import NLIPair
-from ...data.text import normalise_spacing, normalise_word
-from ..inflection import REFLEXIVES, VERB_TAGS, lemma_keys, same_lemma
-from .filters import check_pair
-from .generator import Generator
-from .lexicon import ImpliLexicon, check_idiom_text
-from .matching import POSSESSIVES, ImpliIdiomMatch
-from .nlp import Progress, load_nlp, no_progress, parse_texts
-from .substitution import DefinitionTemplate, TemplateCache, all_lemmas, is_verb_head, lemma_of_verb, reflexive_to_possessive
+from figlang.core.errors import STRICT, FiglangError, LoadOptions
+from figlang.core.io import write_json, write_jsonl
+from figlang.data.impli import _TOKEN as _IMPLI_TOKEN, FILES as IMPLI_FILES, ImpliFile, figurative_offsets, load_impli_file
+from figlang.core.provenance import code_provenance, data_checksums, package_version, portable_path, write_code_patch
+from figlang.data.records import NLIPair
+from figlang.core.text import normalise_spacing, normalise_word
+from figlang.lexicon.inflection import REFLEXIVES, VERB_TAGS, lemma_keys, same_lemma
+from figlang.builders.impli.filters import check_pair
+from figlang.builders.impli.generator import Generator
+from figlang.builders.impli.lexicon import ImpliLexicon, check_idiom_text
+from figlang.builders.impli.matching import POSSESSIVES, ImpliIdiomMatch
+from figlang.builders.impli.nlp import Progress, load_nlp, no_progress, parse_texts
+from figlang.builders.impli.substitution import (
+    DefinitionTemplate,
+    TemplateCache,
+    all_lemmas,
+    is_verb_head,
+    lemma_of_verb,
+    reflexive_to_possessive,
+)
 
 if TYPE_CHECKING:
     from spacy.language import Language

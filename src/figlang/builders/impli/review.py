@@ -22,13 +22,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ...data.errors import DataError
-from ...data.io import atomic_write, read_jsonl, write_json, write_jsonl
-from ...data.records import ENTAILMENT, NON_ENTAILMENT
-from ...data.text import collapse_spaces
-from ..review_queue import BuilderReview, VerdictsImportReport, edits_of, tally, verdict_of, verdicts_path, write_queue
-from .outputs import GENERATOR_VERSION, PAIR_TYPES
-from .sentences import one_line
+from figlang.core.errors import DataError
+from figlang.core.io import atomic_write, read_jsonl, write_json, write_jsonl
+from figlang.data.records import ENTAILMENT, NON_ENTAILMENT
+from figlang.core.text import collapse_spaces
+from figlang.builders.review_queue import BuilderReview, VerdictsImportReport, edits_of, tally, verdict_of, verdicts_path, write_queue
+from figlang.builders.impli.outputs import GENERATOR_VERSION, PAIR_TYPES
+from figlang.builders.impli.sentences import one_line
 
 FINAL_DIR = "final"
 #: Why a pair is rejected (IMPLI's manual check looked for these).

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...data.errors import STRICT, DataError, LoadOptions
-from ...data.impli import FILES as IMPLI_FILES, load_impli_file
-from ...data.io import atomic_write, iter_jsonl, iter_lines
-from ...data.text import normalise_spacing
-from .lexicon import check_idiom_text
+from figlang.core.errors import STRICT, DataError, LoadOptions
+from figlang.data.impli import FILES as IMPLI_FILES, load_impli_file
+from figlang.core.io import atomic_write, iter_jsonl, iter_lines
+from figlang.core.text import normalise_spacing
+from figlang.builders.impli.lexicon import check_idiom_text
 
 
 # --------------------------------------------------------------------------------------------

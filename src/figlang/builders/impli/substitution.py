@@ -7,10 +7,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ...data.text import normalise_word
-from ..inflection import VERB_TAGS, capitalize_first, infer_verb_tag, inflect_noun, inflect_verb, possessive_to_reflexive, subject_features
-from .matching import ImpliIdiomMatch, PatternToken, words_of
-from .nlp import Progress, no_progress, parse_texts
+from figlang.core.text import normalise_word
+from figlang.lexicon.inflection import (
+    VERB_TAGS,
+    capitalize_first,
+    infer_verb_tag,
+    inflect_noun,
+    inflect_verb,
+    possessive_to_reflexive,
+    subject_features,
+)
+from figlang.builders.impli.matching import ImpliIdiomMatch, PatternToken, words_of
+from figlang.builders.impli.nlp import Progress, no_progress, parse_texts
 
 if TYPE_CHECKING:
     from spacy.language import Language

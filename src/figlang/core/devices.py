@@ -1,0 +1,76 @@
+"""Device names for everything that runs a torch model (backends and trained models): one rule, one message."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from figlang.core.errors import FiglangError
+
+DEVICE_CHOICES = "cpu, cuda, cuda:N, mps or auto"
+
+
+def resolve_device(device: str | None, missing_error: type[Exception] = FiglangError) -> str:
+    """The device to use: cpu by default (reproducible); "auto" picks cuda when there is one.
+
+    A CUDA device that torch cannot see raises ``missing_error`` (backends raise their BackendError);
+    a name that is no device raises FiglangError.
+    """
+    import torch
+
+    name = (device or "cpu").strip().lower()
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise missing_error(
+            f"device {device!r} was asked for, but torch sees no CUDA GPU here (torch {torch.__version__}): use cpu (or auto)"
+        )
+    if not (name == "cpu" or name.startswith("cuda") or name == "mps"):
+        raise FiglangError(f"unknown device {device!r}: use {DEVICE_CHOICES}")
+    return name
+
+
+# the instruction sets that decide CPU timings (bfloat16 native or emulated, AMX): what a benchmark file records
+TIMING_FLAGS = ("avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8")
+
+
+@lru_cache(maxsize=1)
+def cpu_info() -> tuple[str | None, frozenset[str]] | None:
+    """The CPU's model name and instruction-set flags from /proc/cpuinfo; None where there is none (not Linux)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    name = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")), None)
+    return name, frozenset(text.split())
+
+
+@lru_cache(maxsize=1)
+def cpu_has_fast_bf16() -> bool:
+    """Whether this CPU computes bfloat16 in hardware (AVX512-BF16 or AMX).
+
+    There bfloat16 weights take about half the CPU time of float32; on a CPU without it (AVX2 only)
+    torch emulates bfloat16 and runs several times *slower* than float32, so "auto" must not pick it.
+    """
+    info = cpu_info()
+    if info is None:  # not Linux: ask oneDNN
+        import torch
+
+        try:
+            return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        except (AttributeError, RuntimeError):
+            return False
+    return any(flag in info[1] for flag in ("avx512_bf16", "amx_bf16"))
+
+
+def bf16_is_emulated(device: str | None) -> bool:
+    """bfloat16 on ``device`` would run emulated: a CPU without AVX512-BF16/AMX."""
+    return (device or "cpu").strip().lower() == "cpu" and not cpu_has_fast_bf16()
+
+
+def auto_cpu_dtype() -> str:
+    """The faster of bfloat16 and float32 on this CPU (float32 unless bfloat16 runs in hardware)."""
+    return "bfloat16" if cpu_has_fast_bf16() else "float32"
+
+
+__all__ = ["DEVICE_CHOICES", "auto_cpu_dtype", "bf16_is_emulated", "cpu_has_fast_bf16", "resolve_device"]
