@@ -158,6 +158,8 @@ def api_page() -> str:
     lines.append("## Functions\n")
     for name in names:
         obj = getattr(figlang, name)
+        if inspect.ismodule(obj):  # figlang.methods: once its package is imported, the (callable) package
+            obj = getattr(obj, name)
         lines.append(f"::: {obj.__module__}.{obj.__qualname__}\n    options:\n      heading_level: 3\n")
     optional = [n for n in getattr(figlang, "_OPTIONAL", ()) if n not in names]
     if optional:
@@ -174,6 +176,7 @@ def api_page() -> str:
     returned = {type(figlang.load_task("flute"))}
     for name in names:
         fn = getattr(figlang, name)
+        fn = getattr(fn, name) if inspect.ismodule(fn) else fn
         ret = inspect.signature(fn).return_annotation
         cls = _resolve(ret, sys.modules[fn.__module__]) if isinstance(ret, str) else ret
         if isinstance(cls, type) and cls.__module__.startswith("figlang."):
@@ -203,9 +206,9 @@ def tasks_page() -> str:
 def methods_page() -> str:
     import inspect
 
-    from figlang import api
+    from figlang.methods.base import get_methods
 
-    registry = api.get_methods()
+    registry = get_methods()
     lines = [HEADER.format(source="the method registry (figlang.methods)"), "# Methods\n"]
     lines.append(
         "The registered methods (`figlang methods`): what `-m/--method` accepts. Options go in as `-O KEY=VALUE`; "

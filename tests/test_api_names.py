@@ -28,3 +28,15 @@ def test_method_options_reach_the_method_and_the_old_name_warns(data_dir):
         assert run(options={"labels": ["contradiction", "entailment"]}) == {"contradiction"}
     with pytest.raises(TypeError, match="not both"):
         run(options={}, method_options={})
+
+
+def test_figlang_methods_stays_callable_after_its_package_is_imported() -> None:
+    """figlang.methods is both the public function and, since the folder move, the methods package: importing the
+    package binds it over the function on the root, so the package must answer the call the same way."""
+    import subprocess
+    import sys
+
+    code = "import figlang; before = figlang.methods(); import figlang.methods.base; assert figlang.methods() == before; print(len(before))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) >= 10

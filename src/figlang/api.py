@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from figlang.core.context import RunContext, run_context
 from figlang.data.registry import TASKS, get_task
-from figlang.methods.base import get_methods
+from figlang.methods import methods  # noqa: F401  (figlang.methods(): the package is callable as it)
 
 if TYPE_CHECKING:  # names for the annotations only: importing the API loads nothing heavy
     from figlang.data.registry import Task
@@ -48,11 +48,6 @@ def load_task(task: str | Path) -> Task:
 def tasks() -> list[str]:
     """The registered task names: figlang's own, then those of installed plugins (entry points ``figlang.tasks``)."""
     return TASKS.names()
-
-
-def methods() -> list[str]:
-    """The registered method names: baselines, model-backed, ``trained``, then plugins' (entry points ``figlang.methods``)."""
-    return get_methods().names()
 
 
 def evaluate(
