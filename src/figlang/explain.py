@@ -139,15 +139,17 @@ def detect_figure(premise: str, hypothesis: str, data_dir: str | Path | None = N
     figure, probabilities = _FIGURE_MODEL[0].predict(hypothesis, premise)
     found: dict[str, Any] = {"figure_type": figure, "probabilities": probabilities, "model": "figlang:figure-type-minilm"}
     if figure == "idiom":
+        (_, _), (hs, he) = figurative_offsets(premise, hypothesis)  # what the hypothesis says differently (IMPLI's rule)
         idioms = [e for e in interpret(hypothesis, data_dir=data_dir, paraphrase=False).expressions if e.type == "idiom"]
+        # a lexicon idiom that covers only part of that span ("on one's feet" inside "dead on his feet") is another,
+        # shorter idiom, and its meaning would mislead the writer: such hits do not count
+        idioms = [e for e in idioms if he <= hs or (e.start <= hs and e.end >= he)]
         if idioms:
             best = max(idioms, key=lambda e: e.confidence)
             found.update(idiom=best.canonical, meaning=best.meaning, meaning_source=best.meaning_source, span=best.text)
-        else:  # not in the lexicon: the span of the hypothesis that differs from the premise (IMPLI's rule), no meaning
-            (ps, pe), (hs, he) = figurative_offsets(premise, hypothesis)
-            if he > hs:
-                found.update(idiom=hypothesis[hs:he], span=hypothesis[hs:he], meaning=None, meaning_source=None)
-                found["found_by"] = "the span that differs from the premise (the idiom is not in the interpret lexicon)"
+        elif he > hs:  # not in the lexicon: the span of the hypothesis that differs from the premise, no meaning
+            found.update(idiom=hypothesis[hs:he], span=hypothesis[hs:he], meaning=None, meaning_source=None)
+            found["found_by"] = "the span that differs from the premise (the idiom is not in the interpret lexicon)"
     return found
 
 
