@@ -13,12 +13,11 @@ MAX_FUNCTION_LINES = 80
 
 # "path/inside/figlang.py:qualified.name" (functions) or "path/inside/figlang.py" (modules) → why it may be longer
 ALLOWED: dict[str, str] = {
-    "cli/eval_cmds.py:eval_cmd": "a typer command: its 23 options are its signature (83 lines); the run context and typed "
-    "method options (issue #34, branch ctx) rewrite these options, so they are cut there",
-    "cli/explain_cmds.py:explain_cmd": "a typer command whose 23 options are its signature (81 lines); the typed options of "
-    "the explain method (issue #34, branch ctx) replace the hand-parsed ones, so it is cut there",
-    "methods/prompted/explain.py:Explain.predict": "being restructured for the run context and typed options "
-    "(issue #34, branch ctx): cut there, not twice",
+    "cli/eval_cmds.py:eval_cmd": "a typer command: its 23 options are its signature (83 lines); grouping them into a "
+    "dataclass of CLI options is the next step of the typed options",
+    "cli/explain_cmds.py:explain_cmd": "a typer command whose 23 options are its signature (81 lines); as eval_cmd",
+    "methods/prompted/explain.py:Explain.predict": "the explaining pipeline's one pass (labels, retrieval, meanings, "
+    "writing) over a batch; to be cut by stage once its options are typed end to end",
 }
 
 
