@@ -318,6 +318,9 @@ def _literal_reading(result: Any) -> str:
     return "; ".join(parts) + (f", so it says: {para}" if para else "")
 
 
+_explain_pair = explain  # check's own `explain` flag hides the function inside it
+
+
 def check(
     premise: str,
     hypothesis: str,
@@ -344,7 +347,7 @@ def check(
     figure = first.type if first is not None and first.type in ("idiom", "simile", "metaphor") else None
     idiom = first.canonical if first is not None and first.type == "idiom" else None
     opts = {**(CHECK_OPTIONS if model == CHECK_MODEL else {}), **options}
-    result = explain(premise, hypothesis, figure, idiom=idiom, model=model, ctx=ctx, **opts)
+    result = _explain_pair(premise, hypothesis, figure, idiom=idiom, model=model, ctx=ctx, **opts)
     if result.label is None:
         raise FiglangError(f"the model's answer could not be read as entails/contradicts: {result.raw!r}")
     explanation = result.explanation if explain else None
