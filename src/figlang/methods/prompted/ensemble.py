@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from figlang.core.errors import FiglangError
+from figlang.core.options import options_from_signature
 from figlang.data.records import Record
 from figlang.methods.base import Method, MethodRegistry, Prediction, get_methods
 from figlang.methods.prompted.common import argmax_first
@@ -169,12 +170,20 @@ class EnsembleMethod(Method):
         }
 
 
+ENSEMBLE_OPTIONS = options_from_signature(
+    EnsembleMethod,
+    {"members": "the member methods, already made (Python only; from the command line they come from the ensemble file)"},
+    python_only=("members",),
+)
+
+
 def register(registry: MethodRegistry) -> None:
     """Add ``ensemble`` to ``registry`` (called by the registry on first use)."""
     registry.register(
         "ensemble",
         ("cloze", "nli"),
         "A calibrated ensemble chosen on selection runs: --model ensemble.json (written by `figlang ensemble`); runs its members and mixes their scores.",
+        options=ENSEMBLE_OPTIONS,
     )(EnsembleMethod)
 
 
