@@ -107,7 +107,7 @@ def test_switched_off_bars_stay_off():
 def test_a_run_draws_one_line_with_rate_and_eta_in_a_log(capsys, data_dir):
     """Without a terminal (make run > log), a run prints plain progress lines: done/total, items/s, elapsed, ETA."""
     import figlang
-    from figlang.api import get_methods
+    from figlang.methods.base import get_methods
     from figlang.evaluation.harness import run_method
 
     records = list(figlang.load_task("idiom-cloze").load("dev", data_dir))[:6]
@@ -150,7 +150,7 @@ def test_training_and_builder_lines_show_their_rate(monkeypatch, capsys):
     from rich.console import Console
     from rich.progress import Progress, TextColumn
 
-    from figlang.training import trainer
+    from figlang.training import log as trainer  # _TrainProgress lives in the trainer's log module
     from figlang.core.progress import rate_column
 
     clock = [0.0]

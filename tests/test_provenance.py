@@ -202,4 +202,4 @@ def test_a_run_of_a_modified_checkout_writes_its_patch_beside_results(data_dir, 
     _git(clone, "checkout", "-q", "--", ".")
     _git(clone, "apply", str(out / "code.patch"))
     assert init.read_text(encoding="utf-8").endswith(marker)
-    assert (clone / "src" / "figlang" / "data" / "provenance.py").read_bytes() == (REPO / "src/figlang/core/provenance.py").read_bytes()
+    assert (clone / "src" / "figlang" / "core" / "provenance.py").read_bytes() == (REPO / "src/figlang/core/provenance.py").read_bytes()
