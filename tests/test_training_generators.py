@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.evaluation import evaluate
@@ -250,8 +251,9 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
         writer=str(out),
         writer_types="sarcasm",
     )
-    method.bind(task)
-    method.fit(task.load("train", data_dir))
+    ctx = RunContext.create(data_dir)  # the run's data folder: the retrieval pool (selection) is read from it
+    method.bind(task, ctx)
+    method.fit(task.load("train", ctx))
     sarcasm, idiom = method.predict(pairs)
     assert sarcasm.meta["writer"] == "trained" and "examples" not in sarcasm.meta
     assert sarcasm.raw.startswith(("Entails. ", "Contradicts. ")) and sarcasm.prediction in ("entailment", "contradiction")
@@ -295,8 +297,8 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
         writer_mbr=3,
         writer_temperature=1.0,
     )
-    mbr.bind(task)
-    mbr.fit(task.load("train", data_dir))
+    mbr.bind(task, ctx)
+    mbr.fit(task.load("train", ctx))
     (chosen,) = mbr.predict(pairs[:1])
     m = chosen.meta["mbr"]
     assert len(m["candidates"]) == 4 and m["candidates"][0] == (sarcasm.explanation or "")  # the greedy line first
