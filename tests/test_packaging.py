@@ -49,6 +49,8 @@ def test_a_missing_extra_is_named_in_one_line(monkeypatch, capsys):
     from figlang.cli import main as cli_main
 
     monkeypatch.setitem(sys.modules, "flask", None)  # `import flask` now raises ModuleNotFoundError(name="flask")
+    for name in [m for m in sys.modules if m == "figlang.web" or m.startswith("figlang.web.")]:
+        monkeypatch.delitem(sys.modules, name)  # an earlier test's import of the web app must not hide the missing extra
     monkeypatch.setattr(sys, "argv", ["figlang", "serve", "--runs", "nowhere"])
     monkeypatch.setenv("COLUMNS", "80")
     with pytest.raises(SystemExit) as exit_:

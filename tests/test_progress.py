@@ -67,6 +67,8 @@ def test_a_library_bar_inside_a_run_becomes_a_line_of_figlang_display(capsys):
 
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=80, color_system=None)
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.enable_progress_bar()  # an earlier test's library may have switched transformers' bars off (then none is drawn)
     route_transformers_bars()
     try:
         with Progress(*columns(), console=console, transient=False, auto_refresh=False) as bar, display(bar):
@@ -81,6 +83,8 @@ def test_a_library_bar_inside_a_run_becomes_a_line_of_figlang_display(capsys):
         assert [t.description for t in bar.tasks] == ["flute/val"]  # ... and gone when it is done
     finally:
         hf_logging.set_tqdm_hook(None)
+        if not was_enabled:
+            hf_logging.disable_progress_bar()
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())  # the terminal's cursor moves, not text
     assert "Loading weights" in text and "2.00 items/s" in text and "ETA" in text
     assert all(len(line) <= 80 for line in text.replace("\r", "\n").splitlines())
