@@ -54,8 +54,7 @@ from figlang.builders.flute_checks import (
 )
 from figlang.builders.flute_inputs import InputSet, SourceItem
 from figlang.builders.review_queue import REVIEW_DIR, verdicts_by_revision
-from figlang.backends.base import ChatMessage, GenerationRequest
-from figlang.backends.base import BackendError
+from figlang.backends.base import BackendError, ChatMessage, GenerationRequest
 
 CREATOR_VERSION = "figlang-flute-creator/1"
 DEFAULT_MODEL = "smollm2-135m"

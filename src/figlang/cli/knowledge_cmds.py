@@ -19,9 +19,7 @@ import typer
 from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.cli.common import DataDirOption, console, err_console, parse_key_values
-from figlang.knowledge.providers import get_provider
-from figlang.knowledge.providers import write_inference_file
-from figlang.knowledge.providers import write_data_dir
+from figlang.knowledge.providers import get_provider, write_data_dir, write_inference_file
 
 app = typer.Typer(
     help="Knowledge inferences for figurative narratives (TACL 2022): shipped, WordNet, an instruction model or COMET.",

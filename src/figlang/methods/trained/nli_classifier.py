@@ -43,15 +43,13 @@ from figlang.methods.trained.multiple_choice import (
     autocast,
     is_decoder_only,
     module_device,
+    frozen_base_path,
     pad,
     save_pretrained,
     scores_by_length,
     to_device,
 )
-from figlang.methods.trained.lora import add_lora, lora_spec
-from figlang.methods.trained.lora import load_adapter
-from figlang.methods.trained.multiple_choice import frozen_base_path
-from figlang.methods.trained.lora import save_adapter
+from figlang.methods.trained.lora import add_lora, load_adapter, lora_spec, save_adapter
 
 RationaleSource = str | Path | Mapping[str, str] | None
 
