@@ -91,3 +91,11 @@ def flute_gold_data_dir(data_dir: Path, tmp_path: Path) -> Path:
     for src in sorted(FLUTE_TEST_GOLD_FIXTURE.glob("*_test.jsonl")):
         (gold / src.name).write_bytes(src.read_bytes())
     return tmp_path / "data"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (`-n 2`), each worker gets one torch/OpenMP thread, its subprocesses too: two workers of
+    two threads each on two cores spend their time waiting for each other."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[name] = "1"
