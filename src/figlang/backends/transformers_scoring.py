@@ -318,7 +318,8 @@ class CausalScoring(HFTextMixin):
             cuts = [k + 1 for k in range(lo, hi - 1) if lcp[k] == shared]
             if depth > 64 or len(cuts) == hi - lo - 1:  # no finer structure (or too deep to look)
                 return flat, [(lo, hi, shared)] if flat else []
-            saved, runs = 0, list[tuple[int, int, int]]()
+            saved = 0
+            runs: list[tuple[int, int, int]] = []
             for a, b in zip([lo, *cuts], [*cuts, hi]):
                 s, r = plan(a, b, depth + 1)
                 saved, runs = saved + s, runs + r
