@@ -38,10 +38,12 @@ run: $(STAMP)
 	$(BIN)/figlang models install $(MODEL) $(BEST_MODELS)
 	$(BIN)/figlang suite --model $(MODEL) --data-dir $(DATA_DIR)
 
-# the style tools first (seconds): ruff's formatter and linter over the package, tests, benchmarks and scripts
+# the style tools first (seconds): ruff's formatter and linter over the package, tests, benchmarks and scripts;
+# then mypy over the package (under a minute; [tool.mypy] in pyproject.toml)
 test: $(STAMP)
 	$(BIN)/ruff format --check --quiet src tests benchmarks scripts
 	$(BIN)/ruff check --quiet src tests benchmarks scripts
+	$(BIN)/mypy
 	FIGLANG_TEST_DATA=$(abspath $(DATA_DIR)) FIGLANG_CORE_WHEELS=$(CORE_WHEELS) $(BIN)/python -m pytest -q
 
 # The documentation site, offline, in strict mode (a broken link or a stale generated page fails): site/

@@ -19,7 +19,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from figlang.core.errors import FiglangError
 from figlang.data.flute import FIGURE_TYPES
@@ -354,7 +354,14 @@ def check(
     why = explanation or _literal_reading(reading)
     method = {"name": "explain", **result.produced_by, "question": "meaning", "calibrate": "content-free"}
     return CheckResult(
-        premise, hypothesis, result.label, dict(result.scores or {}), explanation, why, method, [e.to_dict() for e in reading.expressions]
+        premise,
+        hypothesis,
+        result.label,
+        dict(cast("dict[str, float]", result.scores or {})),  # the NLI label method scores per label
+        explanation,
+        why,
+        method,
+        [e.to_dict() for e in reading.expressions],
     )
 
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -283,7 +283,7 @@ class OpenAIBackend(LanguageModel):
 
     def _discover_model(self) -> str:
         data = self._request("GET", "models", None)
-        ids = [m.get("id") for m in (data.get("data") or []) if isinstance(m, dict) and m.get("id")]
+        ids = [m["id"] for m in (data.get("data") or []) if isinstance(m, dict) and m.get("id")]
         if len(ids) == 1:
             return ids[0]
         if not ids:
@@ -561,10 +561,10 @@ class OpenAIBackend(LanguageModel):
                         failed = [f for f in futures if not f.cancelled() and f.exception() is not None]
                         first = min(failed, key=futures.__getitem__)
                         done = sum(1 for f in futures if not f.cancelled() and f.exception() is None)
-                        exc = first.exception()
-                        if isinstance(exc, BackendError):
-                            raise _with_progress(exc, done, len(pending), self.cache is not None) from exc
-                        raise exc  # type: ignore[misc]
+                        error = cast(BaseException, first.exception())  # not None: ``failed`` holds futures that raised
+                        if isinstance(error, BackendError):
+                            raise _with_progress(error, done, len(pending), self.cache is not None) from error
+                        raise error
                     for f, i in futures.items():
                         raw[pending[i].key] = f.result()
                 finally:

@@ -83,9 +83,9 @@ def parse_label(text: str, labels: Sequence[str], aliases: Mapping[str, Sequence
     for label in labels:
         surfaces = [label, *((aliases or {}).get(label, ()))]
         for surface in surfaces:
-            words = tuple(_norm_words(surface))
-            if words:
-                forms.append((words, label))
+            form = tuple(_norm_words(surface))
+            if form:
+                forms.append((form, label))
     if not forms:
         raise ValueError(f"labels {list(labels)!r} have no letters or digits to match")
     # Longest forms first, so "non entailment" is found before "entailment".

@@ -102,7 +102,10 @@ def _token_table(base_url: str, logprobs: Any) -> tuple[list[str], list[float | 
     if not isinstance(logprobs, dict):
         raise CapabilityError(f"{where} returned no log-probabilities (logprobs={logprobs!r}). " + SCORING_HINT)
     if isinstance(logprobs.get("content"), list):  # chat-style: [{"token", "logprob", "bytes", "top_logprobs"}]
-        tokens, lps, offsets, tops = [], [], [], []
+        tokens: list[str] = []
+        lps: list[float | None] = []
+        offsets: list[int] = []
+        tops: list[str | None] = []
         pos = 0
         for entry in logprobs["content"]:
             tok = entry.get("token", "")
@@ -116,22 +119,22 @@ def _token_table(base_url: str, logprobs: Any) -> tuple[list[str], list[float | 
             best = max(top, key=lambda t: t.get("logprob", -math.inf)) if top else None
             tops.append(best.get("token") if best else None)
         return tokens, lps, offsets, tops
-    tokens = logprobs.get("tokens")
-    lps = logprobs.get("token_logprobs")
-    if not isinstance(tokens, list) or not isinstance(lps, list) or len(tokens) != len(lps):
+    raw_tokens = logprobs.get("tokens")
+    raw_lps = logprobs.get("token_logprobs")
+    if not isinstance(raw_tokens, list) or not isinstance(raw_lps, list) or len(raw_tokens) != len(raw_lps):
         raise CapabilityError(f"{where} returned log-probabilities without tokens/token_logprobs. " + SCORING_HINT)
-    offsets = logprobs.get("text_offset")
-    if not isinstance(offsets, list) or len(offsets) != len(tokens):
-        offsets, pos = [], 0
-        for tok in tokens:
-            offsets.append(pos)
+    raw_offsets = logprobs.get("text_offset")
+    if not isinstance(raw_offsets, list) or len(raw_offsets) != len(raw_tokens):
+        raw_offsets, pos = [], 0
+        for tok in raw_tokens:
+            raw_offsets.append(pos)
             pos += len(tok)
     top_raw = logprobs.get("top_logprobs")
-    tops: list[str | None] = []
-    for i in range(len(tokens)):
+    tops = []
+    for i in range(len(raw_tokens)):
         top = top_raw[i] if isinstance(top_raw, list) and i < len(top_raw) else None
-        tops.append(max(top, key=top.get) if isinstance(top, dict) and top else None)
-    return list(tokens), list(lps), list(offsets), tops
+        tops.append(max(top, key=top.__getitem__) if isinstance(top, dict) and top else None)
+    return list(raw_tokens), list(raw_lps), list(raw_offsets), tops
 
 
 def _alignment_parser(base_url: str) -> Callable[[dict[str, Any]], tuple[int, int, int]]:

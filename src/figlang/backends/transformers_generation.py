@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from figlang.backends.base import CapabilityError, GenerationRequest
+from figlang.backends.hf_text import HFTextMixin
 from figlang.backends.transformers_support import _batches, _select_cache_rows, derive_seed, prompt_lookup_draft
 
 
@@ -27,8 +28,28 @@ class _DecodeRows:
         return self.reqs, self.generators, self.generated, self.texts, self.limits
 
 
-class Generation:
+class Generation(HFTextMixin):
     """The generation methods of TransformersBackend (it holds the model, tokenizer and options they use)."""
+
+    # What the host class sets (in ``__init__``, or with the weights) and these methods read.
+    kind: str
+    device: Any  # a torch.device
+    _torch: Any  # the torch module
+    model: Any
+    batch_size: int
+    max_batch_tokens: int
+    prompt_lookup: int
+    _positions: bool
+    _logits_to_keep: bool
+    _sliding_window: int | None
+
+    if TYPE_CHECKING:  # the host's methods (TransformersBackend; _encode_prefixes from CausalScoring)
+
+        def _outside_window(self, slots_before: int, n_new: int) -> bool: ...
+        def _encode_source(self, text: str) -> list[int]: ...
+        def _decoder_start(self) -> int: ...
+        def _run_encoder(self, sources: Sequence[Sequence[int]]) -> tuple[Any, Any]: ...
+        def _encode_prefixes(self, prefixes: Sequence[Sequence[int]], base: tuple[Any, int] | None = None) -> tuple[Any, Any, Any]: ...
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[list[str]]:
         """``n`` continuations per request, without the prompt, cut before the first stop string."""

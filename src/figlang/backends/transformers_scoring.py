@@ -6,15 +6,34 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from figlang.backends.prefix import shared_prefix_length
 from figlang.backends.base import CapabilityError, ContinuationScore, ScoreRequest
+from figlang.backends.hf_text import HFTextMixin
 from figlang.backends.transformers_support import TokenTree, _batches, _select_cache_rows
 
 
-class CausalScoring:
+class CausalScoring(HFTextMixin):
     """The causal-LM scoring methods of TransformersBackend (it holds the model, tokenizer and options they use)."""
+
+    # What the host class sets (in ``__init__``, or with the weights) and these methods read.
+    kind: str
+    device: Any  # a torch.device
+    _torch: Any  # the torch module
+    model: Any
+    batch_size: int
+    max_batch_tokens: int
+    pad_id: int
+    prefix_reuse: bool
+    _positions: bool
+    _logits_to_keep: bool
+    _packable: bool
+
+    if TYPE_CHECKING:  # the host's methods (TransformersBackend)
+
+        def _outside_window(self, slots_before: int, n_new: int) -> bool: ...
+        def _score_seq2seq(self, requests: Sequence[ScoreRequest]) -> list[ContinuationScore]: ...
 
     def score(self, requests: Sequence[ScoreRequest]) -> list[ContinuationScore]:
         """Log-probability of each continuation given its context (natural log, summed over tokens)."""
@@ -299,7 +318,8 @@ class CausalScoring:
             cuts = [k + 1 for k in range(lo, hi - 1) if lcp[k] == shared]
             if depth > 64 or len(cuts) == hi - lo - 1:  # no finer structure (or too deep to look)
                 return flat, [(lo, hi, shared)] if flat else []
-            saved, runs = 0, []
+            saved = 0
+            runs: list[tuple[int, int, int]] = []
             for a, b in zip([lo, *cuts], [*cuts, hi]):
                 s, r = plan(a, b, depth + 1)
                 saved, runs = saved + s, runs + r

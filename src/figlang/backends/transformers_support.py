@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 from figlang.core.errors import FiglangError
 
@@ -18,6 +18,10 @@ DTYPES = ("auto", "float32", "bfloat16", "float16")
 # --- option parsing (options may come from the command line as strings) ---------------------------
 
 
+@overload
+def _as_int(value: Any, name: str, minimum: int = 1, allow_none: Literal[False] = False) -> int: ...
+@overload
+def _as_int(value: Any, name: str, minimum: int = 1, *, allow_none: bool) -> int | None: ...
 def _as_int(value: Any, name: str, minimum: int = 1, allow_none: bool = False) -> int | None:
     if value is None or (isinstance(value, str) and value.strip().lower() in {"", "none", "auto"}):
         if allow_none:

@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from figlang.core.io import parse_json_line
 
@@ -510,7 +511,7 @@ def _jsonl_documents(
             continue
         obj, problem = parse_json_line(line)
         if obj is None:
-            report.skip(source.path, "malformed_json", number, problem)
+            report.skip(source.path, "malformed_json", number, cast(str, problem))  # no object: a reason
             continue
         value = obj.get(options.text_field)
         if not isinstance(value, str):

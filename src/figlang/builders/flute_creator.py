@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from figlang.core.errors import DataError, FiglangError
 from figlang.core.io import parse_jsonl, read_jsonl, write_json, write_jsonl
@@ -107,6 +107,10 @@ class CreatorConfig:
         if out.sarcasm_contradiction not in ("human", "model"):
             raise FiglangError(f"sarcasm_contradiction must be human or model, got {out.sarcasm_contradiction!r}")
         return out
+
+    def sampling(self) -> tuple[float, float, int]:
+        """(temperature, top_p, max_new_tokens) of a config that :meth:`resolved` made (none of them None then)."""
+        return cast(float, self.temperature), cast(float, self.top_p), cast(int, self.max_new_tokens)
 
     def record(self) -> dict[str, Any]:
         d = asdict(self)
@@ -418,11 +422,12 @@ class FluteCreator:
 
     def decoding(self) -> dict[str, Any]:
         c = self.config
+        temperature, top_p, max_new_tokens = c.sampling()
         return {
-            "temperature": c.temperature,
-            "top_p": c.top_p,
-            "max_new_tokens": c.max_new_tokens,
-            "do_sample": c.temperature > 0,
+            "temperature": temperature,
+            "top_p": top_p,
+            "max_new_tokens": max_new_tokens,
+            "do_sample": temperature > 0,
             "stop": list(STOP),
             "chat": c.chat,
         }
@@ -442,13 +447,13 @@ class FluteCreator:
                 self.hits += 1
                 return hit["raw"]
         prompt = self.lm.chat_prompt([ChatMessage("user", text)]) if self.use_chat else text
-        c = self.config
+        temperature, top_p, max_new_tokens = self.config.sampling()
         request = GenerationRequest(
             prompt,
-            max_new_tokens=c.max_new_tokens,
-            do_sample=c.temperature > 0,
-            temperature=c.temperature if c.temperature > 0 else 1.0,
-            top_p=c.top_p if c.top_p < 1 else None,
+            max_new_tokens=max_new_tokens,
+            do_sample=temperature > 0,
+            temperature=temperature if temperature > 0 else 1.0,
+            top_p=top_p if top_p < 1 else None,
             stop=STOP,
             seed=seed,
         )
@@ -724,7 +729,9 @@ def _run_items(
 
 
 def _write_outputs(out: Path, records: list[dict[str, Any]], summary: CreateSummary, pending: list[str]) -> None:
-    candidates, failed, waiting = [], [], []
+    candidates: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    waiting: list[dict[str, Any]] = []
     for rec in records:
         ftype = rec["item"]["figure_type"]
         for st in rec["slots"].values():

@@ -253,16 +253,17 @@ def process_shard(spec: ShardSpec, config: MinerConfig, entries: list[LexiconEnt
         stats[f"skipped:{sk.reason}"] += 1
     for key, n in report.counts.items():
         stats[f"corpus:{key}"] += n
-    stats["seconds"] = round(time.time() - t0, 3)
-    stats["cpu_seconds"] = round(time.process_time() - c0, 3)
-    stats["load_seconds"] = round(load_seconds, 3)  # loading the pipeline in this worker (0 once warm)
-    stats["peak_rss_mb"] = peak_rss_mb()
-    stats["pid"] = os.getpid()
+    out: dict[str, Any] = dict(stats)  # the counts, then the shard's times and size
+    out["seconds"] = round(time.time() - t0, 3)
+    out["cpu_seconds"] = round(time.process_time() - c0, 3)
+    out["load_seconds"] = round(load_seconds, 3)  # loading the pipeline in this worker (0 once warm)
+    out["peak_rss_mb"] = peak_rss_mb()
+    out["pid"] = os.getpid()
     return ShardResult(
         spec,
         narratives,
         hits,
-        dict(stats),
+        out,
         [x.to_dict() for x in report.skipped],
         [x.to_dict() for x in report.notes],
         [(d.doc_id, len(ss)) for d, ss in zip(docs, sentences)],
@@ -383,7 +384,7 @@ def _find_hits(
     for k in sorted(analysed):
         d = analysed[k]
         sent_hits: list[dict] = []
-        if k in idiom_cands:
+        if k in idiom_cands and st.matcher is not None:  # a candidate only where there is a matcher
             sent_hits += [
                 _idiom_hit(st.matcher.patterns[m.pattern_index].entry, m, d, flat[k]) for m in st.matcher.match(d, idiom_cands[k])
             ]

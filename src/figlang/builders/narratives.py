@@ -311,9 +311,9 @@ def _merge(out: Path, specs: list[ShardSpec], failures: list[ShardFailure], repo
                 shutil.copyfileobj(f, hf)
     totals["narratives"] -= dups
     totals["skipped:duplicate"] += dups
-    with atomic_write(out / "skipped.jsonl") as f:
+    with atomic_write(out / "skipped.jsonl") as sf:
         for s in skipped:
-            f.write(json.dumps(s.to_dict(), ensure_ascii=False) + "\n")
+            sf.write(json.dumps(s.to_dict(), ensure_ascii=False) + "\n")
     return MineSummary(
         out,
         len(specs),

@@ -140,13 +140,41 @@ StoreVerdicts = Callable[[str | Path, list[tuple[str, int, dict[str, Any]]], Ver
 class ReviewQueue(Protocol):
     """One builder's verification queue (FLUTE creator runs, IMPLI generator outputs), as its users see it."""
 
-    kind: str  # "flute", "impli": the web app's URLs name it
-    title: str  # what a folder of this kind is, for people
-    labels: tuple[str, ...]  # the labels an edit may choose
-    editable: tuple[str, ...]  # the pair fields a verdict may edit (``edited_<field>`` in a queue row)
-    reject_reasons: Mapping[str, str]  # the fixed reasons a rejection names; empty: a free note is the reason
-    import_cmd: str  # the CLI command that imports a reviewed queue file
-    finalize_cmd: str  # the CLI command that writes the verified files
+    # read-only: a queue is a frozen value (BuilderReview)
+    @property
+    def kind(self) -> str:
+        """ "flute", "impli": the web app's URLs name it."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """What a folder of this kind is, for people."""
+        ...
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The labels an edit may choose."""
+        ...
+
+    @property
+    def editable(self) -> tuple[str, ...]:
+        """The pair fields a verdict may edit (``edited_<field>`` in a queue row)."""
+        ...
+
+    @property
+    def reject_reasons(self) -> Mapping[str, str]:
+        """The fixed reasons a rejection names; empty: a free note is the reason."""
+        ...
+
+    @property
+    def import_cmd(self) -> str:
+        """The CLI command that imports a reviewed queue file."""
+        ...
+
+    @property
+    def finalize_cmd(self) -> str:
+        """The CLI command that writes the verified files."""
+        ...
 
     def holds_queue(self, folder: Path) -> bool:
         """Whether ``folder`` is a folder of this kind (a creator run, a generator output)."""

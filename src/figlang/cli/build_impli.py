@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from figlang.builders.impli import (
@@ -92,7 +92,7 @@ def _progress() -> Iterator:
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=err_console, transient=False) as bar:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def update(stage: str, done: int, total: int) -> None:
             if stage not in tasks:

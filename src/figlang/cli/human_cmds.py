@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 from rich.table import Table
@@ -147,7 +147,7 @@ def flute_export_cmd(
         "runs": {
             n: {
                 "folder": str(run.path),
-                "predictions_sha256": file_sha256(predictions_file(run.path)),
+                "predictions_sha256": file_sha256(cast(Path, predictions_file(run.path))),  # load_run found them
                 "method": run.results.get("method", {}).get("name"),
                 "model": run.results.get("method", {}).get("model"),
             }

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 from rich.table import Table
 
 from figlang.core.errors import FiglangError
 from figlang.core.io import write_json
+from figlang.data.records import ClozeRecord, NLIPair
 from figlang.data.registry import get_task
 from figlang.cli.common import DataDirOption, console
 
@@ -391,7 +392,8 @@ def relations_cmd(
     if limit:
         records = records[:limit]
     correct = baseline_correctness(baseline) if baseline else None
-    result = relation_analysis(load_trained(model, device=device), records, correct, by=by, batch_size=batch_size)
+    items = cast("list[ClozeRecord]", records)  # the multiple-choice model's task: a cloze task
+    result = relation_analysis(load_trained(model, device=device), items, correct, by=by, batch_size=batch_size)
     table = Table(
         title=f"{task}/{split}: {result['knowledge']} {by}s ({result['items']} items{', baseline errors only' if correct else ''})",
         title_justify="left",
@@ -432,8 +434,9 @@ def simulatability_cmd(
         records = records[:limit]
     if no_gold and rationales is None:
         raise FiglangError("nothing to measure: pass --rationales FILE or drop --no-gold")
+    pairs = cast("list[NLIPair]", records)  # the NLI models' task: an NLI task
     result = simulatability_from_models(
-        records, io_model, iro_model, predicted_rationales=rationales, rationale_field=rationale_field, gold=not no_gold
+        pairs, io_model, iro_model, predicted_rationales=rationales, rationale_field=rationale_field, gold=not no_gold
     )
     for name, r in result.items():
         console.print(f"{name}: {r['summary']}")

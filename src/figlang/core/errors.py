@@ -44,7 +44,7 @@ class MissingExtraError(FiglangError):
         super().__init__(f"this needs {module}, which figlang's {extra!r} extra installs: pip install 'figlang[{extra}]'")
 
 
-def missing_extra(err: BaseException) -> MissingExtraError | None:
+def missing_extra(err: BaseException | None) -> MissingExtraError | None:
     """The :class:`MissingExtraError` an import failure stands for (a library of an extra is not installed), else None.
 
     Follows the chain of causes, so an ImportError that a library raises because *its* optional torch is missing counts."""

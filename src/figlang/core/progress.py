@@ -77,13 +77,13 @@ class LibraryBar:
             except TypeError:
                 total = None
         self.total = total
-        self.n = 0
+        self.n: float = 0
         self.desc = (desc or kwargs.get("unit") or "working").rstrip(" .:")
         self.disable = bool(kwargs.get("disable"))
         self._start = time.perf_counter()
-        self._own = None
-        self._progress = None
-        self._task = None
+        self._own: Any = None  # a rich Progress this bar started, or None
+        self._progress: Any = None  # the rich Progress it draws on
+        self._task: Any = None  # its task id there
         if self.disable:
             return
         if _LIVE:

@@ -74,7 +74,7 @@ def _relative(f: Path, roots: tuple[Path, ...]) -> str:
     return str(f)
 
 
-def data_checksums(files: list[Path], root: Path | None = None, *more_roots: Path) -> list[dict[str, Any]]:
+def data_checksums(files: list[Path], root: str | Path | None = None, *more_roots: str | Path) -> list[dict[str, Any]]:
     """sha256 and size of every file a split was read from.
 
     Paths are relative to the data directory ``root`` where possible, else to the next of

@@ -23,7 +23,7 @@ import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast, overload
 
 
 from figlang.core.errors import DataError, DataNotFoundError, FiglangError, LoadOptions
@@ -149,10 +149,10 @@ def _jsonl_rows(path: Path, text: str, bad: set[int], options: LoadOptions) -> I
             continue
         seen = True
         obj, problem = parse_json_line(line)
-        if obj is None:
+        if problem is not None:  # then obj is None
             hint = "each line must be one complete JSON object" if problem.startswith("malformed") else None
             options.fail(DataError(problem, path, number, hint=hint))
-        yield number, obj
+        yield number, cast("dict[ColumnRef, Any] | None", obj)  # a JSON object's keys are column names
     if not seen and not bad:
         options.fail(DataError("file has no records", path))
 
@@ -181,7 +181,7 @@ def _table_rows(
 ) -> Iterator[Row]:
     try:
         first = next(records)
-        leading: list[Row] = []
+        leading: list[tuple[int, list[str] | None]] = []
         while first[1] is None:  # undecodable lines before the first row (already reported)
             leading.append((first[0], None))
             first = next(records)
@@ -283,6 +283,10 @@ class _Row:
             )
         return self.values[ref]
 
+    @overload
+    def text(self, ref: ColumnRef, role: str, required: Literal[True] = True) -> str: ...
+    @overload
+    def text(self, ref: ColumnRef, role: str, required: bool) -> str | None: ...
     def text(self, ref: ColumnRef, role: str, required: bool = True) -> str | None:
         value = self.get(ref, role)
         if isinstance(value, str) and value.strip():
@@ -339,7 +343,8 @@ def _cloze_label(row: _Row, spec: TaskSpec, ref: ColumnRef, n_options: int) -> i
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         raise row.error(f"empty label (column {ref!r})", hint="fill it in, or list this split under `unlabeled_splits`")
     key = _norm_key(raw)
-    option_cols = spec.columns.get("options")
+    # a tuple of columns when the options are several columns (what `labels: option-name` requires), else one column
+    option_cols = cast("tuple[ColumnRef, ...] | None", spec.columns.get("options"))
     if rule.kind == "map":
         if key not in rule.mapping:
             raise row.error(
@@ -387,48 +392,52 @@ def _nli_label(row: _Row, spec: TaskSpec, ref: ColumnRef) -> str:
 def _make_record(spec: TaskSpec, row: _Row, split: str, index: int, labeled: bool, written: str) -> Record:
     cols = spec.columns
 
-    def opt(role: str) -> str | None:
-        return row.text(cols[role], role, required=False) if role in cols else None  # type: ignore[arg-type]
+    def one(role: str) -> ColumnRef:
+        """The column of a one-column role (the spec takes a list of columns only for options and references)."""
+        return cast(ColumnRef, cols[role])
 
-    rid = row.text(cols["id"], "id") if "id" in cols else f"{split}-{index}"  # type: ignore[arg-type]
+    def opt(role: str) -> str | None:
+        return row.text(one(role), role, required=False) if role in cols else None
+
+    rid = row.text(one("id"), "id") if "id" in cols else f"{split}-{index}"
     meta: dict[str, Any] = {"file": written, "line": row.line}
     for ref in spec.meta:
         meta[str(ref)] = row.get(ref, "meta")
     if spec.shape == "cloze":
-        narrative = row.text(cols["context"], "context")  # type: ignore[arg-type]
+        narrative = row.text(one("context"), "context")
         options = row.text_list(cols["options"], "options", min_items=2)
-        label = _cloze_label(row, spec, cols["label"], len(options)) if labeled else None  # type: ignore[arg-type]
+        label = _cloze_label(row, spec, one("label"), len(options)) if labeled else None
         return ClozeRecord(
             id=rid,
             narrative=narrative,
             options=tuple(options),
-            label=label,  # type: ignore[arg-type]
+            label=label,
             expression=opt("expression"),
             expression_type=opt("expression_type"),
             meaning=opt("meaning"),
             meta=meta,
         )
     if spec.shape == "nli":
-        premise = row.text(cols["premise"], "premise")  # type: ignore[arg-type]
-        hypothesis = row.text(cols["hypothesis"], "hypothesis")  # type: ignore[arg-type]
-        label = _nli_label(row, spec, cols["label"]) if labeled else None  # type: ignore[arg-type]
+        premise = row.text(one("premise"), "premise")
+        hypothesis = row.text(one("hypothesis"), "hypothesis")
+        nli_label = _nli_label(row, spec, one("label")) if labeled else None
         return NLIPair(
             id=rid,
             premise=premise,
             hypothesis=hypothesis,
-            label=label,  # type: ignore[arg-type]
+            label=nli_label,
             explanation=opt("explanation"),
             figure_type=opt("figure_type"),
             pair_type=opt("pair_type"),
             expression=opt("expression"),
             meta=meta,
         )
-    source = row.text(cols["source"], "source")  # type: ignore[arg-type]
+    source = row.text(one("source"), "source")
     references = tuple(row.text_list(cols["references"], "references", min_items=1)) if labeled else ()
     return GenerationRecord(
         id=rid,
         source=source,
-        references=references,  # type: ignore[arg-type]
+        references=references,
         expression=opt("expression"),
         expression_type=opt("expression_type"),
         meaning=opt("meaning"),
@@ -447,7 +456,7 @@ def load_split(spec: TaskSpec, split: str, root: Path | None = None, options: Lo
     seen_ids: dict[str, str] = {}
     index = 0
     for written in spec.splits[split]:
-        path = _resolve(spec, written, root)
+        path = _resolve(spec, written, cast(Path, root))  # read only for a ``{data_dir}/…`` path, which needs a root
         for line, values in _iter_rows(spec, path, spec.formats[written], options):
             index += 1  # counts skipped rows too, so default ids stay stable when a lenient load skips one
             if values is None:

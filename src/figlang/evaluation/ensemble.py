@@ -71,7 +71,7 @@ def _member(path: str | Path, name: str | None = None) -> Member:
 def fit_temperature(member: Member, ids: Sequence[str]) -> dict[str, Any]:
     """The temperature (from :data:`TEMPERATURES`) that minimises the member's mean negative log-likelihood of the
     gold answers on ``ids``; ties go to the one nearest 1."""
-    rows = [(member.vectors[i], member.gold[i]) for i in ids if member.vectors[i] is not None]
+    rows = [(v, member.gold[i]) for i in ids if (v := member.vectors[i]) is not None]
     if not rows:
         raise FiglangError(f"{member.name}: no valid scored item to fit a temperature on")
 
@@ -123,7 +123,7 @@ def _aligned(members: Sequence[Member], role: str) -> tuple[list[str], dict[str,
             raise FiglangError(f"{role} runs {first.name} and {m.name} disagree on the gold answer of {len(bad)} items (e.g. {bad[0]})")
     k: dict[str, int] = {}
     for rid in ids:
-        sizes = {len(m.vectors[rid]) for m in members if m.vectors[rid] is not None}
+        sizes = {len(v) for m in members if (v := m.vectors[rid]) is not None}
         if len(sizes) > 1:
             raise FiglangError(f"{role}: item {rid} has {sorted(sizes)} scored options in different members")
         k[rid] = sizes.pop() if sizes else max(first.gold[rid] + 1, 2)
@@ -162,7 +162,7 @@ def choose_ensemble(selection: Sequence[str | Path], step: float = DEFAULT_STEP,
     ids, k = _aligned(members, "selection")
     fits = [fit_temperature(m, ids) for m in members]
     temps = [f["temperature"] for f in fits]
-    table = []
+    table: list[dict[str, Any]] = []
     for weights in _simplex(len(members), step):
         acc, nll = _score(members, temps, weights, ids, k)
         evenness = -sum(w * math.log(w) for w in weights if w > 0)

@@ -186,12 +186,12 @@ def read_predictions(
     for r in records:
         if r.id not in by_id:
             problems.missing.append(r.id)
-    for rid, p in by_id.items():
-        if not p.valid:
+    for rid, pred in by_id.items():
+        if not pred.valid:
             problems.invalid.append(rid)
-        if isinstance(p.prediction, str) and p.explanation is not None and not p.explanation.strip():
+        if isinstance(pred.prediction, str) and pred.explanation is not None and not pred.explanation.strip():
             problems.empty_explanations.append(rid)
-        if isinstance(p.prediction, list) and not any(str(x).strip() for x in p.prediction):
+        if isinstance(pred.prediction, list) and not any(str(x).strip() for x in pred.prediction):
             problems.empty_generations.append(rid)
     return by_id, problems, fmt
 
@@ -234,8 +234,8 @@ def _matcher(fmt: str, records: list[Record], rows: list[dict], near: dict[int, 
         index = {_cloze_key(r.narrative, r.options): r.id for r in records if isinstance(r, ClozeRecord)}
         return lambda obj: index.get(_cloze_key(obj["narrative"], [obj["option1"], obj["option2"]]))
     if fmt == "narrative-generative":
-        index = {_norm(r.source): r.id for r in records if isinstance(r, GenerationRecord)}
-        return lambda obj: index.get(_norm(obj["input"] if "input" in obj else obj["narrative"]))
+        by_source = {_norm(r.source): r.id for r in records if isinstance(r, GenerationRecord)}
+        return lambda obj: by_source.get(_norm(obj["input"] if "input" in obj else obj["narrative"]))
     return _flute_matcher(records, rows, near)
 
 

@@ -6,6 +6,7 @@ import html
 import re
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -168,7 +169,7 @@ def _plots_for_run(run: Run, out: Path, notes: list[str] | None = None) -> list[
     return made
 
 
-def build_report(run_paths: list[str | Path], out: str | Path) -> list[Path]:
+def build_report(run_paths: Sequence[str | Path], out: str | Path) -> list[Path]:
     """Write report.md, report.html and PNG plots for the given run folders; returns the written paths."""
     from figlang.metrics import plots
 

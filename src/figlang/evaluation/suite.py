@@ -455,7 +455,7 @@ class _SuiteSettings:
         caps = [x for x in ((None if self.full else entry.limit), limit) if x is not None]
         cap = min(caps) if caps else None
         sampled = cap is not None and cap < n_split
-        run_task = _sampled_task(task, split, cap, seed) if sampled else task
+        run_task = _sampled_task(task, split, cap, seed) if sampled and cap is not None else task  # sampled: a cap
         t0, c0 = time.perf_counter(), time.process_time()
         sample = {"suite_sample": {"n": cap, "of": n_split, "how": "stratified by gold label", "seed": seed}} if sampled else None
         entry_model = entry.model_for(model)

@@ -235,15 +235,15 @@ class Interpreter:
         return Interpretation(text, out, info, sorted(set(notes)))
 
     def _idiom_details(self, h: RawHit, resources: tuple[str, ...]) -> dict[str, Any]:
-        entry = h.pattern.entry
+        entry = h.idiom_pattern.entry
         return {
             "resources": list(resources),
             "source": entry.source,
             "licences": {r: LICENCES[r].name for r in resources},
             "variant_of": self.lexicon.variant_of.get(entry.key),
-            "alternatives": [a.pattern.entry.expression for a in h.alternatives],
-            "insertions": [h.doc[i].text for i in h.idiom.insertions],
-            "slots": [list(x) for x in h.idiom.slots],
+            "alternatives": [a.idiom_pattern.entry.expression for a in h.alternatives],
+            "insertions": [h.doc[i].text for i in h.idiom_match.insertions],
+            "slots": [list(x) for x in h.idiom_match.slots],
             "category": entry.category,
         }
 
@@ -293,12 +293,12 @@ class Interpreter:
 
     def _expression(self, text: str, h: RawHit, paraphrase: bool, model: str | None, model_opts: dict, notes: list[str]) -> Expression:
         s = h.sentence
-        base = dict(start=h.start, end=h.end, text=text[h.start : h.end], sentence=s.text_in(text), sentence_start=s.start)
+        base: dict[str, Any] = dict(start=h.start, end=h.end, text=text[h.start : h.end], sentence=s.text_in(text), sentence_start=s.start)
         if h.type == "idiom":
             return self._idiom(h, base, paraphrase, model, model_opts)
         if h.type == "simile":
             return self._simile(h, base, paraphrase, model, model_opts)
-        kind, words, name = h.metaphor
+        kind, words, name = h.metaphor_listing
         meaning, para = metaphor_paraphrase(h, self.paraphraser.nlp)  # the meaning is the literal word the substitution picks
         if "wordnet_not_installed" in para.problems:
             notes.append("WordNet is not installed, so metaphor candidates have no meaning (scripts/install_wordnet.sh)")
@@ -318,8 +318,8 @@ class Interpreter:
 
     def _idiom(self, h: RawHit, base: dict[str, Any], paraphrase: bool, model: str | None, model_opts: dict) -> Expression:
         """An idiom: its meaning (lexicon, else WordNet, else the LM), paraphrase and confidence."""
-        entry = h.pattern.entry
-        keys = [self.lexicon.canonical_key(k) for k in [entry.key] + [a.pattern.entry.key for a in h.alternatives]]
+        entry = h.idiom_pattern.entry
+        keys = [self.lexicon.canonical_key(k) for k in [entry.key] + [a.idiom_pattern.entry.key for a in h.alternatives]]
         meaning = next((m for m in map(self._meaning, keys) if m.text), Meaning(None, None))
         if meaning.text is None:
             gloss = wordnet_gloss(entry.expression)
@@ -332,8 +332,8 @@ class Interpreter:
         resources = tuple(dict.fromkeys(r for k in keys for r in self.lexicon.resources_of.get(k, ())))
         details = self._idiom_details(h, resources)
         exact = surface_exact(h)
-        words = sum(1 for e in h.pattern.elements if e.kind == "WORD")
-        conf = 0.55 + 0.15 * exact + 0.05 * min(len(resources) - 1, 3) + 0.05 * (words >= 3) - 0.1 * bool(h.idiom.insertions)
+        words = sum(1 for e in h.idiom_pattern.elements if e.kind == "WORD")
+        conf = 0.55 + 0.15 * exact + 0.05 * min(len(resources) - 1, 3) + 0.05 * (words >= 3) - 0.1 * bool(h.idiom_match.insertions)
         if entry.category == "Literal":
             conf -= 0.2
         return Expression(
@@ -349,9 +349,9 @@ class Interpreter:
 
     def _simile(self, h: RawHit, base: dict[str, Any], paraphrase: bool, model: str | None, model_opts: dict) -> Expression:
         """A simile: its meaning (lexicon, else its property, else the LM), paraphrase and confidence by pattern."""
-        sh = h.simile
+        sh = h.simile_hit
         meaning = Meaning(None, None)
-        lex = h.merged[0].pattern.entry if h.merged else None
+        lex = h.merged[0].idiom_pattern.entry if h.merged else None
         if lex is not None:
             meaning = self._meaning(lex.key)
         if meaning.text is None and sh.property:

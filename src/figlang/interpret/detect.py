@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from figlang.lexicon.matcher import DET, FUNC, WORD, IdiomMatch, IdiomPattern, word_forms
 from figlang.builders.narratives import MinerConfig, MinerPipeline
@@ -76,6 +76,23 @@ class RawHit:
     target: int | None = None  # metaphor: the metaphorical word's token in doc
     merged: list[RawHit] = field(default_factory=list)  # an idiom found inside a simile's span
     alternatives: list[RawHit] = field(default_factory=list)  # other lexicon entries matched on the same words
+
+    # The parts a hit of its type has, typed as set: an idiom's match and pattern, a simile's hit, a metaphor's listing.
+    @property
+    def idiom_match(self) -> IdiomMatch:
+        return cast(IdiomMatch, self.idiom)
+
+    @property
+    def idiom_pattern(self) -> IdiomPattern:
+        return cast(IdiomPattern, self.pattern)
+
+    @property
+    def simile_hit(self) -> SimileHit:
+        return cast(SimileHit, self.simile)
+
+    @property
+    def metaphor_listing(self) -> tuple[str, tuple[str, ...], str]:
+        return cast("tuple[str, tuple[str, ...], str]", self.metaphor)
 
 
 @dataclass(frozen=True)
@@ -176,7 +193,7 @@ class Detector:
         for k in todo:
             s, doc = sents[k], parsed[k]
             found: list[RawHit] = []
-            if k in idiom_cands:
+            if k in idiom_cands and self.matcher is not None:  # a candidate only where there is a matcher
                 for m in self.matcher.match(doc, idiom_cands[k]):
                     if not plausible(self.matcher.patterns[m.pattern_index], m, doc):
                         continue

@@ -96,7 +96,7 @@ class IdiomParaphraser:
         from figlang.builders.impli import ImpliIdiomMatch as IdiomMatch
         from figlang.builders.impli.matching import NP_SLOT_WORDS
 
-        m, pattern, doc = hit.idiom, hit.pattern, hit.doc
+        m, pattern, doc = hit.idiom_match, hit.idiom_pattern, hit.doc
         ipat = self.impli_pattern(pattern.entry.key)
         texted = [(el, sp) for el, sp in zip(pattern.elements, m.element_tokens) if sp is not None and el.kind in (WORD, FUNC, BE)]
         aligned: list[tuple[int, int]] = []
@@ -105,9 +105,9 @@ class IdiomParaphraser:
             if pt.kind != "word":
                 continue
             for q in range(j, len(texted)):
-                el, sp = texted[q]
+                el, tokens = texted[q]
                 if el.text == pt.text or (el.kind == BE and pt.text in ("be", "is", "are")):
-                    aligned.append((p, sp[0]))
+                    aligned.append((p, tokens[0]))
                     j = q + 1
                     break
         slots: list[tuple[str, int, int]] = []
@@ -158,7 +158,7 @@ def simile_meaning(hit: RawHit) -> str | None:
 
 def simile_paraphrase(hit: RawHit, replacement: str) -> Paraphrase:
     """The explicit simile (or the implicit "like NP", with the verb kept) replaced by ``replacement``."""
-    doc, h = hit.doc, hit.simile
+    doc, h = hit.doc, hit.simile_hit
     a, b = h.span
     if h.pattern == "verb_like":  # "fought like a tiger" -> "fought <meaning>"
         text = doc.text[:a] + replacement + doc.text[b:]
@@ -179,8 +179,9 @@ def metaphor_paraphrase(hit: RawHit, nlp: Any) -> tuple[Meaning, Paraphrase]:
     wn = wordnet()
     if wn is None:
         return Meaning(None, None), Paraphrase(None, None, (), ("wordnet_not_installed",))
-    kind, words, name = hit.metaphor
+    kind, words, name = hit.metaphor_listing
     target = hit.doc[hit.target]
+    item_words: tuple[str, ...]
     if kind == "AN":
         item_words = (target.text.lower(), hit.doc[hit.tok_end - 1].text.lower())
     else:

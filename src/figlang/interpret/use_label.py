@@ -25,7 +25,7 @@ from typing import Any
 
 from figlang.lexicon.matcher import ARTICLES, CLOSED, word_forms
 from figlang.core.errors import FiglangError
-from figlang.methods.retrieval import encoder_for
+from figlang.methods.retrieval import SentenceEncoder, encoder_for
 
 MODEL_FILE = "resources/lexicon/use_model.json"
 FEATURE_NAMES = (
@@ -145,7 +145,7 @@ class UseLabeller:
     def __init__(self, model: UseModel | None = None, encoder: str = "minilm") -> None:
         self.model = model if model is not None else load_model()
         self.encoder_name = encoder
-        self._encoder = None
+        self._encoder: SentenceEncoder | None = None
         self.why: str | None = None if self.model is not None else f"no use model at figlang/{MODEL_FILE}"
         self._lock = threading.Lock()
 

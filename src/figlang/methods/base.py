@@ -93,7 +93,7 @@ def bind_method(method: Method, task: Any, ctx: RunContext | None) -> None:
     if takes_ctx:
         method.bind(task, ctx)
     else:
-        method.bind(task)  # type: ignore[call-arg]
+        method.bind(task)
 
 
 MethodFactory = Callable[..., Method]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
@@ -73,7 +73,8 @@ class Majority(Method):
         self.train_counts: dict[str, int] = {}
 
     def fit(self, train: Sequence[Record]) -> None:
-        labels = [r.label for r in train if r.label is not None and not getattr(r, "label_is_placeholder", False)]
+        labelled = cast("Sequence[ClozeRecord | NLIPair]", train)  # the shapes it takes (check_shape)
+        labels = [r.label for r in labelled if r.label is not None and not getattr(r, "label_is_placeholder", False)]
         if not labels:
             raise FiglangError("majority needs a labelled train split")
         counts = Counter(labels)

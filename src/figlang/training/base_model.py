@@ -53,7 +53,7 @@ def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
     if model_class == "generator":
         from figlang.methods.trained.generator import GeneratorModel, add_separators
 
-        opts = {
+        opts: dict[str, Any] = {
             "max_length": cfg.max_length,
             "max_target_length": cfg.max_target_length,
             "max_inferences": cfg.max_inferences,
@@ -76,8 +76,8 @@ def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
             init = read_figlang_json(base["path"])
             if TRAINED_METHODS[init["method"]][1] != "choice-scorer":
                 raise FiglangError(f"cannot start a {cfg.method} model from a {init['method']} model at {base['path']}")
-            model = ChoiceScorerModel.load(base["path"], **opts)
-            module = model.module
+            scorer = ChoiceScorerModel.load(base["path"], **opts)
+            module = scorer.module
             if cfg.freeze_base and not module.frozen:  # probe a trained encoder: keep its head, fix the rest
                 from figlang.methods.trained.multiple_choice import ChoiceScorer, keep_first_layers
 
@@ -86,9 +86,9 @@ def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
                 frozen = ChoiceScorer(module.encoder, cfg.dropout, module.pooling, frozen=True)
                 frozen.head.load_state_dict(module.head.state_dict())
                 module = frozen
-            model = ChoiceScorerModel(module, model.tokenizer, cfg.method, **opts)
-            model.module.dropout.p = cfg.dropout
-            return model
+            scorer = ChoiceScorerModel(module, scorer.tokenizer, cfg.method, **opts)
+            scorer.module.dropout.p = cfg.dropout
+            return scorer
         return ChoiceScorerModel.from_base(
             base["path"], cfg.method, dropout=cfg.dropout, frozen=cfg.freeze_base, base_layers=cfg.base_layers, **opts
         )
@@ -103,7 +103,7 @@ def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
             raise FiglangError(f"the model at {base['path']} has labels {init['labels']}, the task {list(labels)}")
         if cfg.lora_rank:
             raise FiglangError("LoRA adapters train on a catalog or hub base, not on a figlang-trained classifier")
-        model = NLIClassifierModel.load(base["path"], **opts)
-        return NLIClassifierModel(model.module, model.tokenizer, cfg.method, labels, **opts)
+        classifier = NLIClassifierModel.load(base["path"], **opts)
+        return NLIClassifierModel(classifier.module, classifier.tokenizer, cfg.method, labels, **opts)
     lora = {"rank": cfg.lora_rank, "alpha": cfg.lora_alpha} if cfg.lora_rank else None
     return NLIClassifierModel.from_base(base["path"], cfg.method, labels, lora=lora, **opts)

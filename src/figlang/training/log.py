@@ -136,7 +136,7 @@ class _TrainProgress:
         """Seconds left: to the end of a probe's encoding epoch while it lasts (later epochs cost only the head,
         so the encoding pace says nothing about them), else to the end of training."""
         rate = (done - self.start_done) / max(time.perf_counter() - self.start, 1e-9)
-        end = self.encode_until if self.encoding(done) else self.total
+        end = self.encode_until if self.encode_until is not None and self.encoding(done) else self.total
         return (end - done) / rate if rate > 0 else None
 
     def encoding(self, done: int) -> bool:

@@ -205,7 +205,8 @@ class Trainer:
         self.device = resolve_device(cfg.device)
         if self.device != "cpu":
             self.module.to(self.device)
-        self.sel_key, self.sel_mode = getattr(self.model, "selects_on", ("dev_accuracy", "max"))
+        selects_on: tuple[str, str] = getattr(self.model, "selects_on", ("dev_accuracy", "max"))  # (metric, max | min)
+        self.sel_key, self.sel_mode = selects_on
         train_records, self.dropped_train = _usable(self.model, train_records, "train", cfg.progress)
         dev_records, self.dropped_dev = _usable(self.model, dev_records, "dev", cfg.progress)
         if cfg.loss_weights != "none":  # balanced loss: the weights travel in each batch (collate reads them by record id)

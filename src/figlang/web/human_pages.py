@@ -103,7 +103,7 @@ def human_post(rel: str) -> Any:
     folder, items, key = human_export(rel)
     form = request.form
     judge, item_id = form.get("judge", "").strip(), form.get("item_id", "")
-    back = {"judge": judge, "show": form.get("show", "todo"), "page": form.get("page", "1")}
+    back: dict[str, Any] = {"judge": judge, "show": form.get("show", "todo"), "page": form.get("page", "1")}
     if not judge:
         return redirect(url_for(".human_page", rel=rel, err="write your judge name first", **back))
     item = next((i for i in items if i["item_id"] == item_id), None)

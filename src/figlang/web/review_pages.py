@@ -46,7 +46,7 @@ def review_folders(root: Path, max_depth: int = 5) -> list[tuple[str, Path, str]
 
 @pages.get("/review")
 def review_list() -> str:
-    rows = []
+    rows: list[tuple[str, str, dict[str, dict[str, int]], str | None]] = []
     for rel, path, kind in review_folders(config().runs_dir):
         try:
             rows.append((rel, kind, REVIEW_KINDS[kind].review_rates(path), None))
@@ -99,7 +99,7 @@ def review_post(kind: str, rel: str) -> Any:
     folder = run_folder(rel)
     row = _verdict_row(review)
     verdict = row["verdict"]
-    back = {"kind": kind, "rel": rel, "show": request.form.get("show", "todo"), "page": request.form.get("page", "1")}
+    back: dict[str, Any] = {"kind": kind, "rel": rel, "show": request.form.get("show", "todo"), "page": request.form.get("page", "1")}
     if verdict == "reject" and not review.reject_reasons and not row["note"].strip():
         return redirect(url_for(".review_page", err=f"{row['id']}: say why you reject it (the reason is kept with the verdict)", **back))
     with state().file_lock:  # one read-modify-write of verdicts.jsonl at a time

@@ -168,7 +168,8 @@ class Generator:
     ) -> GeneratedPair | None:
         """The pair made by replacing the matched idiom with its ``k``-th definition (transformed, realised in the
         sentence); None when it fails a check, is a duplicate or the transform has nothing (said in ``report``)."""
-        text, extra_ops = definition.text, ()
+        text = definition.text
+        extra_ops: tuple[str, ...] = ()
         if transform is not None:
             got = transform(definition.text)
             if got is None:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.core.options import options_from_signature
 from figlang.data.records import Record
@@ -122,7 +123,7 @@ class EnsembleMethod(Method):
         # what the harness records as choices made, and on which split (as a trained model's figlang.json does)
         self.meta = {"provenance": {"selection_split": {"weights": chosen_on, "temperatures": chosen_on}}}
 
-    def bind(self, task: Any) -> None:
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
         if getattr(task, "name", None) != self.chosen.get("task"):
             raise FiglangError(f"this ensemble was chosen on {self.chosen.get('task')!r}, not {getattr(task, 'name', task)!r}")
         for member in self.members:

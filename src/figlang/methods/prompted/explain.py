@@ -456,7 +456,7 @@ class Explain(ModelMethod):
         generated = self.lm.generate(requests) if requests else []
         for (r, given, shown), samples in zip(plans, generated):
             raw = samples[0] if samples else ""
-            meta: dict[str, Any] = {
+            meta = {
                 "mode": self.mode,
                 "examples": [p.id for p, _ in shown],
                 "similarities": [round(s, 4) for _, s in shown],

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
@@ -100,7 +100,13 @@ def join_context(narrative: str, extra: str | None, extra_first: bool) -> str:
     return f"{extra} {narrative}" if extra_first else f"{narrative} {extra}"
 
 
-class MeaningMixin:
+if TYPE_CHECKING:  # the mixins below are mixed into a ModelMethod (their super() calls reach it); at run time, object
+    _MixedIntoMethod = ModelMethod
+else:
+    _MixedIntoMethod = object
+
+
+class MeaningMixin(_MixedIntoMethod):
     """Meaning options shared by the meaning-aware methods: where meanings come from, where the line goes.
 
     ``sources`` (comma-separated, in order; default record,lexicon,pattern,wordnet, and lm when
@@ -109,7 +115,6 @@ class MeaningMixin:
     so in its prediction) or ``error``.
     """
 
-    name: str
     _meanings: dict[str, Any]
 
     def _init_meaning(
@@ -128,7 +133,7 @@ class MeaningMixin:
         """The lexicons are read from the run's data folder (``--data-dir``), unless ``-O data_dir`` named another."""
         if ctx is not None and not self._lexicon_dir_given:
             self.finder.use_data_dir(ctx.data_dir)
-        super().bind(task, ctx)  # type: ignore[misc]
+        super().bind(task, ctx)
 
     def resolve_meanings(self, items: Sequence[ClozeRecord]) -> None:
         """Find each item's meaning once (kept by id); ``missing=error`` refuses items no source knows."""
@@ -236,9 +241,9 @@ class MeaningLMScore(MeaningMixin, ModelMethod):
             cond = results[k : k + n]
             meta: dict[str, Any] = {**self.meaning_meta(r), "logprob": [c.logprob for c in cond], "n_tokens": [c.n_tokens for c in cond]}
             if self.norm in ("pmi", "meaning-pmi"):
-                base = results[n_conditional + k : n_conditional + k + n]
-                scores = [c.logprob - u.logprob for c, u in zip(cond, base)]
-                meta["neutral_logprob" if self.norm == "pmi" else "narrative_logprob"] = [u.logprob for u in base]
+                unconditional = results[n_conditional + k : n_conditional + k + n]
+                scores = [c.logprob - u.logprob for c, u in zip(cond, unconditional)]
+                meta["neutral_logprob" if self.norm == "pmi" else "narrative_logprob"] = [u.logprob for u in unconditional]
             else:
                 scores = [_normalise(c, self.norm) for c in cond]
             out.append(_prediction(r, scores, meta))
@@ -259,7 +264,22 @@ class MeaningLMScore(MeaningMixin, ModelMethod):
         return {**cfg, **self.model_config()}
 
 
-class _MeaningPrompt(MeaningMixin):
+if TYPE_CHECKING:
+
+    class _MeaningMixedIntoPrompt(MeaningMixin):
+        """For the checker: _MeaningPrompt is mixed into ``qa`` or ``few-shot``, whose predict() and config() its
+        super() calls reach (not ModelMethod's abstract ones). At run time _MeaningPrompt derives from MeaningMixin."""
+
+        def predict(self, records: Sequence[Record]) -> list[Prediction]:
+            raise NotImplementedError
+
+        def config(self) -> dict[str, Any]:
+            raise NotImplementedError
+else:
+    _MeaningMixedIntoPrompt = MeaningMixin
+
+
+class _MeaningPrompt(_MeaningMixedIntoPrompt):
     """What ``qa-meaning`` and ``few-shot-meaning`` add to their prompting method: the meaning options, the meaning
     line in every narrative the prompt shows, and each prediction's meaning and its source."""
 
@@ -283,13 +303,13 @@ class _MeaningPrompt(MeaningMixin):
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
         items = _cloze(records, self.name)
         self.resolve_meanings(items)
-        preds = super().predict(items)  # type: ignore[misc]
+        preds = super().predict(items)
         for p, r in zip(preds, items):
             p.meta.update(self.meaning_meta(r))
         return preds
 
     def config(self) -> dict[str, Any]:
-        return {**super().config(), **self.meaning_config()}  # type: ignore[misc]
+        return {**super().config(), **self.meaning_config()}
 
 
 class MeaningQA(_MeaningPrompt, QA):

@@ -203,7 +203,7 @@ def ship_head(run_dir: str | Path, name: str, root: str | Path | None = None, ov
         raise FiglangError(f"head name {name!r}: use lower-case letters, digits, '.' and '-' (e.g. idiom-probe-qwen)")
     if meta.get("status") != "complete":
         raise FiglangError(f"{run}: the training run is not complete (status {meta.get('status')!r}); finish it first")
-    kind = TRAINED_METHODS.get(meta.get("method"), ("", ""))[1]
+    kind = TRAINED_METHODS.get(meta.get("method", ""), ("", ""))[1]
     probe = kind == "choice-scorer" and (meta.get("input_format") or {}).get("frozen_base")
     if not probe and not (kind == "sequence-classifier" and meta.get("lora")):
         raise FiglangError(

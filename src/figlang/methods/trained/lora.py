@@ -72,7 +72,8 @@ def add_lora(module: Any, spec: dict[str, Any]) -> Any:
         modules_to_save=list(spec["trained_whole"]),  # copies: peft extends the list it is given
     )
     wrapped = get_peft_model(module, config)
-    wrapped.lora_spec = dict(spec)
+    # torch's stubs type Module.__setattr__ for tensors and modules only; any attribute may be set on a module
+    wrapped.lora_spec = dict(spec)  # type: ignore[assignment]
     return wrapped
 
 
