@@ -138,6 +138,12 @@ class NeutralPrompt:
         """The neutral prompt's entries of a method's config (none unless ``norm=pmi``)."""
         return {"neutral": self.neutral_name, "neutral_prompt": self.neutral} if self.norm == "pmi" else {}
 
+    def lm_score_config(self, context: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The config of a method that scores each option after ``context``: the norm, the context, the continuation,
+        ``extra``, the tie rule, the neutral prompt (``norm=pmi``), and the model's config."""
+        cfg = {"norm": self.norm, "context": context, "continuation": P.LM_SCORE_CONTINUATION, **(extra or {})}
+        return {**cfg, "ties": "lowest index", **self.neutral_config(), **self.model_config()}  # type: ignore[attr-defined]
+
 
 # --------------------------------------------------------------------------------------------
 class LMScore(NeutralPrompt, ModelMethod):
@@ -201,13 +207,7 @@ class LMScore(NeutralPrompt, ModelMethod):
                 "ties": "lowest index",
                 **self.model_config(),
             }
-        cfg: dict[str, Any] = {
-            "norm": self.norm,
-            "context": "narrative without markup",
-            "continuation": P.LM_SCORE_CONTINUATION,
-            "ties": "lowest index",
-        }
-        return {**cfg, **self.neutral_config(), **self.model_config()}
+        return self.lm_score_config("narrative without markup")
 
 
 # --------------------------------------------------------------------------------------------

@@ -229,14 +229,7 @@ class MeaningLMScore(NeutralPrompt, MeaningMixin, ModelMethod):
         return [lm_score_prediction(r, s, self.norm, base_key, self.meaning_meta(r)) for r, s in zip(items, scored)]
 
     def config(self) -> dict[str, Any]:
-        cfg: dict[str, Any] = {
-            "norm": self.norm,
-            "context": "meaning line + narrative without markup",
-            "continuation": P.LM_SCORE_CONTINUATION,
-            **self.meaning_config(),
-            "ties": "lowest index",
-        }
-        return {**cfg, **self.neutral_config(), **self.model_config()}
+        return self.lm_score_config("meaning line + narrative without markup", self.meaning_config())
 
 
 class _MeaningPrompt(MeaningMixin):
