@@ -234,24 +234,10 @@ class SegmentEncoderModel(TrainedModel):
     max_length: int
 
     def assemble(
-        self,
-        segments: Sequence[Sequence[int]],
-        order: Sequence[int],
-        floors: Sequence[int] | None,
-        keep_end: Sequence[bool] | None = None,
-        second_segment_from: int | None = None,
+        self, segments: Sequence[Sequence[int]], order: Sequence[int], floors: Sequence[int] | None, **layout: Any
     ) -> tuple[list[int], list[int]]:
-        """:func:`assemble` with this model's special tokens and ``max_length``."""
-        return assemble(
-            segments,
-            cls_id=self.cls_id,
-            sep_id=self.sep_id,
-            max_length=self.max_length,
-            order=order,
-            floors=floors,
-            keep_end=keep_end,
-            second_segment_from=second_segment_from,
-        )
+        """:func:`assemble` with this model's special tokens and ``max_length`` (``layout``: ``keep_end``, ``second_segment_from``)."""
+        return assemble(segments, cls_id=self.cls_id, sep_id=self.sep_id, max_length=self.max_length, order=order, floors=floors, **layout)
 
 
 def special_ids(tokenizer: Any, decoder_only: bool = False) -> tuple[int, int]:

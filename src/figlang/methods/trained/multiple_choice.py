@@ -563,7 +563,7 @@ class ChoiceScorerModel(SegmentEncoderModel):
             segments = [self._ids(inference), self._ids(narrative), cont]
             order, floors, ends = [1, 0, 2], [self.inference_floor, self.narrative_floor, 0], [False, True, False]
         second = len(segments) - 1 if self.use_token_types and len(segments) > 1 else None
-        return self.assemble(segments, order, floors, ends, second)
+        return self.assemble(segments, order, floors, keep_end=ends, second_segment_from=second)
 
     def featurize(self, record: ClozeRecord, inference_subset: Sequence[int] | None = None) -> dict[str, Any]:
         narrative = None if self.method == "mc-continuation" else strip_markup(record.narrative)
