@@ -45,7 +45,7 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
-from figlang.metrics.generation import PairwiseMetric, Protocol, library_versions
+from figlang.metrics.generation import PairwiseMetric, Protocol
 from figlang.core.progress import route_transformers_bars
 
 __all__ = ["PAPER_BLEURT_CHECKPOINT", "Bleurt", "bleurt_config_from_encoder"]
@@ -293,7 +293,9 @@ class Bleurt(PairwiseMetric):
 
     def _config(self) -> dict[str, Any]:
         return {
-            **library_versions("bleurt-pytorch"),
+            "library": "bleurt-pytorch",
+            "library_version": importlib.metadata.version("bleurt-pytorch"),
+            "transformers_version": importlib.metadata.version("transformers"),
             "checkpoint": self.checkpoint,
             "kind": self.kind,
             "untrained_head_seed": self.untrained_head_seed,

@@ -86,15 +86,6 @@ class GenerationScore:
         return text
 
 
-def library_versions(library: str) -> dict[str, str]:
-    """The config entries naming the library a model-based metric runs on, its installed version and Transformers'."""
-    return {
-        "library": library,
-        "library_version": importlib.metadata.version(library),
-        "transformers_version": importlib.metadata.version("transformers"),
-    }
-
-
 class PairwiseMetric(ABC):
     """A metric defined on one (prediction, reference) pair, aggregated per item by a protocol.
 
