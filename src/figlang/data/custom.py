@@ -33,6 +33,7 @@ from figlang.data.task import Task
 from figlang.data.custom_spec import (
     DATA_DIR_PREFIX,
     GOLD_ROLE,
+    ROLES,
     SHAPES,
     ClozeLabels,
     ColumnRef,
@@ -387,8 +388,10 @@ def _nli_label(row: _Row, spec: TaskSpec, ref: ColumnRef) -> str:
 def _make_record(spec: TaskSpec, row: _Row, split: str, index: int, labeled: bool, written: str) -> Record:
     cols = spec.columns
 
-    def opt(role: str) -> str | None:
-        return row.text(cols[role], role, required=False) if role in cols else None  # type: ignore[arg-type]
+    def optional() -> dict[str, Any]:
+        """The shape's optional roles (all but id: expression, meaning, explanation …), None where not mapped."""
+        roles = [role for role, required in ROLES[spec.shape].items() if not required and role != "id"]
+        return {role: row.text(cols[role], role, required=False) if role in cols else None for role in roles}  # type: ignore[arg-type]
 
     rid = row.text(cols["id"], "id") if "id" in cols else f"{split}-{index}"  # type: ignore[arg-type]
     meta: dict[str, Any] = {"file": written, "line": row.line}
@@ -403,10 +406,8 @@ def _make_record(spec: TaskSpec, row: _Row, split: str, index: int, labeled: boo
             narrative=narrative,
             options=tuple(options),
             label=label,  # type: ignore[arg-type]
-            expression=opt("expression"),
-            expression_type=opt("expression_type"),
-            meaning=opt("meaning"),
             meta=meta,
+            **optional(),
         )
     if spec.shape == "nli":
         premise = row.text(cols["premise"], "premise")  # type: ignore[arg-type]
@@ -417,11 +418,8 @@ def _make_record(spec: TaskSpec, row: _Row, split: str, index: int, labeled: boo
             premise=premise,
             hypothesis=hypothesis,
             label=label,  # type: ignore[arg-type]
-            explanation=opt("explanation"),
-            figure_type=opt("figure_type"),
-            pair_type=opt("pair_type"),
-            expression=opt("expression"),
             meta=meta,
+            **optional(),
         )
     source = row.text(cols["source"], "source")  # type: ignore[arg-type]
     references = tuple(row.text_list(cols["references"], "references", min_items=1)) if labeled else ()
@@ -429,10 +427,8 @@ def _make_record(spec: TaskSpec, row: _Row, split: str, index: int, labeled: boo
         id=rid,
         source=source,
         references=references,  # type: ignore[arg-type]
-        expression=opt("expression"),
-        expression_type=opt("expression_type"),
-        meaning=opt("meaning"),
         meta=meta,
+        **optional(),
     )
 
 
