@@ -123,31 +123,11 @@ class RandomGuess(_GuessEach):
 def register(registry: MethodRegistry) -> None:
     """Add the baselines to ``registry`` (called by the registry on first use; importing registers nothing)."""
     labels = {"labels": "the label set (default: the task's)"}
-    registry.register(
-        "always-first",
-        ("cloze", "nli"),
-        "Always the first option / first label.",
-        needs_model=False,
-        options=options_from_signature(AlwaysFirst, labels),
-    )(AlwaysFirst)
-    registry.register(
-        "longer-option",
-        ("cloze",),
-        "The longest continuation (length-artifact check).",
-        needs_model=False,
-        options=options_from_signature(LongerOption, {}),
-    )(LongerOption)
-    registry.register(
-        "majority",
-        ("cloze", "nli"),
-        "The most frequent answer of the train split.",
-        needs_model=False,
-        options=options_from_signature(Majority, {}),
-    )(Majority)
-    registry.register(
-        "random",
-        ("cloze", "nli"),
-        "A seeded random guess (chance level).",
-        needs_model=False,
-        options=options_from_signature(RandomGuess, {**labels, "seed": "seed of the guesses"}),
-    )(RandomGuess)
+    baselines: tuple[tuple[type[Method], str, dict[str, str]], ...] = (
+        (AlwaysFirst, "Always the first option / first label.", labels),
+        (LongerOption, "The longest continuation (length-artifact check).", {}),
+        (Majority, "The most frequent answer of the train split.", {}),
+        (RandomGuess, "A seeded random guess (chance level).", {**labels, "seed": "seed of the guesses"}),
+    )
+    for cls, about, option_help in baselines:  # each registered under its own name, for its own shapes
+        registry.register(cls.name, cls.shapes, about, needs_model=False, options=options_from_signature(cls, option_help))(cls)
