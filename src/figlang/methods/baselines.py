@@ -129,5 +129,5 @@ def register(registry: MethodRegistry) -> None:
         (Majority, "The most frequent answer of the train split.", {}),
         (RandomGuess, "A seeded random guess (chance level).", {**labels, "seed": "seed of the guesses"}),
     )
-    for cls, about, option_help in baselines:  # each registered under its own name, for its own shapes
-        registry.register(cls.name, cls.shapes, about, needs_model=False, options=options_from_signature(cls, option_help))(cls)
+    for cls, about, option_help in baselines:
+        registry.add(cls, about, needs_model=False, options=options_from_signature(cls, option_help))

@@ -614,27 +614,23 @@ PET_OPTIONS = options_from_signature(PET, {"pattern": "the pattern-verbalizer pa
 
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
-    registry.register(
-        "lm-score",
-        ("cloze",),
+    registry.add(
+        LMScore,
         "LM scoring of each continuation given the narrative; -O norm=sum|token|char|pmi (default pmi), neutral=answer|empty|story|<text>; input=lm-eval scores as lm-evaluation-harness does (norm=sum: its acc, char: acc_norm, byte: acc_bytes).",
         options=LM_SCORE_OPTIONS,
-    )(LMScore)
-    registry.register(
-        "qa",
-        ("cloze",),
+    )
+    registry.add(
+        QA,
         "UnifiedQA-style question with lettered options; -O answer=letter|text, chat=auto|true|false, permute=true|false, norm=sum|token|char (text answers), fmt=auto|causal|seq2seq.",
         options=QA_OPTIONS,
-    )(QA)
-    registry.register(
-        "few-shot",
-        ("cloze",),
+    )
+    registry.add(
+        FewShot,
         "Few-shot 'Q: N (1) C1 (2) C2 A: (1)' from train; -O budget=<chars> max_shots=N seed=N exclude=linked|expression|item permute=true|false.",
         options=FEW_SHOT_OPTIONS,
-    )(FewShot)
-    registry.register(
-        "pet",
-        ("cloze",),
+    )
+    registry.add(
+        PET,
         "PET zero-shot pattern-verbalizer ('You are right/wrong', 'That was expected/unexpected'); -O pattern=auto|idiom|simile.",
         options=PET_OPTIONS,
-    )(PET)
+    )

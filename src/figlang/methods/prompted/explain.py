@@ -563,9 +563,8 @@ class Explain(ModelMethod):
 
 def register(registry: MethodRegistry) -> None:
     """Add the explaining method to ``registry`` (called by the registry on first use)."""
-    registry.register(
-        "explain",
-        ("nli",),
+    registry.add(
+        Explain,
         "FLUTE label + one-sentence explanation from k retrieved same-type train examples (mode=pipeline: a label method "
         "decides, then the explanation; joint: both generated); `figlang methods explain` lists its options.",
-    )(Explain)
+    )

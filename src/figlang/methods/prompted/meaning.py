@@ -453,27 +453,23 @@ def register(registry: MethodRegistry) -> None:
         "position=before|after, sources=record,lexicon,pattern,wordnet[,lm], lexicons=benchmark,pie[,FILE], "
         "meaning_model=NAME, missing=plain|error"
     )
-    registry.register(
-        "lm-score-meaning",
-        ("cloze",),
+    registry.add(
+        MeaningLMScore,
         f"lm-score after a meaning line (\"'X' means Y.\"); the prediction says which source gave the meaning; -O norm=sum|token|char|pmi|meaning-pmi (default token, chosen on idiom selection: docs/meaning_aware.md), {meaning_opts}.",
         options=LM_SCORE_MEANING_OPTIONS,
-    )(MeaningLMScore)
-    registry.register(
-        "qa-meaning",
-        ("cloze",),
+    )
+    registry.add(
+        MeaningQA,
         f"qa with the meaning line before the narrative; qa's options plus {meaning_opts}.",
         options=QA_MEANING_OPTIONS,
-    )(MeaningQA)
-    registry.register(
-        "few-shot-meaning",
-        ("cloze",),
+    )
+    registry.add(
+        MeaningFewShot,
         f"few-shot with the meaning line before every narrative; few-shot's options plus {meaning_opts}.",
         options=FEW_SHOT_MEANING_OPTIONS,
-    )(MeaningFewShot)
-    registry.register(
-        "lm-score-knowledge",
-        ("cloze",),
+    )
+    registry.add(
+        KnowledgeLMScore,
         "The paper's knowledge enhancement for an LM: each continuation scored under each of the 12 inferences, pooled; -O knowledge=context|literal, order=inference-first|narrative-first, aggregate=lse|mean|max, norm=sum|token|pmi, provider=none|wordnet|generative|comet.",
         options=LM_SCORE_KNOWLEDGE_OPTIONS,
-    )(KnowledgeLMScore)
+    )
