@@ -16,8 +16,6 @@ ALLOWED: dict[str, str] = {
     "cli/eval_cmds.py:eval_cmd": "a typer command: its 23 options are its signature (83 lines); grouping them into a "
     "dataclass of CLI options is the next step of the typed options",
     "cli/explain_cmds.py:explain_cmd": "a typer command whose 23 options are its signature (81 lines); as eval_cmd",
-    "methods/prompted/explain.py:Explain.predict": "the explaining pipeline's one pass (labels, retrieval, meanings, "
-    "writing) over a batch; to be cut by stage once its options are typed end to end",
 }
 
 

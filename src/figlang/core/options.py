@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, field
 from typing import Any
 
@@ -175,34 +175,31 @@ def parse_options(options_cls: type, given: Mapping[str, Any], owner: str = "") 
     return options_cls(**values)
 
 
-def options_lines(options_cls: type, *, indent: str = "") -> list[str]:
-    """One line per option: ``name=default (type; a|b|c): help`` (what ``figlang methods --options`` prints)."""
+def _shown_options(options_cls: type, choice_sep: str) -> Iterator[tuple[str, Any, str, Any]]:
+    """Per option a user can set (not ``python_only``): its name, its default as shown (none, true/false, else the
+    value), its type or its choices joined by ``choice_sep``, and its help."""
     hints = _hints(options_cls)
-    lines = []
     for f in fields_of(options_cls):
         if f.metadata.get("python_only"):
             continue
         choices = f.metadata.get("choices")
-        kind = "|".join(choices) if choices else type_name(hints[f.name])
+        kind = choice_sep.join(choices) if choices else type_name(hints[f.name])
         default = default_of(options_cls, f.name)
         shown = "none" if default is None else str(default).lower() if isinstance(default, bool) else default
-        lines.append(f"{indent}{f.name}={shown} ({kind}): {f.metadata.get('help', '')}")
-    return lines
+        yield f.name, shown, kind, f.metadata.get("help", "")
+
+
+def options_lines(options_cls: type, *, indent: str = "") -> list[str]:
+    """One line per option: ``name=default (type; a|b|c): help`` (what ``figlang methods --options`` prints)."""
+    return [f"{indent}{name}={shown} ({kind}): {about}" for name, shown, kind, about in _shown_options(options_cls, "|")]
 
 
 def options_markdown(options_cls: type) -> list[str]:
     """The options as a Markdown table (option, default, type or allowed values, help): the docs' copy of the dataclass."""
-    hints = _hints(options_cls)
     rows = ["<!-- not-results-table: options and their defaults -->", "| option | default | type | what it does |", "|---|---|---|---|"]
-    for f in fields_of(options_cls):
-        if f.metadata.get("python_only"):
-            continue
-        choices = f.metadata.get("choices")
-        kind = " \\| ".join(choices) if choices else type_name(hints[f.name])
-        default = default_of(options_cls, f.name)
-        shown = "none" if default is None else str(default).lower() if isinstance(default, bool) else str(default)
-        text = str(f.metadata.get("help", "")).replace("|", "\\|")
-        rows.append(f"| `{f.name}` | `{shown}` | {kind} | {text} |")
+    for name, shown, kind, about in _shown_options(options_cls, " \\| "):
+        text = str(about).replace("|", "\\|")
+        rows.append(f"| `{name}` | `{shown!s}` | {kind} | {text} |")
     return rows
 
 

@@ -33,6 +33,7 @@ from figlang.data.task import Task
 from figlang.data.custom_spec import (
     DATA_DIR_PREFIX,
     GOLD_ROLE,
+    ROLES,
     SHAPES,
     ClozeLabels,
     ColumnRef,
@@ -396,8 +397,10 @@ def _make_record(spec: TaskSpec, row: _Row, split: str, index: int, labeled: boo
         """The column of a one-column role (the spec takes a list of columns only for options and references)."""
         return cast(ColumnRef, cols[role])
 
-    def opt(role: str) -> str | None:
-        return row.text(one(role), role, required=False) if role in cols else None
+    def optional() -> dict[str, Any]:
+        """The shape's optional roles (all but id: expression, meaning, explanation …), None where not mapped."""
+        roles = [role for role, required in ROLES[spec.shape].items() if not required and role != "id"]
+        return {role: row.text(one(role), role, required=False) if role in cols else None for role in roles}
 
     rid = row.text(one("id"), "id") if "id" in cols else f"{split}-{index}"
     meta: dict[str, Any] = {"file": written, "line": row.line}
@@ -412,10 +415,8 @@ def _make_record(spec: TaskSpec, row: _Row, split: str, index: int, labeled: boo
             narrative=narrative,
             options=tuple(options),
             label=label,
-            expression=opt("expression"),
-            expression_type=opt("expression_type"),
-            meaning=opt("meaning"),
             meta=meta,
+            **optional(),
         )
     if spec.shape == "nli":
         premise = row.text(one("premise"), "premise")
@@ -426,11 +427,8 @@ def _make_record(spec: TaskSpec, row: _Row, split: str, index: int, labeled: boo
             premise=premise,
             hypothesis=hypothesis,
             label=nli_label,
-            explanation=opt("explanation"),
-            figure_type=opt("figure_type"),
-            pair_type=opt("pair_type"),
-            expression=opt("expression"),
             meta=meta,
+            **optional(),
         )
     source = row.text(one("source"), "source")
     references = tuple(row.text_list(cols["references"], "references", min_items=1)) if labeled else ()
@@ -438,10 +436,8 @@ def _make_record(spec: TaskSpec, row: _Row, split: str, index: int, labeled: boo
         id=rid,
         source=source,
         references=references,
-        expression=opt("expression"),
-        expression_type=opt("expression_type"),
-        meaning=opt("meaning"),
         meta=meta,
+        **optional(),
     )
 
 

@@ -13,7 +13,7 @@ import shutil
 import time
 import zipfile
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -85,15 +85,17 @@ class FileResult:
         return f"{self.dataset}/{self.path}"
 
 
-@dataclass
-class DownloadReport:
-    data_dir: Path
-    base_url: str
-    results: list[FileResult] = field(default_factory=list)
+class _FilesReport:
+    """What a report over the manifest's files answers from its per-file entries: whether none failed, and the
+    statuses per dataset."""
 
     @property
-    def failures(self) -> list[FileResult]:
-        return [r for r in self.results if r.status == "failed"]
+    def failures(self) -> Sequence[FileResult | FileCheck]:
+        raise NotImplementedError
+
+    def entries(self) -> Sequence[FileResult | FileCheck]:
+        """One entry per file."""
+        raise NotImplementedError
 
     @property
     def ok(self) -> bool:
@@ -102,9 +104,23 @@ class DownloadReport:
     def counts(self) -> dict[str, Counter[str]]:
         """Per dataset, how many files ended in each status."""
         out: dict[str, Counter[str]] = {}
-        for r in self.results:
-            out.setdefault(r.dataset, Counter())[r.status] += 1
+        for e in self.entries():
+            out.setdefault(e.dataset, Counter())[e.status] += 1
         return out
+
+
+@dataclass
+class DownloadReport(_FilesReport):
+    data_dir: Path
+    base_url: str
+    results: list[FileResult] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[FileResult]:
+        return [r for r in self.results if r.status == "failed"]
+
+    def entries(self) -> list[FileResult]:
+        return self.results
 
     def raise_for_failures(self) -> None:
         """Raise one DownloadError listing every failed file (for callers that want an exception)."""
@@ -137,7 +153,7 @@ class FileCheck:
 
 
 @dataclass
-class VerifyReport:
+class VerifyReport(_FilesReport):
     data_dir: Path
     checks: list[FileCheck] = field(default_factory=list)
 
@@ -145,15 +161,8 @@ class VerifyReport:
     def failures(self) -> list[FileCheck]:
         return [c for c in self.checks if c.failed]
 
-    @property
-    def ok(self) -> bool:
-        return not self.failures
-
-    def counts(self) -> dict[str, Counter[str]]:
-        out: dict[str, Counter[str]] = {}
-        for c in self.checks:
-            out.setdefault(c.dataset, Counter())[c.status] += 1
-        return out
+    def entries(self) -> list[FileCheck]:
+        return self.checks
 
     def by_status(self, status: CheckStatus) -> list[FileCheck]:
         return [c for c in self.checks if c.status == status]

@@ -111,62 +111,38 @@ _MEANING = (
     "its Yes/No odds corrected by its answer to an empty pair"
 )
 
+
+def _narrative_entries(kind: str, n: int) -> tuple[SuiteEntry, SuiteEntry]:
+    """The two rows of a narrative cloze set (``kind``: idiom or simile), on its unseen expressions: figlang's shipped
+    probe, and the suite model's PMI scoring."""
+    task, benchmark = f"{kind}-cloze", f"{kind} cloze, unseen {kind}s"
+    best = SuiteEntry(
+        f"{kind}-best",
+        task,
+        "dev-disjoint",
+        "trained",
+        limit=n,
+        model=f"figlang:{kind}-probe-qwen",
+        benchmark=benchmark,
+        about=_NARRATIVE_PROBE,
+    )
+    return best, SuiteEntry(f"{kind}-model", task, "dev-disjoint", "lm-score", {"norm": "pmi"}, limit=n, benchmark=benchmark, about=_PMI)
+
+
+def _best_nli_entry(name: str, task: str, split: str, n: int, benchmark: str) -> SuiteEntry:
+    """The "best" row of an NLI set: the meaning question asked of ``BEST_NLI_MODEL``."""
+    about = _MEANING.replace("{model}", BEST_NLI_MODEL)
+    return SuiteEntry(name, task, split, "nli-score", BEST_NLI_OPTIONS, limit=n, model=BEST_NLI_MODEL, benchmark=benchmark, about=about)
+
+
 # The best cheap zero-shot methods for the suite's --model (docs/research/zero_shot_results.md): PMI-normalised LM scoring
 # for the cloze sets; label-word scoring for NLI (explanations off: FLUTE Acc@0 is label accuracy). Content-free
 # calibration was chosen on samples of FLUTE *train* (it helps smollm2: 42 -> 64%) and IMPLI *silver* pairs (it
 # hurts smollm2: 70 -> 29%), never on the sets reported here: so FLUTE is calibrated and IMPLI is not.
 DEFAULT_SUITE: tuple[SuiteEntry, ...] = (
-    SuiteEntry(
-        "idiom-best",
-        "idiom-cloze",
-        "dev-disjoint",
-        "trained",
-        limit=IDIOM_N,
-        model="figlang:idiom-probe-qwen",
-        benchmark="idiom cloze, unseen idioms",
-        about=_NARRATIVE_PROBE,
-    ),
-    SuiteEntry(
-        "idiom-model",
-        "idiom-cloze",
-        "dev-disjoint",
-        "lm-score",
-        {"norm": "pmi"},
-        limit=IDIOM_N,
-        benchmark="idiom cloze, unseen idioms",
-        about=_PMI,
-    ),
-    SuiteEntry(
-        "simile-best",
-        "simile-cloze",
-        "dev-disjoint",
-        "trained",
-        limit=SIMILE_N,
-        model="figlang:simile-probe-qwen",
-        benchmark="simile cloze, unseen similes",
-        about=_NARRATIVE_PROBE,
-    ),
-    SuiteEntry(
-        "simile-model",
-        "simile-cloze",
-        "dev-disjoint",
-        "lm-score",
-        {"norm": "pmi"},
-        limit=SIMILE_N,
-        benchmark="simile cloze, unseen similes",
-        about=_PMI,
-    ),
-    SuiteEntry(
-        "flute-best",
-        "flute",
-        "val",
-        "nli-score",
-        BEST_NLI_OPTIONS,
-        limit=FLUTE_N,
-        model=BEST_NLI_MODEL,
-        benchmark="FLUTE val (entail or contradict)",
-        about=_MEANING.replace("{model}", BEST_NLI_MODEL),
-    ),
+    *_narrative_entries("idiom", IDIOM_N),
+    *_narrative_entries("simile", SIMILE_N),
+    _best_nli_entry("flute-best", "flute", "val", FLUTE_N, "FLUTE val (entail or contradict)"),
     SuiteEntry(
         "flute-model",
         "flute",
@@ -178,17 +154,7 @@ DEFAULT_SUITE: tuple[SuiteEntry, ...] = (
         about="{model} scores the answers Entails / Contradicts to FLUTE's question, corrected by its answer to an empty pair",
         note="Acc@0 = label accuracy",
     ),
-    SuiteEntry(
-        "impli-best",
-        "impli-idioms-manual",
-        "all",
-        "nli-score",
-        BEST_NLI_OPTIONS,
-        limit=IMPLI_N,
-        model=BEST_NLI_MODEL,
-        benchmark="IMPLI idiom pairs (hand-written)",
-        about=_MEANING.replace("{model}", BEST_NLI_MODEL),
-    ),
+    _best_nli_entry("impli-best", "impli-idioms-manual", "all", IMPLI_N, "IMPLI idiom pairs (hand-written)"),
     SuiteEntry(
         "impli-model",
         "impli-idioms-manual",

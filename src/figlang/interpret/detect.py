@@ -23,7 +23,7 @@ the original text so that every span points back into it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -110,28 +110,29 @@ class MetaphorLists:
         return frozenset(out)
 
 
+def _list_rows(data_dir: Path, lists: Sequence[tuple[str | Path, str]], width: int) -> Iterator[tuple[list[str], str]]:
+    """The rows of ``width`` lower-cased words in each of ``lists`` (file under ``data_dir``, list name) that exists,
+    with the list's name."""
+    for rel, name in lists:
+        path = data_dir / rel
+        if not path.is_file():
+            continue
+        for line in read_text(path).splitlines():
+            parts = line.strip().lower().split()
+            if len(parts) == width:
+                yield parts, name
+
+
 def load_metaphor_lists(data_dir: str | Path) -> MetaphorLists:
     data_dir = Path(data_dir)
     an: dict[tuple[str, str], str] = {}
     svo: dict[str, list[tuple[str, str, str]]] = {}
-    for rel, name in AN_LISTS:
-        path = data_dir / rel
-        if not path.is_file():
-            continue
-        for line in read_text(path).splitlines():
-            parts = line.strip().lower().split()
-            if len(parts) == 2:
-                an.setdefault((parts[0], parts[1]), name)
-    for rel, name in SVO_LISTS:
-        path = data_dir / rel
-        if not path.is_file():
-            continue
-        for line in read_text(path).splitlines():
-            parts = line.strip().lower().split()
-            if len(parts) == 3:
-                s, v, o = ("" if p.startswith("*") else p for p in parts)
-                if v and (s or o):
-                    svo.setdefault(v, []).append((s, o, name))
+    for parts, name in _list_rows(data_dir, AN_LISTS, 2):
+        an.setdefault((parts[0], parts[1]), name)
+    for parts, name in _list_rows(data_dir, SVO_LISTS, 3):
+        s, v, o = ("" if p.startswith("*") else p for p in parts)
+        if v and (s or o):
+            svo.setdefault(v, []).append((s, o, name))
     return MetaphorLists(an, svo)
 
 

@@ -166,7 +166,7 @@ class MethodRegistry:
         for where, obj in entry_point_objects(METHOD_ENTRY_POINTS):
             if isinstance(obj, type) and issubclass(obj, Method):
                 doc = (obj.__doc__ or obj.name).strip().splitlines()[0]
-                self.register(obj.name, tuple(obj.shapes), doc, needs_model=bool(getattr(obj, "needs_model", True)))(obj)
+                self.add(obj, doc, needs_model=bool(getattr(obj, "needs_model", True)))
             elif callable(obj):
                 obj(self)
             else:
@@ -197,6 +197,10 @@ class MethodRegistry:
             return factory
 
         return deco
+
+    def add(self, cls: type[Method], description: str, needs_model: bool = True, options: type | None = None) -> None:
+        """Add a Method subclass under its own ``name``, for its own ``shapes`` (see :meth:`register`)."""
+        self.register(cls.name, tuple(cls.shapes), description, needs_model=needs_model, options=options)(cls)
 
     def info(self, name: str) -> MethodInfo:
         self._fill()

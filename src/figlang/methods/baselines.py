@@ -18,26 +18,36 @@ from figlang.data.records import ClozeRecord, NLIPair, Record
 from figlang.methods.base import Method, MethodRegistry, Prediction
 
 
-class AlwaysFirst(Method):
+class _GuessEach(Method):
+    """A baseline that guesses each record on its own: an option index for cloze, a label of ``labels`` (given, or
+    the task's) for NLI."""
+
+    labels: tuple[str, ...]
+
+    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
+        self.labels = self.labels or tuple(task.labels)
+
+    def guess(self, record: Record) -> int | str:
+        """The answer to one record."""
+        raise NotImplementedError
+
+    def predict(self, records: Sequence[Record]) -> list[Prediction]:
+        return [Prediction(r.id, self.guess(r)) for r in records]
+
+
+class AlwaysFirst(_GuessEach):
     name = "always-first"
     shapes = ("cloze", "nli")
 
     def __init__(self, labels: Sequence[str] = ()) -> None:
         self.labels = tuple(labels)
 
-    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
-        self.labels = self.labels or tuple(task.labels)
-
-    def predict(self, records: Sequence[Record]) -> list[Prediction]:
-        out = []
-        for r in records:
-            if isinstance(r, ClozeRecord):
-                out.append(Prediction(r.id, 0))
-            else:
-                if not self.labels:
-                    raise FiglangError("always-first needs the task's label set for NLI tasks")
-                out.append(Prediction(r.id, self.labels[0]))
-        return out
+    def guess(self, record: Record) -> int | str:
+        if isinstance(record, ClozeRecord):
+            return 0
+        if not self.labels:
+            raise FiglangError("always-first needs the task's label set for NLI tasks")
+        return self.labels[0]
 
     def config(self) -> dict[str, Any]:
         return {"labels": list(self.labels)}
@@ -90,7 +100,7 @@ class Majority(Method):
         return {"answer": self.answer, "train_counts": self.train_counts}
 
 
-class RandomGuess(Method):
+class RandomGuess(_GuessEach):
     """A seeded coin: per-item randomness derived from the item id, so batching cannot change it."""
 
     name = "random"
@@ -100,19 +110,12 @@ class RandomGuess(Method):
         self.seed = seed
         self.labels = tuple(labels)
 
-    def bind(self, task: Any, ctx: RunContext | None = None) -> None:
-        self.labels = self.labels or tuple(task.labels)
-
-    def predict(self, records: Sequence[Record]) -> list[Prediction]:
-        out = []
-        for r in records:
-            rng = random.Random(f"{self.seed}:{r.id}")
-            if isinstance(r, ClozeRecord):
-                out.append(Prediction(r.id, rng.randrange(len(r.options))))
-            else:
-                assert isinstance(r, NLIPair)
-                out.append(Prediction(r.id, rng.choice(self.labels)))
-        return out
+    def guess(self, record: Record) -> int | str:
+        rng = random.Random(f"{self.seed}:{record.id}")
+        if isinstance(record, ClozeRecord):
+            return rng.randrange(len(record.options))
+        assert isinstance(record, NLIPair)
+        return rng.choice(self.labels)
 
     def config(self) -> dict[str, Any]:
         return {"seed": self.seed, "labels": list(self.labels)}
@@ -121,31 +124,11 @@ class RandomGuess(Method):
 def register(registry: MethodRegistry) -> None:
     """Add the baselines to ``registry`` (called by the registry on first use; importing registers nothing)."""
     labels = {"labels": "the label set (default: the task's)"}
-    registry.register(
-        "always-first",
-        ("cloze", "nli"),
-        "Always the first option / first label.",
-        needs_model=False,
-        options=options_from_signature(AlwaysFirst, labels),
-    )(AlwaysFirst)
-    registry.register(
-        "longer-option",
-        ("cloze",),
-        "The longest continuation (length-artifact check).",
-        needs_model=False,
-        options=options_from_signature(LongerOption, {}),
-    )(LongerOption)
-    registry.register(
-        "majority",
-        ("cloze", "nli"),
-        "The most frequent answer of the train split.",
-        needs_model=False,
-        options=options_from_signature(Majority, {}),
-    )(Majority)
-    registry.register(
-        "random",
-        ("cloze", "nli"),
-        "A seeded random guess (chance level).",
-        needs_model=False,
-        options=options_from_signature(RandomGuess, {**labels, "seed": "seed of the guesses"}),
-    )(RandomGuess)
+    baselines: tuple[tuple[type[Method], str, dict[str, str]], ...] = (
+        (AlwaysFirst, "Always the first option / first label.", labels),
+        (LongerOption, "The longest continuation (length-artifact check).", {}),
+        (Majority, "The most frequent answer of the train split.", {}),
+        (RandomGuess, "A seeded random guess (chance level).", {**labels, "seed": "seed of the guesses"}),
+    )
+    for cls, about, option_help in baselines:
+        registry.add(cls, about, needs_model=False, options=options_from_signature(cls, option_help))

@@ -22,10 +22,10 @@ import json
 import random
 import warnings
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import krippendorff
 import numpy as np
@@ -249,6 +249,50 @@ def checked_answer_rows(
         yield line, row, item_id, judge
 
 
+_J = TypeVar("_J")
+_RowReader = Callable[[str | Path, int, dict[str, Any], str, str, tuple[str, ...]], list[_J]]
+
+
+def _import_answers(
+    path: str | Path, key: str | Path | Mapping[str, Sequence[str]], judges_per_item: int | None, read_row: _RowReader[_J]
+) -> list[_J]:
+    """The judgements ``read_row(path, line, row, item_id, judge, systems)`` reads from each checked answer row, once
+    every item is seen to have ``judges_per_item`` judges."""
+    mapping = _key_mapping(key)
+    out: list[_J] = []
+    counts: Counter[str] = Counter()
+    first_line: dict[str, int] = {}
+    for line, row, item_id, judge in checked_answer_rows(path, mapping, _iter_answer_rows(path)):
+        out += read_row(path, line, row, item_id, judge, mapping[item_id])
+        counts[item_id] += 1
+        first_line.setdefault(item_id, line)
+    _check_coverage(counts, mapping, path, judges_per_item, first_line)
+    return out
+
+
+def _absolute_row(
+    path: str | Path, line: int, row: dict[str, Any], item_id: str, judge: str, systems: tuple[str, ...]
+) -> list[AbsoluteJudgement]:
+    """One judge's yes/no per candidate of an item, mapped to the systems."""
+    out = []
+    for k, system in enumerate(systems, start=1):
+        column = f"candidate_{k}"
+        raw = row.get(column)
+        if isinstance(raw, bool):
+            value = YES if raw else NO
+        else:
+            value = _text(raw).lower()
+        if not value:
+            raise DataError(f"missing answer {column!r} for item {item_id!r} (judge {judge!r})", path, line)
+        if value not in (YES, NO):
+            raise DataError(f"answer {raw!r} in {column!r} for item {item_id!r} is not one of: yes, no", path, line)
+        out.append(AbsoluteJudgement(item_id, judge, system, value == YES))
+    extra = [c for c in row if c.startswith("candidate_") and c not in {f"candidate_{k}" for k in range(1, len(systems) + 1)}]
+    if any(_text(row[c]) for c in extra):
+        raise DataError(f"item {item_id!r} has {len(systems)} candidates but the row answers {', '.join(extra)}", path, line)
+    return out
+
+
 def import_absolute_answers(
     path: str | Path, key: str | Path | Mapping[str, Sequence[str]], judges_per_item: int | None = 3
 ) -> list[AbsoluteJudgement]:
@@ -257,56 +301,29 @@ def import_absolute_answers(
     Unknown item ids, missing or out-of-set answers, duplicate (item, judge) rows and items without the
     expected number of judges raise a DataError naming the file and line.
     """
-    mapping = _key_mapping(key)
-    out: list[AbsoluteJudgement] = []
-    counts: Counter[str] = Counter()
-    first_line: dict[str, int] = {}
-    for line, row, item_id, judge in checked_answer_rows(path, mapping, _iter_answer_rows(path)):
-        systems = mapping[item_id]
-        for k, system in enumerate(systems, start=1):
-            column = f"candidate_{k}"
-            raw = row.get(column)
-            if isinstance(raw, bool):
-                value = YES if raw else NO
-            else:
-                value = _text(raw).lower()
-            if not value:
-                raise DataError(f"missing answer {column!r} for item {item_id!r} (judge {judge!r})", path, line)
-            if value not in (YES, NO):
-                raise DataError(f"answer {raw!r} in {column!r} for item {item_id!r} is not one of: yes, no", path, line)
-            out.append(AbsoluteJudgement(item_id, judge, system, value == YES))
-        extra = [c for c in row if c.startswith("candidate_") and c not in {f"candidate_{k}" for k in range(1, len(systems) + 1)}]
-        if any(_text(row[c]) for c in extra):
-            raise DataError(f"item {item_id!r} has {len(systems)} candidates but the row answers {', '.join(extra)}", path, line)
-        counts[item_id] += 1
-        first_line.setdefault(item_id, line)
-    _check_coverage(counts, mapping, path, judges_per_item, first_line)
-    return out
+    return _import_answers(path, key, judges_per_item, _absolute_row)
+
+
+def _comparative_row(
+    path: str | Path, line: int, row: dict[str, Any], item_id: str, judge: str, systems: tuple[str, ...]
+) -> list[ComparativeJudgement]:
+    """One judge's best candidate of an item (a system, all or neither)."""
+    raw = row.get("best")
+    value = _text(raw).lower()
+    allowed = [str(k) for k in range(1, len(systems) + 1)] + [ALL, NEITHER]
+    if not value:
+        raise DataError(f"missing answer 'best' for item {item_id!r} (judge {judge!r})", path, line)
+    if isinstance(raw, bool) or value not in allowed:
+        raise DataError(f"answer {raw!r} in 'best' for item {item_id!r} is not one of: {', '.join(allowed)}", path, line)
+    choice = value if value in (ALL, NEITHER) else systems[int(value) - 1]
+    return [ComparativeJudgement(item_id, judge, choice)]
 
 
 def import_comparative_answers(
     path: str | Path, key: str | Path | Mapping[str, Sequence[str]], judges_per_item: int | None = 3
 ) -> list[ComparativeJudgement]:
     """Read best-candidate answers (columns item_id, judge, best = 1..N | all | neither) and map them to system ids."""
-    mapping = _key_mapping(key)
-    out: list[ComparativeJudgement] = []
-    counts: Counter[str] = Counter()
-    first_line: dict[str, int] = {}
-    for line, row, item_id, judge in checked_answer_rows(path, mapping, _iter_answer_rows(path)):
-        systems = mapping[item_id]
-        raw = row.get("best")
-        value = _text(raw).lower()
-        allowed = [str(k) for k in range(1, len(systems) + 1)] + [ALL, NEITHER]
-        if not value:
-            raise DataError(f"missing answer 'best' for item {item_id!r} (judge {judge!r})", path, line)
-        if isinstance(raw, bool) or value not in allowed:
-            raise DataError(f"answer {raw!r} in 'best' for item {item_id!r} is not one of: {', '.join(allowed)}", path, line)
-        choice = value if value in (ALL, NEITHER) else systems[int(value) - 1]
-        out.append(ComparativeJudgement(item_id, judge, choice))
-        counts[item_id] += 1
-        first_line.setdefault(item_id, line)
-    _check_coverage(counts, mapping, path, judges_per_item, first_line)
-    return out
+    return _import_answers(path, key, judges_per_item, _comparative_row)
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from flask import Blueprint, redirect, render_template, request, url_for
 from figlang.core.errors import FiglangError
 from figlang.core.io import iter_json_objects, write_jsonl
 from figlang.metrics.flute_human_eval import RATING_NAMES, SHORTCOMINGS, import_flute_judgements, load_flute_key
-from figlang.web.serving import check_post, config, page_of, run_folder, state
+from figlang.web.serving import check_post, config, queue_page, run_folder, state
 
 #: `figlang human flute-export`'s file stem, and the judgement file the form writes beside them (one row per item and
 #: judge, the format `figlang human flute-import` reads).
@@ -57,9 +57,7 @@ def human_page(rel: str) -> Any:
     folder, items, _key = human_export(rel)
     judge = request.args.get("judge", "").strip()
     mine = {a["item_id"]: a for a in human_answers(folder) if judge and a.get("judge") == judge}
-    show = request.args.get("show", "todo")
-    shown = [i for i in items if i["item_id"] not in mine] if show == "todo" else items
-    chunk, page, pages_ = page_of(shown, PER_PAGE)
+    chunk, view = queue_page(items, lambda i: i["item_id"] not in mine, PER_PAGE)
     return render_template(
         "human.html",
         rel=rel,
@@ -68,14 +66,10 @@ def human_page(rel: str) -> Any:
         mine=mine,
         n_items=len(items),
         n_done=len(mine),
-        show=show,
-        page=page,
-        pages=pages_,
         ratings=list(RATING_NAMES.values()),
         shortcomings=SHORTCOMINGS,
         answers_file=HUMAN_ANSWERS,
-        message=request.args.get("msg", ""),
-        error=request.args.get("err", ""),
+        **view,
     )
 
 

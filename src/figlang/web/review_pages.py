@@ -12,7 +12,7 @@ from figlang.builders import flute_review
 from figlang.builders.impli import review as impli_review
 from figlang.builders.review_queue import ReviewQueue
 from figlang.core.errors import FiglangError
-from figlang.web.serving import check_post, config, page_of, run_folder, state
+from figlang.web.serving import check_post, config, queue_page, run_folder, state
 
 #: Where `figlang serve` records itself as the origin of a verdict (the CLI records the queue file:line).
 VERDICT_ORIGIN = "figlang serve"
@@ -60,23 +60,9 @@ def review_page(kind: str, rel: str) -> Any:
     review = REVIEW_KINDS[kind]
     folder = run_folder(rel)
     items = review.queue_items(folder)
-    show = request.args.get("show", "todo")
-    shown = [i for i in items if i["review"] is None] if show == "todo" else items
-    chunk, page, pages_ = page_of(shown)
+    chunk, view = queue_page(items, lambda i: i["review"] is None)
     return render_template(
-        "review.html",
-        rel=rel,
-        kind=kind,
-        review=review,
-        rates=review.review_rates(folder),
-        items=chunk,
-        matched=len(shown),
-        total=len(items),
-        show=show,
-        page=page,
-        pages=pages_,
-        message=request.args.get("msg", ""),
-        error=request.args.get("err", ""),
+        "review.html", rel=rel, kind=kind, review=review, rates=review.review_rates(folder), items=chunk, total=len(items), **view
     )
 
 

@@ -160,6 +160,18 @@ def page_of(items: Sequence[Any], per_page: int = PAGE_SIZE) -> tuple[Sequence[A
     return items[(page - 1) * per_page : page * per_page], page, pages
 
 
+def queue_page(
+    items: Sequence[dict[str, Any]], todo: Callable[[dict[str, Any]], bool], per_page: int = PAGE_SIZE
+) -> tuple[Sequence[dict[str, Any]], dict[str, Any]]:
+    """The request's page of a work queue, shown whole (``show=all``) or only its ``todo`` items (the default):
+    the page's items, and the page's template arguments (show, page, pages, and the message or error a redirect left)."""
+    show = request.args.get("show", "todo")
+    shown = [i for i in items if todo(i)] if show == "todo" else items
+    chunk, page, pages = page_of(shown, per_page)
+    view = {"show": show, "matched": len(shown), "page": page, "pages": pages}
+    return chunk, {**view, "message": request.args.get("msg", ""), "error": request.args.get("err", "")}
+
+
 def bold_markup(text: Any) -> Markup:
     """The narrative benchmark marks its idiom with <b>…</b>: keep that one tag, escape everything else."""
     safe = str(escape("" if text is None else text))

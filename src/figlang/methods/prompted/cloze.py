@@ -13,7 +13,7 @@ All scoring requests of one ``predict()`` call go to the backend in one ``score(
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from figlang.core.errors import FiglangError
@@ -74,8 +74,79 @@ def _prediction(record: ClozeRecord, scores: list[float], meta: dict[str, Any]) 
     return Prediction(record.id, best, scores=[float(s) for s in scores], meta={**meta, "tie": tie})
 
 
+def option_requests(context: str, options: Sequence[str]) -> list[ScoreRequest]:
+    """One scoring request per option: the option, as ``P.LM_SCORE_CONTINUATION`` words it, after ``context``."""
+    return [ScoreRequest(context, P.LM_SCORE_CONTINUATION.format(option=o)) for o in options]
+
+
+ScoredOptions = tuple[list[ContinuationScore], list[ContinuationScore] | None]
+
+
+def score_options(
+    lm: Any, items: Sequence[ClozeRecord], context_of: Callable[[ClozeRecord], str], base_of: Callable[[ClozeRecord], str] | None
+) -> list[ScoredOptions]:
+    """Each item's options scored after ``context_of(item)`` and, when ``base_of`` is given, after ``base_of(item)``
+    too (the baseline a PMI subtracts), all in one ``lm.score()`` call: per item, the two lists of scores."""
+    requests: list[ScoreRequest] = []
+    for r in items:  # one context string per narrative: the backend encodes it once
+        requests += option_requests(context_of(r), r.options)
+    n_conditional = len(requests)
+    if base_of is not None:
+        for r in items:
+            requests += option_requests(base_of(r), r.options)
+    results = lm.score(requests)
+    out: list[ScoredOptions] = []
+    k = 0
+    for r in items:
+        n = len(r.options)
+        base = results[n_conditional + k : n_conditional + k + n] if base_of is not None else None
+        out.append((results[k : k + n], base))
+        k += n
+    return out
+
+
+def lm_score_prediction(
+    record: ClozeRecord,
+    scored: ScoredOptions,
+    norm: str,
+    base_key: str = "neutral_logprob",
+    meta: dict[str, Any] | None = None,
+) -> Prediction:
+    """The prediction from an item's scores: the conditional log-probability less the baseline's (under ``base_key``
+    in the meta) where there is one, else the conditional one normalised by ``norm``."""
+    cond, base = scored
+    out: dict[str, Any] = {**(meta or {}), "logprob": [c.logprob for c in cond], "n_tokens": [c.n_tokens for c in cond]}
+    if base is not None:
+        scores = [c.logprob - u.logprob for c, u in zip(cond, base)]
+        out[base_key] = [u.logprob for u in base]
+    else:
+        scores = [_normalise(c, norm) for c in cond]
+    return _prediction(record, scores, out)
+
+
+class NeutralPrompt:
+    """The neutral prompt that ``norm=pmi`` subtracts: a name in ``P.NEUTRAL_PROMPTS`` or the prompt's own text."""
+
+    norm: str
+
+    def init_neutral(self, neutral: str) -> None:
+        """Keep the name given and the prompt it stands for."""
+        self.neutral_name = str(neutral)
+        self.neutral = P.NEUTRAL_PROMPTS.get(self.neutral_name, self.neutral_name)
+
+    def neutral_config(self) -> dict[str, Any]:
+        """The neutral prompt's entries of a method's config (none unless ``norm=pmi``)."""
+        return {"neutral": self.neutral_name, "neutral_prompt": self.neutral} if self.norm == "pmi" else {}
+
+    def lm_score_config(self, context: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The config of a method that scores each option after ``context``: the norm, the context, the continuation,
+        ``extra``, the tie rule, the neutral prompt (``norm=pmi``), and the model's config."""
+        cfg = {"norm": self.norm, "context": context, "continuation": P.LM_SCORE_CONTINUATION, **(extra or {})}
+        return {**cfg, "ties": "lowest index", **self.neutral_config(), **self.model_config()}  # type: ignore[attr-defined]
+
+
 # --------------------------------------------------------------------------------------------
-class LMScore(ModelMethod):
+class LMScore(NeutralPrompt, ModelMethod):
     """Score each option as the continuation of the narrative; the best-scoring option wins.
 
     ``input=lm-eval`` asks what lm-evaluation-harness asks of a task `figlang export lm-eval` wrote:
@@ -97,8 +168,7 @@ class LMScore(ModelMethod):
             self.norm = parse_choice(norm or "sum", "norm", tuple(LM_EVAL_NORMS))
         else:
             self.norm = parse_choice(norm or "pmi", "norm", NORMS)
-        self.neutral_name = str(neutral)
-        self.neutral = P.NEUTRAL_PROMPTS.get(self.neutral_name, self.neutral_name)
+        self.init_neutral(neutral)
 
     def _predict_lm_eval(self, items: list[ClozeRecord]) -> list[Prediction]:
         requests = [lm_eval_request(_context(r), o) for r in items for o in r.options]
@@ -121,29 +191,9 @@ class LMScore(ModelMethod):
         self.require("score")
         if self.input == "lm-eval":
             return self._predict_lm_eval(items)
-        requests: list[ScoreRequest] = []
-        for r in items:  # one context string per narrative: the backend encodes it once
-            context = _context(r)
-            requests += [ScoreRequest(context, P.LM_SCORE_CONTINUATION.format(option=o)) for o in r.options]
-        n_conditional = len(requests)
-        if self.norm == "pmi":
-            for r in items:
-                requests += [ScoreRequest(self.neutral, P.LM_SCORE_CONTINUATION.format(option=o)) for o in r.options]
-        results = self.lm.score(requests)
-        out, k = [], 0
-        for r in items:
-            n = len(r.options)
-            cond = results[k : k + n]
-            meta: dict[str, Any] = {"logprob": [c.logprob for c in cond], "n_tokens": [c.n_tokens for c in cond]}
-            if self.norm == "pmi":
-                uncond = results[n_conditional + k : n_conditional + k + n]
-                scores = [c.logprob - u.logprob for c, u in zip(cond, uncond)]
-                meta["neutral_logprob"] = [u.logprob for u in uncond]
-            else:
-                scores = [_normalise(c, self.norm) for c in cond]
-            out.append(_prediction(r, scores, meta))
-            k += n
-        return out
+        neutral = (lambda r: self.neutral) if self.norm == "pmi" else None
+        scored = score_options(self.lm, items, _context, neutral)
+        return [lm_score_prediction(r, s, self.norm) for r, s in zip(items, scored)]
 
     def config(self) -> dict[str, Any]:
         if self.input == "lm-eval":
@@ -157,16 +207,7 @@ class LMScore(ModelMethod):
                 "ties": "lowest index",
                 **self.model_config(),
             }
-        cfg: dict[str, Any] = {
-            "norm": self.norm,
-            "context": "narrative without markup",
-            "continuation": P.LM_SCORE_CONTINUATION,
-            "ties": "lowest index",
-        }
-        if self.norm == "pmi":
-            cfg["neutral"] = self.neutral_name
-            cfg["neutral_prompt"] = self.neutral
-        return {**cfg, **self.model_config()}
+        return self.lm_score_config("narrative without markup")
 
 
 # --------------------------------------------------------------------------------------------
@@ -573,27 +614,23 @@ PET_OPTIONS = options_from_signature(PET, {"pattern": "the pattern-verbalizer pa
 
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
-    registry.register(
-        "lm-score",
-        ("cloze",),
+    registry.add(
+        LMScore,
         "LM scoring of each continuation given the narrative; -O norm=sum|token|char|pmi (default pmi), neutral=answer|empty|story|<text>; input=lm-eval scores as lm-evaluation-harness does (norm=sum: its acc, char: acc_norm, byte: acc_bytes).",
         options=LM_SCORE_OPTIONS,
-    )(LMScore)
-    registry.register(
-        "qa",
-        ("cloze",),
+    )
+    registry.add(
+        QA,
         "UnifiedQA-style question with lettered options; -O answer=letter|text, chat=auto|true|false, permute=true|false, norm=sum|token|char (text answers), fmt=auto|causal|seq2seq.",
         options=QA_OPTIONS,
-    )(QA)
-    registry.register(
-        "few-shot",
-        ("cloze",),
+    )
+    registry.add(
+        FewShot,
         "Few-shot 'Q: N (1) C1 (2) C2 A: (1)' from train; -O budget=<chars> max_shots=N seed=N exclude=linked|expression|item permute=true|false.",
         options=FEW_SHOT_OPTIONS,
-    )(FewShot)
-    registry.register(
-        "pet",
-        ("cloze",),
+    )
+    registry.add(
+        PET,
         "PET zero-shot pattern-verbalizer ('You are right/wrong', 'That was expected/unexpected'); -O pattern=auto|idiom|simile.",
         options=PET_OPTIONS,
-    )(PET)
+    )

@@ -180,12 +180,11 @@ ENSEMBLE_OPTIONS = options_from_signature(
 
 def register(registry: MethodRegistry) -> None:
     """Add ``ensemble`` to ``registry`` (called by the registry on first use)."""
-    registry.register(
-        "ensemble",
-        ("cloze", "nli"),
+    registry.add(
+        EnsembleMethod,
         "A calibrated ensemble chosen on selection runs: --model ensemble.json (written by `figlang ensemble`); runs its members and mixes their scores.",
         options=ENSEMBLE_OPTIONS,
-    )(EnsembleMethod)
+    )
 
 
 __all__ = ["EnsembleMethod", "read_choice", "register"]

@@ -153,6 +153,22 @@ def one_sentence(text: str | None) -> tuple[str | None, bool]:
     return (sentence or None), complete
 
 
+def explained_label(record_id: str, given: Prediction, raw: str, raw_sep: str, meta: dict[str, Any], tail: dict[str, Any]) -> Prediction:
+    """The label method's answer kept, explained by the first sentence of ``raw`` (the explainer's text, which
+    follows the label word and ``raw_sep`` in the prediction's raw); meta: ``meta``, whether the sentence was
+    complete, the label method's meta, then ``tail``."""
+    explanation, complete = one_sentence(raw)
+    return Prediction(
+        record_id,
+        given.prediction,
+        scores=given.scores,
+        explanation=explanation,
+        raw=f"{WORDS[given.prediction]}.{raw_sep}{raw}",
+        valid=True,
+        meta={**meta, "complete": complete, "label_meta": given.meta, **tail},
+    )
+
+
 class Explain(ModelMethod):
     """Label + one-sentence explanation from k retrieved same-type train examples (pipeline or joint)."""
 
@@ -443,16 +459,7 @@ class Explain(ModelMethod):
             requests.append(self._request(text, r))
             plans.append((r, given, shown))
         for r, given, raw, meta in self._written(by_writer):
-            explanation, complete = one_sentence(raw)
-            out[r.id] = Prediction(
-                r.id,
-                given.prediction,
-                scores=given.scores,
-                explanation=explanation,
-                raw=f"{WORDS[given.prediction]}. {raw}",
-                valid=True,
-                meta={"mode": self.mode, "writer": "trained", "complete": complete, "label_meta": given.meta, **meta},
-            )
+            out[r.id] = explained_label(r.id, given, raw, " ", {"mode": self.mode, "writer": "trained"}, meta)
         generated = self.lm.generate(requests) if requests else []
         for (r, given, shown), samples in zip(plans, generated):
             raw = samples[0] if samples else ""
@@ -463,17 +470,7 @@ class Explain(ModelMethod):
                 "meaning": self.meaning(r),
             }
             if given is not None:
-                explanation, complete = one_sentence(raw)
-                meta.update(complete=complete, label_meta=given.meta)
-                out[r.id] = Prediction(
-                    r.id,
-                    given.prediction,
-                    scores=given.scores,
-                    explanation=explanation,
-                    raw=f"{WORDS[given.prediction]}.{raw}",
-                    valid=True,
-                    meta=meta,
-                )
+                out[r.id] = explained_label(r.id, given, raw, "", meta, {})
             else:
                 parsed = parse_nli_answer(raw, LABELS)
                 explanation, complete = one_sentence(parsed.explanation) if parsed.valid else (None, False)
@@ -566,9 +563,8 @@ class Explain(ModelMethod):
 
 def register(registry: MethodRegistry) -> None:
     """Add the explaining method to ``registry`` (called by the registry on first use)."""
-    registry.register(
-        "explain",
-        ("nli",),
+    registry.add(
+        Explain,
         "FLUTE label + one-sentence explanation from k retrieved same-type train examples (mode=pipeline: a label method "
         "decides, then the explanation; joint: both generated); `figlang methods explain` lists its options.",
-    )(Explain)
+    )

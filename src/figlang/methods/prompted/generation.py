@@ -204,9 +204,8 @@ GENERATE_OPTIONS = options_from_signature(
 
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
-    registry.register(
-        "generate",
-        ("generation",),
+    registry.add(
+        Generate,
         "Sample continuations (top-k 5, temperature 0.7, 20 tokens, one sentence); -O shots=0|N samples=N seed=N top_k temperature max_new_tokens min_new_tokens (default 1: no empty samples).",
         options=GENERATE_OPTIONS,
-    )(Generate)
+    )

@@ -49,10 +49,14 @@ from figlang.methods.prompted.cloze import (
     QA,
     QA_OPTIONS,
     FewShot,
+    NeutralPrompt,
     _cloze,
     _context,
     _normalise,
     _prediction,
+    lm_score_prediction,
+    option_requests,
+    score_options,
 )
 from figlang.knowledge.providers import get_provider
 from figlang.knowledge.meanings import Meaning
@@ -186,7 +190,7 @@ def _split_list(value: Any) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------
-class MeaningLMScore(MeaningMixin, ModelMethod):
+class MeaningLMScore(NeutralPrompt, MeaningMixin, ModelMethod):
     """log P(continuation | meaning line + narrative), normalised by sum / token / char, or PMI.
 
     ``norm=token`` (default: the best meaning-aware choice on idiom ``selection`` with smollm2-135m, see
@@ -213,55 +217,24 @@ class MeaningLMScore(MeaningMixin, ModelMethod):
     ) -> None:
         super().__init__(model, backend_options)
         self.norm = parse_choice(norm, "norm", MEANING_NORMS)
-        self.neutral_name = str(neutral)
-        self.neutral = P.NEUTRAL_PROMPTS.get(self.neutral_name, self.neutral_name)
+        self.init_neutral(neutral)
         self._init_meaning(position, sources, lexicons, meaning_model, missing, data_dir)
 
     def requests_for(self, record: ClozeRecord) -> list[ScoreRequest]:
         """The conditional requests of one item (the scored text: meaning line + narrative, then each option)."""
-        context = self.meaning_context(record)
-        return [ScoreRequest(context, P.LM_SCORE_CONTINUATION.format(option=o)) for o in record.options]
+        return option_requests(self.meaning_context(record), record.options)
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
         items = _cloze(records, self.name)
         self.require("score")
         self.resolve_meanings(items)
-        requests: list[ScoreRequest] = []
-        for r in items:
-            requests += self.requests_for(r)
-        n_conditional = len(requests)
-        if self.norm in ("pmi", "meaning-pmi"):
-            for r in items:
-                base = self.neutral if self.norm == "pmi" else _context(r)
-                requests += [ScoreRequest(base, P.LM_SCORE_CONTINUATION.format(option=o)) for o in r.options]
-        results = self.lm.score(requests)
-        out, k = [], 0
-        for r in items:
-            n = len(r.options)
-            cond = results[k : k + n]
-            meta: dict[str, Any] = {**self.meaning_meta(r), "logprob": [c.logprob for c in cond], "n_tokens": [c.n_tokens for c in cond]}
-            if self.norm in ("pmi", "meaning-pmi"):
-                unconditional = results[n_conditional + k : n_conditional + k + n]
-                scores = [c.logprob - u.logprob for c, u in zip(cond, unconditional)]
-                meta["neutral_logprob" if self.norm == "pmi" else "narrative_logprob"] = [u.logprob for u in unconditional]
-            else:
-                scores = [_normalise(c, self.norm) for c in cond]
-            out.append(_prediction(r, scores, meta))
-            k += n
-        return out
+        base_of = {"pmi": lambda r: self.neutral, "meaning-pmi": _context}.get(self.norm)
+        scored = score_options(self.lm, items, self.meaning_context, base_of)
+        base_key = "neutral_logprob" if self.norm == "pmi" else "narrative_logprob"
+        return [lm_score_prediction(r, s, self.norm, base_key, self.meaning_meta(r)) for r, s in zip(items, scored)]
 
     def config(self) -> dict[str, Any]:
-        cfg: dict[str, Any] = {
-            "norm": self.norm,
-            "context": "meaning line + narrative without markup",
-            "continuation": P.LM_SCORE_CONTINUATION,
-            **self.meaning_config(),
-            "ties": "lowest index",
-        }
-        if self.norm == "pmi":
-            cfg["neutral"] = self.neutral_name
-            cfg["neutral_prompt"] = self.neutral
-        return {**cfg, **self.model_config()}
+        return self.lm_score_config("meaning line + narrative without markup", self.meaning_config())
 
 
 if TYPE_CHECKING:
@@ -342,7 +315,7 @@ def aggregate(values: Sequence[float], how: str) -> float:
     return top + math.log(sum(math.exp(v - top) for v in values) / len(values))
 
 
-class KnowledgeLMScore(ModelMethod):
+class KnowledgeLMScore(NeutralPrompt, ModelMethod):
     """The paper's knowledge-enhanced scoring for an LM: each continuation under each of the 12 inferences, pooled.
 
     ``knowledge=context|literal`` picks the inference files; ``order=inference-first`` scores
@@ -374,8 +347,7 @@ class KnowledgeLMScore(ModelMethod):
         self.order = parse_choice(order, "order", ORDERS)
         self.aggregate = parse_choice(aggregate, "aggregate", AGGREGATES)
         self.norm = parse_choice(norm, "norm", ("sum", "token", "pmi"))
-        self.neutral_name = str(neutral)
-        self.neutral = P.NEUTRAL_PROMPTS.get(self.neutral_name, self.neutral_name)
+        self.init_neutral(neutral)
         self.max_inferences = parse_int(max_inferences, "max_inferences", 1)
         self.provider_name = parse_choice(provider, "provider", PROVIDERS)
         self.provider_model = provider_model
@@ -419,12 +391,11 @@ class KnowledgeLMScore(ModelMethod):
         requests: list[ScoreRequest] = []
         for r, these in zip(items, infs):
             for inf in these:
-                ctx = self.context(r, inf)
-                requests += [ScoreRequest(ctx, P.LM_SCORE_CONTINUATION.format(option=o)) for o in r.options]
+                requests += option_requests(self.context(r, inf), r.options)
         n_conditional = len(requests)
         if self.norm == "pmi":
             for r in items:
-                requests += [ScoreRequest(self.neutral, P.LM_SCORE_CONTINUATION.format(option=o)) for o in r.options]
+                requests += option_requests(self.neutral, r.options)
         results = self.lm.score(requests)
         out, k, u = [], 0, n_conditional
         for r, these in zip(items, infs):
@@ -457,10 +428,7 @@ class KnowledgeLMScore(ModelMethod):
             "continuation": P.LM_SCORE_CONTINUATION,
             "ties": "lowest index",
         }
-        if self.norm == "pmi":
-            cfg["neutral"] = self.neutral_name
-            cfg["neutral_prompt"] = self.neutral
-        return {**cfg, **self.model_config()}
+        return {**cfg, **self.neutral_config(), **self.model_config()}
 
 
 _MEANING_HELP = {
@@ -505,27 +473,23 @@ def register(registry: MethodRegistry) -> None:
         "position=before|after, sources=record,lexicon,pattern,wordnet[,lm], lexicons=benchmark,pie[,FILE], "
         "meaning_model=NAME, missing=plain|error"
     )
-    registry.register(
-        "lm-score-meaning",
-        ("cloze",),
+    registry.add(
+        MeaningLMScore,
         f"lm-score after a meaning line (\"'X' means Y.\"); the prediction says which source gave the meaning; -O norm=sum|token|char|pmi|meaning-pmi (default token, chosen on idiom selection: docs/meaning_aware.md), {meaning_opts}.",
         options=LM_SCORE_MEANING_OPTIONS,
-    )(MeaningLMScore)
-    registry.register(
-        "qa-meaning",
-        ("cloze",),
+    )
+    registry.add(
+        MeaningQA,
         f"qa with the meaning line before the narrative; qa's options plus {meaning_opts}.",
         options=QA_MEANING_OPTIONS,
-    )(MeaningQA)
-    registry.register(
-        "few-shot-meaning",
-        ("cloze",),
+    )
+    registry.add(
+        MeaningFewShot,
         f"few-shot with the meaning line before every narrative; few-shot's options plus {meaning_opts}.",
         options=FEW_SHOT_MEANING_OPTIONS,
-    )(MeaningFewShot)
-    registry.register(
-        "lm-score-knowledge",
-        ("cloze",),
+    )
+    registry.add(
+        KnowledgeLMScore,
         "The paper's knowledge enhancement for an LM: each continuation scored under each of the 12 inferences, pooled; -O knowledge=context|literal, order=inference-first|narrative-first, aggregate=lse|mean|max, norm=sum|token|pmi, provider=none|wordnet|generative|comet.",
         options=LM_SCORE_KNOWLEDGE_OPTIONS,
-    )(KnowledgeLMScore)
+    )

@@ -429,15 +429,13 @@ NLI_SCORE_OPTIONS = options_from_signature(
 
 def register(registry: MethodRegistry) -> None:
     """Add this module's methods to ``registry`` (called by the registry on first use)."""
-    registry.register(
-        "nli-generate",
-        ("nli",),
+    registry.add(
+        NLIGenerate,
         "Generate the answer to FLUTE's instruction and parse label + explanation (unparseable → invalid); -O chat=auto|true|false explain=true|false max_new_tokens=N shots=K (train examples first) seed=N.",
         options=NLI_GENERATE_OPTIONS,
-    )(NLIGenerate)
-    registry.register(
-        "nli-score",
-        ("nli",),
+    )
+    registry.add(
+        NLIScore,
         "Score the label words ('Entails'/'Contradicts', IMPLI: 'Entails'/'Does not entail') and generate the explanation; -O explain=true|false calibrate=none|content-free norm=sum|token chat=auto|true|false shots=K (train examples first) seed=N question=task|meaning ('Do the two sentences mean the same thing?' Yes/No); input=lm-eval scores as lm-evaluation-harness does on `figlang export lm-eval` (norm=sum: its acc, char: acc_norm, byte: acc_bytes).",
         options=NLI_SCORE_OPTIONS,
-    )(NLIScore)
+    )

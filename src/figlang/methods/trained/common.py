@@ -212,6 +212,34 @@ def assemble(
     return ids, types
 
 
+class TrainedModel:
+    """What every trained model class starts from: its module, its tokenizer, and a method of its ``model_class``."""
+
+    model_class: str
+
+    def __init__(self, module: Any, tokenizer: Any, method: str, kinds: str) -> None:
+        """``kinds``: this class's methods as the refusal of another method names them ("a generating method (choose …)")."""
+        if TRAINED_METHODS.get(method, (None, None))[1] != self.model_class:
+            raise FiglangError(f"{method!r} is not {kinds}")
+        self.module = module
+        self.tokenizer = tokenizer
+        self.method = method
+
+
+class SegmentEncoderModel(TrainedModel):
+    """A trained encoder that reads token segments joined by its separator (the multiple-choice scorer, the NLI classifier)."""
+
+    cls_id: int
+    sep_id: int
+    max_length: int
+
+    def assemble(
+        self, segments: Sequence[Sequence[int]], order: Sequence[int], floors: Sequence[int] | None, **layout: Any
+    ) -> tuple[list[int], list[int]]:
+        """:func:`assemble` with this model's special tokens and ``max_length`` (``layout``: ``keep_end``, ``second_segment_from``)."""
+        return assemble(segments, cls_id=self.cls_id, sep_id=self.sep_id, max_length=self.max_length, order=order, floors=floors, **layout)
+
+
 def special_ids(tokenizer: Any, decoder_only: bool = False) -> tuple[int, int]:
     """The start ([CLS]/<s>) and separator ([SEP]/</s>) token ids of a tokenizer.
 

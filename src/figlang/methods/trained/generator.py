@@ -47,7 +47,7 @@ from figlang.core.progress import route_transformers_bars
 from figlang.methods.prompted import item_seed
 from figlang.methods.prompted.generation import continuations_prediction
 from figlang.methods.prompted.parsing import first_sentence, parse_nli_answer
-from figlang.methods.trained.common import KNOWLEDGE, TRAINED_METHODS, HFModel, fit_segments, read_figlang_json
+from figlang.methods.trained.common import KNOWLEDGE, TRAINED_METHODS, HFModel, TrainedModel, fit_segments, read_figlang_json
 from figlang.methods.trained.multiple_choice import autocast, module_device, save_pretrained, to_device
 
 SEP1, SEP2 = "<sep1>", "<sep2>"
@@ -288,7 +288,7 @@ def decode_groups(
     return out
 
 
-class GeneratorModel:
+class GeneratorModel(TrainedModel):
     """A causal or seq2seq LM with its tokenizer and input format: featurize, collate, loss, predict, save, load."""
 
     model_class = "generator"
@@ -306,11 +306,7 @@ class GeneratorModel:
         narrative_floor: int = 32,
         decoding: dict[str, Any] | None = None,
     ) -> None:
-        if TRAINED_METHODS.get(method, (None, None))[1] != self.model_class:
-            raise FiglangError(f"{method!r} is not a generating method (choose iro, generator, generator-context, generator-literal)")
-        self.module = module
-        self.tokenizer = tokenizer
-        self.method = method
+        super().__init__(module, tokenizer, method, "a generating method (choose iro, generator, generator-context, generator-literal)")
         self.shape = TRAINED_METHODS[method][0]
         self.knowledge = KNOWLEDGE.get(method)
         self.seq2seq = bool(getattr(module.config, "is_encoder_decoder", False))

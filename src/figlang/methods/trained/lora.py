@@ -19,25 +19,20 @@ from typing import Any
 from figlang.core.errors import FiglangError
 
 ADAPTER_FILE = "adapter.safetensors"
+# BERT's and RoBERTa's linear layers (the same module names)
+_BERT_LINEAR = (
+    "attention.self.query",
+    "attention.self.key",
+    "attention.self.value",
+    "attention.output.dense",
+    "intermediate.dense",
+    "output.dense",
+)
 # the linear layers that get low-rank updates, by name suffix, per encoder family (peft matches suffixes)
 TARGETS: dict[str, list[str]] = {
     "mpnet": ["attn.q", "attn.k", "attn.v", "attn.o", "intermediate.dense", "output.dense"],
-    "bert": [
-        "attention.self.query",
-        "attention.self.key",
-        "attention.self.value",
-        "attention.output.dense",
-        "intermediate.dense",
-        "output.dense",
-    ],
-    "roberta": [
-        "attention.self.query",
-        "attention.self.key",
-        "attention.self.value",
-        "attention.output.dense",
-        "intermediate.dense",
-        "output.dense",
-    ],
+    "bert": list(_BERT_LINEAR),
+    "roberta": list(_BERT_LINEAR),
 }
 HEAD_MODULES = ["classifier", "score"]  # trained whole (peft's modules_to_save for sequence classification)
 

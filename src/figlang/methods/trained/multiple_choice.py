@@ -46,8 +46,7 @@ from figlang.methods.trained.common import (
     FIGLANG_JSON,
     KNOWLEDGE,
     HFModel,
-    TRAINED_METHODS,
-    assemble,
+    SegmentEncoderModel,
     read_figlang_json,
     relation_of,
     special_ids,
@@ -378,7 +377,7 @@ def save_pretrained(module: Any, tokenizer: Any, directory: str | Path) -> Path:
     return directory
 
 
-class ChoiceScorerModel:
+class ChoiceScorerModel(SegmentEncoderModel):
     """A multiple-choice scorer with its tokenizer and input format: featurize, collate, loss, predict, save, load."""
 
     shape = "cloze"
@@ -395,13 +394,8 @@ class ChoiceScorerModel:
         inference_floor: int = 8,
         narrative_floor: int = 32,
     ) -> None:
-        if TRAINED_METHODS.get(method, (None, None))[1] != self.model_class:
-            raise FiglangError(
-                f"{method!r} is not a multiple-choice method (choose mc, mc-continuation, mc-meaning, mc-context, mc-literal)"
-            )
-        self.module = module
-        self.tokenizer = tokenizer
-        self.method = method
+        kinds = "a multiple-choice method (choose mc, mc-continuation, mc-meaning, mc-context, mc-literal)"
+        super().__init__(module, tokenizer, method, kinds)
         self.knowledge = KNOWLEDGE.get(method)
         self.max_length = int(max_length)
         self.max_inferences = int(max_inferences)
@@ -569,16 +563,7 @@ class ChoiceScorerModel:
             segments = [self._ids(inference), self._ids(narrative), cont]
             order, floors, ends = [1, 0, 2], [self.inference_floor, self.narrative_floor, 0], [False, True, False]
         second = len(segments) - 1 if self.use_token_types and len(segments) > 1 else None
-        return assemble(
-            segments,
-            cls_id=self.cls_id,
-            sep_id=self.sep_id,
-            max_length=self.max_length,
-            order=order,
-            floors=floors,
-            keep_end=ends,
-            second_segment_from=second,
-        )
+        return self.assemble(segments, order, floors, keep_end=ends, second_segment_from=second)
 
     def featurize(self, record: ClozeRecord, inference_subset: Sequence[int] | None = None) -> dict[str, Any]:
         narrative = None if self.method == "mc-continuation" else strip_markup(record.narrative)

@@ -32,9 +32,8 @@ from figlang.core.progress import route_transformers_bars
 from figlang.methods.base import Prediction
 from figlang.methods.trained.common import (
     THRESHOLD_OBJECTIVES,
-    TRAINED_METHODS,
     HFModel,
-    assemble,
+    SegmentEncoderModel,
     choose_threshold,
     read_figlang_json,
     special_ids,
@@ -92,7 +91,7 @@ def load_rationales(source: RationaleSource, field: str = "explanation") -> Call
     return lambda r: table.get(r.id)
 
 
-class NLIClassifierModel:
+class NLIClassifierModel(SegmentEncoderModel):
     """A sequence-classification cross-encoder with its tokenizer, label set and rationale input."""
 
     shape = "nli"
@@ -109,11 +108,7 @@ class NLIClassifierModel:
         rationales: RationaleSource = None,
         rationale_field: str = "explanation",
     ) -> None:
-        if TRAINED_METHODS.get(method, (None, None))[1] != self.model_class:
-            raise FiglangError(f"{method!r} is not an NLI classifier method (choose nli or nli-rationale)")
-        self.module = module
-        self.tokenizer = tokenizer
-        self.method = method
+        super().__init__(module, tokenizer, method, "an NLI classifier method (choose nli or nli-rationale)")
         self.labels = tuple(labels)
         self.max_length = int(max_length)
         self.bf16 = bool(bf16)
@@ -283,15 +278,7 @@ class NLIClassifierModel:
         if self.uses_rationale:
             segments.append(self._ids(self.rationale_for(record)))
             order, floors = [0, 2, 1], [16, 16, 0]
-        ids, types = assemble(
-            segments,
-            cls_id=self.cls_id,
-            sep_id=self.sep_id,
-            max_length=self.max_length,
-            order=order,
-            floors=floors,
-            second_segment_from=1 if self.use_token_types else None,
-        )
+        ids, types = self.assemble(segments, order, floors, second_segment_from=1 if self.use_token_types else None)
         label = -100
         if record.label is not None and not record.label_is_placeholder:
             if record.label not in self.labels:
