@@ -2147,6 +2147,73 @@ if os.path.exists(R + FZ):  # docs/research/zero_shot_results.md, the FLUTE sele
         "zs/flute-selection-grid-qwen/selection-meaning-0shot/results.json",
         [["chosen_selection_ci_low", 0, "metrics.accuracy.ci_low", 100], ["chosen_selection_ci_high", 0, "metrics.accuracy.ci_high", 100]],
     )
+# Headline prose figures that the pages printed unregistered until #35 (the prose scan found them): README's suite
+# timing line, the tutorial's and the research index's headline accuracies, the speed page's agreement counts, the web
+# page's server timings
+if os.path.exists(R + "suite/suite.json"):
+    prose(
+        "README.md",
+        "suite/suite.json",
+        [["wall_seconds", 0, "seconds"], ["cpu_seconds", 0, "cpu_seconds"]]
+        + [[f"load_average_end_{i}", 2, f"load_average_end.{i}"] for i in range(3)],
+    )
+FE = "docs/tutorials/first-evaluation.md"
+prose(FE, "cpu/idiom-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
+prose(FE, "cpu/simile-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-simile-dev-disjoint", 1, f"{A}.accuracy", 100]])
+prose(FE, "zs/flute-val-meaning-cf-0shot-qwen/results.json", [["flute-val-meaning-cf-qwen", 1, f"{A}.accuracy", 100]])
+RI = "docs/research/index.md"
+for run, fid in [
+    ("zs/impli-manual-meaning-cf-qwen-llamacpp", "impli-manual-meaning-cf-qwen"),
+    ("gpu-qwen/idiom-mc-qwen/eval/dev-disjoint", "gpu-qwen-mc-idiom"),
+    ("gpu-qwen/simile-mc-qwen/eval/dev-disjoint", "gpu-qwen-mc-simile"),
+    ("cpu/idiom-probe-qwen-l14/eval/dev-disjoint", "probe-l14-idiom-dev-disjoint"),
+    ("cpu/simile-probe-qwen-l14/eval/dev-disjoint", "probe-l14-simile-dev-disjoint"),
+    ("cpu/idiom-probe-qwen-sel/eval/dev-disjoint", "probe-idiom-dev-disjoint"),
+    ("cpu/simile-probe-qwen-sel/eval/dev-disjoint", "probe-simile-dev-disjoint"),
+    ("cpu/idiom-probe-qwen-sel/eval/dev", "probe-idiom-dev"),
+    ("cpu/simile-probe-qwen-sel/eval/dev", "probe-simile-dev"),
+]:
+    prose(RI, f"{run}/results.json", [[fid, 1, f"{A}.accuracy", 100]])
+prose(RI, "cpu/flute-nli-mpnet-sel/train_result.json", [["mpnet-train-minutes", 0, "seconds", 1 / 60]])
+prose(RI, "miner/recall-senter/results.json", [["miner-recall-train", 1, "splits.train.recall_last_sentence", 100]])
+prose(RI, "impli-generator/regenerate/regeneration.json", [["regeneration-exact", 1, "overall.exact_percent"]])
+SP = "docs/explanation/speed.md"
+prose(
+    SP,
+    LM_EVAL_AMX,
+    [
+        ["identical", 0, "summary.agreement_figlang_lm_eval.identical"],
+        ["items", 0, "summary.agreement_figlang_lm_eval.items"],
+        ["fast_identical", 0, "summary.agreement_fast_dtype_figlang_float32.identical"],
+        ["fast_items", 0, "summary.agreement_fast_dtype_figlang_float32.items"],
+        ["qwen_llama_cpp_identical", 0, "summary.agreement_qwen_llama_cpp_transformers.identical"],
+        ["qwen_llama_cpp_items", 0, "summary.agreement_qwen_llama_cpp_transformers.items"],
+        ["qwen_fast_identical", 0, "summary.agreement_qwen_transformers_fast_float32.identical"],
+        ["qwen_fast_items", 0, "summary.agreement_qwen_transformers_fast_float32.items"],
+    ],
+)
+prose(
+    SP,
+    LM_EVAL_WHOLE,
+    [["whole_identical", 0, "summary.agreement_figlang_lm_eval.identical"], ["whole_items", 0, "summary.agreement_figlang_lm_eval.items"]],
+)
+prose("docs/how-to/lm_eval.md", LM_EVAL_AMX, [["fast_dtype_vs_lm_eval", 1, "summary.fast_dtype_vs_lm_eval_float32_items_per_s"]])
+WEB = "docs/how-to/web.md"
+prose(
+    WEB,
+    "serve/bench_serve.json",
+    [
+        ["big_run_predictions_mb", 1, "big_run_predictions_mb"],
+        ["load_average_at_start", 1, "load_average_at_start"],
+        ["fastest_page", 2, "pages.13.first_response_s"],
+        ["slowest_page", 2, "pages.2.first_response_s"],
+        ["restart_startup_cpu_s", 1, "restart_startup_cpu_s"],
+        ["startup_cpu_s", 2, "startup_cpu_s"],
+        ["restart_startup_s", 1, "restart_startup_s"],
+        ["startup_s", 1, "startup_s"],
+    ],
+)
+prose(WEB, "serve/bench_serve_start.json", [["worst_start_s", 2, "worst_start_s"]])
 # Why a registered figure's folder keeps no per-item predictions (the registry test fails on any other folder without
 # them, and counts these). First matching prefix wins; re-made runs drop out of this list by having predictions.
 NO_PREDICTIONS = [
@@ -2189,6 +2256,7 @@ NO_PREDICTIONS = [
     ("meaning/dev-disjoint/", "by-expression CIs of the run beside it (same predictions: its folder without -byexpr)"),
     ("bench/", "a benchmark's summary: its per-item predictions are inside the file (modes.*.predictions)"),
     ("serve/", "page-load timings of figlang serve: no per-item predictions exist"),
+    ("suite/suite.json", "the suite's timing line (wall and CPU seconds, load): no per-item predictions exist"),
     (
         "explain/flute-iro-writer-gpu/",
         "training recipes compared by their dev loss on `selection` (train_log.jsonl per recipe); no predictions are made",
@@ -2250,6 +2318,28 @@ for g in groups:
 # another sentence, fails the registry test. Where the page prints the figure's text more than once, PLACES names the
 # one it quotes (a text around it, as the page prints it, whitespace collapsed): (page, figure id) -> text.
 PLACES = {
+    ("docs/how-to/web.md", "startup_cpu_s"): "1.6 to 1.75 s of CPU",
+    ("docs/how-to/web.md", "restart_startup_cpu_s"): "Startup needed 1.6 to",
+    ("docs/how-to/web.md", "restart_startup_s"): "took 4.4 to 6.9 s",
+    ("docs/how-to/web.md", "startup_s"): "to 6.9 s of wall time",
+    ("docs/how-to/web.md", "load_average_at_start"): "(load average 12.9",
+    ("docs/how-to/web.md", "big_run_predictions_mb"): "predictions.jsonl 13.6 MB",
+    ("docs/how-to/web.md", "worst_start_s"): "**0.70–0.91 s**",
+    ("docs/how-to/web.md", "fastest_page"): "(0.08 to 0.79 s)",
+    ("docs/how-to/web.md", "slowest_page"): "0.79 s), and every",
+    ("README.md", "load_average_end_0"): "at the end: 3.11",
+    ("docs/research/index.md", "probe-idiom-dev-disjoint"): "`selection`: 80.6% / 78.4%",
+    ("docs/research/index.md", "probe-simile-dev-disjoint"): "78.4% (official dev 73.8%",
+    ("docs/explanation/speed.md", "identical"): "against lm-eval: **355/355",
+    ("docs/explanation/speed.md", "items"): "/355 identical predictions**",
+    ("docs/explanation/speed.md", "fast_identical"): "**353/355",
+    ("docs/explanation/speed.md", "fast_items"): "/355 predictions identical",
+    ("docs/explanation/speed.md", "qwen_llama_cpp_identical"): "with 100/100 identical predictions",
+    ("docs/explanation/speed.md", "qwen_llama_cpp_items"): "/100 identical predictions",
+    ("docs/explanation/speed.md", "qwen_fast_identical"): "float32 (100/100 identical)",
+    ("docs/explanation/speed.md", "qwen_fast_items"): "/100 identical),",
+    ("docs/explanation/speed.md", "whole_identical"): "items/s, 355/355 identical, 0.98×",
+    ("docs/explanation/speed.md", "whole_items"): "/355 identical, 0.98×",
     ("docs/research/human_eval_table5.md", "simile-comparative-baseline-2dp"): "items: 18.67, 16.0",
     ("docs/research/flute_creator.md", "edited-contradiction-premises"): "(4 of them contradiction",
     ("docs/research/flute_creator.md", "edited-explanations"): "8 explanations, 1 hypothesis",

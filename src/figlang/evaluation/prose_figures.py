@@ -1,7 +1,7 @@
 """Prose figures at their place, and the numbers of prose that nothing accounts for.
 
-A figure quoted in a sentence is registered with an anchor: the words around it as the page prints them
-(``at:`` in docs/results/INDEX.yaml, written by scripts/results_index.py). The check finds the anchor in
+A figure quoted in a sentence is registered with an anchor: the words around it as the page prints them, the
+figure in ``{{ }}`` (``at:`` in docs/results/INDEX.yaml, written by scripts/results_index.py). The check finds the anchor in
 the page, whitespace collapsed, exactly once: a changed digit, a flipped sign or a figure moved to another
 sentence no longer matches it. The sign printed before the figure (``−``, ``-``, ``+``) must agree with the
 value's sign, so a difference registered by its magnitude (the ``abs`` derivation) cannot lose or gain one.
@@ -100,29 +100,34 @@ def tokens(text: str, figure_text: str) -> list[int]:
 
 
 def anchor_context(flat: Flat, start: int, end: int, words: int = 4) -> str:
-    """The words around ``flat.text[start:end]``: ``words`` words each side, widened until it occurs once in the page."""
+    """The words around ``flat.text[start:end]``, the figure itself in ``{{ }}``: ``words`` words each side, widened
+    until they occur once in the page."""
     text = flat.text
     spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
     i = next(k for k, (a, b) in enumerate(spans) if a <= start < b)
     j = next(k for k, (a, b) in enumerate(spans) if a < end <= b)
     for n in range(words, 60):
-        context = text[spans[max(0, i - n)][0] : spans[min(len(spans) - 1, j + n)][1]]
-        if text.count(context) == 1:
-            return context
+        a, b = spans[max(0, i - n)][0], spans[min(len(spans) - 1, j + n)][1]
+        if text.count(text[a:b]) == 1:
+            return f"{text[a:start]}{{{{{text[start:end]}}}}}{text[end:b]}"
     raise FiglangError(f"no unique context around {text[start:end]!r}")
 
 
 def anchor_places(flat: Flat, at: str, figure_text: str) -> tuple[int | None, str | None]:
-    """(the offset in the page of the figure's token inside its anchor ``at``, or None; the problem, if any)."""
-    inner = tokens(at, figure_text)
-    if not inner:
-        return None, f"its anchor {at!r} does not hold {figure_text} as a number"
-    found = [m.start() for m in re.finditer(re.escape(at), flat.text)]
+    """(the offset in the page of the figure's token, the one in ``{{ }}`` of its anchor ``at``, or None; the problem)."""
+    mark = re.search(r"\{\{(.*?)\}\}", at)
+    if not mark or mark.group(1) != figure_text:
+        return None, f"its anchor {at!r} does not hold {{{{{figure_text}}}}}"
+    plain = at[: mark.start()] + figure_text + at[mark.end() :]
+    found = [m.start() + mark.start() for m in re.finditer(re.escape(plain), flat.text)]
     if not found:
-        return None, f"the page no longer prints {at!r} (a changed digit, sign or wording at the figure's place)"
+        return None, f"the page no longer prints {plain!r} (a changed digit, sign or wording at the figure's place)"
     if len(found) > 1:
-        return None, f"its anchor {at!r} occurs {len(found)} times in the page; widen it (scripts/results_index.py)"
-    return found[0] + inner[0], None
+        return None, f"its anchor {plain!r} occurs {len(found)} times in the page; widen it (scripts/results_index.py)"
+    near = NUMBER.finditer(flat.text, max(0, found[0] - 2), found[0] + len(figure_text) + 3)
+    if not any(m.start() == found[0] and m.group(0) == figure_text for m in near):
+        return None, f"in {plain!r}, {figure_text} is part of a longer number or word"
+    return found[0], None
 
 
 def headline_numbers(flat: Flat) -> list[tuple[int, int, str]]:
