@@ -2190,6 +2190,7 @@ prose(
         ["qwen_llama_cpp_items", 0, "summary.agreement_qwen_llama_cpp_transformers.items"],
         ["qwen_fast_identical", 0, "summary.agreement_qwen_transformers_fast_float32.identical"],
         ["qwen_fast_items", 0, "summary.agreement_qwen_transformers_fast_float32.items"],
+        ["max_abs_logprob_diff", 3, "summary.max_abs_logprob_diff_figlang_lm_eval"],
     ],
 )
 prose(

@@ -157,12 +157,20 @@ def headline_numbers(flat: Flat) -> list[tuple[int, int, str]]:
 
 @dataclass(frozen=True)
 class NotFigure:
-    """An entry of NOT-FIGURES.yaml: the numbers inside ``at`` on ``doc`` are not results, and say what they are."""
+    """An entry of NOT-FIGURES.yaml: the numbers inside ``at`` on page ``doc`` (the words as the page prints them,
+    found once), or inside every match of the regular expression ``pattern`` on ``doc`` (``"*"``: every checked
+    page), are not results; ``kind`` says what they are and ``why`` says more."""
 
     doc: str
-    at: str
+    at: str | None
     kind: str
     why: str
+    pattern: str | None = None
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        if self.pattern is not None:
+            return [(m.start(), m.end()) for m in re.finditer(self.pattern, text)]
+        return [(m.start(), m.end()) for m in re.finditer(re.escape(self.at or ""), text)]
 
 
 def load_not_figures(results_dir: str | Path) -> list[NotFigure]:
@@ -174,9 +182,12 @@ def load_not_figures(results_dir: str | Path) -> list[NotFigure]:
     out = []
     for i, entry in enumerate(yaml.safe_load(path.read_text(encoding="utf-8")) or []):
         try:
-            out.append(NotFigure(str(entry["doc"]), str(entry["at"]), str(entry["kind"]), str(entry["why"]).strip()))
-        except (KeyError, TypeError):
-            raise FiglangError(f"{path}: entry {i + 1} needs doc, at, kind and why") from None
+            at, pattern = entry.get("at"), entry.get("pattern")
+            if (at is None) == (pattern is None):
+                raise KeyError("at or pattern")
+            out.append(NotFigure(str(entry["doc"]), at, str(entry["kind"]), str(entry["why"]).strip(), pattern))
+        except (KeyError, TypeError, AttributeError):
+            raise FiglangError(f"{path}: entry {i + 1} needs doc, at (or pattern), kind and why") from None
     return out
 
 
@@ -191,12 +202,12 @@ def unaccounted_numbers(
     problems: list[str] = []
     spans: list[tuple[int, int]] = []
     for mark in marks:
-        found = [m.start() for m in re.finditer(re.escape(mark.at), flat.text)]
-        if len(found) != 1:
+        found = mark.spans(flat.text)
+        if mark.at is not None and len(found) != 1:
             problems.append(f"{doc}: {NOT_FIGURES_FILE} entry {mark.at!r} occurs {len(found)} times in the page (once expected)")
         if mark.kind not in NOT_FIGURE_KINDS or not mark.why:
-            problems.append(f"{doc}: {NOT_FIGURES_FILE} entry {mark.at!r}: kind one of {', '.join(NOT_FIGURE_KINDS)}, and a why")
-        spans += [(s, s + len(mark.at)) for s in found]
+            problems.append(f"{doc}: {NOT_FIGURES_FILE} entry {mark.at or mark.pattern!r}: kind one of {', '.join(NOT_FIGURE_KINDS)}, and a why")
+        spans += found
     by_figure = by_mark = 0
     for start, end, kind in headline_numbers(flat):
         if start in registered:
