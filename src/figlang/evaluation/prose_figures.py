@@ -191,9 +191,7 @@ def load_not_figures(results_dir: str | Path) -> list[NotFigure]:
     return out
 
 
-def unaccounted_numbers(
-    doc: str, markdown: str, registered: dict[int, Any], marks: Sequence[NotFigure]
-) -> tuple[list[str], int, int]:
+def unaccounted_numbers(doc: str, markdown: str, registered: dict[int, Any], marks: Sequence[NotFigure]) -> tuple[list[str], int, int]:
     """(problems, headline numbers accounted for by a figure, by a NOT-FIGURES entry) of one page's prose.
 
     ``registered``: page offsets (in :func:`flatten`'s text) of registered figures' anchored tokens. A NOT-FIGURES
@@ -206,7 +204,9 @@ def unaccounted_numbers(
         if mark.at is not None and len(found) != 1:
             problems.append(f"{doc}: {NOT_FIGURES_FILE} entry {mark.at!r} occurs {len(found)} times in the page (once expected)")
         if mark.kind not in NOT_FIGURE_KINDS or not mark.why:
-            problems.append(f"{doc}: {NOT_FIGURES_FILE} entry {mark.at or mark.pattern!r}: kind one of {', '.join(NOT_FIGURE_KINDS)}, and a why")
+            problems.append(
+                f"{doc}: {NOT_FIGURES_FILE} entry {mark.at or mark.pattern!r}: kind one of {', '.join(NOT_FIGURE_KINDS)}, and a why"
+            )
         spans += found
     by_figure = by_mark = 0
     for start, end, kind in headline_numbers(flat):

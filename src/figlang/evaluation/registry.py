@@ -123,9 +123,7 @@ DERIVATIONS: dict[str, Callable[[Any], float]] = {
     "majority": _majority,
     "count": lambda node: float(len(node)),
     "abs": lambda node: abs(float(node)),  # a difference printed with its sign outside the number: the sign is checked
-    "items_per_second": lambda node: (
-        node["items"] / node["seconds"]
-    ),  # a benchmark mode's throughput (wall clock)
+    "items_per_second": lambda node: node["items"] / node["seconds"],  # a benchmark mode's throughput (wall clock)
     "min_fold": lambda node: min(_fold_accuracies(node)),
     "max_fold": lambda node: max(_fold_accuracies(node)),
 }
@@ -357,6 +355,7 @@ def check_pages(
     time, a speed-up) is a registered figure at its anchored place or lies in a NOT-FIGURES.yaml entry, unless
     the page is a research note marked ``<!-- unverified-figures: WHY -->`` (docs/research/ only)."""
     root = Path(root)
+    marks = [m for m in marks if m.doc in (*docs, "*")]
     places: dict[str, dict[int, Figure]] = {}
     for figure in figures:
         if figure.table is None and figure.doc in docs and (root / figure.doc).exists():
@@ -381,8 +380,28 @@ def check_pages(
         counts["registered"] += by_figure
         counts["marked"] += by_mark
         counts["unaccounted"] += sum("is neither a registered figure" in p for p in found)
-    problems += [f"{m.doc}: NOT-FIGURES.yaml entry {m.at or m.pattern!r} marks nothing on a checked page" for m in marks if m not in used]
+    problems += [
+        f"{m.doc}: NOT-FIGURES.yaml entry {m.at or m.pattern!r} marks nothing on a checked page"
+        for m in marks
+        if m not in used and m.doc != "*"
+    ]
+    counts["unused_patterns"] = sum(m not in used for m in marks if m.doc == "*")
     return problems, counts
+
+
+def check_all(
+    figures: Sequence[Figure], marks: Sequence[NotFigure], results_dir: str | Path, root: str | Path, docs: Sequence[str]
+) -> list[str]:
+    """Every problem the registry test reports for the pages ``docs`` under ``root``: their registered figures
+    (:func:`check_index`), their results tables' unregistered numbers, tables of numbers without a marker, and
+    their prose's unaccounted numbers (:func:`check_pages`). Used by scripts/registry_mutations.py on a copy."""
+    root = Path(root)
+    mine = [f for f in figures if f.doc in docs]
+    problems = check_index(mine, results_dir, root)
+    for doc in docs:
+        text = (root / doc).read_text(encoding="utf-8")
+        problems += unmarked_numbers(doc, text, mine) + unmarked_tables(doc, text)
+    return problems + check_pages(mine, marks, root, docs)[0]
 
 
 def numeric_leaves(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], float]]:
@@ -468,14 +487,22 @@ def suggest_keys(
 
 
 def has_predictions(figure: Figure, results_dir: str | Path) -> bool:
-    """Whether the figure's result folder (its file's folder, or one below it: a training run's ``eval/dev/``, a
-    fold summary's ``fold_03/``) keeps per-item predictions, plain or gzip'd, or a summary NAME.json keeps
-    NAME.predictions.jsonl(.gz) beside it."""
-    path = Path(results_dir) / figure.file
-    beside = [path.with_name(f"{path.stem}.predictions.jsonl{gz}") for gz in ("", ".gz")]  # interpret/speed.json's
-    return any(p.is_file() for p in beside) or any(
-        p.name in ("predictions.jsonl", "predictions.jsonl.gz") for p in path.parent.rglob("predictions.jsonl*")
-    )
+    """Whether the figure's own run keeps its per-item predictions (plain or gzip'd): the files its INDEX.yaml group
+    names (``predictions:``, every one present), else predictions.jsonl beside its file, NAME.predictions.jsonl beside
+    a summary NAME.json, or NAME/predictions.jsonl (the summary's own run folder).
+
+    Why not any folder below: a sweep's or a comparison's summary sits above many runs, and a sibling run's
+    predictions do not recompute its figures (#35); such a summary names the files it comes from, or says why not."""
+    results_dir = Path(results_dir)
+    if figure.predictions:
+        return all((results_dir / p).is_file() for p in figure.predictions)
+    path = results_dir / figure.file
+    own = [
+        path.with_name("predictions.jsonl"),
+        path.with_name(f"{path.stem}.predictions.jsonl"),
+        path.with_suffix("") / "predictions.jsonl",
+    ]
+    return any(p.is_file() or p.with_name(p.name + ".gz").is_file() for p in own)
 
 
 def missing_predictions(figures: Sequence[Figure], results_dir: str | Path) -> tuple[list[str], list[Figure]]:
@@ -496,8 +523,8 @@ def missing_predictions(figures: Sequence[Figure], results_dir: str | Path) -> t
             excused.append(figure)
         else:
             problems.append(
-                f"{figure.where}: no predictions.jsonl(.gz) in {Path(figure.file).parent}/; commit them "
-                "(`figlang report DIR --pack`) or give the group a no-predictions: reason in INDEX.yaml"
+                f"{figure.where}: no predictions.jsonl(.gz) of its own run ({Path(figure.file).parent}/); commit them "
+                "(`figlang report DIR --pack`), name them (predictions:) or give the group a no-predictions: reason in INDEX.yaml"
             )
     return problems, excused
 
@@ -575,6 +602,7 @@ __all__ = [
     "Figure",
     "INDEX_FILE",
     "NO_RESULT_FILE",
+    "check_all",
     "check_index",
     "check_pages",
     "figure_value",
