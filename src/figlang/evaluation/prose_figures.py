@@ -29,7 +29,7 @@ MINUS = "−"  # U+2212, the typographic minus the documents print
 NOT_FIGURES_FILE = "NOT-FIGURES.yaml"
 NOT_FIGURE_KINDS = ("setting", "version", "date", "estimate", "paper", "example", "count", "unverified", "machine")
 # <!-- unverified-figures: WHY --> at a page's head: a dated lab note whose figures are as measured then, not checked
-PAGE_MARK = re.compile(r"<!--\s*unverified-figures:\s*(\S.*?)\s*-->")
+PAGE_MARK = re.compile(r"^<!--\s*unverified-figures:\s*(\S.*?)\s*-->", re.M)  # on a line of its own
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # not prose: HTML comments, inline code, link targets, bare addresses
 _MASKED = re.compile(r"<!--.*?-->|`[^`\n]*`|\]\([^)\s]*\)|<https?://[^>]*>|https?://\S+", re.S)
