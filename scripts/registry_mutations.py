@@ -45,7 +45,9 @@ NAMED = [  # (what, page, text as printed, the changed text)
 
 
 def pages() -> list[str]:
-    return ["README.md", *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs").rglob("*.md") if p.parts[-2:][0] != "results")]
+    """README.md and every page of the documentation site (docs/results/ holds result files, not pages)."""
+    docs = REPO / "docs"
+    return ["README.md", *sorted(str(p.relative_to(REPO)) for p in docs.rglob("*.md") if p.relative_to(docs).parts[0] != "results")]
 
 
 def _raw_offset(markdown: str, flat_offset: int) -> int:
@@ -114,7 +116,8 @@ def run(sample: int, seed: int = 0, named: bool = True) -> tuple[int, int, list[
             tried += 1
             if not caught(doc, markdown.replace(old, new), figures, marks):
                 missed.append(what)
-    on_pages = [f for f in figures if f.doc in pages()]
+    checked = set(pages())
+    on_pages = [f for f in figures if f.doc in checked]
     for figure in random.Random(seed).sample(on_pages, min(sample, len(on_pages))):
         markdown = (REPO / figure.doc).read_text(encoding="utf-8")
         for what, changed in figure_mutations(figure, markdown):

@@ -15,6 +15,7 @@ Tables and code blocks are left to the table checks of :mod:`figlang.evaluation.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ class Flat:
     prose: tuple[bool, ...]
 
 
+@functools.lru_cache(maxsize=64)  # a page is flattened once for all its figures and checks
 def flatten(markdown: str) -> Flat:
     keep = [True] * len(markdown)
     pos, fence = 0, False
@@ -84,13 +86,12 @@ def printed_sign(text: str, start: int) -> int:
 
 def sign_problem(where: str, raw: float, sign: int, text: str, unit: float) -> str | None:
     """Why a figure whose signed value is ``raw`` may not be printed with ``sign`` (None when it may): a minus
-    before a positive value, none before a negative one (a magnitude shows its sign), a plus before a negative."""
-    if abs(raw) < unit / 2:  # rounds to zero: either sign
-        return None
-    if raw < 0 and sign >= 0:
+    before zero or a positive value, none or a plus before a negative one (a magnitude shows its sign), except
+    where the negative value rounds to zero at the printed precision."""
+    if raw >= 0 and sign < 0:  # a minus before zero or a positive value, even one that rounds to zero
+        return f"{where}: the value is {'zero' if raw == 0 else 'positive'} ({raw:.6g}) but the page prints {MINUS}{text}"
+    if raw < 0 and sign >= 0 and abs(raw) >= unit / 2:  # a negative value that rounds to zero may print either way
         return f"{where}: the value is negative ({raw:.6g}) but the page prints {'+' if sign > 0 else 'no sign before '}{text}"
-    if raw > 0 and sign < 0:
-        return f"{where}: the value is positive ({raw:.6g}) but the page prints {MINUS}{text}"
     return None
 
 
