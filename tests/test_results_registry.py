@@ -12,11 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from figlang.evaluation.prose_figures import MINUS, flatten, headline_numbers, load_not_figures, printed_sign
 from figlang.evaluation.registry import (
     NO_RESULT_FILE,
     Figure,
     check_index,
+    check_pages,
     figure_value,
+    has_predictions,
     load_index,
     marked_without_file,
     matches,
@@ -119,7 +122,11 @@ def test_figlang_report_readme_tables_rewrites_the_readme(tmp_path, figures):
 # Registered figures whose result folder keeps no per-item predictions, each excused in INDEX.yaml with a reason
 # (GPU runs, deleted CPU runs still to be re-made, summaries that write no per-item file). A ratchet: re-making a
 # run lowers it; a new figure without predictions must raise it here, in review, with its reason in INDEX.yaml.
-MAX_WITHOUT_PREDICTIONS = 641  # 2026-11-26, sixth session (was 596): +45 figures of the writer recipes tried on a lent H200 (epochs, lr, steps, dev loss of training runs; no predictions exist). Third session (was 528): +68 figures that were marked ⁿ (no file at all) are now tied to their result files, which keep no per-item predictions (the GPU relations files, the smollm2 I→OR val run, configuration figures, benchmarks); GPU runs, deleted CPU runs, zero-shot runs whose predictions stayed in runs/, summaries and benchmarks (reasons in INDEX.yaml); lower it as runs are re-made
+MAX_WITHOUT_PREDICTIONS = 1096  # 2026-11-27 (#35; was 641): a figure counts as backed only by its own run's predictions (its folder, NAME.predictions.jsonl, NAME/, or the files its group names), no longer by any run below its file's folder: 460 lost that backing, 19 regained it by naming their runs (the comparisons), the rest carry a reason (KNOWN_GAPS below, or a summary/benchmark that writes no per-item file). 2026-11-26, sixth session (was 596): +45 figures of the writer recipes tried on a lent H200 (epochs, lr, steps, dev loss of training runs; no predictions exist). Third session (was 528): +68 figures that were marked ⁿ (no file at all) are now tied to their result files, which keep no per-item predictions (the GPU relations files, the smollm2 I→OR val run, configuration figures, benchmarks); GPU runs, deleted CPU runs, zero-shot runs whose predictions stayed in runs/, summaries and benchmarks (reasons in INDEX.yaml); lower it as runs are re-made
+# of those, the summaries whose figures were backed by a sibling run's predictions until #35 and whose own file is not
+# named yet (reason "known gap (#35): …" in INDEX.yaml, NO_PREDICTIONS in scripts/results_index.py): sweeps over
+# config-N/ runs, the FLUTE selection grid, training records, explainer benchmarks. A ratchet too.
+MAX_KNOWN_GAPS = 292
 
 
 def test_registered_figures_keep_predictions_or_say_why(figures):
@@ -127,6 +134,16 @@ def test_registered_figures_keep_predictions_or_say_why(figures):
     assert not problems, "\n".join(problems[:20])
     print(f"{len(excused)} of {len(figures)} registered figures have no per-item predictions (reasons in INDEX.yaml)")
     assert len(excused) <= MAX_WITHOUT_PREDICTIONS, f"{len(excused)} figures without predictions (was {MAX_WITHOUT_PREDICTIONS})"
+    gaps = [f for f in excused if f.no_predictions.startswith("known gap")]
+    print(f"{len(gaps)} of them are known gaps (a summary whose own predictions file is not named yet)")
+    assert len(gaps) <= MAX_KNOWN_GAPS, f"{len(gaps)} known gaps (was {MAX_KNOWN_GAPS})"
+    # a sibling run's predictions do not count: a sweep summary above config-N/ runs is not backed by them
+    sweep = next(f for f in figures if f.file == "explain/selection-sweep-compact/sweep.json")
+    assert (RESULTS / "explain/selection-sweep-compact/config-0").is_dir() and not has_predictions(sweep, RESULTS)
+    # named predictions count only when every named file exists
+    named = next(f for f in figures if f.predictions)
+    assert has_predictions(named, RESULTS)
+    assert not has_predictions(dataclasses.replace(named, predictions=(*named.predictions, "nowhere/predictions.jsonl")), RESULTS)
     # the check can fail: a folder without predictions and no reason, a reason where predictions exist
     bare = next(f for f in excused)
     assert missing_predictions([dataclasses.replace(bare, no_predictions=None)], RESULTS)[0]
@@ -156,3 +173,68 @@ def test_no_figure_is_quoted_without_its_file(figures):
     assert len(figures) >= 500 and cells == 0 and prose == 0
     table = "<!-- results-table: t no-file=ⁿ -->\n| a | b | c |\n|---|---|---|\n| x | 1.5 ⁿ | 2.5 |\n| y (no result file; to be re-run) | 3 | 4 |\n"
     assert marked_without_file(table + "And 7 (no result file; to be re-run).") == (3, 1)
+
+
+def test_every_headline_number_in_prose_is_registered_or_marked(figures):
+    """README.md and every page: each percentage, decimal, ratio, time or speed-up of the prose is a registered figure
+    at its anchored place or in an entry of docs/results/NOT-FIGURES.yaml; research diaries marked
+    <!-- unverified-figures --> are not scanned (and only they may be)."""
+    problems, counts = check_pages(figures, load_not_figures(RESULTS), REPO, DOCS)
+    print(f"prose numbers: {counts}")
+    assert not problems, "\n".join(problems[:30])
+    assert counts["registered"] >= 90 and counts["unused_patterns"] == 0
+    assert counts["excluded_pages"] <= 10  # the research diaries; user-facing pages are fully checked
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "unverified-figures" not in readme
+    added = readme.replace("figlang is Apache-2.0 licensed.", "figlang is Apache-2.0 licensed; it scores 91.3% on FLUTE.")
+    found = check_pages(figures, load_not_figures(RESULTS), REPO, ["README.md"])[0]
+    assert not found
+    from figlang.evaluation.prose_figures import unaccounted_numbers
+
+    assert any("91.3" in p for p in unaccounted_numbers("README.md", added, {}, load_not_figures(RESULTS))[0])
+
+
+def test_headline_numbers_and_printed_signs():
+    flat = flatten("Acc 80.6% in 35 minutes, precision 82/100, 3× faster; 2026 and 12 items; `p0.9` and\n```\n1.5\n```\n")
+    assert [(flat.text[a:b], k) for a, b, k in headline_numbers(flat)] == [
+        ("80.6", "percentage"),
+        ("35", "time"),
+        ("82", "ratio"),
+        ("100", "ratio"),
+        ("3", "speed-up"),
+    ]
+    text = f"[{MINUS}1.69, +6.48] and [-3.6, 2-45] IMPLI-2"
+    assert [printed_sign(text, text.index(t)) for t in ("1.69", "6.48", "3.6", "45", "2")] == [-1, 1, -1, 0, 0]
+
+
+def test_a_prose_figure_is_checked_at_its_place(figures, tmp_path):
+    """A changed digit at the figure's place fails though the same text stands elsewhere on the page; a sign flipped
+    before a difference registered by its magnitude (abs) fails in a table and in prose."""
+    figure = next(f for f in figures if f.table is None and f.at and f.doc == "docs/tutorials/first-evaluation.md")
+    page = (REPO / figure.doc).read_text(encoding="utf-8")
+    assert not check_index([figure], RESULTS, REPO)
+    elsewhere = f"{figure.text} stands here too. "
+    target = tmp_path / figure.doc
+    target.parent.mkdir(parents=True)
+    target.write_text(elsewhere + page.replace(figure.text + "%", "83.6%", 1), encoding="utf-8")
+    assert any("no longer prints" in p for p in check_index([figure], RESULTS, tmp_path))
+    signed = [f for f in figures if f.derive == "abs" and figure_value(f, RESULTS, signed=True) < 0]
+    assert signed  # CI bounds and differences below zero, printed with a minus
+    bound = next(f for f in signed if f.text == "1.69" and f.doc == "docs/research/trained_models.md")
+    tm = (REPO / bound.doc).read_text(encoding="utf-8")
+    (tmp_path / "docs/research").mkdir(parents=True)
+    (tmp_path / bound.doc).write_text(tm.replace(f"[{MINUS}1.69, +6.48]", "[+1.69, +6.48]"), encoding="utf-8")
+    assert any("negative" in p for p in check_index([f for f in figures if f.doc == bound.doc], RESULTS, tmp_path))
+
+
+def test_mutations_of_registered_figures_are_caught():
+    """scripts/registry_mutations.py: #35's named mutations (a README figure, the tutorial's 80.6% -> 83.6%, a CI sign
+    flipped, an unregistered number added) and a seeded sample of figures changed by a digit, a sign, a rounding.
+    The registry before #35 let all but the table figure through."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("registry_mutations", REPO / "scripts" / "registry_mutations.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    got, tried, missed = module.run(sample=15, seed=1)
+    assert tried >= len(module.NAMED) + 15 and not missed, missed

@@ -29,6 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from figlang.core.errors import FiglangError
+from figlang.evaluation.prose_figures import (
+    NUMBER,
+    PAGE_MARK,
+    NotFigure,
+    anchor_places,
+    flatten,
+    printed_sign,
+    sign_problem,
+    unaccounted_numbers,
+)
 
 INDEX_FILE = "INDEX.yaml"
 NO_RESULT_FILE = "(no result file; to be re-run)"
@@ -38,8 +48,6 @@ _TABLE_MARK = re.compile(r"<!--\s*results-table:\s*([\w.-]+)(?:\s+no-file=(\S+))
 # <!-- not-results-table: WHY -->: a table of numbers that are not quoted results (options, item numbers, a
 # worked example's inputs); the reason is required so the exemption is visible in review
 _NOT_RESULTS_MARK = re.compile(r"<!--\s*not-results-table:\s*(\S.*?)\s*-->")
-# a number standing alone: not part of a word or a file name (option1, gpt2-xl, k5, p0.9.jsonl)
-NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e-?\d+)?(?![\w]|\.\w)")  # 1.4e-5: a p-value
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,8 @@ class Figure:
     table: str | None = None
     row: str | None = None
     no_predictions: str | None = None  # why its folder keeps no per-item predictions (INDEX.yaml ``no-predictions:``)
+    at: tuple[str, ...] = ()  # a prose figure's place: the words around it as the page prints them (INDEX.yaml ``at:``)
+    predictions: tuple[str, ...] = ()  # the per-item predictions it recomputes from, where not in its own folder
 
     @property
     def where(self) -> str:
@@ -85,11 +95,17 @@ def load_index(results_dir: str | Path) -> list[Figure]:
                         table=group.get("table"),
                         row=group.get("row"),
                         no_predictions=group.get("no-predictions"),
+                        at=_as_tuple((group.get("at") or {}).get(str(fid))),
+                        predictions=_as_tuple(group.get("predictions")),
                     )
                 )
         except (KeyError, TypeError, ValueError) as err:
             raise FiglangError(f"{path}: group {g + 1} is malformed ({err}); see figlang.evaluation.registry for the format") from None
     return out
+
+
+def _as_tuple(value: Any) -> tuple[str, ...]:
+    return () if value is None else (str(value),) if isinstance(value, str) else tuple(str(v) for v in value)
 
 
 def _majority(node: Any) -> float:
@@ -106,10 +122,8 @@ def _fold_accuracies(node: Any) -> list[float]:
 DERIVATIONS: dict[str, Callable[[Any], float]] = {
     "majority": _majority,
     "count": lambda node: float(len(node)),
-    "abs": lambda node: abs(float(node)),
-    "items_per_second": lambda node: (
-        node["items"] / node["seconds"]
-    ),  # a benchmark mode's throughput (wall clock)  # a difference printed with a typographic sign (−23.33) outside the number
+    "abs": lambda node: abs(float(node)),  # a difference printed with its sign outside the number: the sign is checked
+    "items_per_second": lambda node: node["items"] / node["seconds"],  # a benchmark mode's throughput (wall clock)
     "min_fold": lambda node: min(_fold_accuracies(node)),
     "max_fold": lambda node: max(_fold_accuracies(node)),
 }
@@ -121,8 +135,9 @@ def _read(path: Path, cache: dict[Path, Any]) -> Any:
     return cache[path]
 
 
-def figure_value(figure: Figure, results_dir: str | Path, cache: dict[Path, Any] | None = None) -> float:
-    """The value the figure's key path names in its file, derived and scaled as the index says."""
+def figure_value(figure: Figure, results_dir: str | Path, cache: dict[Path, Any] | None = None, signed: bool = False) -> float:
+    """The value the figure's key path names in its file, derived and scaled as the index says (``signed``: before
+    the ``abs`` derivation, whose sign the page must print)."""
     path = Path(results_dir) / figure.file
     if not path.exists():
         raise FiglangError(f"{figure.where}: result file {path} does not exist")
@@ -136,7 +151,7 @@ def figure_value(figure: Figure, results_dir: str | Path, cache: dict[Path, Any]
             node = node[int(part)] if isinstance(node, list) else node[part]
         except (KeyError, IndexError, ValueError, TypeError):
             raise FiglangError(f"{figure.where}: {path} has no {'.'.join(figure.key)} (stops at {part!r})") from None
-    if figure.derive:
+    if figure.derive and not (signed and figure.derive == "abs"):
         if figure.derive not in DERIVATIONS:
             raise FiglangError(f"{figure.where}: unknown derivation {figure.derive!r} (known: {', '.join(DERIVATIONS)})")
         node = DERIVATIONS[figure.derive](node)
@@ -255,22 +270,64 @@ def assign(rows: Sequence[str], figures: Sequence[Figure]) -> tuple[dict[int, di
     return bound, problems
 
 
+def _unit(text: str) -> float:
+    return 10 ** -decimals(text) * (10 ** int(text.split("e", 1)[1]) if "e" in text else 1)
+
+
+def _raw(figure: Figure, value: float, results_dir: str | Path, cache: dict[Path, Any]) -> float:
+    """The signed value: before ``abs``, whose sign the page prints outside the number."""
+    return figure_value(figure, results_dir, cache, signed=True) if figure.derive == "abs" else value
+
+
+def prose_places(figure: Figure, page: str, raw: float) -> tuple[list[str], list[int]]:
+    """(problems, offsets in :func:`~figlang.evaluation.prose_figures.flatten`'s text) of a prose figure's anchors:
+    each found once, holding the figure, with the sign its value has."""
+    if not figure.at:
+        return [f"{figure.where}: a prose figure without its place (at:); scripts/results_index.py writes it"], []
+    flat = flatten(page)
+    problems, places = [], []
+    for at in figure.at:
+        place, why = anchor_places(flat, at, figure.text)
+        if place is None:
+            problems.append(f"{figure.where}: {why}")
+            continue
+        places.append(place)
+        wrong = sign_problem(figure.where, raw, printed_sign(flat.text, place), figure.text, _unit(figure.text))
+        problems += [wrong] if wrong else []
+    return problems, places
+
+
+def _table_signs(figures: Sequence[Figure], rows: Sequence[str], values: dict[int, float]) -> list[str]:
+    """A table figure printed with a sign its value does not have (−1.69 for +1.69, or the reverse)."""
+    problems = []
+    bound, _ = assign(rows, figures)
+    for i, slots in bound.items():
+        starts = [m.start() for m in NUMBER.finditer(rows[i])]
+        for t, figure in slots.items():
+            raw = values.get(id(figure))
+            wrong = raw is not None and sign_problem(figure.where, raw, printed_sign(rows[i], starts[t]), figure.text, _unit(figure.text))
+            problems += [wrong] if wrong else []
+    return problems
+
+
 def check_index(figures: Sequence[Figure], results_dir: str | Path, root: str | Path) -> list[str]:
     """Every problem with the registered figures: a missing file or key, a value that the printed text does not
-    round to, a figure the document does not print. Empty when all hold."""
+    round to, a sign the page prints that the value does not have, a prose figure not at its place (its anchor),
+    a table figure its row does not print. Empty when all hold."""
     root = Path(root)
     problems: list[str] = []
     cache: dict[Path, Any] = {}
     docs: dict[str, str] = {}
+    raws: dict[int, float] = {}
     for figure in figures:
-        doc = root / figure.doc
         if figure.doc not in docs:
-            if not doc.exists():
-                problems.append(f"{figure.where}: the document {doc} does not exist")
+            if not (root / figure.doc).exists():
+                problems.append(f"{figure.where}: the document {root / figure.doc} does not exist")
                 continue
-            docs[figure.doc] = doc.read_text(encoding="utf-8")
+            docs[figure.doc] = (root / figure.doc).read_text(encoding="utf-8")
         try:
             value = figure_value(figure, results_dir, cache)
+            raws[id(figure)] = _raw(figure, value, results_dir, cache)
         except FiglangError as err:
             problems.append(str(err))
             continue
@@ -278,16 +335,73 @@ def check_index(figures: Sequence[Figure], results_dir: str | Path, root: str | 
             problems.append(
                 f"{figure.where}: the file says {format_like(value, figure.text)} ({value!r}), the document prints {figure.text}"
             )
-        if figure.table is None and not re.search(rf"(?<![\w.]){re.escape(figure.text)}(?![\w]|\.\d)", docs[figure.doc]):
-            problems.append(f"{figure.where}: {figure.doc} does not print {figure.text}")
+        if figure.table is None:
+            problems += prose_places(figure, docs[figure.doc], raws[id(figure)])[0]
     for doc_name, text in docs.items():
         tables = results_tables(text)
         for name in sorted({f.table for f in figures if f.doc == doc_name and f.table}):
             if name not in tables:
                 problems.append(f"{doc_name}: no table marked <!-- results-table: {name} --> for the registered figures")
                 continue
-            problems += assign(tables[name], [f for f in figures if f.doc == doc_name and f.table == name])[1]
+            mine = [f for f in figures if f.doc == doc_name and f.table == name]
+            problems += assign(tables[name], mine)[1] + _table_signs(mine, tables[name], raws)
     return problems
+
+
+def check_pages(
+    figures: Sequence[Figure], marks: Sequence[NotFigure], root: str | Path, docs: Sequence[str]
+) -> tuple[list[str], dict[str, int]]:
+    """(problems, counts) of every page's prose: each headline-like number (a percentage, a decimal, a ratio, a
+    time, a speed-up) is a registered figure at its anchored place or lies in a NOT-FIGURES.yaml entry, unless
+    the page is a research note marked ``<!-- unverified-figures: WHY -->`` (docs/research/ only)."""
+    root = Path(root)
+    marks = [m for m in marks if m.doc in (*docs, "*")]
+    places: dict[str, dict[int, Figure]] = {}
+    for figure in figures:
+        if figure.table is None and figure.doc in docs and (root / figure.doc).exists():
+            page = (root / figure.doc).read_text(encoding="utf-8")
+            for place in prose_places(figure, page, 0.0)[1]:
+                places.setdefault(figure.doc, {})[place] = figure
+    problems: list[str] = []
+    counts = {"pages": 0, "excluded_pages": 0, "registered": 0, "marked": 0, "unaccounted": 0}
+    used: set[NotFigure] = set()
+    for doc in docs:
+        text = (root / doc).read_text(encoding="utf-8")
+        counts["pages"] += 1
+        if PAGE_MARK.search(text):
+            counts["excluded_pages"] += 1
+            if not doc.startswith("docs/research/"):
+                problems.append(f"{doc}: <!-- unverified-figures --> is for research notes (docs/research/) only")
+            continue
+        mine = [m for m in marks if m.doc in (doc, "*")]
+        found, by_figure, by_mark = unaccounted_numbers(doc, text, places.get(doc, {}), mine)
+        used.update(m for m in mine if m.spans(flatten(text).text))
+        problems += found
+        counts["registered"] += by_figure
+        counts["marked"] += by_mark
+        counts["unaccounted"] += sum("is neither a registered figure" in p for p in found)
+    problems += [
+        f"{m.doc}: NOT-FIGURES.yaml entry {m.at or m.pattern!r} marks nothing on a checked page"
+        for m in marks
+        if m not in used and m.doc != "*"
+    ]
+    counts["unused_patterns"] = sum(m not in used for m in marks if m.doc == "*")
+    return problems, counts
+
+
+def check_all(
+    figures: Sequence[Figure], marks: Sequence[NotFigure], results_dir: str | Path, root: str | Path, docs: Sequence[str]
+) -> list[str]:
+    """Every problem the registry test reports for the pages ``docs`` under ``root``: their registered figures
+    (:func:`check_index`), their results tables' unregistered numbers, tables of numbers without a marker, and
+    their prose's unaccounted numbers (:func:`check_pages`). Used by scripts/registry_mutations.py on a copy."""
+    root = Path(root)
+    mine = [f for f in figures if f.doc in docs]
+    problems = check_index(mine, results_dir, root)
+    for doc in docs:
+        text = (root / doc).read_text(encoding="utf-8")
+        problems += unmarked_numbers(doc, text, mine) + unmarked_tables(doc, text)
+    return problems + check_pages(mine, marks, root, docs)[0]
 
 
 def numeric_leaves(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], float]]:
@@ -373,14 +487,22 @@ def suggest_keys(
 
 
 def has_predictions(figure: Figure, results_dir: str | Path) -> bool:
-    """Whether the figure's result folder (its file's folder, or one below it: a training run's ``eval/dev/``, a
-    fold summary's ``fold_03/``) keeps per-item predictions, plain or gzip'd, or a summary NAME.json keeps
-    NAME.predictions.jsonl(.gz) beside it."""
-    path = Path(results_dir) / figure.file
-    beside = [path.with_name(f"{path.stem}.predictions.jsonl{gz}") for gz in ("", ".gz")]  # interpret/speed.json's
-    return any(p.is_file() for p in beside) or any(
-        p.name in ("predictions.jsonl", "predictions.jsonl.gz") for p in path.parent.rglob("predictions.jsonl*")
-    )
+    """Whether the figure's own run keeps its per-item predictions (plain or gzip'd): the files its INDEX.yaml group
+    names (``predictions:``, every one present), else predictions.jsonl beside its file, NAME.predictions.jsonl beside
+    a summary NAME.json, or NAME/predictions.jsonl (the summary's own run folder).
+
+    Why not any folder below: a sweep's or a comparison's summary sits above many runs, and a sibling run's
+    predictions do not recompute its figures (#35); such a summary names the files it comes from, or says why not."""
+    results_dir = Path(results_dir)
+    if figure.predictions:
+        return all((results_dir / p).is_file() for p in figure.predictions)
+    path = results_dir / figure.file
+    own = [
+        path.with_name("predictions.jsonl"),
+        path.with_name(f"{path.stem}.predictions.jsonl"),
+        path.with_suffix("") / "predictions.jsonl",
+    ]
+    return any(p.is_file() or p.with_name(p.name + ".gz").is_file() for p in own)
 
 
 def missing_predictions(figures: Sequence[Figure], results_dir: str | Path) -> tuple[list[str], list[Figure]]:
@@ -401,8 +523,8 @@ def missing_predictions(figures: Sequence[Figure], results_dir: str | Path) -> t
             excused.append(figure)
         else:
             problems.append(
-                f"{figure.where}: no predictions.jsonl(.gz) in {Path(figure.file).parent}/; commit them "
-                "(`figlang report DIR --pack`) or give the group a no-predictions: reason in INDEX.yaml"
+                f"{figure.where}: no predictions.jsonl(.gz) of its own run ({Path(figure.file).parent}/); commit them "
+                "(`figlang report DIR --pack`), name them (predictions:) or give the group a no-predictions: reason in INDEX.yaml"
             )
     return problems, excused
 
@@ -480,7 +602,9 @@ __all__ = [
     "Figure",
     "INDEX_FILE",
     "NO_RESULT_FILE",
+    "check_all",
     "check_index",
+    "check_pages",
     "figure_value",
     "format_like",
     "has_predictions",
@@ -489,6 +613,7 @@ __all__ = [
     "marked_without_file",
     "matches",
     "missing_predictions",
+    "prose_places",
     "regenerate_tables",
     "results_tables",
     "unmarked_numbers",
