@@ -19,7 +19,7 @@ CORE_WHEELS ?= $(HOME)/.cache/figlang/wheels/core
 # the base of figlang's strongest CPU systems, the suite's fixed rows (a shipped head on it; llama.cpp for NLI)
 BEST_MODELS := qwen2.5-1.5b
 
-.PHONY: setup run test docs clean
+.PHONY: setup run style test test-fast docs clean
 
 setup: $(STAMP)
 
@@ -39,12 +39,23 @@ run: $(STAMP)
 	$(BIN)/figlang suite --model $(MODEL) --data-dir $(DATA_DIR)
 
 # the style tools first (seconds): ruff's formatter and linter over the package, tests, benchmarks and scripts;
-# then mypy over the package (under a minute; [tool.mypy] in pyproject.toml)
-test: $(STAMP)
+# then mypy over the package (under a minute; [tool.mypy] in pyproject.toml); then the suite in $(TEST_WORKERS)
+# pytest-xdist workers, a test file to a worker (its module fixtures load once), one torch thread each.
+# `make test-fast` is the edit loop: the same checks, and only the tests that took under a second in the recorded
+# runs (tests/durations.json; scripts/test_durations.py re-makes it).
+TEST_WORKERS ?= 2
+PYTEST := FIGLANG_TEST_DATA=$(abspath $(DATA_DIR)) FIGLANG_CORE_WHEELS=$(CORE_WHEELS) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+style: $(STAMP)
 	$(BIN)/ruff format --check --quiet src tests benchmarks scripts
 	$(BIN)/ruff check --quiet src tests benchmarks scripts
 	$(BIN)/mypy
-	FIGLANG_TEST_DATA=$(abspath $(DATA_DIR)) FIGLANG_CORE_WHEELS=$(CORE_WHEELS) $(BIN)/python -m pytest -q
+
+test: style
+	$(PYTEST)
+
+test-fast: style
+	$(PYTEST) -m "not slow"
 
 # The documentation site, offline, in strict mode (a broken link or a stale generated page fails): site/
 docs: $(STAMP)

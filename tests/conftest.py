@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# the recorded time of each test (scripts/test_durations.py) and the most a test of the fast subset may take
+DURATIONS = REPO / "tests" / "durations.json"
+FAST_LIMIT_S = 1.0
 
 
 def _shared_data() -> Path:
@@ -99,3 +104,45 @@ def pytest_configure(config: pytest.Config) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ[name] = "1"
+
+
+def _fixture_key(fixturedef: pytest.FixtureDef) -> str:
+    """A module- or session-scoped fixture by where it is defined and its name: ``tests/test_x.py::app``."""
+    return f"{fixturedef.baseid}::{fixturedef.argname}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks `slow` each test that took over FAST_LIMIT_S in the recorded runs (tests/durations.json), or that
+    needs a module or session fixture whose setup did (a model loaded once for a module: whichever test runs first
+    pays for it), so that `pytest -m "not slow"` (`make test-fast`) is the edit loop's subset. A test or fixture not
+    yet recorded counts as fast."""
+    recorded = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.is_file() else {}
+    tests, fixtures = recorded.get("tests", {}), recorded.get("fixtures", {})
+    for item in items:
+        defs = getattr(item, "_fixtureinfo", None)
+        used = [d for name in (defs.names_closure if defs else ()) for d in defs.name2fixturedefs.get(name, ())] if defs else []
+        heavy = any(fixtures.get(_fixture_key(d), 0.0) > FAST_LIMIT_S for d in used if d.scope != "function")
+        if heavy or tests.get(item.nodeid, 0.0) > FAST_LIMIT_S:
+            item.add_marker(pytest.mark.slow)
+
+
+# With FIGLANG_TEST_FIXTURE_TIMES=DIR, each pytest process (each xdist worker) writes the setup seconds of its
+# module and session fixtures to DIR (scripts/test_durations.py reads them into tests/durations.json).
+_FIXTURE_SECONDS: dict[str, float] = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):
+    start = time.perf_counter()
+    yield
+    if fixturedef.scope != "function":
+        key = _fixture_key(fixturedef)
+        _FIXTURE_SECONDS[key] = max(_FIXTURE_SECONDS.get(key, 0.0), round(time.perf_counter() - start, 2))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    out = os.environ.get("FIGLANG_TEST_FIXTURE_TIMES")
+    if out and _FIXTURE_SECONDS:
+        path = Path(out) / f"fixtures-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{os.getpid()}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(_FIXTURE_SECONDS, indent=0, sort_keys=True) + "\n", encoding="utf-8")

@@ -193,7 +193,9 @@ def render_summary(summary: MineSummary) -> None:
         print_problems(
             "failed shards (rerun the command to retry them)", [f"{f.shard.location}: {f.kind}: {f.message}" for f in summary.failures]
         )
-    console.print(f"narratives: {summary.narratives_file}\nall hits (with why a hit gave no narrative): {summary.hits_file}")
+    console.print(
+        f"narratives: {summary.narratives_file}\nall hits (with why a hit gave no narrative): {summary.hits_file}", soft_wrap=True
+    )
 
 
 @app.command("export")
@@ -257,6 +259,6 @@ def check_lexicon_cmd(
     lex = load_lexicon(lexicon, data_dir)
     console.print(f"{lex.name}: {len(lex)} idioms, {lex.merged} duplicate line(s) merged, {len(lex.report.warnings)} problem(s)")
     for w in lex.report.warnings:
-        console.print(f"  {w}")
+        console.print(f"  {w}", soft_wrap=True)  # a path:line, whole
     if lex.report.skipped:
         raise typer.Exit(1)

@@ -64,6 +64,6 @@ def print_problems(what: str, problems: list[str], limit: int = 10) -> None:
         return
     err_console.print(f"[yellow]{what}: {len(problems)} problem(s)[/yellow]")
     for p in problems[:limit]:
-        err_console.print(f"  {p}")
+        err_console.print(f"  {p}", soft_wrap=True)  # each names a file and line: whole, so it copies as one
     if len(problems) > limit:
         err_console.print(f"  … and {len(problems) - limit} more")

@@ -57,7 +57,7 @@ def stats_cmd(
     if as_json:
         typer.echo(json.dumps({"data_dir": str(root), "tasks": [r.to_dict() for r in results]}, indent=2))
         return
-    console.print(f"[dim]data dir: {root}[/dim]")
+    console.print(f"[dim]data dir: {root}[/dim]", soft_wrap=True)
     for result in results:
         render_stats(result)
     if any(s.error for r in results for s in r.splits):
@@ -82,7 +82,7 @@ def render_stats(result: TaskStats) -> None:
         table.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
     for s in result.splits:
         if s.error:
-            table.add_row(s.split, "-", "-", "-", "-", f"[red]{s.error}[/red]")
+            table.add_row(s.split, "-", "-", "-", "-", "[red]not loaded (below)[/red]")
             continue
         notes = []
         if s.placeholder:
@@ -91,6 +91,10 @@ def render_stats(result: TaskStats) -> None:
         words = ", ".join(f"{k} {v}" for k, v in s.mean_words.items())
         table.add_row(s.split, f"{s.records:,}", f"{s.expressions:,}", _fmt_counts(s.labels), words, "\n".join(notes))
     console.print(table)
+    # a load error names a path and its fix: printed whole below the table (soft-wrapped, so a path copies as one)
+    for s in result.splits:
+        if s.error:
+            console.print(f"[red]{result.task} {s.split}[/red]: {rich_escape(str(s.error))}", soft_wrap=True)
     for s in result.splits:
         for field, counts in s.groups.items():
             if len(result.splits) > 1 and len(counts) <= 1:
