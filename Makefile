@@ -44,7 +44,7 @@ run: $(STAMP)
 # `make test-fast` is the edit loop: the same checks, and only the tests that took under a second in the recorded
 # runs (tests/durations.json; scripts/test_durations.py re-makes it).
 TEST_WORKERS ?= 2
-PYTEST := FIGLANG_TEST_DATA=$(abspath $(DATA_DIR)) FIGLANG_CORE_WHEELS=$(CORE_WHEELS) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+PYTEST := FIGLANG_TEST_DATA=$(abspath $(DATA_DIR)) FIGLANG_CORE_WHEELS=$(CORE_WHEELS) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 style: $(STAMP)
 	$(BIN)/ruff format --check --quiet src tests benchmarks scripts

@@ -2157,6 +2157,21 @@ if os.path.exists(R + "suite/suite.json"):
         [["wall_seconds", 0, "seconds"], ["cpu_seconds", 0, "cpu_seconds"]]
         + [[f"load_average_end_{i}", 2, f"load_average_end.{i}"] for i in range(3)],
     )
+# the suite's own timing (#39): `make test` and `make test-fast`, timed by benchmarks/bench_test_suite.py
+if os.path.exists(R + "tests/suite_timing.json"):
+    T = "targets"
+    for doc, figs in [
+        ("README.md", [["make-test-minutes", 1, f"{T}.test.minutes"], ["make-test-fast-seconds", 1, f"{T}.test-fast.wall_seconds"]]),
+        (
+            "docs/testing.md",
+            [
+                ["make-test-minutes", 1, f"{T}.test.minutes"],
+                ["make-test-seconds", 1, f"{T}.test.wall_seconds"],
+                ["make-test-fast-seconds", 1, f"{T}.test-fast.wall_seconds"],
+            ],
+        ),
+    ]:
+        prose(doc, "tests/suite_timing.json", figs)
 FE = "docs/tutorials/first-evaluation.md"
 prose(FE, "cpu/idiom-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
 prose(FE, "cpu/simile-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-simile-dev-disjoint", 1, f"{A}.accuracy", 100]])
@@ -2290,6 +2305,7 @@ NO_PREDICTIONS = [
     ("bench/", "a benchmark's summary: its per-item predictions are inside the file (modes.*.predictions)"),
     ("serve/", "page-load timings of figlang serve: no per-item predictions exist"),
     ("suite/suite.json", "the suite's timing line (wall and CPU seconds, load): no per-item predictions exist"),
+    ("tests/", "the test suite's wall time per make target (benchmarks/bench_test_suite.py): no per-item predictions exist"),
     (
         "explain/flute-iro-writer-gpu/",
         "training recipes compared by their dev loss on `selection` (train_log.jsonl per recipe); no predictions are made",
@@ -2370,6 +2386,7 @@ for g in groups:
 # another sentence, fails the registry test. Where the page prints the figure's text more than once, PLACES names the
 # one it quotes (a text around it, as the page prints it, whitespace collapsed): (page, figure id) -> text.
 PLACES = {
+    ("README.md", "make-test-fast-seconds"): "966 in 52.5 seconds",
     ("docs/how-to/web.md", "startup_cpu_s"): "1.6 to 1.75 s of CPU",
     ("docs/how-to/web.md", "restart_startup_cpu_s"): "Startup needed 1.6 to",
     ("docs/how-to/web.md", "restart_startup_s"): "took 4.4 to 6.9 s",
