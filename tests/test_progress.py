@@ -19,8 +19,12 @@ import sys
 if sys.argv[1] == "route":
     from figlang.core.progress import route_transformers_bars
     route_transformers_bars()
-from transformers import AutoModel
-AutoModel.from_pretrained(sys.argv[2])
+if sys.argv[1] == "encoder":  # figlang's own load of a frozen base (a shipped head's), nothing routed beforehand
+    from figlang.methods.trained.multiple_choice import load_encoder
+    load_encoder(sys.argv[2])
+else:
+    from transformers import AutoModel
+    AutoModel.from_pretrained(sys.argv[2])
 print("loaded")
 """
 
@@ -35,6 +39,15 @@ def test_loading_weights_bars_go_through_figlang_or_nowhere(minilm_path):
     routed = subprocess.run([sys.executable, "-c", LOAD, "route", str(minilm_path)], capture_output=True, text=True, env=env, timeout=300)
     assert routed.returncode == 0 and routed.stdout.strip() == "loaded", routed.stderr[-2000:]
     assert "Loading weights" not in routed.stderr and "it/s" not in routed.stderr, routed.stderr[-2000:]
+
+
+def test_a_shipped_heads_base_loads_without_a_tqdm_bar(minilm_path):
+    """The first model a `make run` loads is a shipped head's frozen base (load_encoder): its "Loading weights" bar
+    went straight to the terminal while later loads were routed; figlang's own loaders route before they load."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "COLUMNS": "80"}
+    run = subprocess.run([sys.executable, "-c", LOAD, "encoder", str(minilm_path)], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "loaded", run.stderr[-2000:]
+    assert "Loading weights" not in run.stderr and "it/s" not in run.stderr, run.stderr[-2000:]
 
 
 GGUF = """
@@ -174,4 +187,24 @@ def test_training_and_builder_lines_show_their_rate(monkeypatch, capsys):
         for _ in range(3):
             bar.update(job, advance=1)
             bar.refresh()
-    assert re.search(r"mining shards \d+\.\d\d items/s", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue()))
+    assert re.search(r"mining shards \d+(\.\d+)?k? items/s", re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue()))
+
+
+def test_rates_stay_short_and_a_job_of_slow_batches_still_gets_an_eta():
+    """A fast library bar's rate in at most 5 characters (a 6,441 items/s "Loading weights" bar wrapped its line at 80
+    columns), and an ETA where rich's own estimate has no two updates within its 30 s window (a 1.5B model scoring
+    32 items a batch: `make run` showed "ETA -:--:--" throughout)."""
+    from rich.progress import Progress
+
+    from figlang.core.progress import compact_number, eta_column
+
+    assert [compact_number(x) for x in (0.561, 12.34, 644.2, 6440.99)] == ["0.56", "12.3", "644", "6.4k"]
+    clock = [0.0]
+    progress = Progress(get_time=lambda: clock[0])
+    job = progress.add_task("idiom-cloze/dev-disjoint", total=60)
+    assert eta_column().render(progress.tasks[job]).plain == "-:--:--"  # nothing done yet: no estimate
+    clock[0] = 57.0
+    progress.update(job, advance=32)
+    task = progress.tasks[job]
+    assert task.time_remaining is None  # rich alone: unknown
+    assert eta_column().render(task).plain == "0:00:49"  # 57 s for 32 items, 28 to go

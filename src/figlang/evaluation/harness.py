@@ -25,6 +25,7 @@ from figlang.methods.base import Method, Prediction, bind_method, get_methods
 from figlang.core.options import option_names
 from figlang.backends.cache import RequestCache, cache_key
 from figlang.core.progress import columns as progress_columns
+from figlang.core.progress import compact_number
 from figlang.core.progress import display as progress_display
 from figlang.evaluation.predictions import PredictionProblems, prediction_files, prediction_rows, read_predictions, write_predictions
 from figlang.evaluation.provenance import (
@@ -120,7 +121,7 @@ def run_method(
             done += len(chunk)
             elapsed = time.perf_counter() - start
             rate = done / max(elapsed, 1e-9)
-            bar.update(job, advance=len(chunk), rate=f"{rate:.2f} items/s")
+            bar.update(job, advance=len(chunk), rate=f"{compact_number(rate)} items/s")
             if progress and not bar.console.is_terminal:  # a log file: one plain line per chunk instead of a live bar
                 print(
                     _progress_line(description, stats["cached"] + done, len(records), rate, elapsed, len(todo) - done),

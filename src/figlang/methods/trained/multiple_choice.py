@@ -226,6 +226,7 @@ def load_encoder(path: str) -> nn.Module:
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
 
+    route_transformers_bars()  # its "Loading weights" bar as a line of figlang's display (a shipped head's first load)
     level = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     try:
