@@ -247,3 +247,17 @@ class HFTextMixin:
                 continue
             keep.append(k)
         return keep
+
+
+class ModelHost(HFTextMixin):
+    """What TransformersBackend sets (in ``__init__``, or with the weights) and both its generation and scoring
+    mixins read: declarations for the type checker; nothing is set here at run time."""
+
+    kind: str
+    device: Any  # a torch.device
+    _torch: Any  # the torch module
+    model: Any
+    batch_size: int
+    max_batch_tokens: int
+    _positions: bool
+    _logits_to_keep: bool

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from figlang.backends.base import CapabilityError, GenerationRequest
-from figlang.backends.hf_text import HFTextMixin
+from figlang.backends.hf_text import ModelHost
 from figlang.backends.transformers_support import _batches, _select_cache_rows, derive_seed, prompt_lookup_draft
 
 
@@ -28,19 +28,11 @@ class _DecodeRows:
         return self.reqs, self.generators, self.generated, self.texts, self.limits
 
 
-class Generation(HFTextMixin):
+class Generation(ModelHost):
     """The generation methods of TransformersBackend (it holds the model, tokenizer and options they use)."""
 
-    # What the host class sets (in ``__init__``, or with the weights) and these methods read.
-    kind: str
-    device: Any  # a torch.device
-    _torch: Any  # the torch module
-    model: Any
-    batch_size: int
-    max_batch_tokens: int
+    # What the host class sets (in ``__init__``, or with the weights) and only these methods read (the rest: ModelHost).
     prompt_lookup: int
-    _positions: bool
-    _logits_to_keep: bool
     _sliding_window: int | None
 
     if TYPE_CHECKING:  # the host's methods (TransformersBackend; _encode_prefixes from CausalScoring)

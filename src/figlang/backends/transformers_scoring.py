@@ -10,24 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 from figlang.backends.prefix import shared_prefix_length
 from figlang.backends.base import CapabilityError, ContinuationScore, ScoreRequest
-from figlang.backends.hf_text import HFTextMixin
+from figlang.backends.hf_text import ModelHost
 from figlang.backends.transformers_support import TokenTree, _batches, _select_cache_rows
 
 
-class CausalScoring(HFTextMixin):
+class CausalScoring(ModelHost):
     """The causal-LM scoring methods of TransformersBackend (it holds the model, tokenizer and options they use)."""
 
-    # What the host class sets (in ``__init__``, or with the weights) and these methods read.
-    kind: str
-    device: Any  # a torch.device
-    _torch: Any  # the torch module
-    model: Any
-    batch_size: int
-    max_batch_tokens: int
+    # What the host class sets (in ``__init__``, or with the weights) and only these methods read (the rest: ModelHost).
     pad_id: int
     prefix_reuse: bool
-    _positions: bool
-    _logits_to_keep: bool
     _packable: bool
 
     if TYPE_CHECKING:  # the host's methods (TransformersBackend)
