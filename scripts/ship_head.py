@@ -19,9 +19,10 @@ parser.add_argument("run", help="a finished `figlang train --preset cpu-probe` f
 parser.add_argument("name", help="the head's name (figlang:NAME), e.g. idiom-probe-qwen")
 parser.add_argument("--root", help="heads folder (default: the package's src/figlang/resources/heads)")
 parser.add_argument("--overwrite", action="store_true", help="replace a head of the same name")
+parser.add_argument("--allow-dirty", action="store_true", help="ship a run trained from a modified tree (a trial folder)")
 args = parser.parse_args()
 try:
-    folder = ship_head(args.run, args.name, root=args.root, overwrite=args.overwrite)
+    folder = ship_head(args.run, args.name, root=args.root, overwrite=args.overwrite, allow_dirty=args.allow_dirty)
 except FiglangError as err:
     sys.exit(f"error: {err}")
 record = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))

@@ -189,7 +189,7 @@ def test_a_shipped_head_answers_by_name_as_its_run_does(tiny_probe: Path, tmp_pa
     from figlang.methods.trained.methods import TrainedMethod
 
     root = tmp_path / "heads"
-    folder = ship_head(tiny_probe, "idiom-probe-tiny", root=root)
+    folder = ship_head(tiny_probe, "idiom-probe-tiny", root=root, allow_dirty=True)  # the suite may run in a modified tree
     assert sorted(p.name for p in folder.iterdir()) == ["choice_head.safetensors", "figlang.json", RECORD_FILE]  # no base, no tokenizer
     assert sum(p.stat().st_size for p in folder.iterdir()) < 64_000
     record = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
@@ -197,9 +197,9 @@ def test_a_shipped_head_answers_by_name_as_its_run_does(tiny_probe: Path, tmp_pa
     assert record["selection_split"] == "selection" and record["training"]["seed"] == 0 and record["code"]["git_commit"]
     assert str(tmp_path) not in (folder / "figlang.json").read_text() + (folder / RECORD_FILE).read_text()
     with pytest.raises(FiglangError, match="exists"):
-        ship_head(tiny_probe, "idiom-probe-tiny", root=root)
+        ship_head(tiny_probe, "idiom-probe-tiny", root=root, allow_dirty=True)
     with pytest.raises(FiglangError, match="head name"):
-        ship_head(tiny_probe, "Idiom Probe", root=root)
+        ship_head(tiny_probe, "Idiom Probe", root=root, allow_dirty=True)
 
     monkeypatch.setenv("FIGLANG_HEADS_DIR", str(root))
     assert "idiom-probe-tiny" in shipped_heads() and shipped_head_dir("figlang:idiom-probe-tiny") == folder
@@ -211,6 +211,28 @@ def test_a_shipped_head_answers_by_name_as_its_run_does(tiny_probe: Path, tmp_pa
     for a, b in zip(by_name.predict(records), by_dir.predict(records)):
         assert a.prediction == b.prediction and a.scores == pytest.approx(b.scores, abs=1e-6)
     assert by_name.config()["model"] == "figlang:idiom-probe-tiny"
+
+
+def test_a_head_ships_only_from_a_clean_commit(tiny_probe: Path, tmp_path: Path) -> None:
+    """A run trained from a modified tree is refused (nobody could check out the code that made it) unless the
+    caller asks for a trial folder; the record then says git_dirty."""
+    import shutil
+
+    from figlang.methods.trained.heads import RECORD_FILE, ship_head
+
+    for dirty in (True, False):
+        run = tmp_path / f"run-{dirty}"
+        shutil.copytree(tiny_probe, run)
+        meta = json.loads((run / "figlang.json").read_text(encoding="utf-8"))
+        meta["provenance"]["code"] = {**meta["provenance"].get("code", {}), "git_commit": "0" * 40, "git_dirty": dirty}
+        (run / "figlang.json").write_text(json.dumps(meta), encoding="utf-8")
+        if dirty:
+            with pytest.raises(FiglangError, match="not trained from a clean commit"):
+                ship_head(run, "idiom-probe-dirty", root=tmp_path / "heads")
+            folder = ship_head(run, "idiom-probe-dirty", root=tmp_path / "heads", allow_dirty=True)
+        else:
+            folder = ship_head(run, "idiom-probe-clean", root=tmp_path / "heads")
+        assert json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))["code"]["git_dirty"] is dirty
 
 
 def test_only_a_probe_run_ships(tmp_path: Path) -> None:

@@ -191,11 +191,13 @@ def head_record(meta: dict[str, Any], folder: str | Path, name: str, source: str
     }
 
 
-def ship_head(run_dir: str | Path, name: str, root: str | Path | None = None, overwrite: bool = False) -> Path:
+def ship_head(run_dir: str | Path, name: str, root: str | Path | None = None, overwrite: bool = False, allow_dirty: bool = False) -> Path:
     """Copy a finished probe run's head into the package as ``figlang:NAME``, with its record.
 
     Only a complete multiple-choice run on a frozen catalog base qualifies (its head is a few KB and the
-    base can be installed by name); the folder is written whole or not at all. Returns the head's folder.
+    base can be installed by name), made from a clean commit so that anyone can check out the code that made it
+    (``allow_dirty`` for a trial folder: its record keeps ``git_dirty``); the folder is written whole or not at
+    all. Returns the head's folder.
     """
     run = Path(run_dir)
     meta = read_figlang_json(run)
@@ -214,6 +216,12 @@ def ship_head(run_dir: str | Path, name: str, root: str | Path | None = None, ov
         raise FiglangError(
             f"{run}: the frozen base must be a catalog model with a recorded revision "
             f"(got {base.get('reference')!r}, source {base.get('source')!r}), so that users can install it by name"
+        )
+    code = (meta.get("provenance") or {}).get("code") or {}
+    if code.get("git_dirty") is not False and not allow_dirty:
+        raise FiglangError(
+            f"{run}: not trained from a clean commit (commit {code.get('git_commit')}, git_dirty {code.get('git_dirty')}): "
+            "commit, train again, then ship; or pass allow_dirty=True (--allow-dirty) for a trial folder"
         )
     weights, limit = (HEAD_FILE, MAX_HEAD_BYTES) if probe else (ADAPTER_FILE, MAX_ADAPTER_BYTES)
     head = run / weights
