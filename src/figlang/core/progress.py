@@ -42,6 +42,13 @@ def compact_number(x: float) -> str:
     return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 10 else f"{x:.2f}"
 
 
+def clock(seconds: float) -> str:
+    """``0:09:40``: hours, minutes and seconds of a duration (elapsed or left), rounded to the second."""
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}"
+
+
 def eta_column():
     """Time left: rich's own estimate (from the last 30 s), else the whole run's average so far, so that a job whose
     batches take longer than rich's window (a 1.5B model scoring 32 items at a time) still shows an ETA."""
@@ -55,8 +62,7 @@ def eta_column():
                 left = task.elapsed * (task.total - task.completed) / task.completed
             if left is None:
                 return Text("-:--:--", style="progress.remaining")
-            minutes, seconds = divmod(int(left), 60)
-            return Text(f"{minutes // 60:d}:{minutes % 60:02d}:{seconds:02d}", style="progress.remaining")
+            return Text(clock(int(left)), style="progress.remaining")  # whole seconds left, as rich counts them
 
     return EtaColumn()
 

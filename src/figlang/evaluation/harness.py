@@ -25,7 +25,7 @@ from figlang.methods.base import Method, Prediction, bind_method, get_methods
 from figlang.core.options import option_names
 from figlang.backends.cache import RequestCache, cache_key
 from figlang.core.progress import columns as progress_columns
-from figlang.core.progress import compact_number
+from figlang.core.progress import clock, compact_number
 from figlang.core.progress import display as progress_display
 from figlang.evaluation.predictions import PredictionProblems, prediction_files, prediction_rows, read_predictions, write_predictions
 from figlang.evaluation.provenance import (
@@ -131,16 +131,10 @@ def run_method(
     return out, stats
 
 
-def _clock(seconds: float) -> str:
-    minutes, secs = divmod(int(round(seconds)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}"
-
-
 def _progress_line(description: str, done: int, total: int, rate: float, elapsed: float, left: int) -> str:
     """``idiom-cloze/dev 64/355 items, 0.11 items/s, 0:09:40 elapsed, ETA 0:44:05`` (for logs, where no bar is drawn)."""
-    eta = _clock(left / rate) if rate > 0 else "?"
-    return f"{description} {done}/{total} items, {rate:.2f} items/s, {_clock(elapsed)} elapsed, ETA {eta}"
+    eta = clock(left / rate) if rate > 0 else "?"
+    return f"{description} {done}/{total} items, {rate:.2f} items/s, {clock(elapsed)} elapsed, ETA {eta}"
 
 
 def build_results(
