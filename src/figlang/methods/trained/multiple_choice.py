@@ -107,7 +107,6 @@ class ChoiceScorer(nn.Module):
     def _encode_shared(self, rows: list[list[int]], device: torch.device) -> list[torch.Tensor]:
         """Last-token vectors of decoder rows; consecutive rows sharing a prefix run it once (its KV cache)."""
         quiet_cache_rename()
-        route_transformers_bars()  # its "Loading weights" bars as lines of figlang's display
         out: list[torch.Tensor | None] = [None] * len(rows)
         plain: list[int] = []
         i = 0
