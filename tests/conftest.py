@@ -120,7 +120,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     tests, fixtures = recorded.get("tests", {}), recorded.get("fixtures", {})
     for item in items:
         defs = getattr(item, "_fixtureinfo", None)
-        used = [d for name in (defs.names_closure if defs else ()) for d in defs.name2fixturedefs.get(name, ())] if defs else []
+        used = [d for name in defs.names_closure for d in defs.name2fixturedefs.get(name, ())] if defs else []
         heavy = any(fixtures.get(_fixture_key(d), 0.0) > FAST_LIMIT_S for d in used if d.scope != "function")
         if heavy or tests.get(item.nodeid, 0.0) > FAST_LIMIT_S:
             item.add_marker(pytest.mark.slow)
