@@ -47,6 +47,8 @@ def load_trained(directory: str | Path, device: str | None = None, **options: An
     kind = TRAINED_METHODS[meta["method"]][1]
     if kind == "choice-scorer":
         from figlang.methods.trained.multiple_choice import ChoiceScorerModel as cls
+    elif kind == "fold-heads":
+        from figlang.methods.trained.fold_heads import FoldHeadsModel as cls  # type: ignore[assignment]
     elif kind == "generator":
         from figlang.methods.trained.generator import GeneratorModel as cls  # type: ignore[assignment]
     else:

@@ -38,13 +38,22 @@ TRAINED_METHODS: dict[str, tuple[str, str]] = {
     "generator": ("generation", "generator"),  # narrative → continuation (causal LM)
     "generator-context": ("generation", "generator"),  # Inf_j <sep1> N <sep2> C, logits summed over j when decoding
     "generator-literal": ("generation", "generator"),  # the same with literal inferences
+    "nli-fold-heads": ("nli", "fold-heads"),  # IMPLI: a linear head per idiom-disjoint fold on a frozen NLI classifier (fold_heads)
 }
+# methods whose models are not made by `figlang train`, with the command that makes them
+NOT_TRAINED_HERE = {"nli-fold-heads": "python scripts/train_fold_heads.py OUT"}
 KNOWLEDGE = {"mc-context": "context", "mc-literal": "literal", "generator-context": "context", "generator-literal": "literal"}
 
 
 def check_method(method: str) -> str:
     if method not in TRAINED_METHODS:
         raise FiglangError(f"unknown training method {method!r}; choose one of: {', '.join(TRAINED_METHODS)}")
+    if method in NOT_TRAINED_HERE:
+        trainable = [m for m in TRAINED_METHODS if m not in NOT_TRAINED_HERE]
+        raise FiglangError(
+            f"{method!r} models are not trained by `figlang train` (make one with {NOT_TRAINED_HERE[method]}); "
+            f"figlang train trains: {', '.join(trainable)}"
+        )
     return method
 
 

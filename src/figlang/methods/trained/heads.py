@@ -60,9 +60,15 @@ def head_roots(root: str | Path | None = None) -> list[Path]:
     return ([Path(extra).expanduser()] if extra else []) + [heads_dir()]
 
 
+FOLD_HEADS_FILE = "fold_heads.safetensors"  # as fold_heads.HEADS_FILE: IMPLI's ten fold heads on a shipped classifier
+
+
 def _weights_file(folder: Path) -> str:
-    """The trained weights a shipped folder holds: a probe's head, or a LoRA classifier's adapter."""
-    return ADAPTER_FILE if (folder / ADAPTER_FILE).is_file() else HEAD_FILE
+    """The trained weights a shipped folder holds: a probe's head, a LoRA classifier's adapter, or fold heads."""
+    for name in (ADAPTER_FILE, FOLD_HEADS_FILE):
+        if (folder / name).is_file():
+            return name
+    return HEAD_FILE
 
 
 def _is_head(folder: Path) -> bool:
