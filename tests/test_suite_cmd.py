@@ -18,9 +18,10 @@ from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.evaluation.registry import NUMBER, results_tables
 from figlang.evaluation.suite import (
-    BEST_NLI_MODEL,
     DEFAULT_MODEL,
     DEFAULT_SUITE,
+    FLUTE_LABEL_MODEL,
+    IMPLI_FOLD_MODEL,
     GROUPS,
     README_END,
     README_START,
@@ -64,57 +65,68 @@ def test_entries_and_selection() -> None:
 
 
 def test_showcase_configuration_is_valid(data_dir: Path) -> None:
-    """Two rows a benchmark (figlang's fixed best, then --model) on the same split and sample size; the splits exist
-    and are sampled (the whole job must fit 10 minutes); the methods and models exist; the plain-words descriptions
-    carry no digits (the results registry would read them as figures)."""
+    """Two rows a benchmark (figlang's fixed best, then --model) on the same split; the narrative rows on the same
+    sample size, the NLI best rows (shipped models that cost milliseconds a pair) on the whole split; the splits exist;
+    the methods and models exist; the plain-words descriptions carry no digits (the results registry would read them
+    as figures)."""
     from figlang.methods.base import get_methods
-    from figlang.backends.catalog import names as catalog_names
 
     by_benchmark: dict[str, list] = defaultdict(list)
     for e in DEFAULT_SUITE:
         by_benchmark[e.benchmark].append(e)
     assert len(by_benchmark) == 4
-    catalog = catalog_names()
     for bench, (best, model) in by_benchmark.items():
         assert best.fixed and not model.fixed, bench
-        assert (best.task, best.split, best.limit) == (model.task, model.split, model.limit), bench
+        assert (best.task, best.split) == (model.task, model.split), bench
         task = get_task(best.task)
         split = task.check_split(best.split)
-        assert 20 <= best.limit < len(task.load(split, data_dir)), bench  # a sample, marked as such
+        assert model.limit is not None and 20 <= model.limit < len(task.load(split, data_dir)), bench  # a sample, marked as such
         for e in (best, model):
             assert get_methods().info(e.method) is not None
             about = e.describe(DEFAULT_MODEL)
             assert len(about.split()) >= 8 and not NUMBER.findall(about), about
-        if best.method == "trained":  # a head shipped in the package, on the frozen qwen2.5-1.5b
-            assert best.model.startswith("figlang:") and best.split == "dev-disjoint"
+        assert best.method == "trained" and best.model.startswith("figlang:")  # a model shipped in the package
+        if best.split == "dev-disjoint":  # the narrative heads, on the frozen qwen2.5-1.5b, on the model row's sample
+            assert best.limit == model.limit
             assert "qwen2.5-1.5b" in best.describe(DEFAULT_MODEL) and "frozen" in best.describe(DEFAULT_MODEL)
         else:
-            assert best.model == BEST_NLI_MODEL in catalog
-            assert best.options == {"backend": "llama.cpp", "question": "meaning", "calibrate": "content-free", "explain": False}
+            assert best.limit is None and best.model in (FLUTE_LABEL_MODEL, IMPLI_FOLD_MODEL)
         assert model.describe("gemma3-270m").startswith("gemma3-270m ")
-    # the model rows run the suite's dtype; the fixed ones keep their own (llama.cpp's 4-bit weights, the head's base as trained)
+    # the model rows run the suite's dtype; the fixed ones keep their own (the head's base as trained)
     assert [e.uses_torch_lm for e in DEFAULT_SUITE] == [False, True] * 4
 
 
+# shipped before ship_head refused modified trees (issue #35): listed, so that re-making one from a clean commit must
+# take it off this list, and any new head from a modified tree fails
+MADE_DIRTY = {"idiom-probe-qwen"}
+
+
 def test_shipped_heads_have_a_complete_record() -> None:
-    from figlang.methods.trained.heads import MAX_HEAD_BYTES, heads_dir, read_record, shipped_heads
+    from figlang.methods.trained.heads import MAX_ADAPTER_BYTES, MAX_HEAD_BYTES, heads_dir, read_record, shipped_heads
 
     shipped = shipped_heads(heads_dir())
-    if not shipped:
-        pytest.skip("no head shipped in src/figlang/resources/heads yet (python scripts/ship_head.py RUN NAME)")
     for e in DEFAULT_SUITE:
         if e.method != "trained":
             continue
         name = e.model.removeprefix("figlang:")
         assert name in shipped, f"{e.name}: {e.model} is not shipped"
         record = read_record(name, heads_dir())
-        assert record["task"] == e.task and record["base_model"]["catalog"] == "qwen2.5-1.5b"
-        assert record["base_model"]["revision"] and record["base_model"]["layers_read"]
-        assert record["selection_split"] == "selection" and record["train_split"] == "train-fit"
-        assert set(record["choices_made_on"].values()) == {"selection"}
-        assert record["head"]["bytes"] <= MAX_HEAD_BYTES and record["code"]["git_commit"]
-        assert record["data_files"] and all(f["sha256"] for f in record["data_files"])
+        assert record["code"]["git_commit"] and record["code"]["git_dirty"] is (name in MADE_DIRTY), name  # re-makeable: a clean commit
         assert "/root/" not in json.dumps(record) and "/home/" not in json.dumps(record)
+        assert record["data_files"] and all(f["sha256"] for f in record["data_files"])
+        if e.model == IMPLI_FOLD_MODEL:
+            assert record["base"]["model"] == FLUTE_LABEL_MODEL and len(record["folds"]) == 10
+            assert record["file"]["bytes_per_fold"] <= 1024 * 1024
+            assert all(f["decision"]["chosen_on"] == f"fold-{f['fold']}-selection" for f in record["folds"])
+            continue
+        assert record["task"] == e.task and record["selection_split"] == "selection" and record["train_split"] == "train-fit"
+        assert set(record["choices_made_on"].values()) == {"selection"}
+        if e.model == FLUTE_LABEL_MODEL:
+            assert record["lora"]["rank"] and record["head"]["bytes"] <= MAX_ADAPTER_BYTES
+            continue
+        assert record["base_model"]["catalog"] == "qwen2.5-1.5b"
+        assert record["base_model"]["revision"] and record["base_model"]["layers_read"]
+        assert record["head"]["bytes"] <= MAX_HEAD_BYTES
 
 
 # --- the samples -------------------------------------------------------------------------------------------------
@@ -140,6 +152,8 @@ def test_stratified_sample_keeps_every_label(data_dir: Path) -> None:
 def test_both_rows_of_a_benchmark_score_the_same_stratified_items(data_dir: Path) -> None:
     seen: dict[str, list[str]] = {}
     for e in DEFAULT_SUITE:
+        if e.limit is None:  # a whole split
+            continue
         task = get_task(e.task)
         split = task.check_split(e.split)
         whole = task.load(split, data_dir)
@@ -358,7 +372,7 @@ def _row(entry, n: int, n_split: int, acc: float) -> SuiteRow:
 
 
 def _result() -> SuiteResult:
-    rows = [_row(e, e.limit, 1157, 0.571) for e in DEFAULT_SUITE]
+    rows = [_row(e, e.limit or 1157, 1157, 0.571) for e in DEFAULT_SUITE]
     return SuiteResult("smollm2-135m", rows, 551.0, (1.9, 1.8, 1.7), None, None, "float32", 1079.0)
 
 
@@ -391,7 +405,8 @@ def test_markdown_names_every_entry_with_its_command() -> None:
     assert commands[1].startswith("figlang suite --only idiom-model --model smollm2-135m --dtype float32   # ")
     assert commands[-1].endswith("figlang eval -t impli-idioms-manual -s all -m nli-score --model smollm2-135m -O dtype=float32")
     assert entry_command(_result().rows[-1], "m", None) == "figlang suite --only impli-model --model m"
-    assert "| impli-best | qwen2.5-1.5b | 1 | 2 | entailment" in md
+    assert "| impli-best | figlang:impli-folds-flute-mpnet | 1 | 2 | entailment" in md
+    assert "figlang eval -t flute -s val -m trained --model figlang:flute-lora-mpnet" in block  # a whole split: its own command
 
 
 def test_a_missing_head_stops_the_suite_before_any_row(data_dir: Path, tmp_path: Path) -> None:
@@ -403,3 +418,39 @@ def test_a_missing_head_stops_the_suite_before_any_row(data_dir: Path, tmp_path:
     with pytest.raises(FiglangError, match="ships no trained head named 'no-such-head'"):
         run_suite(data_dir=data_dir, out=tmp_path / "suite", entries=[DEFAULT_SUITE[1], missing], limit=2, progress=False)
     assert not (tmp_path / "suite").exists()  # nothing ran
+
+
+def test_the_explained_pairs_print_below_the_table_in_80_columns() -> None:
+    """The FLUTE pairs figlang explained: each with what figlang detected, its label and explanation, and the gold,
+    wrapped to the terminal; suite.md lists them with the command that explains one alone."""
+    import dataclasses
+
+    from rich.console import Console
+
+    from figlang.cli.suite_cmds import print_suite
+
+    pair = {
+        "id": "idiom-12",
+        "premise": "He was very tired after the long walk, so tired that he could barely stand up straight at the door.",
+        "hypothesis": "He was dead on his feet after the long walk.",
+        "gold": "entailment",
+        "gold_explanation": "To be dead on one's feet means to be extremely tired.",
+        "gold_figure_type": "idiom",
+        "label": "entailment",
+        "explanation": "Being dead on one's feet means being so tired that one can barely stand, as the premise says.",
+        "figure_type": "idiom",
+        "idiom": "dead on his feet",
+    }
+    result = dataclasses.replace(_result(), explained=[pair, {**pair, "id": "sarcasm-3", "idiom": None, "figure_type": "sarcasm"}])
+    console = Console(width=80, record=True, color_system=None, force_terminal=False)
+    print_suite(result, to=console)
+    text = console.export_text()
+    assert max(len(ln) for ln in text.splitlines()) <= 80, "\n" + text
+    tail = text.split("Three FLUTE val pairs, explained", 1)[1]
+    assert tail.count("figlang    entailment (idiom, idiom 'dead on his feet')") == 1 and tail.count("gold       entailment") == 2
+    assert "(sarcasm):" in " ".join(tail.split())
+    md = suite_markdown(result)
+    section = md.split("## Three FLUTE val pairs, explained", 1)[1]
+    assert "**idiom-12** (idiom)" in section and "figlang (idiom, idiom 'dead on his feet'): **entailment**" in section
+    assert "figlang explain --premise 'He was very tired" in section
+    assert "## Three FLUTE" not in suite_markdown(_result())  # nothing explained: no section

@@ -183,6 +183,7 @@ def suite(
     """
     from figlang.evaluation.suite import DEFAULT_MODEL, run_suite, suite_entries
 
+    ctx = run_context(ctx, data_dir=data_dir, cache_dir=cache_dir, seed=seed if ctx is None else None)
     return run_suite(
         model or DEFAULT_MODEL,
         out=out,
@@ -193,8 +194,36 @@ def suite(
         progress=progress,
         full=full,
         dtype=dtype,
-        ctx=run_context(ctx, data_dir=data_dir, cache_dir=cache_dir, seed=seed if ctx is None else None),
+        ctx=ctx,
+        explain=_suite_explainer(ctx, use_cache, progress),
     )
+
+
+def _suite_explainer(ctx: RunContext, use_cache: bool, progress: bool) -> Any:
+    """What the suite explains its FLUTE pairs with: figlang's default `explain` (the pair alone: the figure type and
+    idiom detected, the shipped FLUTE label model, qwen2.5-1.5b writing), answers as plain dicts."""
+
+    def explain(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        from figlang.explain import explain_pairs
+
+        out = []
+        for e in explain_pairs(pairs, use_cache=use_cache, progress=progress, ctx=ctx):
+            detected = e.produced_by.get("detected") or {}
+            out.append(
+                {
+                    "label": e.label,
+                    "explanation": e.explanation,
+                    "figure_type": e.figure_type,
+                    "idiom": detected.get("idiom"),
+                    "meaning": detected.get("meaning"),
+                    "label_method": e.produced_by.get("label_method"),
+                    "label_model": e.produced_by.get("label_model"),
+                    "model": e.produced_by.get("model"),
+                }
+            )
+        return out
+
+    return explain
 
 
 def train(task: str | Path | Task, method: str, model: str, out_dir: str | Path, *, restart: bool = False, **config: Any) -> TrainResult:

@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from figlang.evaluation.suite import DEFAULT_DTYPE, DEFAULT_MODEL, HEADERS, SuiteResult, timing_line
@@ -53,9 +54,27 @@ def print_suite(result: SuiteResult, to: Console | None = None) -> None:
     if any(r.sampled for r in result.rows):
         out.print(
             "n: a seeded sample stratified by gold label where the whole split does not fit 10 minutes; "
-            "both rows of a benchmark score the same items."
+            "where both rows of a benchmark are sampled, they score the same items."
         )
     out.print(timing_line(result))
+    print_explained(result, out)
+
+
+def print_explained(result: SuiteResult, out: Console) -> None:
+    """The FLUTE val pairs figlang explained, each with its gold, wrapped to the terminal."""
+    if not result.explained:
+        return
+    out.print()
+    out.print("[bold]Three FLUTE val pairs, explained[/bold] (premise and hypothesis only, as `figlang explain` takes them):")
+    for p in result.explained:
+        found = p.get("figure_type") or "no type"
+        if p.get("idiom"):
+            found += f", idiom '{p['idiom']}'"
+        out.print()
+        out.print(f"[dim]premise[/dim]    {escape(p['premise'])}")
+        out.print(f"[dim]hypothesis[/dim] {escape(p['hypothesis'])}")
+        out.print(f"[dim]figlang[/dim]    [bold]{p.get('label')}[/bold] ({escape(found)}): {escape(p.get('explanation') or '')}")
+        out.print(f"[dim]gold[/dim]       [bold]{p['gold']}[/bold]: {escape(p.get('gold_explanation') or '')}")
 
 
 def suite_cmd(

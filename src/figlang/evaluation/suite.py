@@ -37,6 +37,7 @@ import shutil
 import sys
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,10 +52,8 @@ from figlang.evaluation.harness import evaluate
 DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_DTYPE = "float32"  # the same answers on every CPU and thread count: in bfloat16 smollm2-135m's PMI scores moved by up to 0.5 nats between 1 and 2 threads and flipped an item (2026-11-26); `--dtype auto` takes bfloat16 where the CPU has AVX512-BF16/AMX (1.9x less CPU time)
 DEFAULT_CAP = 75  # items per entry for a quick look (`--limit`)
-BEST_NLI_MODEL = "qwen2.5-1.5b"
-# qwen2.5-1.5b's best zero-shot label method (docs/research/zero_shot_results.md): the same-meaning question, chosen on
-# FLUTE *train* pairs, and content-free calibration; 4-bit weights run by llama.cpp (1.5x float32 torch's speed here)
-BEST_NLI_OPTIONS: dict[str, Any] = {"backend": "llama.cpp", "question": "meaning", "calibrate": "content-free", "explain": False}
+BEST_NLI_MODEL = "qwen2.5-1.5b"  # the frozen base of the narrative heads, and the model that writes the explanations
+EXPLAIN_TYPES = ("idiom", "simile", "sarcasm")  # below the table: the first FLUTE val pair of each, explained
 
 # Sample sizes, so that the eight entries fit 10 minutes on 2 cores. Measured on this project's AVX2 2-core machine
 # (CPU seconds an item on one thread, 2026-11-25, machine heavily loaded; about half that in wall time on two idle
@@ -106,10 +105,6 @@ _NARRATIVE_PROBE = (
     "(every choice made on held-out stories) picks the ending"
 )
 _PMI = "{model} scores each ending after the story, less its score with no story (PMI)"
-_MEANING = (
-    "{model} is asked if the figurative sentence means the same as the literal one; "
-    "its Yes/No odds corrected by its answer to an empty pair"
-)
 
 
 def _narrative_entries(kind: str, n: int) -> tuple[SuiteEntry, SuiteEntry]:
@@ -129,10 +124,16 @@ def _narrative_entries(kind: str, n: int) -> tuple[SuiteEntry, SuiteEntry]:
     return best, SuiteEntry(f"{kind}-model", task, "dev-disjoint", "lm-score", {"norm": "pmi"}, limit=n, benchmark=benchmark, about=_PMI)
 
 
-def _best_nli_entry(name: str, task: str, split: str, n: int, benchmark: str) -> SuiteEntry:
-    """The "best" row of an NLI set: the meaning question asked of ``BEST_NLI_MODEL``."""
-    about = _MEANING.replace("{model}", BEST_NLI_MODEL)
-    return SuiteEntry(name, task, split, "nli-score", BEST_NLI_OPTIONS, limit=n, model=BEST_NLI_MODEL, benchmark=benchmark, about=about)
+_FLUTE_MODEL = (
+    "{base} with figlang's shipped adapters, trained on FLUTE's training pairs (every choice made on held-out "
+    "pairs), answers Entails or Contradicts"
+)
+_IMPLI_FOLDS = (
+    "ten small heads on figlang's FLUTE model, one per idiom-disjoint fold of IMPLI: each pair is answered by the "
+    "head that never saw its idiom"
+)
+FLUTE_LABEL_MODEL = "figlang:flute-lora-mpnet"
+IMPLI_FOLD_MODEL = "figlang:impli-folds-flute-mpnet"
 
 
 # The best cheap zero-shot methods for the suite's --model (docs/research/zero_shot_results.md): PMI-normalised LM scoring
@@ -142,7 +143,16 @@ def _best_nli_entry(name: str, task: str, split: str, n: int, benchmark: str) ->
 DEFAULT_SUITE: tuple[SuiteEntry, ...] = (
     *_narrative_entries("idiom", IDIOM_N),
     *_narrative_entries("simile", SIMILE_N),
-    _best_nli_entry("flute-best", "flute", "val", FLUTE_N, "FLUTE val (entail or contradict)"),
+    SuiteEntry(
+        "flute-best",
+        "flute",
+        "val",
+        "trained",
+        model=FLUTE_LABEL_MODEL,
+        benchmark="FLUTE val (entail or contradict)",
+        about=_FLUTE_MODEL,
+        note="Acc@0 = label accuracy",
+    ),
     SuiteEntry(
         "flute-model",
         "flute",
@@ -154,7 +164,15 @@ DEFAULT_SUITE: tuple[SuiteEntry, ...] = (
         about="{model} scores the answers Entails / Contradicts to FLUTE's question, corrected by its answer to an empty pair",
         note="Acc@0 = label accuracy",
     ),
-    _best_nli_entry("impli-best", "impli-idioms-manual", "all", IMPLI_N, "IMPLI idiom pairs (hand-written)"),
+    SuiteEntry(
+        "impli-best",
+        "impli-idioms-manual",
+        "all",
+        "trained",
+        model=IMPLI_FOLD_MODEL,
+        benchmark="IMPLI idiom pairs (hand-written)",
+        about=_IMPLI_FOLDS,
+    ),
     SuiteEntry(
         "impli-model",
         "impli-idioms-manual",
@@ -327,6 +345,7 @@ class SuiteResult:
     cpu_seconds: float | None = None
     seed: int = 0
     cpu: str | None = None  # the CPU's model name: the wall time means little without it (bfloat16 is native on some)
+    explained: list[dict[str, Any]] = field(default_factory=list)  # FLUTE val pairs explained by figlang's default pipeline
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -340,6 +359,7 @@ class SuiteResult:
             "load_average_end": self.load_average,
             "threads": self.threads,
             "rows": [r.to_dict() for r in self.rows],
+            "explained": self.explained,
         }
 
 
@@ -459,6 +479,29 @@ class _SuiteSettings:
         )
 
 
+def explained_pairs(ctx: RunContext, explain: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The first FLUTE val pair of each of :data:`EXPLAIN_TYPES`, with its gold label and explanation, and what
+    ``explain`` answers for it given only its premise and hypothesis (and the seconds that took)."""
+    records = get_task("flute").load("val", ctx)
+    picked = [next(r for r in records if r.figure_type == kind) for kind in EXPLAIN_TYPES if any(r.figure_type == kind for r in records)]
+    pairs = [{"premise": r.premise, "hypothesis": r.hypothesis} for r in picked]
+    t0 = time.perf_counter()
+    answers = explain(pairs) if pairs else []
+    seconds = round(time.perf_counter() - t0, 1)
+    return [
+        {
+            "id": r.id,
+            **pair,
+            "gold": r.label,
+            "gold_explanation": r.explanation,
+            "gold_figure_type": r.figure_type,
+            **answer,
+            "seconds_all": seconds,
+        }
+        for r, pair, answer in zip(picked, pairs, answers)
+    ]
+
+
 def run_suite(
     model: str = DEFAULT_MODEL,
     data_dir: str | Path | None = None,
@@ -473,8 +516,13 @@ def run_suite(
     full: bool = False,
     dtype: str | None = DEFAULT_DTYPE,
     ctx: RunContext | None = None,
+    explain: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
 ) -> SuiteResult:
     """Run the suite's entries through the harness (``model`` answers the entries without a fixed system); the rows.
+
+    ``explain`` (pairs → what figlang answers for each: label, explanation, what it detected), when the FLUTE row
+    of figlang's best ran: the first FLUTE val pair of each of :data:`EXPLAIN_TYPES`, given as a user gives a pair
+    (premise and hypothesis only), explained below the table (:func:`figlang.api.suite` passes figlang's explainer).
 
     Writes ``suite.md`` and ``suite.json`` (and each entry's run folder) under ``out`` when given.
     A sampled entry says so in its own results.json (``suite_sample``), written with the run. ``ctx`` (else one made
@@ -499,6 +547,7 @@ def run_suite(
             _free_frozen_bases()
         rows.append(settings.run(entry))
     _free_frozen_bases()
+    explained = explained_pairs(ctx, explain) if explain is not None and any(e.name == "flute-best" for e in entries) else []
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     suite_result = SuiteResult(
         model,
@@ -511,6 +560,7 @@ def run_suite(
         time.process_time() - cpu_start,
         seed,
         (cpu_info() or (None,))[0],
+        explained,
     )
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -552,7 +602,7 @@ def suite_markdown(result: SuiteResult) -> str:
     if any(r.sampled for r in result.rows):
         lines.append(
             "n: a sample of N items, seeded and stratified by gold label, where the whole split does not fit "
-            "the suite's 10 minutes; both rows of a benchmark score the same items."
+            "the suite's 10 minutes; where both rows of a benchmark are sampled, they score the same items."
         )
         lines.append("")
     lines.append(timing_line(result))
@@ -583,7 +633,34 @@ def suite_markdown(result: SuiteResult) -> str:
             f"{(kind + ': ' + _groups(groups)) if kind else ''} |"
         )
     lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + explained_markdown(result))
+
+
+def explained_markdown(result: SuiteResult) -> list[str]:
+    """suite.md's last section: the FLUTE val pairs explained by figlang's default pipeline, each beside its gold."""
+    if not result.explained:
+        return []
+    lines = [
+        "## Three FLUTE val pairs, explained",
+        "",
+        "Given as a user gives a pair (premise and hypothesis, nothing else), to `figlang explain`: figlang finds the "
+        "figure type (and an idiom's meaning), answers with its shipped FLUTE model and writes the explanation.",
+        "",
+    ]
+    for p in result.explained:
+        found = f"{p.get('figure_type')}" + (f", idiom {p['idiom']!r}" if p.get("idiom") else "")
+        lines += [
+            f"- **{p['id']}** ({p['gold_figure_type']}). Premise: {p['premise']} Hypothesis: {p['hypothesis']}",
+            f"  - figlang ({found}): **{p.get('label')}**. {p.get('explanation') or ''}",
+            f"  - gold: **{p['gold']}**. {p.get('gold_explanation') or ''}",
+        ]
+    lines += ["", f"```bash\n{explain_command(result.explained[0])}\n```", ""]
+    return lines
+
+
+def explain_command(pair: dict[str, Any]) -> str:
+    """The `figlang explain` line that explains one pair alone."""
+    return " ".join(shlex.quote(p) for p in ["figlang", "explain", "--premise", pair["premise"], "--hypothesis", pair["hypothesis"]])
 
 
 # --- publishing a finished suite into the repository --------------------------------------------------------------
