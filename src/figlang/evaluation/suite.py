@@ -45,6 +45,7 @@ from typing import Any
 from figlang.core.errors import FiglangError
 from figlang.core.io import atomic_write, write_json
 from figlang.core.context import RunContext, run_context
+from figlang.data.records import NLIPair
 from figlang.data.registry import get_task
 from figlang.core.devices import auto_cpu_dtype, cpu_info  # no torch: they read /proc/cpuinfo
 from figlang.evaluation.harness import evaluate
@@ -482,7 +483,7 @@ class _SuiteSettings:
 def explained_pairs(ctx: RunContext, explain: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """The first FLUTE val pair of each of :data:`EXPLAIN_TYPES`, with its gold label and explanation, and what
     ``explain`` answers for it given only its premise and hypothesis (and the seconds that took)."""
-    records = get_task("flute").load("val", ctx)
+    records = [r for r in get_task("flute").load("val", ctx) if isinstance(r, NLIPair)]
     picked = [next(r for r in records if r.figure_type == kind) for kind in EXPLAIN_TYPES if any(r.figure_type == kind for r in records)]
     pairs = [{"premise": r.premise, "hypothesis": r.hypothesis} for r in picked]
     t0 = time.perf_counter()
