@@ -40,6 +40,7 @@ from figlang.builders.review_queue import (
     VerdictsImportReport,
     edits_of,
     read_table,
+    reviewed_fields,
     tally,
     verdict_of,
     verdicts_by_revision,
@@ -433,14 +434,10 @@ def _verified_pairs(run: Path, include_unreviewed: bool) -> tuple[dict[str, list
     left_out: Counter = Counter()
     for c in load_candidates(run):
         v = verdicts.get((c["id"], int(c["revision"])))
-        review = v["verdict"] if v else "unreviewed"
-        if review == "reject":
-            left_out["rejected"] += 1
+        kept = reviewed_fields(c, v, EDITABLE, include_unreviewed, left_out)
+        if kept is None:
             continue
-        if review == "unreviewed" and not include_unreviewed:
-            left_out["unreviewed"] += 1
-            continue
-        pair = {f: (v["edits"].get(f, c[f]) if v else c[f]) for f in EDITABLE}
+        review, pair = kept
         t = c["figure_type"]
         flute = {"id": c["index"], **pair}
         if t == "idiom":

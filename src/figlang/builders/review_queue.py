@@ -293,6 +293,29 @@ def edits_of(
     return edits
 
 
+def reviewed_fields(
+    item: Mapping[str, Any],
+    verdict: Mapping[str, Any] | None,
+    editable: Iterable[str],
+    include_unreviewed: bool,
+    left_out: Counter,
+    *,
+    by_reason: bool = False,
+) -> tuple[str, dict[str, Any]] | None:
+    """Whether a pair goes into a builder's final files: (its review: the verdict, or ``unreviewed``; its ``editable``
+    fields with the reviewer's edits), or None after counting in ``left_out`` why not: rejected (``rejected: <reason>``
+    with ``by_reason``), or unreviewed without ``include_unreviewed``."""
+    review = verdict["verdict"] if verdict else "unreviewed"
+    if review == "reject":
+        left_out[f"rejected: {verdict['reason']}" if by_reason and verdict else "rejected"] += 1
+        return None
+    if review == "unreviewed" and not include_unreviewed:
+        left_out["unreviewed"] += 1
+        return None
+    edits = verdict["edits"] if verdict else {}
+    return review, {f: edits.get(f, item[f]) for f in editable}
+
+
 def tally(items: Iterable[tuple[str, str | None]], order: Iterable[str]) -> dict[str, dict[str, int]]:
     """Review rates from (group, verdict or None) pairs: per group in ``order`` (others after, sorted), plus ``all``
     when there are several groups."""

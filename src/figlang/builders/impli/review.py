@@ -26,7 +26,16 @@ from figlang.core.errors import DataError
 from figlang.core.io import atomic_write, read_jsonl, write_json, write_jsonl
 from figlang.data.records import ENTAILMENT, NON_ENTAILMENT
 from figlang.core.text import collapse_spaces
-from figlang.builders.review_queue import BuilderReview, VerdictsImportReport, edits_of, tally, verdict_of, verdicts_path, write_queue
+from figlang.builders.review_queue import (
+    BuilderReview,
+    VerdictsImportReport,
+    edits_of,
+    reviewed_fields,
+    tally,
+    verdict_of,
+    verdicts_path,
+    write_queue,
+)
 from figlang.builders.impli.outputs import GENERATOR_VERSION, PAIR_TYPES
 from figlang.builders.impli.sentences import one_line
 
@@ -205,14 +214,10 @@ def finalize(out: str | Path, dest: str | Path | None = None, include_unreviewed
     left_out: Counter = Counter()
     for item in items:
         v = item["review"]
-        review = v["verdict"] if v else "unreviewed"
-        if review == "reject":
-            left_out[f"rejected: {v['reason']}"] += 1
+        kept = reviewed_fields(item, v, EDITABLE, include_unreviewed, left_out, by_reason=True)
+        if kept is None:
             continue
-        if review == "unreviewed" and not include_unreviewed:
-            left_out["unreviewed"] += 1
-            continue
-        final = {f: (v["edits"].get(f, item[f]) if v else item[f]) for f in EDITABLE}
+        review, final = kept
         rel = _tsv_name(item["file"], item["pair_type"], item["label"], final["label"])
         tsv_rows.setdefault(rel, []).append(f"{one_line(final['premise'])}\t{one_line(final['hypothesis'])}\n")
         rec = {k: val for k, val in item.items() if k not in ("review", "file")}
