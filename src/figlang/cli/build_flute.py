@@ -20,7 +20,15 @@ from figlang.core.errors import FiglangError
 from figlang.core.paths import resolve_data_dir
 from figlang.core.provenance import portable_path
 from figlang.core.progress import rate_column
-from figlang.cli.common import DataDirOption, console, err_console, parse_key_values, print_problems
+from figlang.cli.common import (
+    DataDirOption,
+    JsonReportOption,
+    QueueLimitOption,
+    console,
+    err_console,
+    parse_key_values,
+    print_problems,
+)
 
 app = typer.Typer(
     help="Build FLUTE-style figurative NLI pairs (FLUTE paper section 2): a model writes literal/figurative "
@@ -249,9 +257,13 @@ def render_summary(summary: CreateSummary) -> None:
     console.print(f"candidates: {summary.out_dir / 'candidates.jsonl'} → next: figlang build flute export {summary.out_dir} -o review.csv")
 
 
+#: The run folder that the review commands (export-edits, report, export, import, finalize) read.
+_RunArgument = Annotated[Path, typer.Argument(help="The run folder.")]
+
+
 @app.command("export-edits")
 def export_edits_cmd(
-    run: Annotated[Path, typer.Argument(help="The run folder.")],
+    run: _RunArgument,
     out: Annotated[Path, typer.Option("--out", "-o", help="Edit tasks: .csv or .jsonl.")],
 ) -> None:
     """Sarcasm: write the paraphrases that need a person's minimal-edit sarcastic contradiction."""
@@ -261,7 +273,7 @@ def export_edits_cmd(
 
 @app.command("import-edits")
 def import_edits_cmd(
-    run: Annotated[Path, typer.Argument(help="The run folder.")],
+    run: _RunArgument,
     edits: Annotated[Path, typer.Argument(help="The filled edit tasks (CSV/JSONL).")],
 ) -> None:
     """Sarcasm: store people's sarcastic contradictions; rerun generate to check and explain them."""
@@ -274,11 +286,11 @@ def import_edits_cmd(
 
 @app.command("export")
 def export_cmd(
-    run: Annotated[Path, typer.Argument(help="The run folder.")],
+    run: _RunArgument,
     out: Annotated[Path, typer.Option("--out", "-o", help="Review queue: .csv (spreadsheets) or .jsonl.")],
     include_reviewed: Annotated[bool, typer.Option("--all", help="Also candidates that already have a verdict.")] = False,
     kind: Annotated[list[str] | None, typer.Option("--type", help="Only these figure types (repeatable).")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N rows.")] = None,
+    limit: QueueLimitOption = None,
 ) -> None:
     """Write the verification queue: id, figure type, premise, hypothesis, label, explanation + empty verdict/edit columns."""
     from figlang.builders.flute_review import export_queue
@@ -289,9 +301,9 @@ def export_cmd(
 
 @app.command("import")
 def import_cmd(
-    run: Annotated[Path, typer.Argument(help="The run folder.")],
+    run: _RunArgument,
     verdicts: Annotated[Path, typer.Argument(help="The reviewed queue (CSV/JSONL).")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    as_json: JsonReportOption = False,
 ) -> None:
     """Import verdicts and edits; print per-type accept/edit/reject rates."""
     from figlang.builders.flute_review import REVIEW
@@ -404,7 +416,7 @@ def verdict_stats_cmd(
 
 @app.command("finalize")
 def finalize_cmd(
-    run: Annotated[Path, typer.Argument(help="The run folder.")],
+    run: _RunArgument,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for the final files (default RUN/final).")] = None,
     split: Annotated[str, typer.Option("--split", help="Split name in the file names and the task spec (FLUTE: train).")] = "train",
     name: Annotated[str, typer.Option("--name", help="Task name in the spec.")] = "flute-created",

@@ -40,7 +40,7 @@ from figlang.core.io import write_json, write_jsonl
 from figlang.core.paths import resolve_data_dir
 from figlang.core.provenance import portable_path
 from figlang.core.progress import rate_column
-from figlang.cli.common import DataDirOption, console, err_console
+from figlang.cli.common import DataDirOption, JsonReportOption, QueueLimitOption, SpacyModelOption, console, err_console
 from figlang.lexicon.wordnet import load_wordnet
 
 app = typer.Typer(
@@ -74,10 +74,11 @@ SourceOption = Annotated[
     str | None, typer.Option("--source", help="Corpus name used in the output file names (default: the sentence file's stem).")
 ]
 LenientOption = Annotated[bool, typer.Option("--lenient", help="Skip and report malformed input lines instead of stopping at the first.")]
-ModelOption = Annotated[str, typer.Option("--model", help="spaCy pipeline (package name or path).")]
 CapitaliseOption = Annotated[
     bool, typer.Option("--capitalise/--no-capitalise", help="Capitalise a definition that starts a sentence (IMPLI itself mostly did not).")
 ]
+#: The generator's output folder that the review commands (review-export, review-import, review-stats) read.
+_OutputFolderArgument = Annotated[Path, typer.Argument(help="The generator's output folder.")]
 
 
 @contextlib.contextmanager
@@ -179,7 +180,7 @@ def lexicon_cmd(
     source: Annotated[
         list[str] | None, typer.Option("--source", help="Only these IMPLI sources (magpie, pie, semeval); repeatable.")
     ] = None,
-    model: ModelOption = DEFAULT_MODEL,
+    model: SpacyModelOption = DEFAULT_MODEL,
     details: Annotated[
         Path | None, typer.Option("--details", help="Also write one JSON line per IMPLI pair: its idiom, definition and origin.")
     ] = None,
@@ -256,7 +257,7 @@ def substitute_cmd(
     out: OutOption,
     source: SourceOption = None,
     lenient: LenientOption = False,
-    model: ModelOption = DEFAULT_MODEL,
+    model: SpacyModelOption = DEFAULT_MODEL,
     capitalise: CapitaliseOption = True,
 ) -> None:
     """Silver pairs: replace each idiom by its definitions (figurative -> entailment, literal -> non-entailment)."""
@@ -296,7 +297,7 @@ def adversarial_cmd(
     ] = None,
     source: SourceOption = None,
     lenient: LenientOption = False,
-    model: ModelOption = DEFAULT_MODEL,
+    model: SpacyModelOption = DEFAULT_MODEL,
     capitalise: CapitaliseOption = True,
 ) -> None:
     """Adversarial pairs: wrong-but-plausible definitions in figurative contexts -> non-entailment."""
@@ -312,7 +313,7 @@ def antonyms_cmd(
     out: OutOption,
     source: SourceOption = None,
     lenient: LenientOption = False,
-    model: ModelOption = DEFAULT_MODEL,
+    model: SpacyModelOption = DEFAULT_MODEL,
     wordnet_dir: Annotated[
         Path | None,
         typer.Option("--wordnet-dir", help="WordNet 3.0 dict folder (default: $FIGLANG_WORDNET_DIR, then /usr/share/wordnet)."),
@@ -338,7 +339,7 @@ def metaphors_cmd(
         Path | None, typer.Option("--replacements", help="TSV 'metaphor<TAB>literal word' taking precedence over WordNet.")
     ] = None,
     source: Annotated[str, typer.Option("--source", help="Corpus name in the output file name.")] = "tsvetkov",
-    model: ModelOption = DEFAULT_MODEL,
+    model: SpacyModelOption = DEFAULT_MODEL,
     wordnet_dir: Annotated[Path | None, typer.Option("--wordnet-dir", help="WordNet 3.0 dict folder.")] = None,
     compare: Annotated[
         bool, typer.Option("--compare/--no-compare", help="Compare with IMPLI's replacement_tsvetkov_e.tsv when the data dir has it.")
@@ -377,7 +378,7 @@ def regenerate_cmd(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Folder for regeneration.json, items.jsonl and the derived lexicon.tsv.")
     ] = None,
-    model: ModelOption = DEFAULT_MODEL,
+    model: SpacyModelOption = DEFAULT_MODEL,
     capitalise: CapitaliseOption = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON instead of tables.")] = False,
     results: Annotated[
@@ -461,7 +462,7 @@ def review_export_cmd(
     queue: Annotated[Path, typer.Option("--queue", "-q", help="Review queue to write: .csv / .tsv (spreadsheets) or .jsonl.")],
     include_reviewed: Annotated[bool, typer.Option("--all", help="Also pairs that already have a verdict.")] = False,
     pair_type: Annotated[list[str] | None, typer.Option("--pair-type", help="Only these pair types (repeatable).")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N rows.")] = None,
+    limit: QueueLimitOption = None,
 ) -> None:
     """Write the verification queue: each pair with empty verdict / reason / edited_* / note columns to fill."""
     from figlang.builders.impli.review import REJECT_REASONS, export_queue
@@ -476,9 +477,9 @@ def review_export_cmd(
 
 @app.command("review-import")
 def review_import_cmd(
-    out: Annotated[Path, typer.Argument(help="The generator's output folder.")],
+    out: _OutputFolderArgument,
     queue: Annotated[Path, typer.Argument(help="The reviewed queue (CSV / TSV / JSONL).")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    as_json: JsonReportOption = False,
 ) -> None:
     """Check and store verdicts in OUT/review/verdicts.jsonl (bad rows are listed with file:line and left out)."""
     from figlang.builders.impli.review import REVIEW
@@ -489,7 +490,7 @@ def review_import_cmd(
 
 @app.command("review-stats")
 def review_stats_cmd(
-    out: Annotated[Path, typer.Argument(help="The generator's output folder.")],
+    out: _OutputFolderArgument,
     as_json: Annotated[bool, typer.Option("--json", help="Print the rates as JSON.")] = False,
 ) -> None:
     """Accept / edit / reject counts per pair type, and why pairs were rejected."""
@@ -506,7 +507,7 @@ def review_stats_cmd(
 
 @app.command("finalize")
 def finalize_cmd(
-    out: Annotated[Path, typer.Argument(help="The generator's output folder.")],
+    out: _OutputFolderArgument,
     dest: Annotated[Path | None, typer.Option("--dest", "-d", help="Folder for the verified files (default OUT/final).")] = None,
     include_unreviewed: Annotated[bool, typer.Option("--include-unreviewed", help="Also write pairs without a verdict.")] = False,
 ) -> None:

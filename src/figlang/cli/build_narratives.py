@@ -17,7 +17,7 @@ from figlang.lexicon.idioms import Lexicon, load_lexicon
 from figlang.builders.narratives import DEFAULT_MODEL, SEGMENTERS, MinerConfig, MineSummary, mine_corpus
 from figlang.core.errors import FiglangError
 from figlang.cli.build_flute import task_progress
-from figlang.cli.common import DataDirOption, console, err_console, print_problems
+from figlang.cli.common import DataDirOption, JsonReportOption, SpacyModelOption, console, err_console, print_problems
 
 app = typer.Typer(
     help="Build figurative narratives (paper section 3): mine a corpus for idioms and similes, "
@@ -51,7 +51,6 @@ _MineImplicitLikeOption = Annotated[
     bool, typer.Option("--verb-like/--no-verb-like", help="Also record 'VERB like NP' similes (no property).")
 ]
 _MineBareAsOption = Annotated[bool, typer.Option("--bare-as/--no-bare-as", help="Also the 'ADJ as NP' pattern ('white as a sheet').")]
-_MineModelOption = Annotated[str, typer.Option("--model", help="spaCy pipeline (package name or path).")]
 _MineSegmenterOption = Annotated[str, typer.Option("--segmenter", help=f"Sentence splitter: {', '.join(SEGMENTERS)}.")]
 _MineTextFieldOption = Annotated[str, typer.Option("--text-field", help="JSONL field holding the document text.")]
 _MineIdFieldOption = Annotated[str | None, typer.Option("--id-field", help="JSONL field holding a document id.")]
@@ -85,7 +84,7 @@ def mine_cmd(
     idioms: _MineIdiomsOption = True,
     implicit_like: _MineImplicitLikeOption = False,
     bare_as: _MineBareAsOption = True,
-    model: _MineModelOption = DEFAULT_MODEL,
+    model: SpacyModelOption = DEFAULT_MODEL,
     segmenter: _MineSegmenterOption = "senter",
     text_field: _MineTextFieldOption = "text",
     id_field: _MineIdFieldOption = None,
@@ -220,7 +219,7 @@ def import_cmd(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for idiom.jsonl / simile.jsonl in the benchmark format.")],
     tasks: Annotated[Path | None, typer.Option("--tasks", help="The exported tasks file, to detect edited narratives.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the option1/option2 placement.")] = 0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    as_json: JsonReportOption = False,
 ) -> None:
     """Validate answers and write the accepted ones as benchmark records; list what was rejected and why."""
     report = import_answers(answers, out, tasks, seed)

@@ -25,6 +25,14 @@ DataDirOption = Annotated[
     ),
 ]
 
+NoRequestCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+JsonReportOption = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
+QueueLimitOption = Annotated[int | None, typer.Option("--limit", min=1, help="At most N rows.")]
+SpacyModelOption = Annotated[str, typer.Option("--model", help="spaCy pipeline (package name or path).")]
+TaskSplitOption = Annotated[str | None, typer.Option("--split", "-s", help="Split (default: the task's default).")]
+EvalSplitOption = Annotated[str | None, typer.Option("--split", "-s", help="Split (default: the task's dev/val split).")]
+
 
 def parse_key_values(pairs: list[str] | None, flag: str = "--option") -> dict[str, Any]:
     """``-O KEY=VALUE`` pairs as a dict: each value read as JSON (5, 0.5, true, [1, 2], "x"), else kept as text.

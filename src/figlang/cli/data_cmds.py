@@ -18,7 +18,7 @@ from figlang.data.records import expression_of
 from figlang.data.registry import all_tasks, get_task
 from figlang.data.splits import expression_disjoint_split, expression_folds, figurative_links, linked_key
 from figlang.data.stats import DEFAULT_TASKS, TaskStats, task_stats
-from figlang.cli.common import DataDirOption, console
+from figlang.cli.common import DataDirOption, JsonOption, TaskSplitOption, console
 
 app = typer.Typer(help="Look at, check, split and fetch the benchmarks.", no_args_is_help=True)
 
@@ -26,6 +26,7 @@ TaskOption = Annotated[
     list[str] | None,
     typer.Option("--task", "-t", help="Task name (see `figlang data tasks`) or a task spec file; repeat for several."),
 ]
+_TaskArgument = Annotated[str, typer.Argument(help="Task name or spec file.")]
 
 
 @app.command("tasks")
@@ -131,8 +132,8 @@ def render_conflicts(task: str, conflicts, shown: int = 10) -> None:
 
 @app.command("show")
 def show_cmd(
-    task: Annotated[str, typer.Argument(help="Task name or spec file.")],
-    split: Annotated[str | None, typer.Option("--split", "-s", help="Split (default: the task's default).")] = None,
+    task: _TaskArgument,
+    split: TaskSplitOption = None,
     n: Annotated[int, typer.Option("-n", help="How many records.")] = 3,
     data_dir: DataDirOption = None,
 ) -> None:
@@ -145,9 +146,9 @@ def show_cmd(
 
 @app.command("overlap")
 def overlap_cmd(
-    task: Annotated[str, typer.Argument(help="Task name or spec file.")],
+    task: _TaskArgument,
     data_dir: DataDirOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Identical items and shared expressions between every pair of a task's splits (leakage check), and items
     that occur with different gold labels (within a split or across splits)."""
@@ -164,7 +165,7 @@ def overlap_cmd(
 
 @app.command("split")
 def split_cmd(
-    task: Annotated[str, typer.Argument(help="Task name or spec file.")],
+    task: _TaskArgument,
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for the split files (JSONL of records).")],
     split: Annotated[
         str | None, typer.Option("--split", "-s", help="Which split to divide (default: train, else the task's default).")

@@ -25,6 +25,8 @@ NAMES_HELP = (
     "or DATASET/GLOB for some of its files, e.g. 'flute/testgolddata/*'. Default: all."
 )
 DATA_DIR_HELP = "Data directory (default: $FIGLANG_DATA_DIR, then the user cache). Files go to DATA_DIR/<dataset>/<path>."
+_NamesArgument = Annotated[list[str] | None, typer.Argument(help=NAMES_HELP, show_default=False)]
+_DataDirOption = Annotated[Path | None, typer.Option("--data-dir", help=DATA_DIR_HELP, file_okay=False)]
 
 
 def _fail(message: str) -> typer.Exit:
@@ -96,8 +98,8 @@ def print_verify_report(report: VerifyReport, console: Console) -> None:
 
 
 def download_cmd(
-    names: Annotated[list[str] | None, typer.Argument(help=NAMES_HELP, show_default=False)] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help=DATA_DIR_HELP, file_okay=False)] = None,
+    names: _NamesArgument = None,
+    data_dir: _DataDirOption = None,
     base_url: Annotated[
         str | None,
         typer.Option(
@@ -123,8 +125,8 @@ def download_cmd(
 
 
 def verify_cmd(
-    names: Annotated[list[str] | None, typer.Argument(help=NAMES_HELP, show_default=False)] = None,
-    data_dir: Annotated[Path | None, typer.Option("--data-dir", help=DATA_DIR_HELP, file_okay=False)] = None,
+    names: _NamesArgument = None,
+    data_dir: _DataDirOption = None,
 ) -> None:
     """Check local dataset files against the manifest: ok, missing, or modified (exit 1 if any is missing or unexpectedly modified)."""
     try:

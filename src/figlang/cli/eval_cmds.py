@@ -17,7 +17,7 @@ from figlang.evaluation.scoring import MetricOptions
 from figlang.backends.options import BACKENDS, Selection
 from figlang.methods.base import get_methods
 from figlang.core.options import option_names, options_lines, options_markdown
-from figlang.cli.common import DataDirOption, console, parse_key_values
+from figlang.cli.common import DataDirOption, EvalSplitOption, JsonOption, NoRequestCacheOption, console, parse_key_values
 
 
 def parse_chosen_on(pairs: list[str] | None) -> dict[str, str]:
@@ -37,7 +37,7 @@ def eval_cmd(
         str | None, typer.Option("--method", "-m", help="Method name (`figlang methods`). Not needed with --predictions.")
     ] = None,
     model: Annotated[str | None, typer.Option("--model", help="Catalog name, Hugging Face id, local path, or endpoint model.")] = None,
-    split: Annotated[str | None, typer.Option("--split", "-s", help="Split (default: the task's dev/val split).")] = None,
+    split: EvalSplitOption = None,
     predictions: Annotated[
         list[Path] | None,
         typer.Option(
@@ -66,7 +66,7 @@ def eval_cmd(
         Path | None,
         typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache). Reruns and resumed runs read it."),
     ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
+    no_cache: NoRequestCacheOption = False,
     seed: Annotated[
         int,
         typer.Option(
@@ -230,7 +230,7 @@ def methods_markdown() -> str:
 def compare_cmd(
     run_a: Annotated[Path, typer.Argument(help="Folder of the first run (has predictions.jsonl or predictions.jsonl.gz).")],
     run_b: Annotated[Path, typer.Argument(help="Folder of the second run, on the same task and split.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonOption = False,
     seed: Annotated[int, typer.Option(help="Seed of the paired bootstrap CI of the difference.")] = 0,
     resamples: Annotated[int, typer.Option(min=1000, help="Paired bootstrap resamples.")] = 10_000,
     ci_cluster: Annotated[

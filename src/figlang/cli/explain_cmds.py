@@ -13,7 +13,14 @@ from figlang.core.io import atomic_write, decode_utf8, parse_jsonl, write_json, 
 from figlang.core.context import RunContext
 from figlang.methods.prompted.explain_options import ExplainOptions
 from figlang.core.options import default_of, option_help
-from figlang.cli.common import DataDirOption, console, err_console, merge_flag_options, parse_key_values as _parse_options
+from figlang.cli.common import (
+    DataDirOption,
+    NoRequestCacheOption,
+    console,
+    err_console,
+    merge_flag_options,
+    parse_key_values as _parse_options,
+)
 
 
 def _help(name: str) -> str:
@@ -148,7 +155,7 @@ def explain_cmd(
         Path | None,
         typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache); a repeated question is answered from it."),
     ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")] = False,
+    no_cache: NoRequestCacheOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
 ) -> None:
     """Does the literal premise entail or contradict the figurative hypothesis, and why?

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from figlang.cli.common import DataDirOption, console, err_console
+from figlang.cli.common import DataDirOption, EvalSplitOption, console, err_console
 
 app = typer.Typer(
     help="Write a figlang task in another tool's format: `lm-eval` (an lm-evaluation-harness 0.4.x task folder) "
@@ -20,7 +20,7 @@ app = typer.Typer(
 def lm_eval_cmd(
     task: Annotated[str, typer.Argument(help="Task name (`figlang data tasks`) or a task spec file (.yaml/.json); cloze or NLI.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for <name>.yaml and <name>.jsonl (lm_eval --include_path).")],
-    split: Annotated[str | None, typer.Option("--split", "-s", help="Split (default: the task's dev/val split).")] = None,
+    split: EvalSplitOption = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Only the first N items.")] = None,
     data_dir: DataDirOption = None,
 ) -> None:

