@@ -302,6 +302,14 @@ def relation_of(inference: str) -> str:
 # --- trained model directories -------------------------------------------------------------------------
 
 
+def no_inferences(record_id: str, knowledge: str | None, method: str) -> FiglangError:
+    """The error for a record without inferences of the kind a knowledge model (``method``) reads."""
+    return FiglangError(
+        f"record {record_id!r} has no {knowledge} inferences; the {method} model needs the "
+        f"{knowledge} inference files of the narrative dataset"
+    )
+
+
 def read_figlang_json(directory: str | Path) -> dict[str, Any]:
     """The ``figlang.json`` of a trained model directory (a clear error when it is not one)."""
     path = Path(directory) / FIGLANG_JSON

@@ -47,7 +47,15 @@ from figlang.core.progress import route_transformers_bars
 from figlang.methods.prompted import item_seed
 from figlang.methods.prompted.generation import continuations_prediction
 from figlang.methods.prompted.parsing import first_sentence, parse_nli_answer
-from figlang.methods.trained.common import KNOWLEDGE, TRAINED_METHODS, HFModel, TrainedModel, fit_segments, read_figlang_json
+from figlang.methods.trained.common import (
+    KNOWLEDGE,
+    TRAINED_METHODS,
+    HFModel,
+    TrainedModel,
+    fit_segments,
+    no_inferences,
+    read_figlang_json,
+)
 from figlang.methods.trained.multiple_choice import autocast, module_device, save_pretrained, to_device
 
 SEP1, SEP2 = "<sep1>", "<sep2>"
@@ -436,10 +444,7 @@ class GeneratorModel(TrainedModel):
     def inferences_of(self, record: GenerationRecord) -> list[str]:
         infs = [str(x) for x in list(record.inferences.get(self.knowledge or "", ()))[: self.max_inferences]]
         if not infs:
-            raise FiglangError(
-                f"record {record.id!r} has no {self.knowledge} inferences; the {self.method} model needs the "
-                f"{self.knowledge} inference files of the narrative dataset"
-            )
+            raise no_inferences(record.id, self.knowledge, self.method)
         return infs
 
     def prompts(self, record: Any) -> list[list[int]]:

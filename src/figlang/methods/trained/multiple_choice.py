@@ -47,6 +47,7 @@ from figlang.methods.trained.common import (
     KNOWLEDGE,
     HFModel,
     SegmentEncoderModel,
+    no_inferences,
     read_figlang_json,
     relation_of,
     special_ids,
@@ -522,10 +523,7 @@ class ChoiceScorerModel(SegmentEncoderModel):
             if available and not infs:  # the record has inferences, just none in these slots (predict marks such items)
                 raise FiglangError(self.missing_slots(record, subset) or f"record {record.id!r}: no inference in the selected slots")
         if not infs:
-            raise FiglangError(
-                f"record {record.id!r} has no {self.knowledge} inferences; the {self.method} model needs the "
-                f"{self.knowledge} inference files of the narrative dataset"
-            )
+            raise no_inferences(record.id, self.knowledge, self.method)
         return infs
 
     def unusable(self, record: ClozeRecord) -> str | None:
