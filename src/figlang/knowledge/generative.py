@@ -147,6 +147,20 @@ def _distinct(tails: Sequence[str], n: int) -> list[str]:
     return out
 
 
+def _assemble(inp: KnowledgeInput, kind: str, tails: dict[Any, list[str]], max_content_words: int) -> list[str]:
+    """One input's inferences in the shipped surface forms, from its tails per slot (a context relation, or a
+    (word, literal relation) pair; a simile's under HasProperty)."""
+    if kind == "context":
+        return [context_inference(rel, t) for rel in CONTEXT_RELATIONS for t in tails.get(rel, [])]
+    if inp.expression_type == "simile":
+        return [simile_inference(t) for t in tails.get("HasProperty", [])]
+    words = content_words(inp.expression or "", max_content_words)
+    candidates: dict[str, dict[str, list[str]]] = {w: {} for w in words}
+    for (word, rel), ts in tails.items():
+        candidates[word][rel] = ts
+    return layout_literal(candidates, words)
+
+
 def _seed(seed: int, *parts: Any) -> int:
     digest = hashlib.sha256(json.dumps([seed, *parts], ensure_ascii=False).encode()).hexdigest()
     return int(digest[:8], 16)
@@ -300,18 +314,7 @@ class GenerativeProvider(KnowledgeProvider):
                 limit = min(limit, CONTEXT_PROMPTS[slot].max_words or limit)
             cleaned = [_drop_copula(clean_tail(t, limit), slot) for t in texts]
             tails[i][slot] = [prefix + t for t in _distinct(cleaned, wanted)]
-        return [self._assemble(inp, kind, t) for inp, t in zip(inputs, tails)]
-
-    def _assemble(self, inp: KnowledgeInput, kind: str, tails: dict[Any, list[str]]) -> list[str]:
-        if kind == "context":
-            return [context_inference(rel, t) for rel in CONTEXT_RELATIONS for t in tails.get(rel, [])]
-        if inp.expression_type == "simile":
-            return [simile_inference(t) for t in tails.get("HasProperty", [])]
-        words = content_words(inp.expression or "", self.max_content_words)
-        candidates: dict[str, dict[str, list[str]]] = {w: {} for w in words}
-        for (word, rel), ts in tails.items():
-            candidates[word][rel] = ts
-        return layout_literal(candidates, words)
+        return [_assemble(inp, kind, t, self.max_content_words) for inp, t in zip(inputs, tails)]
 
 
 class CometProvider(KnowledgeProvider):
@@ -448,14 +451,5 @@ class CometProvider(KnowledgeProvider):
         results = []
         for inp, plan in zip(inputs, plans):
             tails = {slot: _distinct(decoded[(n, source)], n) for slot, source, n in plan}
-            if kind == "context":
-                results.append([context_inference(rel, t) for rel in CONTEXT_RELATIONS for t in tails.get(rel, [])])
-            elif inp.expression_type == "simile":
-                results.append([simile_inference(t) for t in tails.get("HasProperty", [])])
-            else:
-                words = content_words(inp.expression or "", self.max_content_words)
-                candidates: dict[str, dict[str, list[str]]] = {w: {} for w in words}
-                for (word, rel), ts in tails.items():
-                    candidates[word][rel] = ts
-                results.append(layout_literal(candidates, words))
+            results.append(_assemble(inp, kind, tails, self.max_content_words))
         return results
