@@ -284,6 +284,13 @@ class _Row:
             )
         return self.values[ref]
 
+    def label(self, ref: ColumnRef) -> tuple[Any, str]:
+        """The row's label as written and as a lookup key; an empty one is an error."""
+        raw = self.get(ref, "label")
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            raise self.error(f"empty label (column {ref!r})", hint="fill it in, or list this split under `unlabeled_splits`")
+        return raw, _norm_key(raw)
+
     @overload
     def text(self, ref: ColumnRef, role: str, required: Literal[True] = True) -> str: ...
     @overload
@@ -340,10 +347,7 @@ class _Row:
 
 def _cloze_label(row: _Row, spec: TaskSpec, ref: ColumnRef, n_options: int) -> int:
     rule = spec.cloze_labels or ClozeLabels("zero-based")
-    raw = row.get(ref, "label")
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        raise row.error(f"empty label (column {ref!r})", hint="fill it in, or list this split under `unlabeled_splits`")
-    key = _norm_key(raw)
+    raw, key = row.label(ref)
     # a tuple of columns when the options are several columns (what `labels: option-name` requires), else one column
     option_cols = cast("tuple[ColumnRef, ...] | None", spec.columns.get("options"))
     if rule.kind == "map":
@@ -378,10 +382,7 @@ def _cloze_label(row: _Row, spec: TaskSpec, ref: ColumnRef, n_options: int) -> i
 
 
 def _nli_label(row: _Row, spec: TaskSpec, ref: ColumnRef) -> str:
-    raw = row.get(ref, "label")
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        raise row.error(f"empty label (column {ref!r})", hint="fill it in, or list this split under `unlabeled_splits`")
-    key = _norm_key(raw)
+    raw, key = row.label(ref)
     if key not in spec.nli_labels:
         raise row.error(
             f"label {raw!r} is outside the declared label set ({', '.join(repr(k) for k in spec.nli_labels)})",
