@@ -20,9 +20,10 @@ parser.add_argument("name", help="the head's name (figlang:NAME), e.g. idiom-pro
 parser.add_argument("--root", help="heads folder (default: the package's src/figlang/resources/heads)")
 parser.add_argument("--overwrite", action="store_true", help="replace a head of the same name")
 parser.add_argument("--allow-dirty", action="store_true", help="ship a run trained from a modified tree (a trial folder)")
+parser.add_argument("--command", help="the `figlang train` command that made the run, for the record")
 args = parser.parse_args()
 try:
-    folder = ship_head(args.run, args.name, root=args.root, overwrite=args.overwrite, allow_dirty=args.allow_dirty)
+    folder = ship_head(args.run, args.name, root=args.root, overwrite=args.overwrite, allow_dirty=args.allow_dirty, command=args.command)
 except FiglangError as err:
     sys.exit(f"error: {err}")
 record = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))

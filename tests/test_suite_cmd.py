@@ -123,6 +123,7 @@ def test_shipped_heads_have_a_complete_record() -> None:
         assert set(record["choices_made_on"].values()) == {"selection"}
         if e.model == FLUTE_LABEL_MODEL:
             assert record["lora"]["rank"] and record["head"]["bytes"] <= MAX_ADAPTER_BYTES
+            assert record["command"].startswith("figlang train -t flute -m nli --model mpnet --lora-rank")
             continue
         assert record["base_model"]["catalog"] == "qwen2.5-1.5b"
         assert record["base_model"]["revision"] and record["base_model"]["layers_read"]

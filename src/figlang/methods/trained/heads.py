@@ -197,8 +197,18 @@ def head_record(meta: dict[str, Any], folder: str | Path, name: str, source: str
     }
 
 
-def ship_head(run_dir: str | Path, name: str, root: str | Path | None = None, overwrite: bool = False, allow_dirty: bool = False) -> Path:
+def ship_head(
+    run_dir: str | Path,
+    name: str,
+    root: str | Path | None = None,
+    overwrite: bool = False,
+    allow_dirty: bool = False,
+    command: str | None = None,
+) -> Path:
     """Copy a finished probe run's head into the package as ``figlang:NAME``, with its record.
+
+    ``command``: the training command that made the run (its figlang.json records every resolved option, not the
+    command line), written into the record as ``command``.
 
     Only a complete multiple-choice run on a frozen catalog base qualifies (its head is a few KB and the
     base can be installed by name), made from a clean commit so that anyone can check out the code that made it
@@ -246,7 +256,7 @@ def ship_head(run_dir: str | Path, name: str, root: str | Path | None = None, ov
         shutil.copyfile(head, tmp / weights)
         write_json(tmp / FIGLANG_JSON, _portable_meta(meta, name))
         source = run.name if run.is_absolute() else run.as_posix()
-        write_json(tmp / RECORD_FILE, head_record(meta, tmp, name, source))
+        write_json(tmp / RECORD_FILE, {**head_record(meta, tmp, name, source), "command": command})
         if target.exists():
             shutil.rmtree(target)
         tmp.rename(target)
