@@ -31,6 +31,28 @@ def test_an_idiom_outside_the_lexicon_is_the_span_that_differs(data_dir):
     found = detect_figure(*TIRED, data_dir=data_dir)  # "dead on one's feet" is in none of the lexicon's resources;
     # "on one's feet" is (WordNet, Wiktionary), but it covers only part of what the hypothesis says differently
     assert found["figure_type"] == "idiom" and found["idiom"] == "dead on his feet" and found["meaning"] is None
+    assert found["literal_span"] == "very tired"  # what the premise says in the idiom's place
+
+
+def test_an_unknown_idiom_means_what_the_premise_says_only_when_the_pair_entails(data_dir):
+    """The writer is told the idiom means the premise's span only under an entailment label: under contradiction the
+    premise says something else, and a known meaning (lexicon or detection) always wins."""
+    from figlang.methods.base import get_methods
+
+    record, _ = _detected({"premise": TIRED[0], "hypothesis": TIRED[1]}, _pair(*TIRED, None, None), data_dir, "pair 1")
+    assert record.meta == {"literal_span": "very tired"}
+    method = get_methods().create("explain", model="smollm2-135m", meanings="none")
+    assert method.meaning(record, "entailment") is None  # meanings=none: no meaning at all
+    method = get_methods().create("explain", model="smollm2-135m")
+    method.lexicon = {}
+    assert method.meaning(record, "entailment") == "very tired"
+    assert method.meaning(record, "contradiction") is None and method.meaning(record) is None
+    assert 'The idiom "dead on his feet" means: very tired' in method._instruction(record, "entailment")
+    assert "means:" not in method._instruction(record, "contradiction")
+    known = _pair(*TIRED, "idiom", None)
+    known.meta["meaning"] = "exhausted"
+    known.meta["literal_span"] = "very tired"
+    assert method.meaning(known, "entailment") == "exhausted"
 
 
 def test_the_shipped_figure_type_model_reproduces_its_published_val_answers(data_dir):

@@ -139,7 +139,7 @@ def detect_figure(premise: str, hypothesis: str, data_dir: str | Path | None = N
     figure, probabilities = _FIGURE_MODEL[0].predict(hypothesis, premise)
     found: dict[str, Any] = {"figure_type": figure, "probabilities": probabilities, "model": "figlang:figure-type-minilm"}
     if figure == "idiom":
-        (_, _), (hs, he) = figurative_offsets(premise, hypothesis)  # what the hypothesis says differently (IMPLI's rule)
+        (ps, pe), (hs, he) = figurative_offsets(premise, hypothesis)  # what the hypothesis says differently (IMPLI's rule)
         idioms = [e for e in interpret(hypothesis, data_dir=data_dir, paraphrase=False).expressions if e.type == "idiom"]
         # a lexicon idiom that covers only part of that span ("on one's feet" inside "dead on his feet") is another,
         # shorter idiom, and its meaning would mislead the writer: such hits do not count
@@ -150,6 +150,8 @@ def detect_figure(premise: str, hypothesis: str, data_dir: str | Path | None = N
         elif he > hs:  # not in the lexicon: the span of the hypothesis that differs from the premise, no meaning
             found.update(idiom=hypothesis[hs:he], span=hypothesis[hs:he], meaning=None, meaning_source=None)
             found["found_by"] = "the span that differs from the premise (the idiom is not in the interpret lexicon)"
+            if pe > ps:  # what the premise says in its place: the idiom's meaning here, if the pair entails
+                found["literal_span"] = premise[ps:pe]
     return found
 
 
@@ -164,6 +166,8 @@ def _detected(pair: Mapping[str, Any], record: NLIPair, data_dir: str | Path | N
     made = _pair(pair.get("premise"), pair.get("hypothesis"), found["figure_type"], found.get("idiom"), where=where)
     if found.get("meaning"):
         made.meta["meaning"] = found["meaning"]
+    elif found.get("literal_span"):  # shown to the writer as the idiom's meaning only when the label is entailment
+        made.meta["literal_span"] = found["literal_span"]
     return made, found
 
 

@@ -299,15 +299,26 @@ class Explain(ModelMethod):
     def chat_used(self) -> bool:
         return self.use_chat(self.chat_option)
 
-    def meaning(self, pair: NLIPair) -> str | None:
+    def meaning(self, pair: NLIPair, label: str | None = None) -> str | None:
+        """The idiom's meaning shown to the writer: the one found with it (figlang.explain's detection), else the
+        lexicon's; for an idiom that neither knows, in a pair labelled entailment, what the premise says in its place
+        (the span of the premise that differs from the hypothesis, recorded by the detection as ``literal_span``):
+        to entail, the idiom must mean that here."""
         if pair.figure_type not in (None, "idiom") or self.meanings_option == "none":
             return None
-        found = (pair.meta or {}).get("meaning")  # a meaning found with the idiom (figlang.explain's detection)
-        return found if isinstance(found, str) and found.strip() else _meaning_of(pair.expression, self.lexicon)
+        meta = pair.meta or {}
+        found = meta.get("meaning")
+        if isinstance(found, str) and found.strip():
+            return found
+        known = _meaning_of(pair.expression, self.lexicon)
+        span = meta.get("literal_span")
+        if known is None and label == LABELS[0] and isinstance(span, str) and span.strip():
+            return span.strip()
+        return known
 
-    def _instruction(self, pair: NLIPair) -> str:
+    def _instruction(self, pair: NLIPair, label: str | None = None) -> str:
         text = self.pair_template.format(premise=pair.premise.strip(), hypothesis=pair.hypothesis.strip())
-        meaning = self.meaning(pair)
+        meaning = self.meaning(pair, label)
         return f"{text}\n{MEANING_LINE.format(idiom=pair.expression, meaning=meaning)}" if meaning else text
 
     @staticmethod
@@ -333,12 +344,12 @@ class Explain(ModelMethod):
             messages: list[ChatMessage] = [ChatMessage("system", header)] if header else []
             for ex in examples:
                 messages += [ChatMessage("user", self._instruction(ex)), ChatMessage("assistant", self._answer(ex))]
-            return self.lm.chat_prompt([*messages, ChatMessage("user", self._instruction(pair))]) + lead
+            return self.lm.chat_prompt([*messages, ChatMessage("user", self._instruction(pair, label))]) + lead
         shown = "".join(P.NLI_PLAIN_SHOT.format(instruction=self._instruction(ex), answer=self._answer(ex)) for ex in examples)
         return (
             (f"{header}\n\n" if header else "")
             + shown
-            + P.NLI_PLAIN.format(instruction=self._instruction(pair))
+            + P.NLI_PLAIN.format(instruction=self._instruction(pair, label))
             + (f" {lead}" if lead else "")
         )
 
@@ -467,7 +478,7 @@ class Explain(ModelMethod):
                 "mode": self.mode,
                 "examples": [p.id for p, _ in shown],
                 "similarities": [round(s, 4) for _, s in shown],
-                "meaning": self.meaning(r),
+                "meaning": self.meaning(r, given.prediction if given is not None else None),
             }
             if given is not None:
                 out[r.id] = explained_label(r.id, given, raw, "", meta, {})
