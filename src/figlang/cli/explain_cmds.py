@@ -114,7 +114,7 @@ def explain_cmd(
         str | None,
         typer.Option(
             "--label-method",
-            help="pipeline: the label method (default: the shipped FLUTE label model figlang:flute-lora-mpnet where it ships, else nli-score, zero-shot; 'trained' with --label-model DIR for a FLUTE classifier).",
+            help="pipeline: the label method (default: 'trained' with the shipped FLUTE label model figlang:flute-lora-mpnet, LoRA adapters on mpnet; nli-score: zero-shot with the explaining model; 'trained' with --label-model DIR: a FLUTE classifier of yours).",
         ),
     ] = None,
     label_model: Annotated[
