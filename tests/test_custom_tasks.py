@@ -476,3 +476,23 @@ def test_meta_columns_default_split_and_group_by(tmp_path):
     assert pair.meta == {"file": "train.jsonl", "line": 1, "source_url": "http://x"} and pair.pair_type == "manual"
     with pytest.raises(FiglangError, match="has no split 'dev'"):
         task.load("dev")
+
+
+def test_one_list_column_of_options_is_not_read_letter_by_letter(tmp_path):
+    """Options in one list-valued column: a non-integer label gets the mapping hint. The option-name hint is for
+    several option columns; reading the column's name as a sequence of names once matched the label 'c' against the
+    letters of 'choices'."""
+    spec = {"name": "c", "shape": "cloze", "splits": {"train": "t.jsonl"}, "columns": {"context": "s", "options": "choices", "label": "y"}}
+    task = make_task(tmp_path, spec, {"t.jsonl": jsonl({"s": "A story.", "choices": ["a", "b"], "y": "c"})})
+    with pytest.raises(DataError, match=r"label 'c' is not an integer") as err:
+        task.load("train")
+    assert "option-name" not in str(err.value) and "declare a mapping under `labels:`" in str(err.value)
+
+
+def test_a_data_dir_path_without_a_data_folder_says_so():
+    from figlang.data.custom import load_split
+    from figlang.data.custom_spec import read_task_spec
+
+    spec = read_task_spec(FIXTURES / "impli_manual.yaml")  # its files are {data_dir}/impli/...
+    with pytest.raises(DataError, match=r"under the data folder, and none was given.*--data-dir"):
+        load_split(spec, "all")

@@ -73,10 +73,16 @@ def load_task_spec(path: str | Path) -> Task:
 # Loading rows
 
 
-def _resolve(spec: TaskSpec, written: str, root: Path) -> Path:
+def _resolve(spec: TaskSpec, written: str, root: Path | None) -> Path:
     """A spec's file path: ``{data_dir}/…`` under ``root`` (the data directory the caller resolved), a
     relative path under the spec's folder. Links are not resolved (figlang reports paths as given)."""
     if written.startswith(DATA_DIR_PREFIX):
+        if root is None:
+            raise DataError(
+                f"task {spec.name!r}: the path {written!r} is under the data folder, and none was given",
+                spec.folder,
+                hint="pass the data folder (--data-dir DIR; from Python, root= or a run context)",
+            )
         rest = written[len(DATA_DIR_PREFIX) :].lstrip("/\\")
         return root / rest
     p = Path(written).expanduser()
@@ -348,8 +354,10 @@ class _Row:
 def _cloze_label(row: _Row, spec: TaskSpec, ref: ColumnRef, n_options: int) -> int:
     rule = spec.cloze_labels or ClozeLabels("zero-based")
     raw, key = row.label(ref)
-    # a tuple of columns when the options are several columns (what `labels: option-name` requires), else one column
-    option_cols = cast("tuple[ColumnRef, ...] | None", spec.columns.get("options"))
+    # the option columns when the options are several columns (what `labels: option-name` requires); None for one
+    # list-valued column, whose name must not be read as a sequence of column names (it would be read letter by letter)
+    given = spec.columns.get("options")
+    option_cols: tuple[ColumnRef, ...] | None = tuple(given) if isinstance(given, (tuple, list)) else None
     if rule.kind == "map":
         if key not in rule.mapping:
             raise row.error(
@@ -453,7 +461,7 @@ def load_split(spec: TaskSpec, split: str, root: Path | None = None, options: Lo
     seen_ids: dict[str, str] = {}
     index = 0
     for written in spec.splits[split]:
-        path = _resolve(spec, written, cast(Path, root))  # read only for a ``{data_dir}/…`` path, which needs a root
+        path = _resolve(spec, written, root)  # a ``{data_dir}/…`` path needs a root
         for line, values in _iter_rows(spec, path, spec.formats[written], options):
             index += 1  # counts skipped rows too, so default ids stay stable when a lenient load skips one
             if values is None:
