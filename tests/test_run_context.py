@@ -177,3 +177,61 @@ def test_plugins_whose_bind_takes_the_task_alone_keep_working(data_dir: Path) ->
     method = _OldStylePlugin()
     bind_method(method, get_task("idiom-cloze"), RunContext.create(data_dir))
     assert method.bound == "idiom-cloze"
+
+
+def _cli(args: list[str], elsewhere: Path) -> Any:
+    """A figlang command run with $FIGLANG_DATA_DIR naming another (empty) folder: its data must come from --data-dir."""
+    elsewhere.mkdir(exist_ok=True)
+    return CliRunner().invoke(app, args, env={**os.environ, "FIGLANG_DATA_DIR": str(elsewhere)})
+
+
+def _reads_data_dir(args: list[str], data_dir: Path, tmp_path: Path) -> Any:
+    """``args`` with --data-dir run twice: without it the command fails on the empty folder the environment names
+    (so it does read data), and with it the command succeeds (so it reads the data from --data-dir)."""
+    without = _cli(args, tmp_path / "elsewhere")
+    assert without.exit_code != 0, f"{args} succeeded on an empty data folder: it reads no data\n{without.output}"
+    result = _cli([*args, "--data-dir", str(data_dir)], tmp_path / "elsewhere")
+    assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["data", "stats", "-t", "idiom-cloze", "-s", "dev"],
+        ["data", "show", "idiom-cloze", "-s", "dev", "-n", "1"],
+        ["data", "overlap", "idiom-cloze", "--json"],
+    ],
+    ids=["stats", "show", "overlap"],
+)
+def test_data_commands_read_data_dir(args: list[str], data_dir: Path, tmp_path: Path) -> None:
+    _reads_data_dir(args, data_dir, tmp_path)
+
+
+def test_data_split_reads_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "split"
+    _reads_data_dir(["data", "split", "idiom-cloze", "-s", "dev", "-o", str(out)], data_dir, tmp_path)
+    assert (out / "dev.jsonl").is_file()
+
+
+def test_data_stats_reports_the_data_dir_it_read(data_dir: Path, tmp_path: Path) -> None:
+    result = _cli(["data", "stats", "-t", "idiom-cloze", "-s", "dev", "--json", "--data-dir", str(data_dir)], tmp_path / "elsewhere")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["data_dir"] == str(RunContext.create(data_dir).data_dir)
+    assert report["tasks"][0]["splits"][0]["records"] > 0
+
+
+@pytest.mark.parametrize("kind", ["lm-eval", "hf"])
+def test_export_commands_read_data_dir(kind: str, data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    args = ["export", kind, "idiom-cloze", "-s", "dev", "-o", str(out)] + (["--limit", "2"] if kind == "lm-eval" else [])
+    _reads_data_dir(args, data_dir, tmp_path)
+    assert any(out.rglob("*.jsonl" if kind == "lm-eval" else "*.parquet"))
+
+
+def test_human_table5_reads_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "table5"
+    _reads_data_dir(["human", "table5", "-o", str(out)], data_dir, tmp_path)
+    recorded = json.loads((out / "table5.json").read_text(encoding="utf-8"))["data"]
+    assert recorded["data_dir"] is not None and recorded["files"]  # the folder as given, and the files read from it

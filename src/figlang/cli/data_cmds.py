@@ -13,7 +13,7 @@ from rich.table import Table
 from figlang.core.errors import LoadReport
 from figlang.data.hygiene import label_conflicts, overlap_report
 from figlang.core.io import write_jsonl
-from figlang.core.paths import resolve_data_dir
+from figlang.core.context import RunContext
 from figlang.data.records import expression_of
 from figlang.data.registry import all_tasks, get_task
 from figlang.data.splits import expression_disjoint_split, expression_folds, figurative_links, linked_key
@@ -53,12 +53,12 @@ def stats_cmd(
     Without --task it covers the three benchmarks: idiom-cloze, simile-cloze, flute and impli.
     """
     names = task or list(DEFAULT_TASKS)
-    root = resolve_data_dir(data_dir)  # once; a spec task's {data_dir}/... paths need it too
-    results = [task_stats(get_task(name), root, split) for name in names]
+    ctx = RunContext.create(data_dir)  # the run's context: built here, once; a spec task's {data_dir}/... paths need it too
+    results = [task_stats(get_task(name), splits=split, ctx=ctx) for name in names]
     if as_json:
-        typer.echo(json.dumps({"data_dir": str(root), "tasks": [r.to_dict() for r in results]}, indent=2))
+        typer.echo(json.dumps({"data_dir": str(ctx.data_dir), "tasks": [r.to_dict() for r in results]}, indent=2))
         return
-    console.print(f"[dim]data dir: {root}[/dim]", soft_wrap=True)
+    console.print(f"[dim]data dir: {ctx.data_dir}[/dim]", soft_wrap=True)
     for result in results:
         render_stats(result)
     if any(s.error for r in results for s in r.splits):
@@ -139,7 +139,7 @@ def show_cmd(
 ) -> None:
     """Print the first records of a task as JSON, to see exactly what methods will receive."""
     t = get_task(task)
-    records = t.load(split, data_dir)
+    records = t.load(split, RunContext.create(data_dir))
     for r in records[:n]:
         typer.echo(json.dumps(r.to_dict(), ensure_ascii=False, indent=2))
 
@@ -152,8 +152,8 @@ def overlap_cmd(
 ) -> None:
     """Identical items and shared expressions between every pair of a task's splits (leakage check), and items
     that occur with different gold labels (within a split or across splits)."""
-    t = get_task(task)
-    loaded = {s: t.load(s, data_dir, report=LoadReport()) for s in t.splits}
+    t, ctx = get_task(task), RunContext.create(data_dir)  # one context: every split from the same folder
+    loaded = {s: t.load(s, ctx, report=LoadReport()) for s in t.splits}
     report = overlap_report(loaded)
     conflicts = label_conflicts(loaded)
     if as_json:
@@ -178,7 +178,7 @@ def split_cmd(
     """Write an expression-disjoint dev split, or k folds by expression (IMPLI's 10 folds by idiom)."""
     t = get_task(task)
     which = split or ("train" if "train" in t.splits else t.default_split)
-    records = t.load(which, data_dir)
+    records = t.load(which, RunContext.create(data_dir, seed=seed))
     bare = sum(1 for r in records if not expression_of(r))
     if bare:
         console.print(f"[yellow]{bare} records have no expression; each is grouped with the records sharing its premise, if any[/yellow]")

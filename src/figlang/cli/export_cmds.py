@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from figlang.cli.common import DataDirOption, EvalSplitOption, console, err_console
+from figlang.core.context import RunContext
 
 app = typer.Typer(
     help="Write a figlang task in another tool's format: `lm-eval` (an lm-evaluation-harness 0.4.x task folder) "
@@ -39,7 +40,8 @@ def lm_eval_cmd(
     """
     from figlang.interop.lm_eval_export import export_lm_eval
 
-    result = export_lm_eval(task, out, split=split, data_dir=data_dir, limit=limit)
+    ctx = RunContext.create(data_dir)  # the run's context: built here, once, and handed down
+    result = export_lm_eval(task, out, split=split, limit=limit, ctx=ctx)
     console.print(f"wrote {result.yaml_path} and {result.data_path.name} ({result.docs} docs)")
     if result.placeholder_labels:
         err_console.print(
@@ -67,6 +69,7 @@ def hf_cmd(
     """
     from figlang.interop.hf_export import export_hf
 
-    result = export_hf(task, out, data_dir=data_dir, splits=split)
+    ctx = RunContext.create(data_dir)  # the run's context: built here, once, and handed down
+    result = export_hf(task, out, splits=split, ctx=ctx)
     shown = ", ".join(f"{s} {n}" for s, n in result.splits.items())
     console.print(f"wrote {out}/data/*.parquet ({shown} rows) and {result.card}")

@@ -8,6 +8,7 @@ from typing import Annotated, cast
 import typer
 from rich.table import Table
 
+from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.core.io import file_sha256
 from figlang.cli.common import DataDirOption, console
@@ -99,12 +100,13 @@ def table5_cmd(
     """Recompute the narrative paper's Table 5 from its raw crowd files, beside the published numbers."""
     from figlang.metrics.human_eval_table5 import render_table5_markdown, table5, write_table5_results
 
-    typer.echo(render_table5_markdown(table5(data_dir)))
+    ctx = RunContext.create(data_dir)  # the run's context: built here, once, and handed down
+    typer.echo(render_table5_markdown(table5(ctx=ctx)))
     if out:
         from figlang.evaluation.provenance import portable_path
 
         command = "figlang human table5" + (f" --data-dir {portable_path(data_dir)}" if data_dir else "") + f" -o {portable_path(out)}"
-        paths = write_table5_results(out, data_dir, command=command)
+        paths = write_table5_results(out, data_dir, command=command, ctx=ctx)  # data_dir: recorded as given
         console.print(f"[dim]wrote {paths[0]} and {paths[1]}[/dim]")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any, cast
 
+from figlang.core.context import RunContext, run_context
 from figlang.core.errors import DataError, LoadReport
 from figlang.data.flute import SELECTION_SPLITS
 from figlang.data.hygiene import LabelConflict, OverlapReport, detect_placeholder_labels, label_conflicts, overlap_report
@@ -102,15 +103,24 @@ def split_stats(task: Task, split: str, records: list[Record], report: LoadRepor
     )
 
 
-def task_stats(task: Task, data_dir: str | Path | None = None, splits: list[str] | None = None, overlap: bool = True) -> TaskStats:
-    """Statistics of every split of a task, and the overlap between its splits."""
+def task_stats(
+    task: Task,
+    data_dir: str | Path | None = None,
+    splits: list[str] | None = None,
+    overlap: bool = True,
+    *,
+    ctx: RunContext | None = None,
+) -> TaskStats:
+    """Statistics of every split of a task, and the overlap between its splits (read from the run context's data
+    folder, or from ``data_dir``)."""
+    ctx = run_context(ctx, data_dir=data_dir)  # once: every split from the same folder
     loaded: dict[str, list[Record]] = {}
     out: list[SplitStats] = []
     official = [s for s in task.splits if "disjoint" not in s and s not in SELECTION_SPLITS]  # not the ones carved from train
     for split in splits or official:
         report = LoadReport()
         try:
-            records = task.load(split, data_dir, report=report)
+            records = task.load(split, ctx, report=report)
         except DataError as err:
             out.append(SplitStats(task.name, split, 0, 0, {}, {}, error=str(err)))
             continue

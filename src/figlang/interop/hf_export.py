@@ -24,7 +24,7 @@ from typing import Any
 from figlang.core.errors import FiglangError, LoadReport
 from figlang.data.hygiene import detect_placeholder_labels, label_conflicts, overlap_report
 from figlang.core.io import atomic_write
-from figlang.core.paths import resolve_data_dir
+from figlang.core.context import RunContext, run_context
 from figlang.data.records import ClozeRecord, GenerationRecord, NLIPair, Record
 from figlang.data.registry import Task, get_task
 from figlang.data.sources import DatasetSource, load_sources
@@ -255,18 +255,27 @@ def dataset_card(task: Task, splits: dict[str, list[Record]], reports: dict[str,
     return "\n".join(lines) + "\n"
 
 
-def export_hf(task: str | Task, out_dir: str | Path, data_dir: str | Path | None = None, splits: Sequence[str] | None = None) -> HfExport:
-    """Write ``data/<split>-00000-of-00001.parquet`` for every split and ``README.md`` (the dataset card)."""
+def export_hf(
+    task: str | Task,
+    out_dir: str | Path,
+    data_dir: str | Path | None = None,
+    splits: Sequence[str] | None = None,
+    *,
+    ctx: RunContext | None = None,
+) -> HfExport:
+    """Write ``data/<split>-00000-of-00001.parquet`` for every split and ``README.md`` (the dataset card), read from
+    the run context's data folder (or from ``data_dir``)."""
     t = get_task(task) if isinstance(task, str) else task
     wanted = list(splits) if splits else [s for s in t.splits if s not in SKIPPED_SPLITS]
     for s in wanted:
         t.check_split(s)
-    root = resolve_data_dir(data_dir) if t.spec_path is None else Path(t.spec_path).parent
+    ctx = run_context(ctx, data_dir=data_dir)  # once: the splits and the rows' relative paths share it
+    root = ctx.data_dir if t.spec_path is None else Path(t.spec_path).parent
     loaded: dict[str, list[Record]] = {}
     reports: dict[str, LoadReport] = {}
     for s in wanted:
         reports[s] = LoadReport()
-        loaded[s] = t.load(s, data_dir, report=reports[s])
+        loaded[s] = t.load(s, ctx, report=reports[s])
     record_type = RECORD_TYPES[t.shape]
     kinds = sorted({k for recs in loaded.values() for r in recs for k in getattr(r, "inferences", {})})
     out = Path(out_dir)

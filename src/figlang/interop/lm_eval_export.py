@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from figlang.core.context import RunContext, run_context
 from figlang.core.errors import FiglangError
 from figlang.core.io import atomic_write, file_sha256, write_jsonl
 from figlang.data.records import ClozeRecord, NLIPair, Record
@@ -139,13 +140,20 @@ def task_yaml(name: str, shape: str, data_path: Path, meta: dict[str, Any]) -> d
 
 
 def export_lm_eval(
-    task: str | Task, out_dir: str | Path, split: str | None = None, data_dir: str | Path | None = None, limit: int | None = None
+    task: str | Task,
+    out_dir: str | Path,
+    split: str | None = None,
+    data_dir: str | Path | None = None,
+    limit: int | None = None,
+    *,
+    ctx: RunContext | None = None,
 ) -> LmEvalExport:
-    """Write ``<name>.yaml`` and ``<name>.jsonl`` under ``out_dir`` for one split of ``task``."""
+    """Write ``<name>.yaml`` and ``<name>.jsonl`` under ``out_dir`` for one split of ``task`` (read from the run
+    context's data folder, or from ``data_dir``)."""
     t = get_task(task) if isinstance(task, str) else task
     split = t.check_split(split)
     _check_shape(t)
-    records = t.load(split, data_dir)
+    records = t.load(split, run_context(ctx, data_dir=data_dir))
     if limit is not None:
         records = records[:limit]
     if not records:

@@ -14,7 +14,7 @@ import numpy as np
 
 from figlang.core.errors import DataError
 from figlang.core.io import write_json, write_jsonl
-from figlang.core.paths import dataset_dir
+from figlang.core.context import RunContext, run_context
 from figlang.core.provenance import _relative, code_provenance, data_checksums, portable_path, write_code_patch
 
 from figlang.metrics.human_eval import (
@@ -110,14 +110,17 @@ def _table5_column(root: Path, figure: str, example_widget_value: ExampleWidgetV
     )
 
 
-def table5(data_dir: str | Path | None = None, example_widget_value: ExampleWidgetValue = "not_plausible") -> Table5:
-    """Recompute Table 5 from the published crowd files under ``<data_dir>/fig_narrative/output``.
+def table5(
+    data_dir: str | Path | None = None, example_widget_value: ExampleWidgetValue = "not_plausible", *, ctx: RunContext | None = None
+) -> Table5:
+    """Recompute Table 5 from the published crowd files under ``<data_dir>/fig_narrative/output`` (the run context's
+    data folder, or ``data_dir``).
 
     Absolute: strict majority of the 3 workers per (HIT, sentence); share of the 25 HITs. "Human" is the
     mean over the human continuations shown (3 for idioms, 5 for similes; per-column values are kept).
     Comparative: majority of the 3 responses; shares over the items that have one ("inconsistent" excluded).
     """
-    root = dataset_dir("fig_narrative", data_dir)
+    root = run_context(ctx, data_dir=data_dir).data_dir / "fig_narrative"
     return Table5(
         idiom=_table5_column(root, "idiom", example_widget_value),
         simile=_table5_column(root, "simile", example_widget_value),
@@ -293,7 +296,11 @@ def _table5_readings(
 
 
 def table5_results(
-    data_dir: str | Path | None = None, example_widget_value: ExampleWidgetValue = "not_plausible", command: str | None = None
+    data_dir: str | Path | None = None,
+    example_widget_value: ExampleWidgetValue = "not_plausible",
+    command: str | None = None,
+    *,
+    ctx: RunContext | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Everything docs/research/human_eval_table5.md quotes about Table 5, as one result record, and its per-unit records.
 
@@ -302,12 +309,16 @@ def table5_results(
     ways); ``published``: the paper's Table 5 as printed (:data:`PUBLISHED_TABLE5`, with its source);
     ``comparison``: how the two differ; ``data``: the crowd files' checksums; ``code``: figlang's version and commit.
     The records are one per (HIT, shown sentence) with the workers' votes and one per comparative item.
+
+    The files are read from ``ctx``'s data folder, else from ``data_dir``'s; ``data_dir`` is what the result records
+    as the folder given (as the user wrote it; None: not given), also beside ``ctx``.
     """
 
-    root = dataset_dir("fig_narrative", data_dir)
+    context = ctx if ctx is not None else run_context(data_dir=data_dir)
+    root = context.data_dir / "fig_narrative"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataRepairWarning)  # reported in the record's warnings
-        t = table5(data_dir, example_widget_value)
+        t = table5(example_widget_value=example_widget_value, ctx=context)
     recomputed: dict[str, Any] = {}
     readings: dict[str, Any] = {}
     records: list[dict[str, Any]] = []
@@ -374,10 +385,13 @@ def write_table5_results(
     data_dir: str | Path | None = None,
     example_widget_value: ExampleWidgetValue = "not_plausible",
     command: str | None = None,
+    *,
+    ctx: RunContext | None = None,
 ) -> tuple[Path, Path]:
-    """Write ``out_dir/table5.json`` (:func:`table5_results`) and ``out_dir/predictions.jsonl.gz`` (its per-unit records)."""
+    """Write ``out_dir/table5.json`` (:func:`table5_results`, read from ``ctx`` or ``data_dir``) and
+    ``out_dir/predictions.jsonl.gz`` (its per-unit records)."""
 
-    result, records = table5_results(data_dir, example_widget_value, command)
+    result, records = table5_results(data_dir, example_widget_value, command, ctx=ctx)
     out = Path(out_dir)
     write_json(out / "table5.json", result)
     write_code_patch(out)
