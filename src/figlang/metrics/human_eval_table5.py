@@ -295,6 +295,23 @@ def _table5_readings(
     return readings, records
 
 
+def _table5_comparison(recomputed: dict[str, Any]) -> dict[str, Any]:
+    """How the recomputed figures differ from the published ones: the human gap, and which reading of the idiom
+    comparative figures (truncated shares or counts) the paper printed."""
+    pub = PUBLISHED_TABLE5
+    idiom_truncated = {k: int(v) for k, v in recomputed["idiom"]["comparative"].items()}
+    comparison = {
+        "human_gap": {f: pub["absolute"][f]["human"] - recomputed[f]["absolute"]["human"] for f in ("idiom", "simile")},
+        "idiom_comparative_equal_to_truncated_share": sum(idiom_truncated[k] == pub["comparative"]["idiom"][k] for k in idiom_truncated),
+        "idiom_comparative_equal_to_count": sum(
+            recomputed["idiom"]["comparative_counts"][k] == pub["comparative"]["idiom"][k] for k in idiom_truncated
+        ),
+        "idiom_comparative_figures": len(idiom_truncated),
+    }
+    comparison["human_max_gap"] = max(comparison["human_gap"].values())
+    return comparison
+
+
 def table5_results(
     data_dir: str | Path | None = None,
     example_widget_value: ExampleWidgetValue = "not_plausible",
@@ -347,16 +364,7 @@ def table5_results(
         readings[figure], recs = _table5_readings(gen, figure, plaus, comp_file)
         records += recs
     pub = PUBLISHED_TABLE5
-    idiom_truncated = {k: int(v) for k, v in recomputed["idiom"]["comparative"].items()}
-    comparison = {
-        "human_gap": {f: pub["absolute"][f]["human"] - recomputed[f]["absolute"]["human"] for f in ("idiom", "simile")},
-        "idiom_comparative_equal_to_truncated_share": sum(idiom_truncated[k] == pub["comparative"]["idiom"][k] for k in idiom_truncated),
-        "idiom_comparative_equal_to_count": sum(
-            recomputed["idiom"]["comparative_counts"][k] == pub["comparative"]["idiom"][k] for k in idiom_truncated
-        ),
-        "idiom_comparative_figures": len(idiom_truncated),
-    }
-    comparison["human_max_gap"] = max(comparison["human_gap"].values())
+    comparison = _table5_comparison(recomputed)
     result = {
         "format": "figlang.human.table5/1",
         "what": "Table 5 of the narrative paper recomputed from its published crowd files (docs/research/human_eval_table5.md)",
