@@ -235,3 +235,54 @@ def test_human_table5_reads_data_dir(data_dir: Path, tmp_path: Path) -> None:
     _reads_data_dir(["human", "table5", "-o", str(out)], data_dir, tmp_path)
     recorded = json.loads((out / "table5.json").read_text(encoding="utf-8"))["data"]
     assert recorded["data_dir"] is not None and recorded["files"]  # the folder as given, and the files read from it
+
+
+def test_data_verify_reads_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    result = _reads_data_dir(["data", "verify", "impli"], data_dir, tmp_path)
+    assert "no problems" in result.output
+
+
+def test_data_download_writes_into_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    """Files already in --data-dir and verified are not fetched: with the mirror unreachable the command succeeds only
+    when it looks in --data-dir (the environment's folder is empty, so there it would have to fetch, and fails)."""
+    import socket
+    import shutil
+
+    target = tmp_path / "data"
+    shutil.copytree(data_dir / "impli" / "metaphors", target / "impli" / "metaphors")
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    args = ["data", "download", "impli/metaphors/*", "--base-url", f"http://127.0.0.1:{closed}", "--no-progress"]
+    result = _reads_data_dir(args, target, tmp_path)
+    assert str(target) in result.output  # the report names the folder it checked
+
+
+def test_knowledge_infer_reads_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "inferences.jsonl"
+    args = ["knowledge", "infer", "-t", "idiom-cloze", "-s", "dev", "-n", "2", "-p", "precomputed", "--no-cache", "-o", str(out)]
+    _reads_data_dir(args, data_dir, tmp_path)
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 2  # the shipped inferences of two narratives under --data-dir
+
+
+def test_knowledge_data_dir_copies_from_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    """Without the narratives (the environment's empty folder) nothing is written; from --data-dir, the dev file."""
+    args = ["knowledge", "data-dir", "-p", "precomputed", "--type", "idiom", "-s", "dev", "--no-cache"]
+    without = _cli([*args, "-o", str(tmp_path / "without")], tmp_path / "elsewhere")
+    assert without.exit_code == 0 and not (tmp_path / "without").exists(), without.output
+    out = tmp_path / "out"
+    result = _cli([*args, "-o", str(out), "--data-dir", str(data_dir)], tmp_path / "elsewhere")
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in out.rglob("*.jsonl") if "inferences_context" in str(p)] == ["dev.jsonl"]
+
+
+@pytest.mark.slow
+def test_interpret_reads_its_lexicons_from_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    """Interpret works without a data folder (with fewer lexicons): the PIE lexicon, found under --data-dir only, tells."""
+    args = ["interpret", "He finally kicked the bucket last year.", "--no-paraphrase", "--json"]
+    without = json.loads(_cli(args, tmp_path / "elsewhere").output)
+    assert "pie" in without["lexicon"]["missing"]
+    result = _cli([*args, "--data-dir", str(data_dir)], tmp_path / "elsewhere")
+    assert result.exit_code == 0, result.output
+    reading = json.loads(result.output)
+    assert reading["lexicon"]["missing"] == [] and reading["expressions"][0]["meaning_source"] == "lexicon:pie"

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from figlang.core.context import RunContext
 from figlang.data.download import DownloadReport, VerifyReport, download, verify
 from figlang.core.errors import FiglangError
 from figlang.data.sources import BASE_URL_ENV, DEFAULT_BASE_URL
@@ -116,7 +117,8 @@ def download_cmd(
 ) -> None:
     """Download the datasets from their public GitHub repositories at pinned commits, checking every file's SHA-1."""
     try:
-        report = download(names or None, data_dir, base_url=base_url, force=force, progress=progress, timeout=timeout)
+        ctx = RunContext.create(data_dir)  # the run's context: built here, once, and handed down
+        report = download(names or None, base_url=base_url, force=force, progress=progress, timeout=timeout, ctx=ctx)
     except FiglangError as exc:
         raise _fail(str(exc)) from None
     print_download_report(report, Console())
@@ -130,7 +132,7 @@ def verify_cmd(
 ) -> None:
     """Check local dataset files against the manifest: ok, missing, or modified (exit 1 if any is missing or unexpectedly modified)."""
     try:
-        report = verify(names or None, data_dir)
+        report = verify(names or None, ctx=RunContext.create(data_dir))  # the run's context: built here, once
     except FiglangError as exc:
         raise _fail(str(exc)) from None
     print_verify_report(report, Console())

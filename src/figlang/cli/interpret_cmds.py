@@ -15,6 +15,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from figlang.cli.common import DataDirOption, console
+from figlang.core.context import RunContext
 
 WIDTH = 80
 _COLOURS = {"idiom": "bold magenta", "simile": "bold cyan", "metaphor": "bold yellow"}
@@ -91,11 +92,12 @@ def interpret_cmd(
             raise InterpretInputError(f"{item_id}: {err}" if file is not None else str(err)) from None
     if check_sentence is not None and len(items) != 1:
         raise InterpretInputError("--check compares one text with one sentence: give a single text, not a file of several")
-    engine = get_interpreter(data_dir)
+    ctx = RunContext.create(data_dir)  # the run's context: built here, once; the lexicons and --check read its folder
+    engine = get_interpreter(ctx=ctx)
     out = Console(width=min(console.width, WIDTH)) if not as_json else None
     options = {"paraphrase": not no_paraphrase, "meaning_model": meaning_model, "figurative_only": figurative_only}
     options["discover"] = discover_model if discover else None
-    check_with = (check_sentence, check_model, data_dir) if check_sentence is not None else None
+    check_with = (check_sentence, check_model, ctx) if check_sentence is not None else None
     _print_all(engine, items, options, check_with, out, several=len(items) > 1)
 
 
@@ -107,8 +109,8 @@ def _print_all(engine, items, options: dict, check_with, out: Console | None, se
         result = engine.interpret(item_text, **options)
         verdict = None
         if check_with is not None:
-            sentence, model, data_dir = check_with
-            verdict = check(sentence, item_text, model=model, data_dir=data_dir)
+            sentence, model, ctx = check_with
+            verdict = check(sentence, item_text, model=model, ctx=ctx)
         if out is None:
             obj = result.to_dict()
             if several:

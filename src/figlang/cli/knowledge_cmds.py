@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.cli.common import DataDirOption, TaskSplitOption, console, err_console, parse_key_values
@@ -56,9 +57,9 @@ CacheOption = Annotated[
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the cache.")]
 
 
-def _provider(provider: str, model: str | None, data_dir: Path | None, options: list[str] | None, cache_dir: Path | None, no_cache: bool):
-    cache = False if no_cache else cache_dir
-    return get_provider(provider, model=model, data_dir=data_dir, cache=cache, **parse_key_values(options))
+def _provider(provider: str, model: str | None, ctx: RunContext, options: list[str] | None, cache_dir: Path | None, no_cache: bool):
+    cache = False if no_cache else cache_dir  # None: the providers' own default request cache, as before
+    return get_provider(provider, model=model, cache=cache, ctx=ctx, **parse_key_values(options))
 
 
 def _kind(provider, kind: str | None) -> str:
@@ -89,9 +90,10 @@ def infer_cmd(
     t = get_task(task)
     if t.shape not in ("cloze", "generation"):
         raise FiglangError(f"task {t.name!r} is a {t.shape} task: knowledge inferences are made for narrative (cloze/generation) tasks")
-    prov = _provider(provider, model, data_dir, option, cache_dir, no_cache)
+    ctx = RunContext.create(data_dir, cache_dir)  # the run's context: built here, once, and handed down
+    prov = _provider(provider, model, ctx, option, cache_dir, no_cache)
     which = _kind(prov, kind)
-    records = t.load(split, data_dir)
+    records = t.load(split, ctx)
     if limit:
         records = records[:limit]
     started = time.perf_counter()
@@ -121,7 +123,8 @@ def data_dir_cmd(
     data_dir: DataDirOption = None,
 ) -> None:
     """Copy the narrative data with one kind of inference file made by a provider (then: figlang eval --data-dir OUT)."""
-    prov = _provider(provider, model, data_dir, option, cache_dir, no_cache)
+    ctx = RunContext.create(data_dir, cache_dir)  # the run's context: built here, once, and handed down
+    prov = _provider(provider, model, ctx, option, cache_dir, no_cache)
     which = _kind(prov, kind)
     for name in split or []:
         if name not in ("train", "dev", "test"):
@@ -130,9 +133,9 @@ def data_dir_cmd(
         prov,
         which,
         out,
-        data_dir,
         types=expression_type or ("idiom", "simile"),
         splits=split or ("train", "dev", "test"),
         progress=lambda etype, s, n: console.print(f"  {etype}/{s}: {n} records"),
+        ctx=ctx,
     )
     console.print(f"{len(files)} {which} inference files from [bold]{prov.name}[/bold] under {out}; use `--data-dir {out}`")

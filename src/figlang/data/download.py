@@ -23,7 +23,7 @@ import httpx
 
 from figlang.core.errors import FiglangError
 from figlang.core.io import atomic_write, git_blob_sha1
-from figlang.core.paths import resolve_data_dir
+from figlang.core.context import RunContext, run_context
 from figlang.data.sources import BASE_URL_ENV, DEFAULT_BASE_URL, DatasetSource, SourceFile, select
 
 CHUNK = 1 << 16
@@ -474,8 +474,11 @@ def download(
     progress: bool = True,
     timeout: float = 60.0,
     retries: int = 2,
+    *,
+    ctx: RunContext | None = None,
 ) -> DownloadReport:
-    """Download and verify the named datasets (all when None) into ``<data_dir>/<dataset>/``.
+    """Download and verify the named datasets (all when None) into ``<data_dir>/<dataset>/`` (the run context's data
+    folder, or ``data_dir``).
 
     ``names`` are dataset folder names, or ``dataset/<glob>`` for a subset of its files.
     Files already present with the right SHA-1 are skipped; ``force`` fetches everything again
@@ -484,7 +487,7 @@ def download(
     Failures are collected in the report, never raised; see ``DownloadReport.raise_for_failures``.
     """
     selection = select(list(names) if names is not None else None)
-    root = resolve_data_dir(data_dir)
+    root = run_context(ctx, data_dir=data_dir).data_dir
     base = resolve_base_url(base_url)
     report = DownloadReport(data_dir=root, base_url=base)
 
@@ -494,14 +497,15 @@ def download(
     return report
 
 
-def verify(names: Iterable[str] | None = None, data_dir: str | Path | None = None) -> VerifyReport:
-    """Check each manifest file in the data directory: ok, missing, or modified (SHA-1 differs).
+def verify(names: Iterable[str] | None = None, data_dir: str | Path | None = None, *, ctx: RunContext | None = None) -> VerifyReport:
+    """Check each manifest file in the data directory (the run context's, or ``data_dir``): ok, missing, or modified
+    (SHA-1 differs).
 
     The narrative train files of the shared data copy are modified on purpose; they are
     reported as modified with a note and ``known=True`` and do not count as failures.
     """
     selection = select(list(names) if names is not None else None)
-    root = resolve_data_dir(data_dir)
+    root = run_context(ctx, data_dir=data_dir).data_dir
     report = VerifyReport(data_dir=root)
     for src, files in selection:
         for file in files:

@@ -25,7 +25,6 @@ from typing import Any
 from figlang.core.errors import FiglangError
 from figlang.core.io import parse_jsonl
 from figlang.core.context import RunContext, run_context
-from figlang.core.paths import resolve_data_dir
 from figlang.lexicon.everyday import LICENCES
 from figlang.interpret.detect import Detector, RawHit, surface_exact
 from figlang.interpret.discover import Discoverer
@@ -185,10 +184,16 @@ class Interpreter:
     """Lexicon, detector and paraphraser kept together (building them is the slow part; reuse one)."""
 
     def __init__(
-        self, data_dir: str | Path | None = None, holdout: Holdout | None = None, resources: tuple[str, ...] = RESOURCES, progress=None
+        self,
+        data_dir: str | Path | None = None,
+        holdout: Holdout | None = None,
+        resources: tuple[str, ...] = RESOURCES,
+        progress=None,
+        *,
+        ctx: RunContext | None = None,
     ) -> None:
 
-        self.data_dir = resolve_data_dir(data_dir)
+        self.data_dir = run_context(ctx, data_dir=data_dir).data_dir  # the run's data folder (or data_dir's) holds the lexicons
         self.lexicon: AssembledLexicon = assemble(self.data_dir, resources, holdout, progress)
         self.detector = Detector(self.lexicon, self.data_dir)
         self._paraphraser: IdiomParaphraser | None = None
@@ -383,13 +388,19 @@ _LOCK = threading.Lock()
 
 
 def get_interpreter(
-    data_dir: str | Path | None = None, holdout: Holdout | None = None, resources: tuple[str, ...] = RESOURCES
+    data_dir: str | Path | None = None,
+    holdout: Holdout | None = None,
+    resources: tuple[str, ...] = RESOURCES,
+    *,
+    ctx: RunContext | None = None,
 ) -> Interpreter:
-    """One Interpreter per (data dir, holdout, resources) per process: the second call is fast."""
-    key = (str(resolve_data_dir(data_dir)), holdout, tuple(resources))
+    """One Interpreter per (data dir, holdout, resources) per process: the second call is fast. The data folder is the
+    run context's (or ``data_dir``'s)."""
+    ctx = run_context(ctx, data_dir=data_dir)
+    key = (str(ctx.data_dir), holdout, tuple(resources))
     with _LOCK:
         if key not in _ENGINES:
-            _ENGINES[key] = Interpreter(data_dir, holdout, tuple(resources))
+            _ENGINES[key] = Interpreter(holdout=holdout, resources=tuple(resources), ctx=ctx)
         return _ENGINES[key]
 
 
@@ -415,7 +426,7 @@ def interpret(
     """
     text = validate_text(text)
     ctx = run_context(ctx, data_dir=data_dir)
-    return get_interpreter(ctx.data_dir, holdout).interpret(
+    return get_interpreter(holdout=holdout, ctx=ctx).interpret(
         text, paraphrase=paraphrase, meaning_model=meaning_model, figurative_only=figurative_only, discover=discover
     )
 

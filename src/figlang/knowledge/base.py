@@ -21,7 +21,7 @@ from figlang.core.io import read_jsonl
 from figlang.data.records import Record, strip_markup
 from figlang.data.narrative import INFERENCE_KINDS, SPLITS, inference_file
 from figlang.data.narrative import KINDS as TYPES
-from figlang.core.paths import resolve_data_dir
+from figlang.core.context import RunContext, run_context
 from figlang.core.text import collapse_spaces
 from figlang.backends.cache import RequestCache, cache_key
 
@@ -351,9 +351,9 @@ class PrecomputedProvider(KnowledgeProvider):
     name = "precomputed"
     cached = False
 
-    def __init__(self, data_dir: str | Path | None = None, cache: Any = False) -> None:
+    def __init__(self, data_dir: str | Path | None = None, cache: Any = False, *, ctx: RunContext | None = None) -> None:
         super().__init__(cache=False)
-        self.data_dir = resolve_data_dir(data_dir)  # once, when the provider is made
+        self.data_dir = run_context(ctx, data_dir=data_dir).data_dir  # the run's data folder (or data_dir's), once
         self._index: dict[str, dict[tuple[str, str], tuple[str, ...]]] | None = None
 
     def fingerprint(self) -> dict[str, Any]:

@@ -41,9 +41,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from figlang.core.context import RunContext, run_context
 from figlang.core.errors import LoadOptions
 from figlang.data.narrative import INFERENCE_KINDS, inference_file, load_cloze, narrative_file
-from figlang.core.paths import resolve_data_dir
 from figlang.data.records import ClozeRecord, GenerationRecord, Record
 from figlang.knowledge.base import (
     CONTEXT_RELATIONS,
@@ -100,12 +100,20 @@ PROVIDERS = ("precomputed", "wordnet", "generative", "comet")
 
 
 def get_provider(
-    name: str, model: str | None = None, data_dir: str | Path | None = None, cache: Any = None, **options: Any
+    name: str,
+    model: str | None = None,
+    data_dir: str | Path | None = None,
+    cache: Any = None,
+    *,
+    ctx: RunContext | None = None,
+    **options: Any,
 ) -> KnowledgeProvider:
-    """A provider by name: precomputed | wordnet | generative (``model``, default smollm2-135m) | comet (``model`` required)."""
+    """A provider by name: precomputed | wordnet | generative (``model``, default smollm2-135m) | comet (``model`` required).
+
+    The precomputed provider reads the run context's data folder (or ``data_dir``)."""
     key = str(name).strip().lower()
     if key == "precomputed":
-        return PrecomputedProvider(data_dir=data_dir)
+        return PrecomputedProvider(data_dir=data_dir, ctx=ctx)
     if key == "wordnet":
         try:
             return WordNetProvider(cache=cache, **options)
@@ -190,8 +198,11 @@ def write_data_dir(
     types: Iterable[str] = ("idiom", "simile"),
     splits: Iterable[str] = ("train", "dev", "test"),
     progress: Any = None,
+    *,
+    ctx: RunContext | None = None,
 ) -> list[Path]:
-    """A data directory whose ``{type}_inferences_{kind}`` files come from ``provider``.
+    """A data directory whose ``{type}_inferences_{kind}`` files come from ``provider``, copied from the run context's
+    data folder (or ``data_dir``).
 
     ``out_dir/fig_narrative/data/`` gets copies of the narrative files and of the other kind's
     shipped inference files, and provider-made files for ``kind``, line-aligned with the narrative
@@ -200,7 +211,7 @@ def write_data_dir(
     """
 
     provider.check_kind(kind)
-    root = resolve_data_dir(data_dir)
+    root = run_context(ctx, data_dir=data_dir).data_dir
     out = Path(out_dir)
     written: list[Path] = []
     for etype in types:

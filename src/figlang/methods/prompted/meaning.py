@@ -365,7 +365,7 @@ class KnowledgeLMScore(NeutralPrompt, ModelMethod):
         if lacking and self.provider_name != "none":
             if self._provider is None:
                 opts = {"model": self.provider_model} if self.provider_model else {}
-                self._provider = get_provider(self.provider_name, data_dir=self._ctx.data_dir if self._ctx else None, **opts)
+                self._provider = get_provider(self.provider_name, ctx=self._ctx, **opts)
             got = self._provider.infer([items[i] for i in lacking], self.knowledge)
             for i, infs in zip(lacking, got):
                 out[i] = tuple(infs)[: self.max_inferences] or None
