@@ -286,3 +286,62 @@ def test_interpret_reads_its_lexicons_from_data_dir(data_dir: Path, tmp_path: Pa
     assert result.exit_code == 0, result.output
     reading = json.loads(result.output)
     assert reading["lexicon"]["missing"] == [] and reading["expressions"][0]["meaning_source"] == "lexicon:pie"
+
+
+def _with_data_dir(args: list[str], data_dir: Path, tmp_path: Path) -> Any:
+    """``args`` run with --data-dir while $FIGLANG_DATA_DIR names an empty folder: it must succeed (for the commands
+    slow to start, whose failing run without --data-dir would cost as much again)."""
+    result = _cli([*args, "--data-dir", str(data_dir)], tmp_path / "elsewhere")
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_build_narratives_check_lexicon_reads_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    result = _reads_data_dir(["build", "narratives", "check-lexicon", "benchmark"], data_dir, tmp_path)
+    assert "benchmark: 499 idioms" in result.output
+
+
+@pytest.mark.slow
+def test_build_narratives_mine_reads_its_lexicon_from_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("He kicked the bucket.\n", encoding="utf-8")
+    result = _with_data_dir(["build", "narratives", "mine", str(corpus), "-o", str(tmp_path / "mine")], data_dir, tmp_path)
+    assert "lexicon benchmark: 499 idioms" in result.output
+
+
+def test_build_flute_generate_draws_its_idioms_from_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    """The idioms are drawn before any model loads: the run is stopped there by a model that does not exist."""
+    args = ["build", "flute", "generate", "--idioms", "benchmark", "--limit", "1", "--model", "no-such-model"]
+    without = _cli([*args, "-o", str(tmp_path / "without")], tmp_path / "elsewhere")
+    assert without.exit_code != 0 and "file not found" in str(without.exception), without.output
+    result = _cli([*args, "-o", str(tmp_path / "with"), "--data-dir", str(data_dir)], tmp_path / "elsewhere")
+    assert "idiom: 1 input(s) from benchmark" in result.output, result.output
+
+
+def test_build_flute_verdict_stats_draws_its_idioms_from_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    verdicts = Path(__file__).resolve().parents[1] / "docs" / "research" / "flute_run50_verdicts.csv"
+    args = ["build", "flute", "verdict-stats", str(verdicts), "--idioms", "benchmark", "--limit", "50", "--json"]
+    result = _reads_data_dir(args, data_dir, tmp_path)
+    inputs = json.loads(result.output)["inputs"]
+    assert inputs["items"] == 50 and inputs["data"][0]["path"].startswith("fig_narrative/")  # checksummed against --data-dir
+
+
+def test_build_impli_sentences_reads_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "sentences.tsv"
+    _reads_data_dir(["build", "impli", "sentences", "-o", str(out), "--source", "semeval"], data_dir, tmp_path)
+    assert out.read_text(encoding="utf-8").strip()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["build", "impli", "lexicon", "--source", "semeval", "-o", "{tmp}/lexicon.tsv"],
+        ["build", "impli", "regenerate", "--source", "semeval", "--sample", "5", "--results", "{tmp}/results"],
+        ["build", "impli", "metaphors", "-o", "{tmp}/metaphors"],
+    ],
+    ids=["lexicon", "regenerate", "metaphors"],
+)
+def test_build_impli_spacy_commands_read_data_dir(args: list[str], data_dir: Path, tmp_path: Path) -> None:
+    _with_data_dir([a.format(tmp=tmp_path) for a in args], data_dir, tmp_path)
+    assert any(p.is_file() for p in tmp_path.rglob("*") if "elsewhere" not in p.parts)

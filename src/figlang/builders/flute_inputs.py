@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from figlang.core.context import RunContext
 from figlang.core.errors import DataError, DataNotFoundError, LoadReport
 from figlang.core.io import parse_jsonl, parse_table, read_text
 from figlang.core.text import collapse_spaces, normalise_sentence
@@ -241,10 +242,11 @@ def from_lexicon(lexicon: Any) -> InputSet:
     return out
 
 
-def load_idioms(spec: str | Path, data_dir: str | Path | None = None, strict: bool = False) -> InputSet:
-    """``benchmark`` | ``pie`` (via :func:`~figlang.lexicon.idioms.load_lexicon`) or an idiom file."""
+def load_idioms(spec: str | Path, data_dir: str | Path | None = None, strict: bool = False, *, ctx: RunContext | None = None) -> InputSet:
+    """``benchmark`` | ``pie`` (via :func:`~figlang.lexicon.idioms.load_lexicon`, from the run context's data folder or
+    ``data_dir``) or an idiom file."""
     if str(spec) in ("benchmark", "pie"):
-        return from_lexicon(load_lexicon(str(spec), data_dir, strict=strict))
+        return from_lexicon(load_lexicon(str(spec), data_dir, strict=strict, ctx=ctx))
     return read_input_file(spec, "idiom", strict=strict)
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from figlang.data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
+from figlang.core.context import RunContext
 from figlang.core.io import atomic_write, file_sha256, write_json, write_jsonl
 from figlang.core.provenance import code_provenance, data_checksums, portable_path, write_code_patch
 from figlang.core.text import collapse_spaces
@@ -200,14 +201,16 @@ def verdict_file_results(
     command: str | None = None,
     data_dir: str | Path | None = None,
     input_files: list[Path] | None = None,
+    *,
+    ctx: RunContext | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(result, records) of a reviewed queue file read on its own, without its run folder: per figure type the
     candidates (rows), accept / edit / reject counts and shares of the reviewed ones, the edited fields (by side, E/C),
     and how the candidates spread over the inputs. ``inputs`` (an :class:`~figlang.builders.flute_inputs.InputSet`,
     the run's inputs drawn again as ``generate`` drew them) adds the input count, the pairs possible and the inputs
     without a candidate, and names each record's expression; an id that is not one of those inputs is a problem
-    (``input_files``: the files they were drawn from, checksummed relative to ``data_dir``; default the files of the
-    drawn inputs themselves).
+    (``input_files``: the files they were drawn from, checksummed relative to the run context's data folder, else
+    ``data_dir``; default the files of the drawn inputs themselves).
     A queue exported with ``--all`` holds every candidate of the run, so its rows are the run's candidates.
 
     Rows are checked as far as the file alone allows (an id of the form ``<figure>-NNNN-E|C``, not repeated, a verdict
@@ -243,7 +246,7 @@ def verdict_file_results(
         "code": code_provenance(),
     }
     if inputs is not None:
-        result["inputs"] = _inputs_identity(inputs, input_files, data_dir)
+        result["inputs"] = _inputs_identity(inputs, input_files, ctx.data_dir if ctx is not None else data_dir)
     return result, records
 
 
@@ -348,10 +351,12 @@ def write_verdict_file_results(
     command: str | None = None,
     data_dir: str | Path | None = None,
     input_files: list[Path] | None = None,
+    *,
+    ctx: RunContext | None = None,
 ) -> dict[str, Any]:
     """Write ``out_dir/review.json`` (:func:`verdict_file_results`) and ``out_dir/predictions.jsonl.gz`` (its records);
     returns the result written, so a caller that also shows it does not compute it twice."""
-    result, records = verdict_file_results(path, inputs, command, data_dir, input_files)
+    result, records = verdict_file_results(path, inputs, command, data_dir, input_files, ctx=ctx)
     out = Path(out_dir)
     write_json(out / "review.json", result)
     write_code_patch(out)
@@ -359,10 +364,13 @@ def write_verdict_file_results(
     return result
 
 
-def drawn_inputs(idioms: str, data_dir: str | Path | None, limit: int | None, sample_seed: int = 0) -> tuple[InputSet, list[Path] | None]:
-    """A creator run's idiom inputs drawn again as ``generate`` drew them (``idioms``: 'benchmark', 'pie' or a file),
-    and the files they were read from (for the result file's checksums; None when the inputs name none)."""
-    every = load_idioms(idioms, data_dir)
+def drawn_inputs(
+    idioms: str, data_dir: str | Path | None = None, limit: int | None = None, sample_seed: int = 0, *, ctx: RunContext | None = None
+) -> tuple[InputSet, list[Path] | None]:
+    """A creator run's idiom inputs drawn again as ``generate`` drew them (``idioms``: 'benchmark', 'pie' or a file, read
+    from the run context's data folder or ``data_dir``), and the files they were read from (for the result file's
+    checksums; None when the inputs name none)."""
+    every = load_idioms(idioms, data_dir, ctx=ctx)
     files = _source_files(every.items) or None
     if files is None and Path(idioms).is_file():
         files = [Path(idioms)]

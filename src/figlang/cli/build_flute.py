@@ -17,7 +17,7 @@ from figlang.builders.flute_edits import export_edit_tasks, import_edits
 from figlang.builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, read_input_file, select
 from figlang.builders.review_queue import ReviewQueue
 from figlang.core.errors import FiglangError
-from figlang.core.paths import resolve_data_dir
+from figlang.core.context import RunContext
 from figlang.core.provenance import portable_path
 from figlang.core.progress import rate_column
 from figlang.cli.common import (
@@ -140,7 +140,8 @@ def generate_cmd(
     data_dir: DataDirOption = None,
 ) -> None:
     """Generate candidate pairs and explanations into OUT (candidates.jsonl, failed.jsonl, summary.json)."""
-    inputs = _creator_inputs(idioms, similes, metaphors, sarcasm, strict, data_dir)
+    ctx = RunContext.create(data_dir, seed=seed)  # the run's context: built here, once; the idiom lexicons are in its folder
+    inputs = _creator_inputs(idioms, similes, metaphors, sarcasm, strict, ctx)
     inputs = [select(i, limit, sample_seed) for i in inputs]
     for inp in inputs:
         console.print(f"{inp.figure_type}: {len(inp.items)} input(s) from {inp.source}")
@@ -176,12 +177,12 @@ def generate_cmd(
 
 
 def _creator_inputs(
-    idioms: str | None, similes: Path | None, metaphors: Path | None, sarcasm: Path | None, strict: bool, data_dir: Path | None
+    idioms: str | None, similes: Path | None, metaphors: Path | None, sarcasm: Path | None, strict: bool, ctx: RunContext
 ) -> list[InputSet]:
     """The creator's input sets, one per figure type given."""
     inputs: list[InputSet] = []
     if idioms:
-        inputs.append(load_idioms(idioms, data_dir, strict=strict))
+        inputs.append(load_idioms(idioms, strict=strict, ctx=ctx))
     for ftype, path in (("simile", similes), ("metaphor", metaphors), ("sarcasm", sarcasm)):
         if path is not None:
             inputs.append(read_input_file(path, ftype, strict=strict))
@@ -380,21 +381,21 @@ def verdict_stats_cmd(
     """Accept / edit / reject counts of a reviewed queue file on its own, without the run folder (a committed verdict file)."""
     from figlang.builders.flute_review import drawn_inputs, verdict_file_results, write_verdict_file_results
 
+    ctx = RunContext.create(data_dir)  # the run's context: built here, once; the idiom inputs are drawn from its folder
     inputs = files = None
     if idioms:
-        data_dir = resolve_data_dir(data_dir)
-        inputs, files = drawn_inputs(idioms, data_dir, limit, sample_seed)
+        inputs, files = drawn_inputs(idioms, limit=limit, sample_seed=sample_seed, ctx=ctx)
     command = f"figlang build flute verdict-stats {portable_path(verdicts)}"
     if idioms:
         command += (
             f" --idioms {idioms}"
             + (f" --limit {limit}" if limit else "")
-            + f" --sample-seed {sample_seed} --data-dir {portable_path(data_dir)}"
+            + f" --sample-seed {sample_seed} --data-dir {portable_path(ctx.data_dir)}"
         )
     if out:
-        result = write_verdict_file_results(out, verdicts, inputs, command + f" -o {portable_path(out)}", data_dir, files)
+        result = write_verdict_file_results(out, verdicts, inputs, command + f" -o {portable_path(out)}", input_files=files, ctx=ctx)
     else:
-        result, _ = verdict_file_results(verdicts, inputs, command, data_dir, files)
+        result, _ = verdict_file_results(verdicts, inputs, command, input_files=files, ctx=ctx)
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:

@@ -37,7 +37,7 @@ from figlang.builders.impli import (
 )
 from figlang.core.errors import FiglangError, LoadOptions, LoadReport
 from figlang.core.io import write_json, write_jsonl
-from figlang.core.paths import resolve_data_dir
+from figlang.core.context import RunContext
 from figlang.core.provenance import portable_path
 from figlang.core.progress import rate_column
 from figlang.cli.common import DataDirOption, JsonReportOption, QueueLimitOption, SpacyModelOption, console, err_console
@@ -193,8 +193,9 @@ def lexicon_cmd(
     if pair_type not in ("fig_context", "lit_context", "adversarial_definition"):
         raise FiglangError(f"--pair-type must be fig_context, lit_context or adversarial_definition, not {pair_type!r}")
     kind = "adversarial" if pair_type == "adversarial_definition" else "definition"
+    ctx = RunContext.create(data_dir)  # the run's context: built here, once; IMPLI's pairs are in its folder
     with _progress() as progress:
-        derivation = derive_lexicon(resolve_data_dir(data_dir), (pair_type,), source, load_nlp(model), progress, kind=kind)
+        derivation = derive_lexicon(ctx.data_dir, (pair_type,), source, load_nlp(model), progress, kind=kind)
     n = write_lexicon(derivation.lexicon, out, kind)
     if details:
         write_jsonl(
@@ -230,7 +231,8 @@ def sentences_cmd(
     source: Annotated[list[str] | None, typer.Option("--source", help="Only these IMPLI sources; repeatable.")] = None,
 ) -> None:
     """Export IMPLI's idiom premises as a sentences file (fig_context figurative, lit_context literal; idiom left empty)."""
-    sents = sentences_from_impli(resolve_data_dir(data_dir), source)
+    ctx = RunContext.create(data_dir)  # the run's context: built here, once; IMPLI's pairs are in its folder
+    sents = sentences_from_impli(ctx.data_dir, source)
     n = write_sentences(sents, out)
     console.print(f"wrote {n:,} sentences to {out}")
 
@@ -346,7 +348,7 @@ def metaphors_cmd(
     ] = True,
 ) -> None:
     """Metaphor replacement: the metaphorical verb (SVO) or adjective (AN) replaced by a literal word -> entailment."""
-    base = resolve_data_dir(data_dir)
+    base = RunContext.create(data_dir).data_dir  # the run's context (its data folder), built here, once
     path = xlsx or base / TSVETKOV_XLSX
     items = read_tsvetkov_xlsx(path, tuple(k.upper() for k in kind) if kind else ("SVO", "AN"))
     reps = read_metaphor_replacements(replacements) if replacements else None
@@ -399,8 +401,9 @@ def regenerate_cmd(
     idiom, inflecting and filling slots, not how well a lexicon carries to unseen idioms.
     """
     sources = tuple(source) if source else ("magpie", "pie", "semeval")
+    ctx = RunContext.create(data_dir, seed=seed)  # the run's context: built here, once; reading and checksums share its folder
     with _progress() as progress:
-        res = regenerate_impli(resolve_data_dir(data_dir), sources, sample, seed, load_nlp(model), progress, capitalise=capitalise)
+        res = regenerate_impli(ctx.data_dir, sources, sample, seed, load_nlp(model), progress, capitalise=capitalise)
     if out:
         write_json(out / "regeneration.json", res.to_dict())
         write_jsonl(out / "items.jsonl", res.items)
@@ -410,7 +413,7 @@ def regenerate_cmd(
         command += "".join(f" --source {s}" for s in source or [])
         command += (f" --sample {sample} --seed {seed}" if sample else "") + (f" --model {model}" if model != DEFAULT_MODEL else "")
         command += ("" if capitalise else " --no-capitalise") + f" --results {portable_path(results)}"
-        write_regeneration_results(res, results, resolve_data_dir(data_dir), command=command)
+        write_regeneration_results(res, results, ctx.data_dir, command=command)
     if as_json:
         typer.echo(json.dumps(res.to_dict(), indent=2, ensure_ascii=False))
         return

@@ -15,6 +15,7 @@ from figlang.builders.annotation import export_tasks, import_answers, load_candi
 from figlang.builders.corpus import DEFAULT_PATTERNS, ReadOptions
 from figlang.lexicon.idioms import Lexicon, load_lexicon
 from figlang.builders.narratives import DEFAULT_MODEL, SEGMENTERS, MinerConfig, MineSummary, mine_corpus
+from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.cli.build_flute import task_progress
 from figlang.cli.common import DataDirOption, JsonReportOption, SpacyModelOption, console, err_console, print_problems
@@ -105,7 +106,8 @@ def mine_cmd(
     """Mine CORPUS for idioms and similes and write candidate narratives to OUT/narratives.jsonl."""
     if segmenter not in SEGMENTERS:
         raise FiglangError(f"unknown --segmenter {segmenter!r}; choose one of {', '.join(SEGMENTERS)}")
-    lex = _lexicon(lexicon, data_dir, strict_lexicon) if idioms else None
+    ctx = RunContext.create(data_dir)  # the run's context: built here, once; the benchmark and PIE lexicons are in its folder
+    lex = _lexicon(lexicon, ctx, strict_lexicon) if idioms else None
     config = MinerConfig(
         model=model,
         segmenter=segmenter,
@@ -141,8 +143,8 @@ def mine_cmd(
         raise typer.Exit(1)
 
 
-def _lexicon(lexicon: str, data_dir: Path | None, strict: bool) -> Lexicon:
-    lex = load_lexicon(lexicon, data_dir, strict=strict)
+def _lexicon(lexicon: str, ctx: RunContext, strict: bool) -> Lexicon:
+    lex = load_lexicon(lexicon, strict=strict, ctx=ctx)
     console.print(f"lexicon [bold]{lex.name}[/bold]: {len(lex)} idioms ({lex.merged} duplicate lines merged)")
     print_problems("lexicon", [str(w) for w in lex.report.warnings])
     return lex
@@ -255,7 +257,7 @@ def check_lexicon_cmd(
     data_dir: DataDirOption = None,
 ) -> None:
     """Validate a lexicon: malformed lines and duplicates, with file and line."""
-    lex = load_lexicon(lexicon, data_dir)
+    lex = load_lexicon(lexicon, ctx=RunContext.create(data_dir))  # the run's context: built here, once
     console.print(f"{lex.name}: {len(lex)} idioms, {lex.merged} duplicate line(s) merged, {len(lex.report.warnings)} problem(s)")
     for w in lex.report.warnings:
         console.print(f"  {w}", soft_wrap=True)  # a path:line, whole

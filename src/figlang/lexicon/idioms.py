@@ -29,7 +29,7 @@ from pathlib import Path
 
 from figlang.core.errors import DataError, DataNotFoundError, LoadReport
 from figlang.core.io import parse_json_line, parse_jsonl, read_text
-from figlang.core.paths import resolve_data_dir
+from figlang.core.context import RunContext, run_context
 from figlang.core.text import normalise_idiom
 
 MAX_IDIOM_WORDS = 12
@@ -248,10 +248,10 @@ def load_lexicon_file(path: str | Path, strict: bool = False) -> Lexicon:
     return b.lexicon
 
 
-def load_lexicon(spec: str | Path, data_dir: str | Path | None = None, strict: bool = False) -> Lexicon:
-    """``benchmark`` | ``pie`` | a path to a TSV/JSONL lexicon."""
+def load_lexicon(spec: str | Path, data_dir: str | Path | None = None, strict: bool = False, *, ctx: RunContext | None = None) -> Lexicon:
+    """``benchmark`` | ``pie`` (read from the run context's data folder, or ``data_dir``) | a path to a TSV/JSONL lexicon."""
     if str(spec) == "benchmark":
-        return load_benchmark_lexicon(resolve_data_dir(data_dir))
+        return load_benchmark_lexicon(run_context(ctx, data_dir=data_dir).data_dir)
     if str(spec) == "pie":
-        return load_pie_lexicon(resolve_data_dir(data_dir), strict=strict)
+        return load_pie_lexicon(run_context(ctx, data_dir=data_dir).data_dir, strict=strict)
     return load_lexicon_file(spec, strict=strict)
