@@ -345,3 +345,31 @@ def test_build_impli_sentences_reads_data_dir(data_dir: Path, tmp_path: Path) ->
 def test_build_impli_spacy_commands_read_data_dir(args: list[str], data_dir: Path, tmp_path: Path) -> None:
     _with_data_dir([a.format(tmp=tmp_path) for a in args], data_dir, tmp_path)
     assert any(p.is_file() for p in tmp_path.rglob("*") if "elsewhere" not in p.parts)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["relations", "--model", "{tmp}/no-model", "-t", "idiom-cloze", "-s", "dev", "-n", "1"],
+        ["simulatability", "--io", "{tmp}/no-io", "--iro", "{tmp}/no-iro", "-t", "flute", "-s", "val", "-n", "1"],
+    ],
+    ids=["relations", "simulatability"],
+)
+def test_trained_model_analyses_read_their_split_from_data_dir(args: list[str], data_dir: Path, tmp_path: Path) -> None:
+    """The split is read before the (here missing) models: without --data-dir the run stops at the data, with it at the model."""
+    args = [a.format(tmp=tmp_path) for a in args]
+    without = _cli(args, tmp_path / "elsewhere")
+    assert "file not found" in str(without.exception), without.output
+    result = _cli([*args, "--data-dir", str(data_dir)], tmp_path / "elsewhere")
+    assert result.exit_code != 0 and "is not a figlang-trained model" in str(result.exception), result.output
+
+
+def test_figure_type_trains_on_data_dir(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """`figlang figure-type --train` hands the trainer a context naming --data-dir (the training itself is too slow here)."""
+    import figlang.methods.trained.figure_type as figure_type
+
+    seen: list[RunContext | None] = []
+    monkeypatch.setattr(figure_type, "train_figure_type", lambda out, threads=2, ctx=None: seen.append(ctx) or {"heads": {}})
+    result = _cli(["figure-type", "--train", str(tmp_path / "heads"), "--data-dir", str(data_dir)], tmp_path / "elsewhere")
+    assert result.exit_code == 0, result.output
+    assert seen and seen[0] is not None and seen[0].data_dir == RunContext.create(data_dir).data_dir

@@ -14,6 +14,7 @@ from typing import Annotated, Any, cast
 import typer
 from rich.table import Table
 
+from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.core.io import write_json
 from figlang.data.records import ClozeRecord, NLIPair
@@ -394,7 +395,8 @@ def relations_cmd(
     from figlang.methods.trained.multiple_choice import baseline_correctness, relation_analysis
 
     torch.set_num_threads(threads)
-    records = get_task(task).load(split, data_dir)
+    ctx = RunContext.create(data_dir, device=device, threads=threads)  # the run's context: built here, once
+    records = get_task(task).load(split, ctx)
     if limit:
         records = records[:limit]
     correct = baseline_correctness(baseline) if baseline else None
@@ -435,7 +437,7 @@ def simulatability_cmd(
     from figlang.methods.trained.nli_classifier import simulatability_from_models
 
     torch.set_num_threads(2)
-    records = get_task(task).load(split, data_dir)
+    records = get_task(task).load(split, RunContext.create(data_dir, threads=2))  # the run's context: built here, once
     if limit:
         records = records[:limit]
     if no_gold and rationales is None:
@@ -496,7 +498,7 @@ def figure_type_cmd(
     from figlang.methods.trained.figure_type import FigureTypeModel, ship_figure_type, train_figure_type
 
     if train_out is not None:
-        record = train_figure_type(train_out, data_dir, threads=threads)
+        record = train_figure_type(train_out, threads=threads, ctx=RunContext.create(data_dir, threads=threads))
         for kind, head in record["heads"].items():
             val = head["val"]
             types = ", ".join(f"{t} {100 * val[t]['accuracy']:.1f} (n={val[t]['n']})" for t in ("sarcasm", "simile", "metaphor", "idiom"))

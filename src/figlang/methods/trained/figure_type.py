@@ -26,7 +26,7 @@ from figlang.core.errors import FiglangError
 from figlang.methods.trained.heads import heads_dir
 from figlang.backends.loading import resolve
 from figlang.data.registry import get_task
-from figlang.core.paths import resolve_data_dir
+from figlang.core.context import RunContext, run_context
 from figlang.core.provenance import code_provenance, data_checksums, library_versions, split_fingerprint
 
 FIGURE_TYPES = ("idiom", "metaphor", "sarcasm", "simile")
@@ -143,15 +143,18 @@ def choose_head(train: dict[str, Any], selection: dict[str, Any], kind: str) -> 
     return {**best, "tried": [{k: t[k] for k in ("penalty", "selection_accuracy")} for t in tried]}
 
 
-def train_figure_type(out: str | Path, data_dir: str | Path | None = None, threads: int = 2) -> dict[str, Any]:
-    """Train both heads, choose each penalty on selection, score val once; writes ``out`` (heads and record)."""
+def train_figure_type(
+    out: str | Path, data_dir: str | Path | None = None, threads: int = 2, *, ctx: RunContext | None = None
+) -> dict[str, Any]:
+    """Train both heads, choose each penalty on selection, score val once; writes ``out`` (heads and record). FLUTE is
+    read from the run context's data folder (or ``data_dir``)."""
     import torch
     from safetensors.torch import save_file
 
     torch.set_num_threads(threads)
     started = time.perf_counter()
     code = code_provenance()  # the code this run started from (the tree may change while it runs)
-    out, root = Path(out), resolve_data_dir(data_dir)
+    out, root = Path(out), run_context(ctx, data_dir=data_dir).data_dir
     out.mkdir(parents=True, exist_ok=True)
     model, tok, identity = encoder()
     feats = _features(out, root, model, tok)
