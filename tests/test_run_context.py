@@ -373,3 +373,13 @@ def test_figure_type_trains_on_data_dir(data_dir: Path, tmp_path: Path, monkeypa
     result = _cli(["figure-type", "--train", str(tmp_path / "heads"), "--data-dir", str(data_dir)], tmp_path / "elsewhere")
     assert result.exit_code == 0, result.output
     assert seen and seen[0] is not None and seen[0].data_dir == RunContext.create(data_dir).data_dir
+
+
+def test_ensemble_scores_its_report_runs_against_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    """The combined report runs are scored against the gold labels under --data-dir."""
+    from test_ensemble import PMI_DD, PMI_DEV, PROBE_DD, PROBE_DEV
+
+    args = ["ensemble", "--select", str(PROBE_DEV), "--select", str(PMI_DEV), "--report", str(PROBE_DD), "--report", str(PMI_DD)]
+    _reads_data_dir([*args, "-o", str(tmp_path / "ensemble")], data_dir, tmp_path)
+    results = json.loads((tmp_path / "ensemble" / "results.json").read_text(encoding="utf-8"))
+    assert results["task"]["split"] == "dev-disjoint" and results["data"]["files"]

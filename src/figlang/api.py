@@ -148,13 +148,18 @@ def ensemble(
     step: float = 0.1,
     names: Sequence[str] | None = None,
     seed: int = 0,
+    ctx: RunContext | None = None,
 ) -> dict[str, Any]:
     """A calibrated ensemble of finished runs, as `figlang ensemble` makes it: temperatures and convex weights
     chosen on the ``selection`` runs (one per member), applied once to the ``report`` runs (same members, same
-    order) and scored into ``out/results.json``, which is returned (its ``ensemble`` block says what was chosen)."""
+    order) and scored into ``out/results.json``, which is returned (its ``ensemble`` block says what was chosen).
+
+    ``ctx`` (a :class:`figlang.RunContext`) names the data folder and seed at once; without it they come from
+    ``data_dir`` and ``seed``."""
     from figlang.evaluation.ensemble import ensemble_runs
 
-    return ensemble_runs(selection, report, out, data_dir=data_dir, step=step, names=names, seed=seed)
+    context = run_context(ctx, data_dir=data_dir, seed=seed if ctx is None else None)
+    return ensemble_runs(selection, report, out, step=step, names=names, ctx=context)
 
 
 def suite(

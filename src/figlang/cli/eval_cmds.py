@@ -297,6 +297,7 @@ def ensemble_cmd(
     """
     from figlang.api import ensemble
 
+    ctx = RunContext.create(data_dir, seed=seed)  # the run's context: built here, once, and handed down
     if not report:
         from figlang.evaluation.ensemble import choose_ensemble, write_choice
 
@@ -308,7 +309,7 @@ def ensemble_cmd(
         )
         console.print(f"wrote {path}; run it with: figlang eval -t {chosen['task']} -s SPLIT -m ensemble --model {path}")
         return
-    results = ensemble(select, report, out, data_dir=data_dir, step=step, names=name, seed=seed)
+    results = ensemble(select, report, out, step=step, names=name, ctx=ctx)
     chosen = results["ensemble"]
     table = Table(title=f"ensemble chosen on {chosen['chosen_on']} ({chosen['items']} items), reported on {chosen['report_split']}")
     for column in ("member", "temperature", f"accuracy on {chosen['chosen_on']} %", "weight"):

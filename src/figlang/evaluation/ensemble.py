@@ -17,6 +17,7 @@ from typing import Any
 from collections.abc import Sequence
 
 from figlang.methods.prompted.ensemble import _log_softmax, mix_vectors, score_vector
+from figlang.core.context import RunContext, run_context
 from figlang.core.errors import FiglangError
 from figlang.core.io import atomic_write
 from figlang.methods.prompted import argmax_first
@@ -246,14 +247,20 @@ def ensemble_runs(
     data_dir: str | Path | None = None,
     step: float = DEFAULT_STEP,
     names: Sequence[str] | None = None,
-    seed: int = 0,
+    seed: int | None = None,
+    *,
+    ctx: RunContext | None = None,
 ) -> dict[str, Any]:
     """Choose the ensemble on the selection runs, combine the report runs, and score the combination with the
     harness (accuracy with its bootstrap CI, breakdowns) into ``out/results.json``, which also records the
-    ensemble (members, temperatures, weights, the split they were chosen on). Returns that results dict."""
+    ensemble (members, temperatures, weights, the split they were chosen on). Returns that results dict.
+
+    The gold labels come from the run context's data folder (or ``data_dir``); the bootstrap's seed is ``seed``, else
+    the context's (0 without one)."""
+    ctx = run_context(ctx, data_dir=data_dir, seed=seed)
     chosen = choose_ensemble(selection, step=step, names=names)
     record = apply_ensemble(chosen, report, out)
-    score_predictions_file(Path(out) / "predictions.jsonl", chosen["task"], record["report_split"], data_dir, out_dir=out, seed=seed)
+    score_predictions_file(Path(out) / "predictions.jsonl", chosen["task"], record["report_split"], out_dir=out, ctx=ctx)
     results_file = Path(out) / "results.json"
     results = ResultsDocument.read(results_file)
     results.extra["ensemble"] = record
