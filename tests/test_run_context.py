@@ -3,6 +3,10 @@
 The methods that read more than the task's records (the meaning methods' lexicons, the explain method's idiom
 lexicon) get the data folder from ``--data-dir`` through ``Method.bind(task, ctx)``, also when
 ``$FIGLANG_DATA_DIR`` points elsewhere. Real runs with the offline smollm2-135m.
+
+Every other command that reads data (data, export, human table5, knowledge, interpret, build, relations,
+simulatability, figure-type, ensemble) builds one context at its start: each is run with ``$FIGLANG_DATA_DIR``
+naming an empty folder and shown to read its data from ``--data-dir``.
 """
 
 from __future__ import annotations
