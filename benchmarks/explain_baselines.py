@@ -65,12 +65,12 @@ def main(argv: list[str] | None = None) -> None:
     from figlang.core.provenance import code_provenance, data_checksums, portable_path, split_fingerprint
     from figlang.evaluation.explanations import read_prediction_rows, score_explanations
 
-    rows = read_prediction_rows(args.run)
+    rows = read_prediction_rows(args.run, args.data_dir)
     data_dir = resolve_data_dir(args.data_dir)
     pool = load_flute(args.pool, data_dir, LoadOptions())
     train = {r.id: r.explanation or "" for r in pool}
     out = Path(args.out)
-    system = score_explanations(args.run, bertscore_model=args.bertscore_model or None, paper=False)
+    system = score_explanations(args.run, bertscore_model=args.bertscore_model or None, paper=False, data_dir=args.data_dir)
     summary: dict[str, Any] = {
         "what": "trivial explanations scored like the system's own (same labels, same scorer)",
         "system_run": portable_path(args.run),

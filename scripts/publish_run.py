@@ -10,6 +10,11 @@ byte-identical). Weights, checkpoints and caches are never copied. Absolute path
 as ``figlang.evaluation.provenance.portable_path`` writes them: result files are read on other
 machines, where this one's paths mean nothing (tests/test_docs_commands.py checks docs/).
 
+Rows of a dataset whose licence does not let its texts be redistributed (FLUTE, PIE-English, IMPLI's PIE-English
+premises: docs/data_licences.md) are published without those texts (``figlang.evaluation.texts.strip_rows``), and the
+folder's results.json records which fields went and why (``texts_stripped``); readers re-join them by id from the data
+folder, whose files' sha256 results.json's ``data`` already records.
+
 A run made from a modified working tree (``git_dirty`` in any provenance ``code`` block of its result files)
 is published only with its patch: figlang writes ``code.patch`` beside such results (its sha256 is the code
 block's ``git_patch.sha256``), and that file is published with them, byte for byte, so that anyone can check out
@@ -28,6 +33,7 @@ import sys
 from pathlib import Path
 
 from figlang.core.io import atomic_write, gzip_file
+from figlang.evaluation.texts import STRIP_KEY, strip_rows
 
 KEEP = {
     "results.json",
@@ -100,6 +106,26 @@ def portable_text(text: str, data_dir: Path | None) -> str:
     return re.sub(r"(?<![\w.~])\.\./\.\./shared/", "../shared/", text)
 
 
+def stripped_predictions(path: Path) -> tuple[str, dict | None]:
+    """The text of a run's predictions.jsonl as published: without the dataset texts its task's licence keeps out
+    (its task is the results.json beside it), and the record of what went (None: nothing did, the text as it is)."""
+    text = path.read_text(encoding="utf-8")
+    results = path.parent / "results.json"
+    task = json.loads(results.read_text(encoding="utf-8")).get("task") or {} if results.is_file() else {}
+    lines = [line for line in text.splitlines() if line.strip()]
+    rows, record = strip_rows((json.loads(line) for line in lines), task.get("name"), task.get("split"))
+    if record is None:
+        return text, None
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), record
+
+
+def with_strip_record(text: str, record: dict | None) -> str:
+    """results.json's text with ``texts_stripped`` added (as figlang writes JSON: 2-space indent, UTF-8)."""
+    if record is None:
+        return text
+    return json.dumps({**json.loads(text), STRIP_KEY: record}, ensure_ascii=False, indent=2) + "\n"
+
+
 def publish(src: Path, dest: Path, data_dir: Path | None) -> list[Path]:
     unpatched = unpatched_dirty_results(src)
     if unpatched:
@@ -109,6 +135,7 @@ def publish(src: Path, dest: Path, data_dir: Path | None) -> list[Path]:
             + "\nre-make the run from a clean commit (or with a figlang that writes code.patch beside its results)"
         )
     written: list[Path] = []
+    published = {p.parent: stripped_predictions(p) for p in src.rglob("predictions.jsonl") if p.is_file()}
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src)
         if not path.is_file() or any(part in SKIP_DIRS for part in rel.parts):
@@ -126,8 +153,14 @@ def publish(src: Path, dest: Path, data_dir: Path | None) -> list[Path]:
                 f.write(path.read_bytes())
         else:
             plain = target.with_suffix("") if target.suffix == ".gz" else target
+            text, record = published.get(path.parent, (None, None))
+            if name == "predictions.jsonl" and text is not None:
+                content = text
+            else:
+                content = path.read_text(encoding="utf-8")
+                content = with_strip_record(content, record) if name == "results.json" else content
             with atomic_write(plain) as f:
-                f.write(portable_text(path.read_text(encoding="utf-8"), data_dir))
+                f.write(portable_text(content, data_dir))
             if plain != target:
                 gzip_file(plain)  # reproducible bytes: no name or time in the gzip header
         written.append(target)

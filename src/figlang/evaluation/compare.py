@@ -80,16 +80,23 @@ def compare_runs(
     seed: int = 0,
     n_resamples: int = BOOTSTRAP_RESAMPLES,
     ci_cluster: str | None = None,
+    data_dir: str | Path | None = None,
 ) -> dict[str, Any]:
     """Paired tests on the items both runs scored; unpaired items are counted, and differing data is warned about.
+
+    Runs published without their dataset texts (#35) get them back from ``data_dir`` (default: the default data
+    folder); where they cannot, the comparison says so in its warnings, and refuses ``ci_cluster="context"``, whose
+    clusters are the premises and narratives themselves.
 
     Generation runs (no per-item correctness) are compared on per-item metric scores instead: see
     :func:`compare_generation_runs`. ``seed`` and ``n_resamples`` are the paired bootstrap's (of the accuracy
     difference, or of each metric's); ``ci_cluster`` (context | expression) resamples clusters of items instead.
     """
-    a, b = load_run(run_a), load_run(run_b)
+    a, b = load_run(run_a, data_dir=data_dir), load_run(run_b, data_dir=data_dir)
     for run in (a, b):
         _refuse_unscored(run)
+        if run.texts_note and ci_cluster == "context":
+            raise FiglangError(f"--ci-cluster context needs the items' texts, and {run.path}'s {run.texts_note}")
     if a.task_split != b.task_split:
         raise FiglangError(f"runs are on different items: {a.task_split} vs {b.task_split}")
     ga, gb = _is_generation(a), _is_generation(b)
@@ -130,7 +137,7 @@ def compare_runs(
         "tests": tests,
         "bootstrap": paired_bootstrap(xa, xb, n_resamples=n_resamples, seed=seed, clusters=clusters),
         "ci_cluster": ci_cluster,
-        "warnings": _data_warnings(a, b),
+        "warnings": _data_warnings(a, b) + [f"{r.path}: {r.texts_note}" for r in (a, b) if r.texts_note],
     }
 
 

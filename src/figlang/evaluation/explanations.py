@@ -25,6 +25,7 @@ from figlang.metrics.flute import evaluate_flute
 from figlang.backends import catalog
 from figlang.backends.loading import hub_cached_snapshot, hub_reachable, resolve
 from figlang.evaluation.runs import predictions_file
+from figlang.evaluation.texts import rejoin_folder
 
 PAPER_BERTSCORE = "microsoft/deberta-large-mnli"
 PAPER_BLEURT = "lucadiliello/BLEURT-20"
@@ -32,8 +33,10 @@ DEFAULT_BERTSCORE = "minilm"
 DEFAULT_BERTSCORE_LAYER = 6  # all-MiniLM-L6-v2's last layer, as in docs/research/trained_models.md
 
 
-def read_prediction_rows(path: str | Path) -> list[dict[str, Any]]:
-    """The rows of a predictions.jsonl (a folder means its predictions.jsonl); clear errors for bad files."""
+def read_prediction_rows(path: str | Path, data_dir: str | Path | None = None) -> list[dict[str, Any]]:
+    """The rows of a predictions.jsonl (a folder means its predictions.jsonl); clear errors for bad files. Rows
+    published without their dataset texts get them back from the data folder where it has them
+    (:func:`figlang.evaluation.texts.rejoin_folder`)."""
     p = Path(path)
     if p.is_dir():
         p = predictions_file(p) or p / "predictions.jsonl"
@@ -48,7 +51,7 @@ def read_prediction_rows(path: str | Path) -> list[dict[str, Any]]:
         if not isinstance(row, dict) or "id" not in row:
             raise FiglangError(f"{p}:{n}: a prediction row must be a JSON object with an 'id'")
         rows.append(row)
-    return rows
+    return rejoin_folder(p.parent, rows, data_dir)[0]
 
 
 def _resolve_bertscore_model(name: str) -> str:
@@ -80,14 +83,19 @@ def score_explanations(
     bertscore_layers: int | None = DEFAULT_BERTSCORE_LAYER,
     paper: bool = True,
     ids: set[str] | None = None,
+    data_dir: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Explanation measures for one run (see the module docstring); ``ids`` restricts to those rows."""
-    rows = [r for r in read_prediction_rows(run) if ids is None or r["id"] in ids]
+    """Explanation measures for one run (see the module docstring); ``ids`` restricts to those rows; ``data_dir``:
+    where the gold explanations of a run published without them re-join from (default: the default data folder)."""
+    rows = [r for r in read_prediction_rows(run, data_dir) if ids is None or r["id"] in ids]
     rows = [r for r in rows if not r.get("missing")]
     if not rows:
         raise FiglangError(f"{run}: no predictions to score")
     if any(r.get("gold_explanation") in (None, "") for r in rows):
-        raise FiglangError(f"{run}: rows without a gold explanation (explanations are scored on FLUTE train/val/test gold only)")
+        raise FiglangError(
+            f"{run}: rows without a gold explanation (explanations are scored on FLUTE train/val/test gold only; a run "
+            "published without its texts needs the data folder to re-join them: docs/data_licences.md)"
+        )
     items = [
         ExplanationRow(
             r["id"],
@@ -135,12 +143,12 @@ def score_explanations(
     return out
 
 
-def side_by_side(run: str | Path, per_type: int = 10, seed: int = 0) -> list[dict[str, Any]]:
+def side_by_side(run: str | Path, per_type: int = 10, seed: int = 0, data_dir: str | Path | None = None) -> list[dict[str, Any]]:
     """``per_type`` pairs of each figure type drawn with ``seed`` (sorted by id first): premise, hypothesis, gold and
     predicted label and explanation, for reading the explanations beside FLUTE's."""
     import random
 
-    rows = [r for r in read_prediction_rows(run) if not r.get("missing")]
+    rows = [r for r in read_prediction_rows(run, data_dir) if not r.get("missing")]
     out = []
     for figure in sorted({r.get("figure_type") or "unknown" for r in rows}):
         group = sorted((r for r in rows if (r.get("figure_type") or "unknown") == figure), key=lambda r: r["id"])

@@ -385,6 +385,24 @@ def _figlang_error(value: Any, record: Record | None, labels: tuple[str, ...]) -
     return None
 
 
+def record_fields(r: Record) -> dict[str, Any]:
+    """The gold record's fields a prediction row carries after its id, in row order (texts, gold, groups); also what
+    :mod:`figlang.evaluation.texts` re-joins into rows published without their texts."""
+    if isinstance(r, ClozeRecord):
+        return {"narrative": r.narrative, "options": list(r.options), "gold": r.label, "expression": r.expression}
+    if isinstance(r, NLIPair):
+        return {
+            "premise": r.premise,
+            "hypothesis": r.hypothesis,
+            "gold": r.label,
+            "gold_explanation": r.explanation,
+            "figure_type": r.figure_type,
+            "pair_type": r.pair_type,
+            "expression": r.expression,
+        }
+    return {"source": r.source, "references": list(r.references), "expression": r.expression, "meaning": r.meaning}
+
+
 def prediction_rows(
     records: list[Record],
     predictions: dict[str, Prediction],
@@ -395,21 +413,7 @@ def prediction_rows(
     rows = []
     for r in records:
         p = predictions.get(r.id)
-        row: dict[str, Any] = {"id": r.id}
-        if isinstance(r, ClozeRecord):
-            row.update(narrative=r.narrative, options=list(r.options), gold=r.label, expression=r.expression)
-        elif isinstance(r, NLIPair):
-            row.update(
-                premise=r.premise,
-                hypothesis=r.hypothesis,
-                gold=r.label,
-                gold_explanation=r.explanation,
-                figure_type=r.figure_type,
-                pair_type=r.pair_type,
-                expression=r.expression,
-            )
-        else:
-            row.update(source=r.source, references=list(r.references), expression=r.expression, meaning=r.meaning)
+        row: dict[str, Any] = {"id": r.id, **record_fields(r)}
         if p is None:
             row.update(prediction=None, missing=True)
         else:

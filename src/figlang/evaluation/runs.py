@@ -9,6 +9,7 @@ from typing import Any
 
 from figlang.core.errors import DataError, FiglangError
 from figlang.core.io import existing_or_gz, gzip_file, iter_jsonl
+from figlang.evaluation.texts import rejoin_texts
 
 
 @dataclass
@@ -16,6 +17,7 @@ class Run:
     path: Path
     results: dict[str, Any]
     rows: list[dict[str, Any]]
+    texts_note: str | None = None  # why rows published without their dataset texts still lack them (figlang.evaluation.texts)
 
     @property
     def label(self) -> str:
@@ -43,9 +45,13 @@ def pack_predictions(root: str | Path) -> list[Path]:
     return [gzip_file(p) for p in sorted(Path(root).rglob(PREDICTIONS)) if p.is_file()]
 
 
-def load_run(path: str | Path, need_predictions: bool = True) -> Run:
+def load_run(path: str | Path, need_predictions: bool = True, data_dir: str | Path | None = None) -> Run:
     """A finished run; with ``need_predictions=False`` a folder that keeps only results.json (as a results
-    archive in the docs does) loads too, with no rows."""
+    archive in the docs does) loads too, with no rows.
+
+    Rows published without their dataset texts (results.json ``texts_stripped``: FLUTE, PIE-English-derived IMPLI
+    premises, #35) get them back by id from the data folder (``data_dir``, else the default one) when it holds the
+    files the run read; otherwise they load without them and ``Run.texts_note`` says why."""
     path = Path(path)
     results_file, preds_file = path / "results.json", predictions_file(path)
     if not results_file.exists() or (need_predictions and preds_file is None):
@@ -56,4 +62,5 @@ def load_run(path: str | Path, need_predictions: bool = True) -> Run:
     except json.JSONDecodeError as exc:
         raise DataError(f"malformed results file ({exc.msg})", results_file, exc.lineno) from None
     rows = [obj for _line, obj in iter_jsonl(preds_file)] if preds_file is not None else []
-    return Run(path, results, rows)
+    rows, note = rejoin_texts(rows, results, data_dir) if rows else (rows, None)
+    return Run(path, results, rows, note)

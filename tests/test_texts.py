@@ -1,0 +1,121 @@
+"""Dataset texts that no licence lets us redistribute (#35, docs/data_licences.md): published prediction rows leave them
+out (figlang.evaluation.texts, scripts/publish_run.py), readers re-join them from the data folder, and no committed
+predictions file of such a dataset carries them."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from script_loader import load_script
+
+from figlang.evaluation.compare import compare_runs
+from figlang.evaluation.runs import load_run
+from figlang.evaluation.texts import STRIP_KEY, apply_edit, policy, strip_rows, strip_texts
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "docs" / "results"
+FLUTE_ROW = {
+    "id": "val-0",
+    "premise": "And the song this shape detracted.",
+    "hypothesis": "And the song this shape  suggested.",
+    "gold": "contradiction",
+    "gold_explanation": "To suggest something means ...",
+    "figure_type": "metaphor",
+    "pair_type": None,
+    "expression": None,
+    "prediction": "contradiction",
+    "scores": {"entailment": -1.3, "contradiction": 1.3},
+    "explanation": "the model's own words",
+    "valid": True,
+    "correct": True,
+    "rougeL": 0.5,
+}
+
+
+def test_flute_rows_keep_everything_but_the_texts():
+    out = strip_texts(FLUTE_ROW, "flute")
+    assert out == {k: v for k, v in FLUTE_ROW.items() if k not in ("premise", "hypothesis", "gold_explanation")}
+    assert strip_texts(FLUTE_ROW, "flute-metaphor") == out and FLUTE_ROW["premise"]  # the row itself is not changed
+    assert strip_texts(FLUTE_ROW, "idiom-cloze") is FLUTE_ROW and policy("simile-generation") is None  # MIT: kept
+
+
+def test_impli_rows_lose_texts_only_where_the_premise_is_pie_english():
+    magpie = {"id": "idioms/fig_context_magpie_e-1", "premise": "p", "hypothesis": "h", "gold": "entailment", "expression": "x"}
+    pie = {**magpie, "id": "idioms/adversarial_definition_ne_pie-7"}
+    assert strip_texts(magpie, "impli") is magpie
+    assert strip_texts(pie, "impli-idioms") == {"id": pie["id"], "gold": "entailment", "expression": "x"}
+    for rid in ("idioms/fig_context_pie_e-1", "idioms/lit_context_pie_ne-12"):
+        assert "premise" not in strip_texts({**magpie, "id": rid}, "impli")
+    rows, record = strip_rows([magpie, pie], "impli", "all")
+    assert rows[0] is magpie and record is not None and (record["rows"], record["of"]) == (1, 2)
+    assert record["fields"] == ["hypothesis", "premise"] and "PIE-English" in record["reason"]
+    assert strip_rows([magpie], "impli", "all") == ([magpie], None)  # nothing dropped: nothing to record
+
+
+def test_generator_rows_keep_their_rewrites_as_edits_of_the_sentence():
+    row = {
+        "source": "pie",
+        "origins": ["impli/idioms/fig_context_pie_e.tsv:3"],
+        "premise": "He spilled the beans at last.",
+        "definition": "revealed the secret",
+        "generated": "He revealed the secret at last.",
+        "gold": ["He revealed the secret at last.", "He told at last."],
+        "category": "exact",
+    }
+    out = strip_texts(row, "impli-generator")
+    assert not {"premise", "generated", "gold"} & set(out) and out["source"] == "pie" and out["definition"] == row["definition"]
+    assert apply_edit(row["premise"], out["generated_edit"]) == row["generated"]
+    assert [apply_edit(row["premise"], e) for e in out["gold_edits"]] == row["gold"]
+    magpie = {**row, "origins": ["impli/idioms/fig_context_magpie_e.tsv:3"]}
+    assert strip_texts(magpie, "impli-generator") is magpie
+
+
+def _run(folder: Path, task: dict, rows: list[dict]) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps({"task": task, "method": {"name": "m"}, "metrics": {}}), encoding="utf-8")
+    (folder / "predictions.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return folder
+
+
+def test_publish_run_strips_and_records_and_load_run_rejoins(tmp_path, monkeypatch, data_dir):
+    monkeypatch.chdir(tmp_path)
+    publish_run = load_script("scripts/publish_run.py")
+    committed = next(RESULTS.glob("zs/flute-val-nli-score-gemma"))
+    full = load_run(committed, data_dir=data_dir).rows  # re-joined from the data folder
+    assert full[0]["premise"] and full[0]["gold_explanation"]
+    results = json.loads((committed / "results.json").read_text(encoding="utf-8"))
+    results = {k: results[k] for k in ("task", "data", "metrics")}  # as the run wrote it: nothing stripped yet
+    run = _run(tmp_path / "runs" / "flute", results["task"], full)
+    (run / "results.json").write_text(json.dumps({**results, "method": {"name": "m"}}), encoding="utf-8")
+    publish_run.publish(run, tmp_path / "out", None)
+    published = [json.loads(x) for x in gzip.open(tmp_path / "out" / "predictions.jsonl.gz", "rt", encoding="utf-8")]
+    assert not any("premise" in r or "hypothesis" in r or "gold_explanation" in r for r in published)
+    assert [r["prediction"] for r in published] == [r["prediction"] for r in full] and published[0]["scores"]
+    record = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))[STRIP_KEY]
+    assert record["fields"] == ["gold_explanation", "hypothesis", "premise"] and record["rows"] == len(full) == 499
+    assert load_run(tmp_path / "out", data_dir=data_dir).rows == full  # every text back, in the harness's order
+    bare = load_run(tmp_path / "out", data_dir=tmp_path / "no-data")
+    assert bare.rows == published and "not re-joined" in (bare.texts_note or "")
+    # a data file that is not the one the run read: no texts (they might be another version's), and says which
+    copy = tmp_path / "data" / "flute"
+    copy.mkdir(parents=True)
+    for f in results["data"]["files"]:
+        (tmp_path / "data" / f["path"]).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "data" / f["path"]).write_bytes((data_dir / f["path"]).read_bytes() + b" ")
+    changed = load_run(tmp_path / "out", data_dir=tmp_path / "data")
+    assert changed.rows == published and "is not the file the run read" in (changed.texts_note or "")
+    with pytest.raises(Exception, match="needs the items' texts"):
+        compare_runs(tmp_path / "out", tmp_path / "out", ci_cluster="context", data_dir=tmp_path / "no-data", n_resamples=10)
+
+
+def test_narrative_runs_publish_with_their_texts(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    publish_run = load_script("scripts/publish_run.py")
+    row = {"id": "1", "narrative": "n", "options": ["a", "b"], "gold": 0, "prediction": 0, "valid": True, "correct": True}
+    run = _run(tmp_path / "r", {"name": "idiom-cloze", "split": "dev"}, [row])
+    publish_run.publish(run, tmp_path / "out", None)
+    assert [json.loads(x) for x in gzip.open(tmp_path / "out" / "predictions.jsonl.gz", "rt")] == [row]
+    assert STRIP_KEY not in json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
