@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from figlang.core.context import RunContext, run_context
 from figlang.data.registry import TASKS, get_task
+from figlang.explain import explain_pairs
 from figlang.methods import methods  # noqa: F401  (figlang.methods(): the package is callable as it)
 
 if TYPE_CHECKING:  # names for the annotations only: importing the API loads nothing heavy
@@ -209,8 +210,6 @@ def _suite_explainer(ctx: RunContext, use_cache: bool, progress: bool) -> Any:
     idiom detected, the shipped FLUTE label model, qwen2.5-1.5b writing), answers as plain dicts."""
 
     def explain(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        from figlang.explain import explain_pairs
-
         out = []
         for e in explain_pairs(pairs, use_cache=use_cache, progress=progress, ctx=ctx):
             detected = e.produced_by.get("detected") or {}

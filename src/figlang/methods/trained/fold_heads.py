@@ -28,6 +28,8 @@ from figlang.data.records import ENTAILMENT, NON_ENTAILMENT, NLIPair
 from figlang.data.splits import figurative_links
 from figlang.methods.base import Prediction
 from figlang.methods.trained.common import FIGLANG_JSON
+from figlang.methods.trained.heads import resolve_trained_model
+from figlang.methods.trained.nli_classifier import NLIClassifierModel, map_label
 
 SHIPPED_NAME = "impli-folds-flute-mpnet"
 BASE = "figlang:flute-lora-mpnet"
@@ -91,17 +93,14 @@ def nli_features(model: Any, records: Sequence[NLIPair], batch_size: int = 64) -
     return out if out is not None else torch.zeros(0, 0)
 
 
-def load_base(reference: str = BASE, threads: int | None = None) -> Any:
+def load_base(reference: str = BASE, threads: int | None = None) -> NLIClassifierModel:
     """The frozen FLUTE label model the heads read (a shipped LoRA classifier, or a `figlang train` folder)."""
-    from figlang.methods.trained import load_trained
-    from figlang.methods.trained.heads import resolve_trained_model
-
     if threads:
         import torch
 
         torch.set_num_threads(threads)
     folder, _ = resolve_trained_model(reference)
-    return load_trained(folder)
+    return NLIClassifierModel.load(folder)
 
 
 # ---------------------------------------------------------------------------------------------- inference
@@ -154,8 +153,6 @@ class FoldHeadsModel:
         return torch.stack(cols, dim=1)
 
     def predict(self, records: Sequence[NLIPair], batch_size: int = 64) -> list[Prediction]:
-        from figlang.methods.trained.nli_classifier import map_label
-
         above = self.margins(nli_features(self.base, records, batch_size))
         preds = []
         for i, r in enumerate(records):

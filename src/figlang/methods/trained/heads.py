@@ -34,7 +34,7 @@ from typing import Any
 
 from figlang.core.errors import FiglangError
 from figlang.core.io import write_json
-from figlang.methods.trained import FIGLANG_JSON, TRAINED_METHODS, read_figlang_json
+from figlang.methods.trained.common import FIGLANG_JSON, TRAINED_METHODS, read_figlang_json
 
 SHIPPED_PREFIX = "figlang:"
 HEADS_ENV = "FIGLANG_HEADS_DIR"
