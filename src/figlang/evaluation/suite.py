@@ -27,7 +27,6 @@ entry lower.
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import json
 import os
 import random
@@ -43,12 +42,13 @@ from pathlib import Path
 from typing import Any
 
 from figlang.core.errors import FiglangError
-from figlang.core.io import atomic_write, write_json
+from figlang.core.io import atomic_write, iter_jsonl, write_json, write_jsonl
 from figlang.core.context import RunContext, run_context
 from figlang.data.records import NLIPair
 from figlang.data.registry import get_task
 from figlang.core.devices import auto_cpu_dtype, cpu_info  # no torch: they read /proc/cpuinfo
 from figlang.evaluation.harness import evaluate
+from figlang.evaluation.texts import STRIP_KEY, strip_rows
 
 DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_DTYPE = "float32"  # the same answers on every CPU and thread count: in bfloat16 smollm2-135m's PMI scores moved by up to 0.5 nats between 1 and 2 threads and flipped an item (2026-11-26); `--dtype auto` takes bfloat16 where the CPU has AVX512-BF16/AMX (1.9x less CPU time)
@@ -685,6 +685,20 @@ def readme_block(suite_md: str) -> str:
     return "\n".join(["<!-- results-table: suite -->", *lines[first:]])
 
 
+def _publish_entry(src: Path, out: Path) -> None:
+    """One entry's results.json, results.md and predictions (gzip'd), without the dataset texts whose licence does
+    not allow redistribution (FLUTE's; figlang.evaluation.texts), which readers re-join from the data folder."""
+    results = json.loads((src / "results.json").read_text(encoding="utf-8"))
+    task = results.get("task") or {}
+    rows, stripped = strip_rows((obj for _, obj in iter_jsonl(src / "predictions.jsonl")), task.get("name"), task.get("split"))
+    write_jsonl(out / "predictions.jsonl.gz", rows)  # gzip without a timestamp: a republished file is byte-identical
+    if stripped is None:
+        shutil.copyfile(src / "results.json", out / "results.json")
+    else:
+        write_json(out / "results.json", {**results, STRIP_KEY: stripped})
+    shutil.copyfile(src / "results.md", out / "results.md")
+
+
 def publish_suite(run_dir: str | Path, dest: str | Path, readme: str | Path | None = None) -> list[Path]:
     """Copy a finished suite (``figlang suite --out RUN``) into ``dest`` (docs/results/suite): suite.md, suite.json
     and per entry results.json, results.md and the predictions gzip'd; then, with ``readme``, replace README's
@@ -702,10 +716,7 @@ def publish_suite(run_dir: str | Path, dest: str | Path, readme: str | Path | No
     for row in summary["rows"]:
         src, out = run / row["entry"], tmp / row["entry"]
         out.mkdir()
-        for name in ("results.json", "results.md"):
-            shutil.copyfile(src / name, out / name)
-        with open(src / "predictions.jsonl", "rb") as f, gzip.GzipFile(out / "predictions.jsonl.gz", "wb", mtime=0) as g:
-            shutil.copyfileobj(f, g)
+        _publish_entry(src, out)
     shutil.copyfile(run / "suite.md", tmp / "suite.md")
     shutil.copyfile(summary_file, tmp / "suite.json")
     if target.exists():
