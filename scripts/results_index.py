@@ -594,6 +594,29 @@ group(
     + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
     + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")],
 )
+# docs/research/trained_models.md: the shipped FLUTE label model (#36), LoRA rank 8 on mpnet, beside the full fine-tune
+row, run = "| **mpnet + LoRA rank 8** (shipped: `figlang:flute-lora-mpnet`)", "cpu/flute-nli-mpnet-lora8"
+group(
+    TM,
+    "flute-nli-mpnet-sel",
+    row,
+    f"{run}/figlang.json",
+    [["rank", 0, "lora.rank"], ["best_epoch", 0, "best.epoch"], ["epochs", 0, "training.epochs"]],
+)
+group(TM, "flute-nli-mpnet-sel", row, f"{run}/train_result.json", [["selection", 2, "best_dev_accuracy", 100]])
+group(
+    TM,
+    "flute-nli-mpnet-sel",
+    row,
+    f"{run}/eval/val/results.json",
+    [
+        ["accuracy", 2, "metrics.accuracy.accuracy", 100],
+        ["ci_low", 2, "metrics.accuracy.ci_low", 100],
+        ["ci_high", 2, "metrics.accuracy.ci_high", 100],
+    ]
+    + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
+    + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")],
+)
 # docs/research/trained_models.md: IMPLI's 10 folds pooled, leaky vs linked folds
 FOLDS = ["cpu/impli-folds10-minilm", "gpu-minilm/impli-folds10-linked", "gpu-minilm/impli-folds10-linked-all"]
 POOLED = [
@@ -2266,6 +2289,14 @@ NO_PREDICTIONS = [
     (
         "cpu/simile-probe-qwen-sel/",
         KNOWN_GAP + "the training run's record (layer, epoch, selection accuracy); the selection split's predictions were not kept",
+    ),
+    (
+        "cpu/flute-nli-mpnet-lora8/figlang.json",
+        "the shipped FLUTE model's training record (rank, kept epoch); a configuration, no items",
+    ),
+    (
+        "cpu/flute-nli-mpnet-lora8/train_result.json",
+        "the shipped FLUTE model's selection accuracy: the trainer scores the selection split each epoch and keeps no per-item answers",
     ),
     (
         "cpu/flute-nli-mpnet-sel/",
