@@ -114,17 +114,21 @@ def suite_cmd(
 ) -> None:
     """figlang's strongest offline CPU system on each benchmark, and --model beside it.
 
-    Two rows per benchmark, on the same items: idiom and simile cloze on
-    unseen expressions (dev-disjoint; a trained head on the frozen
-    qwen2.5-1.5b, shipped with figlang, against --model's PMI scoring),
-    FLUTE val and IMPLI's hand-written idiom pairs (qwen2.5-1.5b asked the
-    meaning question through llama.cpp, against --model's label scoring).
-    Each entry runs on a seeded sample stratified by gold label, sized so
-    that the whole suite takes under 10 minutes on 2 cores (--full: whole
-    splits). Needs `figlang models install qwen2.5-1.5b` and the --model.
+    Two rows per benchmark: idiom and simile cloze on unseen expressions
+    (dev-disjoint; the shipped head on the frozen qwen2.5-1.5b, for similes
+    in an ensemble with few-shot prompting, against --model's PMI scoring),
+    FLUTE val (the shipped LoRA label model on mpnet) and IMPLI's
+    hand-written idiom pairs (the shipped IMPLI fold heads), against
+    --model's label scoring. The cloze rows and --model's rows run on a
+    seeded sample stratified by gold label, sized so that the whole suite
+    takes under 10 minutes on 2 cores (--full: whole splits); figlang's
+    FLUTE and IMPLI rows score the whole split. Below the table, three
+    FLUTE val pairs explained by `figlang explain`'s defaults. Needs
+    `figlang models install qwen2.5-1.5b mpnet` and the --model.
 
     The terminal shows the table; suite.md has the same cells, the command
-    that reruns each row, and the breakdowns by gold label and type.
+    that reruns each row, the breakdowns by gold label and type, and the
+    explained pairs.
 
       figlang suite --model smollm2-135m --data-dir ../shared/data
       figlang suite --only model --model gemma3-270m --limit 20

@@ -3,10 +3,12 @@ figlang's strongest offline CPU system and a model of your choice (the default s
 
 Eight entries, two per benchmark (idiom cloze and simile cloze on their expression-disjoint dev
 splits, FLUTE val, IMPLI's hand-written idiom pairs). The first of each pair is fixed: the strongest
-system figlang has for that benchmark on a CPU (a small trained head on the frozen qwen2.5-1.5b for the
-narratives, shipped inside the package as ``figlang:NAME``; qwen2.5-1.5b asked the meaning question
-through llama.cpp for the two NLI sets). The second runs ``--model`` (default smollm2-135m) with the best
-cheap zero-shot method, on the same items, so the two rows of a benchmark are a paired comparison.
+system figlang ships for that benchmark on a CPU (a small trained head on the frozen qwen2.5-1.5b for idioms,
+the head + few-shot ensemble for similes; the LoRA FLUTE label model on mpnet for FLUTE; the IMPLI fold heads on
+that model for IMPLI, each pair answered by the fold that never saw its idiom). The second runs ``--model``
+(default smollm2-135m) with the best cheap zero-shot method, on the same split, so the two rows of a benchmark
+compare figlang's best with a model of your choice. Below the table, when the FLUTE row ran, three FLUTE val pairs
+are explained by figlang's default explainer, given as a user gives them (:func:`explained_pairs`).
 
 Every entry runs through the evaluation harness (:func:`figlang.evaluation.evaluate`), so it writes the
 usual ``predictions.jsonl``, ``results.json`` and ``results.md`` under ``<out>/<entry>/`` and goes
@@ -18,9 +20,10 @@ and ``<out>/suite.json``; :func:`publish_suite` copies a finished suite into ``d
 predictions) and its table into README.md.
 
 Sizes: the whole suite must finish in 10 minutes on a 2-core CPU from a warm setup (models installed,
-empty request cache). The qwen2.5-1.5b systems cost about 2 seconds an item there, so every entry
-runs on a seeded sample stratified by gold label (``SuiteEntry.limit``; the same items for both rows of a
-benchmark), marked as such in the table; ``--full`` runs the whole splits and ``--limit N`` caps every
+empty request cache). The qwen2.5-1.5b systems cost about a second an item there, so the cloze entries and the
+``--model`` entries run on a seeded sample stratified by gold label (``SuiteEntry.limit``; the same items for both
+rows of a benchmark where both are sampled), marked as such in the table; figlang's FLUTE and IMPLI models cost
+milliseconds a pair and score the whole split. ``--full`` runs the whole splits and ``--limit N`` caps every
 entry lower.
 """
 
