@@ -21,7 +21,6 @@ RESULTS = REPO / "docs" / "results"
 # committed predictions that still carry texts of a dataset that may not be redistributed, each with why
 PENDING = {
     "suite/": "republished by `figlang suite --publish` in this session (#35), which strips them as publish_run does",
-    "cpu/impli-folds-flute-mpnet/": "another session's new run, to be published with scripts/publish_run.py (which strips)",
 }
 FLUTE_ROW = {
     "id": "val-0",
