@@ -760,6 +760,30 @@ for row, pair in [
     for run in IFL:
         group(TM, "impli-floor", row, run + "pooled/results.json", [[pair, 2, f"metrics.by_pair_type.{pair}.accuracy", 100]])
 
+# docs/research/trained_models.md: the shipped IMPLI fold heads (#36) on this CPU, beside the GPU-trained fine-tuned folds
+# with the same folds, selection slices and floor=0.85 rule
+FH = "cpu/impli-folds-flute-mpnet/"
+for row, key in [
+    ("| **all** |", "metrics.accuracy"),
+    ("| **entailment** (", "metrics.by_gold_label.entailment"),
+    ("| **non-entailment** (", "metrics.by_gold_label.non-entailment"),
+]:
+    if "gold" in key:
+        group(TM, "impli-fold-heads", row, FH + "pooled/results.json", [["n", ",", key + ".n"]])
+    for run in (IFL[2], FH):
+        group(TM, "impli-fold-heads", row, run + "pooled/results.json", [["accuracy", 2, key + ".accuracy", 100]])
+        group(TM, "impli-fold-heads", row, run + "pooled/results-by-idiom.json", ci(key))
+for row, pair in [
+    ("| fig_context (", "fig_context"),
+    ("| metaphor_replacement |", "metaphor_replacement"),
+    ("| manual (gold", "manual"),
+    ("| adversarial_definition (", "adversarial_definition"),
+    ("| lit_context (", "lit_context"),
+    ("| manual_antonym (", "manual_antonym"),
+]:
+    for run in (IFL[2], FH):
+        group(TM, "impli-fold-heads", row, run + "pooled/results.json", [[pair, 2, f"metrics.by_pair_type.{pair}.accuracy", 100]])
+
 # docs/research/trained_models.md: the shipped figure-type model (#36), its two heads on FLUTE selection and val
 for head, row in [("pair", "| **pair** (hypothesis and premise) |"), ("sentence", "| sentence (the figurative sentence alone) |")]:
     group(
@@ -2198,7 +2222,7 @@ if os.path.exists(R + "tests/suite_timing.json"):
 FE = "docs/tutorials/first-evaluation.md"
 prose(FE, "cpu/idiom-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
 prose(FE, "cpu/simile-probe-qwen-sel/eval/dev-disjoint/results.json", [["probe-simile-dev-disjoint", 1, f"{A}.accuracy", 100]])
-prose(FE, "zs/flute-val-meaning-cf-0shot-qwen/results.json", [["flute-val-meaning-cf-qwen", 1, f"{A}.accuracy", 100]])
+prose(FE, "cpu/flute-nli-mpnet-lora8/eval/val/results.json", [["flute-lora-val", 1, f"{A}.accuracy", 100]])
 RI = "docs/research/index.md"
 for run, fid in [
     ("zs/impli-manual-meaning-cf-qwen-llamacpp", "impli-manual-meaning-cf-qwen"),
@@ -2443,7 +2467,7 @@ PLACES = {
     ("docs/how-to/web.md", "slowest_page_500_s"): "0.02–0.03 s for its page 500",
     ("docs/how-to/web.md", "fastest_page"): "(0.08 to 0.79 s)",
     ("docs/how-to/web.md", "slowest_page"): "0.79 s), and every",
-    ("README.md", "load_average_end_0"): "at the end: 3.11",
+    ("README.md", "load_average_end_0"): "at the end: 1.99",
     ("docs/research/index.md", "probe-idiom-dev-disjoint"): "`selection`: 80.6% / 78.4%",
     ("docs/research/index.md", "probe-simile-dev-disjoint"): "78.4% (official dev 73.8%",
     ("docs/explanation/speed.md", "identical"): "against lm-eval: **355/355",

@@ -185,7 +185,9 @@ def test_api_explains_one_pair_and_answers_again_from_the_cache(data_dir, tmp_pa
     kw = dict(figure_type="simile", model=MODEL, data_dir=data_dir, cache_dir=tmp_path / "cache", **SMALL)
     a = explain("He was very nervous before the exam.", "He was as cool as a cucumber before the exam.", **kw)
     assert a.valid and a.label in ("entailment", "contradiction") and a.explanation
-    assert a.produced_by["label_method"] == "nli-score" and len(a.produced_by["examples"]) == 2
+    # figlang.explain's default label: the shipped FLUTE model (the method alone, in `figlang eval`, keeps nli-score)
+    assert a.produced_by["label_method"] == "trained" and a.produced_by["label_model"] == "figlang:flute-lora-mpnet"
+    assert len(a.produced_by["examples"]) == 2
     assert not a.cached
     b = explain("He was very nervous before the exam.", "He was as cool as a cucumber before the exam.", **kw)
     assert b.cached and (b.label, b.explanation) == (a.label, a.explanation)

@@ -19,9 +19,7 @@ from figlang.evaluation.texts import STRIP_KEY, apply_edit, policy, strip_rows, 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "docs" / "results"
 # committed predictions that still carry texts of a dataset that may not be redistributed, each with why
-PENDING = {
-    "suite/": "republished by `figlang suite --publish` in this session (#35), which strips them as publish_run does",
-}
+PENDING = {}
 FLUTE_ROW = {
     "id": "val-0",
     "premise": "And the song this shape detracted.",

@@ -115,8 +115,8 @@ def suite_cmd(
     """figlang's strongest offline CPU system on each benchmark, and --model beside it.
 
     Two rows per benchmark: idiom and simile cloze on unseen expressions
-    (dev-disjoint; the shipped head on the frozen qwen2.5-1.5b, for similes
-    in an ensemble with few-shot prompting, against --model's PMI scoring),
+    (dev-disjoint; the shipped heads on the frozen qwen2.5-1.5b, against
+    --model's PMI scoring),
     FLUTE val (the shipped LoRA label model on mpnet) and IMPLI's
     hand-written idiom pairs (the shipped IMPLI fold heads), against
     --model's label scoring. The cloze rows and --model's rows run on a

@@ -16,6 +16,7 @@ folds, the same 500-pair expression-disjoint selection slice of the fold's train
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import shutil
 import time
@@ -235,6 +236,7 @@ def _record(
         "choices_made_on": {"penalty": "each fold's selection slice (balanced accuracy)", "threshold": f"the same slice ({OBJECTIVE})"},
         "penalties_tried": list(PENALTIES),
         "file": {"name": HEADS_FILE, "bytes": size, "bytes_per_fold": size // K, "routes": ROUTES_FILE},
+        "head": {"file": HEADS_FILE, "bytes": size, "sha256": hashlib.sha256((out / HEADS_FILE).read_bytes()).hexdigest()},
         "records_sha256": split_fingerprint(records)["ids_sha256"],
         "records": len(records),
         "data_files": data_checksums(sorted(set(task.files(task.default_split, ctx.data_dir))), ctx.data_dir),
