@@ -577,46 +577,25 @@ for row, kind in [("| **idiom** |", "idiom"), ("| **simile** |", "simile")]:
         f"zs/{kind}-devdisjoint-fewshot-qwen-bf16/vs-probe-expression.json",
         [["ci_low_expression", 2, "bootstrap.ci_low", 100, "abs"], ["ci_high_expression", 2, "bootstrap.ci_high", 100, "abs"]],
     )
-# docs/research/trained_models.md: the mpnet FLUTE classifier chosen on `selection`
-row, run = "| **mpnet** (all-mpnet-base-v2), epoch 2 of 3, bf16 |", "cpu/flute-nli-mpnet-sel"
-group(TM, "flute-nli-mpnet-sel", row, f"{run}/figlang.json", [["best_epoch", 0, "best.epoch"], ["epochs", 0, "training.epochs"]])
-group(TM, "flute-nli-mpnet-sel", row, f"{run}/train_result.json", [["selection", 2, "best_dev_accuracy", 100]])
-group(
-    TM,
-    "flute-nli-mpnet-sel",
-    row,
-    f"{run}/eval/val/results.json",
+# docs/research/trained_models.md: the mpnet FLUTE classifier chosen on `selection`, and beside it the shipped FLUTE label
+# model (#36), LoRA rank 8 on mpnet
+VAL_FIGS = (
     [
         ["accuracy", 2, "metrics.accuracy.accuracy", 100],
         ["ci_low", 2, "metrics.accuracy.ci_low", 100],
         ["ci_high", 2, "metrics.accuracy.ci_high", 100],
     ]
     + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
-    + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")],
+    + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")]
 )
-# docs/research/trained_models.md: the shipped FLUTE label model (#36), LoRA rank 8 on mpnet, beside the full fine-tune
-row, run = "| **mpnet + LoRA rank 8** (shipped: `figlang:flute-lora-mpnet`)", "cpu/flute-nli-mpnet-lora8"
-group(
-    TM,
-    "flute-nli-mpnet-sel",
-    row,
-    f"{run}/figlang.json",
-    [["rank", 0, "lora.rank"], ["best_epoch", 0, "best.epoch"], ["epochs", 0, "training.epochs"]],
-)
-group(TM, "flute-nli-mpnet-sel", row, f"{run}/train_result.json", [["selection", 2, "best_dev_accuracy", 100]])
-group(
-    TM,
-    "flute-nli-mpnet-sel",
-    row,
-    f"{run}/eval/val/results.json",
-    [
-        ["accuracy", 2, "metrics.accuracy.accuracy", 100],
-        ["ci_low", 2, "metrics.accuracy.ci_low", 100],
-        ["ci_high", 2, "metrics.accuracy.ci_high", 100],
-    ]
-    + [[lab, 2, f"metrics.by_gold_label.{lab}.accuracy", 100] for lab in ("contradiction", "entailment")]
-    + [[ft, 2, f"metrics.by_figure_type.{ft}.accuracy", 100] for ft in ("sarcasm", "simile", "metaphor", "idiom")],
-)
+EPOCHS = [["best_epoch", 0, "best.epoch"], ["epochs", 0, "training.epochs"]]
+for row, run, config in [
+    ("| **mpnet** (all-mpnet-base-v2), epoch 2 of 3, bf16 |", "cpu/flute-nli-mpnet-sel", EPOCHS),
+    ("| **mpnet + LoRA rank 8** (shipped: `figlang:flute-lora-mpnet`)", "cpu/flute-nli-mpnet-lora8", [["rank", 0, "lora.rank"], *EPOCHS]),
+]:
+    group(TM, "flute-nli-mpnet-sel", row, f"{run}/figlang.json", config)
+    group(TM, "flute-nli-mpnet-sel", row, f"{run}/train_result.json", [["selection", 2, "best_dev_accuracy", 100]])
+    group(TM, "flute-nli-mpnet-sel", row, f"{run}/eval/val/results.json", VAL_FIGS)
 # docs/research/trained_models.md: IMPLI's 10 folds pooled, leaky vs linked folds
 FOLDS = ["cpu/impli-folds10-minilm", "gpu-minilm/impli-folds10-linked", "gpu-minilm/impli-folds10-linked-all"]
 POOLED = [
