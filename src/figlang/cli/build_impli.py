@@ -38,6 +38,7 @@ from figlang.builders.impli import (
 from figlang.core.errors import FiglangError, LoadOptions, LoadReport
 from figlang.core.io import write_json, write_jsonl
 from figlang.core.context import RunContext
+from figlang.core.text import common_affix
 from figlang.core.provenance import portable_path
 from figlang.core.progress import rate_column
 from figlang.cli.common import DataDirOption, JsonReportOption, QueueLimitOption, SpacyModelOption, console, err_console
@@ -155,12 +156,7 @@ def _finish(result: BuildResult, out: Path, report_name: str, title: str, load_p
 
 def _window(a: str, b: str, context: int = 30) -> tuple[str, str]:
     """The two strings cut to their differing middle with ``context`` characters either side."""
-    i = 0
-    while i < min(len(a), len(b)) and a[i] == b[i]:
-        i += 1
-    j = 0
-    while j < min(len(a), len(b)) - i and a[len(a) - 1 - j] == b[len(b) - 1 - j]:
-        j += 1
+    i, j = common_affix(a, b)
     start = max(0, i - context)
 
     def cut(s: str) -> str:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "common_affix",
     "collapse_spaces",
     "normalise_expression",
     "normalise_idiom",
@@ -85,3 +86,15 @@ def normalise_sentence(text: object) -> str:
 def normalise_word(token: str) -> str:
     """One token: lower case, curly apostrophes and backticks made straight ("Ca’n" -> "ca'n")."""
     return token.lower().translate(_APOSTROPHES)
+
+
+def common_affix(a: str, b: str) -> tuple[int, int]:
+    """(characters ``a`` and ``b`` share from the start, characters they share from the end after that): what is
+    left between them is where the two strings differ."""
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[len(a) - 1 - end] == b[len(b) - 1 - end]:
+        end += 1
+    return start, end

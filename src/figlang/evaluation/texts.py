@@ -25,6 +25,7 @@ from typing import Any
 from figlang.core.errors import FiglangError
 from figlang.core.io import file_sha256
 from figlang.core.paths import resolve_data_dir
+from figlang.core.text import common_affix
 from figlang.data.records import Record
 from figlang.data.registry import get_task
 from figlang.evaluation.predictions import record_fields
@@ -84,12 +85,7 @@ def policy(task: str | None) -> Policy | None:
 
 def _edit(base: str, text: str) -> list[Any]:
     """``text`` as [characters kept from ``base``'s start, characters kept from its end, what stands between]."""
-    start = 0
-    while start < min(len(base), len(text)) and base[start] == text[start]:
-        start += 1
-    end = 0
-    while end < min(len(base), len(text)) - start and base[len(base) - 1 - end] == text[len(text) - 1 - end]:
-        end += 1
+    start, end = common_affix(base, text)
     return [start, end, text[start : len(text) - end]]
 
 
