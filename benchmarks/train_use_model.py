@@ -154,6 +154,74 @@ def rethreshold(args, rows, split) -> None:
     _write(args.out, "use-model", report, test_items)
 
 
+def use_task_rows(rows, split) -> dict[str, list[dict]]:
+    """The uses as an NLI task: premise = the sentence, hypothesis = the idiom and its meaning
+    (:func:`figlang.interpret.use_label.use_hypothesis`), figurative = entailment. A sentence is kept in one split
+    only (a PIE sentence can also be an IMPLI premise under another spelling of its idiom): the first split in
+    train > selection > test order that has it wins, so no test sentence was trained on."""
+    from figlang.interpret.use_label import use_hypothesis
+
+    seen: dict[str, str] = {}
+    order = {"train": 0, "selection": 1, "test": 2}
+    for r, s in zip(rows, split):
+        key = " ".join(r[0].sentence.lower().split())
+        if key not in seen or order[s] < order[seen[key]]:
+            seen[key] = s
+    out: dict[str, list[dict]] = {"train-fit": [], "selection": [], "test": []}
+    done: set[tuple[str, str]] = set()
+    for i, (r, s) in enumerate(zip(rows, split)):
+        key = " ".join(r[0].sentence.lower().split())
+        if seen[key] != s or (key, r[2].lower()) in done:
+            continue
+        done.add((key, r[2].lower()))
+        out["train-fit" if s == "train" else s].append(
+            {
+                "id": f"use-{i}",
+                "premise": r[0].sentence,
+                "hypothesis": use_hypothesis(r[2], r[0].meaning),
+                "label": "figurative" if r[1] else "literal",
+                "source": r[3].split(":")[0],
+                "idiom": r[2],
+            }
+        )
+    return out
+
+
+TASK_SPEC = """# written by benchmarks/train_use_model.py export: literal or figurative use of an idiom, as NLI
+name: idiom-use
+description: Is the idiom in the sentence used figuratively (entailment) or literally (non-entailment)?
+shape: nli
+format: jsonl
+splits:
+  train-fit: train-fit.jsonl
+  selection: selection.jsonl
+  test: test.jsonl
+columns:
+  premise: premise
+  hypothesis: hypothesis
+  label: label
+  figure_type: source
+  expression: idiom
+  id: id
+labels:
+  figurative: entailment
+  literal: non-entailment
+"""
+
+
+def export(args, rows) -> None:
+    """Write the uses as a task spec + three JSON lines files (train-fit, selection, test) for `figlang train`."""
+    split = [split_of(r[2]) for r in rows]
+    tables = use_task_rows(rows, split)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name, items in tables.items():
+        text = "".join(json.dumps(it, ensure_ascii=False, sort_keys=True) + "\n" for it in items)
+        (args.out / f"{name}.jsonl").write_text(text, encoding="utf-8")
+    (args.out / "task.yaml").write_text(TASK_SPEC, encoding="utf-8")
+    sizes = {k: (len(v), sum(it["label"] == "literal" for it in v)) for k, v in tables.items()}
+    print("wrote", args.out, "; records (all, literal):", sizes)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", required=True)
@@ -162,10 +230,14 @@ def main() -> None:
     ap.add_argument("--pie-figurative", type=int, default=5000, help="figurative PIE samples kept (all literal ones are)")
     ap.add_argument("--impli-figurative", type=int, default=2000)
     ap.add_argument("--rethreshold", action="store_true", help="keep the weights, choose the threshold by accuracy on selection")
+    ap.add_argument("--export", action="store_true", help="write the uses as a task for `figlang train` into --out")
     args = ap.parse_args()
     data = Path(args.data_dir)
     rng = random.Random(args.seed)
     rows = _load_pie(data, rng, args.pie_figurative) + _load_impli(data, rng, args.impli_figurative)
+    if args.export:
+        export(args, rows)
+        return
     if args.rethreshold:
         rethreshold(args, rows, [split_of(r[2]) for r in rows])
         return

@@ -51,6 +51,12 @@ def idiom_words(idiom: str) -> str:
     return " ".join(w for w in idiom.replace("_", " ").split() if w.lower() not in _SLOT_WORDS)
 
 
+def use_hypothesis(idiom: str, meaning: str | None) -> str:
+    """What the use model reads beside the sentence: the idiom's words and, where known, its meaning."""
+    words = " ".join(idiom.replace("_", " ").split())
+    return f"{words}: {meaning.strip()}" if meaning and meaning.strip() else words
+
+
 def context(sentence: str, idiom: str) -> str:
     """The sentence without the idiom's content words (any inflection): what surrounds the idiom."""
     drop: set[str] = set()
