@@ -1,23 +1,21 @@
-"""Train the literal/figurative use model figlang ships, and measure it on held-out idioms.
+"""Write the labelled idiom uses figlang has as a task, so that figlang's trainer can make the shipped use model.
 
-    OMP_NUM_THREADS=1 python benchmarks/train_use_model.py --data-dir ../shared/data --out docs/results/interpret
+    python benchmarks/train_use_model.py --export --data-dir ../shared/data --out runs/use-task
+    figlang train -t runs/use-task/task.yaml -m nli --model minilm --lora-rank 8 --lr 1e-3 --epochs 5 --patience 2 \
+        --bf16 --threshold accuracy --report-split test --threads 2 -o runs/cpu/use-minilm-lora8
+    python scripts/ship_head.py runs/cpu/use-minilm-lora8 use-minilm-lora --command "..."
 
-Labelled uses figlang has: PIE-English's samples (its "Literal" class is a literal use of the
-idiom's words, every other class figurative; meaning from the group's head), IMPLI's literal-context
-pairs (``lit_context_*``: a literal use, the hypothesis putting the idiom's figurative meaning in
-its place) and a seeded sample of its figurative-context pairs (``fig_context_*``); for IMPLI the
-idiom is the premise span the hypothesis replaced and the meaning the replacement (IMPLI's diff rule).
+Labelled uses: PIE-English's samples (its "Literal" class is a literal use of the idiom's words, every other class
+figurative; meaning from the group's head), IMPLI's literal-context pairs (``lit_context_*``: a literal use, the
+hypothesis putting the idiom's figurative meaning in its place) and a seeded sample of its figurative-context pairs
+(``fig_context_*``); for IMPLI the idiom is the premise span the hypothesis replaced and the meaning the replacement
+(IMPLI's diff rule). Each use becomes an NLI pair: the sentence, and "idiom: meaning"
+(:func:`figlang.interpret.use_label.use_hypothesis`); figurative is entailment, literal non-entailment.
 
-Idioms, not sentences, are split (seeded, by the content-word lemmas of the idiom): 60% train,
-20% ``selection``, 20% test, so the test idioms were never seen. The choices (regularisation C,
-class weights, the decision threshold) are those with the best balanced accuracy on selection; the
-test split is scored once.
-
-``--rethreshold`` keeps the shipped weights and chooses the decision threshold again, by accuracy on
-``selection`` (the first run chose it by balanced accuracy: 0.8, which called a third of the
-figurative test uses literal); it encodes the selection uses only and rescores the test uses from
-the first run's predictions (their probabilities do not depend on the threshold). Writes ``figlang/resources/lexicon/use_model.json`` (weights + record)
-and ``<out>/use-model.json`` (figures), ``<out>/use-model.predictions.jsonl.gz`` (test items).
+Idioms, not sentences, are split (seeded, by the content-word lemmas of the idiom): 60% ``train-fit``, 20%
+``selection``, 20% ``test``, so the test idioms were never seen; a sentence that occurs under two spellings of its
+idiom is kept in the earliest split only. The trainer chooses the epoch and the decision threshold (by accuracy) on
+``selection`` and scores ``test`` once.
 """
 
 from __future__ import annotations
@@ -30,18 +28,13 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_interpret import _write, content  # noqa: E402
+from bench_interpret import content  # noqa: E402
 
 from figlang.data.impli import FILES, figurative_offsets, load_impli_file  # noqa: E402
-from figlang.core.io import file_sha256  # noqa: E402
-from figlang.interpret.lexicon_all import PIE_CSV, pie_groups  # noqa: E402
-from figlang.interpret.use_label import FEATURE_NAMES, MODEL_FILE, UseItem, UseModel, features  # noqa: E402
-from figlang.methods.retrieval import encoder_for  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
+from figlang.interpret.lexicon_all import pie_groups  # noqa: E402
+from figlang.interpret.use_label import UseItem  # noqa: E402
 
 
 def _load_pie(data: Path, rng: random.Random, fig_cap: int) -> list[tuple[UseItem, int, str, str]]:
@@ -78,83 +71,7 @@ def split_of(idiom: str) -> str:
     return "train" if h < 60 else "selection" if h < 80 else "test"
 
 
-def _metrics(y: np.ndarray, p: np.ndarray, t: float) -> dict:
-    pred = (p >= t).astype(int)
-    tp = int(((pred == 1) & (y == 1)).sum())
-    tn = int(((pred == 0) & (y == 0)).sum())
-    n1, n0 = int((y == 1).sum()), int((y == 0).sum())
-    return {
-        "n": len(y),
-        "figurative": n1,
-        "literal": n0,
-        "accuracy_pct": round(100 * (tp + tn) / len(y), 2),
-        "balanced_accuracy_pct": round(50 * (tp / max(n1, 1) + tn / max(n0, 1)), 2),
-        "figurative_recall_pct": round(100 * tp / max(n1, 1), 2),
-        "literal_recall_pct": round(100 * tn / max(n0, 1), 2),
-        "majority_baseline_pct": round(100 * max(n1, n0) / len(y), 2),
-    }
-
-
-def _fit(x, y, c: float, weight):
-    from sklearn.linear_model import LogisticRegression
-
-    mean, scale = x.mean(0), x.std(0) + 1e-6
-    clf = LogisticRegression(C=c, class_weight=weight, max_iter=2000).fit((x - mean) / scale, y)
-    return UseModel(tuple(map(float, mean)), tuple(map(float, scale)), tuple(map(float, clf.coef_[0])), float(clf.intercept_[0]), 0.5, {})
-
-
-def _select(xs, ys):
-    best = None
-    for c in (0.01, 0.1, 1.0, 10.0):
-        for weight in (None, "balanced"):
-            m = _fit(xs["train"], ys["train"], c, weight)
-            p = np.array(m.probability(xs["selection"]))
-            for t in np.arange(0.05, 0.96, 0.05):
-                score = _metrics(ys["selection"], p, float(t))["balanced_accuracy_pct"]
-                if best is None or score > best[0]:
-                    best = (score, c, weight, round(float(t), 2), m)
-    return best
-
-
-def rethreshold(args, rows, split) -> None:
-    import gzip
-
-    from figlang.interpret.use_label import load_model
-
-    path = ROOT / "src" / "figlang" / MODEL_FILE
-    model = load_model(path)
-    sel = [r for r, s in zip(rows, split) if s == "selection"]
-    t0 = time.time()
-    p_sel = np.array(model.probability(features(encoder_for("minilm"), [r[0] for r in sel])))
-    y_sel = np.array([r[1] for r in sel])
-    best = max((_metrics(y_sel, p_sel, float(t))["accuracy_pct"], -abs(t - 0.5), round(float(t), 2)) for t in np.arange(0.05, 0.96, 0.05))
-    threshold = best[2]
-    with gzip.open(args.out / "use-model.predictions.jsonl.gz", "rt", encoding="utf-8") as f:
-        test_items = [json.loads(line) for line in f]
-    y = np.array([1 if it["gold"] == "figurative" else 0 for it in test_items])
-    p = np.array([it["p_figurative"] for it in test_items])
-    report = json.loads((args.out / "use-model.json").read_text(encoding="utf-8"))
-    first = {"threshold": model.threshold, "test": report["test"]}
-    record = dict(model.record)
-    record["choice"] = {**record["choice"], "threshold": threshold, "threshold_rule": "best accuracy on selection (--rethreshold)"}
-    record["first_choice"] = first
-    report["record"] = record
-    report["test"] = _metrics(y, p, threshold)
-    report["test_by_source"] = {
-        src: _metrics(y[m], p[m], threshold)
-        for src in sorted({it["source"] for it in test_items})
-        if (m := np.array([it["source"] == src for it in test_items])).any()
-    }
-    report["selection_at_threshold"] = _metrics(y_sel, p_sel, threshold)
-    report["seconds"]["rethreshold_encode"] = round(time.time() - t0, 1)
-    out_model = UseModel(model.mean, model.scale, model.weights, model.bias, threshold, record)
-    path.write_text(json.dumps(out_model.to_dict(), indent=1) + "\n", encoding="utf-8")
-    for it in test_items:
-        it["label"] = "figurative" if it["p_figurative"] >= threshold else "literal"
-    _write(args.out, "use-model", report, test_items)
-
-
-def use_task_rows(rows, split) -> dict[str, list[dict]]:
+def use_task_rows(rows, split) -> dict[str, list[tuple[dict, UseItem]]]:
     """The uses as an NLI task: premise = the sentence, hypothesis = the idiom and its meaning
     (:func:`figlang.interpret.use_label.use_hypothesis`), figurative = entailment. A sentence is kept in one split
     only (a PIE sentence can also be an IMPLI premise under another spelling of its idiom): the first split in
@@ -167,23 +84,22 @@ def use_task_rows(rows, split) -> dict[str, list[dict]]:
         key = " ".join(r[0].sentence.lower().split())
         if key not in seen or order[s] < order[seen[key]]:
             seen[key] = s
-    out: dict[str, list[dict]] = {"train-fit": [], "selection": [], "test": []}
+    out: dict[str, list[tuple[dict, UseItem]]] = {"train-fit": [], "selection": [], "test": []}
     done: set[tuple[str, str]] = set()
     for i, (r, s) in enumerate(zip(rows, split)):
         key = " ".join(r[0].sentence.lower().split())
         if seen[key] != s or (key, r[2].lower()) in done:
             continue
         done.add((key, r[2].lower()))
-        out["train-fit" if s == "train" else s].append(
-            {
-                "id": f"use-{i}",
-                "premise": r[0].sentence,
-                "hypothesis": use_hypothesis(r[2], r[0].meaning),
-                "label": "figurative" if r[1] else "literal",
-                "source": r[3].split(":")[0],
-                "idiom": r[2],
-            }
-        )
+        record = {
+            "id": f"use-{i}",
+            "premise": r[0].sentence,
+            "hypothesis": use_hypothesis(r[2], r[0].meaning),
+            "label": "figurative" if r[1] else "literal",
+            "source": r[3].split(":")[0],
+            "idiom": r[2],
+        }
+        out["train-fit" if s == "train" else s].append((record, r[0]))
     return out
 
 
@@ -209,83 +125,138 @@ labels:
 """
 
 
+def cap_per_idiom(items: list[tuple[dict, UseItem]], cap: int, seed: int) -> list[tuple[dict, UseItem]]:
+    """Training uses with no idiom's own label mix to learn: of each idiom's uses of one label, at most
+    max(cap, its uses of the other label) are kept (a seeded draw, original order kept). PIE has idioms with 41
+    literal samples and 2 figurative ones; trained on all of them, the model learnt "kick the bucket" as literal
+    and called "The old farmer kicked the bucket last winter" literal too."""
+    by_cell: dict[tuple[str, str], list[int]] = {}
+    for i, (rec, _) in enumerate(items):
+        key = " ".join(sorted(content(rec["idiom"]))) or rec["idiom"].lower()
+        by_cell.setdefault((key, rec["label"]), []).append(i)
+    other = {"literal": "figurative", "figurative": "literal"}
+    rng = random.Random(seed)
+    keep: set[int] = set()
+    for (key, label), idx in sorted(by_cell.items()):
+        limit = max(cap, len(by_cell.get((key, other[label]), [])))
+        keep.update(idx if len(idx) <= limit else rng.sample(idx, limit))
+    return [it for i, it in enumerate(items) if i in keep]
+
+
 def export(args, rows) -> None:
     """Write the uses as a task spec + three JSON lines files (train-fit, selection, test) for `figlang train`."""
     split = [split_of(r[2]) for r in rows]
     tables = use_task_rows(rows, split)
+    if args.cap_per_idiom:
+        tables["train-fit"] = cap_per_idiom(tables["train-fit"], args.cap_per_idiom, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     for name, items in tables.items():
-        text = "".join(json.dumps(it, ensure_ascii=False, sort_keys=True) + "\n" for it in items)
+        text = "".join(json.dumps(it, ensure_ascii=False, sort_keys=True) + "\n" for it, _ in items)
         (args.out / f"{name}.jsonl").write_text(text, encoding="utf-8")
     (args.out / "task.yaml").write_text(TASK_SPEC, encoding="utf-8")
-    sizes = {k: (len(v), sum(it["label"] == "literal" for it in v)) for k, v in tables.items()}
+    sizes = {k: (len(v), sum(it["label"] == "literal" for it, _ in v)) for k, v in tables.items()}
     print("wrote", args.out, "; records (all, literal):", sizes)
+
+
+def _metrics(gold: list[str], pred: list[str]) -> dict:
+    n1 = sum(g == "figurative" for g in gold)
+    n0 = len(gold) - n1
+    tp = sum(g == p == "figurative" for g, p in zip(gold, pred))
+    tn = sum(g == p == "literal" for g, p in zip(gold, pred))
+    return {
+        "n": len(gold),
+        "figurative": n1,
+        "literal": n0,
+        "accuracy_pct": round(100 * (tp + tn) / len(gold), 2),
+        "balanced_accuracy_pct": round(50 * (tp / max(n1, 1) + tn / max(n0, 1)), 2),
+        "figurative_recall_pct": round(100 * tp / max(n1, 1), 2),
+        "literal_recall_pct": round(100 * tn / max(n0, 1), 2),
+        "majority_baseline_pct": round(100 * max(n1, n0) / len(gold), 2),
+    }
+
+
+def _ci_by_idiom(items: list[dict], seed: int = 13, rounds: int = 2000) -> list[float]:
+    """95% bootstrap interval of the accuracy, resampling idioms (their uses are not independent)."""
+    groups: dict[str, list[int]] = {}
+    for it in items:
+        groups.setdefault(it["idiom_key"], []).append(int(it["gold"] == it["label"]))
+    keys = sorted(groups)
+    rng = random.Random(seed)
+    stats = []
+    for _ in range(rounds):
+        draw = [groups[keys[rng.randrange(len(keys))]] for _ in keys]
+        stats.append(100 * sum(map(sum, draw)) / sum(map(len, draw)))
+    stats.sort()
+    return [round(stats[int(0.025 * rounds)], 2), round(stats[int(0.975 * rounds) - 1], 2)]
+
+
+def score(args, rows) -> None:
+    """Score the shipped use model, through interpret's own labeller, on the test idioms (never trained on)."""
+    from bench_interpret import _write
+
+    from figlang.core.io import file_sha256
+    from figlang.interpret.lexicon_all import PIE_CSV
+    from figlang.interpret.use_label import USE_MODEL, UseLabeller
+    from figlang.methods.trained.heads import resolve_trained_model
+
+    test = use_task_rows(rows, [split_of(r[2]) for r in rows])["test"]
+    t0 = time.time()
+    labeller = UseLabeller()
+    labels = labeller.label([u for _, u in test])
+    seconds = time.time() - t0
+    if labeller.why:
+        raise SystemExit(labeller.why)
+    items = [
+        {
+            "id": rec["id"],  # no sentence: PIE states no licence (`--export` re-makes the items from the data folder)
+            "idiom": rec["idiom"],
+            "idiom_key": " ".join(sorted(content(rec["idiom"]))) or rec["idiom"].lower(),
+            "source": rec["source"],
+            "gold": rec["label"],
+            "label": lab.label,
+            "p_figurative": round(lab.probability, 4),
+        }
+        for (rec, _), lab in zip(test, labels)
+        if lab is not None
+    ]
+    by_source = {
+        src: _metrics([it["gold"] for it in items if it["source"] == src], [it["label"] for it in items if it["source"] == src])
+        for src in sorted({it["source"] for it in items})
+    }
+    shipped = labeller.model
+    report = {
+        "model": USE_MODEL,
+        "record": json.loads((resolve_trained_model(USE_MODEL)[0] / "record.json").read_text(encoding="utf-8")),
+        "decision": shipped.decision,
+        "test": {**_metrics([it["gold"] for it in items], [it["label"] for it in items]), "accuracy_ci95_by_idiom": _ci_by_idiom(items)},
+        "test_by_source": by_source,
+        "test_idioms": len({it["idiom_key"] for it in items}),
+        "data": {"pie": file_sha256(Path(args.data_dir) / PIE_CSV)},
+        "seed": args.seed,
+        "seconds": {"label_test_uses": round(seconds, 1)},
+    }
+    _write(args.results, "use-model", report, items)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", required=True)
-    ap.add_argument("--out", type=Path, default=Path("docs/results/interpret"))
+    ap.add_argument("--out", type=Path, default=Path("runs/use-task"), help="folder for the task spec and its three splits")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--pie-figurative", type=int, default=5000, help="figurative PIE samples kept (all literal ones are)")
     ap.add_argument("--impli-figurative", type=int, default=2000)
-    ap.add_argument("--rethreshold", action="store_true", help="keep the weights, choose the threshold by accuracy on selection")
     ap.add_argument("--export", action="store_true", help="write the uses as a task for `figlang train` into --out")
+    ap.add_argument("--cap-per-idiom", type=int, default=0, help="train-fit: at most max(N, other label's) uses per idiom and label")
+    ap.add_argument("--score", action="store_true", help="score the shipped use model on the test idioms into --results")
+    ap.add_argument("--results", type=Path, default=Path("docs/results/interpret"))
     args = ap.parse_args()
     data = Path(args.data_dir)
     rng = random.Random(args.seed)
     rows = _load_pie(data, rng, args.pie_figurative) + _load_impli(data, rng, args.impli_figurative)
-    if args.export:
+    if args.score:
+        score(args, rows)
+    else:
         export(args, rows)
-        return
-    if args.rethreshold:
-        rethreshold(args, rows, [split_of(r[2]) for r in rows])
-        return
-    t0 = time.time()
-    x = features(encoder_for("minilm"), [r[0] for r in rows])
-    encode_s = time.time() - t0
-    y = np.array([r[1] for r in rows])
-    split = np.array([split_of(r[2]) for r in rows])
-    xs = {s: x[split == s] for s in ("train", "selection", "test")}
-    ys = {s: y[split == s] for s in ("train", "selection", "test")}
-    sel_score, c, weight, threshold, _ = _select(xs, ys)
-    final = _fit(xs["train"], ys["train"], c, weight)
-    p_test = np.array(final.probability(xs["test"]))
-    test = _metrics(ys["test"], p_test, threshold)
-    by_source = {}
-    for src in sorted({r[3] for r in rows}):
-        mask = np.array([r[3] == src for r in rows])[split == "test"]
-        if mask.any():
-            by_source[src] = _metrics(ys["test"][mask], p_test[mask], threshold)
-    record = {
-        "trained_by": "python benchmarks/train_use_model.py " + " ".join(sys.argv[1:]),
-        "encoder": encoder_for("minilm").identity(),
-        "choice": {"C": c, "class_weight": weight, "threshold": threshold, "selection_balanced_accuracy_pct": sel_score},
-        "sizes": {s: int((split == s).sum()) for s in ("train", "selection", "test")},
-        "data": {"pie": file_sha256(data / PIE_CSV)},
-        "seed": args.seed,
-    }
-    model = UseModel(final.mean, final.scale, final.weights, final.bias, threshold, record)
-    (ROOT / "src" / "figlang" / MODEL_FILE).write_text(json.dumps(model.to_dict(), indent=1) + "\n", encoding="utf-8")
-    test_rows = [r for r, s in zip(rows, split) if s == "test"]
-    items = [
-        {
-            "sentence": r[0].sentence,
-            "idiom": r[2],
-            "source": r[3],
-            "gold": "figurative" if r[1] else "literal",
-            "p_figurative": round(float(p), 4),
-        }
-        for r, p in zip(test_rows, p_test)
-    ]
-    report = {
-        "features": list(FEATURE_NAMES),
-        "record": record,
-        "test": test,
-        "test_by_source": by_source,
-        "seconds": {"encode": round(encode_s, 1)},
-    }
-    _write(args.out, "use-model", report, items)
 
 
 if __name__ == "__main__":

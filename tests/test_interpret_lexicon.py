@@ -93,6 +93,32 @@ def test_literal_and_figurative_uses_are_told_apart(bare: Interpreter) -> None:
     assert b.use == "figurative"
 
 
+def test_the_shipped_use_model_answers_as_published(data_dir: Path) -> None:
+    """The shipped adapter, through interpret's own labeller, gives the published test answers (the figure's items:
+    idioms it never saw), and its record says it was made from a clean commit with every choice on selection."""
+    import gzip
+
+    from figlang.interpret.use_label import USE_MODEL, UseLabeller
+    from figlang.methods.trained.heads import read_record
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    import random
+
+    from train_use_model import _load_impli, _load_pie, split_of, use_task_rows
+
+    record = read_record(USE_MODEL.removeprefix("figlang:"))
+    assert record["code"]["git_dirty"] is False and record["selection_split"] == "selection"
+    assert set(record["choices_made_on"].values()) == {"selection"} and record["head"]["bytes"] <= 1024 * 1024
+    rng = random.Random(13)
+    rows = _load_pie(data_dir, rng, 5000) + _load_impli(data_dir, rng, 2000)
+    test = {rec["id"]: item for rec, item in use_task_rows(rows, [split_of(r[2]) for r in rows])["test"]}
+    with gzip.open(REPO / "docs/results/interpret/use-model.predictions.jsonl.gz", "rt", encoding="utf-8") as f:
+        published = [json.loads(line) for line in f][::40]
+    labels = UseLabeller().label([test[p["id"]] for p in published])
+    assert [lab.label for lab in labels if lab] == [p["label"] for p in published]
+    assert [lab.probability for lab in labels if lab] == pytest.approx([p["p_figurative"] for p in published], abs=2e-3)
+
+
 def test_figurative_only_hides_literal_uses(bare: Interpreter) -> None:
     text = "Rain leaked through the roof into the attic."
     everything = bare.interpret(text, paraphrase=False)

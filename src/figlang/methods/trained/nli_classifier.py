@@ -17,8 +17,10 @@ or a dict id → rationale. Simulatability is accuracy(IR→O) − accuracy(I→
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +93,22 @@ def load_rationales(source: RationaleSource, field: str = "explanation") -> Call
     return lambda r: table.get(r.id)
 
 
+@contextlib.contextmanager
+def _quiet_new_head() -> Iterator[None]:
+    """transformers' load report (the classifier head is "MISSING": it is new) and peft's deprecation warning,
+    silenced while a classifier is built on a base; both are expected, neither is the user's to act on."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            yield
+    finally:
+        hf_logging.set_verbosity(level)
+
+
 class NLIClassifierModel(SegmentEncoderModel):
     """A sequence-classification cross-encoder with its tokenizer, label set and rationale input."""
 
@@ -143,12 +161,13 @@ class NLIClassifierModel(SegmentEncoderModel):
         route_transformers_bars()
         labels = tuple(labels)
         tokenizer = AutoTokenizer.from_pretrained(path)
-        module = AutoModelForSequenceClassification.from_pretrained(
-            path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)}
-        )
-        if lora:
-            spec = dict(lora) if "targets" in lora else lora_spec(module.config.model_type, int(lora["rank"]), lora.get("alpha"))
-            module = add_lora(module, spec)
+        with _quiet_new_head():  # the fresh head is the point here: no "newly initialized" report on the user's screen
+            module = AutoModelForSequenceClassification.from_pretrained(
+                path, num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)}
+            )
+            if lora:
+                spec = dict(lora) if "targets" in lora else lora_spec(module.config.model_type, int(lora["rank"]), lora.get("alpha"))
+                module = add_lora(module, spec)
         return cls(module, tokenizer, method, labels, **options)
 
     @property
