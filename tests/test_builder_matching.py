@@ -108,6 +108,8 @@ FORM_IDIOMS = {
     "my heart bleeds for you": "I pity you (ironic)",
     "sweep her off her feet": "charm someone",
     "up and running": "working",
+    "take someone for a ride": "deceive someone",
+    "black sheep": "a disgrace to the family",
 }
 
 
@@ -136,6 +138,11 @@ def form_pipeline() -> MinerPipeline:
         ("My heart bled for you when I watched it.", [("my heart bleeds for you", "My heart bled for you")]),
         # "her" before a preposition is an object, not a possessive
         ("She swept him off his feet.", [("sweep her off her feet", "swept him off his feet")]),
+        # an idiom inside another idiom's slot is kept
+        (
+            "They took the black sheep for a ride.",
+            [("take someone for a ride", "took the black sheep for a ride"), ("black sheep", "black sheep")],
+        ),
     ],
 )
 def test_idiom_written_forms(form_pipeline, sentence, expected):

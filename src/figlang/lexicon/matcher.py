@@ -298,7 +298,8 @@ class IdiomMatcher:
         """Matches in a tagged token sequence (a spaCy Doc or Span); one per idiom, leftmost first.
 
         A match whose span lies strictly inside another idiom's match is dropped ("up to the
-        hilt" wins over "to the hilt").
+        hilt" wins over "to the hilt"), unless it fills that idiom's slot ("took the black sheep
+        for a ride": both).
         """
         toks = [_Tok.of(t) for t in tokens]
         indices = range(len(self.patterns)) if pattern_indices is None else pattern_indices
@@ -307,11 +308,7 @@ class IdiomMatcher:
             m = self._match_one(self.patterns[idx], toks)
             if m is not None:
                 found.append(m)
-        kept = [
-            m
-            for m in found
-            if not any(o is not m and o.start <= m.start and m.end <= o.end and (o.end - o.start) > (m.end - m.start) for o in found)
-        ]
+        kept = [m for m in found if not any(o is not m and _inside(m, o, self.patterns[o.pattern_index]) for o in found)]
         kept.sort(key=lambda m: (m.start, m.end, m.pattern_index))
         return kept
 
@@ -373,6 +370,16 @@ class IdiomMatcher:
                 return r
             spans.pop()
         return None
+
+
+def _inside(m: IdiomMatch, o: IdiomMatch, o_pattern: IdiomPattern) -> bool:
+    """Does ``o`` cover ``m`` (strictly longer), with ``m`` not inside one of ``o``'s slot fillers?"""
+    if not (o.start <= m.start and m.end <= o.end and (o.end - o.start) > (m.end - m.start)):
+        return False
+    for el, span in zip(o_pattern.elements, o.element_tokens):
+        if span is not None and el.kind in (OBJ, POSS) and span[0] <= m.start and m.end <= span[1]:
+            return False
+    return True
 
 
 def _anchor(p: IdiomPattern) -> Element:
