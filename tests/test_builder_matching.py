@@ -96,6 +96,72 @@ def test_prefilter_needs_every_required_word(pipeline):
     assert not m.candidates("the beans were good".split())
 
 
+# Idioms for the written-form rules (issue #37: PIE recall): a possessive noun, "'s" after a pronoun, a hyphenated or
+# quoted compound, a present-tense verb, an object "her"
+FORM_IDIOMS = {
+    "child's play": "very easy",
+    "hornets' nest": "trouble",
+    "it's early days": "too soon to tell",
+    "early bird": "someone who arrives early",
+    "achilles heel": "a weakness",
+    "from pillar to post": "from one place to another",
+    "my heart bleeds for you": "I pity you (ironic)",
+    "sweep her off her feet": "charm someone",
+    "up and running": "working",
+    "take someone for a ride": "deceive someone",
+    "black sheep": "a disgrace to the family",
+}
+
+
+@pytest.fixture(scope="module")
+def form_pipeline() -> MinerPipeline:
+    entries = [LexiconEntry(k, (v,), f"test:{i}", normalise_idiom(k)) for i, (k, v) in enumerate(FORM_IDIOMS.items(), start=1)]
+    return MinerPipeline(MinerConfig(), entries)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        # the lexicon's possessive 's / ' is a token of the idiom, not something to skip
+        ("Pushing the wheelbarrow should have been child's play.", [("child's play", "child's play")]),
+        ("He played devil’s advocate; it was child’s play.", [("child's play", "child’s play")]),
+        ("We have stirred up quite a hornets' nest.", [("hornets' nest", "hornets' nest")]),
+        ("She stirred up a hornets nest.", [("hornets' nest", "hornets nest")]),  # where the text has none
+        # "'s" after a pronoun is "is"
+        ("I appreciate it's early days.", [("it's early days", "it's early days")]),
+        ("It is early days yet.", [("it's early days", "It is early days")]),
+        # a hyphen (written without spaces) or a quotation mark joins two words of an idiom
+        ("He was an early-bird shopper.", [("early bird", "early-bird")]),
+        ("It was her Achilles ' heel.", [("achilles heel", "Achilles ' heel")]),
+        ('He was sent from "pillar to post" by the office.', [("from pillar to post", 'from "pillar to post')]),
+        # a verb written in the present tense ("bleeds") takes its other tenses
+        ("My heart bled for you when I watched it.", [("my heart bleeds for you", "My heart bled for you")]),
+        # "her" before a preposition is an object, not a possessive
+        ("She swept him off his feet.", [("sweep her off her feet", "swept him off his feet")]),
+        # an idiom inside another idiom's slot is kept
+        (
+            "They took the black sheep for a ride.",
+            [("take someone for a ride", "took the black sheep for a ride"), ("black sheep", "black sheep")],
+        ),
+    ],
+)
+def test_idiom_written_forms(form_pipeline, sentence, expected):
+    assert found(form_pipeline, sentence) == expected
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The child will play outside.",  # the words of "child's play" apart
+        "She got up early - birds were singing.",  # a spaced dash is no hyphen
+        "It early days.",  # "'s" is not optional
+        "He jumped up and ran after Peter.",  # an -ing form stays fixed
+    ],
+)
+def test_idiom_written_forms_negatives(form_pipeline, sentence):
+    assert found(form_pipeline, sentence) == []
+
+
 # ----------------------------------------------------------------------------------------- similes
 
 

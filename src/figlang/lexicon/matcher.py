@@ -14,12 +14,22 @@ Each idiom is compiled once into a sequence of *elements*:
 * ``REFL``: oneself/yourself/... ↔ any reflexive pronoun;
 * ``OBJ``: someone/somebody/sb/something/sth ↔ a pronoun or a short noun phrase;
 * ``BE``: be/is/are... ↔ any form of *be*; optional when the idiom starts with it ("be all ears"
-  ↔ "are all ears", "all ears").
+  ↔ "are all ears", "all ears"); a "'s" after a pronoun is one ("it's early days" ↔ "it is early days");
+* ``MARK``: the possessive "'s" or "'" after a noun ("child's play", "hornets' nest"): matched
+  where the text has it, optional where it does not ("for donkey years").
+
+A content word written in the present tense ("my heart bleeds for you") takes the verb's other
+forms ("my heart bled for you"); one written as a past form or an -ing form stays as written.
+"her" before a function word or at the end is an object (``OBJ``: "sweep her off her feet" ↔
+"swept him off his feet"), before a content word a possessive.
 
 Between two matched elements a bounded *gap* of inserted words is allowed (adverbs,
 adjectives, determiners, numbers, the negation particle, and one object pronoun after a
 verb): "spilled all the beans", "hit the nail right on the head". Punctuation, nouns and verbs
 are never skipped, and the total gap is bounded (``max_gap`` per position, ``max_total_gap``).
+One *joiner* between two elements costs nothing and is allowed even in idioms too short for gaps:
+a hyphen written without spaces ("early-bird" ↔ "early bird") or a quotation mark ('from "pillar
+to post"', "Achilles ' heel").
 
 A cheap pre-filter (:meth:`IdiomMatcher.candidates`) needs only lower-case token strings: it
 indexes every idiom by all surface forms of its rarest-looking content word and checks that
@@ -38,6 +48,7 @@ from figlang.core.text import normalise_word
 from figlang.lexicon.idioms import Lexicon, LexiconEntry
 
 WORD, FUNC, DET, POSS, REFL, OBJ, BE, PUNCT = "WORD", "FUNC", "DET", "POSS", "REFL", "OBJ", "BE", "PUNCT"
+MARK = "MARK"  # the possessive 's / ' after a noun written in the lexicon
 
 ARTICLES = frozenset({"a", "an", "the"})
 POSS_WORDS = frozenset({"my", "your", "his", "her", "its", "our", "their", "thy"})
@@ -47,6 +58,12 @@ REFL_WORDS = frozenset(
 )
 OBJ_WORDS = frozenset({"someone", "somebody", "sb", "sb.", "sth", "sth.", "something", "anyone", "anybody", "someplace"})
 BE_FORMS = frozenset({"be", "is", "are", "am", "was", "were", "been", "being", "'s", "'re", "'m", "ai"})
+POSS_MARKS = frozenset({"'s", "'"})
+# words after which a written "'s" is "is" ("it's early days", "there's one born every minute"), not a possessive
+IS_AFTER = frozenset(
+    {"it", "that", "there", "here", "what", "who", "he", "she", "this", "where", "how", "when", "why", "everything", "nothing"}
+)
+QUOTES = frozenset({'"', "'", "``", "''", "\u201c", "\u201d", "\u2018", "\u2019"})
 CLOSED = frozenset(
     """
     a about above across after against along amid among an and around as at before behind below beneath beside besides
@@ -92,11 +109,17 @@ def word_forms(word: str) -> tuple[frozenset[str], frozenset[str]]:
     by_pos = lemminflect.getAllLemmas(word)
     own = [upos for upos, lemmas in by_pos.items() if word in lemmas]
     if by_pos and not own:
-        # an inflected form stays fixed, except a plural noun may be singular ("tickle the ivory")
+        # an inflected form stays fixed, except a plural noun may be singular ("tickle the ivory") and a verb
+        # written in the present tense takes its other forms ("my heart bleeds for you" ↔ "my heart bled for you")
         forms = {word}
         for lemma in by_pos.get("NOUN", ()):
             for group in lemminflect.getAllInflections(lemma, upos="NOUN").values():
                 forms.update(group)
+        for lemma in by_pos.get("VERB", ()):
+            verb = lemminflect.getAllInflections(lemma, upos="VERB")
+            if word in verb.get("VBZ", ()):
+                for group in verb.values():
+                    forms.update(group)
         return frozenset(f.lower() for f in forms), frozenset()
     forms = {word}
     for upos in own or ():
@@ -127,7 +150,7 @@ class IdiomPattern:
 
     @property
     def required(self) -> tuple[Element, ...]:
-        return tuple(e for e in self.elements if e.kind in (WORD, FUNC) and not e.optional)
+        return tuple(e for e in self.elements if e.kind in (WORD, FUNC, MARK) and not e.optional)
 
 
 @dataclass(frozen=True)
@@ -155,7 +178,12 @@ def compile_pattern(entry: LexiconEntry, index: int, tokenize) -> IdiomPattern |
             elements.append(Element(POSS, f"{t}{nxt}"))
             i += 2
             continue
-        if t in {"'s", "'"}:
+        if t in POSS_MARKS:
+            prev = elements[-1] if elements else None
+            if prev is not None and t == "'s" and prev.kind == FUNC and prev.text in IS_AFTER:
+                elements.append(Element(BE, t, BE_FORMS, frozenset({"be"})))
+            elif prev is not None and prev.kind in (WORD, FUNC):
+                elements.append(Element(MARK, t, POSS_MARKS, optional=True))  # "donkey's years" ↔ "donkey years"
             i += 1
             continue
         if not any(c.isalnum() for c in t):  # a comma or dash inside the idiom: optional in the text
@@ -165,6 +193,8 @@ def compile_pattern(entry: LexiconEntry, index: int, tokenize) -> IdiomPattern |
             continue
         if t in ARTICLES:
             elements.append(Element(DET, t, optional=True))
+        elif t == "her" and (nxt is None or (nxt in CLOSED and nxt != "own")):
+            elements.append(Element(OBJ, t))  # "sweep her off her feet": an object before a function word
         elif t in POSS_WORDS:
             elements.append(Element(POSS, t))
         elif t in REFL_WORDS:
@@ -207,7 +237,7 @@ def compile_pattern(entry: LexiconEntry, index: int, tokenize) -> IdiomPattern |
     elif words < 2:
         # one content word: its article is part of the idiom ("to a turn" is not "to turn")
         elements = [replace(e, optional=False) if e.kind == DET else e for e in elements]
-    allow_gaps = len([e for e in elements if e.kind != PUNCT]) > 2 and fixed >= 2
+    allow_gaps = len([e for e in elements if e.kind not in (PUNCT, MARK)]) > 2 and fixed >= 2
     return IdiomPattern(entry, index, tuple(elements), allow_gaps)
 
 
@@ -268,7 +298,8 @@ class IdiomMatcher:
         """Matches in a tagged token sequence (a spaCy Doc or Span); one per idiom, leftmost first.
 
         A match whose span lies strictly inside another idiom's match is dropped ("up to the
-        hilt" wins over "to the hilt").
+        hilt" wins over "to the hilt"), unless it fills that idiom's slot ("took the black sheep
+        for a ride": both).
         """
         toks = [_Tok.of(t) for t in tokens]
         indices = range(len(self.patterns)) if pattern_indices is None else pattern_indices
@@ -277,11 +308,7 @@ class IdiomMatcher:
             m = self._match_one(self.patterns[idx], toks)
             if m is not None:
                 found.append(m)
-        kept = [
-            m
-            for m in found
-            if not any(o is not m and o.start <= m.start and m.end <= o.end and (o.end - o.start) > (m.end - m.start) for o in found)
-        ]
+        kept = [m for m in found if not any(o is not m and _inside(m, o, self.patterns[o.pattern_index]) for o in found)]
         kept.sort(key=lambda m: (m.start, m.end, m.pattern_index))
         return kept
 
@@ -316,6 +343,8 @@ class IdiomMatcher:
                 break
             if g > 0 and not _gap_ok(toks[p - 1], toks, spans, g, el):
                 break
+            if g > 0 and el.kind == MARK:
+                break
             for end in _element_ends(el, toks, p):
                 spans.append((p, end))
                 gaps.extend(range(pos, p))
@@ -325,6 +354,15 @@ class IdiomMatcher:
                 spans.pop()
                 if g:
                     del gaps[-g:]
+        if not first and pos + 1 < n and _joiner(toks, pos):  # "early-bird", 'from "pillar to post"': free
+            for end in _element_ends(el, toks, pos + 1):
+                spans.append((pos + 1, end))
+                gaps.append(pos)
+                r = self._dfs(elements, k + 1, end, toks, spans, gaps, gap_used, first=False)
+                if r is not None:
+                    return r
+                spans.pop()
+                gaps.pop()
         if el.optional:  # matching it is preferred; skipping it costs nothing
             spans.append(None)
             r = self._dfs(elements, k + 1, pos, toks, spans, gaps, gap_used, first)
@@ -332,6 +370,16 @@ class IdiomMatcher:
                 return r
             spans.pop()
         return None
+
+
+def _inside(m: IdiomMatch, o: IdiomMatch, o_pattern: IdiomPattern) -> bool:
+    """Does ``o`` cover ``m`` (strictly longer), with ``m`` not inside one of ``o``'s slot fillers?"""
+    if not (o.start <= m.start and m.end <= o.end and (o.end - o.start) > (m.end - m.start)):
+        return False
+    for el, span in zip(o_pattern.elements, o.element_tokens):
+        if span is not None and el.kind in (OBJ, POSS) and span[0] <= m.start and m.end <= span[1]:
+            return False
+    return True
 
 
 def _anchor(p: IdiomPattern) -> Element:
@@ -347,13 +395,22 @@ class _Tok:
     lemma: str
     pos: str
     tag: str
+    space: bool = True  # whitespace after the token
 
     @classmethod
     def of(cls, t) -> _Tok:
         if isinstance(t, _Tok):
             return t
         text = t.text
-        return cls(text, normalise_word(text), normalise_word(t.lemma_ or text), t.pos_, t.tag_)
+        return cls(text, normalise_word(text), normalise_word(t.lemma_ or text), t.pos_, t.tag_, bool(t.whitespace_))
+
+
+def _joiner(toks: list[_Tok], i: int) -> bool:
+    """Is ``toks[i]`` a hyphen written without spaces ("early-bird") or a quotation mark?"""
+    t = toks[i]
+    if t.text == "-":
+        return i > 0 and not toks[i - 1].space and not t.space
+    return t.text in QUOTES or t.tag in {"``", "''"}
 
 
 def _element_ends(el: Element, toks: list[_Tok], i: int) -> list[int]:
@@ -363,6 +420,8 @@ def _element_ends(el: Element, toks: list[_Tok], i: int) -> list[int]:
         return [i + 1] if (t.lower in el.forms or t.lemma in el.lemmas) else []
     if kind == FUNC:
         return [i + 1] if t.lower in el.forms else []
+    if kind == MARK:
+        return [i + 1] if t.lower in POSS_MARKS or t.tag == "POS" else []
     if kind == BE:
         return [i + 1] if (t.lower in BE_FORMS and t.tag != "POS") or t.lemma == "be" else []
     if kind == PUNCT:
