@@ -78,11 +78,15 @@ def content(key: str) -> frozenset[str]:
 
 
 def same_idiom(a: str, b: str) -> bool:
+    """One idiom's content-word lemmas contain the other's, and they share two (one where both have only one).
+    Until issue #37's third session a single shared word was enough when either side had one, so "to kill" counted
+    as "kill two birds with one stone" and "hold one's own" as covering "hold the fort": recall and coverage were
+    overstated."""
     ca, cb = content(a), content(b)
     if not ca or not cb:
         return idiom_key(a) == idiom_key(b)
     shared = ca & cb
-    need = 2 if min(len(ca), len(cb)) >= 2 else 1
+    need = 2 if max(len(ca), len(cb)) >= 2 else 1
     return (ca <= cb or cb <= ca) and len(shared) >= need
 
 

@@ -71,12 +71,12 @@ def split_of(idiom: str) -> str:
     return "train" if h < 60 else "selection" if h < 80 else "test"
 
 
-def use_task_rows(rows, split) -> dict[str, list[tuple[dict, UseItem]]]:
+def use_task_rows(rows, split, mask_idiom: bool = False) -> dict[str, list[tuple[dict, UseItem]]]:
     """The uses as an NLI task: premise = the sentence, hypothesis = the idiom and its meaning
     (:func:`figlang.interpret.use_label.use_hypothesis`), figurative = entailment. A sentence is kept in one split
     only (a PIE sentence can also be an IMPLI premise under another spelling of its idiom): the first split in
     train > selection > test order that has it wins, so no test sentence was trained on."""
-    from figlang.interpret.use_label import use_hypothesis
+    from figlang.interpret.use_label import use_pair
 
     seen: dict[str, str] = {}
     order = {"train": 0, "selection": 1, "test": 2}
@@ -91,10 +91,11 @@ def use_task_rows(rows, split) -> dict[str, list[tuple[dict, UseItem]]]:
         if seen[key] != s or (key, r[2].lower()) in done:
             continue
         done.add((key, r[2].lower()))
+        premise, hypothesis = use_pair(r[0], mask_idiom)
         record = {
             "id": f"use-{i}",
-            "premise": r[0].sentence,
-            "hypothesis": use_hypothesis(r[2], r[0].meaning),
+            "premise": premise,
+            "hypothesis": hypothesis,
             "label": "figurative" if r[1] else "literal",
             "source": r[3].split(":")[0],
             "idiom": r[2],
@@ -146,7 +147,7 @@ def cap_per_idiom(items: list[tuple[dict, UseItem]], cap: int, seed: int) -> lis
 def export(args, rows) -> None:
     """Write the uses as a task spec + three JSON lines files (train-fit, selection, test) for `figlang train`."""
     split = [split_of(r[2]) for r in rows]
-    tables = use_task_rows(rows, split)
+    tables = use_task_rows(rows, split, args.mask_idiom)
     if args.cap_per_idiom:
         tables["train-fit"] = cap_per_idiom(tables["train-fit"], args.cap_per_idiom, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -247,6 +248,7 @@ def main() -> None:
     ap.add_argument("--impli-figurative", type=int, default=2000)
     ap.add_argument("--export", action="store_true", help="write the uses as a task for `figlang train` into --out")
     ap.add_argument("--cap-per-idiom", type=int, default=0, help="train-fit: at most max(N, other label's) uses per idiom and label")
+    ap.add_argument("--mask-idiom", action="store_true", help="idiom-blind inputs: the sentence with the idiom masked, and the meaning")
     ap.add_argument("--score", action="store_true", help="score the shipped use model on the test idioms into --results")
     ap.add_argument("--results", type=Path, default=Path("docs/results/interpret"))
     args = ap.parse_args()

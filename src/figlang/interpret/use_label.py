@@ -13,21 +13,62 @@ command. Nothing in the input names which idioms it saw, so it applies to idioms
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from figlang.core.errors import FiglangError
+from figlang.lexicon.matcher import ARTICLES, CLOSED, word_forms
 
 USE_MODEL = "figlang:use-minilm-lora"
 FIGURATIVE, LITERAL = "entailment", "non-entailment"  # the model's labels for the two uses
+MASK_IDIOM = False  # the input the shipped model was trained on (:func:`use_pair`)
 
 
 def use_hypothesis(idiom: str, meaning: str | None) -> str:
     """What the use model reads beside the sentence: the idiom's words and, where known, its meaning."""
     words = " ".join(idiom.replace("_", " ").split())
     return f"{words}: {meaning.strip()}" if meaning and meaning.strip() else words
+
+
+_SLOT_WORDS = frozenset({"one's", "someone's", "someone", "something", "somebody", "oneself", "sb", "sth"})
+MASK = "[MASK]"
+
+
+@lru_cache(maxsize=50_000)
+def _forms(word: str) -> frozenset[str]:
+    forms, _ = word_forms(word)
+    return forms | {word}
+
+
+def masked_sentence(sentence: str, idiom: str) -> str:
+    """The sentence with the idiom's content words (any inflection) replaced by one mask per run: what surrounds the
+    idiom, with nothing that says which idiom it was ("He [MASK] the [MASK] across the yard")."""
+    drop: set[str] = set()
+    for w in re.findall(r"[a-z']+", idiom.lower()):
+        if w not in CLOSED and w not in ARTICLES and w not in _SLOT_WORDS:
+            drop |= _forms(w)
+    out: list[str] = []
+    for t in re.findall(r"\w+(?:'\w+)?|[^\w\s]", sentence):
+        if t.lower() in drop:
+            if not out or out[-1] != MASK:
+                out.append(MASK)
+        else:
+            out.append(t)
+    return " ".join(out)
+
+
+def use_pair(item: UseItem, mask_idiom: bool) -> tuple[str, str]:
+    """The (premise, hypothesis) the use model reads. Plain: the sentence, and "idiom: meaning". Idiom-blind
+    (``mask_idiom``): the sentence with the idiom masked, and the meaning alone (the idiom's words where no meaning is
+    known), so that the model judges whether the meaning fits the context and cannot learn an idiom's own label mix."""
+    if not mask_idiom:
+        return item.sentence, use_hypothesis(item.idiom, item.meaning)
+    meaning = (item.meaning or "").strip()
+    return masked_sentence(item.sentence, item.idiom), meaning or use_hypothesis(item.idiom, None)
 
 
 @dataclass(frozen=True)
@@ -82,7 +123,7 @@ class UseLabeller:
             return []
         from figlang.data.records import NLIPair
 
-        pairs = [NLIPair(f"use-{i}", it.sentence, use_hypothesis(it.idiom, it.meaning), None) for i, it in enumerate(items)]
+        pairs = [NLIPair(f"use-{i}", *use_pair(it, MASK_IDIOM), None) for i, it in enumerate(items)]
         with self._lock:
             model = self.model
             if model is None:
