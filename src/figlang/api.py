@@ -230,13 +230,23 @@ def _suite_explainer(ctx: RunContext, use_cache: bool, progress: bool) -> Any:
     return explain
 
 
-def train(task: str | Path | Task, method: str, model: str, out_dir: str | Path, *, restart: bool = False, **config: Any) -> TrainResult:
+def train(
+    task: str | Path | Task,
+    method: str,
+    model: str,
+    out_dir: str | Path,
+    *,
+    restart: bool = False,
+    ctx: RunContext | None = None,
+    **config: Any,
+) -> TrainResult:
     """Train a figlang model (``mc``, ``nli``, ``iro``, ``generator`` …) on ``task`` from base ``model``, as `figlang train`.
 
     ``config`` takes any training option (``preset``, ``epochs``, ``lr``, ``batch_size``, ``seed``,
-    ``limit``, ``data_dir`` …). A run left in ``out_dir`` resumes. Evaluate the result with
-    ``figlang.evaluate(task, "trained", model=out_dir)``.
+    ``limit``, ``data_dir`` …). ``ctx`` (a :class:`figlang.RunContext`) names the data folder, and the seed, device
+    and threads unless ``config`` gives them; not together with ``data_dir``. A run left in ``out_dir`` resumes.
+    Evaluate the result with ``figlang.evaluate(task, "trained", model=out_dir)``.
     """
     from figlang.training.trainer import train as _train
 
-    return _train(task if not isinstance(task, Path) else str(task), method, model, out_dir, restart=restart, **config)
+    return _train(task if not isinstance(task, Path) else str(task), method, model, out_dir, restart=restart, ctx=ctx, **config)

@@ -37,10 +37,10 @@ def task_page(name: str, split: str) -> Any:
     if task is None:
         return fail(404, "Unknown task", f"There is no task {name!r}; the tasks page lists them.")
     split = task.check_split(split)
-    data_dir = config().data_dir
+    ctx = config().ctx
     records = state().jobs.get(
         ("task", name, split),
-        lambda: task.load(split, data_dir=data_dir),
+        lambda: task.load(split, ctx),
         f"loading {name} / {split} from the data folder, once per split",
     )
     query = request.args.get("q", "").strip()
@@ -183,7 +183,7 @@ def interpret_page() -> Any:
         paraphrase = request.form.get("paraphrase") == "on"
         figurative_only = request.form.get("figurative_only") == "on"
         try:
-            result = interpret(text, data_dir=config().data_dir, paraphrase=paraphrase, figurative_only=figurative_only).to_dict()
+            result = interpret(text, ctx=config().ctx, paraphrase=paraphrase, figurative_only=figurative_only).to_dict()
         except FiglangError as exc:
             error = str(exc)
     return render_template("interpret.html", text=text, result=result, error=error, paraphrase=paraphrase, figurative_only=figurative_only)
