@@ -5,9 +5,10 @@ lexicon) get the data folder from ``--data-dir`` through ``Method.bind(task, ctx
 ``$FIGLANG_DATA_DIR`` points elsewhere. Real runs with the offline smollm2-135m.
 
 Every other command that reads data (data, export, human table5, knowledge, interpret, build, relations,
-simulatability, figure-type, ensemble, train) builds one context at its start: each is run with
+simulatability, figure-type, ensemble, train, compare) builds one context at its start: each is run with
 ``$FIGLANG_DATA_DIR`` naming an empty folder and shown to read its data from ``--data-dir``; `figlang train` and
-`figlang serve` are shown to hand the context they build to the trainer and the web app.
+`figlang serve` are shown to hand the context they build to the trainer and the web app, whose compare page re-joins
+a published run's texts from the folder it serves.
 """
 
 from __future__ import annotations
@@ -390,6 +391,21 @@ def test_ensemble_scores_its_report_runs_against_data_dir(data_dir: Path, tmp_pa
     assert results["task"]["split"] == "dev-disjoint" and results["data"]["files"]
 
 
+FLUTE_RUN = Path(__file__).resolve().parents[1] / "docs" / "results" / "zs" / "flute-val-nli-score-gemma"  # published without FLUTE's texts
+
+
+def test_compare_rejoins_the_runs_texts_from_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    """A FLUTE run is published without its texts; --ci-cluster context needs them (its clusters are the premises),
+    so the comparison succeeds only when it re-joins them from --data-dir (the environment's folder is empty)."""
+    args = ["compare", str(FLUTE_RUN), str(FLUTE_RUN), "--ci-cluster", "context", "--resamples", "1000", "--json"]
+    without = _cli(args, tmp_path / "elsewhere")
+    assert without.exit_code != 0 and "needs the items' texts" in str(without.exception), without.output
+    result = _reads_data_dir(args, data_dir, tmp_path)
+    comparison = json.loads(result.output)
+    assert comparison["n_paired"] == 499 and comparison["ci_cluster"] == "context"
+    assert not any("re-joined" in w for w in comparison["warnings"]), comparison["warnings"]
+
+
 @pytest.mark.parametrize("folds", [[], ["--folds", "2"]], ids=["train", "folds"])
 def test_train_loads_its_task_from_data_dir(folds: list[str], data_dir: Path, tmp_path: Path) -> None:
     """The task is loaded before the (here missing) base model: without --data-dir the run stops at the data, with it
@@ -440,3 +456,22 @@ def test_serve_hands_the_app_one_context(data_dir: Path, tmp_path: Path, monkeyp
     result = _cli(["serve", "--runs", str(tmp_path), "--data-dir", str(data_dir)], tmp_path / "elsewhere")
     assert "stopped before serving" in str(result.exception), result.output
     assert seen and seen[0] is not None and seen[0].data_dir == RunContext.create(data_dir).data_dir
+
+
+def test_the_web_compare_page_rejoins_texts_from_the_served_data_folder(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """The web app's compare page re-joins a published run's texts from the data folder it serves, not $FIGLANG_DATA_DIR."""
+    import gzip
+    import shutil
+
+    from figlang.web import create_app
+
+    runs = tmp_path / "runs"
+    for name in ("a", "b"):
+        (runs / name).mkdir(parents=True)
+        shutil.copy(FLUTE_RUN / "results.json", runs / name / "results.json")
+        (runs / name / "predictions.jsonl").write_bytes(gzip.decompress((FLUTE_RUN / "predictions.jsonl.gz").read_bytes()))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.setenv("FIGLANG_DATA_DIR", str(tmp_path / "elsewhere"))
+    client = create_app(runs, data_dir, testing=True, warm=False, wait=120).test_client()
+    page = client.get("/compare?a=a&b=b").get_data(as_text=True)
+    assert "499 paired items" in page and "not re-joined" not in page, [line for line in page.splitlines() if "warning" in line]

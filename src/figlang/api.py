@@ -127,17 +127,26 @@ def score_predictions(
 
 
 def compare(
-    run_a: str | Path, run_b: str | Path, *, seed: int = 0, n_resamples: int = 10_000, ci_cluster: str | None = None
+    run_a: str | Path,
+    run_b: str | Path,
+    *,
+    seed: int = 0,
+    n_resamples: int = 10_000,
+    ci_cluster: str | None = None,
+    data_dir: str | Path | None = None,
+    ctx: RunContext | None = None,
 ) -> dict[str, Any]:
     """Paired tests between two run folders on the same items, as `figlang compare --json` prints them.
 
     Discriminative runs: paired t-test, McNemar (and Wilcoxon on explanation scores) and a paired
     bootstrap CI of the accuracy difference (``ci_cluster``: context | expression resamples clusters);
-    generation runs: per-item metric scores.
+    generation runs: per-item metric scores. Runs published without their dataset texts get them back from the
+    data folder: ``ctx``'s (a :class:`figlang.RunContext`, which names the seed too), else ``data_dir``'s.
     """
     from figlang.evaluation.compare import compare_runs
 
-    return compare_runs(run_a, run_b, seed=seed, n_resamples=n_resamples, ci_cluster=ci_cluster)
+    context = run_context(ctx, data_dir=data_dir, seed=seed if ctx is None else None)
+    return compare_runs(run_a, run_b, n_resamples=n_resamples, ci_cluster=ci_cluster, ctx=context)
 
 
 def ensemble(

@@ -154,9 +154,10 @@ def compare() -> Any:
             raise FiglangError(f"{rel} has no {PREDICTIONS_FILE}: compare needs per-item predictions")
     stamp = tuple((p.stat().st_mtime_ns, p.stat().st_size) for p in (pa, pb))
     ia, ib = index_of(pa), index_of(pb)
+    ctx = config().ctx  # read here: the job runs in a worker thread, outside the request
     c = state().jobs.get(
         ("compare", str(fa), str(fb), stamp),
-        lambda: compare_runs(fa, fb),
+        lambda: compare_runs(fa, fb, ctx=ctx),
         f"running figlang compare's paired tests and bootstrap over {min(len(ia), len(ib)):,} items, once per pair of runs",
     )
     generation = c.get("kind") == "generation"
