@@ -1219,8 +1219,8 @@ NOT_RESULTS = [
     ("docs/how-to/models.md", "| task shape | `--method` | what it does |", "the methods and their options"),
     (
         "docs/research/flute_explanations.md",
-        "| premise | hypothesis | gold | FLUTE's explanation | figlang | figlang's explanation |",
-        "examples: item texts",
+        "| id | gold | figlang | figlang's explanation |",
+        "examples: FLUTE item ids and figlang's answers",
     ),
     ("docs/research/impli_generator.md", "| pair type | made from | label | output file (IMPLI naming) |", "the pair types and file names"),
     ("docs/research/interpret.md", "| step | what does it | where |", "the pipeline's steps and the resources' sizes"),

@@ -5,8 +5,10 @@ lexicon) get the data folder from ``--data-dir`` through ``Method.bind(task, ctx
 ``$FIGLANG_DATA_DIR`` points elsewhere. Real runs with the offline smollm2-135m.
 
 Every other command that reads data (data, export, human table5, knowledge, interpret, build, relations,
-simulatability, figure-type, ensemble) builds one context at its start: each is run with ``$FIGLANG_DATA_DIR``
-naming an empty folder and shown to read its data from ``--data-dir``.
+simulatability, figure-type, ensemble, train, compare) builds one context at its start: each is run with
+``$FIGLANG_DATA_DIR`` naming an empty folder and shown to read its data from ``--data-dir``; `figlang train` and
+`figlang serve` are shown to hand the context they build to the trainer and the web app, whose compare page re-joins
+a published run's texts from the folder it serves.
 """
 
 from __future__ import annotations
@@ -387,3 +389,89 @@ def test_ensemble_scores_its_report_runs_against_data_dir(data_dir: Path, tmp_pa
     _reads_data_dir([*args, "-o", str(tmp_path / "ensemble")], data_dir, tmp_path)
     results = json.loads((tmp_path / "ensemble" / "results.json").read_text(encoding="utf-8"))
     assert results["task"]["split"] == "dev-disjoint" and results["data"]["files"]
+
+
+FLUTE_RUN = Path(__file__).resolve().parents[1] / "docs" / "results" / "zs" / "flute-val-nli-score-gemma"  # published without FLUTE's texts
+
+
+def test_compare_rejoins_the_runs_texts_from_data_dir(data_dir: Path, tmp_path: Path) -> None:
+    """A FLUTE run is published without its texts; --ci-cluster context needs them (its clusters are the premises),
+    so the comparison succeeds only when it re-joins them from --data-dir (the environment's folder is empty)."""
+    args = ["compare", str(FLUTE_RUN), str(FLUTE_RUN), "--ci-cluster", "context", "--resamples", "1000", "--json"]
+    without = _cli(args, tmp_path / "elsewhere")
+    assert without.exit_code != 0 and "needs the items' texts" in str(without.exception), without.output
+    result = _reads_data_dir(args, data_dir, tmp_path)
+    comparison = json.loads(result.output)
+    assert comparison["n_paired"] == 499 and comparison["ci_cluster"] == "context"
+    assert not any("re-joined" in w for w in comparison["warnings"]), comparison["warnings"]
+
+
+@pytest.mark.parametrize("folds", [[], ["--folds", "2"]], ids=["train", "folds"])
+def test_train_loads_its_task_from_data_dir(folds: list[str], data_dir: Path, tmp_path: Path) -> None:
+    """The task is loaded before the (here missing) base model: without --data-dir the run stops at the data, with it
+    at the model; and the run's configuration names --data-dir."""
+    args = ["train", "-t", "impli" if folds else "idiom-cloze", "-m", "nli" if folds else "mc", "--model", str(tmp_path / "no-model")]
+    args += [*folds, "--limit", "20", "-q", "-o", str(tmp_path / "out")]
+    without = _cli(args, tmp_path / "elsewhere")
+    assert "file not found" in str(without.exception), without.output
+    result = _cli([*args, "--data-dir", str(data_dir)], tmp_path / "elsewhere")
+    assert result.exit_code != 0 and "file not found" not in str(result.exception), result.output
+    assert "no-model" in str(result.exception), result.output
+
+
+def test_train_hands_the_trainer_one_context(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """`figlang train` builds the run's context once and hands it down: its data folder is --data-dir, its seed, device
+    and threads the command's, and the trainer's configuration reads them from it."""
+    import figlang.training as training
+    from figlang.training.config import make_config
+
+    seen: list[Any] = []
+
+    def fake_train(task: str, method: str, model: str, out: Path, *, restart: bool = False, ctx: RunContext | None = None, **options: Any):
+        seen.append((ctx, make_config(task, method, model, out, ctx=ctx, **options)))
+        raise FiglangError("stopped before training")
+
+    monkeypatch.setattr(training, "train", fake_train, raising=False)
+    args = ["train", "-t", "idiom-cloze", "-m", "mc", "--model", "minilm", "-o", str(tmp_path / "out"), "--seed", "7", "--threads", "1"]
+    result = _cli([*args, "--data-dir", str(data_dir)], tmp_path / "elsewhere")
+    assert "stopped before training" in str(result.exception), result.output
+    ((ctx, cfg),) = seen
+    assert ctx is not None and ctx.data_dir == RunContext.create(data_dir).data_dir and (ctx.seed, ctx.threads) == (7, 1)
+    assert (cfg.data_dir, cfg.seed, cfg.threads, cfg.device) == (str(ctx.data_dir), 7, 1, "cpu")  # device: the trainer's default
+    with pytest.raises(FiglangError, match="either ctx= or data_dir="):
+        make_config("idiom-cloze", "mc", "minilm", tmp_path / "out", ctx=ctx, data_dir=str(tmp_path))
+
+
+def test_serve_hands_the_app_one_context(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """`figlang serve` builds the run's context once and hands it to the web app: its data folder is --data-dir."""
+    import figlang.web as web
+
+    seen: list[RunContext | None] = []
+
+    def fake_create_app(runs: Path, data_dir: Path | None = None, *, ctx: RunContext | None = None, **_: Any):
+        seen.append(ctx)
+        raise FiglangError("stopped before serving")
+
+    monkeypatch.setattr(web, "create_app", fake_create_app)
+    result = _cli(["serve", "--runs", str(tmp_path), "--data-dir", str(data_dir)], tmp_path / "elsewhere")
+    assert "stopped before serving" in str(result.exception), result.output
+    assert seen and seen[0] is not None and seen[0].data_dir == RunContext.create(data_dir).data_dir
+
+
+def test_the_web_compare_page_rejoins_texts_from_the_served_data_folder(data_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    """The web app's compare page re-joins a published run's texts from the data folder it serves, not $FIGLANG_DATA_DIR."""
+    import gzip
+    import shutil
+
+    from figlang.web import create_app
+
+    runs = tmp_path / "runs"
+    for name in ("a", "b"):
+        (runs / name).mkdir(parents=True)
+        shutil.copy(FLUTE_RUN / "results.json", runs / name / "results.json")
+        (runs / name / "predictions.jsonl").write_bytes(gzip.decompress((FLUTE_RUN / "predictions.jsonl.gz").read_bytes()))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.setenv("FIGLANG_DATA_DIR", str(tmp_path / "elsewhere"))
+    client = create_app(runs, data_dir, testing=True, warm=False, wait=120).test_client()
+    page = client.get("/compare?a=a&b=b").get_data(as_text=True)
+    assert "499 paired items" in page and "not re-joined" not in page, [line for line in page.splitlines() if "warning" in line]

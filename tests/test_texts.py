@@ -5,6 +5,7 @@ predictions file of such a dataset carries them."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import re
 from pathlib import Path
@@ -145,10 +146,10 @@ def _task_of(path: Path, first: dict) -> str | None:
 def test_no_committed_predictions_carry_texts_their_licence_keeps_out():
     """Every committed predictions file (plain or gzip'd) of FLUTE, PIE-English or IMPLI's PIE-English rows is free
     of their texts, but for the folders PENDING names with the reason."""
-    offending, checked = [], 0
-    for path in sorted(RESULTS.rglob("*predictions.jsonl*")):
+    offending, checked, names = [], 0, set()
+    for path in sorted(RESULTS.rglob("*.jsonl*")):  # the predictions, and the other row files (prompt-lookup-val-identity.jsonl)
         rel = path.relative_to(RESULTS).as_posix()
-        if rel.startswith(tuple(PENDING)) or not path.name.endswith((".jsonl", ".jsonl.gz")):
+        if rel.startswith(tuple(PENDING)) or not path.name.endswith((".jsonl", ".jsonl.gz")) or path.name == "train_log.jsonl":
             continue
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rt", encoding="utf-8") as f:
@@ -157,8 +158,67 @@ def test_no_committed_predictions_carry_texts_their_licence_keeps_out():
         if policy(task) is None:
             continue
         checked += 1
+        names.add(path.name)
         bad = [r.get("id") for r in rows if strip_texts(r, task) is not r]
         if bad:
             offending.append(f"{rel} ({task}): {len(bad)} rows with texts, e.g. {bad[0]!r}")
-    assert checked >= 40, checked
+    assert checked >= 40 and "prompt-lookup-val-identity.jsonl" in names, (checked, names)
     assert not offending, "run `python scripts/strip_texts.py`:\n" + "\n".join(offending)
+
+
+OLD_HEAD = "| premise | hypothesis | gold | FLUTE's explanation |"
+ID_HEAD = "| id | gold | figlang | figlang's explanation |"
+
+
+def _example_pages() -> list[Path]:
+    """The pages that show the explaining system's side-by-side examples: the examples files beside the FLUTE runs and
+    the research page that copies them (docs/results/interpret/ is PIE-English's, another session's)."""
+    pages = [p for p in sorted(RESULTS.rglob("*.examples.md")) if "interpret" not in p.relative_to(RESULTS).parts]
+    return [*pages, REPO / "docs" / "research" / "flute_explanations.md"]
+
+
+def test_example_tables_give_flute_ids_not_texts_and_say_how_to_see_them(data_dir):
+    """No page quotes FLUTE's premises, hypotheses or gold explanations in a side-by-side table: each row names a FLUTE val
+    id, and the page says how to see the item with the data folder."""
+    from figlang.data.registry import get_task
+
+    val = {r.id: r for r in get_task("flute").load("val", data_dir)}
+    gold_texts = [r.explanation for r in val.values() if r.explanation and len(r.explanation) > 40]
+    pages = _example_pages()
+    assert len(pages) >= 5, pages
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert OLD_HEAD not in text, f"{page}: run `python scripts/strip_texts.py --data-dir DATA`"
+        lines = text.split("\n")
+        heads = [i for i, line in enumerate(lines) if line.startswith(ID_HEAD)]
+        assert heads, f"{page}: no example table"
+        assert "figlang data show flute -s val --id ID --data-dir DATA" in text, page
+        for i in heads:
+            rows = list(itertools.takewhile(lambda line: line.startswith("|"), lines[i + 2 :]))
+            assert rows and all(row.split(" | ")[0].removeprefix("| ") in val for row in rows), (page, rows[:2])
+        assert not [t for t in gold_texts if t in text], page  # FLUTE's own explanations nowhere on the page
+
+
+def test_side_by_side_tables_give_ids_where_the_licence_keeps_texts_out():
+    from figlang.evaluation.explanations import side_by_side_markdown
+
+    example = {**FLUTE_ROW, "gold_explanation": "FLUTE's words", "explanation": "figlang's | words"}
+    flute = side_by_side_markdown([example], "flute", "val")
+    assert ID_HEAD in flute and "| val-0 | contradiction | contradiction | figlang's \\| words |" in flute
+    assert FLUTE_ROW["premise"] not in flute and "FLUTE's words" not in flute
+    assert "`figlang data show flute -s val --id ID --data-dir DATA`" in flute
+    mine = side_by_side_markdown([example], "my-pairs", "dev")  # a task of one's own: its texts may be shown
+    assert OLD_HEAD in mine and FLUTE_ROW["premise"] in mine and "figlang data show" not in mine
+
+
+def test_data_show_prints_the_items_a_table_names_by_id(data_dir):
+    from typer.testing import CliRunner
+
+    from figlang.cli.main import app
+
+    shown = CliRunner().invoke(app, ["data", "show", "flute", "-s", "val", "--id", "val-12", "--id", "val-0", "--data-dir", str(data_dir)])
+    assert shown.exit_code == 0, shown.output
+    assert [json.loads(x)["id"] for x in re.split(r"(?m)^(?=\{)", shown.output) if x.strip()] == ["val-12", "val-0"]
+    assert FLUTE_ROW["premise"] in shown.output
+    unknown = CliRunner().invoke(app, ["data", "show", "flute", "-s", "val", "--id", "val-99999", "--data-dir", str(data_dir)])
+    assert unknown.exit_code != 0 and "no record with id 'val-99999'" in str(unknown.exception)

@@ -127,17 +127,26 @@ def score_predictions(
 
 
 def compare(
-    run_a: str | Path, run_b: str | Path, *, seed: int = 0, n_resamples: int = 10_000, ci_cluster: str | None = None
+    run_a: str | Path,
+    run_b: str | Path,
+    *,
+    seed: int = 0,
+    n_resamples: int = 10_000,
+    ci_cluster: str | None = None,
+    data_dir: str | Path | None = None,
+    ctx: RunContext | None = None,
 ) -> dict[str, Any]:
     """Paired tests between two run folders on the same items, as `figlang compare --json` prints them.
 
     Discriminative runs: paired t-test, McNemar (and Wilcoxon on explanation scores) and a paired
     bootstrap CI of the accuracy difference (``ci_cluster``: context | expression resamples clusters);
-    generation runs: per-item metric scores.
+    generation runs: per-item metric scores. Runs published without their dataset texts get them back from the
+    data folder: ``ctx``'s (a :class:`figlang.RunContext`, which names the seed too), else ``data_dir``'s.
     """
     from figlang.evaluation.compare import compare_runs
 
-    return compare_runs(run_a, run_b, seed=seed, n_resamples=n_resamples, ci_cluster=ci_cluster)
+    context = run_context(ctx, data_dir=data_dir, seed=seed if ctx is None else None)
+    return compare_runs(run_a, run_b, n_resamples=n_resamples, ci_cluster=ci_cluster, ctx=context)
 
 
 def ensemble(
@@ -230,13 +239,23 @@ def _suite_explainer(ctx: RunContext, use_cache: bool, progress: bool) -> Any:
     return explain
 
 
-def train(task: str | Path | Task, method: str, model: str, out_dir: str | Path, *, restart: bool = False, **config: Any) -> TrainResult:
+def train(
+    task: str | Path | Task,
+    method: str,
+    model: str,
+    out_dir: str | Path,
+    *,
+    restart: bool = False,
+    ctx: RunContext | None = None,
+    **config: Any,
+) -> TrainResult:
     """Train a figlang model (``mc``, ``nli``, ``iro``, ``generator`` …) on ``task`` from base ``model``, as `figlang train`.
 
     ``config`` takes any training option (``preset``, ``epochs``, ``lr``, ``batch_size``, ``seed``,
-    ``limit``, ``data_dir`` …). A run left in ``out_dir`` resumes. Evaluate the result with
-    ``figlang.evaluate(task, "trained", model=out_dir)``.
+    ``limit``, ``data_dir`` …). ``ctx`` (a :class:`figlang.RunContext`) names the data folder, and the seed, device
+    and threads unless ``config`` gives them; not together with ``data_dir``. A run left in ``out_dir`` resumes.
+    Evaluate the result with ``figlang.evaluate(task, "trained", model=out_dir)``.
     """
     from figlang.training.trainer import train as _train
 
-    return _train(task if not isinstance(task, Path) else str(task), method, model, out_dir, restart=restart, **config)
+    return _train(task if not isinstance(task, Path) else str(task), method, model, out_dir, restart=restart, ctx=ctx, **config)

@@ -14,7 +14,7 @@ from figlang.core.errors import LoadReport
 from figlang.data.hygiene import label_conflicts, overlap_report
 from figlang.core.io import write_jsonl
 from figlang.core.context import RunContext
-from figlang.data.records import expression_of
+from figlang.data.records import expression_of, records_with_ids
 from figlang.data.registry import all_tasks, get_task
 from figlang.data.splits import expression_disjoint_split, expression_folds, figurative_links, linked_key
 from figlang.data.stats import DEFAULT_TASKS, TaskStats, task_stats
@@ -135,12 +135,16 @@ def show_cmd(
     task: _TaskArgument,
     split: TaskSplitOption = None,
     n: Annotated[int, typer.Option("-n", help="How many records.")] = 3,
+    ids: Annotated[
+        list[str] | None,
+        typer.Option("--id", help="Print the record of this id instead: e.g. an item a published table names by id."),
+    ] = None,
     data_dir: DataDirOption = None,
 ) -> None:
-    """Print the first records of a task as JSON, to see exactly what methods will receive."""
+    """Print the first records of a task (or those of --id) as JSON, to see exactly what methods will receive."""
     t = get_task(task)
     records = t.load(split, RunContext.create(data_dir))
-    for r in records[:n]:
+    for r in records_with_ids(records, ids) if ids else records[:n]:
         typer.echo(json.dumps(r.to_dict(), ensure_ascii=False, indent=2))
 
 

@@ -240,6 +240,7 @@ def compare_cmd(
             help="Resample clusters in the paired bootstrap: context (one premise's or narrative's items together) or expression (one idiom's). IMPLI's pairs of one idiom are not independent.",
         ),
     ] = None,
+    data_dir: DataDirOption = None,
 ) -> None:
     """Paired significance tests between two runs on the same items: paired t-test, McNemar, Wilcoxon.
 
@@ -248,10 +249,15 @@ def compare_cmd(
     runs that read different data files (sha256 in results.json) are warned about. Generation runs are compared on
     per-item ROUGE-L, sentence sacreBLEU and NLTK BLEU, recomputed with the configuration each run's results.json
     records: each run's mean, paired t-test, Wilcoxon signed-rank and a seeded paired-bootstrap CI of the difference.
+
+    Runs published without their dataset texts (FLUTE's, and IMPLI's PIE-English premises: their licences) get them back by id from the data folder
+    (--data-dir), when it holds the very files the runs read; otherwise the comparison says so in its warnings and
+    refuses --ci-cluster context, whose clusters are those texts.
     """
     from figlang.evaluation.compare import compare_runs, print_comparison
 
-    comparison = compare_runs(run_a, run_b, seed=seed, n_resamples=resamples, ci_cluster=ci_cluster)
+    ctx = RunContext.create(data_dir, seed=seed)  # the run's context: built here, once, and handed down
+    comparison = compare_runs(run_a, run_b, n_resamples=resamples, ci_cluster=ci_cluster, ctx=ctx)
     if as_json:
         typer.echo(json.dumps(comparison, indent=2))
     else:

@@ -51,7 +51,7 @@ def _read_pairs(path: Path) -> list[dict]:
 
 
 def _score(run: Path, out: Path | None, bertscore_model: str, bertscore_layers: int | None, paper: bool, examples: int, seed: int) -> None:
-    from figlang.evaluation.explanations import score_explanations, side_by_side, side_by_side_markdown
+    from figlang.evaluation.explanations import run_task, score_explanations, side_by_side, side_by_side_markdown
 
     result = score_explanations(run, bertscore_model=bertscore_model or None, bertscore_layers=bertscore_layers, paper=paper)
     target = out or (run / "explanations.json" if run.is_dir() else run.with_suffix(".explanations.json"))
@@ -73,7 +73,7 @@ def _score(run: Path, out: Path | None, bertscore_model: str, bertscore_layers: 
     if examples:
         md = target.with_name(target.stem + ".examples.md")
         with atomic_write(md) as f:
-            f.write(side_by_side_markdown(side_by_side(run, examples, seed)))
+            f.write(side_by_side_markdown(side_by_side(run, examples, seed), *run_task(run)))  # ids, where the licence keeps texts out
         console.print(f"[dim]wrote {examples} examples per figure type (seed {seed}) to {md}[/dim]")
 
 

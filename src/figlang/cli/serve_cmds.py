@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.cli.common import DataDirOption, console
 
@@ -40,7 +41,8 @@ def serve_cmd(
 
     from figlang.web import create_app
 
-    app = create_app(runs, data_dir)
+    ctx = RunContext.create(data_dir)  # the run's context: built here, once; the task, interpret and compare pages read its folder
+    app = create_app(runs, ctx=ctx)
     try:
         server = make_server(host, port, app, threaded=True)
     except OSError as exc:  # the port is taken, or the address is not this machine's

@@ -293,19 +293,26 @@ def train_cmd(
       figlang train -t idiom-generation -m generator-context --model smollm2-135m -o runs/idiom-gen-context
     """
     given = dict(locals())  # the command's parameters, by name
+    # the run's context: built here, once, and handed down (the trainer's defaults where an option is not given:
+    # seed 0, like the context's; device and threads left to the trainer)
+    ctx = RunContext.create(data_dir, seed=0 if seed is None else seed, device=device, threads=threads)
     if folds:
-        _train_folds(given)
+        _train_folds(given, ctx)
         return
     if fold:
         raise FiglangError("--fold needs --folds K")
     from figlang.training import train
 
-    result = train(task, method, model, out, restart=restart, **_train_options(given))
+    result = train(task, method, model, out, restart=restart, ctx=ctx, **_train_options(given))
     _print_train_result(result, task, method, model, out)
 
 
 #: train_cmd's parameters that are not trainer options, or are given to the trainer under another name or form
-_NOT_TRAINER_OPTIONS = ("task", "method", "model", "out", "folds", "fold", "restart", "quiet", "report_split", "limit", "data_dir")
+#: (the data folder, seed, device and threads travel in the run context)
+_NOT_TRAINER_OPTIONS = (
+    *("task", "method", "model", "out", "folds", "fold", "restart", "quiet", "report_split", "limit"),
+    *("data_dir", "seed", "device", "threads"),
+)
 
 
 def _train_options(given: dict[str, Any]) -> dict[str, Any]:
@@ -316,7 +323,6 @@ def _train_options(given: dict[str, Any]) -> dict[str, Any]:
     options.update(
         limit=parse_limit(given["limit"]),
         report_splits=tuple(given["report_split"]) if given["report_split"] else None,
-        data_dir=str(given["data_dir"]) if given["data_dir"] else None,
         progress=not given["quiet"],
         select_on_eval_split=given["select_on_eval_split"] or None,
         chosen_on=parse_chosen_on(given["chosen_on"]) or None,
@@ -324,12 +330,13 @@ def _train_options(given: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None}
 
 
-def _train_folds(given: dict[str, Any]) -> None:
+def _train_folds(given: dict[str, Any], ctx: RunContext) -> None:
     """`figlang train --folds K`: train the folds, print the pooled figures."""
     from figlang.training import train_folds
 
     task, method, model, out, folds = given["task"], given["method"], given["model"], given["out"], given["folds"]
-    summary = train_folds(task, method, model, out, k=folds, folds=given["fold"], restart=given["restart"], **_train_options(given))
+    options = _train_options(given)
+    summary = train_folds(task, method, model, out, k=folds, folds=given["fold"], restart=given["restart"], ctx=ctx, **options)
     pooled = summary["pooled"]
     _print_metrics({"pooled test folds": pooled}, f"{task} · {method} · {folds} folds")
     means = ", ".join(f"{k} {_pct(v)}" for k, v in summary["mean_over_folds"].items())

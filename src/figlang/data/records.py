@@ -11,9 +11,11 @@ Records are frozen dataclasses: methods and metrics read them, only loaders make
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from figlang.core.errors import FiglangError
 from figlang.core.text import normalise_spacing, strip_markup
 
 Shape = Literal["cloze", "nli", "generation"]
@@ -108,3 +110,12 @@ def expression_of(record: Record) -> str | None:
     if not expr:
         return None
     return normalise_spacing(str(expr))
+
+
+def records_with_ids(records: Sequence[Record], ids: Sequence[str]) -> list[Record]:
+    """The records of ``ids``, in the order given; an id that no record has is refused, naming it (and how many there are)."""
+    by_id = {r.id: r for r in records}
+    missing = [i for i in ids if i not in by_id]
+    if missing:
+        raise FiglangError(f"no record with id {', '.join(map(repr, missing))} in these {len(records):,} records")
+    return [by_id[i] for i in ids]

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from figlang.core.context import RunContext, run_context
 from figlang.core.errors import FiglangError
 from figlang.data.hygiene import normalise_text
 from figlang.metrics.generation import NltkSentenceBleu, RougeL, SacreSentenceBleu
@@ -77,22 +78,26 @@ def compare_runs(
     run_a: str | Path,
     run_b: str | Path,
     *,
-    seed: int = 0,
+    seed: int | None = None,
     n_resamples: int = BOOTSTRAP_RESAMPLES,
     ci_cluster: str | None = None,
     data_dir: str | Path | None = None,
+    ctx: RunContext | None = None,
 ) -> dict[str, Any]:
     """Paired tests on the items both runs scored; unpaired items are counted, and differing data is warned about.
 
-    Runs published without their dataset texts (#35) get them back from ``data_dir`` (default: the default data
-    folder); where they cannot, the comparison says so in its warnings, and refuses ``ci_cluster="context"``, whose
-    clusters are the premises and narratives themselves.
+    Runs published without their dataset texts (#35) get them back from the run context's data folder (or
+    ``data_dir``; default: the default data folder); where they cannot, the comparison says so in its warnings, and
+    refuses ``ci_cluster="context"``, whose clusters are the premises and narratives themselves. The bootstrap's seed
+    is ``seed``, else the context's (0 without one).
 
     Generation runs (no per-item correctness) are compared on per-item metric scores instead: see
     :func:`compare_generation_runs`. ``seed`` and ``n_resamples`` are the paired bootstrap's (of the accuracy
     difference, or of each metric's); ``ci_cluster`` (context | expression) resamples clusters of items instead.
     """
-    a, b = load_run(run_a, data_dir=data_dir), load_run(run_b, data_dir=data_dir)
+    ctx = run_context(ctx, data_dir=data_dir, seed=seed)  # the data folder resolved once, for both runs
+    seed = ctx.seed
+    a, b = load_run(run_a, data_dir=ctx.data_dir), load_run(run_b, data_dir=ctx.data_dir)
     for run in (a, b):
         _refuse_unscored(run)
         if run.texts_note and ci_cluster == "context":

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from figlang.metrics.flute import evaluate_flute
 from figlang.backends import catalog
 from figlang.backends.loading import hub_cached_snapshot, hub_reachable, resolve
 from figlang.evaluation.runs import predictions_file
-from figlang.evaluation.texts import rejoin_folder
+from figlang.evaluation.texts import NLI_TEXTS, policy, rejoin_folder
 
 PAPER_BERTSCORE = "microsoft/deberta-large-mnli"
 PAPER_BLEURT = "lucadiliello/BLEURT-20"
@@ -168,25 +169,59 @@ def side_by_side(run: str | Path, per_type: int = 10, seed: int = 0, data_dir: s
     return out
 
 
-def side_by_side_markdown(examples: list[dict[str, Any]]) -> str:
+def run_task(run: str | Path) -> tuple[str | None, str | None]:
+    """(task, split) of a run folder or predictions file, from the results.json beside it; (None, None) without one."""
+    folder = Path(run) if Path(run).is_dir() else Path(run).parent
+    try:
+        task = json.loads((folder / "results.json").read_text(encoding="utf-8")).get("task") or {}
+    except (OSError, ValueError):
+        return None, None
+    return task.get("name"), task.get("split")
+
+
+def texts_note(task: str | None, split: str | None) -> str | None:
+    """Why a side-by-side table of ``task`` gives ids instead of the items' texts, and how to see them with the data
+    folder; None when the task's texts may be redistributed (#35: FLUTE states no licence)."""
+    rule = policy(task)
+    if rule is None or not set(NLI_TEXTS) & set(rule.fields):
+        return None
+    show = f"figlang data show {task}{f' -s {split}' if split else ''} --id ID --data-dir DATA"
+    return (
+        f"The items' premises, hypotheses and gold explanations are not reproduced here: {rule.reason}. Each row names "
+        f"its item's id; with the data folder, `{show}` prints the item (premise, hypothesis, label, explanation)."
+    )
+
+
+def side_by_side_markdown(examples: list[dict[str, Any]], task: str | None = None, split: str | None = None) -> str:
+    """The examples as one Markdown table per figure type: the items' texts beside figlang's answer, or, where the
+    task's licence keeps its texts out of a published copy (:func:`texts_note`), the items' ids in their place."""
+
     def cell(text: Any) -> str:
         return str(text or "").replace("|", "\\|").replace("\n", " ")
 
-    lines = []
+    note = texts_note(task, split)
+    lines = [note, ""] if note else []
     for figure in dict.fromkeys(e["figure_type"] for e in examples):
-        lines += [
-            f"#### {figure}",
-            "",
-            "| premise | hypothesis | gold | FLUTE's explanation | figlang | figlang's explanation |",
-            "|---|---|---|---|---|---|",
-        ]
+        head = (
+            "| id | gold | figlang | figlang's explanation |"
+            if note
+            else ("| premise | hypothesis | gold | FLUTE's explanation | figlang | figlang's explanation |")
+        )
+        lines += [f"#### {figure}", "", head, "|---" * head.count(" | ") + "|---|"]
         for e in (x for x in examples if x["figure_type"] == figure):
-            lines.append(
-                f"| {cell(e['premise'])} | {cell(e['hypothesis'])} | {cell(e['gold'])} | {cell(e['gold_explanation'])} | "
-                f"{cell(e['prediction'])} | {cell(e['explanation'])} |"
-            )
+            texts = f"{cell(e['id'])}" if note else f"{cell(e['premise'])} | {cell(e['hypothesis'])}"
+            gold = "" if note else f" | {cell(e['gold_explanation'])}"
+            lines.append(f"| {texts} | {cell(e['gold'])}{gold} | {cell(e['prediction'])} | {cell(e['explanation'])} |")
         lines.append("")
     return "\n".join(lines)
 
 
-__all__ = ["paper_metrics_available", "read_prediction_rows", "score_explanations", "side_by_side", "side_by_side_markdown"]
+__all__ = [
+    "paper_metrics_available",
+    "read_prediction_rows",
+    "score_explanations",
+    "side_by_side",
+    "run_task",
+    "side_by_side_markdown",
+    "texts_note",
+]

@@ -145,9 +145,25 @@ class TrainResult:
 # --- configuration ---------------------------------------------------------------------------------
 
 
-def make_config(task: str, method: str, model: str, out_dir: str | Path, **options: Any) -> TrainConfig:
-    """Preset (given or the method's default) < explicit options. Unknown options are an error."""
+def context_options(ctx: RunContext | None, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with what the run context ``ctx`` names: its data folder, and its seed, device and threads where
+    ``options`` gives none of its own. A context and a ``data_dir`` together are refused: the run would read two folders."""
+    if ctx is None:
+        return options
+    if options.get("data_dir") is not None:
+        raise FiglangError("give either ctx= or data_dir=, not both: the run context already names its data folder")
+    named = {"seed": ctx.seed, "device": ctx.device, "threads": ctx.threads}
+    given = {k: v for k, v in options.items() if v is not None}
+    return {**{k: v for k, v in named.items() if v is not None}, **given, "data_dir": str(ctx.data_dir)}
+
+
+def make_config(task: str, method: str, model: str, out_dir: str | Path, *, ctx: RunContext | None = None, **options: Any) -> TrainConfig:
+    """Preset (given or the method's default) < explicit options. Unknown options are an error.
+
+    ``ctx`` (the run's context, built where the run starts) names the data folder, and the seed, device and threads
+    unless ``options`` gives them; without it the data folder is resolved here from ``data_dir``."""
     check_method(method)
+    options = context_options(ctx, options)
     names = {f.name for f in fields(TrainConfig)}
     unknown = sorted(k for k in options if k not in names)
     if unknown:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.core.io import file_lock
 from figlang.data.records import Record
@@ -52,6 +53,7 @@ class _FoldRun:
     parts: Sequence[tuple[Sequence[Record], Sequence[Record]]]
     key: Callable[[Record], str]
     run_key: dict[str, Any]  # the settings as they read back from fold_result.json
+    ctx: RunContext | None = None  # the run's context: every fold reads the same data folder
 
     def info(self, cfg: TrainConfig, f: int, fold_test: Sequence[Record], rest: Sequence[Record], dev: Sequence[Record]) -> dict[str, Any]:
         """figlang.json's task, data and provenance blocks for fold ``f``."""
@@ -82,7 +84,7 @@ class _FoldRun:
         t, base_cfg = self.task, self.base_cfg
         fold_test = _fold_test(self.parts, f, self.test_limit, base_cfg.seed)
         rest, dev = expression_disjoint_split(self.parts[f][0], dev_fraction=base_cfg.carve_fraction, seed=base_cfg.seed, key=self.key)
-        cfg = make_config(t.name, self.method, self.model, self.out / f"fold_{f:02d}", **self.config)
+        cfg = make_config(t.name, self.method, self.model, self.out / f"fold_{f:02d}", ctx=self.ctx, **self.config)
         rest = balanced_subset(rest, cfg.limit, cfg.seed + f, cfg.sample_balance)
         dev = seeded_subset(dev, cfg.dev_limit, cfg.seed + 1 + f)
         info = self.info(cfg, f, fold_test, rest, dev)
@@ -121,6 +123,7 @@ def train_folds(
     folds: Sequence[int] | None = None,
     test_limit: int | None = None,
     restart: bool = False,
+    ctx: RunContext | None = None,
     **config: Any,
 ) -> dict[str, Any]:
     """IMPLI-style k-fold training: folds disjoint by expression (records without one are their own group).
@@ -128,12 +131,13 @@ def train_folds(
     Each fold trains in ``out_dir/fold_XX`` on the other folds (a 10% expression-disjoint slice
     of them for model selection) and is scored on its test fold; the summary pools the folds,
     with accuracy per gold label (entailment vs non-entailment) reported separately.
-    ``test_limit`` scores a seeded subset of each test fold (for quick looks and tests).
+    ``test_limit`` scores a seeded subset of each test fold (for quick looks and tests). ``ctx``, the run's
+    context, names the data folder (and the seed, device and threads unless ``config`` gives them); else ``data_dir``.
     """
     t = get_task(task) if isinstance(task, str) else task
     config = dict(config)
     config.setdefault("preset", "cpu-impli-folds")
-    base_cfg = make_config(t.name, method, model, out_dir, **config)
+    base_cfg = make_config(t.name, method, model, out_dir, ctx=ctx, **config)
     records = t.load(base_cfg.train_split or t.default_split, base_cfg.ctx)
     key = carve_key_fn("expression", records)  # linked: one idiom's pairs never straddle two folds
     parts = expression_folds(records, k=k, seed=0, key=key)
@@ -147,7 +151,7 @@ def train_folds(
     run_key = json.loads(
         _strict_json({"task": t.name, "method": method, "model": model, "k": k, "test_limit": test_limit, "config": learned})
     )  # as it reads back from fold_result.json
-    run = _FoldRun(t, method, model, out, k, test_limit, restart, config, base_cfg, parts, key, run_key)
+    run = _FoldRun(t, method, model, out, k, test_limit, restart, config, base_cfg, parts, key, run_key, ctx)
     for f in chosen:
         if not 0 <= f < k:
             raise FiglangError(f"fold {f} is outside 0..{k - 1}")

@@ -36,6 +36,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.evaluation.provenance import records_digest
@@ -58,15 +59,17 @@ def train(
     out_dir: str | Path,
     *,
     restart: bool = False,
+    ctx: RunContext | None = None,
     **config: Any,
 ) -> TrainResult:
     """Train ``method`` on ``task`` from base ``model`` into ``out_dir`` (resuming a run left there).
 
     ``config``: any :class:`TrainConfig` field (``preset``, ``epochs``, ``lr``, ``batch_size``,
-    ``grad_accum``, ``max_length``, ``seed``, ``limit``, ``max_steps``, ``bf16``, …).
+    ``grad_accum``, ``max_length``, ``seed``, ``limit``, ``max_steps``, ``bf16``, …). ``ctx``, the run's context,
+    names the data folder (and the seed, device and threads unless ``config`` gives them); else ``data_dir``.
     """
     t = get_task(task) if isinstance(task, str) else task
-    cfg = make_config(t.name if not isinstance(task, str) else task, method, model, out_dir, **config)
+    cfg = make_config(t.name if not isinstance(task, str) else task, method, model, out_dir, ctx=ctx, **config)
     shape = TRAINED_METHODS[cfg.method][0]
     if t.shape != shape:
         raise FiglangError(f"method {cfg.method!r} trains {shape} models, but task {t.name!r} is a {t.shape} task")

@@ -17,6 +17,7 @@ from typing import Any
 
 from flask import Flask, render_template, request
 
+from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.evaluation.run_index import PREDICTIONS_FILE, PredictionIndex, find_runs
 from figlang.web import browse_pages, human_pages, review_pages
@@ -25,13 +26,20 @@ from figlang.web.serving import FormExpired, Jobs, ServeConfig, ServeState, Stil
 
 
 def create_app(
-    runs_dir: str | Path, data_dir: str | Path | None = None, *, testing: bool = False, warm: bool = True, wait: float = 0.6
+    runs_dir: str | Path,
+    data_dir: str | Path | None = None,
+    *,
+    ctx: RunContext | None = None,
+    testing: bool = False,
+    warm: bool = True,
+    wait: float = 0.6,
 ) -> Flask:
-    """The web app serving ``runs_dir`` (run folders, FLUTE creator runs) and the datasets in ``data_dir``.
+    """The web app serving ``runs_dir`` (run folders, FLUTE creator runs) and the datasets of the run context ``ctx``
+    (else of ``data_dir``).
 
     ``warm`` indexes every run's predictions in a background thread once the first page is served; ``wait`` is how long a page waits
     for a slow load before it shows a "loading" page that reloads itself."""
-    return make_app(ServeConfig.of(runs_dir, data_dir, testing=testing, warm=warm, wait=wait))
+    return make_app(ServeConfig.of(runs_dir, data_dir, ctx=ctx, testing=testing, warm=warm, wait=wait))
 
 
 def make_app(config: ServeConfig) -> Flask:

@@ -37,10 +37,10 @@ def task_page(name: str, split: str) -> Any:
     if task is None:
         return fail(404, "Unknown task", f"There is no task {name!r}; the tasks page lists them.")
     split = task.check_split(split)
-    data_dir = config().data_dir
+    ctx = config().ctx
     records = state().jobs.get(
         ("task", name, split),
-        lambda: task.load(split, data_dir=data_dir),
+        lambda: task.load(split, ctx),
         f"loading {name} / {split} from the data folder, once per split",
     )
     query = request.args.get("q", "").strip()
@@ -154,9 +154,10 @@ def compare() -> Any:
             raise FiglangError(f"{rel} has no {PREDICTIONS_FILE}: compare needs per-item predictions")
     stamp = tuple((p.stat().st_mtime_ns, p.stat().st_size) for p in (pa, pb))
     ia, ib = index_of(pa), index_of(pb)
+    ctx = config().ctx  # read here: the job runs in a worker thread, outside the request
     c = state().jobs.get(
         ("compare", str(fa), str(fb), stamp),
-        lambda: compare_runs(fa, fb),
+        lambda: compare_runs(fa, fb, ctx=ctx),
         f"running figlang compare's paired tests and bootstrap over {min(len(ia), len(ib)):,} items, once per pair of runs",
     )
     generation = c.get("kind") == "generation"
@@ -183,7 +184,7 @@ def interpret_page() -> Any:
         paraphrase = request.form.get("paraphrase") == "on"
         figurative_only = request.form.get("figurative_only") == "on"
         try:
-            result = interpret(text, data_dir=config().data_dir, paraphrase=paraphrase, figurative_only=figurative_only).to_dict()
+            result = interpret(text, ctx=config().ctx, paraphrase=paraphrase, figurative_only=figurative_only).to_dict()
         except FiglangError as exc:
             error = str(exc)
     return render_template("interpret.html", text=text, result=result, error=error, paraphrase=paraphrase, figurative_only=figurative_only)

@@ -18,7 +18,7 @@ from typing import Any
 from flask import current_app, render_template, request
 from markupsafe import Markup, escape
 
-from figlang.core.context import RunContext
+from figlang.core.context import RunContext, run_context
 from figlang.core.errors import FiglangError
 from figlang.evaluation.run_index import PredictionIndex
 from figlang.web.paths import resolve_under
@@ -32,21 +32,28 @@ class ServeConfig:
     """What `figlang serve` serves and how; the app reads it (``app.config["FIGLANG"]``) on every request."""
 
     runs_dir: Path  # the folder of runs, creator runs and generator outputs (resolved); nothing is served from outside it
-    data_dir: Path | None  # the datasets folder the task and interpret pages read (None: figlang's default)
+    ctx: (
+        RunContext  # the run's context, built once where `figlang serve` starts: the task, interpret and compare pages read its data folder
+    )
     csrf_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))  # forms carry it: no other site posts verdicts
     wait: float = 0.6  # seconds a page waits for a slow load before it shows a "loading" page that reloads itself
     warm: bool = True  # index every run's predictions in the background once the first page is out
     testing: bool = False
     started: float = field(default_factory=time.time)
 
+    @property
+    def data_dir(self) -> Path:
+        """The datasets folder the pages read (the context's)."""
+        return self.ctx.data_dir
+
     @classmethod
-    def of(cls, runs_dir: str | Path, data_dir: str | Path | None = None, **options: Any) -> ServeConfig:
-        """The configuration for serving ``runs_dir`` (which must be a folder) and the datasets in ``data_dir``."""
+    def of(cls, runs_dir: str | Path, data_dir: str | Path | None = None, *, ctx: RunContext | None = None, **options: Any) -> ServeConfig:
+        """The configuration for serving ``runs_dir`` (which must be a folder) and the datasets of ``ctx`` (else of
+        ``data_dir``, by figlang's one rule: as given, links not followed, as every other command reads it)."""
         runs_root = Path(runs_dir).resolve()
         if not runs_root.is_dir():
             raise FiglangError(f"--runs {runs_dir} is not a folder: point it at the folder that holds your `figlang eval --out` runs")
-        # the data folder by figlang's one rule (as given, links not followed), as every other command reads it
-        return cls(runs_root, RunContext.create(data_dir).data_dir if data_dir else None, **options)
+        return cls(runs_root, run_context(ctx, data_dir=data_dir), **options)
 
 
 class FormExpired(Exception):
