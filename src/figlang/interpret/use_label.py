@@ -1,13 +1,16 @@
-"""Literal or figurative here? A small cross-encoder that reads the sentence beside the idiom and its meaning.
+"""Literal or figurative here? A small idiom-blind cross-encoder: does the idiom's meaning fit where it stands?
 
 An idiom's words can be meant literally ("He kicked the bucket across the yard") or not ("The old farmer kicked
 the bucket"). The shipped use model, ``figlang:use-minilm-lora`` (LoRA adapters and a two-way head on the catalog's
-all-MiniLM-L6-v2, which figlang installs as a dependency), reads the pair (sentence, "idiom: meaning") as an NLI
-classifier does and answers figurative (entailment) or literal (non-entailment), with the decision threshold chosen
-on a ``selection`` split of idioms it was not trained on. It was trained by figlang's own trainer on the labelled uses
-figlang has (PIE-English's literal and figurative samples, IMPLI's literal- and figurative-context pairs), split by
-idiom: ``python benchmarks/train_use_model.py --export`` writes them as a task, and its docstring has the training
-command. Nothing in the input names which idioms it saw, so it applies to idioms it never saw.
+all-MiniLM-L6-v2, which figlang installs as a dependency), reads the sentence with the idiom's words masked ("He
+[MASK] the [MASK] across the yard") beside the idiom's meaning, as an NLI classifier reads a pair, and answers
+figurative (entailment: the meaning fits the context) or literal (non-entailment), with the decision threshold
+chosen on a ``selection`` split of idioms it was not trained on. Masking is the point: trained on the sentences as
+written, the model learnt each training idiom's own label mix (PIE's literal class picks idioms such as "kick the
+bucket" and "hit the roof", so every use of them came out literal). It was trained by figlang's own trainer on the
+labelled uses figlang has (PIE-English's literal and figurative samples, IMPLI's literal- and figurative-context
+pairs), split by idiom: ``python benchmarks/train_use_model.py --export --mask-idiom`` writes them as a task, and its
+record names the training command.
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ from functools import lru_cache
 from typing import Any
 
 from figlang.core.errors import FiglangError
+from figlang.data.records import NLIPair
 from figlang.lexicon.matcher import ARTICLES, CLOSED, word_forms
+from figlang.methods.trained.heads import resolve_trained_model
 
 USE_MODEL = "figlang:use-minilm-lora"
 FIGURATIVE, LITERAL = "entailment", "non-entailment"  # the model's labels for the two uses
-MASK_IDIOM = False  # the input the shipped model was trained on (:func:`use_pair`)
+MASK_IDIOM = True  # the input the shipped model was trained on (:func:`use_pair`)
 
 
 def use_hypothesis(idiom: str, meaning: str | None) -> str:
@@ -108,7 +113,6 @@ class UseLabeller:
             try:
                 from transformers.utils import logging as hf_logging
 
-                from figlang.methods.trained.heads import resolve_trained_model
                 from figlang.methods.trained.nli_classifier import NLIClassifierModel
 
                 hf_logging.disable_progress_bar()  # no "Loading weights" bar in the middle of interpret's output
@@ -121,8 +125,6 @@ class UseLabeller:
     def label(self, items: Sequence[UseItem]) -> list[UseLabel | None]:
         if not items:
             return []
-        from figlang.data.records import NLIPair
-
         pairs = [NLIPair(f"use-{i}", *use_pair(it, MASK_IDIOM), None) for i, it in enumerate(items)]
         with self._lock:
             model = self.model
