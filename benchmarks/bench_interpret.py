@@ -51,7 +51,10 @@ def _versions() -> dict:
 
 def _write(out: Path, name: str, report: dict, items: list[dict]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    report = {"command": f"python benchmarks/{Path(sys.argv[0]).name} " + " ".join(sys.argv[1:]), "versions": _versions(), **report}
+    from figlang.core.provenance import code_provenance
+
+    command = f"python benchmarks/{Path(sys.argv[0]).name} " + " ".join(sys.argv[1:])
+    report = {"command": command, "versions": _versions(), "code": code_provenance(), **report}
     (out / f"{name}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     with gzip.open(out / f"{name}.predictions.jsonl.gz", "wt", encoding="utf-8", compresslevel=9) as f:
         for it in items:
