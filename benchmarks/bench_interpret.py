@@ -55,6 +55,7 @@ def _write(out: Path, name: str, report: dict, items: list[dict]) -> None:
 
     command = f"python benchmarks/{Path(sys.argv[0]).name} " + " ".join(sys.argv[1:])
     report = {"command": command, "versions": _versions(), "code": code_provenance(), **report}
+    report = json.loads(json.dumps(report).replace(str(Path.home()), "~"))  # no machine paths (a missing file's message)
     (out / f"{name}.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     with gzip.open(out / f"{name}.predictions.jsonl.gz", "wt", encoding="utf-8", compresslevel=9) as f:
         for it in items:
@@ -199,7 +200,10 @@ def cmd_pie_holdout(args) -> None:
             ),
         }
         report["checksums"] = lex.checksums
-    _write(Path(args.out), "pie-holdout", report, items)
+    from figlang.evaluation.texts import STRIP_KEY, strip_rows
+
+    items, stripped = strip_rows(items, "pie-english")  # PIE states no licence: its sentences re-join by id
+    _write(Path(args.out), "pie-holdout", {**report, STRIP_KEY: stripped} if stripped else report, items)
 
 
 # ------------------------------------------------------------------------------------------------ narratives

@@ -91,7 +91,7 @@ def test_metaphor_candidate_from_the_adjective_noun_list(engine) -> None:
 def test_json_shape(engine) -> None:
     d = engine.interpret("She was as busy as a bee.").to_dict()
     json.dumps(d)  # JSON-ready
-    assert set(d) == {"schema", "text", "expressions", "lexicon", "notes"}
+    assert set(d) == {"schema", "text", "headline", "expressions", "lexicon", "notes"}
     keys = {
         "start",
         "end",

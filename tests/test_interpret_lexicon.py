@@ -194,6 +194,14 @@ def test_the_shipped_use_model_answers_as_published(data_dir: Path) -> None:
     assert [lab.probability for lab in labels if lab] == pytest.approx([p["p_figurative"] for p in published], abs=2e-3)
 
 
+def test_the_headline_counts_literal_uses_apart(bare: Interpreter) -> None:
+    both = "Her brother spilled the beans about the engagement. The toddler spilled the beans on the kitchen floor."
+    result = bare.interpret(both, paraphrase=False)
+    assert [e.use for e in result.expressions] == ["figurative", "literal"]
+    assert result.headline() == "2 expressions: 1 figurative, 1 idiom used literally" == result.to_dict()["headline"]
+    assert bare.interpret("Her brother spilled the beans.", paraphrase=False).headline() == "1 figurative expression"
+
+
 def test_figurative_only_hides_literal_uses(bare: Interpreter) -> None:
     text = "Rain leaked through the roof into the attic."
     everything = bare.interpret(text, paraphrase=False)

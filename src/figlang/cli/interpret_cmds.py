@@ -133,8 +133,7 @@ def render(out: Console, result) -> None:
         for note in result.notes:
             out.print(f"[dim]note: {note}[/dim]")
         return
-    n = len(result.expressions)
-    out.print(f"[bold]{n} figurative expression{'s' if n != 1 else ''}[/bold]")
+    out.print(f"[bold]{result.headline()}[/bold]")
     for i, e in enumerate(result.expressions, start=1):
         out.print()
         sentence = Text(" ".join(e.sentence.split()))

@@ -93,10 +93,20 @@ class Interpretation:
         return {
             "schema": SCHEMA_VERSION,
             "text": self.text,
+            "headline": self.headline(),
             "expressions": [e.to_dict() for e in self.expressions],
             "lexicon": self.lexicon,
             "notes": list(self.notes),
         }
+
+    def headline(self) -> str:
+        """What was found, in one line: "4 expressions: 3 figurative, 1 idiom used literally"."""
+        n = len(self.expressions)
+        literal = sum(e.use == "literal" for e in self.expressions)
+        head = f"{n} expression{'s' if n != 1 else ''}"
+        if not literal:
+            return f"{n} figurative expression{'s' if n != 1 else ''}"
+        return f"{head}: {n - literal} figurative, {literal} idiom{'s' if literal != 1 else ''} used literally"
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
