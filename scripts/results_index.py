@@ -1015,7 +1015,7 @@ AUTO_TABLES += [
         [
             ("| all test idioms |", [f"{IP}use-model.json#test"]),
             ("| PIE-English |", [f"{IP}use-model.json#test_by_source.pie"]),
-            ("| IMPLI (MAGPIE) |", [f"{IP}use-model.json#test_by_source.impli:magpie"]),
+            ("| IMPLI (MAGPIE, PIE, SemEval premises) |", [f"{IP}use-model.json#test_by_source.impli"]),
         ],
     ),
     (

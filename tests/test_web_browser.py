@@ -209,6 +209,25 @@ def test_interpret_page(server, page) -> None:
     shot(page, "interpret")
 
 
+def test_interpret_page_shows_use_labels_and_sources(server, page) -> None:
+    """Issue #37: each idiom match shows its use (figurative / literal, with P) and the sources that list it; the
+    headline counts the literal uses apart, and "hide idioms used literally" leaves them out."""
+    text = "Her brother spilled the beans about the engagement. The toddler spilled the beans on the kitchen floor."
+    visit(page, server.url + "/interpret", "h1", "interpret")
+    page.fill("textarea[name=text]", text)
+    page.click("button:has-text('Interpret')")
+    page.wait_for_selector(".expression", timeout=300_000)
+    assert page.inner_text("main h2") == "2 expressions: 1 figurative, 1 idiom used literally"
+    tags = [t.strip() for t in page.locator(".expression .tag.good, .expression .tag.bad").all_inner_texts()]
+    assert [t.split(" · ")[0] for t in tags] == ["figurative", "literal use"], tags
+    assert "sources" in page.inner_text(".expression >> nth=0") and "wordnet" in page.inner_text(".expression >> nth=0")
+    shot(page, "interpret-use-labels")
+    page.check("input[name=figurative_only]")
+    page.click("button:has-text('Interpret')")
+    page.wait_for_selector("text=1 figurative expression")
+    assert page.locator(".expression").count() == 1
+
+
 def test_flute_human_evaluation_form(server, page, runs: Path) -> None:
     from figlang.metrics.flute_human_eval import import_flute_judgements, load_flute_key, summarize_flute_human
 
