@@ -168,6 +168,7 @@ def test_literal_and_figurative_uses_are_told_apart(bare: Interpreter) -> None:
     assert b.use == "figurative"
 
 
+@pytest.mark.slow  # reads PIE and IMPLI and loads the model: 7 s
 def test_the_shipped_use_model_answers_as_published(data_dir: Path) -> None:
     """The shipped adapter, through interpret's own labeller, gives the published test answers (the figure's items:
     idioms it never saw), and its record says it was made from a clean commit with every choice on selection."""
