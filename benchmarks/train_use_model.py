@@ -1,16 +1,22 @@
 """Write the labelled idiom uses figlang has as a task, so that figlang's trainer can make the shipped use model.
 
-    python benchmarks/train_use_model.py --export --data-dir ../shared/data --out runs/use-task
-    figlang train -t runs/use-task/task.yaml -m nli --model minilm --lora-rank 8 --lr 1e-3 --epochs 5 --patience 2 \
-        --bf16 --threshold accuracy --report-split test --threads 2 -o runs/cpu/use-minilm-lora8
-    python scripts/ship_head.py runs/cpu/use-minilm-lora8 use-minilm-lora --command "..."
+    python benchmarks/train_use_model.py --export --mask-idiom --data-dir ../shared/data --out runs/use-task-masked
+    figlang train -t runs/use-task-masked/task.yaml -m nli --model minilm --lora-rank 8 --lr 1e-3 --epochs 5 \
+        --patience 2 --bf16 --threshold accuracy --report-split test --threads 2 -o runs/cpu/use-minilm-lora8-masked
+    python scripts/ship_head.py runs/cpu/use-minilm-lora8-masked use-minilm-lora --command "..."
+    python benchmarks/train_use_model.py --score --data-dir ../shared/data --results docs/results/interpret
+
+That is how ``figlang:use-minilm-lora`` was made (its record.json names the command). The variants compared with it
+on ``selection`` (docs/research/interpret.md): without ``--mask-idiom`` (the sentence as written beside "idiom:
+meaning"), and that with ``--cap-per-idiom 3``.
 
 Labelled uses: PIE-English's samples (its "Literal" class is a literal use of the idiom's words, every other class
 figurative; meaning from the group's head), IMPLI's literal-context pairs (``lit_context_*``: a literal use, the
 hypothesis putting the idiom's figurative meaning in its place) and a seeded sample of its figurative-context pairs
 (``fig_context_*``); for IMPLI the idiom is the premise span the hypothesis replaced and the meaning the replacement
-(IMPLI's diff rule). Each use becomes an NLI pair: the sentence, and "idiom: meaning"
-(:func:`figlang.interpret.use_label.use_hypothesis`); figurative is entailment, literal non-entailment.
+(IMPLI's diff rule). Each use becomes an NLI pair (:func:`figlang.interpret.use_label.use_pair`): with
+``--mask-idiom`` the sentence with the idiom's words masked and the meaning, else the sentence and "idiom: meaning";
+figurative is entailment, literal non-entailment.
 
 Idioms, not sentences, are split (seeded, by the content-word lemmas of the idiom): 60% ``train-fit``, 20%
 ``selection``, 20% ``test``, so the test idioms were never seen; a sentence that occurs under two spellings of its
