@@ -717,51 +717,43 @@ group(
     IFL[2] + "recipe_choice.json",
     [["bal", 2, "recipes.impli-folds10-bal-thr.mean", 100], ["all", 2, "recipes.impli-folds10-all-lw-thr.mean", 100]],
 )
-for row, key in [
-    ("| **all** |", "metrics.accuracy"),
-    ("| **entailment** (", "metrics.by_gold_label.entailment"),
-    ("| **non-entailment** (", "metrics.by_gold_label.non-entailment"),
-]:
-    if "gold" in key:
-        group(TM, "impli-floor", row, IFL[0] + "pooled/results.json", [["n", ",", key + ".n"]])
-    for k, run in enumerate(IFL):
-        group(TM, "impli-floor", row, run + "pooled/results.json", [["accuracy", 2, key + ".accuracy", 100]])
-        if k:
-            group(TM, "impli-floor", row, run + "pooled/results-by-idiom.json", ci(key))
-for row, pair in [
-    ("| fig_context (", "fig_context"),
-    ("| metaphor_replacement |", "metaphor_replacement"),
-    ("| manual (gold", "manual"),
-    ("| adversarial_definition (", "adversarial_definition"),
-    ("| lit_context (", "lit_context"),
-    ("| manual_antonym (", "manual_antonym"),
-]:
-    for run in IFL:
-        group(TM, "impli-floor", row, run + "pooled/results.json", [[pair, 2, f"metrics.by_pair_type.{pair}.accuracy", 100]])
 
+
+def impli_pooled_table(table: str, runs: list[str], n_from: str, with_ci: list[str]) -> None:
+    """An IMPLI table of pooled fold runs side by side: accuracy overall and by gold label (n from ``n_from``; the CI
+    by idiom of the runs in ``with_ci``), then accuracy by pair type."""
+    for row, key in [
+        ("| **all** |", "metrics.accuracy"),
+        ("| **entailment** (", "metrics.by_gold_label.entailment"),
+        ("| **non-entailment** (", "metrics.by_gold_label.non-entailment"),
+    ]:
+        if "gold" in key:
+            group(TM, table, row, n_from + "pooled/results.json", [["n", ",", key + ".n"]])
+        for run in runs:
+            group(TM, table, row, run + "pooled/results.json", [["accuracy", 2, key + ".accuracy", 100]])
+            if run in with_ci:
+                group(TM, table, row, run + "pooled/results-by-idiom.json", ci(key))
+    for row, pair in [
+        ("| fig_context (", "fig_context"),
+        ("| metaphor_replacement |", "metaphor_replacement"),
+        ("| manual (gold", "manual"),
+        ("| adversarial_definition (", "adversarial_definition"),
+        ("| lit_context (", "lit_context"),
+        ("| manual_antonym (", "manual_antonym"),
+    ]:
+        for run in runs:
+            group(TM, table, row, run + "pooled/results.json", [[pair, 2, f"metrics.by_pair_type.{pair}.accuracy", 100]])
+
+
+impli_pooled_table("impli-floor", IFL, n_from=IFL[0], with_ci=IFL[1:])
 # docs/research/trained_models.md: the shipped IMPLI fold heads (#36) on this CPU, beside the GPU-trained fine-tuned folds
 # with the same folds, selection slices and floor=0.85 rule
-FH = "cpu/impli-folds-flute-mpnet/"
-for row, key in [
-    ("| **all** |", "metrics.accuracy"),
-    ("| **entailment** (", "metrics.by_gold_label.entailment"),
-    ("| **non-entailment** (", "metrics.by_gold_label.non-entailment"),
-]:
-    if "gold" in key:
-        group(TM, "impli-fold-heads", row, FH + "pooled/results.json", [["n", ",", key + ".n"]])
-    for run in (IFL[2], FH):
-        group(TM, "impli-fold-heads", row, run + "pooled/results.json", [["accuracy", 2, key + ".accuracy", 100]])
-        group(TM, "impli-fold-heads", row, run + "pooled/results-by-idiom.json", ci(key))
-for row, pair in [
-    ("| fig_context (", "fig_context"),
-    ("| metaphor_replacement |", "metaphor_replacement"),
-    ("| manual (gold", "manual"),
-    ("| adversarial_definition (", "adversarial_definition"),
-    ("| lit_context (", "lit_context"),
-    ("| manual_antonym (", "manual_antonym"),
-]:
-    for run in (IFL[2], FH):
-        group(TM, "impli-fold-heads", row, run + "pooled/results.json", [[pair, 2, f"metrics.by_pair_type.{pair}.accuracy", 100]])
+impli_pooled_table(
+    "impli-fold-heads",
+    [IFL[2], "cpu/impli-folds-flute-mpnet/"],
+    n_from="cpu/impli-folds-flute-mpnet/",
+    with_ci=[IFL[2], "cpu/impli-folds-flute-mpnet/"],
+)
 
 # docs/research/trained_models.md: the shipped figure-type model (#36), its two heads on FLUTE selection and val
 for head, row in [("pair", "| **pair** (hypothesis and premise) |"), ("sentence", "| sentence (the figurative sentence alone) |")]:
