@@ -365,6 +365,43 @@ def test_prompt_lookup_gives_the_token_by_token_greedy_text_in_fewer_passes(smol
     assert together == [[t] for t in texts[0]]
 
 
+def test_a_shared_instruction_is_encoded_once_and_the_texts_stay_the_same(smollm):
+    """Generation prompts that share an instruction (a chat's system turn, few-shot examples): a batch encodes it once
+    and a lone prompt takes it from the previous lone prompt's cache; the texts are those of encoding each prompt whole."""
+    head = "Answer each question below in a few plain English words, the way a patient teacher would answer a child.\n"
+    prompts = [head + q for q in ("Q: What colour is the sky?\nA:", "Q: What do cows drink?\nA:", "Q: Where is Paris?\nA:")]
+    requests = [GenerationRequest(p, max_new_tokens=8) for p in prompts]
+    shared = len(smollm._encode_prompt(head)) - 1  # the last token of the head may merge with what follows
+    assert shared >= smollm.MIN_COMMON_PREFIX
+    fed: list[int] = []  # tokens fed to each forward pass (padding included)
+    forward = smollm.model.forward
+
+    def counted(*args, **kwargs):
+        fed.append(kwargs["input_ids"].numel())
+        return forward(*args, **kwargs)
+
+    def run(reuse: bool, together: bool) -> tuple[list[str], int]:
+        _set(smollm, prefix_reuse=reuse)
+        smollm._last_lone = None
+        fed.clear()
+        texts = [t[0] for t in smollm.generate(requests)] if together else [smollm.generate([r])[0][0] for r in requests]
+        return texts, sum(fed)
+
+    try:
+        smollm.model.forward = counted
+        whole, whole_fed = run(False, together=False)
+        alone, alone_fed = run(True, together=False)
+        naive_batch, naive_batch_fed = run(False, together=True)
+        batch, batch_fed = run(True, together=True)
+    finally:
+        del smollm.model.forward
+        _set(smollm, prefix_reuse=True)
+    assert all(t.strip() for t in whole), whole
+    assert alone == whole and batch == whole and naive_batch == whole
+    assert alone_fed <= whole_fed - 2 * (shared - 1), (alone_fed, whole_fed, shared)  # the 2nd and 3rd reuse the 1st's head
+    assert batch_fed <= naive_batch_fed - 2 * (shared - 1), (batch_fed, naive_batch_fed, shared)  # the head once, not 3 times
+
+
 def test_sampling_is_deterministic_per_seed_and_independent_of_batching(smollm):
     def req(prompt, seed, n=2):
         return GenerationRequest(prompt, max_new_tokens=4, do_sample=True, top_k=40, top_p=0.95, temperature=0.9, n=n, seed=seed)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from figlang.backends.base import CapabilityError, GenerationRequest
 from figlang.backends.hf_text import ModelHost
+from figlang.backends.prefix import shared_prefix_length
 from figlang.backends.transformers_support import _batches, _select_cache_rows, derive_seed, prompt_lookup_draft
 
 
@@ -34,6 +35,7 @@ class Generation(ModelHost):
     # What the host class sets (in ``__init__``, or with the weights) and only these methods read (the rest: ModelHost).
     prompt_lookup: int
     _sliding_window: int | None
+    _last_lone: tuple[list[int], Any] | None = None  # the last lone prompt's head and a copy of its cache (_encode_lone)
 
     if TYPE_CHECKING:  # the host's methods (TransformersBackend; _encode_prefixes from CausalScoring)
 
@@ -42,6 +44,10 @@ class Generation(ModelHost):
         def _decoder_start(self) -> int: ...
         def _run_encoder(self, sources: Sequence[Sequence[int]]) -> tuple[Any, Any]: ...
         def _encode_prefixes(self, prefixes: Sequence[Sequence[int]], base: tuple[Any, int] | None = None) -> tuple[Any, Any, Any]: ...
+        def _common_prefix(self, contexts: Sequence[Sequence[int]]) -> tuple[Any, int] | None: ...
+
+        MIN_COMMON_PREFIX: int
+        prefix_reuse: bool
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[list[str]]:
         """``n`` continuations per request, without the prompt, cut before the first stop string."""
@@ -141,7 +147,7 @@ class Generation(ModelHost):
         unique = sorted({i for i, _ in batch}, key=lambda i: -len(prompts[i]))
         slot = {i: k for k, i in enumerate(unique)}
         if all(len(prompts[i]) >= 2 for i in unique):
-            cache, prefix_mask, prefix_len = self._encode_prefixes([prompts[i][:-1] for i in unique])
+            cache, prefix_mask, prefix_len = self._encode_shared([prompts[i][:-1] for i in unique])
             index = torch.tensor([slot[i] for i, _ in batch], dtype=torch.long, device=self.device)
             cache = _select_cache_rows(cache, index)
             prefix_mask, prefix_len = prefix_mask[index], prefix_len[index]
@@ -169,6 +175,36 @@ class Generation(ModelHost):
                 break
             live, (prefix_mask, prefix_len) = self._narrow(keep, live, cache, (prefix_mask, prefix_len))
             current = torch.tensor([[rows.generated[r][-1]] for r in live], dtype=torch.long, device=self.device)
+
+    def _reuse_prefixes(self) -> bool:
+        """Whether a generation prompt's prefix may come from a cache made apart from it: asked (``prefix_reuse``), explicit
+        positions, and no sliding window (whose cache slots, not positions, decide what a token sees)."""
+        return self.prefix_reuse and self._positions and self._sliding_window is None
+
+    def _encode_shared(self, heads: Sequence[Sequence[int]]) -> tuple[Any, Any, Any]:
+        """:meth:`_encode_prefixes` of a batch's prompt heads, their common token prefix (a chat's system turn, an
+        instruction said once before the examples) encoded once and copied to each row (``prefix_reuse``)."""
+        base = self._common_prefix(heads) if self._reuse_prefixes() else None
+        skip = 0 if base is None else base[1]
+        return self._encode_prefixes([list(h[skip:]) for h in heads], base)
+
+    def _encode_lone(self, head: Sequence[int]) -> Any:
+        """The cache of one prompt's head (a lone greedy prompt): the slots it shares with the previous lone prompt's head
+        are copied from that one's cache (``prefix_reuse``; at least ``MIN_COMMON_PREFIX`` of them), the rest encoded on
+        top. A copy of the result is kept for the next call: the caller's decoding grows its own."""
+        one_row = self._torch.zeros(1, dtype=self._torch.long, device=self.device)
+        reuse, last = self._reuse_prefixes(), self._last_lone
+        shared = shared_prefix_length([last[0], head], keep=1) if reuse and last is not None else 0
+        if last is not None and shared >= self.MIN_COMMON_PREFIX:
+            base = _select_cache_rows(last[1], one_row)
+            if len(last[0]) > shared:
+                base.crop(shared - len(last[0]))  # Transformers ≥ 5: a negative count of slots to drop
+            cache, _, _ = self._encode_prefixes([list(head[shared:])], (base, shared))
+        else:
+            cache, _, _ = self._encode_prefixes([list(head)])
+        if reuse:
+            self._last_lone = (list(head), _select_cache_rows(cache, one_row))
+        return cache
 
     def _narrow(self, keep: list[int], live: list[int], cache: Any, rows: tuple[Any, ...]) -> tuple[list[int], tuple[Any, ...]]:
         """The rows still decoding (``keep``: their positions in ``live``), with the cache and the per-row tensors cut to them."""
@@ -220,7 +256,7 @@ class Generation(ModelHost):
         greedy decoding gives (same stop strings, end tokens, min/max_new_tokens).
         """
         torch = self._torch
-        cache, _, _ = self._encode_prefixes([prompt[:-1]])
+        cache = self._encode_lone(prompt[:-1])
         seq = list(prompt)
         generated: list[int] = []
         cached = len(prompt) - 1  # cache slots: every token of seq but the last
