@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -79,14 +79,7 @@ class SourceItem:
         return self.fields.get("idiom") or self.fields.get("simile") or self.fields.get("metaphor") or None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "uid": self.uid,
-            "figure_type": self.figure_type,
-            "index": self.index,
-            "fields": dict(self.fields),
-            "source": self.source,
-            "user_id": self.user_id,
-        }
+        return asdict(self)  # the fields, in order (``fields`` copied)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> SourceItem:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
@@ -110,14 +110,7 @@ class VerdictsImportReport:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "stored": self.stored,
-            "blank": self.blank,
-            "verdicts": dict(self.verdicts),
-            "errors": self.errors,
-            "notes": self.notes,
-        }
+        return {**asdict(self), "verdicts": dict(self.verdicts)}  # the fields, in order; the counter as a plain dict
 
 
 def located_rows(path: str | Path, report: VerdictsImportReport) -> list[tuple[str, int, dict[str, Any]]]:

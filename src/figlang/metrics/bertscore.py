@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from figlang.metrics.generation import PairwiseMetric, Protocol, _is_empty
+from figlang.metrics.generation import PairwiseMetric, Protocol, library_config, _is_empty
 
 __all__ = ["PAPER_BERTSCORE_MODEL", "BertScore", "BertScoreResult"]
 
@@ -145,8 +145,7 @@ class BertScore(PairwiseMetric):
 
     def _config(self) -> dict[str, Any]:
         return {
-            "library": "bert-score",
-            "library_version": importlib.metadata.version("bert-score"),
+            **library_config("bert-score"),
             "transformers_version": importlib.metadata.version("transformers"),
             "hash": self.hash,
             "model_type": self.model_type,

@@ -45,7 +45,7 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
-from figlang.metrics.generation import PairwiseMetric, Protocol
+from figlang.metrics.generation import PairwiseMetric, Protocol, library_config
 from figlang.core.progress import route_transformers_bars
 
 __all__ = ["PAPER_BLEURT_CHECKPOINT", "Bleurt", "bleurt_config_from_encoder"]
@@ -293,8 +293,7 @@ class Bleurt(PairwiseMetric):
 
     def _config(self) -> dict[str, Any]:
         return {
-            "library": "bleurt-pytorch",
-            "library_version": importlib.metadata.version("bleurt-pytorch"),
+            **library_config("bleurt-pytorch"),
             "transformers_version": importlib.metadata.version("transformers"),
             "checkpoint": self.checkpoint,
             "kind": self.kind,

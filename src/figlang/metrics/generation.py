@@ -46,6 +46,11 @@ def _version(dist: str) -> str:
         return "unknown"
 
 
+def library_config(dist: str) -> dict[str, str]:
+    """A metric config's ``library`` and ``library_version`` entries: the distribution that computes the metric."""
+    return {"library": dist, "library_version": _version(dist)}
+
+
 def _as_list(value: Texts | None) -> list[str]:
     if value is None:
         return []
@@ -189,8 +194,7 @@ class RougeL(PairwiseMetric):
 
     def _config(self) -> dict[str, Any]:
         return {
-            "library": "rouge-score",
-            "library_version": _version("rouge-score"),
+            **library_config("rouge-score"),
             "rouge_type": "rougeL",
             "use_stemmer": self.use_stemmer,
             "measure": self.measure,
@@ -230,7 +234,7 @@ class SacreSentenceBleu(PairwiseMetric):
         self.signature = self._bleu.get_signature().format()
 
     def _config(self) -> dict[str, Any]:
-        return {"library": "sacrebleu", "library_version": _version("sacrebleu"), "signature": self.signature, "scale": "0-100"}
+        return {**library_config("sacrebleu"), "signature": self.signature, "scale": "0-100"}
 
     def score_pairs(self, predictions: Sequence[str], references: Sequence[str]) -> list[float]:
         return [float(self._bleu.sentence_score(p, [r]).score) for p, r in zip(predictions, references)]
@@ -261,8 +265,7 @@ class NltkSentenceBleu(PairwiseMetric):
 
     def _config(self) -> dict[str, Any]:
         return {
-            "library": "nltk",
-            "library_version": _version("nltk"),
+            **library_config("nltk"),
             "function": "nltk.translate.bleu_score.sentence_bleu",
             "smoothing": "SmoothingFunction().method1",
             "weights": list(self.weights),
@@ -317,8 +320,7 @@ class CorpusBleu:
     def config(self) -> dict[str, Any]:
         return {
             "metric": "sacrebleu_corpus",
-            "library": "sacrebleu",
-            "library_version": _version("sacrebleu"),
+            **library_config("sacrebleu"),
             "tokenize": self.tokenize,
             "smooth_method": self.smooth_method,
             "lowercase": self.lowercase,
