@@ -130,6 +130,7 @@ def main() -> None:
     if len(builds) < 1:
         ap.error("name at least one --build NAME=PYTHON")
     runs: dict[str, list[dict]] = {name: [] for name in builds}
+    code = code_provenance()  # the code as the run starts
     loadavg_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.repeat):
@@ -168,7 +169,7 @@ def main() -> None:
     cpu_name, cpu_flags = cpu_info() or (None, frozenset())
     report = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "code": code_provenance(),
+        "code": code,
         "note": args.note,
         "model": str(args.model.name),
         "settings": {
