@@ -13,8 +13,12 @@ random token ids (seeded; the prefill rate is tokens/s), then ``--decode`` singl
 build chose), and the logits after the prefill, so that the builds' arithmetic can be compared (max
 absolute difference, and whether the top token agrees).
 
+    # the former AVX2-only build, from its cached wheel, in a throwaway venv beside .venv's current build
+    python3 -m venv /tmp/avx2venv && /tmp/avx2venv/bin/pip install ~/.cache/figlang/wheels/llama-cpp-python-0.3.36-avx2/*.whl
     PYTHONPATH=src .venv/bin/python benchmarks/bench_llama_build.py --build avx2=/tmp/avx2venv/bin/python \\
-        --build dispatch=.venv/bin/python --threads 2 --repeat 3 --out docs/results/bench/llama_build_dispatch.json
+        --build dispatch=.venv/bin/python --threads 2 --repeat 5 --out docs/results/bench/llama_build_dispatch.json
+
+The file names each build by the wheel it was installed from (and its hash), not by its Python's path.
 
 Only the worker needs llama-cpp-python (and numpy); the parent needs figlang (provenance, CPU flags).
 """
@@ -25,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -65,7 +70,7 @@ def worker(args: argparse.Namespace) -> dict:
     lib_dir = Path(llama_cpp.__file__).parent / "lib"
     return {
         "llama_cpp_version": llama_cpp.__version__,
-        "llama_cpp_path": str(Path(llama_cpp.__file__).parent),
+        "installed_from": _installed_from(),
         "cpu_modules_shipped": sorted(p.name for p in lib_dir.glob("libggml-cpu*.so")),
         "cpu_module_loaded": ggml_cpu,
         "system_info": llama_cpp.llama_print_system_info().decode(errors="replace").strip(),
@@ -76,6 +81,17 @@ def worker(args: argparse.Namespace) -> dict:
         "decode_ms_per_token": decode_s / args.decode * 1000,
         "loadavg_after": os.getloadavg()[0],
     }
+
+
+def _installed_from() -> dict:
+    """The wheel (or source) pip installed llama-cpp-python from, and its hash: which build this is."""
+    from importlib.metadata import distribution
+
+    try:
+        direct = json.loads(distribution("llama_cpp_python").read_text("direct_url.json") or "{}")
+    except Exception:  # noqa: BLE001 - no record: installed from an index
+        direct = {}
+    return {"url": direct.get("url"), "hash": (direct.get("archive_info") or {}).get("hash")}
 
 
 def run_one(python: str, args: argparse.Namespace, logits_out: Path) -> dict:
@@ -124,7 +140,7 @@ def main() -> None:
     import numpy as np
 
     from figlang.core.devices import TIMING_FLAGS, cpu_info
-    from figlang.core.provenance import code_provenance
+    from figlang.core.provenance import code_provenance, portable_path
 
     builds = dict(b.split("=", 1) for b in args.build)
     if len(builds) < 1:
@@ -168,7 +184,8 @@ def main() -> None:
         }
     cpu_name, cpu_flags = cpu_info() or (None, frozenset())
     report = {
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        # each build's Python is this machine's path (a throwaway venv): the command names it PYTHON, the file its wheel
+        "command": shlex.join(["python", *(f"{a.split('=', 1)[0]}=PYTHON" if a in args.build else a for a in sys.argv)]),
         "code": code,
         "note": args.note,
         "model": str(args.model.name),
@@ -190,14 +207,16 @@ def main() -> None:
         },
         "builds": {
             name: {
-                "python": python,
-                **{k: runs[name][0][k] for k in ("llama_cpp_version", "cpu_modules_shipped", "cpu_module_loaded", "system_info")},
+                "llama_cpp_version": runs[name][0]["llama_cpp_version"],
+                "wheel": portable_path((runs[name][0]["installed_from"]["url"] or "").removeprefix("file://") or None),
+                "wheel_hash": runs[name][0]["installed_from"]["hash"],
+                **{k: runs[name][0][k] for k in ("cpu_modules_shipped", "cpu_module_loaded", "system_info")},
             }
-            for name, python in builds.items()
+            for name in builds
         },
         "summary": summary,
         "comparison": comparison,
-        "runs": runs,
+        "runs": {name: [{k: v for k, v in r.items() if k != "installed_from"} for r in rs] for name, rs in runs.items()},
     }
     print(json.dumps({"summary": summary, "comparison": comparison}, indent=1))
     if args.out:
