@@ -17,12 +17,15 @@
 # site-packages/bin, where nothing looks). Variants built: x64, sse42,
 # sandybridge, haswell, skylakex, cascadelake, icelake, cooperlake, zen4, alderlake (not ivybridge,
 # piledriver, cannonlake: rare, the next one down serves them; not sapphirerapids: AMX). The build
-# takes ~25 minutes on 2 cores, once: the wheel is kept in a cache folder named for the version,
-# the build and the patch's checksum, so an older AVX2-only wheel is never reused.
-# On a 2-core Sapphire Rapids VM (AVX-512 BF16, AMX hidden) the zen4 module loads and qwen2.5-1.5b
-# (Q4 GGUF, 2 threads) prefills ~1.5x and decodes ~1.1x as fast as the former AVX2-only build:
-# benchmarks/bench_llama_build.py, docs/results/bench/llama_build_dispatch.json.
-# Which module loaded: python -c "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())"
+# took 12 and 19 minutes on 2 shared cores, once: the wheel is kept in a cache folder named for the
+# version and a checksum of the flags and the patch, so an older (AVX2-only) wheel is never reused.
+# On a 2-core Sapphire Rapids VM (AVX-512 BF16, AMX hidden) the zen4 module loads, and qwen2.5-1.5b
+# (Q4 GGUF, 2 threads) prefills 1.37x as fast as with the former AVX2-only build (91.0 against 66.2
+# tokens/s) and decodes at the same speed (72.9 against 73.3 ms a token; memory-bound):
+# python benchmarks/bench_llama_build.py --build avx2=PYTHON --build dispatch=PYTHON --threads 2 --repeat 5
+# (docs/results/bench/llama_build_dispatch.json).
+# The instruction sets of the module loaded (AVX512 = 1 where an AVX-512 one did):
+#   python -c "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())"
 # Usage: sh scripts/install_llama_cpp.sh PYTHON   (PYTHON: the venv's python)
 set -eu
 
@@ -41,7 +44,7 @@ if [ "$(uname -m)" != "x86_64" ]; then
 fi
 
 if ! ls "$WHEELS"/llama_cpp_python-$VERSION-*.whl >/dev/null 2>&1; then
-    echo "building llama-cpp-python $VERSION (${FLAGS:-default flags}) into $WHEELS (once; ~25 minutes on 2 cores)"
+    echo "building llama-cpp-python $VERSION (${FLAGS:-default flags}) into $WHEELS (once; ~15-20 minutes on 2 cores)"
     if [ -n "$PATCH" ]; then
         SRC=$(mktemp -d)
         trap 'rm -rf "$SRC"' EXIT
