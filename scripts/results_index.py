@@ -1929,7 +1929,12 @@ prose(
 prose(
     "README.md", "zs/flute-val-meaning-cf-0shot-qwen/results.json", [["flute-zs-selection-chosen-val", 1, "metrics.accuracy.accuracy", 100]]
 )
-prose("README.md", "cpu/simile-probe-qwen-sel/eval/dev/results.json", [["probe-sel-simile-dev", 1, "metrics.accuracy.accuracy", 100]])
+# named, not found by _quoting_page: the speed page prints 72.9 too (a llama.cpp decode time, #39)
+prose(
+    "docs/how-to/train.md",
+    "cpu/simile-probe-qwen-sel/eval/dev/results.json",
+    [["probe-sel-simile-dev", 1, "metrics.accuracy.accuracy", 100]],
+)
 prose(
     "docs/research/flute_explanations.md",
     "explain/selection-sweep-writer/sweep-retime.json",
@@ -2027,7 +2032,8 @@ prose(
     [["shared-prefix-wall-speedup", 2, "rows.1.speedup_vs_naive"], ["shared-prefix-cpu-speedup", 2, "rows.1.cpu_speedup_vs_naive"]],
 )
 prose("README.md", "zs/idiom-dev-qa-qwen/results.json", [["qa-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])
-prose("README.md", "zs/simile-dev-pmi-qwen/results.json", [["pmi-qwen-simile-dev", 1, f"{A}.accuracy", 100]])
+# named, not found by _quoting_page: the speed page prints 66.2 too (llama.cpp's AVX2 prefill tokens/s, #39)
+prose("docs/research/index.md", "zs/simile-dev-pmi-qwen/results.json", [["pmi-qwen-simile-dev", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/idiom-devdisjoint-pmi-qwen/results.json", [["pmi-qwen-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/simile-devdisjoint-pmi-qwen/results.json", [["pmi-qwen-simile-dev-disjoint", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/idiom-dev-fewshot-qwen-llamacpp/results.json", [["fewshot-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])
@@ -2232,6 +2238,19 @@ prose(
     [["whole_identical", 0, "summary.agreement_figlang_lm_eval.identical"], ["whole_items", 0, "summary.agreement_figlang_lm_eval.items"]],
 )
 prose("docs/how-to/lm_eval.md", LM_EVAL_AMX, [["fast_dtype_vs_lm_eval", 1, "summary.fast_dtype_vs_lm_eval_float32_items_per_s"]])
+# the llama.cpp build with run-time CPU dispatch against the former AVX2-only one (#39; benchmarks/bench_llama_build.py)
+prose(
+    SP,
+    "bench/llama_build_dispatch.json",
+    [
+        ["prefill_dispatch_over_avx2", 2, "comparison.prefill_dispatch_over_avx2"],
+        ["prefill_dispatch_tokens_per_s", 1, "summary.dispatch.prefill_tokens_per_s_median"],
+        ["prefill_avx2_tokens_per_s", 1, "summary.avx2.prefill_tokens_per_s_median"],
+        ["decode_dispatch_ms_per_token", 1, "summary.dispatch.decode_ms_per_token_median"],
+        ["decode_avx2_ms_per_token", 1, "summary.avx2.decode_ms_per_token_median"],
+        ["logits_mean_abs_diff", 3, "comparison.logits_mean_abs_diff"],
+    ],
+)
 WEB = "docs/how-to/web.md"
 prose(
     WEB,
@@ -2339,6 +2358,7 @@ NO_PREDICTIONS = [
     ),
     ("meaning/bench/", "a cost benchmark (CPU seconds and tokens run): no per-item predictions exist"),
     ("meaning/dev-disjoint/", "by-expression CIs of the run beside it (same predictions: its folder without -byexpr)"),
+    ("bench/llama_build", "a speed benchmark of two llama.cpp builds (tokens/s, logits on random tokens): no items, no predictions"),
     ("bench/", "a benchmark's summary: its per-item predictions are inside the file (modes.*.predictions)"),
     ("serve/", "page-load timings of figlang serve: no per-item predictions exist"),
     ("suite/suite.json", "the suite's timing line (wall and CPU seconds, load): no per-item predictions exist"),

@@ -32,7 +32,11 @@ from figlang.backends.hf_text import HFTextMixin
 from figlang.backends.prefix import shared_prefix_length
 from figlang.backends.transformers_backend import _as_int, derive_seed
 
-INSTALL_HINT = "pip install 'llama-cpp-python==0.3.36' (or `pip install -e '.[server]'`; it compiles llama.cpp, ~10 min)"
+INSTALL_HINT = (
+    "from a figlang checkout, `sh scripts/install_llama_cpp.sh PYTHON` (llama-cpp-python 0.3.36 built with run-time CPU "
+    "dispatch and without ggml's AMX kernels, which crash on AMX CPUs; ~20 min on 2 cores, once); else "
+    "pip install 'llama-cpp-python==0.3.36' (a -march=native build)"
+)
 
 
 def _required_int(value: Any, name: str, minimum: int = 1) -> int:
