@@ -16,6 +16,11 @@ A lone pair is decoded by prompt lookup (the Transformers backend's ``prompt_loo
 after the timed first call the same pair is answered again token by token (``prompt_lookup=0``) and again
 by prompt lookup, back to back, with the forward passes each took (``one_pair_compare``).
 
+With ``--config`` (repeatable), the same measurements run under each backend setting in one process, one after
+the other, and the file records which was fastest and how many answers each shares with the first: how
+`figlang.explain.default_options` was chosen for a CPU class (``--config backend=transformers,dtype=bfloat16``
+``--config backend=transformers,dtype=float32`` ``--config backend=llama.cpp``).
+
 Run (2 threads, the first 20 selection pairs; ``-O KEY=VALUE`` adds the method's other options, e.g. the
 configuration chosen on `selection`: ``-O shots=compact -O k_by_type=idiom:10,metaphor:10,simile:10``):
 
@@ -81,20 +86,70 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="more options of the explain method, as `figlang eval -O` takes them (e.g. -O shots=compact -O k_by_type=idiom:10)",
     )
+    ap.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE[,KEY=VALUE]",
+        help="measure under each of these backend settings in one run (e.g. --config dtype=bfloat16 --config dtype=float32 "
+        "--config backend=llama.cpp); without it, the backend figlang.explain picks for this CPU",
+    )
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--out", default=None, help="write the measurements here as JSON")
     args = ap.parse_args()
 
+    from figlang.cli.common import parse_key_values
     from figlang.core.io import write_json
     from figlang.core.provenance import code_provenance
+
+    base = {"threads": args.threads, "k": args.k, "mode": args.mode, "pool": "train-fit", **parse_key_values(args.option, "--option")}
+    if args.label_model:
+        base.update(label_method="trained", label_model=args.label_model)
+    configs = [parse_key_values(c.split(","), "--config") for c in args.config] or [{}]
+    runs = []
+    for config in configs:
+        runs.append(measure(args, {**base, **config}))
+        explainer_cache_clear()
+    if len(runs) > 1:  # the same pair's answer under each configuration, against the first's
+        for run in runs[1:]:
+            run["same_one_pair_answer_as_first"] = run["one_pair"]["raw"] == runs[0]["one_pair"]["raw"]
+            run["same_batch_answers_as_first"] = sum(a == b for a, b in zip(run["batch_raw"], runs[0]["batch_raw"]))
+    result = runs[0] if len(runs) == 1 else {"configs": runs, "fastest_one_pair": min(runs, key=lambda r: r["one_pair_seconds"])["config"]}
+    result.update(cpu=cpu_summary(), provenance=code_provenance())
+    for run in runs:
+        print(json.dumps({k: v for k, v in run.items() if k not in ("one_pair", "batch_raw")}, indent=1))
+    if len(runs) > 1:
+        print("fastest one pair:", result["fastest_one_pair"])
+    if args.out:
+        write_json(Path(args.out), result)
+
+
+def explainer_cache_clear() -> None:
+    """Drop the loaded explainers (and their models) before the next configuration loads its own."""
+    import gc
+
+    from figlang import explain as explain_module
+
+    explain_module._METHODS.clear()
+    gc.collect()
+
+
+def cpu_summary() -> dict[str, object]:
+    """The CPU's model name and the flags that pick a backend (AVX2, AVX-512, AVX512-BF16, AMX)."""
+    from figlang.core.devices import cpu_info
+
+    info = cpu_info()
+    if info is None:
+        return {}
+    name, flags = info
+    return {"model": name, "flags": [f for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8") if f in flags]}
+
+
+def measure(args: argparse.Namespace, options: dict[str, object]) -> dict[str, object]:
+    """Load the explainer with ``options``, time one new pair (then again, token by token and by prompt lookup) and a batch."""
     from figlang.data.registry import get_task
     from figlang.explain import explain, explain_pairs, explainer
 
-    from figlang.cli.common import parse_key_values
-
-    options = {"threads": args.threads, "k": args.k, "mode": args.mode, "pool": "train-fit", **parse_key_values(args.option, "--option")}
-    if args.label_model:
-        options.update(label_method="trained", label_model=args.label_model)
     load_before = [round(x, 2) for x in os.getloadavg()]
     with Clock() as loading:
         method = explainer(args.model, args.data_dir, **options)  # qwen2.5-1.5b: the backend figlang.explain picks for this CPU
@@ -134,8 +189,9 @@ def main() -> None:
     with Clock() as batching:
         answers = explain_pairs(pairs, model=args.model, data_dir=args.data_dir, use_cache=False, **options)
     batch = batching.wall
-    result = {
+    return {
         "model": args.model,
+        "config": {k: v for k, v in options.items() if k in ("backend", "dtype", "batch_size", "n_threads", "threads")},
         "threads": args.threads,
         "k": args.k,
         "mode": args.mode,
@@ -158,14 +214,11 @@ def main() -> None:
         "seconds_per_pair": round(batch / max(len(pairs), 1), 2),
         "val_499_minutes_at_this_rate": round(499 * batch / max(len(pairs), 1) / 60, 1),
         "invalid": sum(1 for a in answers if not a.valid),
+        "batch_raw": [a.raw for a in answers],
         "peak_rss_mib": round(peak_mib(), 1),
         "load_average_before": load_before,
         "load_average": list(os.getloadavg()),
-        "provenance": code_provenance(),
     }
-    print(json.dumps({k: v for k, v in result.items() if k not in ("one_pair", "provenance")}, indent=1))
-    if args.out:
-        write_json(Path(args.out), result)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from figlang.data.records import NLIPair
 from figlang.data.registry import get_task
 from figlang.methods.base import bind_method, get_methods
 from figlang.backends.cache import RequestCache
-from figlang.core.devices import cpu_has_fast_bf16
+from figlang.core.devices import cpu_class
 from figlang.methods.trained.figure_type import FigureTypeModel
 from figlang.methods.trained.heads import shipped_heads
 from figlang.interpret.api import interpret, validate_text
@@ -37,12 +37,22 @@ from figlang.interpret.api import interpret, validate_text
 DEFAULT_MODEL = "qwen2.5-1.5b"
 
 
+# qwen2.5-1.5b's fastest backend for explaining, by CPU class (figlang.core.devices.cpu_class), each measured by
+# benchmarks/bench_explain.py with its --config settings in one run on that class of CPU:
+# - amx: Transformers bfloat16 in batches of 16, 3.59 s a pair (docs/results/explain/bench-amx-2threads-compact.json;
+#   bfloat16 ran 3.0x float32 and 4.7x llama.cpp there, docs/results/bench/lm_eval_idiom_dev_whole_amx.json);
+# - avx512 (no AMX): llama.cpp's AVX-512 module, 11.4 s a pair and 10.4 in a batch, against Transformers float32
+#   12.7 / 21.2 and bfloat16 17.9 / 28.4 (docs/results/explain/bench-avx512-backends.json): AVX512-BF16 alone
+#   does not make bfloat16 fast, and a padded batch cannot beat llama.cpp's one prompt at a time;
+# - avx2 and others: llama.cpp (1.26x Transformers float32 on the 2-core AVX2 machine; bfloat16 is emulated there).
+FASTEST_BY_CPU: dict[str, dict[str, Any]] = {"amx": {"dtype": "bfloat16", "batch_size": 16}}
+FALLBACK_BACKEND: dict[str, Any] = {"backend": "llama.cpp"}
+
+
 def default_options() -> dict[str, Any]:
-    """qwen2.5-1.5b's backend, by CPU: Transformers in bfloat16 (batches of 16) where the CPU computes bfloat16
-    natively, else llama.cpp. Measured with benchmarks/bench_lm_eval.py: on a native-bfloat16 (AMX) CPU, Transformers
-    bfloat16 ran 3.0x its float32 and 4.7x llama.cpp (docs/results/bench/lm_eval_idiom_dev_whole_amx.json); on an
-    AVX2-only CPU, llama.cpp ran 1.26x float32 Transformers in a third of the memory, and bfloat16 is emulated there."""
-    return {"dtype": "bfloat16", "batch_size": 16} if cpu_has_fast_bf16() else {"backend": "llama.cpp"}
+    """qwen2.5-1.5b's backend for this CPU (:data:`FASTEST_BY_CPU`, measured per CPU class): Transformers in bfloat16
+    where the CPU has AMX, else llama.cpp."""
+    return dict(FASTEST_BY_CPU.get(cpu_class(), FALLBACK_BACKEND))
 
 
 @dataclass

@@ -63,6 +63,22 @@ def cpu_has_fast_bf16() -> bool:
     return any(flag in info[1] for flag in ("avx512_bf16", "amx_bf16"))
 
 
+def cpu_class() -> str:
+    """The CPU's class for picking a backend: ``amx`` (AMX tiles), ``avx512`` (AVX-512 without AMX), ``avx2`` or ``other``.
+
+    On the ``avx512`` class, AVX512-BF16 alone does not make bfloat16 fast: on a 2-core Sapphire Rapids VM with AMX
+    hidden, qwen2.5-1.5b explained a pair in 17.9 s in bfloat16 and 12.7 s in float32
+    (docs/results/explain/bench-avx512-backends.json; docs/research/flute_explanations.md, "Speed by CPU class").
+    """
+    info = cpu_info()
+    flags = info[1] if info is not None else frozenset()
+    if "amx_bf16" in flags:
+        return "amx"
+    if "avx512f" in flags:
+        return "avx512"
+    return "avx2" if "avx2" in flags else "other"
+
+
 def bf16_is_emulated(device: str | None) -> bool:
     """bfloat16 on ``device`` would run emulated: a CPU without AVX512-BF16/AMX."""
     return (device or "cpu").strip().lower() == "cpu" and not cpu_has_fast_bf16()
@@ -73,4 +89,4 @@ def auto_cpu_dtype() -> str:
     return "bfloat16" if cpu_has_fast_bf16() else "float32"
 
 
-__all__ = ["DEVICE_CHOICES", "auto_cpu_dtype", "bf16_is_emulated", "cpu_has_fast_bf16", "resolve_device"]
+__all__ = ["DEVICE_CHOICES", "auto_cpu_dtype", "bf16_is_emulated", "cpu_class", "cpu_has_fast_bf16", "resolve_device"]
