@@ -398,3 +398,24 @@ def test_k_by_type_gives_a_figure_type_its_own_number_of_examples(train):
     assert len(method.examples(idiom, idiom.label)) == 5 and len(method.examples(other, other.label)) == 2
     assert method.config()["k_by_type"] == {"idiom": 5}
     assert "k_by_type" not in Explain(MODEL, k=2).config()  # not set: earlier runs' configurations read as before
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ({"avx2", "avx512f", "avx512_bf16", "amx_bf16"}, {"dtype": "bfloat16", "batch_size": 16}),
+        ({"avx2", "avx512f", "avx512_bf16"}, {"backend": "llama.cpp"}),  # AVX512-BF16 without AMX: llama.cpp was faster
+        ({"avx2", "fma"}, {"backend": "llama.cpp"}),
+    ],
+)
+def test_qwen_backend_is_the_one_measured_fastest_for_the_cpu_class(flags, expected, monkeypatch):
+    import importlib
+
+    from figlang.core import devices
+
+    explain_module = importlib.import_module("figlang.explain")  # the module (figlang.explain is also the function)
+
+    monkeypatch.setattr(devices, "cpu_info", lambda: ("a test CPU", frozenset(flags)))
+    assert explain_module.default_options() == expected
+    explain_module.default_options()["backend"] = "changed"  # a copy: the table itself stays
+    assert explain_module.default_options() == expected
