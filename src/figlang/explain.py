@@ -37,21 +37,26 @@ from figlang.interpret.api import interpret, validate_text
 DEFAULT_MODEL = "qwen2.5-1.5b"
 
 
-# qwen2.5-1.5b's fastest backend for explaining, by CPU class (figlang.core.devices.cpu_class), each measured by
-# benchmarks/bench_explain.py with its --config settings in one run on that class of CPU:
+# qwen2.5-1.5b's backend for explaining, by CPU class (figlang.core.devices.cpu_class): the fastest that writes what
+# bfloat16 writes, each measured by benchmarks/bench_explain.py with its --config settings in one run on that class:
 # - amx: Transformers bfloat16 in batches of 16, 3.59 s a pair (docs/results/explain/bench-amx-2threads-compact.json;
 #   bfloat16 ran 3.0x float32 and 4.7x llama.cpp there, docs/results/bench/lm_eval_idiom_dev_whole_amx.json);
-# - avx512 (no AMX): llama.cpp's AVX-512 module, 11.4 s a pair and 10.4 in a batch, against Transformers float32
-#   12.7 / 21.2 and bfloat16 17.9 / 28.4 (docs/results/explain/bench-avx512-backends.json): AVX512-BF16 alone
-#   does not make bfloat16 fast, and a padded batch cannot beat llama.cpp's one prompt at a time;
+# - avx512 (no AMX): Transformers float32, one prompt at a time (prompt lookup, the shared header from the previous
+#   prompt's cache): AVX512-BF16 alone does not make bfloat16 fast, and padded batches only add work to a prefill
+#   that is bound by compute. llama.cpp's AVX-512 module was faster still, but its explanations scored 1.8 ROUGE-L
+#   points below bfloat16's on 40 selection pairs (95% CI [-3.14, -0.62]); float32's -0.17 [-0.84, 0.54]
+#   (docs/research/flute_explanations.md, "Speed by CPU class");
 # - avx2 and others: llama.cpp (1.26x Transformers float32 on the 2-core AVX2 machine; bfloat16 is emulated there).
-FASTEST_BY_CPU: dict[str, dict[str, Any]] = {"amx": {"dtype": "bfloat16", "batch_size": 16}}
+FASTEST_BY_CPU: dict[str, dict[str, Any]] = {
+    "amx": {"dtype": "bfloat16", "batch_size": 16},
+    "avx512": {"dtype": "float32", "batch_size": 1},
+}
 FALLBACK_BACKEND: dict[str, Any] = {"backend": "llama.cpp"}
 
 
 def default_options() -> dict[str, Any]:
     """qwen2.5-1.5b's backend for this CPU (:data:`FASTEST_BY_CPU`, measured per CPU class): Transformers in bfloat16
-    where the CPU has AMX, else llama.cpp."""
+    where the CPU has AMX, in float32 one prompt at a time on AVX-512 without AMX, else llama.cpp."""
     return dict(FASTEST_BY_CPU.get(cpu_class(), FALLBACK_BACKEND))
 
 

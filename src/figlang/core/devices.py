@@ -68,7 +68,7 @@ def cpu_class() -> str:
 
     On the ``avx512`` class, AVX512-BF16 alone does not make bfloat16 fast: on a 2-core Sapphire Rapids VM with AMX
     hidden, qwen2.5-1.5b explained a pair in 17.9 s in bfloat16 and 12.7 s in float32
-    (docs/results/explain/bench-avx512-backends.json; docs/research/flute_explanations.md, "Speed by CPU class").
+    (docs/research/flute_explanations.md, "Speed by CPU class").
     """
     info = cpu_info()
     flags = info[1] if info is not None else frozenset()
