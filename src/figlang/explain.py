@@ -43,8 +43,8 @@ DEFAULT_MODEL = "qwen2.5-1.5b"
 #   bfloat16 ran 3.0x float32 and 4.7x llama.cpp there, docs/results/bench/lm_eval_idiom_dev_whole_amx.json);
 # - avx512 (no AMX): Transformers float32, one prompt at a time (prompt lookup, the shared header from the previous
 #   prompt's cache): AVX512-BF16 alone does not make bfloat16 fast, and padded batches only add work to a prefill
-#   that is bound by compute. llama.cpp's AVX-512 module was faster still, but its explanations scored 1.8 ROUGE-L
-#   points below bfloat16's on 40 selection pairs (95% CI [-3.14, -0.62]); float32's -0.17 [-0.84, 0.54]
+#   that is bound by compute. llama.cpp's AVX-512 module was faster still, but its explanations scored 1.57 ROUGE-L
+#   points below bfloat16's on 40 selection pairs (95% CI [-2.97, -0.44]); float32's -0.15 [-0.89, 0.61]
 #   (docs/research/flute_explanations.md, "Speed by CPU class");
 # - avx2 and others: llama.cpp (1.26x Transformers float32 on the 2-core AVX2 machine; bfloat16 is emulated there).
 FASTEST_BY_CPU: dict[str, dict[str, Any]] = {
