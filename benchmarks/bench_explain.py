@@ -102,6 +102,7 @@ def main() -> None:
     from figlang.core.io import write_json
     from figlang.core.provenance import code_provenance
 
+    provenance = code_provenance()  # the code as the run starts (files may change while it runs)
     base = {"threads": args.threads, "k": args.k, "mode": args.mode, "pool": "train-fit", **parse_key_values(args.option, "--option")}
     if args.label_model:
         base.update(label_method="trained", label_model=args.label_model)
@@ -115,7 +116,7 @@ def main() -> None:
             run["same_one_pair_answer_as_first"] = run["one_pair"]["raw"] == runs[0]["one_pair"]["raw"]
             run["same_batch_answers_as_first"] = sum(a == b for a, b in zip(run["batch_raw"], runs[0]["batch_raw"]))
     result = runs[0] if len(runs) == 1 else {"configs": runs, "fastest_one_pair": min(runs, key=lambda r: r["one_pair_seconds"])["config"]}
-    result.update(cpu=cpu_summary(), provenance=code_provenance())
+    result.update(cpu=cpu_summary(), provenance=provenance)
     for run in runs:
         print(json.dumps({k: v for k, v in run.items() if k not in ("one_pair", "batch_raw")}, indent=1))
     if len(runs) > 1:
