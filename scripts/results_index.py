@@ -1529,6 +1529,31 @@ AUTO_TABLES += [
         ],
     ),
 ]
+# ---- #39 target 3: qwen's backend by CPU class (docs/research/flute_explanations.md, "Speed by CPU class") --------
+_AVX = "explain/bench-avx512-backends.json#configs."
+_SEL40 = "explain/backends-selection40/agreement.json#runs."
+AUTO_TABLES += [
+    (
+        "docs/research/flute_explanations.md",
+        "explain-speed-avx512",
+        "| AVX-512 without AMX, 2 threads, idle | one new pair, s |",
+        [
+            ("| Transformers bfloat16, batches of 16", [_AVX + "0"]),
+            ("| **Transformers float32, one prompt at a time", [_AVX + "1"]),
+            ("| Transformers float32, batches of 16", [_AVX + "2"]),
+            ("| llama.cpp, dispatch build", [_AVX + "3"]),
+        ],
+    ),
+    (
+        "docs/research/flute_explanations.md",
+        "explain-backends-selection40",
+        "| 40 `selection` pairs, against bfloat16 |",
+        [
+            ("| Transformers float32 |", [_SEL40 + "0"]),
+            ("| llama.cpp, dispatch build |", [_SEL40 + "1"]),
+        ],
+    ),
+]
 NOT_RESULTS += [(MA, "| method | what the LM scores | options |", "the methods and their options")]
 # ---- docs/research/human_eval_table5.md and docs/research/narrative_miner.md (issue #19): figures computed from the public data, no model --
 # Table 5 recomputed from the paper's crowd files (`figlang human table5 --data-dir ../shared/data -o docs/results/human/table5`);
@@ -2289,6 +2314,7 @@ NO_PREDICTIONS = [
         "explain/baselines-val/summary.json",
         KNOWN_GAP + "summary of the baseline runs beside it; which run each row comes from is not named yet",
     ),
+    ("explain/bench-avx512-backends.json", "a benchmark of speed (seconds a pair per backend setting); it scores no items"),
     ("explain/bench-", KNOWN_GAP + "an explainer benchmark's summary; no per-item file of its own"),
     ("explain/prompt-lookup-passes-selection.json", KNOWN_GAP + "an explainer measurement's summary; no per-item file of its own"),
     ("explain/flute-iro-writer/figlang.json", KNOWN_GAP + "a training run's record (steps, dev loss); no per-item file of its own"),
@@ -2379,6 +2405,10 @@ PREDICTIONS = {
         "cpu/impli-fold0-all-lw-thr-check/h200-fold0-test/predictions.jsonl.gz",
     ],
 }
+# the backend comparison (#39 target 3): the three runs it compares, each with its predictions and explanations.json
+PREDICTIONS["explain/backends-selection40/agreement.json"] = [
+    f"explain/backends-selection40/{run}/predictions.jsonl.gz" for run in ("bfloat16", "float32", "llamacpp")
+]
 for kind in ("context", "literal"):
     for sp in ("dev", "dev-disjoint"):
         PREDICTIONS[f"cpu/compare-idiom-mc-{kind}-vs-mc-sel-{sp}.json"] = [

@@ -8,6 +8,7 @@ registered figure backs (outside rows that say they have no result file).
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -122,7 +123,7 @@ def test_figlang_report_readme_tables_rewrites_the_readme(tmp_path, figures):
 # Registered figures whose result folder keeps no per-item predictions, each excused in INDEX.yaml with a reason
 # (GPU runs, deleted CPU runs still to be re-made, summaries that write no per-item file). A ratchet: re-making a
 # run lowers it; a new figure without predictions must raise it here, in review, with its reason in INDEX.yaml.
-MAX_WITHOUT_PREDICTIONS = 1116  # 2026-11-27 (#39; was 1110): +6 figures of the llama.cpp build benchmark the speed page quotes (bench/llama_build_dispatch.json: tokens/s and ms a token of two builds, logits on random tokens; a benchmark, no items). Earlier, third session (#36; was 1106): +4 figures of the shipped FLUTE LoRA model's training record (rank, kept epoch, epochs, selection accuracy; the trainer keeps no per-item selection answers). Earlier (#35; was 1101): +5 figures of the web server's start and page times, which the prose of docs/how-to/web.md quoted unregistered and wrong (serve/bench_serve_start.json; a benchmark, no items). Earlier (#39; was 1096): +5 figures of the test suite's wall time (tests/suite_timing.json; a benchmark, no items). Earlier (#35; was 641): a figure counts as backed only by its own run's predictions (its folder, NAME.predictions.jsonl, NAME/, or the files its group names), no longer by any run below its file's folder: 460 lost that backing, 19 regained it by naming their runs (the comparisons), the rest carry a reason (KNOWN_GAPS below, or a summary/benchmark that writes no per-item file). 2026-11-26, sixth session (was 596): +45 figures of the writer recipes tried on a lent H200 (epochs, lr, steps, dev loss of training runs; no predictions exist). Third session (was 528): +68 figures that were marked ⁿ (no file at all) are now tied to their result files, which keep no per-item predictions (the GPU relations files, the smollm2 I→OR val run, configuration figures, benchmarks); GPU runs, deleted CPU runs, zero-shot runs whose predictions stayed in runs/, summaries and benchmarks (reasons in INDEX.yaml); lower it as runs are re-made
+MAX_WITHOUT_PREDICTIONS = 1130  # 2026-11-27, fifth session (#39; was 1116): +14 figures of the explainer speed by backend on an AVX-512 CPU without AMX (explain/bench-avx512-backends.json: seconds and CPU seconds of one pair and a batch per setting; a benchmark, no items). Earlier (#39; was 1110): +6 figures of the llama.cpp build benchmark the speed page quotes (bench/llama_build_dispatch.json: tokens/s and ms a token of two builds, logits on random tokens; a benchmark, no items). Earlier, third session (#36; was 1106): +4 figures of the shipped FLUTE LoRA model's training record (rank, kept epoch, epochs, selection accuracy; the trainer keeps no per-item selection answers). Earlier (#35; was 1101): +5 figures of the web server's start and page times, which the prose of docs/how-to/web.md quoted unregistered and wrong (serve/bench_serve_start.json; a benchmark, no items). Earlier (#39; was 1096): +5 figures of the test suite's wall time (tests/suite_timing.json; a benchmark, no items). Earlier (#35; was 641): a figure counts as backed only by its own run's predictions (its folder, NAME.predictions.jsonl, NAME/, or the files its group names), no longer by any run below its file's folder: 460 lost that backing, 19 regained it by naming their runs (the comparisons), the rest carry a reason (KNOWN_GAPS below, or a summary/benchmark that writes no per-item file). 2026-11-26, sixth session (was 596): +45 figures of the writer recipes tried on a lent H200 (epochs, lr, steps, dev loss of training runs; no predictions exist). Third session (was 528): +68 figures that were marked ⁿ (no file at all) are now tied to their result files, which keep no per-item predictions (the GPU relations files, the smollm2 I→OR val run, configuration figures, benchmarks); GPU runs, deleted CPU runs, zero-shot runs whose predictions stayed in runs/, summaries and benchmarks (reasons in INDEX.yaml); lower it as runs are re-made
 # of those, the summaries whose figures were backed by a sibling run's predictions until #35 and whose own file is not
 # named yet (reason "known gap (#35): …" in INDEX.yaml, NO_PREDICTIONS in scripts/results_index.py): sweeps over
 # config-N/ runs, the FLUTE selection grid, training records, explainer benchmarks. A ratchet too.
@@ -238,3 +239,19 @@ def test_mutations_of_registered_figures_are_caught():
     spec.loader.exec_module(module)
     got, tried, missed = module.run(sample=15, seed=1)
     assert tried >= len(module.NAMED) + 15 and not missed, missed
+
+
+def test_suggested_keys_skip_configuration_but_not_a_named_subtree(tmp_path):
+    """A number under a configuration key (config, configs, seed …) is never proposed by chance; a row that names
+    its own sub-tree under such a key (FILE#configs.1: one benchmark setting's figures) gets that sub-tree's numbers,
+    and still not the configuration inside it."""
+    from figlang.evaluation.registry import suggest_keys
+
+    (tmp_path / "bench.json").write_text(
+        json.dumps({"configs": [{"seconds": 17.41, "config": {"n": 12.5}}, {"seconds": 13.52, "config": {"n": 12.5}}]}),
+        encoding="utf-8",
+    )
+    assert suggest_keys("13.52", ["bench.json"], tmp_path) is None
+    assert suggest_keys("13.52", ["bench.json#configs.1"], tmp_path)[:2] == ("bench.json", "configs.1.seconds")
+    assert suggest_keys("17.41", ["bench.json#configs.1"], tmp_path) is None
+    assert suggest_keys("12.5", ["bench.json#configs.1"], tmp_path) is None

@@ -460,7 +460,8 @@ def suggest_keys(
             dotted = ".".join(path)
             if under and not (dotted == under or dotted.startswith(under + ".")):  # keys may hold dots (qwen-llama.cpp)
                 continue
-            if (file, dotted) in exclude or _NOT_FIGURES & set(path):
+            named = len(under.split(".")) if under else 0  # a sub-tree named by FILE#KEY.PATH is the figures' own home
+            if (file, dotted) in exclude or _NOT_FIGURES & set(path[named:]):
                 continue
             integer = not re.search(r"[.e]", text)
             if integer and float(text.replace(",", "")) < 10 and path[-1] not in _COUNT_KEYS:
