@@ -226,5 +226,7 @@ def test_figlang_eval_runs_a_method_on_llama_cpp(data_dir, tmp_path):
     assert run.returncode == 0, run.stderr
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["method"]["fingerprint"]["backend"]["backend"] == "llama.cpp"
+    ran = results["run"]["backend"]["llama_cpp"]  # which CPU features ggml's run-time dispatch chose
+    assert ran["version"] and "CPU :" in ran["system_info"] and "AVX" in ran["system_info"]
     predictions = [json.loads(line) for line in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
     assert len(predictions) == 6

@@ -144,6 +144,17 @@ class LlamaCppBackend(LazyWeights, HFTextMixin, LanguageModel):
         """Options that change speed, not results (kept out of the fingerprint)."""
         return {"threads": self.threads, "n_batch": self.n_batch, "path": str(self.gguf)}
 
+    def run_notes(self) -> dict[str, Any]:
+        """The CPU features ggml ran with (recorded in results.json): figlang's llama.cpp build picks its CPU module at
+        run time, and modules differ a little in arithmetic (an AVX-512 module's logits differ from the AVX2 one's)."""
+        if not self.weights_loaded:
+            return {}
+        import llama_cpp
+
+        info = llama_cpp.llama_print_system_info()
+        text = info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)
+        return {"llama_cpp": {"version": llama_cpp.__version__, "system_info": " ".join(text.split())}}
+
     def __repr__(self) -> str:
         return f"LlamaCppBackend({self.name!r}, gguf={str(self.gguf)!r})"
 
