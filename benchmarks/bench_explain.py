@@ -136,14 +136,14 @@ def explainer_cache_clear() -> None:
 
 
 def cpu_summary() -> dict[str, object]:
-    """The CPU's model name and the flags that pick a backend (AVX2, AVX-512, AVX512-BF16, AMX)."""
-    from figlang.core.devices import cpu_info
+    """The CPU's model name, its class (figlang.core.devices.cpu_class) and the flags that decide CPU timings."""
+    from figlang.core.devices import TIMING_FLAGS, cpu_class, cpu_info
 
     info = cpu_info()
     if info is None:
         return {}
     name, flags = info
-    return {"model": name, "flags": [f for f in ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8") if f in flags]}
+    return {"model": name, "class": cpu_class(), "flags": [f for f in TIMING_FLAGS if f in flags]}
 
 
 def measure(args: argparse.Namespace, options: dict[str, object]) -> dict[str, object]:

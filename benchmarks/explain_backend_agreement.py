@@ -13,20 +13,19 @@ difference of per-item ROUGE-L F1 (from each run's explanations.json ``per_pair`
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 from pathlib import Path
 
 
 def predictions(run: Path) -> dict[str, dict]:
-    path = run / "predictions.jsonl"
-    opener = (
-        (lambda: gzip.open(path.with_suffix(".jsonl.gz"), "rt", encoding="utf-8"))
-        if not path.exists()
-        else (lambda: path.open(encoding="utf-8"))
-    )
-    with opener() as f:
-        return {row["id"]: row for row in map(json.loads, f)}
+    """A run folder's per-item predictions by id (predictions.jsonl, or the .gz a published run keeps)."""
+    from figlang.core.io import read_jsonl
+    from figlang.evaluation.runs import predictions_file
+
+    found = predictions_file(run)
+    if found is None:
+        raise SystemExit(f"{run}: no predictions.jsonl(.gz)")
+    return {row["id"]: row for row in read_jsonl(found)}
 
 
 def main() -> None:

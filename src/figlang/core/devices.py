@@ -67,7 +67,7 @@ def cpu_class() -> str:
     """The CPU's class for picking a backend: ``amx`` (AMX tiles), ``avx512`` (AVX-512 without AMX), ``avx2`` or ``other``.
 
     On the ``avx512`` class, AVX512-BF16 alone does not make bfloat16 fast: on a 2-core Sapphire Rapids VM with AMX
-    hidden, qwen2.5-1.5b explained a pair in 17.9 s in bfloat16 and 12.7 s in float32
+    hidden, qwen2.5-1.5b explained a new pair in 17.41 s in bfloat16 and 13.52 s in float32
     (docs/research/flute_explanations.md, "Speed by CPU class").
     """
     info = cpu_info()
