@@ -39,13 +39,14 @@ from figlang.builders.review_queue import (
     VERDICTS,
     BuilderReview,
     VerdictsImportReport,
+    changed_verdict_note,
     edits_of,
     read_table,
     reviewed_fields,
+    save_verdicts,
     tally,
     verdict_of,
     verdicts_by_revision,
-    verdicts_path,
     write_queue,
 )
 
@@ -144,7 +145,7 @@ def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
             continue
         key = (pid, revision)
         if key in stored and stored[key]["verdict"] != verdict:
-            report.notes.append(f"{where}: {pid} had verdict {stored[key]['verdict']!r} ({stored[key]['from']}); now {verdict!r}")
+            report.notes.append(changed_verdict_note(where, pid, stored[key], verdict))
         new[key] = {
             "id": pid,
             "revision": revision,
@@ -155,10 +156,7 @@ def store_verdicts(run: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
             "from": where,
         }
         report.verdicts[verdict] += 1
-    stored.update(new)
-    report.stored = len(new)
-    write_jsonl(verdicts_path(run), list(stored.values()))
-    return report
+    return save_verdicts(run, stored, new, report)
 
 
 def _creator_label(value: str) -> str | None:

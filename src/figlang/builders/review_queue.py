@@ -126,6 +126,22 @@ def import_file(store: Callable[..., VerdictsImportReport], folder: str | Path, 
     return store(folder, located_rows(path, report), report)
 
 
+def save_verdicts(
+    folder: str | Path, stored: dict[Any, dict[str, Any]], new: dict[Any, dict[str, Any]], report: VerdictsImportReport
+) -> VerdictsImportReport:
+    """The end of every ``store_verdicts``: the new verdicts join (or replace) the stored ones, and the verdicts file is
+    rewritten (temp file + os.replace: all or nothing); ``report.stored`` counts the new ones."""
+    stored.update(new)
+    report.stored = len(new)
+    write_jsonl(verdicts_path(folder), list(stored.values()))
+    return report
+
+
+def changed_verdict_note(where: str, pid: str, old: Mapping[str, Any], verdict: str) -> str:
+    """The note a verdict that replaces a different stored one leaves in the import report."""
+    return f"{where}: {pid} had verdict {old['verdict']!r} ({old['from']}); now {verdict!r}"
+
+
 #: A review module's ``store_verdicts(folder, [(origin, line, row)], report)``: check rows against the folder's pairs, store the good ones.
 StoreVerdicts = Callable[[str | Path, list[tuple[str, int, dict[str, Any]]], VerdictsImportReport], VerdictsImportReport]
 

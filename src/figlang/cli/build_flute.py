@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from figlang.builders.flute_checks import CheckLimits, load_prompts
-from figlang.builders.flute_creator import DEFAULT_MODEL, CreateSummary, CreatorConfig, create
+from figlang.builders.flute_creator import CreateSummary, CreatorConfig, create
 from figlang.builders.flute_edits import export_edit_tasks, import_edits
 from figlang.builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, read_input_file, select
 from figlang.builders.review_queue import ReviewQueue
@@ -54,7 +54,8 @@ CHECK_ORDER = (
 )
 
 
-# `generate_cmd`'s options
+# `generate_cmd`'s options; the creator's own defaults (CreatorConfig, CheckLimits) are written once, there
+_CREATOR = CreatorConfig()
 _GenerateOutOption = Annotated[Path, typer.Option("--out", "-o", help="Run folder (resumable: rerun the same command to continue).")]
 _GenerateIdiomsOption = Annotated[
     str | None, typer.Option("--idioms", help="'benchmark', 'pie', or a JSONL/TSV/CSV file (idiom, meaning[, sentence]).")
@@ -121,16 +122,16 @@ def generate_cmd(
     sarcasm: _GenerateSarcasmOption = None,
     limit: _GenerateLimitOption = None,
     sample_seed: _GenerateSampleSeedOption = 0,
-    model: _GenerateModelOption = DEFAULT_MODEL,
+    model: _GenerateModelOption = _CREATOR.model,
     temperature: _GenerateTemperatureOption = None,
     top_p: _GenerateTopPOption = None,
     max_new_tokens: _GenerateMaxNewTokensOption = None,
     rounds: _GenerateRoundsOption = None,
-    seed: _GenerateSeedOption = 0,
-    chat: _GenerateChatOption = "false",
-    sarcasm_contradiction: _GenerateSarcasmContradictionOption = "human",
-    min_edit_similarity: _GenerateMinEditSimilarityOption = 0.3,
-    max_words: _GenerateMaxWordsOption = 60,
+    seed: _GenerateSeedOption = _CREATOR.seed,
+    chat: _GenerateChatOption = _CREATOR.chat,
+    sarcasm_contradiction: _GenerateSarcasmContradictionOption = _CREATOR.sarcasm_contradiction,
+    min_edit_similarity: _GenerateMinEditSimilarityOption = _CREATOR.limits.min_edit_similarity,
+    max_words: _GenerateMaxWordsOption = _CREATOR.limits.max_words,
     prompts_dir: _GeneratePromptsDirOption = None,
     option: _GenerateOptionOption = None,
     resample_rejected: _GenerateResampleRejectedOption = False,

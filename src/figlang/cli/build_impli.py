@@ -78,6 +78,11 @@ LenientOption = Annotated[bool, typer.Option("--lenient", help="Skip and report 
 CapitaliseOption = Annotated[
     bool, typer.Option("--capitalise/--no-capitalise", help="Capitalise a definition that starts a sentence (IMPLI itself mostly did not).")
 ]
+#: antonyms and metaphors both read WordNet through load_wordnet, so they share its default
+WordnetDirOption = Annotated[
+    Path | None,
+    typer.Option("--wordnet-dir", help="WordNet 3.0 dict folder (default: $FIGLANG_WORDNET_DIR, then /usr/share/wordnet)."),
+]
 #: The generator's output folder that the review commands (review-export, review-import, review-stats) read.
 _OutputFolderArgument = Annotated[Path, typer.Argument(help="The generator's output folder.")]
 
@@ -312,10 +317,7 @@ def antonyms_cmd(
     source: SourceOption = None,
     lenient: LenientOption = False,
     model: SpacyModelOption = DEFAULT_MODEL,
-    wordnet_dir: Annotated[
-        Path | None,
-        typer.Option("--wordnet-dir", help="WordNet 3.0 dict folder (default: $FIGLANG_WORDNET_DIR, then /usr/share/wordnet)."),
-    ] = None,
+    wordnet_dir: WordnetDirOption = None,
     capitalise: CapitaliseOption = True,
 ) -> None:
     """Antonym pairs: a key word of the definition replaced by its WordNet antonym, in figurative contexts -> non-entailment."""
@@ -338,7 +340,7 @@ def metaphors_cmd(
     ] = None,
     source: Annotated[str, typer.Option("--source", help="Corpus name in the output file name.")] = "tsvetkov",
     model: SpacyModelOption = DEFAULT_MODEL,
-    wordnet_dir: Annotated[Path | None, typer.Option("--wordnet-dir", help="WordNet 3.0 dict folder.")] = None,
+    wordnet_dir: WordnetDirOption = None,
     compare: Annotated[
         bool, typer.Option("--compare/--no-compare", help="Compare with IMPLI's replacement_tsvetkov_e.tsv when the data dir has it.")
     ] = True,

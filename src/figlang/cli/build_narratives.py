@@ -14,7 +14,7 @@ from rich.table import Table
 from figlang.builders.annotation import export_tasks, import_answers, load_candidates
 from figlang.builders.corpus import DEFAULT_PATTERNS, ReadOptions
 from figlang.lexicon.idioms import Lexicon, load_lexicon
-from figlang.builders.narratives import DEFAULT_MODEL, SEGMENTERS, MinerConfig, MineSummary, mine_corpus
+from figlang.builders.narratives import SEGMENTERS, MinerConfig, MineSummary, mine_corpus
 from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.cli.build_flute import task_progress
@@ -39,7 +39,8 @@ COUNT_ROWS = [
 ]
 
 
-# `mine_cmd`'s options
+# `mine_cmd`'s options; their defaults are the miner's own (MinerConfig, ReadOptions), written once there
+_MINER = MinerConfig()
 _MineCorpusOption = Annotated[list[Path], typer.Argument(help="Text files, folders, .gz files or JSONL files (one document per line).")]
 _MineOutOption = Annotated[Path, typer.Option("--out", "-o", help="Output folder (resumable: rerun the same command to finish it).")]
 _MineLexiconOption = Annotated[str, typer.Option("--lexicon", "-l", help="Idiom lexicon: 'benchmark', 'pie', or a TSV/JSONL file.")]
@@ -81,22 +82,22 @@ def mine_cmd(
     workers: _MineWorkersOption = 1,
     ray: _MineRayOption = False,
     ray_address: _MineRayAddressOption = None,
-    similes: _MineSimilesOption = True,
-    idioms: _MineIdiomsOption = True,
-    implicit_like: _MineImplicitLikeOption = False,
-    bare_as: _MineBareAsOption = True,
-    model: SpacyModelOption = DEFAULT_MODEL,
-    segmenter: _MineSegmenterOption = "senter",
-    text_field: _MineTextFieldOption = "text",
-    id_field: _MineIdFieldOption = None,
-    encoding: _MineEncodingOption = "auto",
-    gutenberg: _MineGutenbergOption = True,
-    context: _MineContextOption = 4,
-    min_words: _MineMinWordsOption = 20,
-    max_words: _MineMaxWordsOption = 300,
-    max_sentence_words: _MineMaxSentenceWordsOption = 100,
-    max_gap: _MineMaxGapOption = 2,
-    max_paragraph_chars: _MineMaxParagraphCharsOption = 50_000,
+    similes: _MineSimilesOption = _MINER.similes,
+    idioms: _MineIdiomsOption = _MINER.idioms,
+    implicit_like: _MineImplicitLikeOption = _MINER.implicit_like,
+    bare_as: _MineBareAsOption = _MINER.bare_as,
+    model: SpacyModelOption = _MINER.model,
+    segmenter: _MineSegmenterOption = _MINER.segmenter,
+    text_field: _MineTextFieldOption = _MINER.read.text_field,
+    id_field: _MineIdFieldOption = _MINER.read.id_field,
+    encoding: _MineEncodingOption = _MINER.read.encoding,
+    gutenberg: _MineGutenbergOption = _MINER.read.strip_gutenberg,
+    context: _MineContextOption = _MINER.context_sentences,
+    min_words: _MineMinWordsOption = _MINER.min_words,
+    max_words: _MineMaxWordsOption = _MINER.max_words,
+    max_sentence_words: _MineMaxSentenceWordsOption = _MINER.max_sentence_words,
+    max_gap: _MineMaxGapOption = _MINER.max_gap,
+    max_paragraph_chars: _MineMaxParagraphCharsOption = _MINER.read.max_paragraph_chars,
     docs_per_shard: _MineDocsPerShardOption = 1000,
     pattern: _MinePatternOption = None,
     restart: _MineRestartOption = False,

@@ -25,6 +25,10 @@ DataDirOption = Annotated[
     ),
 ]
 
+RequestCacheDirOption = Annotated[
+    Path | None,
+    typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache). Reruns and resumed runs read it."),
+]
 NoRequestCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the request cache.")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 JsonReportOption = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]

@@ -17,7 +17,15 @@ from figlang.evaluation.scoring import MetricOptions
 from figlang.backends.options import BACKENDS, Selection
 from figlang.methods.base import get_methods
 from figlang.core.options import option_names, options_lines, options_markdown
-from figlang.cli.common import DataDirOption, EvalSplitOption, JsonOption, NoRequestCacheOption, console, parse_key_values
+from figlang.cli.common import (
+    DataDirOption,
+    EvalSplitOption,
+    JsonOption,
+    NoRequestCacheOption,
+    RequestCacheDirOption,
+    console,
+    parse_key_values,
+)
 
 
 def parse_chosen_on(pairs: list[str] | None) -> dict[str, str]:
@@ -62,10 +70,7 @@ def eval_cmd(
     limit: Annotated[int | None, typer.Option("--limit", "-n", help="Only the first N items (for a quick look).")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Folder for predictions.jsonl, results.json and results.md.")] = None,
     data_dir: DataDirOption = None,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache). Reruns and resumed runs read it."),
-    ] = None,
+    cache_dir: RequestCacheDirOption = None,
     no_cache: NoRequestCacheOption = False,
     seed: Annotated[
         int,

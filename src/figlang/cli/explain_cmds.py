@@ -16,6 +16,7 @@ from figlang.core.options import default_of, option_help
 from figlang.cli.common import (
     DataDirOption,
     NoRequestCacheOption,
+    RequestCacheDirOption,
     console,
     err_console,
     merge_flag_options,
@@ -151,10 +152,7 @@ def explain_cmd(
     ] = 0,
     seed: Annotated[int, typer.Option("--seed", help="With --score --examples: the seed that draws the examples.")] = 0,
     data_dir: DataDirOption = None,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache); a repeated question is answered from it."),
-    ] = None,
+    cache_dir: RequestCacheDirOption = None,
     no_cache: NoRequestCacheOption = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")] = False,
 ) -> None:

@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from figlang.evaluation.suite import DEFAULT_DTYPE, DEFAULT_MODEL, HEADERS, SuiteResult, timing_line
-from figlang.cli.common import DataDirOption, NoRequestCacheOption, console
+from figlang.cli.common import DataDirOption, NoRequestCacheOption, RequestCacheDirOption, console
 
 
 def suite_table(result: SuiteResult) -> Table:
@@ -96,7 +96,7 @@ def suite_cmd(
             help="Run only these entries: names (idiom-best, idiom-model …), task names, or the groups best / model; comma-separated or repeated.",
         ),
     ] = None,
-    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="Request cache folder (default: figlang's user cache).")] = None,
+    cache_dir: RequestCacheDirOption = None,
     no_cache: NoRequestCacheOption = False,
     threads: Annotated[int | None, typer.Option("--threads", help="torch threads (default: torch's, one per core).")] = None,
     seed: Annotated[int, typer.Option(help="Seed for samples and bootstrap CIs.")] = 0,

@@ -29,8 +29,10 @@ from figlang.core.text import collapse_spaces
 from figlang.builders.review_queue import (
     BuilderReview,
     VerdictsImportReport,
+    changed_verdict_note,
     edits_of,
     reviewed_fields,
+    save_verdicts,
     tally,
     verdict_of,
     verdicts_path,
@@ -171,7 +173,7 @@ def store_verdicts(out: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
         fingerprint = _fingerprint(pair["premise"], pair["hypothesis"])
         old = stored.get(pid)
         if old is not None and old.get("pair") == fingerprint and old["verdict"] != verdict:
-            report.notes.append(f"{where}: {pid} had verdict {old['verdict']!r} ({old['from']}); now {verdict!r}")
+            report.notes.append(changed_verdict_note(where, pid, old, verdict))
         new[pid] = {
             "id": pid,
             "pair": fingerprint,
@@ -183,10 +185,7 @@ def store_verdicts(out: str | Path, rows: list[tuple[str, int, dict[str, Any]]],
             "from": where,
         }
         report.verdicts[verdict] += 1
-    stored.update(new)
-    report.stored = len(new)
-    write_jsonl(verdicts_path(out), list(stored.values()))  # temp file + os.replace: all or nothing
-    return report
+    return save_verdicts(out, stored, new, report)
 
 
 def review_rates(out: str | Path) -> dict[str, dict[str, int]]:
