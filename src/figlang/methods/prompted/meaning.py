@@ -39,7 +39,7 @@ from figlang.core.errors import FiglangError
 from figlang.data.records import ClozeRecord, Record
 from figlang.backends.base import ScoreRequest
 from figlang.methods.base import MethodRegistry, Prediction
-from figlang.core.options import options_from_signature
+from figlang.core.options import option_names, options_from_signature
 from figlang.methods.prompted.common import ModelMethod, parse_choice, parse_int
 from figlang.methods.prompted import prompts as P
 from figlang.methods.prompted.cloze import (
@@ -122,9 +122,15 @@ class MeaningMixin(_MixedIntoMethod):
     _meanings: dict[str, Any]
 
     def _init_meaning(
-        self, position: str, sources: Any, lexicons: Any, meaning_model: str | None, missing: str, data_dir: str | None
+        self,
+        position: str = "before",
+        sources: Any = None,
+        lexicons: Any = None,
+        meaning_model: str | None = None,
+        missing: str = "plain",
+        data_dir: str | None = None,
     ) -> None:
-
+        """The meaning options, declared here once (:data:`MEANING_OPTIONS` is read from this signature)."""
         self.position = parse_choice(position, "position", POSITIONS)
         self.missing = parse_choice(missing, "missing", MISSING)
         chosen = _split_list(sources) if sources is not None else [*DEFAULT_SOURCES, *(["lm"] if meaning_model else [])]
@@ -183,6 +189,24 @@ class MeaningMixin(_MixedIntoMethod):
         }
 
 
+_MEANING_HELP = {
+    "position": "where the meaning line goes: before or after the narrative",
+    "sources": "where meanings come from, in order (comma-separated): record, lexicon, pattern, wordnet, lm",
+    "lexicons": "the lexicons of source 'lexicon' (comma-separated): benchmark, pie, or TSV/JSONL files",
+    "meaning_model": "an instruction model for source 'lm' (e.g. qwen2.5-1.5b)",
+    "missing": "an item no source knows: plain (scored without a meaning line) or error",
+    "data_dir": "the lexicons' folder, when not the run's data folder (--data-dir)",
+}
+_MEANING_CHOICES = {"position": POSITIONS, "missing": MISSING}
+#: The options every meaning-aware method takes (through its ``**options``), from :meth:`MeaningMixin._init_meaning`.
+MEANING_OPTIONS = options_from_signature(MeaningMixin._init_meaning, _MEANING_HELP, _MEANING_CHOICES)
+
+
+def _pop_meaning_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The meaning options taken out of a method's ``**options`` (the rest go on to its backend or its parent method)."""
+    return {name: options.pop(name) for name in option_names(MEANING_OPTIONS) if name in options}
+
+
 def _split_list(value: Any) -> list[str]:
     if isinstance(value, (list, tuple)):
         return [str(v).strip() for v in value if str(v).strip()]
@@ -207,18 +231,13 @@ class MeaningLMScore(NeutralPrompt, MeaningMixin, ModelMethod):
         model: Any = None,
         norm: str = "token",
         neutral: str = P.DEFAULT_NEUTRAL,
-        position: str = "before",
-        sources: Any = None,
-        lexicons: Any = None,
-        meaning_model: str | None = None,
-        missing: str = "plain",
-        data_dir: str | None = None,
-        **backend_options: Any,
+        **options: Any,  # the meaning options (MEANING_OPTIONS), then the backend's
     ) -> None:
-        super().__init__(model, backend_options)
+        meaning = _pop_meaning_options(options)
+        super().__init__(model, options)
         self.norm = parse_choice(norm, "norm", MEANING_NORMS)
         self.init_neutral(neutral)
-        self._init_meaning(position, sources, lexicons, meaning_model, missing, data_dir)
+        self._init_meaning(**meaning)
 
     def requests_for(self, record: ClozeRecord) -> list[ScoreRequest]:
         """The conditional requests of one item (the scored text: meaning line + narrative, then each option)."""
@@ -256,19 +275,10 @@ class _MeaningPrompt(_MeaningMixedIntoPrompt):
     """What ``qa-meaning`` and ``few-shot-meaning`` add to their prompting method: the meaning options, the meaning
     line in every narrative the prompt shows, and each prediction's meaning and its source."""
 
-    def __init__(
-        self,
-        model: Any = None,
-        position: str = "before",
-        sources: Any = None,
-        lexicons: Any = None,
-        meaning_model: str | None = None,
-        missing: str = "plain",
-        data_dir: str | None = None,
-        **options: Any,
-    ) -> None:
+    def __init__(self, model: Any = None, **options: Any) -> None:  # the meaning options (MEANING_OPTIONS), then the method's
+        meaning = _pop_meaning_options(options)
         super().__init__(model, **options)
-        self._init_meaning(position, sources, lexicons, meaning_model, missing, data_dir)
+        self._init_meaning(**meaning)
 
     def context_of(self, record: ClozeRecord) -> str:
         return self.meaning_context(record)
@@ -431,26 +441,14 @@ class KnowledgeLMScore(NeutralPrompt, ModelMethod):
         return {**cfg, **self.neutral_config(), **self.model_config()}
 
 
-_MEANING_HELP = {
-    "position": "where the meaning line goes: before or after the narrative",
-    "sources": "where meanings come from, in order (comma-separated): record, lexicon, pattern, wordnet, lm",
-    "lexicons": "the lexicons of source 'lexicon' (comma-separated): benchmark, pie, or TSV/JSONL files",
-    "meaning_model": "an instruction model for source 'lm' (e.g. qwen2.5-1.5b)",
-    "missing": "an item no source knows: plain (scored without a meaning line) or error",
-    "data_dir": "the lexicons' folder, when not the run's data folder (--data-dir)",
-}
-_MEANING_CHOICES = {"position": POSITIONS, "missing": MISSING}
 LM_SCORE_MEANING_OPTIONS = options_from_signature(
     MeaningLMScore,
-    {
-        **_MEANING_HELP,
-        "norm": "sum | token | char | pmi, or meaning-pmi: minus log P(continuation | narrative alone)",
-        "neutral": NEUTRAL_HELP,
-    },
-    {**_MEANING_CHOICES, "norm": MEANING_NORMS},
+    {"norm": "sum | token | char | pmi, or meaning-pmi: minus log P(continuation | narrative alone)", "neutral": NEUTRAL_HELP},
+    {"norm": MEANING_NORMS},
+    include=[MEANING_OPTIONS],
 )
-QA_MEANING_OPTIONS = options_from_signature(MeaningQA, _MEANING_HELP, _MEANING_CHOICES, include=[QA_OPTIONS])
-FEW_SHOT_MEANING_OPTIONS = options_from_signature(MeaningFewShot, _MEANING_HELP, _MEANING_CHOICES, include=[FEW_SHOT_OPTIONS])
+QA_MEANING_OPTIONS = options_from_signature(MeaningQA, {}, include=[MEANING_OPTIONS, QA_OPTIONS])
+FEW_SHOT_MEANING_OPTIONS = options_from_signature(MeaningFewShot, {}, include=[MEANING_OPTIONS, FEW_SHOT_OPTIONS])
 LM_SCORE_KNOWLEDGE_OPTIONS = options_from_signature(
     KnowledgeLMScore,
     {
