@@ -30,7 +30,7 @@ import yaml
 from figlang.data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
 from figlang.core.context import RunContext
 from figlang.core.io import atomic_write, file_sha256, write_json, write_jsonl
-from figlang.core.provenance import code_provenance, data_checksums, portable_path, write_code_patch
+from figlang.core.provenance import code_provenance, data_checksums, portable_path, write_result_files
 from figlang.core.text import collapse_spaces
 from figlang.builders.flute_creator import CANDIDATES_FILE, ITEMS_FILE, load_candidates, load_records, pairs_of
 from figlang.builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, select
@@ -355,10 +355,7 @@ def write_verdict_file_results(
     """Write ``out_dir/review.json`` (:func:`verdict_file_results`) and ``out_dir/predictions.jsonl.gz`` (its records);
     returns the result written, so a caller that also shows it does not compute it twice."""
     result, records = verdict_file_results(path, inputs, command, data_dir, input_files, ctx=ctx)
-    out = Path(out_dir)
-    write_json(out / "review.json", result)
-    write_code_patch(out)
-    write_jsonl(out / "predictions.jsonl.gz", records)
+    write_result_files(out_dir, "review.json", result, records)
     return result
 
 

@@ -12,7 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from figlang.core.io import atomic_write, file_sha256
+from figlang.core.io import atomic_write, file_sha256, write_json, write_jsonl
 
 LIBRARIES = (
     "figlang",
@@ -200,6 +200,20 @@ def write_code_patch(folder: str | Path) -> Path | None:
         with atomic_write(path, "wb") as f:
             f.write(patch)
     return path
+
+
+PREDICTIONS_FILE = "predictions.jsonl.gz"
+
+
+def write_result_files(out_dir: str | Path, name: str, result: Any, records: Any) -> tuple[Path, Path]:
+    """Write a result file that a document quotes (``out_dir/name``: its figures and their provenance), the code
+    patch that provenance names (a modified tree) and ``out_dir/predictions.jsonl.gz`` (its per-item records);
+    returns the two files' paths."""
+    out = Path(out_dir)
+    write_json(out / name, result)
+    write_code_patch(out)
+    write_jsonl(out / PREDICTIONS_FILE, records)
+    return out / name, out / PREDICTIONS_FILE
 
 
 def split_fingerprint(records: Any) -> dict[str, Any]:

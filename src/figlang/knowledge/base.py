@@ -31,7 +31,6 @@ PER_RELATION = 2
 
 # --- the shipped surface forms ----------------------------------------------------------------------
 
-CONTEXT_RELATIONS = ("xNeed", "xIntent", "xWant", "xReact", "xEffect", "xAttr")
 CONTEXT_TEMPLATES = {
     "xNeed": "The narrator needed {}",
     "xIntent": "The narrator intended {}",
@@ -40,7 +39,7 @@ CONTEXT_TEMPLATES = {
     "xEffect": "The effect on narrator is {}",
     "xAttr": "The narrator has an attribute of being {}",
 }
-LITERAL_RELATIONS = ("HasProperty", "CapableOf", "Desires", "AtLocation", "UsedFor", "MadeUpOf")
+CONTEXT_RELATIONS = tuple(CONTEXT_TEMPLATES)  # the relations are the templates' keys, in order
 # "propetry" is the shipped files' spelling (4,580 of them): kept so that a model trained on the
 # shipped inferences sees the same text.
 LITERAL_TEMPLATES = {
@@ -51,6 +50,7 @@ LITERAL_TEMPLATES = {
     "UsedFor": "{word} is used for {tail}",
     "MadeUpOf": "{word} is made of {tail}",
 }
+LITERAL_RELATIONS = tuple(LITERAL_TEMPLATES)
 SIMILE_TEMPLATE = "The associated property is {}"
 
 

@@ -13,9 +13,8 @@ from typing import Any
 import numpy as np
 
 from figlang.core.errors import DataError
-from figlang.core.io import write_json, write_jsonl
 from figlang.core.context import RunContext, run_context
-from figlang.core.provenance import _relative, code_provenance, data_checksums, portable_path, write_code_patch
+from figlang.core.provenance import _relative, code_provenance, data_checksums, portable_path, write_result_files
 
 from figlang.metrics.human_eval import (
     _TEMPLATE_MODELS,
@@ -400,11 +399,7 @@ def write_table5_results(
     ``out_dir/predictions.jsonl.gz`` (its per-unit records)."""
 
     result, records = table5_results(data_dir, example_widget_value, command, ctx=ctx)
-    out = Path(out_dir)
-    write_json(out / "table5.json", result)
-    write_code_patch(out)
-    write_jsonl(out / "predictions.jsonl.gz", records)
-    return out / "table5.json", out / "predictions.jsonl.gz"
+    return write_result_files(out_dir, "table5.json", result, records)
 
 
 __all__ = ["PUBLISHED_TABLE5", "Table5", "Table5Column", "render_table5_markdown", "table5", "table5_results", "write_table5_results"]

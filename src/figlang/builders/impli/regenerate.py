@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from figlang.core.errors import STRICT, FiglangError, LoadOptions
-from figlang.core.io import write_json, write_jsonl
 from figlang.data.impli import _TOKEN as _IMPLI_TOKEN, FILES as IMPLI_FILES, ImpliFile, figurative_offsets, load_impli_file
-from figlang.core.provenance import code_provenance, data_checksums, package_version, portable_path, write_code_patch
+from figlang.core.provenance import code_provenance, data_checksums, package_version, portable_path, write_result_files
 from figlang.data.records import NLIPair
 from figlang.core.text import normalise_spacing, normalise_word
 from figlang.lexicon.inflection import REFLEXIVES, VERB_TAGS, lemma_keys, same_lemma
@@ -542,8 +541,4 @@ def write_regeneration_results(
     """Write ``out_dir/regeneration.json`` (:func:`regeneration_results`) and ``out_dir/predictions.jsonl.gz``
     (:func:`regeneration_records`)."""
 
-    out = Path(out_dir)
-    write_json(out / "regeneration.json", regeneration_results(res, data_dir, command))
-    write_code_patch(out)
-    write_jsonl(out / "predictions.jsonl.gz", regeneration_records(res))
-    return out / "regeneration.json", out / "predictions.jsonl.gz"
+    return write_result_files(out_dir, "regeneration.json", regeneration_results(res, data_dir, command), regeneration_records(res))
