@@ -19,12 +19,13 @@ Two guards around bert_score 0.3.13 on current transformers:
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from figlang.metrics.generation import PairwiseMetric, Protocol, model_library_config, _is_empty
+from figlang.metrics.generation import PairwiseMetric, Protocol, library_config, _is_empty
 
 __all__ = ["PAPER_BERTSCORE_MODEL", "BertScore", "BertScoreResult"]
 
@@ -144,7 +145,8 @@ class BertScore(PairwiseMetric):
 
     def _config(self) -> dict[str, Any]:
         return {
-            **model_library_config("bert-score"),
+            **library_config("bert-score"),
+            "transformers_version": importlib.metadata.version("transformers"),
             "hash": self.hash,
             "model_type": self.model_type,
             "num_layers": self.num_layers,

@@ -37,6 +37,7 @@ one). The SentencePiece conversion needs the ``protobuf`` package.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -44,7 +45,7 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
-from figlang.metrics.generation import PairwiseMetric, Protocol, model_library_config
+from figlang.metrics.generation import PairwiseMetric, Protocol, library_config
 from figlang.core.progress import route_transformers_bars
 
 __all__ = ["PAPER_BLEURT_CHECKPOINT", "Bleurt", "bleurt_config_from_encoder"]
@@ -292,7 +293,8 @@ class Bleurt(PairwiseMetric):
 
     def _config(self) -> dict[str, Any]:
         return {
-            **model_library_config("bleurt-pytorch"),
+            **library_config("bleurt-pytorch"),
+            "transformers_version": importlib.metadata.version("transformers"),
             "checkpoint": self.checkpoint,
             "kind": self.kind,
             "untrained_head_seed": self.untrained_head_seed,

@@ -51,11 +51,6 @@ def library_config(dist: str) -> dict[str, str]:
     return {"library": dist, "library_version": _version(dist)}
 
 
-def model_library_config(dist: str) -> dict[str, str]:
-    """:func:`library_config` of a metric that runs a Transformers model (BERTScore, BLEURT): also the transformers version."""
-    return {**library_config(dist), "transformers_version": importlib.metadata.version("transformers")}
-
-
 def _as_list(value: Texts | None) -> list[str]:
     if value is None:
         return []
