@@ -30,7 +30,7 @@ import yaml
 from figlang.data.flute import INSTRUCTION, PHENOMENON_FILES, normalise_label
 from figlang.core.context import RunContext
 from figlang.core.io import atomic_write, file_sha256, write_json, write_jsonl
-from figlang.core.provenance import code_provenance, data_checksums, portable_path, write_result_files
+from figlang.core.provenance import code_provenance, data_checksums, portable_path
 from figlang.core.text import collapse_spaces
 from figlang.builders.flute_creator import CANDIDATES_FILE, ITEMS_FILE, load_candidates, load_records, pairs_of
 from figlang.builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, select
@@ -64,7 +64,6 @@ __all__ = [
     "review_rates",
     "store_verdicts",
     "verdict_file_results",
-    "write_verdict_file_results",
 ]
 
 QUEUE_COLUMNS = (
@@ -340,23 +339,6 @@ def _inputs_identity(inputs: Any, input_files: list[Path] | None, data_dir: str 
         "uids_fields_sha256": digest,
         "data": data_checksums([f for f in files if f.is_file()], data_dir),
     }
-
-
-def write_verdict_file_results(
-    out_dir: str | Path,
-    path: str | Path,
-    inputs: Any = None,
-    command: str | None = None,
-    data_dir: str | Path | None = None,
-    input_files: list[Path] | None = None,
-    *,
-    ctx: RunContext | None = None,
-) -> dict[str, Any]:
-    """Write ``out_dir/review.json`` (:func:`verdict_file_results`) and ``out_dir/predictions.jsonl.gz`` (its records);
-    returns the result written, so a caller that also shows it does not compute it twice."""
-    result, records = verdict_file_results(path, inputs, command, data_dir, input_files, ctx=ctx)
-    write_result_files(out_dir, "review.json", result, records)
-    return result
 
 
 def drawn_inputs(

@@ -18,7 +18,7 @@ from figlang.builders.flute_inputs import FIGURE_TYPES, InputSet, load_idioms, r
 from figlang.builders.review_queue import ReviewQueue
 from figlang.core.errors import FiglangError
 from figlang.core.context import RunContext
-from figlang.core.provenance import portable_path
+from figlang.core.provenance import portable_path, write_result_files
 from figlang.core.progress import rate_column
 from figlang.cli.common import (
     DataDirOption,
@@ -380,7 +380,7 @@ def verdict_stats_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Accept / edit / reject counts of a reviewed queue file on its own, without the run folder (a committed verdict file)."""
-    from figlang.builders.flute_review import drawn_inputs, verdict_file_results, write_verdict_file_results
+    from figlang.builders.flute_review import drawn_inputs, verdict_file_results
 
     ctx = RunContext.create(data_dir)  # the run's context: built here, once; the idiom inputs are drawn from its folder
     inputs = files = None
@@ -394,9 +394,10 @@ def verdict_stats_cmd(
             + f" --sample-seed {sample_seed} --data-dir {portable_path(ctx.data_dir)}"
         )
     if out:
-        result = write_verdict_file_results(out, verdicts, inputs, command + f" -o {portable_path(out)}", input_files=files, ctx=ctx)
-    else:
-        result, _ = verdict_file_results(verdicts, inputs, command, input_files=files, ctx=ctx)
+        command += f" -o {portable_path(out)}"
+    result, records = verdict_file_results(verdicts, inputs, command, input_files=files, ctx=ctx)
+    if out:
+        write_result_files(out, "review.json", result, records)  # OUT/review.json, OUT/predictions.jsonl.gz
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
