@@ -41,7 +41,7 @@ from figlang.core.context import RunContext
 from figlang.core.text import common_affix
 from figlang.core.provenance import portable_path
 from figlang.core.progress import rate_column
-from figlang.cli.common import DataDirOption, JsonReportOption, QueueLimitOption, SpacyModelOption, console, err_console
+from figlang.cli.common import DataDirOption, JsonReportOption, QueueLimitOption, SpacyModelOption, console, err_console, print_problems
 from figlang.lexicon.wordnet import load_wordnet
 
 app = typer.Typer(
@@ -114,14 +114,9 @@ def _options(lenient: bool) -> tuple[LoadOptions, LoadReport]:
     return LoadOptions(lenient=lenient, report=report), report
 
 
-def _print_load_problems(what: str, report: LoadReport, limit: int = 10) -> list[str]:
+def _print_load_problems(what: str, report: LoadReport) -> list[str]:
     problems = [str(w) for w in report.warnings]
-    if problems:
-        err_console.print(f"[yellow]{what}: {len(problems)} malformed line(s) skipped[/yellow]")
-        for p in problems[:limit]:
-            err_console.print(f"  {p}")
-        if len(problems) > limit:
-            err_console.print(f"  … and {len(problems) - limit} more")
+    print_problems(what, problems, counted="malformed line(s) skipped")
     return problems
 
 

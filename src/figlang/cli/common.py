@@ -70,11 +70,12 @@ def merge_flag_options(flags: dict[str, tuple[str, Any]], options: dict[str, Any
     return {**{key: value for key, (_, value) in given.items()}, **options}
 
 
-def print_problems(what: str, problems: list[str], limit: int = 10) -> None:
-    """Problems found in a user's file: a count, the first ``limit`` with their locations, and how many more."""
+def print_problems(what: str, problems: list[str], limit: int = 10, counted: str = "problem(s)") -> None:
+    """Problems found in a user's file: a count (``counted`` says of what), the first ``limit`` with their locations,
+    and how many more."""
     if not problems:
         return
-    err_console.print(f"[yellow]{what}: {len(problems)} problem(s)[/yellow]")
+    err_console.print(f"[yellow]{what}: {len(problems)} {counted}[/yellow]")
     for p in problems[:limit]:
         err_console.print(f"  {p}", soft_wrap=True)  # each names a file and line: whole, so it copies as one
     if len(problems) > limit:
