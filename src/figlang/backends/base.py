@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from figlang.core.errors import FiglangError
@@ -49,9 +49,11 @@ class ContinuationScore:
     is_greedy: bool | None = None  # every continuation token was the argmax, where known
 
 
-@dataclass(frozen=True)
-class GenerationRequest:
-    prompt: str
+@dataclass(frozen=True, kw_only=True)
+class Sampling:
+    """How a request is continued (a prompt's, or an OpenAI-compatible chat's): length, greedy or sampled, stop
+    strings, samples and seed. Given by keyword."""
+
     max_new_tokens: int = 20
     do_sample: bool = False
     temperature: float = 1.0
@@ -61,6 +63,16 @@ class GenerationRequest:
     n: int = 1  # samples per prompt
     seed: int = 0  # per-request seed: results must not depend on batching
     min_new_tokens: int = 0  # the end token cannot be drawn before this many new tokens (no empty samples)
+
+
+def sampling_of(request: Sampling) -> dict[str, Any]:
+    """A request's sampling options by name, to continue something else the same way."""
+    return {f.name: getattr(request, f.name) for f in fields(Sampling)}
+
+
+@dataclass(frozen=True)
+class GenerationRequest(Sampling):
+    prompt: str
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,9 @@ from figlang.backends.base import (
     ContinuationScore,
     GenerationRequest,
     LanguageModel,
+    Sampling,
     ScoreRequest,
+    sampling_of,
 )
 
 ENV_BASE_URL = ("FIGLANG_OPENAI_BASE_URL", "OPENAI_BASE_URL")
@@ -99,19 +101,11 @@ def normalize_base_url(url: str) -> str:
 
 
 @dataclass(frozen=True)
-class ChatRequest:
-    """A chat to continue through ``/v1/chat/completions`` (sampling options as in GenerationRequest)."""
+class ChatRequest(Sampling):
+    """A chat to continue through ``/v1/chat/completions`` (sampling options as in GenerationRequest, 64 new tokens by default)."""
 
     messages: tuple[ChatMessage, ...]
-    max_new_tokens: int = 64
-    do_sample: bool = False
-    temperature: float = 1.0
-    top_k: int | None = None
-    top_p: float | None = None
-    stop: tuple[str, ...] = ()
-    n: int = 1
-    seed: int = 0
-    min_new_tokens: int = 0
+    max_new_tokens: int = field(default=64, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -420,21 +414,7 @@ class OpenAIBackend(LanguageModel):
         ``chat_only=True`` each prompt is sent as a single user message to the chat endpoint.
         """
         if self.chat_only:
-            chats = [
-                ChatRequest(
-                    messages=(ChatMessage("user", r.prompt),),
-                    max_new_tokens=r.max_new_tokens,
-                    do_sample=r.do_sample,
-                    temperature=r.temperature,
-                    top_k=r.top_k,
-                    top_p=r.top_p,
-                    stop=r.stop,
-                    n=r.n,
-                    seed=r.seed,
-                    min_new_tokens=r.min_new_tokens,
-                )
-                for r in requests
-            ]
+            chats = [ChatRequest(messages=(ChatMessage("user", r.prompt),), **sampling_of(r)) for r in requests]
             return self.chat(chats)
         return self._sample_many(
             requests, lambda r, seed: {"model": self.model, "prompt": r.prompt, **self._sampling(r, seed)}, COMPLETIONS
