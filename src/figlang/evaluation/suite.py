@@ -117,7 +117,7 @@ _PMI = "{model} scores each ending after the story, less its score with no story
 # split; docs/research/trained_models.md), but its few-shot member does not fit the suite's budget on a CPU without
 # AMX: on this project's 2-core AVX512-BF16 machine 60 simile items took over 5 minutes (2026-11-27), against about
 # 1.7 s an item on an AMX CPU. So both narrative rows are the probes (`figlang eval -m ensemble --model
-# figlang:simile-probe-fewshot-qwen` runs the ensemble). For idioms it only equals the probe (80.9 against 80.6).
+# figlang:simile-probe-fewshot-qwen` runs the ensemble). For idioms it only equals few-shot (80.9) and is not significantly above the probe (80.2).
 NARRATIVE_BEST = {
     "idiom": ("trained", "figlang:idiom-probe-qwen", _NARRATIVE_PROBE),
     "simile": ("trained", "figlang:simile-probe-qwen", _NARRATIVE_PROBE),
