@@ -2417,13 +2417,89 @@ for kind in ("context", "literal"):
         ]
 
 
-def no_predictions(file):
-    """Why the file's own run keeps no predictions (NO_PREDICTIONS), or None where it does (the registry's rule)."""
+# A summary over runs of its own folder names, row by row, the run each figure comes from (#35): a sweep's row
+# (results.N) the config-N/ run it records (every number of its sweep_entry.json is the row's; the row adds the
+# split-weighted mix and the example counts); the
+# FLUTE zero-shot grid's row the selection-*/ run it names (its accuracies recompute from the run's predictions, the
+# uncalibrated rows from the scores plus the recorded content-free offset), a spread both rows it spans, the val
+# figure the val run; the trivial-explanation baselines' row its folder (the system row: the val run it names, its
+# system_run); the writer's MBR subsets both runs it reads (its run and its `with`). tests/test_results_registry.py
+# checks each against the run named.
+def _leaves(node, path=()):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _leaves(v, (*path, str(k)))
+    elif isinstance(node, (int, float)) and not isinstance(node, bool):
+        yield path, node
+
+
+def _sweep_run(file, i):
+    """The config-N/ run (or its retime-config-N/ re-run) whose sweep_entry.json agrees with the sweep's row i."""
+    folder, row = os.path.dirname(file), json.load(open(R + file))["results"][i]
+    for run in (row["run"], "retime-" + row["run"]):
+        entry_file = f"{R}{folder}/{run}/sweep_entry.json"
+        if os.path.exists(entry_file) and dict(_leaves(json.load(open(entry_file)))).items() <= dict(_leaves(row)).items():
+            return f"{folder}/{run}/predictions.jsonl.gz"
+    sys.exit(f"{file} results.{i}: no run of its folder records the row ({row['run']})")
+
+
+def _grid_runs(key):
+    """The runs of the FLUTE zero-shot grid behind a figure's key (rows.N…, spread.AXIS…, val_not_used_for_choosing…)."""
+    fz = json.load(open(R + FZ))
+    folder = os.path.dirname(FZ)
+
+    def local(row):
+        return f"{folder}/{os.path.basename(row['run'])}/predictions.jsonl.gz"
+
+    parts = key.split(".")
+    if parts[0] == "rows":
+        return [local(fz["rows"][int(parts[1])])]
+    if parts[0] == "val_not_used_for_choosing":  # the val run, scored once: the configuration chosen on selection
+        return [f"zs/flute-val-{fz['chosen']}-qwen/predictions.jsonl.gz"]
+    if parts[:2] == ["spread", "grid"]:
+        rows = fz["rows"]
+    else:
+        fixed = fz["spread"][parts[1]]["ranges"][int(parts[3])]["fixed"]
+        rows = [r for r in fz["rows"] if all(r["config"][a] == v for a, v in fixed.items())]
+    return sorted({local(r) for r in rows})
+
+
+def _named_runs(g):
+    file, keys = g["file"], [f[2] for f in g["figures"]]
+    if re.fullmatch(r"explain/selection-sweep[\w-]*/sweep(-retime)?\.json", file):
+        rows = {k.split(".")[1] for k in keys}
+        if len(rows) != 1 or not all(k.startswith("results.") for k in keys):
+            sys.exit(f"{file}: a group of figures from more than one row ({sorted(rows)})")
+        return [_sweep_run(file, int(rows.pop()))]
+    if file == FZ:
+        return sorted({p for k in keys for p in _grid_runs(k)})
+    if file == "explain/baselines-val/summary.json":
+        rows = {k.split(".")[1] for k in keys}
+        if len(rows) != 1:
+            sys.exit(f"{file}: a group of figures from more than one row ({sorted(rows)})")
+        row = rows.pop()
+        system = json.load(open(R + file))["system_run"]  # runs/explain-val-compact: committed as explain/flute-val-compact
+        run = "explain/flute-val-" + system.split("explain-val-")[1] if row == "system" else f"explain/baselines-val/{row}"
+        return [f"{run}/predictions.jsonl.gz"]
+    if file == "explain/selection-sweep-mbr/mbr_subsets.json":
+        d = json.load(open(R + file))
+        # run: runs/explain-sweep5/config-0, committed as the MBR sweep's config-0; with: the prompted run
+        assert d["run"].endswith("/config-0") and d["with"].startswith("docs/results/")
+        return ["explain/selection-sweep-mbr/config-0/predictions.jsonl.gz", d["with"][len("docs/results/") :] + "/predictions.jsonl.gz"]
+    return PREDICTIONS.get(file, [])
+
+
+for g in groups:
+    g["predictions"] = _named_runs(g)
+
+
+def no_predictions(g):
+    """Why the group's own run keeps no predictions (NO_PREDICTIONS), or None where it does (the registry's rule)."""
     from figlang.evaluation.registry import Figure, has_predictions
 
-    if has_predictions(Figure("", "", "", file, (), predictions=tuple(PREDICTIONS.get(file, ()))), R):
+    if has_predictions(Figure("", "", "", g["file"], (), predictions=tuple(g["predictions"])), R):
         return None
-    return next((why for prefix, why in NO_PREDICTIONS if file.startswith(prefix)), None)
+    return next((why for prefix, why in NO_PREDICTIONS if g["file"].startswith(prefix)), None)
 
 
 def dump(g):
@@ -2435,9 +2511,9 @@ def dump(g):
     if g.get("at"):
         lines.append("  at:")
         lines += [f"    {json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in g["at"].items()]
-    if g["file"] in PREDICTIONS:
-        lines.append(f"  predictions: {json.dumps(PREDICTIONS[g['file']])}")
-    why = no_predictions(g["file"])
+    if g["predictions"]:
+        lines.append(f"  predictions: {json.dumps(g['predictions'])}")
+    why = no_predictions(g)
     if why:
         lines.append(f"  no-predictions: {json.dumps(why)}")
     lines.append("  figures:")

@@ -511,11 +511,12 @@ def missing_predictions(figures: Sequence[Figure], results_dir: str | Path) -> t
     the ones INDEX.yaml excuses with a ``no-predictions:`` reason; and a reason given where predictions exist."""
     problems: list[str] = []
     excused: list[Figure] = []
-    seen: dict[str, bool] = {}
+    seen: dict[tuple[str, tuple[str, ...]], bool] = {}  # by file and named runs: a summary's rows name different runs
     for figure in figures:
-        if figure.file not in seen:
-            seen[figure.file] = has_predictions(figure, results_dir)
-        if seen[figure.file]:
+        own = (figure.file, figure.predictions)
+        if own not in seen:
+            seen[own] = has_predictions(figure, results_dir)
+        if seen[own]:
             if figure.no_predictions:
                 problems.append(
                     f"{figure.where}: {figure.file} has predictions, yet INDEX.yaml says no-predictions ({figure.no_predictions})"
