@@ -2315,7 +2315,7 @@ NO_PREDICTIONS = [
         KNOWN_GAP + "summary of the baseline runs beside it; which run each row comes from is not named yet",
     ),
     ("explain/bench-avx512-backends.json", "a benchmark of speed (seconds a pair per backend setting); it scores no items"),
-    ("explain/bench-", KNOWN_GAP + "an explainer benchmark's summary; no per-item file of its own"),
+    ("explain/bench-", "a benchmark of the explainer's speed (load, seconds a pair, memory); it scores no items"),
     ("explain/prompt-lookup-passes-selection.json", KNOWN_GAP + "an explainer measurement's summary; no per-item file of its own"),
     ("explain/flute-iro-writer/figlang.json", KNOWN_GAP + "a training run's record (steps, dev loss); no per-item file of its own"),
     (
