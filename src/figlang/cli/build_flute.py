@@ -397,7 +397,7 @@ def verdict_stats_cmd(
         command += f" -o {portable_path(out)}"
     result, records = verdict_file_results(verdicts, inputs, command, input_files=files, ctx=ctx)
     if out:
-        write_result_files(out, "review.json", result, records)  # OUT/review.json, OUT/predictions.jsonl.gz
+        written = write_result_files(out, "review.json", result, records)
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
     else:
@@ -412,7 +412,7 @@ def verdict_stats_cmd(
                 f"{extra}; {c['inputs_with_both']} with both pairs, {c['inputs_with_one']} with one"
             )
         if out:
-            console.print(f"[dim]wrote {out / 'review.json'} and {out / 'predictions.jsonl.gz'}[/dim]")
+            console.print(f"[dim]wrote {written[0]} and {written[1]}[/dim]")
     if result["problems"]:
         raise typer.Exit(1)
 

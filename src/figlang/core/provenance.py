@@ -202,7 +202,9 @@ def write_code_patch(folder: str | Path) -> Path | None:
     return path
 
 
-PREDICTIONS_FILE = "predictions.jsonl.gz"
+#: the gzip'd per-item records a published result keeps beside it (a run folder's own file is predictions.jsonl:
+#: figlang.evaluation.run_index.PREDICTIONS_FILE)
+PUBLISHED_PREDICTIONS = "predictions.jsonl.gz"
 
 
 def write_result_files(out_dir: str | Path, name: str, result: Any, records: Any) -> tuple[Path, Path]:
@@ -212,8 +214,8 @@ def write_result_files(out_dir: str | Path, name: str, result: Any, records: Any
     out = Path(out_dir)
     write_json(out / name, result)
     write_code_patch(out)
-    write_jsonl(out / PREDICTIONS_FILE, records)
-    return out / name, out / PREDICTIONS_FILE
+    write_jsonl(out / PUBLISHED_PREDICTIONS, records)
+    return out / name, out / PUBLISHED_PREDICTIONS
 
 
 def split_fingerprint(records: Any) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from typing import Any
 
 from figlang.core.errors import FiglangError
 from figlang.core.io import atomic_write, iter_jsonl, write_json, write_jsonl
+from figlang.core.provenance import PUBLISHED_PREDICTIONS
 from figlang.core.context import RunContext, run_context
 from figlang.data.records import NLIPair
 from figlang.data.registry import get_task
@@ -692,7 +693,7 @@ def _publish_entry(src: Path, out: Path) -> None:
     results = json.loads((src / "results.json").read_text(encoding="utf-8"))
     task = results.get("task") or {}
     rows, stripped = strip_rows((obj for _, obj in iter_jsonl(src / "predictions.jsonl")), task.get("name"), task.get("split"))
-    write_jsonl(out / "predictions.jsonl.gz", rows)  # gzip without a timestamp: a republished file is byte-identical
+    write_jsonl(out / PUBLISHED_PREDICTIONS, rows)  # gzip without a timestamp: a republished file is byte-identical
     if stripped is None:
         shutil.copyfile(src / "results.json", out / "results.json")
     else:
