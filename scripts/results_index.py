@@ -2316,19 +2316,23 @@ NO_PREDICTIONS = [
     ),
     ("explain/bench-avx512-backends.json", "a benchmark of speed (seconds a pair per backend setting); it scores no items"),
     ("explain/bench-", "a benchmark of the explainer's speed (load, seconds a pair, memory); it scores no items"),
-    ("explain/prompt-lookup-passes-selection.json", KNOWN_GAP + "an explainer measurement's summary; no per-item file of its own"),
-    ("explain/flute-iro-writer/figlang.json", KNOWN_GAP + "a training run's record (steps, dev loss); no per-item file of its own"),
+    (
+        "explain/flute-iro-writer/figlang.json",
+        "a training run's record (training items, steps, the kept step's mean dev loss over 150 selection pairs): the trainer keeps no per-item losses",
+    ),
     (
         "zs/flute-selection-grid-qwen/grid.json",
         KNOWN_GAP + "the grid's summary over its selection-*/ runs; which run each cell comes from is not named yet",
     ),
     (
-        "cpu/idiom-probe-qwen-sel/",
-        KNOWN_GAP + "the training run's record (layer, epoch, selection accuracy); the selection split's predictions were not kept",
+        "cpu/idiom-probe-qwen-sel/train_result.json",
+        "the training run's record (epochs run); a count of the run, no items",
     ),
     (
         "cpu/simile-probe-qwen-sel/",
-        KNOWN_GAP + "the training run's record (layer, epoch, selection accuracy); the selection split's predictions were not kept",
+        "the training run's record (training items, layer, epochs, the kept epoch's selection accuracy): the trainer scores "
+        "the selection split each epoch and keeps no per-item answers; the head's own selection run, made later on a CPU "
+        "without AMX (ensemble/simile-sel-probe), gives 80.08, one item of 266 apart (bfloat16 kernels differ by CPU)",
     ),
     (
         "cpu/flute-nli-mpnet-lora8/figlang.json",
@@ -2340,11 +2344,14 @@ NO_PREDICTIONS = [
     ),
     (
         "cpu/flute-nli-mpnet-sel/",
-        KNOWN_GAP + "the training run's record (epoch, selection accuracy, time); the selection split's predictions were not kept",
+        "the training run's record (kept epoch, epochs, selection accuracy, time): the trainer scores the selection split "
+        "each epoch and keeps no per-item answers, and the model itself was not kept",
     ),
     (
         "gpu-minilm/impli-folds10-all-lw-floor85/recipe_choice.json",
-        KNOWN_GAP + "the recipe choice's summary; the runs it compares are not named",
+        "the recipe choice's means over the 20 fold runs it compares (gpu-minilm/impli-folds10-{bal,all-lw}-thr/fold_NN/"
+        "figlang.json, decision.at_threshold.value; GPU runs whose trainer kept no per-item selection answers): "
+        "test_recipe_choice_recomputes_from_its_fold_runs checks each mean against them",
     ),
     ("gpu-minilm/relations-", "summary of figlang relations (per-relation accuracies), which writes no per-item file"),
     ("gpu-qwen/", "GPU run (H100, earlier train-disjoint split); predictions deleted before the registry, cannot be re-made without a GPU"),
@@ -2406,6 +2413,10 @@ PREDICTIONS = {
     ],
 }
 # the backend comparison (#39 target 3): the three runs it compares, each with its predictions and explanations.json
+# the idiom probe's training record: its selection accuracy is the shipped head's, scored again on selection as the
+# ensemble's member (same kept checkpoint, 224 of 281); the prompt-lookup replay reads the answers of the run it names
+PREDICTIONS["cpu/idiom-probe-qwen-sel/figlang.json"] = ["ensemble/idiom-sel-probe/predictions.jsonl.gz"]
+PREDICTIONS["explain/prompt-lookup-passes-selection.json"] = ["explain/selection-sweep/config-1/predictions.jsonl.gz"]
 PREDICTIONS["explain/backends-selection40/agreement.json"] = [
     f"explain/backends-selection40/{run}/predictions.jsonl.gz" for run in ("bfloat16", "float32", "llamacpp")
 ]

@@ -123,11 +123,11 @@ def test_figlang_report_readme_tables_rewrites_the_readme(tmp_path, figures):
 # Registered figures whose result folder keeps no per-item predictions, each excused in INDEX.yaml with a reason
 # (GPU runs, deleted CPU runs still to be re-made, summaries that write no per-item file). A ratchet: re-making a
 # run lowers it; a new figure without predictions must raise it here, in review, with its reason in INDEX.yaml.
-MAX_WITHOUT_PREDICTIONS = 883  # 2026-11-28, sixth session (#35; was 1130): -247 figures of summaries that now name, row by row, the run each comes from (predictions: in INDEX.yaml): the explainer's selection sweeps (config-N/ and retime-config-N/ runs), the FLUTE zero-shot grid (its selection-*/ runs, the val run), the trivial-explanation baselines (their folders, the system's val run) and the MBR subsets (both runs they read); test_summary_rows_agree_with_the_runs_they_name checks each against the run named. Earlier, 2026-11-27, fifth session (#39; was 1116): +14 figures of the explainer speed by backend on an AVX-512 CPU without AMX (explain/bench-avx512-backends.json: seconds and CPU seconds of one pair and a batch per setting; a benchmark, no items). Earlier (#39; was 1110): +6 figures of the llama.cpp build benchmark the speed page quotes (bench/llama_build_dispatch.json: tokens/s and ms a token of two builds, logits on random tokens; a benchmark, no items). Earlier, third session (#36; was 1106): +4 figures of the shipped FLUTE LoRA model's training record (rank, kept epoch, epochs, selection accuracy; the trainer keeps no per-item selection answers). Earlier (#35; was 1101): +5 figures of the web server's start and page times, which the prose of docs/how-to/web.md quoted unregistered and wrong (serve/bench_serve_start.json; a benchmark, no items). Earlier (#39; was 1096): +5 figures of the test suite's wall time (tests/suite_timing.json; a benchmark, no items). Earlier (#35; was 641): a figure counts as backed only by its own run's predictions (its folder, NAME.predictions.jsonl, NAME/, or the files its group names), no longer by any run below its file's folder: 460 lost that backing, 19 regained it by naming their runs (the comparisons), the rest carry a reason (KNOWN_GAPS below, or a summary/benchmark that writes no per-item file). 2026-11-26, sixth session (was 596): +45 figures of the writer recipes tried on a lent H200 (epochs, lr, steps, dev loss of training runs; no predictions exist). Third session (was 528): +68 figures that were marked ⁿ (no file at all) are now tied to their result files, which keep no per-item predictions (the GPU relations files, the smollm2 I→OR val run, configuration figures, benchmarks); GPU runs, deleted CPU runs, zero-shot runs whose predictions stayed in runs/, summaries and benchmarks (reasons in INDEX.yaml); lower it as runs are re-made
+MAX_WITHOUT_PREDICTIONS = 875  # 2026-11-28, seventh session (#35; was 883): -8 figures that now name their run: the idiom probe's training record (its selection accuracy is the shipped head's own selection run, ensemble/idiom-sel-probe, recomputed by test_summary_rows_agree_with_the_runs_they_name) and the prompt-lookup replay (the explain run whose answers it replays). Earlier, 2026-11-28, sixth session (#35; was 1130): -247 figures of summaries that now name, row by row, the run each comes from (predictions: in INDEX.yaml): the explainer's selection sweeps (config-N/ and retime-config-N/ runs), the FLUTE zero-shot grid (its selection-*/ runs, the val run), the trivial-explanation baselines (their folders, the system's val run) and the MBR subsets (both runs they read); test_summary_rows_agree_with_the_runs_they_name checks each against the run named. Earlier, 2026-11-27, fifth session (#39; was 1116): +14 figures of the explainer speed by backend on an AVX-512 CPU without AMX (explain/bench-avx512-backends.json: seconds and CPU seconds of one pair and a batch per setting; a benchmark, no items). Earlier (#39; was 1110): +6 figures of the llama.cpp build benchmark the speed page quotes (bench/llama_build_dispatch.json: tokens/s and ms a token of two builds, logits on random tokens; a benchmark, no items). Earlier, third session (#36; was 1106): +4 figures of the shipped FLUTE LoRA model's training record (rank, kept epoch, epochs, selection accuracy; the trainer keeps no per-item selection answers). Earlier (#35; was 1101): +5 figures of the web server's start and page times, which the prose of docs/how-to/web.md quoted unregistered and wrong (serve/bench_serve_start.json; a benchmark, no items). Earlier (#39; was 1096): +5 figures of the test suite's wall time (tests/suite_timing.json; a benchmark, no items). Earlier (#35; was 641): a figure counts as backed only by its own run's predictions (its folder, NAME.predictions.jsonl, NAME/, or the files its group names), no longer by any run below its file's folder: 460 lost that backing, 19 regained it by naming their runs (the comparisons), the rest carry a reason (KNOWN_GAPS below, or a summary/benchmark that writes no per-item file). 2026-11-26, sixth session (was 596): +45 figures of the writer recipes tried on a lent H200 (epochs, lr, steps, dev loss of training runs; no predictions exist). Third session (was 528): +68 figures that were marked ⁿ (no file at all) are now tied to their result files, which keep no per-item predictions (the GPU relations files, the smollm2 I→OR val run, configuration figures, benchmarks); GPU runs, deleted CPU runs, zero-shot runs whose predictions stayed in runs/, summaries and benchmarks (reasons in INDEX.yaml); lower it as runs are re-made
 # of those, the summaries whose figures were backed by a sibling run's predictions until #35 and whose own file is not
 # named yet (reason "known gap (#35): …" in INDEX.yaml, NO_PREDICTIONS in scripts/results_index.py): sweeps over
 # config-N/ runs, the FLUTE selection grid, training records, explainer benchmarks. A ratchet too.
-MAX_KNOWN_GAPS = 23  # 2026-11-28, sixth session (#35; was 45): the explainer's speed benchmarks (explain/bench-*.json, 22 figures) are benchmarks that score no items, not summaries of unnamed runs, and carry that reason now. Earlier the same day (was 292): the sweeps, the grid and the baselines name their runs (41 entries, 247 figures); left: explainer benchmarks and one measurement, training records whose selection answers were not kept, the recipe choice (21 entries)
+MAX_KNOWN_GAPS = 0  # 2026-11-28, seventh session (#35; was 23): none left. The idiom probe's record and the prompt-lookup replay name their runs; the IMPLI recipe choice names its 20 fold runs in its reason and test_recipe_choice_recomputes_from_its_fold_runs recomputes it; the other training records (the simile probe, the mpnet FLUTE classifier, the writer) say why they have none: the trainer keeps no per-item selection answers or losses, as for the shipped FLUTE LoRA model. Earlier, 2026-11-28, sixth session (#35; was 45): the explainer's speed benchmarks (explain/bench-*.json, 22 figures) are benchmarks that score no items, not summaries of unnamed runs, and carry that reason now. Earlier the same day (was 292): the sweeps, the grid and the baselines name their runs (41 entries, 247 figures); left: explainer benchmarks and one measurement, training records whose selection answers were not kept, the recipe choice (21 entries)
 
 
 def test_registered_figures_keep_predictions_or_say_why(figures):
@@ -267,6 +267,12 @@ def _numbers(node, path=()):
     return {path: node} if isinstance(node, (int, float)) and not isinstance(node, bool) else {}
 
 
+def _rows(predictions_file):
+    import gzip
+
+    return [json.loads(line) for line in gzip.open(RESULTS / predictions_file, "rt", encoding="utf-8")]
+
+
 def _grid_accuracies(predictions_file, calibrated):
     """A FLUTE zero-shot grid row recomputed from its run's predictions: calibrated as run, or uncalibrated (the
     scores plus the content-free offset the run records), in the grid's percentages."""
@@ -320,6 +326,12 @@ def own_run_problems(figures):
             scores = json.loads((run / "explanations.json").read_text(encoding="utf-8"))
             want = scores["overall"]["rougeL_f1"] if f.key[3:] == () else scores["by_figure_type"][f.key[-1]]["rougeL_f1"]
             want = want if f.key[2] in ("rougeL_f1", "by_figure_type") else None
+        elif f.file == "cpu/idiom-probe-qwen-sel/figlang.json" and f.key == ("best", "dev_accuracy"):
+            # the trainer's selection accuracy of the kept epoch, against the shipped head's own selection run
+            right = [p["correct"] for p in _rows(f.predictions[0])]
+            want = f.scale * sum(right) / len(right)
+        elif f.file == "explain/prompt-lookup-passes-selection.json" and f.key == ("answers",):
+            want = len(_rows(f.predictions[0]))  # the replay reads every answer of the run it names
         elif RESULTS / f.file == grid and f.key[0] in ("rows", "val_not_used_for_choosing") and len(f.predictions) == 1:
             d = json.loads(grid.read_text(encoding="utf-8"))
             if f.key[0] == "rows":
@@ -335,6 +347,32 @@ def own_run_problems(figures):
     return problems, checked
 
 
+def recipe_choice_problems(choice_file):
+    """#35: the IMPLI recipe choice's per-fold selection figures and their means, against the 20 fold runs it compares
+    (each fold's figlang.json: decision.at_threshold.value, the balanced accuracy at the threshold chosen on its
+    selection slice). Returns the problems found."""
+    choice, problems = json.loads((RESULTS / choice_file).read_text(encoding="utf-8")), []
+    for recipe, row in choice["recipes"].items():
+        folds = sorted((RESULTS / "gpu-minilm" / recipe).glob("fold_*/figlang.json"))
+        values = [json.loads(p.read_text(encoding="utf-8"))["decision"]["at_threshold"]["value"] for p in folds]
+        if len(values) != 10 or values != row["selection_balanced_accuracy_by_fold"]:
+            problems.append(f"{recipe}: the fold runs give {values}, the choice says {row['selection_balanced_accuracy_by_fold']}")
+        elif abs(sum(values) / len(values) - row["mean"]) > 1e-12:
+            problems.append(f"{recipe}: the mean of its folds is {sum(values) / len(values)}, the choice says {row['mean']}")
+    return problems
+
+
+def test_recipe_choice_recomputes_from_its_fold_runs(tmp_path):
+    choice = "gpu-minilm/impli-folds10-all-lw-floor85/recipe_choice.json"
+    assert recipe_choice_problems(choice) == []
+    # the check can fail: one fold's figure changed in a copy of the choice
+    d = json.loads((RESULTS / choice).read_text(encoding="utf-8"))
+    d["recipes"]["impli-folds10-bal-thr"]["selection_balanced_accuracy_by_fold"][3] += 0.01
+    bad = tmp_path / "choice.json"
+    bad.write_text(json.dumps(d), encoding="utf-8")
+    assert recipe_choice_problems(bad) and "impli-folds10-bal-thr" in recipe_choice_problems(bad)[0]
+
+
 def test_summary_rows_agree_with_the_runs_they_name(figures):
     problems, checked = own_run_problems(figures)
     assert not problems, "\n".join(problems[:20])
@@ -348,3 +386,7 @@ def test_summary_rows_agree_with_the_runs_they_name(figures):
     cell = next(f for f in figures if f.file == "zs/flute-selection-grid-qwen/grid.json" and f.key[:1] == ("rows",) and f.id == "accuracy")
     other = tuple(p.replace("task", "TMP").replace("meaning", "task").replace("TMP", "meaning") for p in cell.predictions)
     assert own_run_problems([dataclasses.replace(cell, predictions=other)])[0]
+    # the idiom probe's selection accuracy against the simile head's selection run (80.08, not 79.72)
+    probe = next(f for f in figures if f.file == "cpu/idiom-probe-qwen-sel/figlang.json" and f.key == ("best", "dev_accuracy"))
+    assert probe.predictions == ("ensemble/idiom-sel-probe/predictions.jsonl.gz",)
+    assert own_run_problems([dataclasses.replace(probe, predictions=("ensemble/simile-sel-probe/predictions.jsonl.gz",))])[0]
