@@ -20,7 +20,7 @@ from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.cli.common import DataDirOption, TaskSplitOption, console, err_console, parse_key_values
-from figlang.knowledge.providers import get_provider, write_data_dir, write_inference_file
+from figlang.knowledge.providers import KnowledgeProvider, get_provider, write_data_dir, write_inference_file
 
 app = typer.Typer(
     help="Knowledge inferences for figurative narratives (TACL 2022): shipped, WordNet, an instruction model or COMET.",
@@ -57,14 +57,21 @@ CacheOption = Annotated[
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the cache.")]
 
 
-def _provider(provider: str, model: str | None, ctx: RunContext, options: list[str] | None, cache_dir: Path | None, no_cache: bool):
+def _open_provider(
+    provider: str,
+    kind: str | None,
+    model: str | None,
+    options: list[str] | None,
+    cache_dir: Path | None,
+    no_cache: bool,
+    data_dir: Path | None,
+) -> tuple[RunContext, KnowledgeProvider, str]:
+    """The run's context, the provider the command names and the kind of inference it makes (both commands' start)."""
+    ctx = RunContext.create(data_dir, cache_dir)  # the run's context: built here, once, and handed down
     cache = False if no_cache else cache_dir  # None: the providers' own default request cache, as before
-    return get_provider(provider, model=model, cache=cache, ctx=ctx, **parse_key_values(options))
-
-
-def _kind(provider, kind: str | None) -> str:
-    chosen = kind or ("literal" if provider.kinds == ("literal",) else "context")
-    return provider.check_kind(chosen)
+    prov = get_provider(provider, model=model, cache=cache, ctx=ctx, **parse_key_values(options))
+    chosen = kind or ("literal" if prov.kinds == ("literal",) else "context")
+    return ctx, prov, prov.check_kind(chosen)
 
 
 @app.command("infer")
@@ -90,9 +97,7 @@ def infer_cmd(
     t = get_task(task)
     if t.shape not in ("cloze", "generation"):
         raise FiglangError(f"task {t.name!r} is a {t.shape} task: knowledge inferences are made for narrative (cloze/generation) tasks")
-    ctx = RunContext.create(data_dir, cache_dir)  # the run's context: built here, once, and handed down
-    prov = _provider(provider, model, ctx, option, cache_dir, no_cache)
-    which = _kind(prov, kind)
+    ctx, prov, which = _open_provider(provider, kind, model, option, cache_dir, no_cache, data_dir)
     records = t.load(split, ctx)
     if limit:
         records = records[:limit]
@@ -123,9 +128,7 @@ def data_dir_cmd(
     data_dir: DataDirOption = None,
 ) -> None:
     """Copy the narrative data with one kind of inference file made by a provider (then: figlang eval --data-dir OUT)."""
-    ctx = RunContext.create(data_dir, cache_dir)  # the run's context: built here, once, and handed down
-    prov = _provider(provider, model, ctx, option, cache_dir, no_cache)
-    which = _kind(prov, kind)
+    ctx, prov, which = _open_provider(provider, kind, model, option, cache_dir, no_cache, data_dir)
     for name in split or []:
         if name not in ("train", "dev", "test"):
             raise FiglangError(f"--split {name!r}: data-dir writes the benchmark's files (train, dev, test)")
