@@ -136,6 +136,7 @@ def test_iro_trains_saves_loads_evals(arch, tmp_path, data_dir, tiny_llama, tiny
     out = tmp_path / f"iro-{arch}"
     result = train("flute", "iro", str(base), out, data_dir=str(data_dir), **opts)
     assert result.stopped == "complete" and result.best_dev_loss is not None and result.best_dev_accuracy is None
+    assert not (out / "choice").exists()  # chosen on its dev loss: no answers to keep, no decoding of the dev split
     meta = _check_dir(out, "iro", "nli")
     assert meta["labels"] == ["entailment", "contradiction"] or set(meta["labels"]) == {"entailment", "contradiction"}
     assert meta["input_format"]["architecture"] == arch and meta["input_format"]["decoding"]["do_sample"] is False

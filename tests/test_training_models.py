@@ -101,6 +101,10 @@ def test_cloze_methods_train_save_load_eval(method, tmp_path, data_dir, minilm_p
     assert reported["selection_split"]["epoch"] == "selection" and not reported["chosen_on_evaluated_split"]
     saved = json.loads((out / "train_result.json").read_text())["provenance"]
     assert {"train-fit", "selection", "dev-disjoint", "dev"} <= set(saved["splits"])
+    # the kept model's answers on the split that chose it: the record's selection accuracy recomputes from them
+    choice = [json.loads(x) for x in (out / "choice" / "selection" / "predictions.jsonl").read_text().splitlines()]
+    assert len(choice) == meta["data"]["dev_items"] > 0
+    assert sum(r["correct"] for r in choice) / len(choice) == pytest.approx(meta["best"]["dev_accuracy"], abs=1e-12)
     if method in ("mc-context", "mc-literal"):
         assert meta["input_format"]["knowledge"] == method.split("-")[1]
         assert meta["input_format"]["aggregate"] == "sum over inferences"
@@ -185,6 +189,8 @@ def test_nli_classifier_trains_and_answers_flute_and_impli(flute_nli, data_dir, 
     assert meta["labels"] == ["entailment", "contradiction"]
     assert meta["task"]["dev_split"] == "selection"  # model selection on the split carved from train, never val
     assert set(result.metrics) == {"val"}  # the carved dev chose the model: it is not reported
+    choice = json.loads((out / "choice" / "selection" / "results.json").read_text())["metrics"]["accuracy"]
+    assert choice["n"] == opts["dev_limit"] and choice["accuracy"] == pytest.approx(meta["best"]["dev_accuracy"], abs=1e-12)
     assert "by_figure_type" in result.metrics["val"]
     cfg = make_config("flute", "nli", str(minilm_path), out, data_dir=str(data_dir), **opts)
     train_records, _, _, _ = _task_data(get_task("flute"), cfg)  # exactly what the trainer trained on

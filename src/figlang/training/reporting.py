@@ -105,6 +105,21 @@ def final_report(model: Any, task: Any, sets: dict[str, list[Record] | None], cf
     return metrics
 
 
+CHOICE_DIR = "choice"  # choice/<split>/: the kept model's answers on the split that chose it
+
+
+def choice_answers(model: Any, task: Any, dev_name: str, dev: Sequence[Record], cfg: TrainConfig, out: Path) -> dict[str, Any] | None:
+    """The kept model's per-item answers on the split that chose it (its epoch, a threshold), as a harness run folder
+    choice/<split>/: the training record's selection accuracy then recomputes from items, not from a log line. Never a
+    reported figure (the split chose the model). Multiple-choice and classification models only: a generating model
+    is chosen on its dev loss, which needs no decoding. Returns the run's metrics, or None where none is written."""
+    if getattr(model, "selects_on", ("dev_accuracy", "max"))[0] != "dev_accuracy" or not dev:
+        return None
+    method = TrainedMethod(model=str(out), loaded=model, batch_size=cfg.eval_batch_size or max(cfg.batch_size, 8), seed=cfg.seed)
+    _, metrics, _ = _records_results(task, dev_name, dev, method, cfg.seed, out_dir=out / CHOICE_DIR / dev_name)
+    return metrics
+
+
 def _compact(metrics: dict[str, Any]) -> dict[str, Any]:
     """The parts of harness metrics worth keeping in figlang.json."""
     out: dict[str, Any] = {}

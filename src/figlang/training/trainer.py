@@ -13,7 +13,9 @@ start from) and leaves in ``out_dir``:
   ``out_dir`` and configuration continues from it and ends with the same weights as an
   uninterrupted run;
 * ``train_log.jsonl`` (one JSON object per logged step and per evaluation), ``loss_curve.png``,
-  and ``eval/<split>/`` (the harness's predictions and results for every reported split).
+  ``eval/<split>/`` (the harness's predictions and results for every reported split) and, for multiple-choice and
+  classification models, ``choice/<split>/`` (the kept model's answers on the split that chose it, so that the
+  record's selection accuracy recomputes from items; never a reported figure).
 
 Determinism: seeds for torch, random and numpy; the data order of epoch e is a function of
 (seed, e) alone (shuffled, then length-bucketed to save padding); dropout draws from torch's
@@ -47,7 +49,7 @@ from figlang.training.files import _atomic_json
 from figlang.training.folds import train_folds
 from figlang.training.log import LOG_FILE, TrainLog, plot_loss_curve
 from figlang.training.loop import Trainer, TrainState, TrainSummary, run_training
-from figlang.training.reporting import _choose_decision, _compact, _with_reported_splits, final_report
+from figlang.training.reporting import _choose_decision, _compact, _with_reported_splits, choice_answers, final_report
 from figlang.training.sampling import balanced_subset, epoch_plan, group_weights, mix, seeded_subset, set_seeds
 from figlang.training.train_data import _task_data, carve_key_fn
 
@@ -79,6 +81,7 @@ def train(
     dev_name = info["provenance"]["selection_split"]["epoch"]
     decision = _choose_decision(best_model, cfg, dev_records, dev_name)
     metrics = final_report(best_model, t, sets, cfg, out)
+    choice_answers(best_model, t, dev_name, dev_records, cfg, out)
     status = "partial" if summary.stopped == "time-budget" else "complete"
     meta = summary.figlang_meta(status, _compact(metrics))
     if decision is not None:
