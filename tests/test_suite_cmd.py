@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.data.registry import get_task
 from figlang.evaluation.registry import NUMBER, results_tables
@@ -418,7 +419,7 @@ def test_a_missing_head_stops_the_suite_before_any_row(data_dir: Path, tmp_path:
 
     missing = dataclasses.replace(DEFAULT_SUITE[0], method="trained", options={}, model="figlang:no-such-head")
     with pytest.raises(FiglangError, match="ships no trained head named 'no-such-head'"):
-        run_suite(data_dir=data_dir, out=tmp_path / "suite", entries=[DEFAULT_SUITE[1], missing], limit=2, progress=False)
+        run_suite(out=tmp_path / "suite", entries=[DEFAULT_SUITE[1], missing], limit=2, progress=False, ctx=RunContext.create(data_dir))
     assert not (tmp_path / "suite").exists()  # nothing ran
 
 

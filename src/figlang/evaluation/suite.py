@@ -514,14 +514,11 @@ def explained_pairs(ctx: RunContext, explain: Callable[[list[dict[str, Any]]], l
 
 def run_suite(
     model: str = DEFAULT_MODEL,
-    data_dir: str | Path | None = None,
     out: str | Path | None = None,
     limit: int | None = None,
     entries: list[SuiteEntry] | None = None,
-    cache_dir: str | Path | None = None,
     use_cache: bool = True,
     threads: int | None = None,
-    seed: int = 0,
     progress: bool = True,
     full: bool = False,
     dtype: str | None = DEFAULT_DTYPE,
@@ -535,12 +532,13 @@ def run_suite(
     (premise and hypothesis only), explained below the table (:func:`figlang.api.suite` passes figlang's explainer).
 
     Writes ``suite.md`` and ``suite.json`` (and each entry's run folder) under ``out`` when given.
-    A sampled entry says so in its own results.json (``suite_sample``), written with the run. ``ctx`` (else one made
-    from ``data_dir``, ``cache_dir`` and ``seed``) is every entry's run context.
+    A sampled entry says so in its own results.json (``suite_sample``), written with the run. ``ctx`` (else the default
+    folders and seed 0) is every entry's run context: :func:`figlang.suite` makes it from its ``data_dir``, ``cache_dir``
+    and ``seed``, once, for the harness.
     """
     if limit is not None and limit < 1:
         raise FiglangError(f"--limit must be at least 1, got {limit}")
-    ctx = run_context(ctx, data_dir=data_dir, cache_dir=cache_dir, seed=None if ctx else seed)  # once, for every entry
+    ctx = run_context(ctx)  # once, for every entry
     seed = ctx.seed
     out_dir = Path(out) if out else None
     if dtype == "auto":  # resolved here so that the table, the results and the commands name the dtype that ran
