@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+from figlang.core.as_dict import AsDict
 from figlang.core.errors import FiglangError
 from figlang.data.flute import FIGURE_TYPES
 from figlang.core.context import RunContext, run_context
@@ -61,7 +62,7 @@ def default_options() -> dict[str, Any]:
 
 
 @dataclass
-class Explanation:
+class Explanation(AsDict):
     """One explained pair: the label, the explanation, the label scores, and what produced them."""
 
     premise: str
@@ -75,9 +76,6 @@ class Explanation:
     raw: str | None = None  # the model's raw answer
     produced_by: dict[str, Any] = field(default_factory=dict)  # method, model, mode, label method, examples shown
     cached: bool = False  # answered from the request cache
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 _METHODS: dict[str, Any] = {}
@@ -315,7 +313,7 @@ CHECK_OPTIONS: dict[str, Any] = {"backend": "llama.cpp", "threads": 1}
 
 
 @dataclass
-class CheckResult:
+class CheckResult(AsDict):
     premise: str
     hypothesis: str
     label: str  # entailment | contradiction
@@ -324,9 +322,6 @@ class CheckResult:
     why: str  # the explanation, else what the figurative sentence says literally (its expressions' meanings)
     method: dict[str, Any]
     expressions: list[dict[str, Any]] = field(default_factory=list)  # interpret(hypothesis)'s expressions
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _literal_reading(result: Any) -> str:

@@ -18,10 +18,11 @@ from __future__ import annotations
 import json
 import re
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from figlang.core.as_dict import AsDict
 from figlang.core.errors import FiglangError
 from figlang.core.io import parse_jsonl
 from figlang.core.context import RunContext, run_context
@@ -59,7 +60,7 @@ class UnsupportedLanguageError(InterpretInputError):
 
 
 @dataclass
-class Expression:
+class Expression(AsDict):
     start: int  # character span in the text
     end: int
     text: str  # text[start:end]
@@ -77,9 +78,6 @@ class Expression:
     details: dict[str, Any] = field(default_factory=dict)  # resources, pattern, insertions, slots, ops
     use: str | None = None  # idioms: figurative | literal here (the use model), None when it could not run
     p_figurative: float | None = None  # the use model's probability that this use is figurative
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass

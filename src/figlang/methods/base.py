@@ -11,9 +11,10 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from figlang.core.as_dict import AsDict
 from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.data.records import Record, Shape
@@ -23,7 +24,7 @@ from figlang.core.options import check_options, option_names
 
 
 @dataclass
-class Prediction:
+class Prediction(AsDict):
     """One answer. ``valid=False`` marks an answer that could not be parsed (never silently replaced)."""
 
     id: str
@@ -34,9 +35,6 @@ class Prediction:
     valid: bool = True
     error: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Prediction:

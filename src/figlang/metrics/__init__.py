@@ -9,23 +9,8 @@ bert_score and bleurt-pytorch only when constructed.
 from figlang.metrics.bertscore import PAPER_BERTSCORE_MODEL, BertScore, BertScoreResult
 from figlang.metrics.bleurt import PAPER_BLEURT_CHECKPOINT, Bleurt, bleurt_config_from_encoder
 from figlang.metrics.classification import Accuracy, AccuracyResult, accuracy, accuracy_by_group, correctness
-from figlang.metrics.flute import (
-    FLUTE_LABELS,
-    FLUTE_THRESHOLDS,
-    ExplanationSimilarity,
-    FluteGroupScore,
-    FluteItemScore,
-    FluteProblems,
-    FluteReport,
-    FluteScoringError,
-    FluteSemantics,
-    evaluate_flute,
-    explanation_score,
-    explanation_similarity,
-    flute_scores,
-    flute_scores_from_records,
-    normalize_flute_label,
-)
+from figlang.metrics import flute
+from figlang.metrics.flute import *  # noqa: F403 (the package re-exports flute's __all__, listed once there)
 from figlang.metrics.generation import (
     CorpusBleu,
     CorpusBleuResult,
@@ -48,8 +33,6 @@ from figlang.metrics.significance import (
 from figlang.metrics.simulatability import SimulatabilityResult, simulatability, simulatability_report
 
 __all__ = [
-    "FLUTE_LABELS",
-    "FLUTE_THRESHOLDS",
     "MCNEMAR_EXACT_BELOW",
     "PAPER_BERTSCORE_MODEL",
     "PAPER_BLEURT_CHECKPOINT",
@@ -60,13 +43,6 @@ __all__ = [
     "Bleurt",
     "CorpusBleu",
     "CorpusBleuResult",
-    "ExplanationSimilarity",
-    "FluteGroupScore",
-    "FluteItemScore",
-    "FluteProblems",
-    "FluteReport",
-    "FluteScoringError",
-    "FluteSemantics",
     "GenerationScore",
     "McNemarResult",
     "NltkSentenceBleu",
@@ -80,16 +56,11 @@ __all__ = [
     "accuracy_by_group",
     "bleurt_config_from_encoder",
     "correctness",
-    "evaluate_flute",
-    "explanation_score",
-    "explanation_similarity",
-    "flute_scores",
-    "flute_scores_from_records",
     "generation_scores_from_records",
     "mcnemar",
-    "normalize_flute_label",
     "paired_t_test",
     "simulatability",
     "simulatability_report",
     "wilcoxon_signed_rank",
 ]
+__all__ += flute.__all__

@@ -9,10 +9,12 @@ so a result file can be reproduced exactly.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from figlang.core.as_dict import AsDict
 
 __all__ = ["Accuracy", "AccuracyResult", "accuracy", "accuracy_by_group", "correctness"]
 
@@ -25,7 +27,7 @@ def correctness(predictions: Sequence[Any], gold: Sequence[Any]) -> list[bool]:
 
 
 @dataclass(frozen=True)
-class AccuracyResult:
+class AccuracyResult(AsDict):
     """Accuracy (a fraction in [0, 1]) with its bootstrap CI and the settings that produced it."""
 
     accuracy: float
@@ -38,9 +40,6 @@ class AccuracyResult:
     seed: int
     method: str = "percentile bootstrap (scipy.stats.bootstrap)"
     n_clusters: int | None = None  # resampled units when items were resampled in clusters (None: items)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     def __str__(self) -> str:
         return (

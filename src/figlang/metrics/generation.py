@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from figlang.core.as_dict import AsDict
+
 __all__ = [
     "CorpusBleu",
     "CorpusBleuResult",
@@ -287,15 +289,12 @@ class NltkSentenceBleu(PairwiseMetric):
 
 
 @dataclass(frozen=True)
-class CorpusBleuResult:
+class CorpusBleuResult(AsDict):
     score: float
     signature: str
     n_items: int
     n_empty_predictions: int
     config: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     def __str__(self) -> str:
         return f"BLEU = {self.score:.2f} ({self.signature}) over {self.n_items} items"

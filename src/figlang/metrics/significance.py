@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+
+from figlang.core.as_dict import AsDict
 
 __all__ = [
     "MCNEMAR_EXACT_BELOW",
@@ -35,7 +37,7 @@ MCNEMAR_EXACT_BELOW = 25
 
 
 @dataclass(frozen=True)
-class TestResult:
+class TestResult(AsDict):
     """Outcome of a paired test: statistic, two-sided p-value, number of paired items, and how it was run."""
 
     __test__ = False  # not a pytest test class
@@ -48,9 +50,6 @@ class TestResult:
 
     def significant(self, alpha: float = 0.05) -> bool:
         return self.p_value < alpha
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     def __str__(self) -> str:
         extra = ", ".join(f"{k}={v}" for k, v in self.details.items() if k != "note")

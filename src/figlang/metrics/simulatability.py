@@ -10,9 +10,10 @@ help". A McNemar test on the two classifiers' per-item correctness comes with ea
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from figlang.core.as_dict import AsDict
 from figlang.metrics.classification import correctness
 from figlang.metrics.significance import McNemarResult, mcnemar
 
@@ -20,16 +21,13 @@ __all__ = ["SimulatabilityResult", "simulatability", "simulatability_report"]
 
 
 @dataclass(frozen=True)
-class SimulatabilityResult:
+class SimulatabilityResult(AsDict):
     rationale: str  # which rationales IR→O saw: "predicted", "gold", or a caller's name
     accuracy_with_rationale: float  # IR→O
     accuracy_without_rationale: float  # I→O
     simulatability: float  # the difference, in accuracy points as a fraction
     n: int
     test: McNemarResult
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     def __str__(self) -> str:
         return (
