@@ -132,6 +132,23 @@ def test_shipped_heads_have_a_complete_record() -> None:
         assert record["head"]["bytes"] <= MAX_HEAD_BYTES
 
 
+def test_the_meaning_probe_ships_as_its_selection_run_scored_it() -> None:
+    """#39 target 1: figlang:idiom-probe-meaning-qwen is the head of the registered run, made from a clean commit,
+    every choice on selection; its training record's selection accuracy is its own selection run's (228 of 281)."""
+    from figlang.methods.trained.heads import heads_dir, read_record, shipped_heads
+
+    assert "idiom-probe-meaning-qwen" in shipped_heads(heads_dir())
+    record = read_record("idiom-probe-meaning-qwen", heads_dir())
+    assert record["method"] == "mc-meaning" and record["code"]["git_dirty"] is False
+    assert set(record["choices_made_on"].values()) == {"selection"} and record["base_model"]["layers_read"] == 18
+    results = Path(__file__).resolve().parents[1] / "docs" / "results"
+    run = json.loads((results / "cpu/idiom-probe-meaning-qwen-sel/figlang.json").read_text(encoding="utf-8"))
+    assert record["head"]["sha256"] and run["best"]["epoch"] == 7
+    rows = [json.loads(x) for x in gzip.open(results / "ensemble/idiom-sel-probe-meaning/predictions.jsonl.gz", "rt")]
+    assert len(rows) == record["selection_items"] == 281
+    assert sum(r["correct"] for r in rows) / len(rows) == pytest.approx(run["best"]["dev_accuracy"], abs=1e-12)
+
+
 # --- the samples -------------------------------------------------------------------------------------------------
 
 
