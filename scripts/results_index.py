@@ -515,23 +515,19 @@ for row, k in [("| the same pair again, token by token |", 0), ("| the same pair
             ["passes", 0, f"one_pair_compare.{k}.forward_passes"],
         ],
     )
+# a probe's training record: training items, the layer it reads, the kept epoch and its `selection` accuracy
+PROBE_RECORD = [
+    ["train_items", ",", "data.train_items"],
+    ["layer", 0, "training.base_layers"],
+    ["best_epoch", 0, "best.epoch"],
+    ["selection", 2, "best.dev_accuracy", 100],
+]
 # docs/research/trained_models.md: the idiom and simile probes remade with every choice on `selection`
 for row, run, per_epoch, _kind in [
     ("| **idiom** |", "cpu/idiom-probe-qwen-sel", 135, "idiom"),
     ("| **simile** |", "cpu/simile-probe-qwen-sel", 132, "simile"),
 ]:
-    group(
-        TM,
-        "qwen-probe-selection",
-        row,
-        f"{run}/figlang.json",
-        [
-            ["train_items", ",", "data.train_items"],
-            ["layer", 0, "training.base_layers"],
-            ["best_epoch", 0, "best.epoch"],
-            ["selection", 2, "best.dev_accuracy", 100],
-        ],
-    )
+    group(TM, "qwen-probe-selection", row, f"{run}/figlang.json", PROBE_RECORD)
     group(TM, "qwen-probe-selection", row, f"{run}/train_result.json", [["epochs_run", 0, "steps", 1 / per_epoch]])
     scores("qwen-probe-selection", row, run, [])
     group(
@@ -660,6 +656,30 @@ for row, key in [
 ]:
     group(TM, "impli-ci", row, CI + "item/results.json", ci(key))
     group(TM, "impli-ci", row, CI + "expression/results.json", ci(key))
+
+
+def ensemble_scores(table, row, folder):
+    """An ensemble's reported accuracy (results.json) with its 95% CIs by item and by expression."""
+    group(
+        TM,
+        table,
+        row,
+        folder + "results.json",
+        [
+            ["accuracy", 2, "metrics.accuracy.accuracy", 100],
+            ["ci_low", 2, "metrics.accuracy.ci_low", 100],
+            ["ci_high", 2, "metrics.accuracy.ci_high", 100],
+        ],
+    )
+    group(
+        TM,
+        table,
+        row,
+        folder + "results-by-expression.json",
+        [["ci_low_expression", 2, "metrics.accuracy.ci_low", 100], ["ci_high_expression", 2, "metrics.accuracy.ci_high", 100]],
+    )
+
+
 # docs/research/trained_models.md: the calibrated ensemble of the probe and few-shot qwen2.5-1.5b, chosen on `selection`
 for row, kind in [("| **idiom** |", "idiom"), ("| **simile** |", "simile")]:
     ens = f"ensemble/{kind}-probe-fewshot-qwen/"
@@ -676,24 +696,7 @@ for row, kind in [("| **idiom** |", "idiom"), ("| **simile** |", "simile")]:
             ["w_fewshot", 2, "weights.1"],
         ],
     )
-    group(
-        TM,
-        "ensemble-probe-fewshot",
-        row,
-        ens + "results.json",
-        [
-            ["accuracy", 2, "metrics.accuracy.accuracy", 100],
-            ["ci_low", 2, "metrics.accuracy.ci_low", 100],
-            ["ci_high", 2, "metrics.accuracy.ci_high", 100],
-        ],
-    )
-    group(
-        TM,
-        "ensemble-probe-fewshot",
-        row,
-        ens + "results-by-expression.json",
-        [["ci_low_expression", 2, "metrics.accuracy.ci_low", 100], ["ci_high_expression", 2, "metrics.accuracy.ci_high", 100]],
-    )
+    ensemble_scores("ensemble-probe-fewshot", row, ens)
     for other in ("probe", "fewshot"):
         group(
             TM,
@@ -710,18 +713,7 @@ for row, kind in [("| **idiom** |", "idiom"), ("| **simile** |", "simile")]:
 # docs/research/trained_models.md: #39 target 1, the meaning line for the idiom probe (mc-meaning), chosen on `selection`,
 # against the shipped probe on the same dev-disjoint items, and its ensemble with few-shot chosen on `selection`
 MP, ROW_MP = "cpu/idiom-probe-meaning-qwen-sel", "| **idiom, meaning line** (`mc-meaning`) |"
-group(
-    TM,
-    "meaning-probe",
-    ROW_MP,
-    f"{MP}/figlang.json",
-    [
-        ["train_items", ",", "data.train_items"],
-        ["layer", 0, "training.base_layers"],
-        ["best_epoch", 0, "best.epoch"],
-        ["selection", 2, "best.dev_accuracy", 100],
-    ],
-)
+group(TM, "meaning-probe", ROW_MP, f"{MP}/figlang.json", PROBE_RECORD)
 scores("meaning-probe", ROW_MP, MP, [])
 group(
     TM,
@@ -751,24 +743,7 @@ group(
     ENS_MP + "ensemble.json",
     [["sel_ensemble", 2, "selection_accuracy", 100], ["w_meaning", 2, "weights.0"], ["w_fewshot", 2, "weights.1"]],
 )
-group(
-    TM,
-    "meaning-probe",
-    ROW_ENS,
-    ENS_MP + "results.json",
-    [
-        ["accuracy", 2, "metrics.accuracy.accuracy", 100],
-        ["ci_low", 2, "metrics.accuracy.ci_low", 100],
-        ["ci_high", 2, "metrics.accuracy.ci_high", 100],
-    ],
-)
-group(
-    TM,
-    "meaning-probe",
-    ROW_ENS,
-    ENS_MP + "results-by-expression.json",
-    [["ci_low_expression", 2, "metrics.accuracy.ci_low", 100], ["ci_high_expression", 2, "metrics.accuracy.ci_high", 100]],
-)
+ensemble_scores("meaning-probe", ROW_ENS, ENS_MP)
 group(
     TM,
     "meaning-probe",
