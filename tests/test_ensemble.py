@@ -188,16 +188,26 @@ def test_ensemble_command_without_report_writes_the_members_file(tmp_path):
     assert not (tmp_path / "predictions.jsonl").exists()
 
 
-@pytest.mark.parametrize("figure", ["idiom", "simile"])
-def test_shipped_ensembles_are_the_ones_chosen_on_the_committed_selection_runs(figure):
+@pytest.mark.parametrize(
+    "name, probe_run, probe_name",
+    [
+        ("idiom-probe-fewshot-qwen", "idiom-sel-probe", "probe"),
+        ("simile-probe-fewshot-qwen", "simile-sel-probe", "probe"),
+        ("idiom-probe-meaning-fewshot-qwen", "idiom-sel-probe-meaning", "meaning-probe"),  # #39 target 1
+    ],
+)
+def test_shipped_ensembles_are_the_ones_chosen_on_the_committed_selection_runs(name, probe_run, probe_name):
     from figlang.methods.prompted.ensemble import read_choice, shipped_ensemble
 
-    path = shipped_ensemble(f"figlang:{figure}-probe-fewshot-qwen")
-    sel = [RESULTS / f"ensemble/{figure}-sel-probe", RESULTS / f"ensemble/{figure}-sel-fewshot"]
-    chosen = json.loads(json.dumps(choose_ensemble(sel, names=["probe", "few-shot"])))
+    path = shipped_ensemble(f"figlang:{name}")
+    figure = name.split("-")[0]
+    sel = [RESULTS / f"ensemble/{probe_run}", RESULTS / f"ensemble/{figure}-sel-fewshot"]
+    chosen = json.loads(json.dumps(choose_ensemble(sel, names=[probe_name, "few-shot"])))
     shipped = read_choice(path)
     assert shipped == chosen and shipped["chosen_on"] == "selection"
-    report = json.loads((RESULTS / f"ensemble/{figure}-probe-fewshot-qwen/ensemble.json").read_text(encoding="utf-8"))
+    assert shipped["members"][0]["model"].startswith("figlang:")  # a shipped head, not a local run folder
+    report_name = "idiom-meaning-probe-fewshot-qwen" if "meaning" in name else name
+    report = json.loads((RESULTS / f"ensemble/{report_name}/ensemble.json").read_text(encoding="utf-8"))
     assert shipped["weights"] == report["weights"]  # the published report was combined with these weights
     assert [m["temperature"] for m in shipped["members"]] == [m["temperature"] for m in report["members"]]
     with pytest.raises(FiglangError, match="ships no ensemble named"):
