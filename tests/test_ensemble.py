@@ -189,14 +189,15 @@ def test_ensemble_command_without_report_writes_the_members_file(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "name, probe_run, probe_name",
+    "name, probe_run, probe_name, report_name",
     [
-        ("idiom-probe-fewshot-qwen", "idiom-sel-probe", "probe"),
-        ("simile-probe-fewshot-qwen", "simile-sel-probe", "probe"),
-        ("idiom-probe-meaning-fewshot-qwen", "idiom-sel-probe-meaning", "meaning-probe"),  # #39 target 1
+        ("idiom-probe-fewshot-qwen", "idiom-sel-probe", "probe", "idiom-probe-fewshot-qwen"),
+        ("simile-probe-fewshot-qwen", "simile-sel-probe", "probe", "simile-probe-fewshot-qwen"),
+        # #39 target 1
+        ("idiom-probe-meaning-fewshot-qwen", "idiom-sel-probe-meaning", "meaning-probe", "idiom-meaning-probe-fewshot-qwen"),
     ],
 )
-def test_shipped_ensembles_are_the_ones_chosen_on_the_committed_selection_runs(name, probe_run, probe_name):
+def test_shipped_ensembles_are_the_ones_chosen_on_the_committed_selection_runs(name, probe_run, probe_name, report_name):
     from figlang.methods.prompted.ensemble import read_choice, shipped_ensemble
 
     path = shipped_ensemble(f"figlang:{name}")
@@ -206,7 +207,6 @@ def test_shipped_ensembles_are_the_ones_chosen_on_the_committed_selection_runs(n
     shipped = read_choice(path)
     assert shipped == chosen and shipped["chosen_on"] == "selection"
     assert shipped["members"][0]["model"].startswith("figlang:")  # a shipped head, not a local run folder
-    report_name = "idiom-meaning-probe-fewshot-qwen" if "meaning" in name else name
     report = json.loads((RESULTS / f"ensemble/{report_name}/ensemble.json").read_text(encoding="utf-8"))
     assert shipped["weights"] == report["weights"]  # the published report was combined with these weights
     assert [m["temperature"] for m in shipped["members"]] == [m["temperature"] for m in report["members"]]

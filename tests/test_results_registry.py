@@ -276,9 +276,7 @@ def _rows(predictions_file):
 def _grid_accuracies(predictions_file, calibrated):
     """A FLUTE zero-shot grid row recomputed from its run's predictions: calibrated as run, or uncalibrated (the
     scores plus the content-free offset the run records), in the grid's percentages."""
-    import gzip
-
-    rows = [json.loads(line) for line in gzip.open(RESULTS / predictions_file, "rt", encoding="utf-8")]
+    rows = _rows(predictions_file)
 
     def answer(p):
         if calibrated:

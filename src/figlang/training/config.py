@@ -105,6 +105,12 @@ class TrainConfig:
         """The training run's context: its data folder (resolved once, by make_config), seed, device and threads."""
         return RunContext.create(self.data_dir, seed=self.seed, device=self.device, threads=self.threads)
 
+    @property
+    def eval_batch(self) -> int:
+        """The batch size that scores (dev evaluations, the decision threshold, reports): eval_batch_size, else the
+        training batch size, at least 8."""
+        return self.eval_batch_size or max(self.batch_size, 8)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["report_splits"] = list(self.report_splits) if self.report_splits is not None else None
@@ -112,6 +118,12 @@ class TrainConfig:
 
     def training_fingerprint(self) -> dict[str, Any]:
         return {k: v for k, v in self.to_dict().items() if k not in RUNTIME_KEYS}
+
+
+def selects_on(model: Any) -> tuple[str, str]:
+    """What a trained model is chosen on, (metric, max | min): dev accuracy, unless the model says otherwise (the
+    generating models: their dev loss, lowest)."""
+    return getattr(model, "selects_on", ("dev_accuracy", "max"))
 
 
 @dataclass

@@ -24,7 +24,7 @@ from figlang.evaluation.provenance import library_versions, records_digest
 from figlang.core.devices import bf16_is_emulated
 from figlang.methods.trained import FORMAT_VERSION, TRAINED_METHODS, load_trained, resolve_device
 from figlang.training.base_model import build_model, resolve_base
-from figlang.training.config import TrainConfig
+from figlang.training.config import TrainConfig, selects_on
 from figlang.training.files import (
     CHECKPOINT,
     _check_resume_data,
@@ -205,8 +205,7 @@ class Trainer:
         self.device = resolve_device(cfg.device)
         if self.device != "cpu":
             self.module.to(self.device)
-        selects_on: tuple[str, str] = getattr(self.model, "selects_on", ("dev_accuracy", "max"))  # (metric, max | min)
-        self.sel_key, self.sel_mode = selects_on
+        self.sel_key, self.sel_mode = selects_on(self.model)
         train_records, self.dropped_train = _usable(self.model, train_records, "train", cfg.progress)
         dev_records, self.dropped_dev = _usable(self.model, dev_records, "dev", cfg.progress)
         if cfg.loss_weights != "none":  # balanced loss: the weights travel in each batch (collate reads them by record id)
@@ -228,7 +227,7 @@ class Trainer:
         self.warmup = int(round(cfg.warmup_ratio * self.total_steps))
         self.optimizer = _optimizer(self.module, cfg)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self.schedule)
-        self.eval_bs = cfg.eval_batch_size or max(cfg.batch_size, 8)
+        self.eval_bs = cfg.eval_batch
 
     def plan(self, epoch: int) -> list[list[list[int]]]:
         cfg = self.cfg

@@ -12,7 +12,7 @@ from figlang.data.records import Record
 from figlang.evaluation import build_results, evaluate, evaluate_records, write_run
 from figlang.methods.trained import FIGLANG_JSON, read_figlang_json
 from figlang.methods.trained.methods import TrainedMethod
-from figlang.training.config import TrainConfig
+from figlang.training.config import TrainConfig, selects_on
 from figlang.training.files import _atomic_json
 
 
@@ -71,7 +71,7 @@ def _choose_decision(model: Any, cfg: TrainConfig, dev: Sequence[Record], dev_na
     the run's figlang.json before anything is reported (so that the report's method identity sees it); None: argmax."""
     if cfg.threshold == "none":
         return None
-    margins = model.decision_margins(dev, batch_size=cfg.eval_batch_size or max(cfg.batch_size, 8))
+    margins = model.decision_margins(dev, batch_size=cfg.eval_batch)
     decision = model.choose_decision(dev, cfg.threshold, chosen_on=dev_name, margins=margins)
     if margins:  # the selection items' margins: the threshold recomputes from them without the weights
         with atomic_write(Path(cfg.out_dir) / DECISION_MARGINS) as fh:
@@ -81,9 +81,14 @@ def _choose_decision(model: Any, cfg: TrainConfig, dev: Sequence[Record], dev_na
     return decision
 
 
+def _kept_method(model: Any, cfg: TrainConfig, out: Path) -> TrainedMethod:
+    """The kept model, loaded, as the harness's ``trained`` method on the run folder ``out``."""
+    return TrainedMethod(model=str(out), loaded=model, batch_size=cfg.eval_batch, seed=cfg.seed)
+
+
 def final_report(model: Any, task: Any, sets: dict[str, list[Record] | None], cfg: TrainConfig, out: Path) -> dict[str, Any]:
     """Score the best model on every report set with the evaluation harness; writes eval/<name>/."""
-    method = TrainedMethod(model=str(out), loaded=model, batch_size=cfg.eval_batch_size or max(cfg.batch_size, 8), seed=cfg.seed)
+    method = _kept_method(model, cfg, out)
     metrics: dict[str, Any] = {}
     for name, records in sets.items():
         target = out / "eval" / name
@@ -113,10 +118,9 @@ def choice_answers(model: Any, task: Any, dev_name: str, dev: Sequence[Record], 
     choice/<split>/: the training record's selection accuracy then recomputes from items, not from a log line. Never a
     reported figure (the split chose the model). Multiple-choice and classification models only: a generating model
     is chosen on its dev loss, which needs no decoding. Returns the run's metrics, or None where none is written."""
-    if getattr(model, "selects_on", ("dev_accuracy", "max"))[0] != "dev_accuracy" or not dev:
+    if selects_on(model)[0] != "dev_accuracy" or not dev:
         return None
-    method = TrainedMethod(model=str(out), loaded=model, batch_size=cfg.eval_batch_size or max(cfg.batch_size, 8), seed=cfg.seed)
-    _, metrics, _ = _records_results(task, dev_name, dev, method, cfg.seed, out_dir=out / CHOICE_DIR / dev_name)
+    _, metrics, _ = _records_results(task, dev_name, dev, _kept_method(model, cfg, out), cfg.seed, out_dir=out / CHOICE_DIR / dev_name)
     return metrics
 
 
