@@ -274,18 +274,22 @@ def test_probe_eta_covers_the_encoding_epoch_then_the_head_only_pace(monkeypatch
 
 
 def test_bf16_follows_the_cpu(monkeypatch, tmp_path, minilm_path):
-    """bfloat16 halves CPU time where the CPU has AVX512-BF16/AMX and is emulated (several times slower) elsewhere:
-    'auto' and a preset's bf16 follow the CPU; an explicit choice is kept."""
+    """bfloat16 halves CPU time where the CPU has AMX, is slower with AVX512-BF16 alone and emulated (several times
+    slower) without it: 'auto' and a preset's bf16 follow the CPU; an explicit choice is kept."""
     from figlang.core import devices
     from figlang.backends.loading import load_backend
     from figlang.training import trainer
 
+    for flags, prefers in ((("avx512f", "avx512_bf16", "amx_bf16"), True), (("avx512f", "avx512_bf16"), False), (("avx2",), False)):
+        monkeypatch.setattr(devices, "cpu_info", lambda flags=flags: ("a CPU", frozenset(flags)))
+        assert devices.cpu_prefers_bf16() is prefers, flags
     for fast, dtype in ((True, "bfloat16"), (False, "float32")):
-        monkeypatch.setattr(devices, "cpu_has_fast_bf16", lambda fast=fast: fast)  # the one check trainer and backend ask
+        monkeypatch.setattr(devices, "cpu_prefers_bf16", lambda fast=fast: fast)  # the one check trainer and backend ask
         assert devices.auto_cpu_dtype() == dtype
         cfg = trainer.make_config("idiom-cloze", "mc", "minilm", tmp_path, preset="cpu-probe")
         assert cfg.bf16 is fast
         assert trainer.make_config("idiom-cloze", "mc", "minilm", tmp_path, preset="cpu-probe", bf16=True).bf16 is True
+    monkeypatch.setattr(devices, "cpu_has_fast_bf16", lambda: False)
     backend = load_backend(str(minilm_path), dtype="auto")  # now on a CPU without hardware bf16
     assert backend.dtype == "float32"
     with pytest.warns(UserWarning, match="emulates bfloat16"):  # asked for outright: kept, with a warning

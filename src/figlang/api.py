@@ -185,7 +185,7 @@ def suite(
     seed: int = 0,
     progress: bool = False,
     full: bool = False,
-    dtype: str | None = "auto",
+    dtype: str | None = None,
     ctx: RunContext | None = None,
 ) -> SuiteResult:
     """The main job, as `figlang suite`: figlang's strongest offline CPU system on each benchmark, and ``model``
@@ -193,10 +193,11 @@ def suite(
 
     ``only`` picks entries (names, task names, or the groups ``best`` / ``model``); ``limit`` caps every entry with a seeded,
     label-stratified sample; ``full`` lifts the entries' own caps. With ``out``: suite.md,
-    suite.json and one run folder per entry. ``ctx`` (a :class:`figlang.RunContext`) replaces ``data_dir``,
+    suite.json and one run folder per entry. ``dtype``: the weights of ``model`` (default float32, as `figlang suite`;
+    ``"auto"`` takes bfloat16 where the CPU has AMX). ``ctx`` (a :class:`figlang.RunContext`) replaces ``data_dir``,
     ``cache_dir`` and ``seed``.
     """
-    from figlang.evaluation.suite import DEFAULT_MODEL, run_suite, suite_entries
+    from figlang.evaluation.suite import DEFAULT_DTYPE, DEFAULT_MODEL, run_suite, suite_entries
 
     ctx = run_context(ctx, data_dir=data_dir, cache_dir=cache_dir, seed=seed if ctx is None else None)
     return run_suite(
@@ -208,7 +209,7 @@ def suite(
         threads=threads,
         progress=progress,
         full=full,
-        dtype=dtype,
+        dtype=DEFAULT_DTYPE if dtype is None else dtype,
         ctx=ctx,
         explain=_suite_explainer(ctx, use_cache, progress),
     )

@@ -81,7 +81,7 @@ def _dtype_option(dtype: Any) -> str:
 
 
 def _resolve_dtype(dtype: str, device: str) -> str:
-    """The weights' dtype name: ``auto`` chosen for the device (bfloat16 where it runs in hardware), a warning for an
+    """The weights' dtype name: ``auto`` chosen for the device (bfloat16 where it is faster), a warning for an
     emulated bfloat16."""
     import torch
 
@@ -111,7 +111,7 @@ class TransformersBackend(CausalScoring, Generation, LazyWeights, HFTextMixin, L
     kind:
         causal | seq2seq | masked | classifier | encoder; detected from the config when None.
     dtype:
-        float32 (default on CPU), bfloat16, float16, or auto (on CPU bfloat16 where it runs in hardware, AVX512-BF16/AMX, else float32; bfloat16/float16 on CUDA).
+        float32 (default on CPU), bfloat16, float16, or auto (on CPU bfloat16 where it is faster, with AMX, else float32; bfloat16/float16 on CUDA).
     device:
         cpu (default), cuda, cuda:N, or auto (CUDA when available).
     threads:
@@ -494,7 +494,7 @@ class TransformersBackend(CausalScoring, Generation, LazyWeights, HFTextMixin, L
 def backend_options_help() -> dict[str, str]:
     """The options ``load_backend`` passes to TransformersBackend, with a line each (for CLI help)."""
     return {
-        "dtype": "float32 (CPU default) | bfloat16 | float16 | auto (bfloat16 on CPUs with AVX512-BF16/AMX and on CUDA, else float32)",
+        "dtype": "float32 (CPU default) | bfloat16 | float16 | auto (bfloat16 on CPUs with AMX and on CUDA, else float32)",
         "device": "cpu (default) | cuda | cuda:N | auto",
         "threads": "torch threads (process-wide)",
         "batch_size": "rows per forward pass (default 16)",

@@ -84,9 +84,31 @@ def bf16_is_emulated(device: str | None) -> bool:
     return (device or "cpu").strip().lower() == "cpu" and not cpu_has_fast_bf16()
 
 
+def cpu_prefers_bf16() -> bool:
+    """Whether bfloat16 is the faster dtype on this CPU: where it has AMX tiles (off Linux, where oneDNN computes
+    bfloat16 in hardware).
+
+    AVX512-BF16 alone computes bfloat16 in hardware but does not make it faster than float32: on a 2-core Sapphire
+    Rapids VM with AMX hidden, qwen2.5-1.5b explained a new pair in 17.41 s in bfloat16 and 13.52 s in float32
+    (docs/research/flute_explanations.md, "Speed by CPU class"), and the narrative probe trained slower in bfloat16.
+    """
+    info = cpu_info()
+    if info is None:
+        return cpu_has_fast_bf16()
+    return "amx_bf16" in info[1]
+
+
 def auto_cpu_dtype() -> str:
-    """The faster of bfloat16 and float32 on this CPU (float32 unless bfloat16 runs in hardware)."""
-    return "bfloat16" if cpu_has_fast_bf16() else "float32"
+    """The faster of bfloat16 and float32 on this CPU: bfloat16 only where :func:`cpu_prefers_bf16`."""
+    return "bfloat16" if cpu_prefers_bf16() else "float32"
 
 
-__all__ = ["DEVICE_CHOICES", "auto_cpu_dtype", "bf16_is_emulated", "cpu_class", "cpu_has_fast_bf16", "resolve_device"]
+__all__ = [
+    "DEVICE_CHOICES",
+    "auto_cpu_dtype",
+    "bf16_is_emulated",
+    "cpu_class",
+    "cpu_has_fast_bf16",
+    "cpu_prefers_bf16",
+    "resolve_device",
+]

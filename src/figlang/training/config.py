@@ -9,7 +9,7 @@ from typing import Any
 from figlang.core.context import RunContext
 from figlang.core.errors import FiglangError
 from figlang.core.paths import resolve_data_dir
-from figlang.core.devices import bf16_is_emulated
+from figlang.core import devices
 from figlang.methods.trained import KNOWLEDGE, parse_threshold_objective, TRAINED_METHODS, check_method
 from figlang.training.presets import default_preset, get_preset
 
@@ -188,8 +188,9 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, *, ctx:
     if values.get("limit") == 0:  # `--limit all`: every record, whatever the preset's limit
         values["limit"] = None
     values["preset"] = preset
-    if values.get("bf16") and options.get("bf16") is None and bf16_is_emulated(values.get("device", "cpu")):
-        values["bf16"] = False  # a preset's bf16 assumes AVX512-BF16/AMX; emulated bf16 would be several times slower
+    on_cpu = str(values.get("device") or "cpu").strip().lower() == "cpu"
+    if values.get("bf16") and options.get("bf16") is None and on_cpu and not devices.cpu_prefers_bf16():
+        values["bf16"] = False  # a preset's bf16 pays only with AMX: emulated it is several times slower, AVX512-BF16 alone slower
     if values.get("report_splits") is not None:
         values["report_splits"] = tuple(values["report_splits"])
 
