@@ -195,6 +195,7 @@ def test_ensemble_command_without_report_writes_the_members_file(tmp_path):
         ("simile-probe-fewshot-qwen", "simile-sel-probe", "probe", "simile-probe-fewshot-qwen"),
         # #39 target 1
         ("idiom-probe-meaning-fewshot-qwen", "idiom-sel-probe-meaning", "meaning-probe", "idiom-meaning-probe-fewshot-qwen"),
+        ("simile-probe-meaning-fewshot-qwen", "simile-sel-probe-meaning", "meaning-probe", "simile-meaning-probe-fewshot-qwen"),
     ],
 )
 def test_shipped_ensembles_are_the_ones_chosen_on_the_committed_selection_runs(name, probe_run, probe_name, report_name):

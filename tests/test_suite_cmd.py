@@ -132,20 +132,23 @@ def test_shipped_heads_have_a_complete_record() -> None:
         assert record["head"]["bytes"] <= MAX_HEAD_BYTES
 
 
-def test_the_meaning_probe_ships_as_its_selection_run_scored_it() -> None:
-    """#39 target 1: figlang:idiom-probe-meaning-qwen is the head of the registered run, made from a clean commit,
-    every choice on selection; its training record's selection accuracy is its own selection run's (228 of 281)."""
+@pytest.mark.parametrize("figure, epoch, items", [("idiom", 7, 281), ("simile", 10, 266)])
+def test_the_meaning_probe_ships_as_its_selection_run_scored_it(figure: str, epoch: int, items: int) -> None:
+    """#39 target 1: figlang:<figure>-probe-meaning-qwen is the head of the registered run, made from a clean commit,
+    every choice on selection; its training record's selection accuracy is its shipped head's own selection run's
+    (idiom 228 of 281, simile 226 of 266)."""
     from figlang.methods.trained.heads import heads_dir, read_record, shipped_heads
 
-    assert "idiom-probe-meaning-qwen" in shipped_heads(heads_dir())
-    record = read_record("idiom-probe-meaning-qwen", heads_dir())
+    name = f"{figure}-probe-meaning-qwen"
+    assert name in shipped_heads(heads_dir())
+    record = read_record(name, heads_dir())
     assert record["method"] == "mc-meaning" and record["code"]["git_dirty"] is False
     assert set(record["choices_made_on"].values()) == {"selection"} and record["base_model"]["layers_read"] == 18
     results = Path(__file__).resolve().parents[1] / "docs" / "results"
-    run = json.loads((results / "cpu/idiom-probe-meaning-qwen-sel/figlang.json").read_text(encoding="utf-8"))
-    assert record["head"]["sha256"] and run["best"]["epoch"] == 7
-    rows = [json.loads(x) for x in gzip.open(results / "ensemble/idiom-sel-probe-meaning/predictions.jsonl.gz", "rt")]
-    assert len(rows) == record["selection_items"] == 281
+    run = json.loads((results / f"cpu/{figure}-probe-meaning-qwen-sel/figlang.json").read_text(encoding="utf-8"))
+    assert record["head"]["sha256"] and run["best"]["epoch"] == epoch
+    rows = [json.loads(x) for x in gzip.open(results / f"ensemble/{figure}-sel-probe-meaning/predictions.jsonl.gz", "rt")]
+    assert len(rows) == record["selection_items"] == items
     assert sum(r["correct"] for r in rows) / len(rows) == pytest.approx(run["best"]["dev_accuracy"], abs=1e-12)
 
 
@@ -420,7 +423,7 @@ def test_markdown_names_every_entry_with_its_command() -> None:
     commands = [ln for ln in block.splitlines() if ln.startswith("figlang ")]
     assert len(commands) == len(DEFAULT_SUITE)
     assert commands[0].startswith(
-        "figlang suite --only idiom-best   # figlang eval -t idiom-cloze -s dev-disjoint -m trained --model figlang:idiom-probe-qwen"
+        "figlang suite --only idiom-best   # figlang eval -t idiom-cloze -s dev-disjoint -m trained --model figlang:idiom-probe-meaning-qwen"
     )
     assert commands[1].startswith("figlang suite --only idiom-model --model smollm2-135m --dtype float32   # ")
     assert commands[-1].endswith("figlang eval -t impli-idioms-manual -s all -m nli-score --model smollm2-135m -O dtype=float32")

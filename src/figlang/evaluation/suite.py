@@ -55,7 +55,7 @@ from figlang.evaluation.harness import evaluate
 from figlang.evaluation.texts import STRIP_KEY, strip_rows
 
 DEFAULT_MODEL = "smollm2-135m"
-DEFAULT_DTYPE = "float32"  # the same answers on every CPU and thread count: in bfloat16 smollm2-135m's PMI scores moved by up to 0.5 nats between 1 and 2 threads and flipped an item (2026-11-26); `--dtype auto` takes bfloat16 where the CPU has AVX512-BF16/AMX (1.9x less CPU time)
+DEFAULT_DTYPE = "float32"  # the same answers on every CPU and thread count: in bfloat16 smollm2-135m's PMI scores moved by up to 0.5 nats between 1 and 2 threads and flipped an item (2026-11-26); `--dtype auto` takes bfloat16 where the CPU has AMX (1.9x less CPU time)
 DEFAULT_CAP = 75  # items per entry for a quick look (`--limit`)
 BEST_NLI_MODEL = "qwen2.5-1.5b"  # the frozen base of the narrative heads, and the model that writes the explanations
 EXPLAIN_TYPES = ("idiom", "simile", "sarcasm")  # below the table: the first FLUTE val pair of each, explained
@@ -67,10 +67,11 @@ EXPLAIN_TYPES = ("idiom", "simile", "sarcasm")  # below the table: the first FLU
 # item of each benchmark with the probes reading 14 layers; the selection-chosen idiom probe reads 18 (~1.3x), and
 # heads on different layers load the base twice. 40 each: ~410 s of scoring plus ~70 s of loading, by estimate.
 IDIOM_N, SIMILE_N, FLUTE_N, IMPLI_N = 60, 60, 40, 40
-# The narrative rows: linear heads on the frozen qwen2.5-1.5b (its first 18 layers), shipped as figlang:idiom-probe-qwen
-# and figlang:simile-probe-qwen; the layer (a pilot), the kept epoch and everything else chosen on `selection`, never on
-# dev-disjoint (docs/research/trained_models.md). About 0.45 CPU s an item in bfloat16 on a native-bfloat16 CPU, about 4.5 in
-# float32 elsewhere: 60 items each fit the budget on both, and both heads share one loaded base.
+# The narrative rows: linear heads on the frozen qwen2.5-1.5b (its first 18 layers, float32) that read the expression's
+# meaning before the story, shipped as figlang:idiom-probe-meaning-qwen and figlang:simile-probe-meaning-qwen; the
+# layer (a pilot), the kept epoch and everything else chosen on `selection`, never on dev-disjoint
+# (docs/research/trained_models.md). About 1.1 s of wall time an item on 2 idle threads (the simile head's whole
+# `selection` split, 266 items, in 301 s, 2026-11-29): 60 items each fit the budget, and both heads share one loaded base.
 
 
 @dataclass(frozen=True)
@@ -107,21 +108,27 @@ class SuiteEntry:
         return str(self.options.get("backend", "transformers")) in ("transformers", "auto")
 
 
-_NARRATIVE_PROBE = (
-    "{base} reads the story and each ending, frozen; a small head trained on figlang's training stories "
-    "(every choice made on held-out stories) picks the ending"
-)
+def _meaning_probe(kind: str) -> str:
+    """The plain words of a meaning probe's row (``kind``: idiom or simile; ``{base}`` is filled in by describe)."""
+    return (
+        "{base} reads the " + kind + "'s meaning, the story and each ending, frozen; a small head trained on figlang's "
+        "training stories (every choice made on held-out stories) picks the ending"
+    )
+
+
 _PMI = "{model} scores each ending after the story, less its score with no story (PMI)"
 
 
-# The shipped probe + few-shot ensemble scores 82.2 on unseen similes against the probe's 78.4 (whole dev-disjoint
-# split; docs/research/trained_models.md), but its few-shot member does not fit the suite's budget on a CPU without
-# AMX: on this project's 2-core AVX512-BF16 machine 60 simile items took over 5 minutes (2026-11-27), against about
-# 1.7 s an item on an AMX CPU. So both narrative rows are the probes (`figlang eval -m ensemble --model
-# figlang:simile-probe-fewshot-qwen` runs the ensemble). For idioms it only equals few-shot (80.9) and is not significantly above the probe (80.2).
+# The meaning probes (the expression's meaning before the story, #39) were chosen over the plain probes on `selection`
+# (idiom 81.14 against 79.72, simile 84.96 against 80.45) and score 83.1 / 84.8 on the whole dev-disjoint splits against
+# 80.2 / 78.4 (docs/research/trained_models.md); both read the same float32 base, which is loaded once. Their
+# ensembles with few-shot score higher still (86.0 / 85.2), but the few-shot member does not fit the suite's budget
+# on a CPU without AMX: on this project's 2-core AVX512-BF16 machine 60 simile items took over 5 minutes (2026-11-27),
+# against about 1.7 s an item on an AMX CPU (`figlang eval -m ensemble --model figlang:idiom-probe-meaning-fewshot-qwen`
+# runs one).
 NARRATIVE_BEST = {
-    "idiom": ("trained", "figlang:idiom-probe-qwen", _NARRATIVE_PROBE),
-    "simile": ("trained", "figlang:simile-probe-qwen", _NARRATIVE_PROBE),
+    "idiom": ("trained", "figlang:idiom-probe-meaning-qwen", _meaning_probe("idiom")),
+    "simile": ("trained", "figlang:simile-probe-meaning-qwen", _meaning_probe("simile")),
 }
 
 

@@ -8,8 +8,9 @@ then runs the members on the split's items and answers with
 same rule, and the same code, as the offline combination of finished runs
 (:func:`figlang.evaluation.ensemble.apply_ensemble`), so both give the same answers on the same items.
 The suite and the API take it like any method (``model`` = the file, or ``figlang:NAME`` for one that ships in
-``figlang/resources/ensembles/``: ``simile-probe-fewshot-qwen``, ``idiom-probe-fewshot-qwen`` and
-``idiom-probe-meaning-fewshot-qwen``, chosen on the ``selection`` runs in ``docs/results/ensemble/``).
+``figlang/resources/ensembles/``: ``simile-probe-fewshot-qwen``, ``idiom-probe-fewshot-qwen``,
+``idiom-probe-meaning-fewshot-qwen`` and ``simile-probe-meaning-fewshot-qwen``, chosen on the ``selection`` runs in
+``docs/results/ensemble/``).
 """
 
 from __future__ import annotations
