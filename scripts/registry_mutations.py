@@ -4,7 +4,7 @@ careless edit would, and count how many changes the registry's checks catch (all
     python scripts/registry_mutations.py              # the named mutations and a seeded sample of 300 figures
     python scripts/registry_mutations.py --sample 20  # what tests/test_results_registry.py runs
 
-Mutations: named ones (#35: README's suite figure and timing, the tutorial's "80.2% (idiom)" -> "83.2%", a CI bound's
+Mutations: named ones (#35: README's suite figure and timing, the tutorial's "83.1% (idiom)" -> "80.1%", a CI bound's
 sign flipped in docs/research/trained_models.md, an unregistered headline number added to README), then, for each
 figure of a seeded sample: its last digit changed, a sign flipped (a minus added before a positive figure, removed
 before a negative one), and a rounding (its last decimal dropped). Each is applied alone to a fresh copy of the page
@@ -27,10 +27,10 @@ from figlang.evaluation.registry import Figure, assign, check_all, load_index, r
 
 RESULTS = REPO / "docs" / "results"
 NAMED = [  # (what, page, text as printed, the changed text)
-    ("README suite figure 73.3 -> 76.3", "README.md", "| 73.3 [61.7, 83.4] |", "| 76.3 [61.7, 83.4] |"),
-    ("README wall time 479 s -> 489 s", "README.md", "Wall time 479 s", "Wall time 489 s"),
-    ("tutorial 80.2% (idiom) -> 83.2%", "docs/tutorials/first-evaluation.md", "80.2% (idiom)", "83.2% (idiom)"),
-    ("tutorial 78.4% (simile) -> 79.4%", "docs/tutorials/first-evaluation.md", "78.4% (simile)", "79.4% (simile)"),
+    ("README suite figure 78.3 -> 73.3", "README.md", "| 78.3 [68.3, 88.3] |", "| 73.3 [68.3, 88.3] |"),
+    ("README wall time 523 s -> 533 s", "README.md", "Wall time 523 s", "Wall time 533 s"),
+    ("tutorial 83.1% (idiom) -> 80.1%", "docs/tutorials/first-evaluation.md", "83.1% (idiom)", "80.1% (idiom)"),
+    ("tutorial 84.8% (simile) -> 84.3%", "docs/tutorials/first-evaluation.md", "84.8% (simile)", "84.3% (simile)"),
     ("CI bound sign [−1.69, +6.48] -> [+1.69, +6.48]", "docs/research/trained_models.md", "[−1.69, +6.48]", "[+1.69, +6.48]"),
     ("CI bound sign dropped [−1.69 -> [1.69", "docs/research/trained_models.md", "[−1.69, +6.48]", "[1.69, +6.48]"),
     (
@@ -39,7 +39,7 @@ NAMED = [  # (what, page, text as printed, the changed text)
         "figlang is Apache-2.0 licensed.",
         "figlang is Apache-2.0 licensed; it scores 91.3% on FLUTE.",
     ),
-    ("unregistered time added to the tutorial", "docs/tutorials/first-evaluation.md", "80.2% (idiom)", "80.2% (idiom) in 35 minutes"),
+    ("unregistered time added to the tutorial", "docs/tutorials/first-evaluation.md", "83.1% (idiom)", "83.1% (idiom) in 35 minutes"),
     ("one-digit prose figure 4 -> 5", "docs/research/flute_creator.md", "(4 of them contradiction", "(5 of them contradiction"),
 ]
 
