@@ -34,6 +34,19 @@ def test_an_idiom_outside_the_lexicon_is_the_span_that_differs(data_dir):
     assert found["literal_span"] == "very tired"  # what the premise says in the idiom's place
 
 
+def test_a_misspelt_word_beside_the_idiom_does_not_hide_it(data_dir):
+    """FLUTE val-3 (the suite's explained idiom pair): "predicta" and "esespecially" are typos of the premise's words,
+    not part of what the hypothesis says differently, so the lexicon's idiom covers that span and brings its meaning."""
+    from figlang.data.impli import figurative_span
+
+    premise = "When the weatherman predicts flurries, you'd better not prepare for difficult times especially in December."
+    hypothesis = "When the weatherman predicta flurries, you'd better batten down the hatch, esespecially in December."
+    found = detect_figure(premise, hypothesis, data_dir=data_dir)
+    assert found["idiom"] == "batten down the hatches" and found["span"] == "batten down the hatch"
+    assert found["meaning"] and found["meaning_source"].startswith("lexicon")
+    assert figurative_span(premise, hypothesis)[1].startswith("predicta")  # IMPLI's own rule stays exact
+
+
 def test_an_unknown_idiom_means_what_the_premise_says_only_when_the_pair_entails(data_dir):
     """The writer is told the idiom means the premise's span only under an entailment label: under contradiction the
     premise says something else, and a known meaning (lexicon or detection) always wins."""

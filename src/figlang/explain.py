@@ -141,6 +141,23 @@ def _pair(premise: Any, hypothesis: Any, figure_type: str | None, idiom: str | N
 
 
 _FIGURE_MODEL: list[Any] = []
+TYPO_RATIO = 85  # rapidfuzz's ratio (0-100) from which two words of five letters or more are one word misspelt
+
+
+def _same_but_for_a_typo(a: str, b: str) -> bool:
+    """Two tokens are the same word, or one is the other misspelt ("esespecially" / "especially": ratio 90.9)."""
+    from rapidfuzz import fuzz
+
+    return a == b or (min(len(a), len(b)) >= 5 and fuzz.ratio(a, b) >= TYPO_RATIO)
+
+
+def _words_only(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span without the punctuation at its ends ("batten down the hatch," -> "batten down the hatch")."""
+    while end > start and not text[end - 1].isalnum():
+        end -= 1
+    while start < end and not text[start].isalnum():
+        start += 1
+    return start, end
 
 
 def detect_figure(premise: str, hypothesis: str, data_dir: str | Path | None = None) -> dict[str, Any]:
@@ -152,7 +169,9 @@ def detect_figure(premise: str, hypothesis: str, data_dir: str | Path | None = N
     figure, probabilities = _FIGURE_MODEL[0].predict(hypothesis, premise)
     found: dict[str, Any] = {"figure_type": figure, "probabilities": probabilities, "model": "figlang:figure-type-minilm"}
     if figure == "idiom":
-        (ps, pe), (hs, he) = figurative_offsets(premise, hypothesis)  # what the hypothesis says differently (IMPLI's rule)
+        # what the hypothesis says differently (IMPLI's rule), a misspelt word ("predicta" for "predicts") not counting
+        (ps, pe), (hs, he) = figurative_offsets(premise, hypothesis, same=_same_but_for_a_typo)
+        hs, he = _words_only(hypothesis, hs, he)
         idioms = [e for e in interpret(hypothesis, data_dir=data_dir, paraphrase=False).expressions if e.type == "idiom"]
         # a lexicon idiom that covers only part of that span ("on one's feet" inside "dead on his feet") is another,
         # shorter idiom, and its meaning would mislead the writer: such hits do not count

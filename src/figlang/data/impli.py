@@ -9,7 +9,9 @@ There is no official split: the paper used 10 idiom-disjoint folds (``figlang.da
 
 from __future__ import annotations
 
+import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,20 +67,22 @@ def select_files(figure_type: str | None = None, pair_types: tuple[str, ...] | N
 _TOKEN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
 
 
-def figurative_offsets(premise: str, hypothesis: str) -> tuple[tuple[int, int], tuple[int, int]]:
+def figurative_offsets(
+    premise: str, hypothesis: str, same: Callable[[str, str], bool] = operator.eq
+) -> tuple[tuple[int, int], tuple[int, int]]:
     """Character spans (premise, hypothesis) that differ, cut at token boundaries.
 
-    The common token prefix and suffix (ignoring case) are removed; what is left is the
-    replaced span. Where one side has nothing left, its span is empty (start == end) at the
-    point of the insertion or deletion, so it can still be located in a parse.
+    The common token prefix and suffix (ignoring case; ``same`` compares two lower-cased tokens, exact by default)
+    are removed; what is left is the replaced span. Where one side has nothing left, its span is empty (start ==
+    end) at the point of the insertion or deletion, so it can still be located in a parse.
     """
     p = [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(premise)]
     h = [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(hypothesis)]
     i = 0
-    while i < min(len(p), len(h)) and p[i][0] == h[i][0]:
+    while i < min(len(p), len(h)) and same(p[i][0], h[i][0]):
         i += 1
     j = 0
-    while j < min(len(p), len(h)) - i and p[len(p) - 1 - j][0] == h[len(h) - 1 - j][0]:
+    while j < min(len(p), len(h)) - i and same(p[len(p) - 1 - j][0], h[len(h) - 1 - j][0]):
         j += 1
 
     def cut(tokens: list[tuple[str, int, int]]) -> tuple[int, int]:
