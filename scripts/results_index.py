@@ -1582,6 +1582,7 @@ AUTO_TABLES += [
 ]
 # ---- #39 target 3: qwen's backend by CPU class (docs/research/flute_explanations.md, "Speed by CPU class") --------
 _AVX = "explain/bench-avx512-backends.json#configs."
+_AMD = "explain/bench-amd-epyc-backends.json#configs."  # the same benchmark on an AMD EPYC (2026-11-29)
 _SEL40 = "explain/backends-selection40/agreement.json#runs."
 AUTO_TABLES += [
     (
@@ -1593,6 +1594,17 @@ AUTO_TABLES += [
             ("| **Transformers float32, one prompt at a time", [_AVX + "1"]),
             ("| Transformers float32, batches of 16", [_AVX + "2"]),
             ("| llama.cpp, dispatch build", [_AVX + "3"]),
+        ],
+    ),
+    (
+        "docs/research/flute_explanations.md",
+        "explain-speed-amd",
+        "| AMD EPYC, 2 threads | one new pair, s |",
+        [
+            ("| Transformers bfloat16, batches of 16", [_AMD + "0"]),
+            ("| **Transformers bfloat16, one prompt at a time", [_AMD + "1"]),
+            ("| Transformers float32, one prompt at a time", [_AMD + "2"]),
+            ("| llama.cpp, dispatch build", [_AMD + "3"]),
         ],
     ),
     (
@@ -2272,6 +2284,8 @@ if os.path.exists(R + "tests/suite_timing.json"):
         ),
     ]:
         prose(doc, "tests/suite_timing.json", figs)
+for _doc in ("docs/how-to/lm_eval.md", "docs/explanation/speed.md"):  # dtype=auto on an AMD CPU with AVX512-BF16
+    prose(_doc, "bench/cpu_forward_bf16_amd_epyc.json", [["bf16-vs-fp32-amd-epyc", 2, "speed_ratio_vs_float32"]])
 FE = "docs/tutorials/first-evaluation.md"
 for _kind in ("idiom", "simile"):
     prose(
@@ -2460,6 +2474,10 @@ NO_PREDICTIONS = [
     ("meaning/bench/", "a cost benchmark (CPU seconds and tokens run): no per-item predictions exist"),
     ("meaning/dev-disjoint/", "by-expression CIs of the run beside it (same predictions: its folder without -byexpr)"),
     ("bench/llama_build", "a speed benchmark of two llama.cpp builds (tokens/s, logits on random tokens): no items, no predictions"),
+    (
+        "bench/cpu_forward_",
+        "a speed benchmark of forward passes (tokens/s, top-token agreement on random tokens): no items, no predictions",
+    ),
     ("bench/", "a benchmark's summary: its per-item predictions are inside the file (modes.*.predictions)"),
     ("serve/", "page-load timings of figlang serve: no per-item predictions exist"),
     ("suite/suite.json", "the suite's timing line (wall and CPU seconds, load): no per-item predictions exist"),

@@ -405,6 +405,7 @@ def test_k_by_type_gives_a_figure_type_its_own_number_of_examples(train):
     [
         ({"avx2", "avx512f", "avx512_bf16", "amx_bf16"}, {"dtype": "bfloat16", "batch_size": 16}),
         ({"avx2", "avx512f", "avx512_bf16"}, {"dtype": "float32", "batch_size": 1}),  # AVX512-BF16 alone: float32 was faster
+        ({"AuthenticAMD", "avx2", "avx512f", "avx512_bf16"}, {"dtype": "bfloat16", "batch_size": 1}),  # on AMD it was not
         ({"avx2", "fma"}, {"backend": "llama.cpp"}),
     ],
 )

@@ -274,13 +274,19 @@ def test_probe_eta_covers_the_encoding_epoch_then_the_head_only_pace(monkeypatch
 
 
 def test_bf16_follows_the_cpu(monkeypatch, tmp_path, minilm_path):
-    """bfloat16 halves CPU time where the CPU has AMX, is slower with AVX512-BF16 alone and emulated (several times
-    slower) without it: 'auto' and a preset's bf16 follow the CPU; an explicit choice is kept."""
+    """bfloat16 halves CPU time where the CPU has AMX or is an AMD CPU with AVX512-BF16, is slower with AVX512-BF16
+    alone on Intel and emulated (several times slower) without it: 'auto' and a preset's bf16 follow the CPU; an explicit choice is kept."""
     from figlang.core import devices
     from figlang.backends.loading import load_backend
     from figlang.training import trainer
 
-    for flags, prefers in ((("avx512f", "avx512_bf16", "amx_bf16"), True), (("avx512f", "avx512_bf16"), False), (("avx2",), False)):
+    for flags, prefers in (
+        (("avx512f", "avx512_bf16", "amx_bf16"), True),
+        (("GenuineIntel", "avx512f", "avx512_bf16"), False),
+        (("AuthenticAMD", "avx512f", "avx512_bf16"), True),
+        (("AuthenticAMD", "avx2"), False),
+        (("avx2",), False),
+    ):
         monkeypatch.setattr(devices, "cpu_info", lambda flags=flags: ("a CPU", frozenset(flags)))
         assert devices.cpu_prefers_bf16() is prefers, flags
     for fast, dtype in ((True, "bfloat16"), (False, "float32")):

@@ -194,7 +194,7 @@ def suite(
     ``only`` picks entries (names, task names, or the groups ``best`` / ``model``); ``limit`` caps every entry with a seeded,
     label-stratified sample; ``full`` lifts the entries' own caps. With ``out``: suite.md,
     suite.json and one run folder per entry. ``dtype``: the weights of ``model`` (default float32, as `figlang suite`;
-    ``"auto"`` takes bfloat16 where the CPU has AMX). ``ctx`` (a :class:`figlang.RunContext`) replaces ``data_dir``,
+    ``"auto"`` takes bfloat16 where the CPU has AMX or is an AMD CPU with AVX512-BF16). ``ctx`` (a :class:`figlang.RunContext`) replaces ``data_dir``,
     ``cache_dir`` and ``seed``.
     """
     from figlang.evaluation.suite import DEFAULT_DTYPE, DEFAULT_MODEL, run_suite, suite_entries

@@ -47,9 +47,13 @@ DEFAULT_MODEL = "qwen2.5-1.5b"
 #   that is bound by compute. llama.cpp's AVX-512 module was faster still, but its explanations scored 1.57 ROUGE-L
 #   points below bfloat16's on 40 selection pairs (95% CI [-2.97, -0.44]); float32's -0.15 [-0.89, 0.61]
 #   (docs/research/flute_explanations.md, "Speed by CPU class");
+# - amd-avx512 (an AMD CPU with AVX512-BF16): Transformers bfloat16, one prompt at a time: 7.46 s for a new pair against
+#   20.52 s in float32, 10.83 s with llama.cpp and 24.36 s in batches of 16
+#   (docs/results/explain/bench-amd-epyc-backends.json, 2026-11-29);
 # - avx2 and others: llama.cpp (1.26x Transformers float32 on the 2-core AVX2 machine; bfloat16 is emulated there).
 FASTEST_BY_CPU: dict[str, dict[str, Any]] = {
     "amx": {"dtype": "bfloat16", "batch_size": 16},
+    "amd-avx512": {"dtype": "bfloat16", "batch_size": 1},
     "avx512": {"dtype": "float32", "batch_size": 1},
 }
 FALLBACK_BACKEND: dict[str, Any] = {"backend": "llama.cpp"}
@@ -57,7 +61,8 @@ FALLBACK_BACKEND: dict[str, Any] = {"backend": "llama.cpp"}
 
 def default_options() -> dict[str, Any]:
     """qwen2.5-1.5b's backend for this CPU (:data:`FASTEST_BY_CPU`, measured per CPU class): Transformers in bfloat16
-    where the CPU has AMX, in float32 one prompt at a time on AVX-512 without AMX, else llama.cpp."""
+    where the CPU has AMX (in batches) or is an AMD CPU with AVX512-BF16 (one prompt at a time), in float32 one
+    prompt at a time on other AVX-512 CPUs, else llama.cpp."""
     return dict(FASTEST_BY_CPU.get(cpu_class(), FALLBACK_BACKEND))
 
 

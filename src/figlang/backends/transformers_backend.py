@@ -111,7 +111,7 @@ class TransformersBackend(CausalScoring, Generation, LazyWeights, HFTextMixin, L
     kind:
         causal | seq2seq | masked | classifier | encoder; detected from the config when None.
     dtype:
-        float32 (default on CPU), bfloat16, float16, or auto (on CPU bfloat16 where it is faster, with AMX, else float32; bfloat16/float16 on CUDA).
+        float32 (default on CPU), bfloat16, float16, or auto (on CPU bfloat16 where it is faster, with AMX or AMD's AVX512-BF16, else float32; bfloat16/float16 on CUDA).
     device:
         cpu (default), cuda, cuda:N, or auto (CUDA when available).
     threads:
@@ -494,7 +494,7 @@ class TransformersBackend(CausalScoring, Generation, LazyWeights, HFTextMixin, L
 def backend_options_help() -> dict[str, str]:
     """The options ``load_backend`` passes to TransformersBackend, with a line each (for CLI help)."""
     return {
-        "dtype": "float32 (CPU default) | bfloat16 | float16 | auto (bfloat16 on CPUs with AMX and on CUDA, else float32)",
+        "dtype": "float32 (CPU default) | bfloat16 | float16 | auto (bfloat16 on CPUs with AMX or AMD's AVX512-BF16 and on CUDA, else float32)",
         "device": "cpu (default) | cuda | cuda:N | auto",
         "threads": "torch threads (process-wide)",
         "batch_size": "rows per forward pass (default 16)",

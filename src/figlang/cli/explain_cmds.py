@@ -104,7 +104,7 @@ def explain_cmd(
         str,
         typer.Option(
             "--model",
-            help="Instruction model that writes the explanations (qwen2.5-1.5b: Transformers bfloat16 with AMX, float32 on other AVX-512 CPUs, else llama.cpp: measured for each class of CPU).",
+            help="Instruction model that writes the explanations (qwen2.5-1.5b: Transformers bfloat16 with AMX or on AMD's AVX-512, float32 on other AVX-512 CPUs, else llama.cpp: measured for each class of CPU).",
         ),
     ] = "qwen2.5-1.5b",
     mode: Annotated[

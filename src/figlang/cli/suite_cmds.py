@@ -107,7 +107,7 @@ def suite_cmd(
         str,
         typer.Option(
             "--dtype",
-            help="Weights of --model (Transformers): float32 (default, as `figlang eval`: the same answers on every CPU and thread count), auto (bfloat16 on CPUs with AMX, where it halves CPU time, else float32), or bfloat16 (its scores move with the thread count).",
+            help="Weights of --model (Transformers): float32 (default, as `figlang eval`: the same answers on every CPU and thread count), auto (bfloat16 on CPUs with AMX or AMD's AVX512-BF16, where it is the faster dtype, else float32), or bfloat16 (its scores move with the thread count).",
         ),
     ] = DEFAULT_DTYPE,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,

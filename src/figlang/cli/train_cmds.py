@@ -214,7 +214,7 @@ _TrainBf16Option = Annotated[
     bool | None,
     typer.Option(
         "--bf16/--fp32",
-        help="bfloat16 autocast on CPU: about 2× faster for base-size encoders on CPUs with AMX, slower with AVX512-BF16 alone, several times slower without it (emulated). A preset's bf16 is dropped on CPUs without AMX; --bf16 keeps it.",
+        help="bfloat16 autocast on CPU: about 2× faster for base-size encoders on CPUs with AMX, slower with Intel's AVX512-BF16 alone, several times slower without it (emulated). A preset's bf16 is kept only with AMX or on an AMD CPU with AVX512-BF16; --bf16 keeps it.",
     ),
 ]
 _TrainThreadsOption = Annotated[int | None, typer.Option(help="torch threads (default 2).")]

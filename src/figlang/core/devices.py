@@ -64,16 +64,21 @@ def cpu_has_fast_bf16() -> bool:
 
 
 def cpu_class() -> str:
-    """The CPU's class for picking a backend: ``amx`` (AMX tiles), ``avx512`` (AVX-512 without AMX), ``avx2`` or ``other``.
+    """The CPU's class for picking a backend: ``amx`` (AMX tiles), ``amd-avx512`` (an AMD CPU with AVX-512 and
+    AVX512-BF16: Zen 4 and later), ``avx512`` (other AVX-512 without AMX), ``avx2`` or ``other``.
 
-    On the ``avx512`` class, AVX512-BF16 alone does not make bfloat16 fast: on a 2-core Sapphire Rapids VM with AMX
-    hidden, qwen2.5-1.5b explained a new pair in 17.41 s in bfloat16 and 13.52 s in float32
-    (docs/research/flute_explanations.md, "Speed by CPU class").
+    AVX512-BF16 makes bfloat16 fast on one vendor and not the other, as measured on 2-core VMs: on an AMD EPYC,
+    qwen2.5-1.5b explained a new pair in 7.46 s in bfloat16 and 20.52 s in float32
+    (docs/results/explain/bench-amd-epyc-backends.json) and ran a forward pass 2.24x faster in bfloat16
+    (docs/results/bench/cpu_forward_bf16_amd_epyc.json); on a Sapphire Rapids with AMX hidden it took 17.41 s in
+    bfloat16 and 13.52 s in float32 (docs/research/flute_explanations.md, "Speed by CPU class").
     """
     info = cpu_info()
-    flags = info[1] if info is not None else frozenset()
+    flags = info[1] if info is not None else frozenset()  # every word of /proc/cpuinfo: its flags and its vendor_id
     if "amx_bf16" in flags:
         return "amx"
+    if "avx512f" in flags and "avx512_bf16" in flags and "AuthenticAMD" in flags:
+        return "amd-avx512"
     if "avx512f" in flags:
         return "avx512"
     return "avx2" if "avx2" in flags else "other"
@@ -85,17 +90,16 @@ def bf16_is_emulated(device: str | None) -> bool:
 
 
 def cpu_prefers_bf16() -> bool:
-    """Whether bfloat16 is the faster dtype on this CPU: where it has AMX tiles (off Linux, where oneDNN computes
-    bfloat16 in hardware).
+    """Whether bfloat16 is the faster dtype on this CPU: one with AMX tiles or an AMD CPU with AVX512-BF16
+    (:func:`cpu_class`; off Linux, where oneDNN computes bfloat16 in hardware).
 
-    AVX512-BF16 alone computes bfloat16 in hardware but does not make it faster than float32: on a 2-core Sapphire
-    Rapids VM with AMX hidden, qwen2.5-1.5b explained a new pair in 17.41 s in bfloat16 and 13.52 s in float32
-    (docs/research/flute_explanations.md, "Speed by CPU class"), and the narrative probe trained slower in bfloat16.
+    AVX512-BF16 alone computes bfloat16 in hardware but did not make it faster than float32 on an Intel VM with AMX
+    hidden (qwen2.5-1.5b explained a new pair in 17.41 s in bfloat16 and 13.52 s in float32); on an AMD EPYC it did
+    (7.46 s against 20.52 s).
     """
-    info = cpu_info()
-    if info is None:
+    if cpu_info() is None:
         return cpu_has_fast_bf16()
-    return "amx_bf16" in info[1]
+    return cpu_class() in ("amx", "amd-avx512")
 
 
 def auto_cpu_dtype() -> str:

@@ -55,7 +55,7 @@ from figlang.evaluation.harness import evaluate
 from figlang.evaluation.texts import STRIP_KEY, strip_rows
 
 DEFAULT_MODEL = "smollm2-135m"
-DEFAULT_DTYPE = "float32"  # the same answers on every CPU and thread count: in bfloat16 smollm2-135m's PMI scores moved by up to 0.5 nats between 1 and 2 threads and flipped an item (2026-11-26); `--dtype auto` takes bfloat16 where the CPU has AMX (1.9x less CPU time)
+DEFAULT_DTYPE = "float32"  # the same answers on every CPU and thread count: in bfloat16 smollm2-135m's PMI scores moved by up to 0.5 nats between 1 and 2 threads and flipped an item (2026-11-26); `--dtype auto` takes bfloat16 where the CPU has AMX or is an AMD CPU with AVX512-BF16 (1.9x and 2.2x faster there)
 DEFAULT_CAP = 75  # items per entry for a quick look (`--limit`)
 BEST_NLI_MODEL = "qwen2.5-1.5b"  # the frozen base of the narrative heads, and the model that writes the explanations
 EXPLAIN_TYPES = ("idiom", "simile", "sarcasm")  # below the table: the first FLUTE val pair of each, explained

@@ -142,7 +142,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     },
     "cpu-probe": {
         "description": "A linear probe for the cloze scorer on a large frozen base (qwen2.5-1.5b, gemma3-270m): only the head "
-        "trains; every sequence is encoded once (bfloat16 on CPUs with AMX, else float32; the narrative once per item, its options from "
+        "trains; every sequence is encoded once (bfloat16 on CPUs with AMX or AMD's AVX512-BF16, else float32; the narrative once per item, its options from "
         "its key/value cache) and its features kept, so 30 epochs cost about one pass over the data.",
         "freeze_base": True,
         "bf16": True,
