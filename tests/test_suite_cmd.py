@@ -3,6 +3,7 @@ smollm2-135m alone (a tiny probe head on smollm2 stands in for the shipped qwen2
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -415,6 +416,10 @@ def test_terminal_table_fits_80_columns() -> None:
     for e in DEFAULT_SUITE:  # each row says what it is, in words (wrapped over its lines)
         assert e.describe("smollm2-135m").split()[0] in text
     assert "stratified by gold label" in text and "Wall time 551 s" in text
+    from figlang.evaluation.suite import timing_line
+
+    half = dataclasses.replace(_result(), seconds=388.52, cpu_seconds=756.94)  # recorded as 388.5 and 756.9
+    assert timing_line(half).startswith("Wall time 388 s, 757 CPU s")  # what a reader gets from suite.json
 
 
 def test_markdown_names_every_entry_with_its_command() -> None:

@@ -343,11 +343,16 @@ class SuiteRow:
             "by_gold_label": self.by_label,
             "by_type": {"kind": kind, "groups": groups} if kind else None,
             "n_invalid": self.metrics.get("n_invalid", 0),
-            "seconds": round(self.seconds, 1),
-            "cpu_seconds": round(self.cpu_seconds, 1) if self.cpu_seconds is not None else None,
+            "seconds": _recorded(self.seconds),
+            "cpu_seconds": _recorded(self.cpu_seconds),
             "out_dir": self.entry.name if self.out_dir else None,
             "cache": self.cache,
         }
+
+
+def _recorded(seconds: float | None) -> float | None:
+    """Seconds as suite.json records them (0.1 s); what the table's notes print is formatted from this."""
+    return None if seconds is None else round(seconds, 1)
 
 
 @dataclass
@@ -368,10 +373,10 @@ class SuiteResult:
         return {
             "model": self.model,
             "dtype": self.dtype,
-            "seconds": round(self.seconds, 1),
+            "seconds": _recorded(self.seconds),
             "seed": self.seed,
             "cpu": self.cpu,
-            "cpu_seconds": round(self.cpu_seconds, 1) if self.cpu_seconds is not None else None,
+            "cpu_seconds": _recorded(self.cpu_seconds),
             "cpu_count": os.cpu_count(),
             "load_average_end": self.load_average,
             "threads": self.threads,
@@ -599,12 +604,16 @@ def suite_table_markdown(result: SuiteResult) -> list[str]:
 
 
 def timing_line(result: SuiteResult) -> str:
+    """The wall time, CPU time and machine under the table, printed from the figures suite.json records (rounded
+    to 0.1 s there), so that a reader who recomputes them from the file gets the printed numbers: 388.52 s is
+    recorded as 388.5 and printed as 388, not 389."""
+    wall, cpu_s = _recorded(result.seconds), _recorded(result.cpu_seconds)
     load = ", ".join(f"{x:.2f}" for x in result.load_average) if result.load_average else "n/a"
-    cpu = f", {result.cpu_seconds:.0f} CPU s" if result.cpu_seconds is not None else ""
+    cpu = f", {cpu_s:.0f} CPU s" if cpu_s is not None else ""
     cores = os.cpu_count()
     machine = f" of {result.cpu}" if result.cpu else ""
     return (
-        f"Wall time {result.seconds:.0f} s{cpu} on {cores} core{'s' if cores != 1 else ''}{machine} (load average at the end: {load}); "
+        f"Wall time {wall:.0f} s{cpu} on {cores} core{'s' if cores != 1 else ''}{machine} (load average at the end: {load}); "
         f"{result.model} in {result.dtype or 'the backend default dtype'}."
     )
 
