@@ -1581,32 +1581,32 @@ AUTO_TABLES += [
     ),
 ]
 # ---- #39 target 3: qwen's backend by CPU class (docs/research/flute_explanations.md, "Speed by CPU class") --------
-_AVX = "explain/bench-avx512-backends.json#configs."
-_AMD = "explain/bench-amd-epyc-backends.json#configs."  # the same benchmark on an AMD EPYC (2026-11-29)
 _SEL40 = "explain/backends-selection40/agreement.json#runs."
+# the explainer's speed by backend setting, one benchmark file a CPU: its table's rows are the file's configs in order
+_SPEED_ROWS = {
+    ("explain-speed-avx512", "| AVX-512 without AMX, 2 threads, idle |", "explain/bench-avx512-backends.json"): [
+        "| Transformers bfloat16, batches of 16",
+        "| **Transformers float32, one prompt at a time",
+        "| Transformers float32, batches of 16",
+        "| llama.cpp, dispatch build",
+    ],
+    ("explain-speed-amd", "| AMD EPYC, 2 threads |", "explain/bench-amd-epyc-backends.json"): [  # 2026-11-29
+        "| Transformers bfloat16, batches of 16",
+        "| **Transformers bfloat16, one prompt at a time",
+        "| Transformers float32, one prompt at a time",
+        "| llama.cpp, dispatch build",
+    ],
+}
 AUTO_TABLES += [
     (
         "docs/research/flute_explanations.md",
-        "explain-speed-avx512",
-        "| AVX-512 without AMX, 2 threads, idle | one new pair, s |",
-        [
-            ("| Transformers bfloat16, batches of 16", [_AVX + "0"]),
-            ("| **Transformers float32, one prompt at a time", [_AVX + "1"]),
-            ("| Transformers float32, batches of 16", [_AVX + "2"]),
-            ("| llama.cpp, dispatch build", [_AVX + "3"]),
-        ],
-    ),
-    (
-        "docs/research/flute_explanations.md",
-        "explain-speed-amd",
-        "| AMD EPYC, 2 threads | one new pair, s |",
-        [
-            ("| Transformers bfloat16, batches of 16", [_AMD + "0"]),
-            ("| **Transformers bfloat16, one prompt at a time", [_AMD + "1"]),
-            ("| Transformers float32, one prompt at a time", [_AMD + "2"]),
-            ("| llama.cpp, dispatch build", [_AMD + "3"]),
-        ],
-    ),
+        table,
+        header + " one new pair, s |",
+        [(row, [f"{file}#configs.{n}"]) for n, row in enumerate(rows)],
+    )
+    for (table, header, file), rows in _SPEED_ROWS.items()
+]
+AUTO_TABLES += [
     (
         "docs/research/flute_explanations.md",
         "explain-backends-selection40",

@@ -125,7 +125,7 @@ def test_runs_that_cannot_be_combined_are_refused(tmp_path, data_dir):
 def _run(task: str, split: str, method: str, model: str, options: dict, out: Path, data_dir: Path) -> Path:
     from figlang.api import evaluate
 
-    evaluate(task, method, model, split=split, data_dir=data_dir, limit=10, out_dir=out, options=options, use_cache=False)
+    evaluate(task, method, model, split=split, data_dir=data_dir, limit=10, out_dir=out, method_options=options, use_cache=False)
     return out
 
 
