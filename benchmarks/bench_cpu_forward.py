@@ -15,14 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import time
 from pathlib import Path
 
 import torch
 from transformers import AutoModelForCausalLM
 
-from figlang.core.devices import TIMING_FLAGS, cpu_class, cpu_info
+from figlang.core.devices import cpu_summary
 
 
 def bench(model: torch.nn.Module, ids: torch.Tensor, label: str, repeat: int) -> tuple[torch.Tensor, float]:
@@ -61,7 +60,6 @@ def main() -> None:
     print("max |delta logit|", (a - b).abs().max().item(), "argmax agreement", agreement)
     print(f"{args.against} / float32 tokens/s: {a_s / b_s:.2f}")
     if args.out:
-        info = cpu_info()
         result = {
             "model": args.model,
             "threads": args.threads,
@@ -71,11 +69,7 @@ def main() -> None:
             f"{args.against}_seconds": b_s,
             "speed_ratio_vs_float32": a_s / b_s,
             "argmax_agreement": agreement,
-            "cpu": {
-                "model": info[0] if info else platform.processor(),
-                "class": cpu_class(),
-                "flags": sorted(f for f in TIMING_FLAGS if info and f in info[1]),
-            },
+            "cpu": cpu_summary(),
             "torch": torch.__version__,
             "command": "python benchmarks/bench_cpu_forward.py "
             + f"--model {args.model} --threads {args.threads} --against {args.against} --repeat {args.repeat} --out {args.out}",

@@ -99,6 +99,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from figlang.cli.common import parse_key_values
+    from figlang.core.devices import cpu_summary
     from figlang.core.io import write_json
     from figlang.core.provenance import code_provenance
 
@@ -133,17 +134,6 @@ def explainer_cache_clear() -> None:
 
     explain_module._METHODS.clear()
     gc.collect()
-
-
-def cpu_summary() -> dict[str, object]:
-    """The CPU's model name, its class (figlang.core.devices.cpu_class) and the flags that decide CPU timings."""
-    from figlang.core.devices import TIMING_FLAGS, cpu_class, cpu_info
-
-    info = cpu_info()
-    if info is None:
-        return {}
-    name, flags = info
-    return {"model": name, "class": cpu_class(), "flags": [f for f in TIMING_FLAGS if f in flags]}
 
 
 def measure(args: argparse.Namespace, options: dict[str, object]) -> dict[str, object]:

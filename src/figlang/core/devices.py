@@ -102,6 +102,21 @@ def cpu_prefers_bf16() -> bool:
     return cpu_class() in ("amx", "amd-avx512")
 
 
+def bf16_is_slow(device: str | None) -> bool:
+    """bfloat16 on ``device`` would run slower than float32: a CPU where :func:`cpu_prefers_bf16` is false."""
+    return (device or "cpu").strip().lower() == "cpu" and not cpu_prefers_bf16()
+
+
+def cpu_summary() -> dict[str, object]:
+    """The CPU's model name, its class (:func:`cpu_class`) and the flags that decide CPU timings, for a benchmark's
+    result file; empty where there is no /proc/cpuinfo."""
+    info = cpu_info()
+    if info is None:
+        return {}
+    name, flags = info
+    return {"model": name, "class": cpu_class(), "flags": [f for f in TIMING_FLAGS if f in flags]}
+
+
 def auto_cpu_dtype() -> str:
     """The faster of bfloat16 and float32 on this CPU: bfloat16 only where :func:`cpu_prefers_bf16`."""
     return "bfloat16" if cpu_prefers_bf16() else "float32"
@@ -111,8 +126,10 @@ __all__ = [
     "DEVICE_CHOICES",
     "auto_cpu_dtype",
     "bf16_is_emulated",
+    "bf16_is_slow",
     "cpu_class",
     "cpu_has_fast_bf16",
     "cpu_prefers_bf16",
+    "cpu_summary",
     "resolve_device",
 ]

@@ -188,11 +188,9 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, *, ctx:
     if values.get("limit") == 0:  # `--limit all`: every record, whatever the preset's limit
         values["limit"] = None
     values["preset"] = preset
-    on_cpu = str(values.get("device") or "cpu").strip().lower() == "cpu"
-    if values.get("bf16") and options.get("bf16") is None and on_cpu and not devices.cpu_prefers_bf16():
-        values["bf16"] = (
-            False  # a preset's bf16 pays only with AMX or AMD's AVX512-BF16: emulated it is several times slower, Intel's AVX512-BF16 alone slower
-        )
+    if values.get("bf16") and options.get("bf16") is None and devices.bf16_is_slow(values.get("device", "cpu")):
+        # a preset's bf16 pays only with AMX or AMD's AVX512-BF16: emulated it is several times slower, Intel's AVX512-BF16 alone slower
+        values["bf16"] = False
     if values.get("report_splits") is not None:
         values["report_splits"] = tuple(values["report_splits"])
 
