@@ -416,9 +416,14 @@ def test_terminal_table_fits_80_columns() -> None:
     for e in DEFAULT_SUITE:  # each row says what it is, in words (wrapped over its lines)
         assert e.describe("smollm2-135m").split()[0] in text
     assert "stratified by gold label" in text and "Wall time 551 s" in text
+
+
+def test_the_timing_line_prints_the_seconds_suite_json_records() -> None:
+    """The registry recomputes the printed wall time from suite.json: the line prints that recorded figure."""
     from figlang.evaluation.suite import timing_line
 
     half = dataclasses.replace(_result(), seconds=388.52, cpu_seconds=756.94)  # recorded as 388.5 and 756.9
+    assert half.to_dict()["seconds"] == 388.5
     assert timing_line(half).startswith("Wall time 388 s, 757 CPU s")  # what a reader gets from suite.json
 
 
