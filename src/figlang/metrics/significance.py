@@ -131,31 +131,15 @@ def mcnemar(
     if n_disc == 0:
         details["note"] = "no discordant pairs"
         name = "McNemar exact binomial" if use_exact else "McNemar chi-square (continuity corrected)"
-        return McNemarResult(name, 0.0, 1.0, int(x.size), details, b=b, c=c, exact=use_exact)
-    if use_exact:
-        res = stats.binomtest(b, n_disc, 0.5, alternative="two-sided")
-        return McNemarResult(
-            "McNemar exact binomial (scipy.stats.binomtest)",
-            float(b),
-            float(res.pvalue),
-            int(x.size),
-            details,
-            b=b,
-            c=c,
-            exact=True,
-        )
-    statistic = max(abs(b - c) - 1.0, 0.0) ** 2 / n_disc  # b == c: no evidence, not a small positive statistic
-    p = float(stats.chi2.sf(statistic, df=1))
-    return McNemarResult(
-        "McNemar chi-square with continuity correction",
-        float(statistic),
-        p,
-        int(x.size),
-        details,
-        b=b,
-        c=c,
-        exact=False,
-    )
+        statistic, p = 0.0, 1.0
+    elif use_exact:
+        name = "McNemar exact binomial (scipy.stats.binomtest)"
+        statistic, p = float(b), float(stats.binomtest(b, n_disc, 0.5, alternative="two-sided").pvalue)
+    else:
+        name = "McNemar chi-square with continuity correction"
+        statistic = max(abs(b - c) - 1.0, 0.0) ** 2 / n_disc  # b == c: no evidence, not a small positive statistic
+        p = float(stats.chi2.sf(statistic, df=1))
+    return McNemarResult(name, float(statistic), p, int(x.size), details, b=b, c=c, exact=use_exact)
 
 
 def wilcoxon_signed_rank(
