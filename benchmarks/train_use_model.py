@@ -4,11 +4,15 @@
     figlang train -t runs/use-task-masked/task.yaml -m nli --model minilm --lora-rank 8 --lr 1e-3 --epochs 5 \
         --patience 2 --bf16 --threshold accuracy --report-split test --threads 2 -o runs/cpu/use-minilm-lora8-masked
     python scripts/ship_head.py runs/cpu/use-minilm-lora8-masked use-minilm-lora --command "..."
-    python benchmarks/train_use_model.py --score --data-dir ../shared/data --results docs/results/interpret
+    python benchmarks/train_use_model.py --score --model figlang:use-minilm-lora --name use-model \
+        --data-dir ../shared/data --results docs/results/interpret
 
 That is how ``figlang:use-minilm-lora`` was made (its record.json names the command). The variants compared with it
 on ``selection`` (docs/research/interpret.md): without ``--mask-idiom`` (the sentence as written beside "idiom:
-meaning"), and that with ``--cap-per-idiom 3``.
+meaning"), and that with ``--cap-per-idiom 3``. ``figlang:use-mpnet-lora``, which replaced it as the default, is the
+same command with ``--model mpnet`` (``-o runs/cpu/use-mpnet-lora8-masked``); its figures are ``use-model-mpnet``:
+
+    python benchmarks/train_use_model.py --score --data-dir ../shared/data --results docs/results/interpret
 
 Labelled uses: PIE-English's samples (its "Literal" class is a literal use of the idiom's words, every other class
 figurative; meaning from the group's head), IMPLI's literal-context pairs (``lit_context_*``: a literal use, the
@@ -37,6 +41,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_interpret import content  # noqa: E402
+
+from figlang.interpret.use_label import USE_MODEL  # noqa: E402
 
 from figlang.data.impli import FILES, figurative_offsets, load_impli_file  # noqa: E402
 from figlang.interpret.lexicon_all import pie_groups  # noqa: E402
@@ -203,12 +209,12 @@ def score(args, rows) -> None:
 
     from figlang.core.io import file_sha256
     from figlang.interpret.lexicon_all import PIE_CSV
-    from figlang.interpret.use_label import USE_MODEL, UseLabeller
+    from figlang.interpret.use_label import UseLabeller
     from figlang.methods.trained.heads import resolve_trained_model
 
     test = use_task_rows(rows, [split_of(r[2]) for r in rows])["test"]
     t0 = time.time()
-    labeller = UseLabeller()
+    labeller = UseLabeller(args.model)
     labels = labeller.label([u for _, u in test])
     seconds = time.time() - t0
     if labeller.why:
@@ -232,8 +238,8 @@ def score(args, rows) -> None:
     }
     shipped = labeller.model
     report = {
-        "model": USE_MODEL,
-        "record": json.loads((resolve_trained_model(USE_MODEL)[0] / "record.json").read_text(encoding="utf-8")),
+        "model": args.model,
+        "record": json.loads((resolve_trained_model(args.model)[0] / "record.json").read_text(encoding="utf-8")),
         "decision": shipped.decision,
         "test": {**_metrics([it["gold"] for it in items], [it["label"] for it in items]), "accuracy_ci95_by_idiom": _ci_by_idiom(items)},
         "test_by_source": by_source,
@@ -242,7 +248,7 @@ def score(args, rows) -> None:
         "seed": args.seed,
         "seconds": {"label_test_uses": round(seconds, 1)},
     }
-    _write(args.results, "use-model", report, items)
+    _write(args.results, args.name, report, items)
 
 
 def main() -> None:
@@ -257,6 +263,8 @@ def main() -> None:
     ap.add_argument("--mask-idiom", action="store_true", help="idiom-blind inputs: the sentence with the idiom masked, and the meaning")
     ap.add_argument("--score", action="store_true", help="score the shipped use model on the test idioms into --results")
     ap.add_argument("--results", type=Path, default=Path("docs/results/interpret"))
+    ap.add_argument("--model", default=USE_MODEL, help=f"--score: the use model to score (default: {USE_MODEL})")
+    ap.add_argument("--name", default="use-model-mpnet", help="--score: the result file's name in --results")
     args = ap.parse_args()
     data = Path(args.data_dir)
     rng = random.Random(args.seed)
