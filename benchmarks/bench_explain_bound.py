@@ -1,0 +1,154 @@
+"""How fast one explanation could be on this CPU at all: the prompt's arithmetic against the CPU's measured peak.
+
+#39 target 3 asks for one `figlang explain` pair in at most 2 s after loading on 2 cores. Nearly all of a pair's
+time is the prompt's prefill: every one of its tokens goes through every linear layer of qwen2.5-1.5b once before
+the first word is written (the few decoding passes after it are cheap with prompt lookup). This script measures
+
+- the **peak matrix-product rate** of this CPU in each dtype: torch's best over repeated products of the exact
+  shapes of the model's linear layers for a prompt of the val set's mean length (the most that a perfect
+  implementation of the prefill could get, since attention and the rest are a few percent of the work), and
+- the **model's own prefill rate**: a real forward pass of the model over a prompt of that length,
+
+and from the model's configuration counts the multiply-adds of one prompt. The prompt's lower bound is its
+arithmetic divided by the peak rate: no backend, cache or batching that keeps the prompt and the model can go
+below it (reusing a cache saves only the shared tokens, measured in `benchmarks/explain_prompt_sharing.py`).
+
+Run: python benchmarks/bench_explain_bound.py [--model qwen2.5-1.5b] [--threads 2] [--tokens 756]
+     [--dtypes bfloat16 float32] [--repeat 5] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from figlang.core.devices import cpu_summary
+from figlang.core.provenance import code_provenance
+
+# the mean prompt of FLUTE val under the shipped configuration (docs/results/explain/prompt-sharing-val.json)
+VAL_MEAN_TOKENS = 756
+TARGET_SECONDS = 2.0
+
+
+def linear_shapes(config: dict[str, Any]) -> list[tuple[int, int]]:
+    """(in, out) of one decoder layer's linear layers: q, k, v, o, gate, up, down (grouped-query attention)."""
+    d, ff = config["hidden_size"], config["intermediate_size"]
+    head = config.get("head_dim") or d // config["num_attention_heads"]
+    kv = config.get("num_key_value_heads", config["num_attention_heads"]) * head
+    return [(d, d), (d, kv), (d, kv), (d, d), (d, ff), (d, ff), (ff, d)]
+
+
+def prefill_flops(config: dict[str, Any], tokens: int) -> dict[str, float]:
+    """Floating-point operations (2 per multiply-add) of one prompt's prefill: the linear layers and the causal
+    attention products; the output layer is taken for the last position only, as figlang's decoding does."""
+    layers = config["num_hidden_layers"]
+    linear = 2.0 * tokens * layers * sum(i * o for i, o in linear_shapes(config))
+    head = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    q_width = config["num_attention_heads"] * head
+    attention = 2.0 * 2.0 * layers * q_width * tokens * (tokens + 1) / 2  # QK^T and AV over the causal half
+    output = 2.0 * config["hidden_size"] * config["vocab_size"]
+    return {"linear": linear, "attention": attention, "output": output, "total": linear + attention + output}
+
+
+def best_seconds(run: Any, repeat: int) -> float:
+    run()  # warm-up
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def peak_rate(config: dict[str, Any], tokens: int, dtype: torch.dtype, repeat: int) -> dict[str, Any]:
+    """The best rate of ``x @ W`` over the layer's shapes, for ``tokens`` rows (operations per second)."""
+    gen = torch.Generator().manual_seed(0)
+    rows = []
+    for i, o in sorted(set(linear_shapes(config))):
+        x = torch.randn(tokens, i, generator=gen).to(dtype)
+        w = torch.randn(i, o, generator=gen).to(dtype)
+        seconds = best_seconds(lambda x=x, w=w: torch.matmul(x, w), repeat)
+        rows.append({"shape": [tokens, i, o], "seconds": seconds, "gflops": 2.0 * tokens * i * o / seconds / 1e9})
+    return {"best_gflops": max(r["gflops"] for r in rows), "shapes": rows}
+
+
+def model_rate(path: str, tokens: int, dtype: torch.dtype, repeat: int) -> dict[str, Any]:
+    """A real forward pass of the model over one prompt of ``tokens`` tokens (random ids, seeded)."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).eval()
+    ids = torch.randint(100, 20000, (1, tokens), generator=torch.Generator().manual_seed(0))
+    with torch.inference_mode():
+        seconds = best_seconds(lambda: model(input_ids=ids, logits_to_keep=1), repeat)
+    return {"seconds": seconds, "tokens_per_second": tokens / seconds}
+
+
+def measure(args: argparse.Namespace, config: dict[str, Any], path: str) -> dict[str, Any]:
+    flops = prefill_flops(config, args.tokens)
+    rows: dict[str, Any] = {}
+    for name in args.dtypes:
+        dtype = getattr(torch, name)
+        peak = peak_rate(config, args.tokens, dtype, args.repeat)
+        real = model_rate(path, args.tokens, dtype, max(1, args.repeat // 2))
+        bound = flops["total"] / (peak["best_gflops"] * 1e9)
+        rows[name] = {
+            "peak": peak,
+            "model_forward": real,
+            "prompt_lower_bound_seconds": bound,
+            "model_share_of_peak": bound / real["seconds"],
+            "largest_prompt_in_target_tokens": int(args.tokens * TARGET_SECONDS / bound),
+        }
+        print(
+            f"{name:9} peak {peak['best_gflops']:6.1f} GFLOP/s  prompt bound {bound:5.2f} s  model {real['seconds']:5.2f} s "
+            f"({bound / real['seconds']:.0%} of peak)  prompt that fits {TARGET_SECONDS:g} s: "
+            f"{rows[name]['largest_prompt_in_target_tokens']} tokens",
+            flush=True,
+        )
+    return {"prefill_flops": flops, "by_dtype": rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="qwen2.5-1.5b")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--tokens", type=int, default=VAL_MEAN_TOKENS, help="prompt length (default: FLUTE val's mean)")
+    parser.add_argument("--dtypes", nargs="+", default=["bfloat16", "float32"])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--out", default=None, help="write the figures as JSON here")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    path = os.path.expanduser(f"~/.cache/figlang/models/{args.model}")  # `figlang models install NAME` prepares it
+    config = json.loads(Path(path, "config.json").read_text(encoding="utf-8"))
+    provenance = code_provenance()  # the code as the run starts
+    load_start = os.getloadavg()
+    result = {
+        "model": args.model,
+        "threads": args.threads,
+        "tokens": args.tokens,
+        "target_seconds": TARGET_SECONDS,
+        "repeat": args.repeat,
+        **measure(args, config, path),
+        "load_average": {"start": [round(x, 2) for x in load_start], "end": [round(x, 2) for x in os.getloadavg()]},
+        "cpu": cpu_summary(),
+        "torch": torch.__version__,
+        "provenance": provenance,
+        "command": "python benchmarks/bench_explain_bound.py "
+        + f"--model {args.model} --threads {args.threads} --tokens {args.tokens} --dtypes {' '.join(args.dtypes)} "
+        + f"--repeat {args.repeat}"
+        + (f" --out {args.out}" if args.out else ""),
+    }
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(args.out + ".tmp")
+        tmp.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(args.out)
+
+
+if __name__ == "__main__":
+    main()
