@@ -4,15 +4,13 @@
     figlang train -t runs/use-task-masked/task.yaml -m nli --model minilm --lora-rank 8 --lr 1e-3 --epochs 5 \
         --patience 2 --bf16 --threshold accuracy --report-split test --threads 2 -o runs/cpu/use-minilm-lora8-masked
     python scripts/ship_head.py runs/cpu/use-minilm-lora8-masked use-minilm-lora --command "..."
-    python benchmarks/train_use_model.py --score --model figlang:use-minilm-lora --name use-model \
-        --data-dir ../shared/data --results docs/results/interpret
+    python benchmarks/train_use_model.py --score --data-dir ../shared/data --results docs/results/interpret
 
 That is how ``figlang:use-minilm-lora`` was made (its record.json names the command). The variants compared with it
 on ``selection`` (docs/research/interpret.md): without ``--mask-idiom`` (the sentence as written beside "idiom:
-meaning"), and that with ``--cap-per-idiom 3``. ``figlang:use-mpnet-lora``, which replaced it as the default, is the
-same command with ``--model mpnet`` (``-o runs/cpu/use-mpnet-lora8-masked``); its figures are ``use-model-mpnet``:
-
-    python benchmarks/train_use_model.py --score --data-dir ../shared/data --results docs/results/interpret
+meaning"), that with ``--cap-per-idiom 3``, ten epochs, and the same command with ``--model mpnet``
+(``-o runs/cpu/use-mpnet-lora8-masked``), scored from the commit that shipped it for the trial (ba185e1) with
+``--score --model figlang:use-mpnet-lora --name use-model-mpnet``; it was not kept (docs/research/interpret.md says why).
 
 Labelled uses: PIE-English's samples (its "Literal" class is a literal use of the idiom's words, every other class
 figurative; meaning from the group's head), IMPLI's literal-context pairs (``lit_context_*``: a literal use, the
@@ -264,7 +262,7 @@ def main() -> None:
     ap.add_argument("--score", action="store_true", help="score the shipped use model on the test idioms into --results")
     ap.add_argument("--results", type=Path, default=Path("docs/results/interpret"))
     ap.add_argument("--model", default=USE_MODEL, help=f"--score: the use model to score (default: {USE_MODEL})")
-    ap.add_argument("--name", default="use-model-mpnet", help="--score: the result file's name in --results")
+    ap.add_argument("--name", default="use-model", help="--score: the result file's name in --results")
     args = ap.parse_args()
     data = Path(args.data_dir)
     rng = random.Random(args.seed)

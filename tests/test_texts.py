@@ -59,6 +59,13 @@ def test_impli_rows_lose_texts_only_where_the_premise_is_pie_english():
     assert strip_rows([magpie], "impli", "all") == ([magpie], None)  # nothing dropped: nothing to record
 
 
+def test_the_use_models_rows_lose_their_pie_sentences():
+    """The use model's task (benchmarks/train_use_model.py --export) is built from PIE-English's sentences."""
+    row = {"id": "use-12", "premise": "[MASK] from start to finish", "hypothesis": "m", "gold": "non-entailment", "expression": "x"}
+    assert strip_texts(row, "idiom-use") == {"id": "use-12", "gold": "non-entailment", "expression": "x"}
+    assert "train_use_model.py --export" in policy("idiom-use").reason
+
+
 def test_generator_rows_keep_their_rewrites_as_edits_of_the_sentence():
     row = {
         "source": "pie",

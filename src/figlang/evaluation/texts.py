@@ -58,6 +58,13 @@ IMPLI_PIE_REASON = (
     "PIE-English, which states no licence; those rows' texts re-join by id from the data folder (docs/data_licences.md)"
 )
 
+USE_REASON = (
+    "PIE-English (most of these uses' sentences, the rest IMPLI premises read from PIE, MAGPIE and SemEval) states no "
+    "licence, so its sentences are not redistributed; they re-join by id from the task that `python "
+    "benchmarks/train_use_model.py --export --mask-idiom --data-dir ../shared/data --out runs/use-task-masked` writes "
+    "(docs/data_licences.md)"
+)
+
 
 def _from_pie(row: dict[str, Any]) -> bool:
     """An IMPLI row whose premise comes from PIE-English: its id (``idioms/fig_context_pie_e-12``) or its origins
@@ -80,6 +87,8 @@ def policy(task: str | None) -> Policy | None:
         return Policy("IMPLI (PIE-English premises)", GENERATOR_TEXTS, IMPLI_PIE_REASON, _from_pie)
     if name == "pie-english":
         return Policy("PIE-English", ("text",), PIE_REASON, lambda row: True)
+    if name == "idiom-use":  # the use model's task (benchmarks/train_use_model.py --export)
+        return Policy("PIE-English", ("premise", "hypothesis"), USE_REASON, lambda row: True)
     return None
 
 

@@ -297,8 +297,6 @@ class Interpreter:
             e.use, e.p_figurative = lab.label, round(lab.probability, 3)
         if idioms and self.use_labeller.why:
             notes.append(f"no literal/figurative labels: {self.use_labeller.why}")
-        elif idioms and self.use_labeller.fallback:
-            notes.append(self.use_labeller.fallback)
 
     # -- one expression ---------------------------------------------------------------------------
     def _meaning(self, key: str) -> Meaning:

