@@ -1607,6 +1607,15 @@ AUTO_TABLES += [
     for (table, header, file), rows in _SPEED_ROWS.items()
 ]
 AUTO_TABLES += [
+    (  # 2026-11-29: the prompt's lower bound at the CPU's peak matrix-product rate (benchmarks/bench_explain_bound.py)
+        "docs/research/flute_explanations.md",
+        "explain-bound-amd",
+        "| AMD EPYC, 2 threads, one 756-token prompt |",
+        [
+            (f"| {'**bfloat16**' if d == 'bfloat16' else d} |", [f"explain/bound-amd-epyc.json#by_dtype.{d}"])
+            for d in ("bfloat16", "float32")
+        ],
+    ),
     (
         "docs/research/flute_explanations.md",
         "explain-backends-selection40",
@@ -2398,6 +2407,10 @@ NO_PREDICTIONS = [
     ),
     ("explain/bench-avx512-backends.json", "a benchmark of speed (seconds a pair per backend setting); it scores no items"),
     ("explain/bench-", "a benchmark of the explainer's speed (load, seconds a pair, memory); it scores no items"),
+    (
+        "explain/bound-amd-epyc.json",
+        "a benchmark of the CPU's peak matrix-product rate and one prefill on random tokens (benchmarks/bench_explain_bound.py); it scores no items",
+    ),
     (
         "explain/flute-iro-writer/figlang.json",
         "a training run's record (training items, steps, the kept step's mean dev loss over 150 selection pairs): the trainer keeps no per-item losses",
