@@ -382,6 +382,20 @@ def test_compact_shots_state_the_instruction_once_and_take_fewer_tokens(train):
         Explain(MODEL, shots="short")
 
 
+def test_the_sarcasm_style_line_is_shown_to_sarcasm_pairs_only(train):
+    from figlang.methods.prompted.explain import COMPACT_INSTRUCTION, SARCASM_GUIDE, Explain
+
+    method = Explain(MODEL, shots="compact", style="sarcasm", backend="transformers", dtype="float32", threads=1)
+    sarcasm = next(r for r in train if r.figure_type == "sarcasm")
+    simile = next(r for r in train if r.figure_type == "simile")
+    assert SARCASM_GUIDE in method.prompt(sarcasm, "contradiction", [])
+    assert SARCASM_GUIDE not in method.prompt(simile, "contradiction", []) and COMPACT_INSTRUCTION in method.prompt(
+        simile, "contradiction", []
+    )
+    form = method.prompt_form()  # part of the configuration, so of the request cache's key
+    assert form["header"] == COMPACT_INSTRUCTION and form["sarcasm_header"] == f"{COMPACT_INSTRUCTION} {SARCASM_GUIDE}"
+
+
 def test_k_by_type_gives_a_figure_type_its_own_number_of_examples(train):
     from figlang.methods.prompted.explain import Explain, parse_k_by_type
 

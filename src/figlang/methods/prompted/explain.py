@@ -83,6 +83,15 @@ STYLE_GUIDE = (
     "really like, without mentioning the sentences, the premise, the hypothesis or the speaker."
 )
 
+# ``style=sarcasm``: one line for sarcasm pairs only (#39 target 2: sarcasm is 55% of val and no other lever moved it).
+# Written from FLUTE train's sarcasm explanations, which say what the situation is usually like and why, and so whether
+# the feeling the sarcastic sentence states fits it; the example is a train explanation.
+SARCASM_GUIDE = (
+    "For sarcasm, explain in one sentence what the situation is usually like for people and why, and so whether the "
+    'feeling or opinion the hypothesis states fits it, e.g. "Flights getting cancelled often leads to inconvenience '
+    'and missed opportunities and so someone being cheerful about it does not make sense."'
+)
+
 
 def idiom_meanings(data_dir: str | Path | None) -> dict[str, str]:
     """Normalised idiom → meaning, from the figurative-narrative idiom files that exist under ``data_dir`` (else empty)."""
@@ -339,7 +348,7 @@ class Explain(ModelMethod):
     def prompt(self, pair: NLIPair, label: str | None, examples: Sequence[NLIPair]) -> str:
         """The few-shot prompt; in pipeline mode it ends with the label word, so the model continues with the explanation."""
         lead = f"{WORDS[label]}." if label else ""
-        header = self.header()
+        header = self.header(pair.figure_type)
         if self.chat_used:
             messages: list[ChatMessage] = [ChatMessage("system", header)] if header else []
             for ex in examples:
@@ -362,11 +371,15 @@ class Explain(ModelMethod):
         """The prompt-form options, recorded only when not the defaults (so earlier runs' configurations read as before)."""
         if (self.shots, self.style) == (SHOTS[0], STYLES[0]):
             return {}
-        return {"shots": self.shots, "style": self.style, "header": self.header(), "pair_template": self.pair_template}
+        form = {"shots": self.shots, "style": self.style, "header": self.header(), "pair_template": self.pair_template}
+        return {**form, "sarcasm_header": self.header("sarcasm")} if self.style == "sarcasm" else form
 
-    def header(self) -> str | None:
-        """What is said once before the examples (a chat's system message): the compact form's instruction, the style line."""
+    def header(self, figure_type: str | None = None) -> str | None:
+        """What is said once before the examples (a chat's system message): the compact form's instruction, the style
+        line (``style=sarcasm``: for a sarcasm pair only)."""
         parts = ([COMPACT_INSTRUCTION] if self.shots == "compact" else []) + ([STYLE_GUIDE] if self.style == "examples" else [])
+        if self.style == "sarcasm" and figure_type == "sarcasm":
+            parts.append(SARCASM_GUIDE)
         return " ".join(parts) or None
 
     def prompt_tokens(self, text: str) -> int | None:

@@ -16,7 +16,7 @@ DEFAULT_K = 6  # examples shown a pair (chosen on `selection`, docs/flute_explan
 # How the k examples and the item are shown (``shots``): ``flute`` repeats FLUTE's instruction for every pair, as
 # FLUTE's own prompts did; ``compact`` states it once and then shows each pair as two labelled lines.
 SHOTS = ("flute", "compact")  # the first is the default
-STYLES = ("none", "examples")  # the first is the default
+STYLES = ("none", "examples", "sarcasm")  # the first is the default
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,11 @@ class ExplainOptions:
     retrieval_cache: str | None = option(None, "folder for the encoder's embeddings of the pool")
     pool: str = option("train", "the split examples are retrieved from (train-fit keeps selection's families out)")
     shots: str = option(SHOTS[0], "how examples are shown: flute (the instruction every pair) or compact", choices=SHOTS)
-    style: str = option(STYLES[0], "none, or examples: one line asking to explain as the examples do", choices=STYLES)
+    style: str = option(
+        STYLES[0],
+        "none; examples: one line asking to explain as the examples do; sarcasm: one line for sarcasm pairs only",
+        choices=STYLES,
+    )
     k_by_type: str | dict | None = option(None, "a figure type's own k: TYPE:K pairs, comma-separated (idiom:16,metaphor:16)")
     writer: str | None = option(None, "a trained iro model folder that writes the explanations (pipeline)")
     writer_types: str | list | None = option(None, "the figure types the writer explains: all, or comma-separated")
