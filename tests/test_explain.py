@@ -60,6 +60,20 @@ def test_retrieval_excludes_the_premise_and_keeps_the_figure_type(train, tmp_pat
     assert other.path != index.path and len(list(tmp_path.glob("*.npy"))) == 2
 
 
+def test_a_retrieval_key_embeds_one_sentence_and_keeps_its_own_cache_file(train, tmp_path):
+    from figlang.methods.retrieval import PairIndex
+
+    pool = train[:200]
+    both = PairIndex(pool, "minilm", tmp_path)
+    hyp = PairIndex(pool, "minilm", tmp_path, key="hypothesis")
+    assert hyp.texts[0] == " ".join(pool[0].hypothesis.split()) and both.texts[0] != hyp.texts[0]
+    assert hyp.path != both.path and hyp.config()["text"] == "hypothesis" and "premise +" in both.config()["text"]
+    item = pool[5]  # the query is embedded the same way: a pool pair's own hypothesis is its nearest text
+    assert float(hyp.query_vector(item.premise, item.hypothesis) @ hyp.embeddings[5]) > 0.999
+    with pytest.raises(FiglangError, match="retrieval key 'both'"):
+        PairIndex(pool, "minilm", tmp_path, key="both")
+
+
 # --- the method --------------------------------------------------------------------------------------
 
 

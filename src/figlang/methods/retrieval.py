@@ -29,9 +29,13 @@ DEFAULT_ENCODER = "minilm"
 EMBEDDING_FORMAT = 1  # bump when pair_text or the pooling changes: old files are then ignored
 
 
-def pair_text(premise: str, hypothesis: str) -> str:
-    """What is embedded for a pair: its two sentences, whitespace-normalised."""
-    return " ".join(f"{premise} {hypothesis}".split())
+KEYS = ("pair", "hypothesis", "premise")  # what is embedded for a pair; the first is the default
+
+
+def pair_text(premise: str, hypothesis: str, key: str = KEYS[0]) -> str:
+    """What is embedded for a pair: its two sentences (``key="pair"``) or one of them, whitespace-normalised."""
+    text = {"pair": f"{premise} {hypothesis}", "hypothesis": hypothesis, "premise": premise}[key]
+    return " ".join(text.split())
 
 
 def _same(a: str, b: str) -> bool:
@@ -100,13 +104,17 @@ class Neighbour:
 class PairIndex:
     """Train pairs with their embeddings; ``nearest`` returns the k most similar to a query pair."""
 
-    def __init__(self, pool: Sequence[NLIPair], encoder: str = DEFAULT_ENCODER, cache_dir: str | Path | None = None) -> None:
+    def __init__(
+        self, pool: Sequence[NLIPair], encoder: str = DEFAULT_ENCODER, cache_dir: str | Path | None = None, key: str = KEYS[0]
+    ) -> None:
         self.pool = [r for r in pool if r.explanation and r.explanation.strip() and r.label]
         if not self.pool:
             raise FiglangError("retrieval needs train pairs with labels and gold explanations; the pool has none")
-        self.encoder_ref = encoder
+        if key not in KEYS:
+            raise FiglangError(f"unknown retrieval key {key!r}: one of {', '.join(KEYS)}")
+        self.encoder_ref, self.key = encoder, key
         self.encoder = encoder_for(encoder)
-        self.texts = [pair_text(r.premise, r.hypothesis) for r in self.pool]
+        self.texts = [pair_text(r.premise, r.hypothesis, key) for r in self.pool]
         self.pool_sha256 = cache_key(
             "retrieval-pool", [[r.id, t, r.label, r.figure_type, r.explanation] for r, t in zip(self.pool, self.texts)]
         )
@@ -137,11 +145,11 @@ class PairIndex:
             **self.encoder.identity(),
             "pool_size": len(self.pool),
             "pool_sha256": self.pool_sha256,
-            "text": "premise + ' ' + hypothesis",
+            "text": "premise + ' ' + hypothesis" if self.key == "pair" else self.key,
         }
 
     def query_vector(self, premise: str, hypothesis: str) -> Any:
-        text = pair_text(premise, hypothesis)
+        text = pair_text(premise, hypothesis, self.key)
         if text not in self._queries:
             self._queries[text] = self.encoder.encode([text])[0]
         return self._queries[text]
@@ -169,4 +177,4 @@ class PairIndex:
         return []  # pragma: no cover - the loop always returns
 
 
-__all__ = ["DEFAULT_ENCODER", "Neighbour", "PairIndex", "SentenceEncoder", "encoder_for", "pair_text"]
+__all__ = ["DEFAULT_ENCODER", "KEYS", "Neighbour", "PairIndex", "SentenceEncoder", "encoder_for", "pair_text"]

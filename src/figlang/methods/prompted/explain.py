@@ -195,6 +195,7 @@ class Explain(ModelMethod):
         super().__init__(model, backend_options)
         o = self.options = parse_options(ExplainOptions, own, "method 'explain'")
         self.mode, self.k, self.k_by_type, self.encoder = o.mode, o.k, parse_k_by_type(o.k_by_type), o.encoder
+        self.retrieval_key = o.retrieval_key
         self.match_label, self.meanings_option, self.max_new_tokens = o.match_label, o.meanings, o.max_new_tokens
         self.temperature = o.temperature
         if self.temperature < 0:
@@ -291,7 +292,7 @@ class Explain(ModelMethod):
                 )
             pool = [r for r in self.task.load(self.pool_split, self.ctx) if isinstance(r, NLIPair)]
         if self.k or any(self.k_by_type.values()):
-            self.index = PairIndex(pool, self.encoder, self.retrieval_cache)
+            self.index = PairIndex(pool, self.encoder, self.retrieval_cache, self.retrieval_key)
         if self.meanings_option == "none":
             self.lexicon = {}
         else:

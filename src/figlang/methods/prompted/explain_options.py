@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from figlang.core.options import option, option_names
+from figlang.methods.retrieval import KEYS
 
 MODES = ("pipeline", "joint")
 DEFAULT_K = 6  # examples shown a pair (chosen on `selection`, docs/flute_explanations.md)
@@ -31,6 +32,7 @@ class ExplainOptions:
     mode: str = option("pipeline", "pipeline (a label method decides, then the explanation) or joint (I→OR)", choices=MODES)
     k: int = option(DEFAULT_K, "retrieved train examples shown a pair (chosen on FLUTE selection)", minimum=0)
     encoder: str = option("minilm", "the sentence encoder that retrieves examples")
+    retrieval_key: str = option("pair", "what retrieval embeds: pair (premise and hypothesis), hypothesis or premise", choices=KEYS)
     match_label: bool = option(True, "pipeline: show examples with the label given")
     meanings: str = option("auto", "the idiom lexicon: auto (the data folder's), none, or a data folder")
     label_method: str | None = option(None, "pipeline: the label method (default nli-score; trained with label_model=DIR)")
