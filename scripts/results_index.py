@@ -1518,6 +1518,15 @@ AUTO_TABLES += [
         "| `selection` sample (80 pairs), mpnet labels | who writes the explanations |",
         [(r, [f"explain/selection-sweep-writer/sweep.json#results.{i}"]) for i, r in enumerate(("| **(i)** ", "| (j) ", "| (k) "))],
     ),
+    (  # 2026-11-29, tenth session: the levers #39 named that no session had tried
+        "docs/research/flute_explanations.md",
+        "explain-selection-levers",
+        "| `selection` sample (80 pairs), shipped mpnet labels | lever |",
+        [
+            (r, [f"explain/selection-sweep-levers/sweep.json#results.{i}"])
+            for i, r in enumerate(("| (l0) ", "| **(l1)** ", "| (l2) ", "| (l3) ", "| (l4) "))
+        ],
+    ),
     (
         "docs/research/flute_explanations.md",
         "explain-val-compact",
