@@ -36,11 +36,14 @@ VAL_MEAN_TOKENS = 756
 TARGET_SECONDS = 2.0
 
 
+def head_dim(config: dict[str, Any]) -> int:
+    return config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+
+
 def linear_shapes(config: dict[str, Any]) -> list[tuple[int, int]]:
     """(in, out) of one decoder layer's linear layers: q, k, v, o, gate, up, down (grouped-query attention)."""
     d, ff = config["hidden_size"], config["intermediate_size"]
-    head = config.get("head_dim") or d // config["num_attention_heads"]
-    kv = config.get("num_key_value_heads", config["num_attention_heads"]) * head
+    kv = config.get("num_key_value_heads", config["num_attention_heads"]) * head_dim(config)
     return [(d, d), (d, kv), (d, kv), (d, d), (d, ff), (d, ff), (ff, d)]
 
 
@@ -49,8 +52,7 @@ def prefill_flops(config: dict[str, Any], tokens: int) -> dict[str, float]:
     attention products; the output layer is taken for the last position only, as figlang's decoding does."""
     layers = config["num_hidden_layers"]
     linear = 2.0 * tokens * layers * sum(i * o for i, o in linear_shapes(config))
-    head = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
-    q_width = config["num_attention_heads"] * head
+    q_width = config["num_attention_heads"] * head_dim(config)
     attention = 2.0 * 2.0 * layers * q_width * tokens * (tokens + 1) / 2  # QK^T and AV over the causal half
     output = 2.0 * config["hidden_size"] * config["vocab_size"]
     return {"linear": linear, "attention": attention, "output": output, "total": linear + attention + output}

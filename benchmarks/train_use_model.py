@@ -40,11 +40,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_interpret import content  # noqa: E402
 
-from figlang.interpret.use_label import USE_MODEL  # noqa: E402
-
 from figlang.data.impli import FILES, figurative_offsets, load_impli_file  # noqa: E402
 from figlang.interpret.lexicon_all import pie_groups  # noqa: E402
-from figlang.interpret.use_label import UseItem  # noqa: E402
+from figlang.interpret.use_label import USE_MODEL, UseItem  # noqa: E402
 
 
 def _load_pie(data: Path, rng: random.Random, fig_cap: int) -> list[tuple[UseItem, int, str, str]]:
