@@ -366,8 +366,8 @@ def test_prompt_lookup_gives_the_token_by_token_greedy_text_in_fewer_passes(smol
 
 
 def test_a_shared_instruction_is_encoded_once_and_the_texts_stay_the_same(smollm):
-    """Generation prompts that share an instruction (a chat's system turn, few-shot examples): a batch encodes it once
-    and a lone prompt takes it from the previous lone prompt's cache; the texts are those of encoding each prompt whole."""
+    """Generation prompts that share an instruction (a chat's system turn, few-shot examples): a batch encodes it once;
+    the texts are those of encoding each prompt whole."""
     head = "Answer each question below in a few plain English words, the way a patient teacher would answer a child.\n"
     prompts = [head + q for q in ("Q: What colour is the sky?\nA:", "Q: What do cows drink?\nA:", "Q: Where is Paris?\nA:")]
     requests = [GenerationRequest(p, max_new_tokens=8) for p in prompts]
@@ -382,7 +382,6 @@ def test_a_shared_instruction_is_encoded_once_and_the_texts_stay_the_same(smollm
 
     def run(reuse: bool, together: bool) -> tuple[list[str], int]:
         _set(smollm, prefix_reuse=reuse)
-        smollm._last_lone = None
         fed.clear()
         texts = [t[0] for t in smollm.generate(requests)] if together else [smollm.generate([r])[0][0] for r in requests]
         return texts, sum(fed)
@@ -398,8 +397,40 @@ def test_a_shared_instruction_is_encoded_once_and_the_texts_stay_the_same(smollm
         _set(smollm, prefix_reuse=True)
     assert all(t.strip() for t in whole), whole
     assert alone == whole and batch == whole and naive_batch == whole
-    assert alone_fed <= whole_fed - 2 * (shared - 1), (alone_fed, whole_fed, shared)  # the 2nd and 3rd reuse the 1st's head
+    assert alone_fed == whole_fed, (alone_fed, whole_fed)  # a lone prompt is encoded whole (see the next test)
     assert batch_fed <= naive_batch_fed - 2 * (shared - 1), (batch_fed, naive_batch_fed, shared)  # the head once, not 3 times
+
+
+def test_a_lone_prompt_is_answered_the_same_whatever_prompt_came_before(smollm):
+    """A lone greedy prompt's cache is the prompt's own, bit for bit, after another prompt that shares a long head.
+    Slots copied from another prompt's encoding differ in the last bits on two threads (up to 4e-5 in float32 with a
+    342-token prompt: benchmarks/lone_prompt_history.py), which changed explanations of one figure type when another
+    type's prompts changed."""
+    import torch
+
+    head = (
+        "You explain figurative language. For each pair, say in one sentence why the hypothesis entails or contradicts the premise.\n" * 14
+    )
+    before = head + (
+        "Premise: The room was very quiet and still after everyone left for the long holiday weekend.\n"
+        "Hypothesis: The room was as silent as a tomb.\nExplanation:"
+    )
+    prompt = head + "Premise: He ran quickly.\nHypothesis: He ran like the wind.\nExplanation:"
+    ids = smollm._encode_prompt(prompt)[:-1]
+    assert len(ids) > 250
+
+    def slots(cache) -> list:
+        return [t for layer in cache.layers for t in (layer.keys, layer.values)]
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)  # as figlang runs (this module runs one thread, which splits no product by its length)
+    try:
+        own = slots(smollm._encode_prefixes([ids])[0])  # the prompt encoded whole, alone
+        smollm._encode_lone(smollm._encode_prompt(before)[:-1])
+        after = slots(smollm._encode_lone(ids))
+    finally:
+        torch.set_num_threads(threads)
+    assert all(torch.equal(a, b) for a, b in zip(own, after, strict=True))
 
 
 def test_sampling_is_deterministic_per_seed_and_independent_of_batching(smollm):

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from figlang.backends.base import CapabilityError, GenerationRequest
 from figlang.backends.hf_text import ModelHost
-from figlang.backends.prefix import shared_prefix_length
 from figlang.backends.transformers_support import _batches, _select_cache_rows, derive_seed, prompt_lookup_draft
 
 
@@ -35,7 +34,6 @@ class Generation(ModelHost):
     # What the host class sets (in ``__init__``, or with the weights) and only these methods read (the rest: ModelHost).
     prompt_lookup: int
     _sliding_window: int | None
-    _last_lone: tuple[list[int], Any] | None = None  # the last lone prompt's head and a copy of its cache (_encode_lone)
 
     if TYPE_CHECKING:  # the host's methods (TransformersBackend; _encode_prefixes from CausalScoring)
 
@@ -189,21 +187,10 @@ class Generation(ModelHost):
         return self._encode_prefixes([list(h[skip:]) for h in heads], base)
 
     def _encode_lone(self, head: Sequence[int]) -> Any:
-        """The cache of one prompt's head (a lone greedy prompt): the slots it shares with the previous lone prompt's head
-        are copied from that one's cache (``prefix_reuse``; at least ``MIN_COMMON_PREFIX`` of them), the rest encoded on
-        top. A copy of the result is kept for the next call: the caller's decoding grows its own."""
-        one_row = self._torch.zeros(1, dtype=self._torch.long, device=self.device)
-        reuse, last = self._reuse_prefixes(), self._last_lone
-        shared = shared_prefix_length([last[0], head], keep=1) if reuse and last is not None else 0
-        if last is not None and shared >= self.MIN_COMMON_PREFIX:
-            base = _select_cache_rows(last[1], one_row)
-            if len(last[0]) > shared:
-                base.crop(shared - len(last[0]))  # Transformers ≥ 5: a negative count of slots to drop
-            cache, _, _ = self._encode_prefixes([list(head[shared:])], (base, shared))
-        else:
-            cache, _, _ = self._encode_prefixes([list(head)])
-        if reuse:
-            self._last_lone = (list(head), _select_cache_rows(cache, one_row))
+        """The cache of one prompt's head (a lone greedy prompt), encoded whole. Not continued from the previous lone
+        prompt's cache: slots encoded inside another prompt differ from the prompt's own in the last bits (a long
+        prompt's kernels split the work by its length), so the answer would depend on which prompt came before it."""
+        cache, _, _ = self._encode_prefixes([list(head)])
         return cache
 
     def _narrow(self, keep: list[int], live: list[int], cache: Any, rows: tuple[Any, ...]) -> tuple[list[int], tuple[Any, ...]]:
