@@ -404,7 +404,7 @@ def test_a_shared_instruction_is_encoded_once_and_the_texts_stay_the_same(smollm
 def test_a_lone_prompt_is_answered_the_same_whatever_prompt_came_before(smollm):
     """A lone greedy prompt's cache is the prompt's own, bit for bit, after another prompt that shares a long head.
     Slots copied from another prompt's encoding differ in the last bits on two threads (up to 4e-5 in float32 with a
-    342-token prompt: benchmarks/lone_prompt_history.py), which changed explanations of one figure type when another
+    342-token prompt: benchmarks/call_dependence.py), which changed explanations of one figure type when another
     type's prompts changed."""
     import torch
 
