@@ -9,7 +9,8 @@ Two checks, each printing how far the two ways are apart (two threads, as figlan
   before it; figlang now encodes a lone prompt whole.
 * ``scoring`` (either backend): the first N items of a multiple-choice task scored in one call (shared prefixes
   encoded once, batches) and each item's options alone, in calls of their own. It counts the items whose choice
-  differs and the largest difference of a log-probability. figlang leaves scoring as it is (see the output).
+  differs and the largest difference of a log-probability, and with ``--out`` writes each item's scores both ways
+  beside the report (NAME.predictions.jsonl). figlang leaves scoring as it is: docs/how-to/models.md says why.
 
 Run:
 
@@ -69,13 +70,15 @@ def scores_by_call(lm: Any, task: str, split: str, items: int, data_dir: str | N
     together = lm.score([q for item in requests for q in item])
     alone = [s for item in requests for s in lm.score(item)]
     gap = max(abs(a.logprob - b.logprob) for a, b in zip(together, alone, strict=True))
-    flips, at = 0, 0
-    for item in requests:
+    rows, at = [], 0
+    for record, item in zip(records, requests, strict=True):
         t = [s.logprob for s in together[at : at + len(item)]]
         a = [s.logprob for s in alone[at : at + len(item)]]
-        flips += t.index(max(t)) != a.index(max(a))
+        rows.append({"id": record.id, "together": t, "alone": a, "choice_together": t.index(max(t)), "choice_alone": a.index(max(a))})
         at += len(item)
-    return {"task": task, "split": split, "items": len(records), "choices_that_differ": flips, "largest_logprob_gap": gap}
+    flips = sum(r["choice_together"] != r["choice_alone"] for r in rows)
+    summary = {"task": task, "split": split, "items": len(records), "choices_that_differ": flips, "largest_logprob_gap": gap}
+    return {**summary, "_per_item": rows}
 
 
 def main() -> None:
@@ -103,8 +106,13 @@ def main() -> None:
         result = copied_slots(lm, args.repeat)
     else:
         result = scores_by_call(lm, args.task, args.split, args.items, args.data_dir)
+    per_item = result.pop("_per_item", None)
     report = {"check": args.check, "model": args.model, **options, **result}
     print(json.dumps(report))
+    if args.out and per_item is not None:  # each narrative's option scores both ways, beside the report
+        from figlang.core.io import write_jsonl
+
+        write_jsonl(args.out.removesuffix(".json") + ".predictions.jsonl", per_item)
     if args.out:
         from figlang.core.io import atomic_write
         from figlang.core.provenance import machine
