@@ -2138,6 +2138,14 @@ prose(
     [["shared-prefix-wall-speedup", 2, "rows.1.speedup_vs_naive"], ["shared-prefix-cpu-speedup", 2, "rows.1.cpu_speedup_vs_naive"]],
 )
 prose("README.md", "zs/idiom-dev-qa-qwen/results.json", [["qa-qwen-idiom-dev", 1, f"{A}.accuracy", 100]])
+# how far a score moves with the other requests of its call (benchmarks/call_dependence.py scoring; per-item scores
+# both ways in NAME.predictions.jsonl beside each file)
+for _dtype, _places in [("float32", 7), ("bfloat16", 3), ("llamacpp", 3)]:
+    prose(
+        "docs/how-to/models.md",
+        f"bench/call_dependence/scoring-qwen-{_dtype}.json",
+        [[f"call-dependence-gap-{_dtype}", _places, "largest_logprob_gap"]],
+    )
 # named, not found by _quoting_page: the speed page prints 66.2 too (llama.cpp's AVX2 prefill tokens/s, #39)
 prose("docs/research/index.md", "zs/simile-dev-pmi-qwen/results.json", [["pmi-qwen-simile-dev", 1, f"{A}.accuracy", 100]])
 prose("README.md", "zs/idiom-devdisjoint-pmi-qwen/results.json", [["pmi-qwen-idiom-dev-disjoint", 1, f"{A}.accuracy", 100]])

@@ -19,7 +19,9 @@ cache holds context[:-1]) so that its logits predict the continuation's first to
 length-sorted. A token prefix that all contexts of one ``score()`` call share (a chat template's
 system turn, an instruction, few-shot examples) is encoded once more upstream, and every
 context batch continues a copy of its cache. ``prefix_reuse=False`` selects the naive path (each context+continuation run in
-full), the correctness reference. Results do not depend on batching beyond float noise (~1e-6).
+full), the correctness reference. In float32, results do not depend on batching beyond float noise (up to about
+1e-5 nats for qwen2.5-1.5b); in bfloat16 a score moves with its batch by up to about 0.25 nats, as the kernels split
+their work by the batch's shape (benchmarks/call_dependence.py).
 A sliding-window mask (Gemma-3) counts cache slots, padding included: a continuation that would
 reach past the window behind its batch's widest context is scored on the naive path instead, and
 generation batches prompts of different lengths only when every row stays inside the window.
