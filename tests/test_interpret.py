@@ -41,6 +41,25 @@ def test_kick_the_bucket_is_an_idiom_about_dying(engine) -> None:
     assert 0 < e.confidence <= 1
 
 
+@pytest.mark.parametrize(
+    ("text", "paraphrase"),
+    [
+        ("Relax, I'm just pulling your leg.", "Relax, I'm just subjecting you to a playful hoax or joke."),  # after the verb
+        ("Stop pulling John's leg.", "Stop subjecting John to a playful hoax or joke."),
+        ("The noise got on his nerves.", "The noise annoyed or irritated him."),  # the meaning's own "someone"
+    ],
+)
+def test_the_other_person_of_a_someones_idiom_stays_in_its_paraphrase(engine, text: str, paraphrase: str) -> None:
+    """ "pull someone's leg": the someone is the meaning's object, not lost and not the subject's "one's"."""
+    assert _one(engine, text, "idiom").paraphrase == paraphrase
+
+
+def test_a_someones_idiom_keeps_the_subjects_ones_apart(engine) -> None:
+    e = _one(engine, "They pulled the wool over our eyes.", "idiom")
+    assert e.meaning.startswith("conceal one's true motives from especially")  # WordNet's gloss, its object elided
+    assert e.paraphrase.startswith("They concealed their true motives from us especially by")
+
+
 def test_explicit_simile_gives_topic_vehicle_property(engine) -> None:
     e = _one(engine, "She was as busy as a bee.", "simile")
     assert (e.topic, e.vehicle, e.property) == ("She", "a bee", "busy")

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -127,12 +128,20 @@ class IdiomParaphraser:
 
     def paraphrase(self, hit: RawHit, definition: str) -> Paraphrase:
         from figlang.builders.impli import check_pair, realise
+        from figlang.builders.impli.substitution import _head_verb
 
         match, ipat = self.to_impli_match(hit)
         doc = hit.doc
-        r = realise(self.templates(clean_definition(definition)), match, doc, ipat)
+        template = self.templates(clean_definition(definition))
+        other = other_person(hit)  # "pull someone's leg" as "pulling your leg": "you", the meaning's object
+        if other is not None:  # not the meaning's "one's", which is the subject's ("conceal one's motives")
+            match = dataclasses.replace(match, slots=tuple(s for s in match.slots if s[0] != "poss"))
+        r = realise(template, match, doc, ipat)
         before = doc.text[: match.start_char]
         replacement = r.text
+        if other is not None:
+            verb_first = template.verb_head == int(template.leading_to) and _head_verb(match, doc, ipat) is not None
+            replacement = place_object(replacement, other, verb_first)
         # "the last straw" matched as "last straw": a definition that brings its own article replaces the text's
         lead = re.match(r"(?i)(the|a|an)\s", replacement)
         prev = re.search(r"(?i)\b(the|a|an)\s+$", before)
@@ -146,6 +155,55 @@ class IdiomParaphraser:
         if {"empty_definition", "span_mismatch", "unchanged"} & set(problems):
             return Paraphrase(None, replacement, r.ops, tuple(problems))
         return Paraphrase(text, replacement, r.ops, tuple(problems))
+
+
+_OTHER_POSS = frozenset(f"{h}{m}" for h in ("someone", "somebody", "sb", "sb.", "anyone", "anybody") for m in ("'s", "'"))
+_OBJECT_OF = {"my": "me", "your": "you", "his": "him", "her": "her", "its": "it", "our": "us", "their": "them", "thy": "thee"}
+_PREPOSITIONS = frozenset({"from", "to", "of", "with", "at", "on", "for", "about", "into", "against", "over", "towards"})
+# words after which a preposition has lost its object ("conceal one's true motives from especially by feigning")
+_NO_OBJECT_AFTER = frozenset({"especially", "by", "so", "as", "and", "or", "when", "while", "without", "in", "usually"})
+
+
+def other_person(hit: RawHit) -> str | None:
+    """The object form of a "someone's" slot's filler ("pulling your leg" -> "you", "John's leg" -> "John"), or None
+    when the idiom has no such slot or the text left it empty. "one's" is the subject's own and is not this."""
+    pattern, m = hit.idiom_pattern, hit.idiom_match
+    for el, span in zip(pattern.elements, m.element_tokens):
+        if el.kind == POSS and span is not None and el.text in _OTHER_POSS:
+            return object_form(hit.doc[span[0] : span[1]].text)
+    return None
+
+
+def object_form(possessive: str) -> str:
+    """ "your" -> "you", "John's" -> "John", "the boys'" -> "the boys"."""
+    if possessive.lower() in _OBJECT_OF:
+        return _OBJECT_OF[possessive.lower()]
+    for mark in ("'s", "\u2019s", "'", "\u2019"):
+        if possessive.endswith(mark):
+            return possessive[: -len(mark)]
+    return possessive
+
+
+def place_object(meaning: str, obj: str, verb_first: bool) -> str:
+    """The other person put into a "someone's" idiom's meaning: for the meaning's own "someone" ("annoyed
+    someone" -> "annoyed him"), else after a preposition left without its object ("concealed their motives from
+    especially by ..." -> "from us especially by ..."), else after the meaning's verb when it comes first
+    ("subjecting to a joke" -> "subjecting you to a joke"); otherwise the meaning as it is."""
+    words = meaning.split(" ")
+    bare = [w.strip(",.;:!?").lower() for w in words]
+    for i, w in enumerate(bare):
+        if w in ("someone", "somebody"):
+            words[i] = words[i].replace(words[i].strip(",.;:!?"), obj, 1)
+            return " ".join(words)
+    for i, w in enumerate(bare):
+        if w in _PREPOSITIONS and (i + 1 == len(words) or bare[i + 1] in _NO_OBJECT_AFTER):
+            tail = words[i][len(w) :]  # punctuation after the preposition stays after the object
+            words[i] = f"{words[i][: len(w)]} {obj}{tail}"
+            return " ".join(words)
+    if verb_first and len(words) > 1 and bare[1] not in _NO_OBJECT_AFTER:
+        words[0] = f"{words[0]} {obj}"
+        return " ".join(words)
+    return meaning
 
 
 # ------------------------------------------------------------------------------------------ similes
