@@ -6,7 +6,9 @@ Two checks, each printing how far the two ways are apart (two threads, as figlan
   with the previous lone prompt from that prompt's cache and encoded only the rest. This does the same by hand (the
   earlier prompt encoded whole, its cache cut to the shared slots, the prompt's remainder encoded on top) and compares
   the result with the prompt encoded whole, slot by slot. A difference means the answer could depend on the prompt
-  before it; figlang now encodes a lone prompt whole.
+  before it; figlang now encodes a lone prompt whole. With ``--backend llama.cpp``, the prompt's last logits evaluated
+  whole against continued from the other prompt's cache (llama.cpp generation did that; it now evaluates each prompt
+  whole too).
 * ``scoring`` (either backend): the first N items of a multiple-choice task scored in one call (shared prefixes
   encoded once, batches) and each item's options alone, in calls of their own. It counts the items whose choice
   differs and the largest difference of a log-probability, and with ``--out`` writes each item's scores both ways
@@ -17,6 +19,7 @@ Run:
   python benchmarks/call_dependence.py slots --model smollm2-135m --dtype float32
   python benchmarks/call_dependence.py slots --model smollm2-135m --dtype bfloat16
   python benchmarks/call_dependence.py slots --model qwen2.5-1.5b --dtype bfloat16
+  python benchmarks/call_dependence.py slots --model qwen2.5-1.5b --backend llama.cpp --repeat 5
   python benchmarks/call_dependence.py scoring --model qwen2.5-1.5b --dtype bfloat16 --items 100 --data-dir ../shared/data \
       --out docs/results/bench/call_dependence/scoring-qwen-bfloat16.json     # likewise float32 and --backend llama.cpp
 """
@@ -57,6 +60,26 @@ def copied_slots(lm: Any, repeat: int) -> dict[str, Any]:
         "shared_tokens": shared,
         "bit_for_bit": all(torch.equal(a, b) for a, b in zip(own, copied, strict=True)),
         "largest_difference": max(float((a.float() - b.float()).abs().max()) for a, b in zip(own, copied, strict=True)),
+    }
+
+
+def continued_logits(lm: Any, repeat: int) -> dict[str, Any]:
+    """llama.cpp: the prompt's last 8 positions' logits evaluated whole against continued from the other prompt's
+    cache (what generation did until the eleventh session of 2026-11-29)."""
+    import numpy as np
+
+    head = HEAD * repeat
+    before, prompt = lm._encode_prompt(head + BEFORE), lm._encode_prompt(head + PROMPT)
+    want = range(len(prompt) - 8, len(prompt))
+    lm._reset()
+    own = np.asarray(lm._feed(prompt, want))
+    lm._reset()
+    lm._feed(before, [len(before) - 1])
+    continued = np.asarray(lm._feed(prompt, want))
+    return {
+        "prompt_tokens": len(prompt),
+        "bit_for_bit": bool(np.array_equal(own, continued)),
+        "largest_difference": float(np.abs(own - continued).max()),
     }
 
 
@@ -103,7 +126,7 @@ def main() -> None:
         options["dtype"] = args.dtype
     lm: Any = load_backend(args.model, **options)
     if args.check == "slots":
-        result = copied_slots(lm, args.repeat)
+        result = copied_slots(lm, args.repeat) if args.backend == "transformers" else continued_logits(lm, args.repeat)
     else:
         result = scores_by_call(lm, args.task, args.split, args.items, args.data_dir)
     per_item = result.pop("_per_item", None)

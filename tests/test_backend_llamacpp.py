@@ -121,43 +121,36 @@ def test_generation(lcpp):
         lcpp.generate([GenerationRequest("Hi", do_sample=True, temperature=0)])
 
 
-def test_a_generation_prompt_is_answered_the_same_whatever_prompt_came_before():
-    """Two prompts that share a long head, generated in one call: the second is evaluated whole, as it is alone.
-    Continued from the first one's cache, its logits moved by up to 0.46 (qwen2.5-1.5b's Q4_K_M: llama.cpp's products
-    depend on how many tokens a batch holds; smollm2's Q4_1 does not show it)."""
-    import numpy as np
-
-    from figlang.backends.loading import load_backend
-
-    lm = load_backend("qwen2.5-1.5b", backend="llama.cpp", threads=2)
-    head = (
-        "You explain figurative language. For each pair, say in one sentence why the hypothesis entails or contradicts the premise.\n" * 5
-    )
+def test_a_generation_prompt_is_answered_the_same_whatever_prompt_came_before(lcpp):
+    """Two prompts that share a long head, generated in one call: the second is evaluated whole, from an empty cache,
+    as it is alone. Continued from the first one's cache, qwen2.5-1.5b's Q4_K_M first-step logits moved by up to 0.46
+    (llama.cpp's products depend on how many tokens a batch holds: `python benchmarks/call_dependence.py slots
+    --model qwen2.5-1.5b --backend llama.cpp`); smollm2's Q4_1 here gives the same numbers either way, so the test
+    checks what the cache held when each prompt began, and the texts."""
+    head = "You explain figurative language. Say in one sentence why the hypothesis entails or contradicts the premise.\n" * 5
     prompts = [
         head
         + "Premise: The room was very quiet and still after everyone left.\nHypothesis: The room was as silent as a tomb.\nExplanation:",
         head + "Premise: He ran quickly.\nHypothesis: He ran like the wind.\nExplanation:",
     ]
-    later = max(prompts, key=lm._encode_prompt)  # generate() takes prompts in token order: this one comes second
-    first_logits: dict[str, list] = {}
-    feed = lm._feed
+    encoded = [list(lcpp._encode_prompt(p)) for p in prompts]
+    cached_at_start: list[int] = []  # tokens already in the cache when a prompt's first pass began
+    feed = lcpp._feed
 
     def recorded(tokens, want):
-        rows = feed(tokens, want)
-        if list(tokens) == list(lm._encode_prompt(later)):
-            first_logits.setdefault(label, rows)
-        return rows
+        if list(tokens) in encoded:
+            cached_at_start.append(len(lcpp._evaluated))
+        return feed(tokens, want)
 
-    lm._feed = recorded
+    lcpp._feed = recorded
     try:
-        label = "alone"
-        alone = lm.generate([GenerationRequest(later, max_new_tokens=4)])[0]
-        label = "second"
-        together = lm.generate([GenerationRequest(p, max_new_tokens=4) for p in prompts])
+        alone = [lcpp.generate([GenerationRequest(p, max_new_tokens=4)])[0] for p in prompts]
+        cached_at_start.clear()
+        together = lcpp.generate([GenerationRequest(p, max_new_tokens=4) for p in prompts])
     finally:
-        del lm._feed
-    assert together[prompts.index(later)] == alone
-    assert np.array_equal(first_logits["alone"][0], first_logits["second"][0])
+        del lcpp._feed
+    assert cached_at_start == [0, 0], cached_at_start  # continued, the second began with the shared head cached
+    assert together == alone
 
 
 def test_chat_template_is_the_tokenizers(lcpp, hf):
