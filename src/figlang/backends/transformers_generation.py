@@ -44,7 +44,6 @@ class Generation(ModelHost):
         def _encode_prefixes(self, prefixes: Sequence[Sequence[int]], base: tuple[Any, int] | None = None) -> tuple[Any, Any, Any]: ...
         def _common_prefix(self, contexts: Sequence[Sequence[int]]) -> tuple[Any, int] | None: ...
 
-        MIN_COMMON_PREFIX: int
         prefix_reuse: bool
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[list[str]]:

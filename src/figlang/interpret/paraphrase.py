@@ -128,7 +128,6 @@ class IdiomParaphraser:
 
     def paraphrase(self, hit: RawHit, definition: str) -> Paraphrase:
         from figlang.builders.impli import check_pair, realise
-        from figlang.builders.impli.substitution import _head_verb
 
         match, ipat = self.to_impli_match(hit)
         doc = hit.doc
@@ -140,7 +139,7 @@ class IdiomParaphraser:
         before = doc.text[: match.start_char]
         replacement = r.text
         if other is not None:
-            verb_first = template.verb_head == int(template.leading_to) and _head_verb(match, doc, ipat) is not None
+            verb_first = template.verb_head == int(template.leading_to) and r.verbal
             replacement = place_object(replacement, other, verb_first)
         # "the last straw" matched as "last straw": a definition that brings its own article replaces the text's
         lead = re.match(r"(?i)(the|a|an)\s", replacement)

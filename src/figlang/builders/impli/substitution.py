@@ -179,6 +179,7 @@ class Realisation:
     text: str  # the definition as it goes into the sentence
     ops: tuple[str, ...]  # what was done: inflect:..., slot:..., capitalise, drop-to
     unfilled: tuple[str, ...]  # slots left unfilled
+    verbal: bool  # the idiom has a head verb in the sentence, whose inflection the definition took
 
 
 def _head_verb(match: ImpliIdiomMatch, doc: Doc, pattern: Sequence[PatternToken]) -> tuple[int, str] | None:
@@ -312,7 +313,7 @@ def realise(
     if capitalise and doc[match.start].text[:1].isupper() and _sentence_initial(doc, match.start) and not text[:1].isupper():
         text = capitalize_first(text)
         ops.append("capitalise")
-    return Realisation(text, tuple(ops), tuple(unfilled))
+    return Realisation(text, tuple(ops), tuple(unfilled), head is not None)
 
 
 _SUBJECT_TO_POSS = {"i": "my", "you": "your", "he": "his", "she": "her", "it": "its", "we": "our", "they": "their"}
