@@ -156,6 +156,47 @@ def test_the_prompted_explainer_is_given_the_predicted_label(data_dir, tmp_path,
         assert [pool[i].label for i in p.meta["examples"]] == [label, label]  # examples answered as the item is
 
 
+def test_mbr_keeps_the_greedy_line_first_and_the_candidate_closest_to_the_others(data_dir, monkeypatch):
+    """``mbr=N``: the same greedy line as without it (the samples are a second call, one request of N samples per
+    prompt, all N rows in one batch even at batch_size=1), the chosen text is the candidate with the highest mean
+    ROUGE-L against the rest, and a second run draws the same samples (seeded per item)."""
+    from figlang.core.context import RunContext
+    from figlang.methods.base import get_methods
+
+    ctx = RunContext.create(data_dir)
+    records = get_task("flute").load("val", data_dir)[:2]
+    plain = get_methods().create("explain", model=MODEL, label_method="random", label_seed=3, **SMALL)
+    plain.bind(get_task("flute"), ctx)
+    plain.fit(get_task("flute").load("selection", data_dir))
+    greedy = plain.predict(records)
+    opts = {**SMALL, "batch_size": 1, "mbr": 3, "mbr_temperature": 1.0}
+    method = get_methods().create("explain", model=MODEL, label_method="random", label_seed=3, **opts)
+    method.bind(get_task("flute"), ctx)
+    method.fit(get_task("flute").load("selection", data_dir))
+    batches: list[int] = []
+    real = method.lm._decode_batch
+
+    def counting(batch, prompts, requests):  # the real decoding; the batch sizes are kept
+        batches.append(len(batch))
+        return real(batch, prompts, requests)
+
+    monkeypatch.setattr(method.lm, "_decode_batch", counting)
+    chosen = method.predict(records)
+    assert batches == [1, 1, 3, 3]  # two lone greedy prompts, then each prompt's three samples together
+    for g, c in zip(greedy, chosen):
+        m = c.meta["mbr"]
+        assert len(m["candidates"]) == 4 and m["candidates"][0] == g.explanation  # the greedy line first
+        assert c.explanation == m["candidates"][m["chosen"]] and c.prediction == g.prediction
+        assert m["mean_rouge_l"][m["chosen"]] == max(m["mean_rouge_l"])
+        assert len(set(m["candidates"])) > 1  # sampled at temperature 1: the candidates differ
+    assert [c.meta["mbr"] for c in method.predict(records)] == [c.meta["mbr"] for c in chosen]
+    assert method.config()["mbr"]["samples"] == 3 and "mbr" not in plain.config()
+    with pytest.raises(FiglangError, match="mode=pipeline"):
+        get_methods().create("explain", model=MODEL, mode="joint", mbr=3)
+    with pytest.raises(FiglangError, match="mbr_temperature"):
+        get_methods().create("explain", model=MODEL, mbr=3, mbr_temperature=0)
+
+
 def test_joint_answers_that_cannot_be_parsed_are_invalid_and_wrong(data_dir, tmp_path):
     from figlang.evaluation import evaluate
 

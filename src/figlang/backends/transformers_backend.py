@@ -499,7 +499,7 @@ def backend_options_help() -> dict[str, str]:
         "dtype": "float32 (CPU default) | bfloat16 | float16 | auto (bfloat16 on CPUs with AMX or AMD's AVX512-BF16 and on CUDA, else float32)",
         "device": "cpu (default) | cuda | cuda:N | auto",
         "threads": "torch threads (process-wide)",
-        "batch_size": "rows per forward pass (default 16)",
+        "batch_size": "rows per forward pass (default 16; a sampled request's n rows go together)",
         "max_batch_tokens": "padded tokens per forward pass (default 32768)",
         "max_length": "longest sequence; contexts lose tokens from the left (default: the model's)",
         "prefix_reuse": "encode a shared context once (default true); false = naive full recompute",

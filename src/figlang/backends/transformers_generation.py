@@ -72,8 +72,10 @@ class Generation(ModelHost):
         texts: dict[tuple[int, int], str] = {}
         max_new = {i: requests[i].max_new_tokens for i in prompts}
         order = sorted(rows, key=lambda x: (len(prompts[x[0]]) < 2, -len(prompts[x[0]]), x))
+        # a sampled request's n rows share one encoding of its prompt, so a batch holds at least n rows
+        per_batch = max([self.batch_size] + [requests[i].n for i in prompts if requests[i].do_sample])
         with self._torch.inference_mode():
-            for batch in self._generation_batches(order, prompts, max_new):
+            for batch in self._generation_batches(order, prompts, max_new, per_batch):
                 texts.update(self._decode_batch(batch, prompts, requests))
         for (i, j), text in texts.items():
             results[i][j] = text
@@ -83,9 +85,10 @@ class Generation(ModelHost):
         return results
 
     def _generation_batches(
-        self, order: list[tuple[int, int]], prompts: dict[int, list[int]], max_new: dict[int, int]
+        self, order: list[tuple[int, int]], prompts: dict[int, list[int]], max_new: dict[int, int], per_batch: int
     ) -> Iterator[list[tuple[int, int]]]:
-        """Batches of rows; one-token causal prompts (nothing to cache) never share a batch with longer ones."""
+        """Batches of at most ``per_batch`` rows; one-token causal prompts (nothing to cache) never share a batch with
+        longer ones."""
 
         def length(row: tuple[int, int]) -> int:
             return len(prompts[row[0]])
@@ -98,9 +101,9 @@ class Generation(ModelHost):
                 for row in part:
                     by_length[length(row)].append(row)
                 for rows in by_length.values():  # equal lengths: no padding, positions are the slots
-                    yield from _batches(rows, length, self.batch_size, self.max_batch_tokens)
+                    yield from _batches(rows, length, per_batch, self.max_batch_tokens)
             else:
-                yield from _batches(part, length, self.batch_size, self.max_batch_tokens)
+                yield from _batches(part, length, per_batch, self.max_batch_tokens)
 
     def _uneven_ok(self, rows: list[tuple[int, int]], prompts: dict[int, list[int]], max_new: dict[int, int]) -> bool:
         """Whether prompts of different lengths may share a batch (position ids; within a sliding window)."""

@@ -26,6 +26,9 @@ to write for it (FLUTE's explainers were fine-tuned the same way). ``writer_type
 limits it to some figure types; the prompted model explains the others. ``writer_mbr=N`` has the
 writer also sample N explanations (``writer_temperature``, seeded per item and sample) and keeps the
 one that agrees most with the others and its greedy line (minimum Bayes risk under ROUGE-L F1).
+``mbr=N`` does the same for the prompted model: after its greedy line it samples N explanations from
+the same prompt (``mbr_temperature``; the prompt is encoded once for the N samples) and keeps the
+minimum-Bayes-risk one among the N + 1.
 
 Options starting with ``label_`` (other than ``label_method``/``label_model``) go to the label
 method (``-O label_question=task``). Greedy decoding by default (deterministic); ``temperature>0``
@@ -202,6 +205,13 @@ class Explain(ModelMethod):
             raise FiglangError("option 'temperature' must be 0 (greedy) or positive (sampling)")
         self.seed, self.chat_option, self.retrieval_cache, self.pool_split = o.seed, parse_chat(o.chat), o.retrieval_cache, o.pool
         self.shots, self.style = o.shots, o.style
+        self.mbr, self.mbr_temperature = o.mbr, o.mbr_temperature
+        if self.mbr and self.mode != "pipeline":
+            raise FiglangError("option 'mbr' chooses among explanations of a given label: use mode=pipeline")
+        if self.mbr and self.mbr_temperature <= 0:
+            raise FiglangError("option 'mbr_temperature' must be > 0: it is the temperature of the mbr samples")
+        if self.mbr and self.temperature > 0:
+            raise FiglangError("option 'mbr' adds samples to the greedy line: keep temperature=0")
         self._init_label(o.label_method, o.label_model, label_options)
         self._init_writer(o)
 
@@ -486,8 +496,8 @@ class Explain(ModelMethod):
         for r, given, raw, meta in self._written(by_writer):
             out[r.id] = explained_label(r.id, given, raw, " ", {"mode": self.mode, "writer": "trained"}, meta)
         generated = self.lm.generate(requests) if requests else []
-        for (r, given, shown), samples in zip(plans, generated):
-            raw = samples[0] if samples else ""
+        chosen = self._mbr_chosen(requests, [samples[0] if samples else "" for samples in generated])
+        for (r, given, shown), (raw, tail) in zip(plans, chosen):
             meta = {
                 "mode": self.mode,
                 "examples": [p.id for p, _ in shown],
@@ -495,7 +505,7 @@ class Explain(ModelMethod):
                 "meaning": self.meaning(r, given.prediction if given is not None else None),
             }
             if given is not None:
-                out[r.id] = explained_label(r.id, given, raw, "", meta, {})
+                out[r.id] = explained_label(r.id, given, raw, "", meta, tail)
             else:
                 parsed = parse_nli_answer(raw, LABELS)
                 explanation, complete = one_sentence(parsed.explanation) if parsed.valid else (None, False)
@@ -504,6 +514,32 @@ class Explain(ModelMethod):
                     r.id, parsed.label, explanation=explanation, raw=raw, valid=parsed.valid, error=parsed.error, meta=meta
                 )
         return [out[r.id] for r in items]
+
+    def _mbr_chosen(self, requests: list[GenerationRequest], greedy: list[str]) -> list[tuple[str, dict[str, Any]]]:
+        """Each prompt's text and what to add to its meta: the greedy line, or with ``mbr=N`` the minimum-Bayes-risk
+        choice among it and N samples of the same prompt (each cut to its first sentence, as scored), kept in meta.
+        The samples are a second call, so the greedy lines are what the same run without ``mbr`` writes."""
+        if not self.mbr or not requests:
+            return [(g, {}) for g in greedy]
+        sampled = [
+            GenerationRequest(
+                q.prompt,
+                max_new_tokens=q.max_new_tokens,
+                stop=q.stop,
+                do_sample=True,
+                temperature=self.mbr_temperature,
+                n=self.mbr,
+                seed=q.seed,
+            )
+            for q in requests
+        ]
+        out: list[tuple[str, dict[str, Any]]] = []
+        for first, drawn in zip(greedy, self.lm.generate(sampled)):
+            raws = [first, *drawn]
+            sentences = [one_sentence(x)[0] or "" for x in raws]
+            best, means = mbr_choice(sentences)
+            out.append((raws[best], {"mbr": {"chosen": best, "candidates": sentences, "mean_rouge_l": [round(m, 4) for m in means]}}))
+        return out
 
     def _written(self, by_writer: list[tuple[NLIPair, Prediction]]) -> list[tuple[NLIPair, Prediction, str, dict[str, Any]]]:
         """The writer's text for each (pair, given label): its greedy line, or with ``writer_mbr=N`` the minimum-Bayes-risk
@@ -554,6 +590,19 @@ class Explain(ModelMethod):
             "decoding": "greedy"
             if self.temperature == 0
             else {"temperature": self.temperature, "seed": self.seed, "seeding": "sha256(seed:item id)"},
+            **(
+                {
+                    "mbr": {
+                        "samples": self.mbr,
+                        "temperature": self.mbr_temperature,
+                        "candidates": "the greedy line first, then N samples of the same prompt, sample j (1..N) seeded "
+                        "from sha256(seed:item id) and j",
+                        **mbr_config(),
+                    }
+                }
+                if self.mbr
+                else {}
+            ),
             "postprocess": "first sentence of the explanation (a full stop added where generation stopped before one)",
             "parser": None if label else "parse_nli_answer",
             "label_method": label.fingerprint() if label is not None else None,

@@ -55,6 +55,8 @@ class ExplainOptions:
     writer_batch_size: int = option(16, "the writer's batch size", minimum=1)
     writer_mbr: int = option(0, "the writer also samples N explanations; the minimum-Bayes-risk one is kept", minimum=0)
     writer_temperature: float = option(0.7, "temperature of the writer_mbr samples")
+    mbr: int = option(0, "pipeline: the prompted model also samples N explanations; the minimum-Bayes-risk one is kept", minimum=0)
+    mbr_temperature: float = option(0.7, "temperature of the mbr samples")
 
 
 EXPLAIN_OPTION_NAMES = frozenset(option_names(ExplainOptions))
