@@ -13,6 +13,17 @@ and from the model's configuration counts the multiply-adds of one prompt. The p
 arithmetic divided by the peak rate: no backend, cache or batching that keeps the prompt and the model can go
 below it (reusing a cache saves only the shared tokens, measured in `benchmarks/explain_prompt_sharing.py`).
 
+The writing after the prompt has a bound of its own. Each decoding pass (one token, or a prompt-lookup draft of up
+to 10) reads every weight of the model once, so it cannot take less than the weights' bytes over the CPU's memory
+read rate. The script measures
+
+- the **memory read rate**: torch's best sum over a 1 GiB tensor (2 threads read what 2 cores can),
+- the **model's own decoding pass**: one token, and one token with a 10-token draft, after a prompt of that length,
+
+and takes the mean number of passes a `selection` answer needs under the shipped prompt-lookup rule from
+``docs/results/explain/prompt-lookup-passes-selection.json``. One pair's lower bound is the prompt's bound plus
+that many passes at the read rate (the label model and retrieval, a few hundredths of a second, left out).
+
 Run: python benchmarks/bench_explain_bound.py [--model qwen2.5-1.5b] [--threads 2] [--tokens 756]
      [--dtypes bfloat16 float32] [--repeat 5] [--out FILE.json]
 """
@@ -80,31 +91,72 @@ def peak_rate(config: dict[str, Any], tokens: int, dtype: torch.dtype, repeat: i
     return {"best_gflops": max(r["gflops"] for r in rows), "shapes": rows}
 
 
+PASSES_FILE = Path(__file__).resolve().parents[1] / "docs/results/explain/prompt-lookup-passes-selection.json"
+DRAFT = 10  # the shipped prompt-lookup draft (figlang.backends.transformers_support)
+
+
+def read_rate(repeat: int) -> dict[str, Any]:
+    """The best rate at which torch reads a 1 GiB float32 tensor (a sum: every byte read once), bytes per second."""
+    big = torch.ones(2**28, dtype=torch.float32)
+    seconds = best_seconds(lambda: big.sum(), repeat)
+    return {"bytes": big.numel() * 4, "seconds": seconds, "gb_per_second": big.numel() * 4 / seconds / 1e9}
+
+
+def passes_per_pair() -> float:
+    """The mean decoding passes of a `selection` answer under the shipped prompt-lookup rule (measured on 80 answers)."""
+    data = json.loads(PASSES_FILE.read_text(encoding="utf-8"))
+    rule = next(r for r in data["rules"] if all(r[k] == v for k, v in data["shipped"].items()))
+    return rule["forward_passes"] / data["answers"]
+
+
 def model_rate(path: str, tokens: int, dtype: torch.dtype, repeat: int) -> dict[str, Any]:
-    """A real forward pass of the model over one prompt of ``tokens`` tokens (random ids, seeded)."""
+    """A real forward pass of the model over one prompt of ``tokens`` tokens (random ids, seeded), and a decoding pass
+    after it: one token, and one token with a draft of :data:`DRAFT` (the cache cut back after each)."""
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).eval()
     ids = torch.randint(100, 20000, (1, tokens), generator=torch.Generator().manual_seed(0))
+    weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     with torch.inference_mode():
         seconds = best_seconds(lambda: model(input_ids=ids, logits_to_keep=1), repeat)
-    return {"seconds": seconds, "tokens_per_second": tokens / seconds}
+        cache = model(input_ids=ids, use_cache=True).past_key_values
+
+        def step(n: int) -> None:
+            model(input_ids=ids[:, :n], past_key_values=cache, use_cache=True, logits_to_keep=n)
+            cache.crop(tokens)
+
+        one, drafted = best_seconds(lambda: step(1), repeat), best_seconds(lambda: step(1 + DRAFT), repeat)
+    return {
+        "seconds": seconds,
+        "tokens_per_second": tokens / seconds,
+        "weight_bytes": weight_bytes,
+        "decode_pass_seconds": one,
+        "drafted_pass_seconds": drafted,
+    }
 
 
 def measure(args: argparse.Namespace, config: dict[str, Any], path: str) -> dict[str, Any]:
     flops = prefill_flops(config, args.tokens)
+    memory = read_rate(args.repeat)
+    passes = passes_per_pair()
     rows: dict[str, Any] = {}
+    print(f"memory read {memory['gb_per_second']:.1f} GB/s; {passes:.2f} decoding passes a pair", flush=True)
     for name in args.dtypes:
         dtype = getattr(torch, name)
         peak = peak_rate(config, args.tokens, dtype, args.repeat)
         real = model_rate(path, args.tokens, dtype, max(1, args.repeat // 2))
         bound = flops["total"] / (peak["best_gflops"] * 1e9)
+        pass_bound = real["weight_bytes"] / (memory["gb_per_second"] * 1e9)
         rows[name] = {
             "peak": peak,
             "model_forward": real,
             "prompt_lower_bound_seconds": bound,
             "model_share_of_peak": bound / real["seconds"],
             "largest_prompt_in_target_tokens": int(args.tokens * TARGET_SECONDS / bound),
+            "decode_pass_lower_bound_seconds": pass_bound,
+            "decoding_lower_bound_seconds": passes * pass_bound,
+            "pair_lower_bound_seconds": bound + passes * pass_bound,
+            "pair_model_seconds": real["seconds"] + passes * real["drafted_pass_seconds"],
         }
         print(
             f"{name:9} peak {peak['best_gflops']:6.1f} GFLOP/s  prompt bound {bound:5.2f} s  model {real['seconds']:5.2f} s "
@@ -112,7 +164,13 @@ def measure(args: argparse.Namespace, config: dict[str, Any], path: str) -> dict
             f"{rows[name]['largest_prompt_in_target_tokens']} tokens",
             flush=True,
         )
-    return {"prefill_flops": flops, "by_dtype": rows}
+        print(
+            f"{'':9} pass bound {pass_bound:5.3f} s  model pass {real['decode_pass_seconds']:5.3f} s "
+            f"(drafted {real['drafted_pass_seconds']:5.3f} s)  pair bound {rows[name]['pair_lower_bound_seconds']:5.2f} s  "
+            f"model {rows[name]['pair_model_seconds']:5.2f} s",
+            flush=True,
+        )
+    return {"prefill_flops": flops, "memory_read": memory, "passes_per_pair": round(passes, 2), "by_dtype": rows}
 
 
 def main() -> None:
