@@ -123,7 +123,7 @@ def model_rate(path: str, tokens: int, dtype: torch.dtype, repeat: int) -> dict[
 
         def step(n: int) -> None:
             model(input_ids=ids[:, :n], past_key_values=cache, use_cache=True, logits_to_keep=n)
-            cache.crop(tokens)
+            cache.crop(-n)  # Transformers ≥ 5: a negative count of slots to drop
 
         one, drafted = best_seconds(lambda: step(1), repeat), best_seconds(lambda: step(1 + DRAFT), repeat)
     return {
