@@ -116,7 +116,10 @@ def model_rate(path: str, tokens: int, dtype: torch.dtype, repeat: int) -> dict[
 
     model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).eval()
     ids = torch.randint(100, 20000, (1, tokens), generator=torch.Generator().manual_seed(0))
-    weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    # a pass reads every weight but the input embedding's (one row a token); tied to the output layer, it is read there
+    embedding = model.get_input_embeddings().weight
+    tied = embedding is model.get_output_embeddings().weight
+    weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters() if tied or p is not embedding)
     with torch.inference_mode():
         seconds = best_seconds(lambda: model(input_ids=ids, logits_to_keep=1), repeat)
         cache = model(input_ids=ids, use_cache=True).past_key_values
