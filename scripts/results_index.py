@@ -1625,6 +1625,18 @@ AUTO_TABLES += [
             for d in ("bfloat16", "float32")
         ],
     ),
+    (  # 2026-12-07: the same bound on the AMX Xeon, with the writing's bound (memory read rate, passes a pair)
+        "docs/research/flute_explanations.md",
+        "explain-bound-amx",
+        "| AMX Xeon, 2 threads, one 756-token prompt |",
+        [
+            (
+                f"| {'**bfloat16**' if d == 'bfloat16' else d} |",
+                [f"explain/bound-amx.json#by_dtype.{d}", "explain/bound-amx.json#memory_read"],
+            )
+            for d in ("bfloat16", "float32")
+        ],
+    ),
     (
         "docs/research/flute_explanations.md",
         "explain-backends-selection40",
@@ -2112,6 +2124,42 @@ for tag, row, key in (
         [[f"{tag}_{c}", 0, f"{key}.{c}"] for c in counts]
         + [[f"{tag}_{t}", 2, f"{key}.{t}"] for t in ("selection_mix", "idiom", "metaphor", "sarcasm", "simile")],
     )
+QM = "explain/selection-sweep-qwen-mbr/mbr_subsets.json"  # 2026-12-07: qwen's own minimum-Bayes-risk candidates (mbr=8)
+for tag, row, key in (
+    ("qm_greedy", "| (m0) qwen, greedy: the base |", "rougeL_f1_by_candidates.n=0"),
+    ("qm_n2", "| qwen, minimum Bayes risk | 2 |", "rougeL_f1_by_candidates.n=2"),
+    ("qm_n4", "| qwen, minimum Bayes risk | 4 |", "rougeL_f1_by_candidates.n=4"),
+    ("qm_n8", "| (m1) qwen, minimum Bayes risk (the `mbr` run) |", "rougeL_f1_by_candidates.n=8"),
+):
+    group(
+        "docs/research/flute_explanations.md",
+        "explain-selection-qwen-mbr",
+        row,
+        QM,
+        [[f"{tag}_{c}", 0, f"{key}.{c}"] for c in ("samples", "candidates")]
+        + [[f"{tag}_{t}", 2, f"{key}.{t}"] for t in ("selection_mix", "idiom", "metaphor", "sarcasm", "simile")],
+    )
+for i, name in ((0, "qwen_greedy_seconds_per_pair"), (1, "qwen_mbr_seconds_per_pair")):
+    prose("docs/research/flute_explanations.md", "explain/selection-sweep-qwen-mbr/sweep.json", [[name, 2, f"results.{i}.seconds_per_pair"]])
+prose(
+    "docs/research/flute_explanations.md",
+    "explain/bench-amx-2threads-whole-prompt.json",
+    [
+        ["amx_one_new_pair_seconds", 1, "one_pair_seconds"],
+        ["amx_same_pair_again_seconds", 2, "one_pair_compare.1.seconds"],
+        ["amx_six_pairs_seconds_per_pair", 2, "seconds_per_pair"],
+        ["amx_val_minutes_at_this_rate", 1, "val_499_minutes_at_this_rate"],
+    ],
+)
+prose(
+    "docs/research/flute_explanations.md",
+    "explain/bound-amx.json",
+    [
+        ["amx_passes_per_pair", 2, "passes_per_pair"],
+        ["amx_decoding_lower_bound_seconds", 2, "by_dtype.bfloat16.decoding_lower_bound_seconds"],
+        ["amx_prefill_share_of_peak", 2, "by_dtype.bfloat16.model_share_of_peak"],
+    ],
+)
 prose(
     "docs/research/flute_explanations.md",
     "explain/selection-sweep-mbr/sweep.json",
@@ -2436,8 +2484,8 @@ NO_PREDICTIONS = [
     ("explain/bench-avx512-backends.json", "a benchmark of speed (seconds a pair per backend setting); it scores no items"),
     ("explain/bench-", "a benchmark of the explainer's speed (load, seconds a pair, memory); it scores no items"),
     (
-        "explain/bound-amd-epyc.json",
-        "a benchmark of the CPU's peak matrix-product rate and one prefill on random tokens (benchmarks/bench_explain_bound.py); it scores no items",
+        "explain/bound-",
+        "a benchmark of the CPU's peak matrix-product and memory read rates and the model's passes on random tokens (benchmarks/bench_explain_bound.py); it scores no items",
     ),
     (
         "explain/flute-iro-writer/figlang.json",
@@ -2635,6 +2683,8 @@ def _named_runs(g):
         # run: runs/explain-sweep5/config-0, committed as the MBR sweep's config-0; with: the prompted run
         assert d["run"].endswith("/config-0") and d["with"].startswith("docs/results/")
         return ["explain/selection-sweep-mbr/config-0/predictions.jsonl.gz", d["with"][len("docs/results/") :] + "/predictions.jsonl.gz"]
+    if file == QM:  # recomputed from the mbr=8 run's candidates (its greedy lines are the base run's)
+        return ["explain/selection-sweep-qwen-mbr/config-1/predictions.jsonl.gz"]
     return PREDICTIONS.get(file, [])
 
 
@@ -2698,6 +2748,8 @@ for g in groups:
 # another sentence, fails the registry test. Where the page prints the figure's text more than once, PLACES names the
 # one it quotes (a text around it, as the page prints it, whitespace collapsed): (page, figure id) -> text.
 PLACES = {
+    ("docs/research/flute_explanations.md", "amx_prefill_share_of_peak"): "prefill runs at 0.57",
+    ("docs/research/flute_explanations.md", "amx_passes_per_pair"): "answer needs 15.51 passes",
     ("docs/research/trained_models.md", "flute-lora-selection-n"): "answers 603 of 698 pairs",
     ("docs/research/trained_models.md", "flute-lora-selection"): "pairs right, **86.39%**",
     ("README.md", "make-test-fast-seconds"): "1,055 in 69.0 seconds",
