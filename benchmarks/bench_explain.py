@@ -3,7 +3,8 @@
 Two figures (the issue's targets: all 499 FLUTE val pairs in ≤ 45 minutes on 2 cores, i.e. ≤ 5.4 s a
 pair; one `figlang explain` in ≤ 10 s once the model is loaded):
 
-* load: creating and fitting the method (loading the model and the label method's, the retrieval index from its disk cache);
+* load: creating and fitting the method (loading the model's weights and the label method's, the retrieval index from its
+  disk cache; before 2026-12-07 the weights loaded on the first pair instead, inside its time);
 * one pair: `explain()` on one new pair after loading (the interactive case);
 * N pairs: `explain_pairs()` on N FLUTE pairs of a split, seconds per pair.
 
@@ -143,7 +144,8 @@ def measure(args: argparse.Namespace, options: dict[str, object]) -> dict[str, o
 
     load_before = [round(x, 2) for x in os.getloadavg()]
     with Clock() as loading:
-        method = explainer(args.model, args.data_dir, **options)  # qwen2.5-1.5b: the backend figlang.explain picks for this CPU
+        # qwen2.5-1.5b: the backend figlang.explain picks for this CPU; its weights and the label model's load here
+        method = explainer(args.model, args.data_dir, load=True, **options)
     backend = method.lm
     passes = count_passes(backend)
     pair = ("The meeting was very boring.", "The meeting was as exciting as watching paint dry.", "simile")

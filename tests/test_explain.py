@@ -197,6 +197,25 @@ def test_mbr_keeps_the_greedy_line_first_and_the_candidate_closest_to_the_others
         get_methods().create("explain", model=MODEL, mbr=3, mbr_temperature=0)
 
 
+def test_an_explainer_made_with_load_answers_its_first_pair_without_loading_weights(data_dir, tmp_path):
+    """``explainer(load=True)`` loads the explaining model's and the label model's weights when it is made, so the
+    first answer costs only the answer; without it the weights wait for the first answer that is not cached."""
+    from figlang.backends import base
+    from figlang.explain import explain, explainer
+
+    lazy = explainer(MODEL, data_dir, label_method="random", label_seed=4, **{**SMALL, "max_new_tokens": 5})
+    assert lazy.lm.__dict__["_weights"] == "pending"  # made, identified, not loaded
+    opts = {**SMALL, "max_new_tokens": 6}
+    method = explainer(MODEL, data_dir, load=True, **opts)
+    assert method.label_method.name == "trained"  # the shipped label model, loaded too
+    assert method.lm.__dict__["_weights"] == "loaded" and method.label_method._model is not None
+    before = base.weight_loads
+    answer = explain(
+        "The meeting was very boring.", "The meeting was a snooze.", "metaphor", model=MODEL, data_dir=data_dir, use_cache=False, **opts
+    )
+    assert answer.explanation and base.weight_loads == before  # the first answer loaded nothing
+
+
 def test_joint_answers_that_cannot_be_parsed_are_invalid_and_wrong(data_dir, tmp_path):
     from figlang.evaluation import evaluate
 

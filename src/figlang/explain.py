@@ -98,7 +98,9 @@ def _method_key(model: str, options: Mapping[str, Any], data_dir: Path) -> str:
     return json.dumps([model, dict(sorted(options.items())), str(data_dir)], sort_keys=True, default=str)
 
 
-def explainer(model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, *, ctx: RunContext | None = None, **options: Any) -> Any:
+def explainer(
+    model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, *, ctx: RunContext | None = None, load: bool = False, **options: Any
+) -> Any:
     """The fitted ``explain`` method for (model, options, data folder), created and fitted once per process.
 
     ``ctx`` is the run's context (its data folder holds FLUTE's train pairs and the idiom lexicon); without
@@ -107,6 +109,9 @@ def explainer(model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, *,
     ``options`` are the method's (``mode``, ``k``, ``label_method``, ``label_model``, …) and the backend's
     (``backend``, ``threads``, ``n_ctx``, …); for ``qwen2.5-1.5b`` the backend is chosen by the CPU
     (:func:`default_options`) unless ``backend`` is given.
+
+    The models' weights load on the first answer that is not in the request cache; ``load=True`` loads them now,
+    so that the first answer costs only the answer (a server, a benchmark).
     """
     if model == DEFAULT_MODEL and "backend" not in options:
         options = {**default_options(), **options}
@@ -124,8 +129,10 @@ def explainer(model: str = DEFAULT_MODEL, data_dir: str | Path | None = None, *,
         except FiglangError as err:
             raise FiglangError(f"explaining needs FLUTE's train pairs (the examples shown to the model): {err}") from err
         method.fit(train)
-        method.fingerprint()  # loads the model(s) now, so that the first answer costs only the answer
+        method.fingerprint()  # the models' identities (configuration and tokenizer); the weights load on first use
         _METHODS[key] = method
+    if load:
+        _METHODS[key].load()
     return _METHODS[key]
 
 

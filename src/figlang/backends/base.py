@@ -132,6 +132,11 @@ class LazyWeights:
     def defer_weights(self) -> None:
         self.__dict__["_weights"] = "pending"
 
+    def load_weights(self) -> None:
+        """Load the weights now if they have not loaded yet (reading any attribute of ``AFTER_WEIGHTS`` does it)."""
+        if self.__dict__.get("_weights") == "pending":
+            getattr(self, next(iter(sorted(type(self).AFTER_WEIGHTS))))
+
     def _load_weights(self) -> None:  # pragma: no cover - every subclass has its own
         raise NotImplementedError
 

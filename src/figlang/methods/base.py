@@ -68,6 +68,10 @@ class Method(ABC):
         """What the model's backend did differently from what was asked (empty for most runs)."""
         return {}
 
+    def load(self) -> None:  # noqa: B027  (optional hook)
+        """Load the method's model weights now. They load on first use otherwise (so that a run answered wholly from
+        the cache loads none); a server or a benchmark calls this so that the first answer costs only the answer."""
+
     def fingerprint(self) -> dict[str, Any]:
         """What identifies this method's answers: name and configuration (keys the request cache)."""
         return {"method": self.name, **self.config()}

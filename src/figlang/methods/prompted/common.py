@@ -14,7 +14,7 @@ from typing import Any
 from figlang.core.errors import FiglangError
 from figlang.data.records import expression_of
 from figlang.data.splits import narrative_links
-from figlang.backends.base import CapabilityError, ChatMessage, LanguageModel
+from figlang.backends.base import CapabilityError, ChatMessage, LanguageModel, LazyWeights
 from figlang.methods.base import Method
 from figlang.backends.cache import cache_key
 from figlang.backends.backend_cache import backend_for, clear_backends  # noqa: F401  (re-exported: methods import it from here)
@@ -92,6 +92,10 @@ class ModelMethod(Method):
 
     def run_notes(self) -> dict[str, Any]:
         return self._lm.run_notes() if self._lm is not None else {}  # a backend never loaded did nothing to note
+
+    def load(self) -> None:
+        if isinstance(self.lm, LazyWeights):
+            self.lm.load_weights()
 
     def model_config(self) -> dict[str, Any]:
         """Model identity for the fingerprint: the reference, the backend's fingerprint and the backend

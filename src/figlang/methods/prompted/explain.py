@@ -559,6 +559,12 @@ class Explain(ModelMethod):
             out.append((r, g, raws[best], {"mbr": {"chosen": best, "candidates": sentences, "mean_rouge_l": [round(m, 4) for m in means]}}))
         return out
 
+    def load(self) -> None:
+        """The explaining model's weights and the label method's (the writer loads on first use)."""
+        super().load()
+        if self.label_method is not None and self.label_method is not self:
+            self.label_method.load()
+
     def run_notes(self) -> dict[str, Any]:
         notes = super().run_notes()
         label = self._label

@@ -109,6 +109,10 @@ class TrainedMethod(Method):
         self.shapes = (shape,)  # type: ignore[misc,assignment]  # instance-level: this model answers one shape
 
     # --- the model --------------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        self.model  # noqa: B018  (the property loads the trained model once)
+
     @property
     def model(self) -> Any:
         if self._model is None:
