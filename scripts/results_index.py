@@ -2140,7 +2140,9 @@ for tag, row, key in (
         + [[f"{tag}_{t}", 2, f"{key}.{t}"] for t in ("selection_mix", "idiom", "metaphor", "sarcasm", "simile")],
     )
 for i, name in ((0, "qwen_greedy_seconds_per_pair"), (1, "qwen_mbr_seconds_per_pair")):
-    prose("docs/research/flute_explanations.md", "explain/selection-sweep-qwen-mbr/sweep.json", [[name, 2, f"results.{i}.seconds_per_pair"]])
+    prose(
+        "docs/research/flute_explanations.md", "explain/selection-sweep-qwen-mbr/sweep.json", [[name, 2, f"results.{i}.seconds_per_pair"]]
+    )
 prose(
     "docs/research/flute_explanations.md",
     "explain/bench-amx-2threads-whole-prompt.json",
