@@ -203,9 +203,11 @@ def test_an_explainer_made_with_load_answers_its_first_pair_without_loading_weig
     from figlang.backends import base
     from figlang.explain import explain, explainer
 
-    lazy = explainer(MODEL, data_dir, label_method="random", label_seed=4, **{**SMALL, "max_new_tokens": 5})
+    # a backend of this test's own (a max_length no other test gives), so that no earlier test has loaded it
+    own = {**SMALL, "max_length": 3001}
+    lazy = explainer(MODEL, data_dir, label_method="random", label_seed=4, **{**own, "max_new_tokens": 5})
     assert lazy.lm.__dict__["_weights"] == "pending"  # made, identified, not loaded
-    opts = {**SMALL, "max_new_tokens": 6}
+    opts = {**own, "max_new_tokens": 6}
     method = explainer(MODEL, data_dir, load=True, **opts)
     assert method.label_method.name == "trained"  # the shipped label model, loaded too
     assert method.lm.__dict__["_weights"] == "loaded" and method.label_method._model is not None
