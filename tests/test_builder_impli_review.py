@@ -90,7 +90,7 @@ def test_round_trip_export_edit_import_stats_finalize(out: Path, tmp_path: Path)
     assert rates["fig_context"] == {"candidates": 3, "reviewed": 3, "accept": 1, "edit": 1, "reject": 1, "unreviewed": 0}
     assert rates["lit_context"]["edit"] == 1 and rates["all"]["reviewed"] == 4
     stats = CliRunner().invoke(app, ["review-stats", str(out), "--json"])
-    assert json.loads(stats.output)["reject_reasons"] == {"definition_does_not_fit": 1}
+    assert json.loads(stats.stdout)["reject_reasons"] == {"definition_does_not_fit": 1}
     assert export_queue(out, tmp_path / "left.jsonl") == 0  # nothing left to review
 
     fin = CliRunner().invoke(app, ["finalize", str(out)])

@@ -135,7 +135,7 @@ def test_models_list_command(minilm_path):
     assert "sentence-transformers/all-MiniLM-L6-v2" in result.output
     as_json = runner.invoke(app, ["list", "--json"])
     assert as_json.exit_code == 0
-    rows = {r["name"]: r for r in json.loads(as_json.output)}
+    rows = {r["name"]: r for r in json.loads(as_json.stdout)}
     assert set(rows) == set(EXPECTED)
     assert rows["minilm"]["installed"] and rows["minilm"]["prepared"] and rows["minilm"]["path"] == str(minilm_path)
     assert rows["qwen2.5-1.5b"]["install"] == "figlang models install qwen2.5-1.5b"

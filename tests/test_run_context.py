@@ -223,7 +223,7 @@ def test_data_split_reads_data_dir(data_dir: Path, tmp_path: Path) -> None:
 def test_data_stats_reports_the_data_dir_it_read(data_dir: Path, tmp_path: Path) -> None:
     result = _cli(["data", "stats", "-t", "idiom-cloze", "-s", "dev", "--json", "--data-dir", str(data_dir)], tmp_path / "elsewhere")
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["data_dir"] == str(RunContext.create(data_dir).data_dir)
     assert report["tasks"][0]["splits"][0]["records"] > 0
 
@@ -329,7 +329,7 @@ def test_build_flute_verdict_stats_draws_its_idioms_from_data_dir(data_dir: Path
     verdicts = Path(__file__).resolve().parents[1] / "docs" / "research" / "flute_run50_verdicts.csv"
     args = ["build", "flute", "verdict-stats", str(verdicts), "--idioms", "benchmark", "--limit", "50", "--json"]
     result = _reads_data_dir(args, data_dir, tmp_path)
-    inputs = json.loads(result.output)["inputs"]
+    inputs = json.loads(result.stdout)["inputs"]
     assert inputs["items"] == 50 and inputs["data"][0]["path"].startswith("fig_narrative/")  # checksummed against --data-dir
 
 
@@ -402,7 +402,7 @@ def test_compare_rejoins_the_runs_texts_from_data_dir(data_dir: Path, tmp_path: 
     without = _cli(args, tmp_path / "elsewhere")
     assert without.exit_code != 0 and "needs the items' texts" in str(without.exception), without.output
     result = _reads_data_dir(args, data_dir, tmp_path)
-    comparison = json.loads(result.output)
+    comparison = json.loads(result.stdout)
     assert comparison["n_paired"] == 499 and comparison["ci_cluster"] == "context"
     assert not any("re-joined" in w for w in comparison["warnings"]), comparison["warnings"]
 
