@@ -165,6 +165,15 @@ def one_sentence(text: str | None) -> tuple[str | None, bool]:
     return (sentence or None), complete
 
 
+def mbr_pick(first: str, drawn: Sequence[str]) -> tuple[str, dict[str, Any]]:
+    """The minimum-Bayes-risk text among the greedy line ``first`` and the samples ``drawn`` (each cut to its first
+    sentence, as scored; ties to the greedy line), and the meta that keeps every candidate and its mean ROUGE-L."""
+    raws = [first, *drawn]
+    sentences = [one_sentence(x)[0] or "" for x in raws]
+    best, means = mbr_choice(sentences)
+    return raws[best], {"mbr": {"chosen": best, "candidates": sentences, "mean_rouge_l": [round(m, 4) for m in means]}}
+
+
 def explained_label(record_id: str, given: Prediction, raw: str, raw_sep: str, meta: dict[str, Any], tail: dict[str, Any]) -> Prediction:
     """The label method's answer kept, explained by the first sentence of ``raw`` (the explainer's text, which
     follows the label word and ``raw_sep`` in the prediction's raw); meta: ``meta``, whether the sentence was
@@ -533,13 +542,7 @@ class Explain(ModelMethod):
             )
             for q in requests
         ]
-        out: list[tuple[str, dict[str, Any]]] = []
-        for first, drawn in zip(greedy, self.lm.generate(sampled)):
-            raws = [first, *drawn]
-            sentences = [one_sentence(x)[0] or "" for x in raws]
-            best, means = mbr_choice(sentences)
-            out.append((raws[best], {"mbr": {"chosen": best, "candidates": sentences, "mean_rouge_l": [round(m, 4) for m in means]}}))
-        return out
+        return [mbr_pick(first, drawn) for first, drawn in zip(greedy, self.lm.generate(sampled))]
 
     def _written(self, by_writer: list[tuple[NLIPair, Prediction]]) -> list[tuple[NLIPair, Prediction, str, dict[str, Any]]]:
         """The writer's text for each (pair, given label): its greedy line, or with ``writer_mbr=N`` the minimum-Bayes-risk
@@ -551,13 +554,7 @@ class Explain(ModelMethod):
         if not self.writer_mbr:
             return [(r, g, raw, {}) for (r, g), raw in zip(by_writer, greedy)]
         samples = self.writer.explain_samples(records, labels, self.writer_mbr, self.writer_temperature)
-        out = []
-        for (r, g), first, drawn in zip(by_writer, greedy, samples):
-            raws = [first, *drawn]
-            sentences = [one_sentence(x)[0] or "" for x in raws]
-            best, means = mbr_choice(sentences)
-            out.append((r, g, raws[best], {"mbr": {"chosen": best, "candidates": sentences, "mean_rouge_l": [round(m, 4) for m in means]}}))
-        return out
+        return [(r, g, *mbr_pick(first, drawn)) for (r, g), first, drawn in zip(by_writer, greedy, samples)]
 
     def load(self) -> None:
         """The explaining model's weights and the label method's (the writer loads on first use)."""
