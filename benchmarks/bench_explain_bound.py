@@ -92,7 +92,6 @@ def peak_rate(config: dict[str, Any], tokens: int, dtype: torch.dtype, repeat: i
 
 
 PASSES_FILE = Path(__file__).resolve().parents[1] / "docs/results/explain/prompt-lookup-passes-selection.json"
-DRAFT = 10  # the shipped prompt-lookup draft (figlang.backends.transformers_support)
 
 
 def read_rate(repeat: int) -> dict[str, Any]:
@@ -105,16 +104,17 @@ def read_rate(repeat: int) -> dict[str, Any]:
     return {"bytes": vector.numel() * 4, "seconds_by_way": ways, "gb_per_second": vector.numel() * 4 / seconds / 1e9}
 
 
-def passes_per_pair() -> float:
-    """The mean decoding passes of a `selection` answer under the shipped prompt-lookup rule (measured on 80 answers)."""
+def shipped_lookup() -> tuple[float, int]:
+    """The mean decoding passes of a `selection` answer under the shipped prompt-lookup rule (measured on 80 answers),
+    and that rule's draft length."""
     data = json.loads(PASSES_FILE.read_text(encoding="utf-8"))
     rule = next(r for r in data["rules"] if all(r[k] == v for k, v in data["shipped"].items()))
-    return rule["forward_passes"] / data["answers"]
+    return rule["forward_passes"] / data["answers"], int(data["shipped"]["draft_tokens"])
 
 
-def model_rate(path: str, tokens: int, dtype: torch.dtype, repeat: int) -> dict[str, Any]:
+def model_rate(path: str, tokens: int, dtype: torch.dtype, repeat: int, draft: int) -> dict[str, Any]:
     """A real forward pass of the model over one prompt of ``tokens`` tokens (random ids, seeded), and a decoding pass
-    after it: one token, and one token with a draft of :data:`DRAFT` (the cache cut back after each)."""
+    after it: one token, and one token with a draft of ``draft`` tokens (the cache cut back after each)."""
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).eval()
@@ -131,7 +131,7 @@ def model_rate(path: str, tokens: int, dtype: torch.dtype, repeat: int) -> dict[
             model(input_ids=ids[:, :n], past_key_values=cache, use_cache=True, logits_to_keep=n)
             cache.crop(-n)  # Transformers ≥ 5: a negative count of slots to drop
 
-        one, drafted = best_seconds(lambda: step(1), repeat), best_seconds(lambda: step(1 + DRAFT), repeat)
+        one, drafted = best_seconds(lambda: step(1), repeat), best_seconds(lambda: step(1 + draft), repeat)
     return {
         "seconds": seconds,
         "tokens_per_second": tokens / seconds,
@@ -144,13 +144,13 @@ def model_rate(path: str, tokens: int, dtype: torch.dtype, repeat: int) -> dict[
 def measure(args: argparse.Namespace, config: dict[str, Any], path: str) -> dict[str, Any]:
     flops = prefill_flops(config, args.tokens)
     memory = read_rate(args.repeat)
-    passes = passes_per_pair()
+    passes, draft = shipped_lookup()
     rows: dict[str, Any] = {}
     print(f"memory read {memory['gb_per_second']:.1f} GB/s; {passes:.2f} decoding passes a pair", flush=True)
     for name in args.dtypes:
         dtype = getattr(torch, name)
         peak = peak_rate(config, args.tokens, dtype, args.repeat)
-        real = model_rate(path, args.tokens, dtype, max(1, args.repeat // 2))
+        real = model_rate(path, args.tokens, dtype, max(1, args.repeat // 2), draft)
         bound = flops["total"] / (peak["best_gflops"] * 1e9)
         pass_bound = real["weight_bytes"] / (memory["gb_per_second"] * 1e9)
         rows[name] = {

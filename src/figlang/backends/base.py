@@ -133,25 +133,25 @@ class LazyWeights:
         self.__dict__["_weights"] = "pending"
 
     def load_weights(self) -> None:
-        """Load the weights now if they have not loaded yet (reading any attribute of ``AFTER_WEIGHTS`` does it)."""
-        if self.__dict__.get("_weights") == "pending":
-            getattr(self, next(iter(sorted(type(self).AFTER_WEIGHTS))))
+        """Load the weights now if they have not loaded yet (reading any attribute of ``AFTER_WEIGHTS`` does it too)."""
+        if self.__dict__.get("_weights") != "pending":
+            return
+        global weight_loads
+        self.__dict__["_weights"] = "loading"
+        try:
+            self._load_weights()
+        except BaseException:
+            self.__dict__["_weights"] = "pending"
+            raise
+        self.__dict__["_weights"] = "loaded"
+        weight_loads += 1
 
     def _load_weights(self) -> None:  # pragma: no cover - every subclass has its own
         raise NotImplementedError
 
     def __getattr__(self, name: str) -> Any:
-        state = self.__dict__.get("_weights")
-        if name in type(self).AFTER_WEIGHTS and state == "pending":
-            global weight_loads
-            self.__dict__["_weights"] = "loading"
-            try:
-                self._load_weights()
-            except BaseException:
-                self.__dict__["_weights"] = "pending"
-                raise
-            self.__dict__["_weights"] = "loaded"
-            weight_loads += 1
+        if name in type(self).AFTER_WEIGHTS and self.__dict__.get("_weights") == "pending":
+            self.load_weights()
             return getattr(self, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 

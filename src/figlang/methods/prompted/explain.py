@@ -38,6 +38,7 @@ samples with a per-item seed from ``seed`` and the item's id.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -530,18 +531,7 @@ class Explain(ModelMethod):
         The samples are a second call, so the greedy lines are what the same run without ``mbr`` writes."""
         if not self.mbr or not requests:
             return [(g, {}) for g in greedy]
-        sampled = [
-            GenerationRequest(
-                q.prompt,
-                max_new_tokens=q.max_new_tokens,
-                stop=q.stop,
-                do_sample=True,
-                temperature=self.mbr_temperature,
-                n=self.mbr,
-                seed=q.seed,
-            )
-            for q in requests
-        ]
+        sampled = [replace(q, do_sample=True, temperature=self.mbr_temperature, n=self.mbr) for q in requests]
         return [mbr_pick(first, drawn) for first, drawn in zip(greedy, self.lm.generate(sampled))]
 
     def _written(self, by_writer: list[tuple[NLIPair, Prediction]]) -> list[tuple[NLIPair, Prediction, str, dict[str, Any]]]:
