@@ -318,6 +318,87 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
         get_methods().create("explain", model="smollm2-135m", writer=str(out), writer_types="irony")
 
 
+def test_iro_model_with_examples_reads_its_nearest_solved_pairs(tiny_llama, data_dir, tmp_path):
+    """--examples K: each training prompt starts with the K pool pairs nearest to it (same figure type and gold label,
+    never itself), in the compact form; the saved model says so, cannot run without a pool, gets one from the harness
+    (-O pool) and from the explain method, whose label picks the examples."""
+    from figlang.methods.base import get_methods
+    from figlang.methods.retrieval import PairIndex
+    from figlang.methods.trained.generator import example_text
+
+    task = get_task("flute")
+    out = tmp_path / "iro-shots"
+    opts = {**TINY, "max_length": 400, "train_split": "selection", "report_splits": ("val",), "epochs": 1}
+    train("flute", "iro", str(tiny_llama), out, data_dir=str(data_dir), examples=2, **opts)
+    form = read_figlang_json(out)["input_format"]
+    assert form["examples"]["k"] == 2 and form["examples"]["encoder"] == "minilm" and form["template"].startswith("{examples}")
+
+    pool = task.load("selection", data_dir)  # the training split is the pool
+    index = PairIndex(pool, "minilm")
+    model = load_trained(out)
+    assert model.examples == 2 and model.pool is None
+    with pytest.raises(FiglangError, match="no pool"):
+        model.featurize(pool[0])
+    model.use_pool(pool)
+    pair = next(r for r in pool if r.figure_type == "metaphor")
+    for label in ("entailment", "contradiction"):
+        near = index.nearest(pair.premise, pair.hypothesis, 2, pair.figure_type, label)
+        assert len(near) == 2 and all(n.pair.label == label and n.pair.premise != pair.premise for n in near)
+        block = "".join(example_text(n.pair) for n in near)
+        assert block.count("Premise: ") == 2 and near[0].pair.explanation.split()[0] in block
+        ids = model.featurize(dataclasses.replace(pair, label=label))[0]["ids"]
+        shown = model.tokenizer.decode(ids)
+        assert shown.startswith(block) and "Does the sentence" in shown[len(block) :]  # the examples, then the instruction
+    # the given label picks the examples: an explanation after "Entails" reads entailing pairs, after "Contradicts" contradicting
+    entail, contra = model._given_prompts([pair, pair], ["entailment", "contradiction"])
+    for given, label in ((entail, "entailment"), (contra, "contradiction")):
+        assert given == model.featurize(dataclasses.replace(pair, label=label))[0]["ids"][: len(given)]  # as trained
+
+    # the harness gives the model its pool (-O pool=SPLIT) and answers as the trainer's report did
+    evaluate(
+        "flute",
+        "trained",
+        model=str(out),
+        split="val",
+        data_dir=data_dir,
+        limit=3,
+        use_cache=False,
+        progress=False,
+        out_dir=tmp_path / "eval",
+        method_options={"pool": "selection"},
+    )
+    keys = ("id", "prediction", "raw")
+    again = [{k: r.get(k) for k in keys} for r in _rows(tmp_path / "eval" / "predictions.jsonl")]
+    assert again == [{k: r.get(k) for k in keys} for r in _rows(out / "eval" / "val" / "predictions.jsonl")]
+
+    # the explain method hands its own pool to the writer
+    method = get_methods().create(
+        "explain",
+        model="smollm2-135m",
+        backend="transformers",
+        dtype="float32",
+        threads=1,
+        k=0,
+        max_new_tokens=12,
+        pool="selection",
+        writer=str(out),
+        writer_types="sarcasm",
+    )
+    ctx = RunContext.create(data_dir)
+    method.bind(task, ctx)
+    method.fit(task.load("train", ctx))
+    sarcasm = next(r for r in task.load("val", data_dir) if r.figure_type == "sarcasm")
+    (answer,) = method.predict([sarcasm])
+    assert answer.meta["writer"] == "trained" and {r.id for r in method.writer.model.pool.pool} <= {r.id for r in pool}
+    assert answer.raw.split(". ", 1)[1] == model.explain_given([sarcasm], [answer.prediction])[0]  # the same pool, the same text
+    plain = tmp_path / "iro-plain"
+    train("flute", "iro", str(tiny_llama), plain, data_dir=str(data_dir), **{**TINY, "epochs": 1, "report_splits": ()})
+    with pytest.raises(FiglangError, match="trained without examples"):
+        get_methods().create("trained", model=str(plain), pool="selection")
+    with pytest.raises(FiglangError, match="not to 'generator'"):
+        make_config("idiom-generation", "generator", str(tiny_llama), tmp_path / "x", data_dir=str(data_dir), examples=2)
+
+
 # --- generators -----------------------------------------------------------------------------------------------------
 
 

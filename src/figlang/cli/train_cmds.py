@@ -179,6 +179,13 @@ _TrainMaxTargetLengthOption = Annotated[
     int | None,
     typer.Option("--max-target-length", help="Generating methods: tokens of the target (continuation, or label + explanation)."),
 ]
+_TrainExamplesOption = Annotated[
+    int | None,
+    typer.Option(
+        "--examples",
+        help="iro: show K solved train pairs before each instruction (nearest under minilm, same figure type and label, the compact form of explain's shots); the model then needs a pool to retrieve from wherever it runs (explain gives its own). Raise --max-length by about 60 tokens an example.",
+    ),
+]
 _TrainInferenceSamplingOption = Annotated[
     str | None,
     typer.Option(
@@ -260,6 +267,7 @@ def train_cmd(
     chosen_on: _TrainChosenOnOption = None,
     eval_batch_size: _TrainEvalBatchSizeOption = None,
     max_target_length: _TrainMaxTargetLengthOption = None,
+    examples: _TrainExamplesOption = None,
     inference_sampling: _TrainInferenceSamplingOption = None,
     freeze_base: _TrainFreezeBaseOption = None,
     base_layers: _TrainBaseLayersOption = None,
@@ -289,6 +297,8 @@ def train_cmd(
       figlang train -t impli -m nli --model minilm -o runs/impli-folds-bal --folds 10 --sample-balance label --threshold balanced-accuracy
 
       figlang train -t flute -m iro --model smollm2-135m -o runs/flute-iro
+
+      figlang train -t flute -m iro --model smollm2-135m --examples 3 --max-length 340 -o runs/flute-iro-shots
 
       figlang train -t idiom-generation -m generator-context --model smollm2-135m -o runs/idiom-gen-context
     """

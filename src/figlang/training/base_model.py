@@ -58,6 +58,7 @@ def build_model(cfg: TrainConfig, base: dict[str, Any], labels: Sequence[str]):
             "max_target_length": cfg.max_target_length,
             "max_inferences": cfg.max_inferences,
             "bf16": cfg.bf16,
+            "examples": cfg.examples,
         }
         if base["source"] == "figlang-trained":
             init = read_figlang_json(base["path"])

@@ -91,6 +91,7 @@ class TrainConfig:
     # not 12 times, which memorises its continuation in well under an epoch
     inference_sampling: str = "all"
     max_target_length: int = 64  # generating methods: tokens of the target (continuation / label + explanation)
+    examples: int = 0  # iro: K retrieved solved train pairs shown before each instruction (GeneratorModel.examples_form)
     freeze_base: bool = False  # multiple-choice scorers: train the head alone on the fixed base (a linear probe; features cached)
     base_layers: int | None = None  # with freeze_base: read the base's first N layers (a decoder's middle layers probe best)
     lora_rank: int | None = None  # NLI classifiers: train LoRA adapters of this rank and the head on the fixed base (trained/lora.py)
@@ -210,6 +211,8 @@ def make_config(task: str, method: str, model: str, out_dir: str | Path, *, ctx:
             f"inference_sampling={cfg.inference_sampling!r} draws among a knowledge generator's per-inference "
             f"sequences (generator-context, generator-literal); {cfg.method!r} has none to draw from"
         )
+    if cfg.examples < 0 or (cfg.examples and cfg.method != "iro"):
+        raise FiglangError(f"examples shows K >= 0 retrieved solved pairs to an iro model (figlang train -m iro), not to {cfg.method!r}")
     if cfg.freeze_base and TRAINED_METHODS[cfg.method][1] != "choice-scorer":
         raise FiglangError(f"freeze_base trains a multiple-choice head on a fixed base (mc, mc-continuation, …), not {cfg.method!r}")
     for name in ("sample_balance", "loss_weights"):

@@ -160,10 +160,12 @@ class Trainer:
         labels: Sequence[str] = (),
         meta_extra: dict[str, Any] | None = None,
         restart: bool = False,
+        pool: Sequence[Record] | None = None,
     ) -> None:
         import torch
 
         self.cfg, self.labels, self.meta_extra = cfg, labels, meta_extra or {}
+        self.pool = pool  # the solved pairs an iro model with examples retrieves from (default: the training records)
         self.out = Path(cfg.out_dir)
         self.out.mkdir(parents=True, exist_ok=True)
         if cfg.threads:
@@ -176,6 +178,7 @@ class Trainer:
             "dev_records_sha256": records_digest(dev_records),
             "train_items": len(train_records),
             "dev_items": len(dev_records),
+            **({"pool_records_sha256": records_digest(pool)} if pool is not None else {}),
         }
         saved = _saved_state(self.out, self.checkpoint_dir, cfg, self.data_now) if self.checkpoint_dir is not None else None
         self._build(train_records, dev_records)
@@ -202,6 +205,8 @@ class Trainer:
         self.base = resolve_base(cfg.model)
         self.model = build_model(cfg, self.base, self.labels)
         self.module = self.model.module
+        if getattr(self.model, "examples", 0):  # an iro model shown retrieved examples: its prompts need the pool
+            self.model.use_pool(self.pool if self.pool is not None else train_records)
         self.device = resolve_device(cfg.device)
         if self.device != "cpu":
             self.module.to(self.device)
@@ -519,6 +524,8 @@ class Trainer:
         self.log.write(event="stop", step=self.state.step, reason=stop_reason, best=self.state.best)
         plot = plot_loss_curve(self.out / LOG_FILE, self.out / PLOT_FILE, f"{cfg.task} · {cfg.method} · {cfg.model}")
         best_model = load_trained(self.out, device=cfg.device)
+        if getattr(best_model, "examples", 0):
+            best_model.pool = self.model.pool  # the same pool the training prompts were retrieved from
         if getattr(self.module, "frozen", False) and getattr(getattr(best_model, "module", None), "frozen", False):
             best_model.module.features = self.module.features  # same fixed encoder: its features carry over to the report
         summary = TrainSummary(
@@ -538,5 +545,5 @@ def run_training(
     cfg: TrainConfig, train_records: Sequence[Record], dev_records: Sequence[Record], **options: Any
 ) -> tuple[Any, TrainSummary]:
     """Train on records, select on dev; returns (best model loaded from out_dir, summary). Resumes from out_dir.
-    ``options``: the :class:`Trainer`'s (``labels``, ``meta_extra``, ``restart``)."""
+    ``options``: the :class:`Trainer`'s (``labels``, ``meta_extra``, ``restart``, ``pool``)."""
     return Trainer(cfg, train_records, dev_records, **options).run()

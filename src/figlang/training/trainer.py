@@ -76,7 +76,9 @@ def train(
     if t.shape != shape:
         raise FiglangError(f"method {cfg.method!r} trains {shape} models, but task {t.name!r} is a {t.shape} task")
     train_records, dev_records, sets, info = _task_data(t, cfg)
-    best_model, summary = run_training(cfg, train_records, dev_records, labels=t.labels, meta_extra=info, restart=restart)
+    # an iro model shown examples retrieves them from the whole training split, not only the --limit subset it learns from
+    pool = t.load(info["task"]["train_split"], cfg.ctx) if cfg.examples else None
+    best_model, summary = run_training(cfg, train_records, dev_records, labels=t.labels, meta_extra=info, restart=restart, pool=pool)
     out = Path(cfg.out_dir)
     dev_name = info["provenance"]["selection_split"]["epoch"]
     decision = _choose_decision(best_model, cfg, dev_records, dev_name)

@@ -249,6 +249,7 @@ class Explain(ModelMethod):
         self.task: Any = None
         self.ctx: RunContext | None = None
         self.index: Any = None
+        self.pool: list[NLIPair] = []
         self.lexicon: dict[str, str] = {}
         self.lexicon_sha256: str | None = None
 
@@ -287,6 +288,10 @@ class Explain(ModelMethod):
                     f"writer={self.writer_dir} is a {self._writer.meta.get('method')} model; the writer of explanations "
                     "is an iro model (figlang train -t flute -m iro)"
                 )
+            if self._writer.examples:
+                if not self.pool:
+                    raise FiglangError(f"writer={self.writer_dir} reads retrieved examples: fit the explain method on its pool first")
+                self._writer.use_pool(self.pool)  # its examples come from this method's pool, as the prompted model's
         return self._writer
 
     def written_by_writer(self, pair: NLIPair) -> bool:
@@ -311,6 +316,7 @@ class Explain(ModelMethod):
                     f"pool={self.pool_split!r} is not a split of the task (its splits: {', '.join(getattr(self.task, 'splits', ()))})"
                 )
             pool = [r for r in self.task.load(self.pool_split, self.ctx) if isinstance(r, NLIPair)]
+        self.pool = pool  # also the pool of a writer trained with examples (the writer property hands it over)
         if self.k or any(self.k_by_type.values()):
             self.index = PairIndex(pool, self.encoder, self.retrieval_cache, self.retrieval_key)
         if self.meanings_option == "none":

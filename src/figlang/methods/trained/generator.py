@@ -90,6 +90,18 @@ def flute_instruction(record: NLIPair) -> str:
     return INSTRUCTION.format(premise=record.premise, hypothesis=record.hypothesis)
 
 
+# An iro model trained with ``examples=K`` reads K solved train pairs before FLUTE's instruction, each in the compact
+# form of the ``explain`` method's shots (``shots=compact``), nearest first under the sentence encoder
+EXAMPLE_FORMAT = "Premise: {premise}\nHypothesis: {hypothesis}\n{answer}\n\n"
+EXAMPLE_ENCODER = "minilm"
+
+
+def example_text(example: NLIPair) -> str:
+    """One solved pair as an iro model with examples reads it (``EXAMPLE_FORMAT``)."""
+    answer = f"{TARGET_WORDS[str(example.label)]}. {' '.join((example.explanation or '').split())}"
+    return EXAMPLE_FORMAT.format(premise=" ".join(example.premise.split()), hypothesis=" ".join(example.hypothesis.split()), answer=answer)
+
+
 def seed_of(seed: int, record_id: str, sample: int) -> int:
     """The generate method's seeding: item seed sha256(seed:id), then the backend's per-sample derivation."""
     return derive_seed(item_seed(seed, record_id), sample)
@@ -313,8 +325,13 @@ class GeneratorModel(TrainedModel):
         inference_floor: int = 8,
         narrative_floor: int = 32,
         decoding: dict[str, Any] | None = None,
+        examples: int = 0,
     ) -> None:
         super().__init__(module, tokenizer, method, "a generating method (choose iro, generator, generator-context, generator-literal)")
+        if examples and method != "iro":
+            raise FiglangError(f"examples={examples}: retrieved solved pairs are shown to an iro model, not to a {method} model")
+        self.examples = int(examples or 0)
+        self.pool: Any = None  # a PairIndex over the solved pairs the examples are retrieved from (use_pool)
         self.shape = TRAINED_METHODS[method][0]
         self.knowledge = KNOWLEDGE.get(method)
         self.seq2seq = bool(getattr(module.config, "is_encoder_decoder", False))
@@ -387,6 +404,7 @@ class GeneratorModel(TrainedModel):
             "inference_floor": fmt.get("inference_floor", 8),
             "narrative_floor": fmt.get("narrative_floor", 32),
             "decoding": fmt.get("decoding"),
+            "examples": (fmt.get("examples") or {}).get("k", 0),
         }
         options.update({k: v for k, v in overrides.items() if v is not None})
         return cls(module, tokenizer, meta["method"], **options)
@@ -397,10 +415,11 @@ class GeneratorModel(TrainedModel):
     def describe(self) -> dict[str, Any]:
         eos = self.tokenizer.convert_ids_to_tokens(self.eos_id)
         if self.method == "iro":
+            shown = "{examples}" if self.examples else ""  # the retrieved examples' block (examples_form)
             template = (
-                ("source: {instruction} → target: {label_word}. {explanation} " + eos)
+                (f"source: {shown}{{instruction}} → target: {{label_word}}. {{explanation}} " + eos)
                 if self.seq2seq
-                else ("{instruction}\\n{label_word}. {explanation}" + eos)
+                else (shown + "{instruction}\\n{label_word}. {explanation}" + eos)
             )
             truncation = "instruction cut from its start to max_length; target to max_target_length"
         elif self.knowledge:
@@ -427,7 +446,41 @@ class GeneratorModel(TrainedModel):
             "end_token": eos,
             "decoding": dict(self.decoding),
             "postprocess": "parse_nli_answer (label + explanation)" if self.method == "iro" else "first sentence of the first line",
+            **({"examples": self.examples_form()} if self.examples else {}),
         }
+
+    def examples_form(self) -> dict[str, Any]:
+        """How the retrieved examples are chosen and written (recorded in figlang.json's input_format)."""
+        return {
+            "k": self.examples,
+            "format": EXAMPLE_FORMAT,
+            "encoder": EXAMPLE_ENCODER,
+            "text": "premise + ' ' + hypothesis",
+            "chosen": "the k pool pairs nearest by cosine, of the pair's figure type and label (the gold label in training, "
+            "the given one in explain's pipeline, any label when the model answers the label itself), never the pair "
+            "itself nor a pair with its premise or hypothesis; nearest first",
+            "pool": "the training split (in training); explain's pool split, or the task's train-fit, else train, in evaluation",
+        }
+
+    # --- retrieved examples ---------------------------------------------------------------------------
+    def use_pool(self, pairs: Sequence[Any]) -> None:
+        """Index the solved pairs this model's examples are retrieved from (a model trained with ``examples=K`` needs one)."""
+        from figlang.methods.retrieval import PairIndex
+
+        self.pool = PairIndex([r for r in pairs if isinstance(r, NLIPair)], EXAMPLE_ENCODER)
+        self._ids_cache.clear()
+
+    def examples_of(self, record: NLIPair, label: str | None) -> str:
+        """The examples block shown before a record's instruction ('' for a model trained without examples)."""
+        if not self.examples:
+            return ""
+        if self.pool is None:
+            raise FiglangError(
+                f"this iro model was trained with {self.examples} retrieved examples per pair and has no pool to retrieve "
+                "them from: evaluate it with --method trained (it indexes the task's train-fit or train split) or call use_pool"
+            )
+        found = self.pool.nearest(record.premise, record.hypothesis, self.examples, record.figure_type, label)
+        return "".join(example_text(n.pair) for n in found)
 
     # --- selection ------------------------------------------------------------------------------------
     selects_on = ("dev_loss", "min")
@@ -447,13 +500,14 @@ class GeneratorModel(TrainedModel):
             raise no_inferences(record.id, self.knowledge, self.method)
         return infs
 
-    def prompts(self, record: Any) -> list[list[int]]:
-        """The prompt token ids of a record (one per inference for knowledge models), within max_length minus the target budget."""
+    def prompts(self, record: Any, label: str | None = None) -> list[list[int]]:
+        """The prompt token ids of a record (one per inference for knowledge models), within max_length minus the target
+        budget. ``label``: the label an iro model's examples share (its gold label in training, a given one in explain)."""
         budget = self.max_length - (0 if self.seq2seq else self.max_target_length)
         if self.method == "iro":
             if not isinstance(record, NLIPair):
                 raise FiglangError(f"the I→OR model answers NLI pairs, got {type(record).__name__}")
-            ids = self._ids(flute_instruction(record))
+            ids = self._ids(self.examples_of(record, label) + flute_instruction(record))
             if self.seq2seq:
                 return [ids[-(self.max_length - 1) :] + [self.eos_id]]
             nl = self._ids("\n")
@@ -484,7 +538,7 @@ class GeneratorModel(TrainedModel):
         return [self._ids(t)[: self.max_target_length - 1] + [self.eos_id] for t in texts]
 
     def featurize(self, record: Any) -> list[dict[str, Any]]:
-        prompts = self.prompts(record)
+        prompts = self.prompts(record, record.label if self.examples else None)
         out = []
         for t, target in enumerate(self.targets(record)):
             for j, prompt in enumerate(prompts):
@@ -680,7 +734,7 @@ class GeneratorModel(TrainedModel):
             if word is None:
                 raise FiglangError(f"record {r.id!r}: an iro model explains {ENTAILMENT} or {CONTRADICTION}, not {label!r}")
             lead = self._ids(f"{word}.")
-            prompt = self.prompts(r)[0]
+            prompt = self.prompts(r, str(label))[0]
             prompts.append(prompt[max(0, len(prompt) + len(lead) - (self.max_length - 1)) :] + lead)  # room for one new token at least
         return prompts
 

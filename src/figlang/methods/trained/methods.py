@@ -64,6 +64,7 @@ class TrainedMethod(Method):
         do_sample: bool | None = None,
         device: str | None = None,
         threshold: float | str | None = None,
+        pool: str | None = None,
     ) -> None:
         if not model:
             raise FiglangError("method 'trained' needs --model DIR: a directory made by `figlang train`, or figlang:NAME (a shipped head)")
@@ -98,6 +99,9 @@ class TrainedMethod(Method):
                 raise FiglangError(
                     f"decoding options ({', '.join(self.decoding)}) apply to generating models, not to a {self.meta['method']} model"
                 )
+        self.pool_split = pool or None  # where a model with examples retrieves them (default: train-fit, else train)
+        if self.pool_split and not self.examples:
+            raise FiglangError(f"pool={pool!r} names where retrieved examples come from; {self.model_dir} was trained without examples")
         self.threshold = _threshold_option(threshold)
         if self.threshold is not None and TRAINED_METHODS[self.meta["method"]][1] != "sequence-classifier":
             raise FiglangError(f"threshold applies to two-label NLI classifiers (nli, nli-rationale), not to a {self.meta['method']} model")
@@ -143,6 +147,35 @@ class TrainedMethod(Method):
 
     def bind(self, task: Any, ctx: RunContext | None = None) -> None:
         self._target_labels = tuple(getattr(task, "labels", ()) or ())
+        self._task, self._ctx = task, ctx
+
+    @property
+    def examples(self) -> int:
+        """How many retrieved solved pairs the model reads before each item (an iro model trained with --examples)."""
+        return int(((self.meta.get("input_format") or {}).get("examples") or {}).get("k", 0))
+
+    @property
+    def needs_train(self) -> bool:  # type: ignore[override]  # an instance decides: a model with examples needs a pool
+        return self.examples > 0
+
+    def fit(self, train: Sequence[Record]) -> None:
+        """A model shown retrieved examples indexes its pool: the ``pool`` split, else the task's train-fit where it has
+        one (so that no item of `selection` sees its own family), else the train split the harness gives."""
+        if not self.examples or getattr(self.model, "pool", None) is not None:
+            return
+        task = getattr(self, "_task", None)
+        splits = tuple(getattr(task, "splits", ()))
+        split = self.pool_split or ("train-fit" if "train-fit" in splits else None)
+        if split is not None:
+            if task is None or split not in splits:
+                raise FiglangError(f"pool={split!r} is not a split of the task (its splits: {', '.join(splits) or 'none'})")
+            train = task.load(split, getattr(self, "_ctx", None))
+        self.use_pool(train)
+
+    def use_pool(self, pairs: Sequence[Record]) -> None:
+        """The solved pairs the model's examples are retrieved from (the ``explain`` method gives its own pool)."""
+        if self.examples:
+            self.model.use_pool(pairs)
 
     def predict(self, records: Sequence[Record]) -> list[Prediction]:
         model = self.model
@@ -259,6 +292,7 @@ TRAINED_OPTIONS = options_from_signature(
         "do_sample": "a generator samples (else greedy)",
         "device": "cpu, cuda, cuda:N or auto",
         "threshold": "an NLI classifier's decision threshold (a number, or none for argmax)",
+        "pool": "an iro model trained with examples: the split they are retrieved from (default train-fit, else train)",
     },
     python_only=("loaded",),
 )
