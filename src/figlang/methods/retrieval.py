@@ -38,8 +38,9 @@ def pair_text(premise: str, hypothesis: str, key: str = KEYS[0]) -> str:
     return " ".join(text.split())
 
 
-def _same(a: str, b: str) -> bool:
-    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+def _norm(text: str) -> str:
+    """A sentence as compared for sameness: lower case, whitespace normalised."""
+    return " ".join(text.lower().split())
 
 
 class SentenceEncoder:
@@ -122,6 +123,13 @@ class PairIndex:
         self.path = self.directory / f"{cache_key(self.encoder.identity(), self.pool_sha256)[:32]}.npy"
         self.embeddings = self._embeddings()
         self._queries: dict[str, Any] = {}
+        import numpy as np
+
+        # each pool pair's sentences as compared for sameness, once (nearest() excludes the query's own premise and hypothesis)
+        self._premises = np.array([_norm(r.premise) for r in self.pool], dtype=object)
+        self._hypotheses = np.array([_norm(r.hypothesis) for r in self.pool], dtype=object)
+        self._types = np.array([r.figure_type for r in self.pool], dtype=object)
+        self._labels = np.array([r.label for r in self.pool], dtype=object)
 
     def _embeddings(self) -> Any:
         import numpy as np
@@ -163,15 +171,12 @@ class PairIndex:
         import numpy as np
 
         sims = self.embeddings @ self.query_vector(premise, hypothesis)
-        allowed = np.array([not _same(r.premise, premise) and not _same(r.hypothesis, hypothesis) for r in self.pool])
+        allowed = (self._premises != _norm(premise)) & (self._hypotheses != _norm(hypothesis))
         order = np.argsort(-sims, kind="stable")
         for strict in ((figure_type, label), (figure_type, None), (None, None)):
             ft, lb = strict
-            chosen = [
-                int(i)
-                for i in order
-                if allowed[i] and (ft is None or self.pool[i].figure_type == ft) and (lb is None or self.pool[i].label == lb)
-            ][:k]
+            keep = allowed & (self._types == ft if ft is not None else True) & (self._labels == lb if lb is not None else True)
+            chosen = [int(i) for i in order[keep[order]][:k]]
             if len(chosen) == k or strict == (None, None):
                 return [Neighbour(self.pool[i], float(sims[i])) for i in chosen]
         return []  # pragma: no cover - the loop always returns
