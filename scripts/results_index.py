@@ -1518,6 +1518,15 @@ AUTO_TABLES += [
         "| `selection` sample (80 pairs), mpnet labels | who writes the explanations |",
         [(r, [f"explain/selection-sweep-writer/sweep.json#results.{i}"]) for i, r in enumerate(("| **(i)** ", "| (j) ", "| (k) "))],
     ),
+    (  # 2026-12-07, thirteenth session: the writer that sees the retrieved examples, beside one without, same budget
+        "docs/research/flute_explanations.md",
+        "explain-selection-writer-examples",
+        "| `selection` sample (80 pairs), shipped mpnet labels, AMX Xeon | what the writer reads |",
+        [
+            (r, [f"explain/selection-sweep-writer-examples/sweep.json#results.{i}", f"explain/{run}/figlang.json"])
+            for i, (r, run) in enumerate((("| **(w0)** ", "flute-iro-writer-2000"), ("| (w1) ", "flute-iro-writer-2000-examples3")))
+        ],
+    ),
     (  # 2026-11-29, tenth session: the levers #39 named that no session had tried
         "docs/research/flute_explanations.md",
         "explain-selection-levers",
@@ -2068,6 +2077,11 @@ prose(
     "explain/flute-iro-writer/figlang.json",
     [["writer_train_items", ",", "data.train_items"], ["writer_steps", 0, "training.total_steps"], ["writer_dev_loss", 3, "best.dev_loss"]],
 )
+for run, name in (
+    ("flute-iro-writer-2000", "writer_2000_train_minutes"),
+    ("flute-iro-writer-2000-examples3", "writer_examples_train_minutes"),
+):
+    prose("docs/research/flute_explanations.md", f"explain/{run}/train_result.json", [[name, 1, "seconds", 1 / 60]])
 # the writer recipes tried on a lent H200 (scripts/gpu/writer_jobs.sh), beside the CPU writer, by dev loss
 G = "explain/flute-iro-writer-gpu/grid.json"
 group(
@@ -2489,6 +2503,10 @@ NO_PREDICTIONS = [
     (
         "explain/bound-",
         "a benchmark of the CPU's peak matrix-product and memory read rates and the model's passes on random tokens (benchmarks/bench_explain_bound.py); it scores no items",
+    ),
+    (
+        "explain/flute-iro-writer-2000",
+        "a training run's record (training items, steps, the kept step's mean dev loss over 150 selection pairs): the trainer keeps no per-item losses",
     ),
     (
         "explain/flute-iro-writer/figlang.json",

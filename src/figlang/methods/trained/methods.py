@@ -231,6 +231,8 @@ class TrainedMethod(Method):
             "weights_identity": identity.hexdigest(),
             "best": self.meta.get("best"),
         }
+        if self.examples:  # where the retrieved examples come from is part of what answers (fixed before fit: a stable key)
+            out["examples"] = {"k": self.examples, "pool": self.pool_split or "train-fit, else train (in explain: its pool)"}
         if self.meta["method"] == "nli-rationale":
             src = self.rationales or getattr(self._model, "rationale_source", None) or "gold"
             out["rationales"] = str(src)
