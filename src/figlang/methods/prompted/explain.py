@@ -79,7 +79,7 @@ COMPACT_INSTRUCTION = (
     'For each pair below: does the premise entail or contradict the hypothesis? Please answer between "Entails" '
     'or "Contradicts" and explain your decision in a sentence.'
 )
-COMPACT_PAIR = "Premise: {premise}\nHypothesis: {hypothesis}"
+COMPACT_PAIR = P.COMPACT_PAIR
 # ``style=examples``: one line of guidance, because the model otherwise often writes about "the first sentence" or
 # "the speaker", which FLUTE's explanations never do: they explain the figure of speech or the situation itself.
 STYLE_GUIDE = (

@@ -87,6 +87,8 @@ NLI_INSTRUCTIONS = {
     ),
 }
 # Label words by label set; scored as the first words of the answer.
+# One solved or asked pair in the compact form (explain shots=compact; the examples an iro writer reads)
+COMPACT_PAIR = "Premise: {premise}\nHypothesis: {hypothesis}"
 NLI_LABEL_WORDS = {
     "flute": {ENTAILMENT: "Entails", CONTRADICTION: "Contradicts"},
     "impli": {ENTAILMENT: "Entails", NON_ENTAILMENT: "Does not entail"},

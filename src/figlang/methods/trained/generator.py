@@ -47,6 +47,7 @@ from figlang.core.progress import route_transformers_bars
 from figlang.methods.prompted import item_seed
 from figlang.methods.prompted.generation import continuations_prediction
 from figlang.methods.prompted.parsing import first_sentence, parse_nli_answer
+from figlang.methods.prompted.prompts import COMPACT_PAIR
 from figlang.methods.trained.common import (
     KNOWLEDGE,
     TRAINED_METHODS,
@@ -92,7 +93,7 @@ def flute_instruction(record: NLIPair) -> str:
 
 # An iro model trained with ``examples=K`` reads K solved train pairs before FLUTE's instruction, each in the compact
 # form of the ``explain`` method's shots (``shots=compact``), nearest first under the sentence encoder
-EXAMPLE_FORMAT = "Premise: {premise}\nHypothesis: {hypothesis}\n{answer}\n\n"
+EXAMPLE_FORMAT = COMPACT_PAIR + "\n{answer}\n\n"
 EXAMPLE_ENCODER = "minilm"
 
 
