@@ -128,6 +128,23 @@ def _rows(path: Path) -> list[dict]:
 # --- iro: FLUTE's self-rationalizing model -------------------------------------------------------------------
 
 
+def _reevaluated(model_dir: Path, data_dir: Path, folder: Path, **method_options):
+    """The harness run of a saved model on the first 3 val pairs (written to ``folder``) and its prediction rows."""
+    run = evaluate(
+        "flute",
+        "trained",
+        model=str(model_dir),
+        split="val",
+        data_dir=data_dir,
+        limit=3,
+        use_cache=False,
+        progress=False,
+        out_dir=folder,
+        method_options=method_options or None,
+    )
+    return run, _rows(folder / "predictions.jsonl")
+
+
 @pytest.mark.parametrize("arch", ["causal", "seq2seq"])
 def test_iro_trains_saves_loads_evals(arch, tmp_path, data_dir, tiny_llama, tiny_t5):
     base = tiny_llama if arch == "causal" else tiny_t5
@@ -152,18 +169,7 @@ def test_iro_trains_saves_loads_evals(arch, tmp_path, data_dir, tiny_llama, tiny
     assert after < before, f"iro/{arch}: training loss did not fall ({before:.4f} → {after:.4f})"
 
     # save → load → eval: the harness's answers from the directory equal the trainer's final report
-    run = evaluate(
-        "flute",
-        "trained",
-        model=str(out),
-        split="val",
-        data_dir=data_dir,
-        limit=3,
-        use_cache=False,
-        progress=False,
-        out_dir=tmp_path / "eval",
-    )
-    again = _rows(tmp_path / "eval" / "predictions.jsonl")
+    run, again = _reevaluated(out, data_dir, tmp_path / "eval")
     report = _rows(out / "eval" / "val" / "predictions.jsonl")
     keys = ("id", "prediction", "raw", "valid", "explanation")
     assert [{k: r.get(k) for k in keys} for r in again] == [{k: r.get(k) for k in keys} for r in report]
@@ -194,6 +200,29 @@ def test_iro_answers_are_parsed_into_label_and_explanation(tiny_llama, data_dir,
     )
     lookup = load_rationales(path)
     assert [lookup(rec) for rec in records] == [p.explanation or "" for p in preds]
+
+
+def _explain_with_writer(writer: Path, data_dir: Path, **options):
+    """The explain method on smollm2-135m (float32, one thread, 12 new tokens) with a trained writer, bound to FLUTE
+    and the run's data folder and fitted: its retrieval pool (selection) is read from that folder."""
+    from figlang.methods.base import get_methods
+
+    task = get_task("flute")
+    method = get_methods().create(
+        "explain",
+        model="smollm2-135m",
+        backend="transformers",
+        dtype="float32",
+        threads=1,
+        max_new_tokens=12,
+        pool="selection",
+        writer=str(writer),
+        **options,
+    )
+    ctx = RunContext.create(data_dir)
+    method.bind(task, ctx)
+    method.fit(task.load("train", ctx))
+    return method
 
 
 def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, data_dir, tmp_path):
@@ -240,21 +269,7 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
     for r in task.load("val", data_dir):
         by_type.setdefault(r.figure_type, r)
     pairs = [by_type[t] for t in ("sarcasm", "idiom")]
-    method = get_methods().create(
-        "explain",
-        model="smollm2-135m",
-        backend="transformers",
-        dtype="float32",
-        threads=1,
-        k=1,
-        max_new_tokens=12,
-        pool="selection",
-        writer=str(out),
-        writer_types="sarcasm",
-    )
-    ctx = RunContext.create(data_dir)  # the run's data folder: the retrieval pool (selection) is read from it
-    method.bind(task, ctx)
-    method.fit(task.load("train", ctx))
+    method = _explain_with_writer(out, data_dir, k=1, writer_types="sarcasm")
     sarcasm, idiom = method.predict(pairs)
     assert sarcasm.meta["writer"] == "trained" and "examples" not in sarcasm.meta
     assert sarcasm.raw.startswith(("Entails. ", "Contradicts. ")) and sarcasm.prediction in ("entailment", "contradiction")
@@ -284,22 +299,7 @@ def test_iro_model_writes_the_explanation_after_a_label_it_is_given(tiny_llama, 
     assert "mbr" not in config["writer"]
 
     # writer_mbr: the greedy line and N samples, first sentences, the one closest to the others under ROUGE-L kept
-    mbr = get_methods().create(
-        "explain",
-        model="smollm2-135m",
-        backend="transformers",
-        dtype="float32",
-        threads=1,
-        k=1,
-        max_new_tokens=12,
-        pool="selection",
-        writer=str(out),
-        writer_types="sarcasm",
-        writer_mbr=3,
-        writer_temperature=1.0,
-    )
-    mbr.bind(task, ctx)
-    mbr.fit(task.load("train", ctx))
+    mbr = _explain_with_writer(out, data_dir, k=1, writer_types="sarcasm", writer_mbr=3, writer_temperature=1.0)
     (chosen,) = mbr.predict(pairs[:1])
     m = chosen.meta["mbr"]
     assert len(m["candidates"]) == 4 and m["candidates"][0] == (sarcasm.explanation or "")  # the greedy line first
@@ -355,38 +355,13 @@ def test_iro_model_with_examples_reads_its_nearest_solved_pairs(tiny_llama, data
         assert given == model.featurize(dataclasses.replace(pair, label=label))[0]["ids"][: len(given)]  # as trained
 
     # the harness gives the model its pool (-O pool=SPLIT) and answers as the trainer's report did
-    evaluate(
-        "flute",
-        "trained",
-        model=str(out),
-        split="val",
-        data_dir=data_dir,
-        limit=3,
-        use_cache=False,
-        progress=False,
-        out_dir=tmp_path / "eval",
-        method_options={"pool": "selection"},
-    )
+    _, rows = _reevaluated(out, data_dir, tmp_path / "eval", pool="selection")
     keys = ("id", "prediction", "raw")
-    again = [{k: r.get(k) for k in keys} for r in _rows(tmp_path / "eval" / "predictions.jsonl")]
+    again = [{k: r.get(k) for k in keys} for r in rows]
     assert again == [{k: r.get(k) for k in keys} for r in _rows(out / "eval" / "val" / "predictions.jsonl")]
 
     # the explain method hands its own pool to the writer
-    method = get_methods().create(
-        "explain",
-        model="smollm2-135m",
-        backend="transformers",
-        dtype="float32",
-        threads=1,
-        k=0,
-        max_new_tokens=12,
-        pool="selection",
-        writer=str(out),
-        writer_types="sarcasm",
-    )
-    ctx = RunContext.create(data_dir)
-    method.bind(task, ctx)
-    method.fit(task.load("train", ctx))
+    method = _explain_with_writer(out, data_dir, k=0, writer_types="sarcasm")
     sarcasm = next(r for r in task.load("val", data_dir) if r.figure_type == "sarcasm")
     (answer,) = method.predict([sarcasm])
     assert answer.meta["writer"] == "trained" and {r.id for r in method.writer.model.pool.pool} <= {r.id for r in pool}
