@@ -324,7 +324,7 @@ def test_iro_model_with_examples_reads_its_nearest_solved_pairs(tiny_llama, data
     (-O pool) and from the explain method, whose label picks the examples."""
     from figlang.methods.base import get_methods
     from figlang.methods.retrieval import PairIndex
-    from figlang.methods.trained.generator import example_text
+    from figlang.methods.trained.iro_examples import example_text
 
     task = get_task("flute")
     out = tmp_path / "iro-shots"

@@ -298,8 +298,6 @@ def train_cmd(
 
       figlang train -t flute -m iro --model smollm2-135m -o runs/flute-iro
 
-      figlang train -t flute -m iro --model smollm2-135m --examples 3 --max-length 340 -o runs/flute-iro-shots
-
       figlang train -t idiom-generation -m generator-context --model smollm2-135m -o runs/idiom-gen-context
     """
     given = dict(locals())  # the command's parameters, by name

@@ -47,7 +47,6 @@ from figlang.core.progress import route_transformers_bars
 from figlang.methods.prompted import item_seed
 from figlang.methods.prompted.generation import continuations_prediction
 from figlang.methods.prompted.parsing import first_sentence, parse_nli_answer
-from figlang.methods.prompted.prompts import COMPACT_PAIR
 from figlang.methods.trained.common import (
     KNOWLEDGE,
     TRAINED_METHODS,
@@ -57,6 +56,7 @@ from figlang.methods.trained.common import (
     no_inferences,
     read_figlang_json,
 )
+from figlang.methods.trained.iro_examples import example_pool, examples_block, examples_form
 from figlang.methods.trained.multiple_choice import autocast, module_device, save_pretrained, to_device
 
 SEP1, SEP2 = "<sep1>", "<sep2>"
@@ -89,18 +89,6 @@ def flute_target(record: NLIPair) -> str:
 
 def flute_instruction(record: NLIPair) -> str:
     return INSTRUCTION.format(premise=record.premise, hypothesis=record.hypothesis)
-
-
-# An iro model trained with ``examples=K`` reads K solved train pairs before FLUTE's instruction, each in the compact
-# form of the ``explain`` method's shots (``shots=compact``), nearest first under the sentence encoder
-EXAMPLE_FORMAT = COMPACT_PAIR + "\n{answer}\n\n"
-EXAMPLE_ENCODER = "minilm"
-
-
-def example_text(example: NLIPair) -> str:
-    """One solved pair as an iro model with examples reads it (``EXAMPLE_FORMAT``)."""
-    answer = f"{TARGET_WORDS[str(example.label)]}. {' '.join((example.explanation or '').split())}"
-    return EXAMPLE_FORMAT.format(premise=" ".join(example.premise.split()), hypothesis=" ".join(example.hypothesis.split()), answer=answer)
 
 
 def seed_of(seed: int, record_id: str, sample: int) -> int:
@@ -447,41 +435,18 @@ class GeneratorModel(TrainedModel):
             "end_token": eos,
             "decoding": dict(self.decoding),
             "postprocess": "parse_nli_answer (label + explanation)" if self.method == "iro" else "first sentence of the first line",
-            **({"examples": self.examples_form()} if self.examples else {}),
+            **({"examples": examples_form(self.examples)} if self.examples else {}),
         }
 
-    def examples_form(self) -> dict[str, Any]:
-        """How the retrieved examples are chosen and written (recorded in figlang.json's input_format)."""
-        return {
-            "k": self.examples,
-            "format": EXAMPLE_FORMAT,
-            "encoder": EXAMPLE_ENCODER,
-            "text": "premise + ' ' + hypothesis",
-            "chosen": "the k pool pairs nearest by cosine, of the pair's figure type and label (the gold label in training, "
-            "the given one in explain's pipeline, any label when the model answers the label itself), never the pair "
-            "itself nor a pair with its premise or hypothesis; nearest first",
-            "pool": "the training split (in training); explain's pool split, or the task's train-fit, else train, in evaluation",
-        }
-
-    # --- retrieved examples ---------------------------------------------------------------------------
+    # --- retrieved examples (iro_examples) ----------------------------------------------------------
     def use_pool(self, pairs: Sequence[Any]) -> None:
         """Index the solved pairs this model's examples are retrieved from (a model trained with ``examples=K`` needs one)."""
-        from figlang.methods.retrieval import PairIndex
-
-        self.pool = PairIndex([r for r in pairs if isinstance(r, NLIPair)], EXAMPLE_ENCODER)
+        self.pool = example_pool(pairs)
         self._ids_cache.clear()
 
     def examples_of(self, record: NLIPair, label: str | None) -> str:
         """The examples block shown before a record's instruction ('' for a model trained without examples)."""
-        if not self.examples:
-            return ""
-        if self.pool is None:
-            raise FiglangError(
-                f"this iro model was trained with {self.examples} retrieved examples per pair and has no pool to retrieve "
-                "them from: evaluate it with --method trained (it indexes the task's train-fit or train split) or call use_pool"
-            )
-        found = self.pool.nearest(record.premise, record.hypothesis, self.examples, record.figure_type, label)
-        return "".join(example_text(n.pair) for n in found)
+        return examples_block(self.pool, record, self.examples, label) if self.examples else ""
 
     # --- selection ------------------------------------------------------------------------------------
     selects_on = ("dev_loss", "min")
