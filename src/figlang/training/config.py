@@ -91,7 +91,7 @@ class TrainConfig:
     # not 12 times, which memorises its continuation in well under an epoch
     inference_sampling: str = "all"
     max_target_length: int = 64  # generating methods: tokens of the target (continuation / label + explanation)
-    examples: int = 0  # iro: K retrieved solved train pairs shown before each instruction (GeneratorModel.examples_form)
+    examples: int = 0  # iro: K retrieved solved train pairs shown before each instruction (methods/trained/iro_examples.py)
     freeze_base: bool = False  # multiple-choice scorers: train the head alone on the fixed base (a linear probe; features cached)
     base_layers: int | None = None  # with freeze_base: read the base's first N layers (a decoder's middle layers probe best)
     lora_rank: int | None = None  # NLI classifiers: train LoRA adapters of this rank and the head on the fixed base (trained/lora.py)

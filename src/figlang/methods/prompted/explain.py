@@ -79,7 +79,6 @@ COMPACT_INSTRUCTION = (
     'For each pair below: does the premise entail or contradict the hypothesis? Please answer between "Entails" '
     'or "Contradicts" and explain your decision in a sentence.'
 )
-COMPACT_PAIR = P.COMPACT_PAIR
 # ``style=examples``: one line of guidance, because the model otherwise often writes about "the first sentence" or
 # "the speaker", which FLUTE's explanations never do: they explain the figure of speech or the situation itself.
 STYLE_GUIDE = (
@@ -357,10 +356,6 @@ class Explain(ModelMethod):
         meaning = self.meaning(pair, label)
         return f"{text}\n{MEANING_LINE.format(idiom=pair.expression, meaning=meaning)}" if meaning else text
 
-    @staticmethod
-    def _answer(pair: NLIPair) -> str:
-        return f"{WORDS[pair.label]}. {' '.join((pair.explanation or '').split())}"  # type: ignore[index]
-
     def k_for(self, pair: NLIPair) -> int:
         """How many examples this pair is shown: its figure type's own k where ``k_by_type`` names one, else ``k``."""
         return self.k_by_type.get(pair.figure_type or "", self.k)
@@ -379,9 +374,9 @@ class Explain(ModelMethod):
         if self.chat_used:
             messages: list[ChatMessage] = [ChatMessage("system", header)] if header else []
             for ex in examples:
-                messages += [ChatMessage("user", self._instruction(ex)), ChatMessage("assistant", self._answer(ex))]
+                messages += [ChatMessage("user", self._instruction(ex)), ChatMessage("assistant", P.flute_answer(ex))]
             return self.lm.chat_prompt([*messages, ChatMessage("user", self._instruction(pair, label))]) + lead
-        shown = "".join(P.NLI_PLAIN_SHOT.format(instruction=self._instruction(ex), answer=self._answer(ex)) for ex in examples)
+        shown = "".join(P.NLI_PLAIN_SHOT.format(instruction=self._instruction(ex), answer=P.flute_answer(ex)) for ex in examples)
         return (
             (f"{header}\n\n" if header else "")
             + shown
@@ -392,7 +387,7 @@ class Explain(ModelMethod):
     @property
     def pair_template(self) -> str:
         """How one pair (an example's or the item's) is written: FLUTE's instruction, or the compact two lines."""
-        return COMPACT_PAIR if self.shots == "compact" else FLUTE_INSTRUCTION
+        return P.COMPACT_PAIR if self.shots == "compact" else FLUTE_INSTRUCTION
 
     def prompt_form(self) -> dict[str, Any]:
         """The prompt-form options, recorded only when not the defaults (so earlier runs' configurations read as before)."""

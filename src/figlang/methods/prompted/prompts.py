@@ -12,7 +12,7 @@ instruction) and IMPLI (Stowe et al., ACL 2022: entailment vs non-entailment).
 from __future__ import annotations
 
 from figlang.data.flute import INSTRUCTION as FLUTE_INSTRUCTION
-from figlang.data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT
+from figlang.data.records import CONTRADICTION, ENTAILMENT, NON_ENTAILMENT, NLIPair
 
 # --- Cloze: LM scoring -------------------------------------------------------------------
 # The narrative is the context, " " + option the continuation (the paper's GPT-2 baseline).
@@ -86,14 +86,21 @@ NLI_INSTRUCTIONS = {
         'Answer "Yes" or "No".'
     ),
 }
-# Label words by label set; scored as the first words of the answer.
 # One solved or asked pair in the compact form (explain shots=compact; the examples an iro writer reads)
 COMPACT_PAIR = "Premise: {premise}\nHypothesis: {hypothesis}"
+# Label words by label set; scored as the first words of the answer.
 NLI_LABEL_WORDS = {
     "flute": {ENTAILMENT: "Entails", CONTRADICTION: "Contradicts"},
     "impli": {ENTAILMENT: "Entails", NON_ENTAILMENT: "Does not entail"},
     "meaning": {ENTAILMENT: "Yes", CONTRADICTION: "No", NON_ENTAILMENT: "No"},
 }
+
+
+def flute_answer(pair: NLIPair) -> str:
+    """A solved FLUTE pair's answer as its examples show it: the label word, a full stop, the explanation on one line."""
+    return f"{NLI_LABEL_WORDS['flute'][str(pair.label)]}. {' '.join((pair.explanation or '').split())}"
+
+
 # Without a chat template the instruction is followed by this, and the answer continues it.
 NLI_PLAIN = "{instruction}\nAnswer:"
 # An in-context example (shots=K) without a chat template: its instruction and its answer.

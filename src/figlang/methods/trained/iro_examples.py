@@ -13,7 +13,7 @@ from typing import Any
 
 from figlang.core.errors import FiglangError
 from figlang.data.records import NLIPair
-from figlang.methods.prompted.prompts import COMPACT_PAIR, NLI_LABEL_WORDS
+from figlang.methods.prompted.prompts import COMPACT_PAIR, flute_answer
 from figlang.methods.retrieval import PairIndex
 
 EXAMPLE_FORMAT = COMPACT_PAIR + "\n{answer}\n\n"
@@ -22,8 +22,8 @@ EXAMPLE_ENCODER = "minilm"
 
 def example_text(example: NLIPair) -> str:
     """One solved pair as an iro model with examples reads it (``EXAMPLE_FORMAT``)."""
-    answer = f"{NLI_LABEL_WORDS['flute'][str(example.label)]}. {' '.join((example.explanation or '').split())}"
-    return EXAMPLE_FORMAT.format(premise=" ".join(example.premise.split()), hypothesis=" ".join(example.hypothesis.split()), answer=answer)
+    premise, hypothesis = " ".join(example.premise.split()), " ".join(example.hypothesis.split())
+    return EXAMPLE_FORMAT.format(premise=premise, hypothesis=hypothesis, answer=flute_answer(example))
 
 
 def examples_form(k: int) -> dict[str, Any]:

@@ -99,6 +99,8 @@ class TrainedMethod(Method):
                 raise FiglangError(
                     f"decoding options ({', '.join(self.decoding)}) apply to generating models, not to a {self.meta['method']} model"
                 )
+        self._task: Any = None  # bound by bind(): the task a model with examples loads its pool split from
+        self._ctx: RunContext | None = None
         self.pool_split = pool or None  # where a model with examples retrieves them (default: train-fit, else train)
         if self.pool_split and not self.examples:
             raise FiglangError(f"pool={pool!r} names where retrieved examples come from; {self.model_dir} was trained without examples")
@@ -163,13 +165,13 @@ class TrainedMethod(Method):
         one (so that no item of `selection` sees its own family), else the train split the harness gives."""
         if not self.examples or getattr(self.model, "pool", None) is not None:
             return
-        task = getattr(self, "_task", None)
+        task = self._task
         splits = tuple(getattr(task, "splits", ()))
         split = self.pool_split or ("train-fit" if "train-fit" in splits else None)
         if split is not None:
             if task is None or split not in splits:
                 raise FiglangError(f"pool={split!r} is not a split of the task (its splits: {', '.join(splits) or 'none'})")
-            train = task.load(split, getattr(self, "_ctx", None))
+            train = task.load(split, self._ctx)
         self.use_pool(train)
 
     def use_pool(self, pairs: Sequence[Record]) -> None:
