@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_interpret import _pct, _write, same_idiom  # noqa: E402
 
 from figlang.interpret.api import Interpreter  # noqa: E402
+from figlang.interpret.lexicon_all import RESOURCES  # noqa: E402
 
 SET = Path(__file__).resolve().parent / "everyday_idioms" / "sentences.tsv"
 CHECK = (
@@ -97,6 +98,25 @@ def run_discover(engine: Interpreter, rows: list[dict], model: str, out: Path) -
     _write(out, f"everyday-discover-{model}", report, items)
 
 
+def _items(rows: list[dict], results: list, lexicon: str) -> list[dict]:
+    items = []
+    for row, res in zip(rows, results):
+        hs = lexicon_hits(res.expressions)
+        hits = [
+            {
+                "canonical": e.canonical,
+                "text": e.text,
+                "use": e.use,
+                "p_figurative": e.p_figurative,
+                "resources": e.details.get("resources"),
+            }
+            for e in hs
+        ]
+        found = row["kind"] == "idiom" and any(same_idiom(e.canonical, row["idiom"]) for e in hs)
+        items.append({**row, "lexicon": lexicon, "hits": hits, "found_gold": found})
+    return items
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("docs/results/interpret"))
@@ -118,25 +138,7 @@ def main() -> None:
     t0 = time.time()
     results = [engine.interpret(r["sentence"], paraphrase=False) for r in rows]
     run_s = time.time() - t0
-    items = []
-    for row, res in zip(rows, results):
-        hs = lexicon_hits(res.expressions)
-        items.append(
-            {
-                **row,
-                "hits": [
-                    {
-                        "canonical": e.canonical,
-                        "text": e.text,
-                        "use": e.use,
-                        "p_figurative": e.p_figurative,
-                        "resources": e.details.get("resources"),
-                    }
-                    for e in hs
-                ],
-                "found_gold": row["kind"] == "idiom" and any(same_idiom(e.canonical, row["idiom"]) for e in hs),
-            }
-        )
+    items = _items(rows, results, "all")
     report = {
         "set": str(SET.relative_to(SET.parents[2])),
         "sentences": {k: sum(r["kind"] == k for r in rows) for k in ("idiom", "none", "literal")},
@@ -145,6 +147,15 @@ def main() -> None:
         "figurative_labelled_hits": score(rows, results, figurative_only=True),
         "issue_sentences_found": {s: bool(lexicon_hits(engine.interpret(s, paraphrase=False).expressions)) for s in CHECK},
         "seconds": {"load": round(load_s, 1), "interpret_all": round(run_s, 1)},
+    }
+    # the same set with the lexicon before figlang's own list (issue #37's fourth session), for the comparison
+    before = Interpreter(None, resources=tuple(r for r in RESOURCES if r != "curated"))
+    earlier = [before.interpret(r["sentence"], paraphrase=False) for r in rows]
+    items += _items(rows, earlier, "without_curated")
+    report["without_curated"] = {
+        "lexicon": before.lexicon.describe() | {"checksums": None},
+        "all_hits": score(rows, earlier, figurative_only=False),
+        "figurative_labelled_hits": score(rows, earlier, figurative_only=True),
     }
     _write(args.out, "everyday-idioms", report, items)
 

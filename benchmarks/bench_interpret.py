@@ -119,6 +119,7 @@ def cmd_pie_holdout(args) -> None:
     test = [(g, s) for g in groups if g.key in held for s in g.samples]
     conditions = {
         "holdout": (RESOURCES, base),
+        "without_curated": (tuple(r for r in RESOURCES if r != "curated"), base),  # the lexicon before figlang's own list
         "benchmark_resources_only": (BENCHMARK_RESOURCES, base),  # the lexicon before issue #37 (no WordNet, no Wiktionary)
         "other_resources_only": (tuple(r for r in RESOURCES if r != "pie"), base),
         "in_lexicon": (RESOURCES, Holdout(fraction=args.fraction, seed=args.seed, remove_idioms=False)),

