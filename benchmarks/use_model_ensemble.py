@@ -1,8 +1,10 @@
 """Would an average of the two use models (MiniLM and mpnet) label idiom uses better? Measured on ``selection`` only.
 
-    git show a7b67c5:src/figlang/resources/heads/use-mpnet-lora/adapter.safetensors > /tmp/use-mpnet-lora/adapter.safetensors
-    (and figlang.json, record.json: the mpnet adapter as it shipped for its trial; it no longer ships)
-    OMP_NUM_THREADS=2 python benchmarks/use_model_ensemble.py --data-dir ../shared/data --mpnet /tmp/use-mpnet-lora
+    mkdir -p runs/use-mpnet-lora && for f in adapter.safetensors figlang.json record.json; do
+        git show a7b67c5:src/figlang/resources/heads/use-mpnet-lora/$f > runs/use-mpnet-lora/$f; done
+    OMP_NUM_THREADS=2 python benchmarks/use_model_ensemble.py --data-dir ../shared/data --mpnet runs/use-mpnet-lora
+
+(the mpnet adapter as it shipped for its trial; it no longer ships).
 
 Both models label the ``selection`` uses (idioms neither was trained on; the split that chose their epochs and
 thresholds) through interpret's own labeller (float32). The ensemble scores a use by ``w * s_minilm + (1 - w) *
