@@ -1,0 +1,77 @@
+"""Does the mean of several use models' scores (the same command, other seeds) label idiom uses better? On ``selection``.
+
+    OMP_NUM_THREADS=2 python benchmarks/use_model_seeds.py --data-dir ../shared/data \\
+        --members figlang:use-minilm-lora,runs/cpu/use-minilm-lora8-masked-seed1,runs/cpu/use-minilm-lora8-masked-seed2
+
+Each member labels the ``selection`` uses (idioms none was trained on) and the behaviour-test sentences through
+interpret's own labeller (float32). The ensemble's score is the mean of the members' figurative-minus-literal scores
+(their logits); its threshold is the one with the best ``selection`` accuracy (ties: nearest 0), the rule that chose
+each member's. The rule written before the members' runs ended (docs/research/interpret.md): the ensemble ships if its
+``selection`` accuracy beats the shipped model's at its own threshold and it gets all seven behaviour sentences right.
+The test split is not read here. Writes ``use-seeds-selection.json`` and its per-item scores (ids, no sentences).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_interpret import _write  # noqa: E402
+from train_use_model import _load_impli, _load_pie, split_of, use_task_rows  # noqa: E402
+from use_model_ensemble import BEHAVIOUR, _logit, best_threshold  # noqa: E402
+
+from figlang.interpret.use_label import UseItem, UseLabeller  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-dir", required=True)
+    ap.add_argument(
+        "--members", required=True, help="comma-separated use models (figlang:NAME or a run folder); the first is the shipped one"
+    )
+    ap.add_argument("--out", type=Path, default=Path("docs/results/interpret"))
+    args = ap.parse_args()
+    from figlang.interpret import get_interpreter
+
+    members = [m.strip() for m in args.members.split(",") if m.strip()]
+    rng = random.Random(13)
+    data = Path(args.data_dir)
+    rows = _load_pie(data, rng, 5000) + _load_impli(data, rng, 2000)
+    sel = use_task_rows(rows, [split_of(r[2]) for r in rows])["selection"]
+    meaning = {e.canonical: e.meaning for s, _, _ in BEHAVIOUR for e in get_interpreter(None).interpret(s, paraphrase=False).expressions}
+    items = [u for _, u in sel] + [UseItem(s, idiom, meaning.get(idiom)) for s, idiom, _ in BEHAVIOUR]
+    gold = [rec["label"] == "figurative" for rec, _ in sel]
+    n = len(sel)
+    scores: list[list[float]] = []
+    report: dict = {"selection_uses": n, "figurative": sum(gold), "members": {}}
+    for name in members:
+        labeller = UseLabeller(name)
+        got = labeller.label(items)
+        if labeller.why:
+            raise SystemExit(labeller.why)
+        scores.append([_logit(g.probability) for g in got if g is not None])
+        own = 100 * sum((g.label == "figurative") == y for g, y in zip(got, gold)) / n
+        acc, t = best_threshold(scores[-1][:n], gold)
+        report["members"][name] = {"selection_accuracy_own_threshold_pct": round(own, 2), "selection_accuracy_best_threshold_pct": acc}
+        print(f"{name}: selection {own:.2f}% at its own threshold, {acc}% at the best")
+    mean = [sum(col) / len(col) for col in zip(*scores)]
+    acc, t = best_threshold(mean[:n], gold)
+    behaviour = [("figurative" if s >= t else "literal") == want for s, (_, _, want) in zip(mean[n:], BEHAVIOUR)]
+    report["ensemble"] = {
+        "selection_accuracy_pct": acc,
+        "threshold": round(t, 4),
+        "behaviour_sentences_right": f"{sum(behaviour)}/{len(behaviour)}",
+    }
+    print(f"mean of {len(members)}: selection {acc}% at {t:.3f}; behaviour sentences right {sum(behaviour)}/{len(behaviour)}")
+    out = [
+        {"id": rec["id"], "idiom": rec["idiom"], "gold": rec["label"], "scores": [round(s[i], 4) for s in scores]}
+        for i, (rec, _) in enumerate(sel)
+    ]
+    _write(args.out, "use-seeds-selection", report, out)
+
+
+if __name__ == "__main__":
+    main()
