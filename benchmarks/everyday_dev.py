@@ -1,0 +1,73 @@
+"""The everyday-idioms DEVELOPMENT set: where choices about interpret on everyday text are made (never on the test set).
+
+    OMP_NUM_THREADS=1 python benchmarks/everyday_dev.py --out docs/results/interpret
+
+``benchmarks/everyday_idioms/dev-sentences.tsv`` (same columns as the test set ``sentences.tsv``) was written on
+2026-12-07 by a writer (a helper agent) with no sight of the test set, the lexicon or figlang's own idiom list: 160
+sentences each using one common idiom figuratively, 60 using an idiom's words literally, 80 with no idiom. This script
+runs a fresh install's ``figlang interpret`` (no data folder) over it, scores every idiom hit as the test benchmark
+does (``bench_everyday_idioms.score``), and for a range of thresholds on the use model's P(figurative) counts what
+``--figurative-only`` would give: the operating point a choice about the use labels for everyday text is made from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_everyday_idioms import _items, lexicon_hits, read_set, score  # noqa: E402
+from bench_interpret import _pct, _write, same_idiom  # noqa: E402
+
+from figlang.interpret.api import Interpreter  # noqa: E402
+
+DEV = Path(__file__).resolve().parent / "everyday_idioms" / "dev-sentences.tsv"
+THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.37, 0.45, 0.5, 0.6, 0.7)
+
+
+def at_threshold(rows: list[dict], results: list, t: float) -> dict:
+    """Recall and precision over the hits whose P(figurative) is at least ``t`` (what a use threshold of t reports)."""
+    found = right = hits = 0
+    for row, res in zip(rows, results):
+        kept = [e for e in lexicon_hits(res.expressions) if e.p_figurative is None or e.p_figurative >= t]
+        good = [e for e in kept if row["kind"] == "idiom" and same_idiom(e.canonical, row["idiom"])]
+        hits += len(kept)
+        right += len(good)
+        found += bool(good)
+    n = sum(r["kind"] == "idiom" for r in rows)
+    return {
+        "threshold": t,
+        "recall_pct": _pct(found, n),
+        "found": found,
+        "precision_pct": _pct(right, hits),
+        "right_hits": right,
+        "hits": hits,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--set", type=Path, default=DEV)
+    ap.add_argument("--out", type=Path, default=Path("docs/results/interpret"))
+    args = ap.parse_args()
+    os.environ.pop("FIGLANG_DATA_DIR", None)
+    rows = read_set(args.set)
+    engine = Interpreter(None)
+    results = [engine.interpret(r["sentence"], paraphrase=False) for r in rows]
+    report = {
+        "set": str(args.set.relative_to(args.set.parents[2])),
+        "sentences": {k: sum(r["kind"] == k for r in rows) for k in ("idiom", "none", "literal")},
+        "lexicon": engine.lexicon.describe() | {"checksums": None},
+        "all_hits": score(rows, results, figurative_only=False),
+        "figurative_labelled_hits": score(rows, results, figurative_only=True),
+        "by_threshold": [at_threshold(rows, results, t) for t in THRESHOLDS],
+    }
+    for r in report["by_threshold"]:
+        print(f"P(fig) >= {r['threshold']:.2f}: recall {r['recall_pct']} precision {r['precision_pct']} ({r['right_hits']}/{r['hits']})")
+    _write(args.out, "everyday-dev", report, _items(rows, results, "all"))
+
+
+if __name__ == "__main__":
+    main()
