@@ -101,6 +101,17 @@ def test_an_idiom_only_figlangs_own_list_has_is_found_with_its_meaning(bare: Int
     assert e.details["licences"] == {"curated": "Apache-2.0"} and e.meaning == "talk for a very long time"
 
 
+def test_idioms_are_shown_without_the_tokenisers_hyphens_and_quotes(bare: Interpreter) -> None:
+    """IMPLI's spans keep MAGPIE's tokenised hyphens and quotes ("in the long - run", ",' no pain, no gain"): an
+    idiom is shown, and keyed, as a reader writes it (92 entries were not before)."""
+    import re
+
+    shown = [e.expression for e in bare.lexicon.lexicon.entries]
+    assert not [x for x in shown if re.search(r"\s-\s", x) or re.match(r"^\W", x) or re.search(r"[^\w.!?]$", x)]
+    r = bare.interpret("Good boots save money in the long run, and no pain, no gain.", paraphrase=False)
+    assert {"in the long run", "no pain, no gain"} <= {e.canonical for e in r.expressions}, r.to_dict()
+
+
 def test_lexicon_size_without_a_data_folder(bare: Interpreter) -> None:
     lex = bare.lexicon
     assert set(lex.missing) == {"pie", "flute"}  # not shipped: no licence stated

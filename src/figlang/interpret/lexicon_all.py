@@ -483,6 +483,13 @@ class AssembledLexicon:
         }
 
 
+def tidy_expression(expression: str) -> str:
+    """An idiom as a reader should see it: IMPLI's spans keep MAGPIE's tokenised hyphens and the quotes around them
+    ("in the long - run", ",' no pain, no gain"); spaced hyphens become spaces and edge punctuation goes, so the span
+    shares its key (and its entry) with the idiom's other listings."""
+    return " ".join(re.sub(r"\s+-\s+", " ", expression).split()).strip(" '\"`.,;:!?-")
+
+
 def idiom_key(expression: str) -> str:
     """The builders' normalised key, also without quotes left at the ends by IMPLI's spans ("full of beans.'")."""
     return normalise_idiom(expression).strip(" '\"`.,;:!?")
@@ -559,7 +566,8 @@ def assemble(
     meanings: dict[str, list[tuple[str, str]]] = {}
     res_of: dict[str, list[str]] = {}
     for row in rows:
-        key = idiom_key(row.expression)
+        expression = tidy_expression(row.expression)
+        key = idiom_key(expression)
         if holdout is not None and (
             (holdout.remove_idioms and row.resource == holdout.resource and key in held) or (row.premise and row.premise in test_sentences)
         ):
@@ -575,7 +583,7 @@ def assemble(
             rs.append(row.resource)
         if key not in by_key:
             by_key[key] = len(entries)
-            entries.append(LexiconEntry(row.expression, (), f"{row.resource}:{row.origin}", key, row.category))
+            entries.append(LexiconEntry(expression, (), f"{row.resource}:{row.origin}", key, row.category))
     rank = {r: i for i, r in enumerate(MEANING_ORDER)}
     for ms in meanings.values():
         ms.sort(key=lambda m: rank[m[1]])  # stable: a resource's own order is kept
