@@ -110,6 +110,7 @@ FORM_IDIOMS = {
     "up and running": "working",
     "take someone for a ride": "deceive someone",
     "black sheep": "a disgrace to the family",
+    "be had": "be cheated",
 }
 
 
@@ -130,6 +131,8 @@ def form_pipeline() -> MinerPipeline:
         # "'s" after a pronoun is "is"
         ("I appreciate it's early days.", [("it's early days", "it's early days")]),
         ("It is early days yet.", [("it's early days", "It is early days")]),
+        ("I was had by the salesman.", [("be had", "was had")]),
+        ("She's been had before.", [("be had", "been had")]),  # "'s" is "has" here; "been" is the form of "be"
         # a hyphen (written without spaces) or a quotation mark joins two words of an idiom
         ("He was an early-bird shopper.", [("early bird", "early-bird")]),
         ("It was her Achilles ' heel.", [("achilles heel", "Achilles ' heel")]),
@@ -156,6 +159,7 @@ def test_idiom_written_forms(form_pipeline, sentence, expected):
         "She got up early - birds were singing.",  # a spaced dash is no hyphen
         "It early days.",  # "'s" is not optional
         "He jumped up and ran after Peter.",  # an -ing form stays fixed
+        "He's had a chip on his shoulder for years.",  # "'s had" is "has had", not "is had"
     ],
 )
 def test_idiom_written_forms_negatives(form_pipeline, sentence):

@@ -63,6 +63,8 @@ POSS_MARKS = frozenset({"'s", "'"})
 IS_AFTER = frozenset(
     {"it", "that", "there", "here", "what", "who", "he", "she", "this", "where", "how", "when", "why", "everything", "nothing"}
 )
+# words after which a written "'s" is "has" ("he's had enough", "she's been there"), so no form of "be"
+HAS_AFTER = frozenset({"had", "been", "got"})
 QUOTES = frozenset({'"', "'", "``", "''", "\u201c", "\u201d", "\u2018", "\u2019"})
 CLOSED = frozenset(
     """
@@ -423,6 +425,8 @@ def _element_ends(el: Element, toks: list[_Tok], i: int) -> list[int]:
     if kind == MARK:
         return [i + 1] if t.lower in POSS_MARKS or t.tag == "POS" else []
     if kind == BE:
+        if t.lower == "'s" and i + 1 < len(toks) and toks[i + 1].lower in HAS_AFTER:
+            return []  # "he's had", "she's been": "has", not "is"
         return [i + 1] if (t.lower in BE_FORMS and t.tag != "POS") or t.lemma == "be" else []
     if kind == PUNCT:
         return [i + 1] if t.pos == "PUNCT" or not any(c.isalnum() for c in t.text) else []
