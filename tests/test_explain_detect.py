@@ -10,6 +10,8 @@ from figlang.explain import _detected, _pair, detect_figure
 from figlang.methods.trained.figure_type import FIGURE_TYPES, FigureTypeModel
 
 TIRED = ("He was very tired after the long walk.", "He was dead on his feet after the long walk.")
+# "ready to drop" is in none of the lexicon's resources (since figlang's own list, "dead on one's feet" is)
+READY = ("He was very tired after the long walk.", "He was ready to drop after the long walk.")
 
 
 def test_the_idiom_pair_is_typed_and_its_idiom_found_with_its_meaning(data_dir):
@@ -28,9 +30,8 @@ def test_the_idiom_pair_is_typed_and_its_idiom_found_with_its_meaning(data_dir):
 
 
 def test_an_idiom_outside_the_lexicon_is_the_span_that_differs(data_dir):
-    found = detect_figure(*TIRED, data_dir=data_dir)  # "dead on one's feet" is in none of the lexicon's resources;
-    # "on one's feet" is (WordNet, Wiktionary), but it covers only part of what the hypothesis says differently
-    assert found["figure_type"] == "idiom" and found["idiom"] == "dead on his feet" and found["meaning"] is None
+    found = detect_figure(*READY, data_dir=data_dir)  # "ready to drop" is in none of the lexicon's resources
+    assert found["figure_type"] == "idiom" and found["idiom"] == "ready to drop" and found["meaning"] is None
     assert found["literal_span"] == "very tired"  # what the premise says in the idiom's place
 
 
@@ -52,7 +53,7 @@ def test_an_unknown_idiom_means_what_the_premise_says_only_when_the_pair_entails
     premise says something else, and a known meaning (lexicon or detection) always wins."""
     from figlang.methods.base import get_methods
 
-    record, _ = _detected({"premise": TIRED[0], "hypothesis": TIRED[1]}, _pair(*TIRED, None, None), data_dir, "pair 1")
+    record, _ = _detected({"premise": READY[0], "hypothesis": READY[1]}, _pair(*READY, None, None), data_dir, "pair 1")
     assert record.meta == {"literal_span": "very tired"}
     method = get_methods().create("explain", model="smollm2-135m", meanings="none")
     assert method.meaning(record, "entailment") is None  # meanings=none: no meaning at all
@@ -60,9 +61,9 @@ def test_an_unknown_idiom_means_what_the_premise_says_only_when_the_pair_entails
     method.lexicon = {}
     assert method.meaning(record, "entailment") == "very tired"
     assert method.meaning(record, "contradiction") is None and method.meaning(record) is None
-    assert 'The idiom "dead on his feet" means: very tired' in method._instruction(record, "entailment")
+    assert 'The idiom "ready to drop" means: very tired' in method._instruction(record, "entailment")
     assert "means:" not in method._instruction(record, "contradiction")
-    known = _pair(*TIRED, "idiom", None)
+    known = _pair(*READY, "idiom", None)
     known.meta["meaning"] = "exhausted"
     known.meta["literal_span"] = "very tired"
     assert method.meaning(known, "entailment") == "exhausted"
@@ -98,5 +99,5 @@ def test_the_issue_pair_is_explained_as_entailment_with_no_options(data_dir):
     [e] = explain_pairs([{"premise": TIRED[0], "hypothesis": TIRED[1]}], model="smollm2-135m", data_dir=data_dir, use_cache=False)
     assert e.label == "entailment" and e.valid and e.explanation
     assert e.produced_by["label_method"] == "trained" and e.produced_by["label_model"] == LABEL_MODEL
-    assert e.produced_by["detected"]["idiom"] == "dead on his feet" and e.figure_type == "idiom"
-    assert e.produced_by["idiom_meaning"] == "very tired"  # the writer was told the idiom's meaning
+    assert e.produced_by["detected"]["idiom"] == "dead on one's feet" and e.figure_type == "idiom"  # figlang's own list
+    assert e.produced_by["idiom_meaning"] == "extremely tired but still working"  # the writer was told its meaning
