@@ -112,6 +112,13 @@ def use_task_rows(rows, split, mask_idiom: bool = False) -> dict[str, list[tuple
     return out
 
 
+def selection_uses(data_dir: str | Path, seed: int = 13) -> list[tuple[dict, UseItem]]:
+    """The ``selection`` uses (records and items) as ``--export`` splits them with the default caps and seed."""
+    rng = random.Random(seed)
+    rows = _load_pie(Path(data_dir), rng, 5000) + _load_impli(Path(data_dir), rng, 2000)
+    return use_task_rows(rows, [split_of(r[2]) for r in rows])["selection"]
+
+
 TASK_SPEC = """# written by benchmarks/train_use_model.py export: literal or figurative use of an idiom, as NLI
 name: idiom-use
 description: Is the idiom in the sentence used figuratively (entailment) or literally (non-entailment)?

@@ -20,13 +20,12 @@ its per-item labels (ids, no sentences).
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_interpret import _write  # noqa: E402
-from train_use_model import _load_impli, _load_pie, split_of, use_task_rows  # noqa: E402
+from train_use_model import selection_uses  # noqa: E402
 
 from figlang.interpret.lexicon_all import assemble, idiom_key  # noqa: E402
 from figlang.interpret.use_label import USE_MODEL, UseItem, UseLabeller  # noqa: E402
@@ -50,10 +49,7 @@ def main() -> None:
     ap.add_argument("--data-dir", required=True)
     ap.add_argument("--out", type=Path, default=Path("docs/results/interpret"))
     args = ap.parse_args()
-    rng = random.Random(13)
-    data = Path(args.data_dir)
-    rows = _load_pie(data, rng, 5000) + _load_impli(data, rng, 2000)
-    sel = use_task_rows(rows, [split_of(r[2]) for r in rows])["selection"]
+    sel = selection_uses(args.data_dir)
     lex = assemble(None)  # a fresh install's lexicon: no data folder
     listed = [(rec, u, lex.meanings.get(lex.canonical_key(idiom_key(u.idiom)))) for rec, u in sel]
     listed = [(rec, u, ms) for rec, u, ms in listed if ms]

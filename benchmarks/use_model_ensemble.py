@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import random
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_interpret import _write  # noqa: E402
-from train_use_model import _load_impli, _load_pie, split_of, use_task_rows  # noqa: E402
+from train_use_model import selection_uses  # noqa: E402
 
 from figlang.interpret.use_label import USE_MODEL, UseItem, UseLabeller  # noqa: E402
 
@@ -41,6 +40,15 @@ BEHAVIOUR = (
     ("When Dad saw the phone bill he hit the roof.", "hit the roof", "figurative"),
     ("Relax, I'm just pulling your leg.", "pull someone's leg", "figurative"),
 )
+
+
+def behaviour_items() -> list[UseItem]:
+    """The behaviour-test sentences as use items, each with the meaning a fresh install's interpret gives its idiom."""
+    from figlang.interpret import get_interpreter
+
+    found = (get_interpreter(None).interpret(s, paraphrase=False).expressions for s, _, _ in BEHAVIOUR)
+    meaning = {e.canonical: e.meaning for expressions in found for e in expressions}
+    return [UseItem(s, idiom, meaning.get(idiom)) for s, idiom, _ in BEHAVIOUR]
 
 
 def _logit(p: float) -> float:
@@ -64,14 +72,8 @@ def main() -> None:
     ap.add_argument("--mpnet", required=True, help="the mpnet use adapter's folder (from commit a7b67c5)")
     ap.add_argument("--out", type=Path, default=Path("docs/results/interpret"))
     args = ap.parse_args()
-    from figlang.interpret import get_interpreter
-
-    rng = random.Random(13)
-    data = Path(args.data_dir)
-    rows = _load_pie(data, rng, 5000) + _load_impli(data, rng, 2000)
-    sel = use_task_rows(rows, [split_of(r[2]) for r in rows])["selection"]
-    meaning = {e.canonical: e.meaning for s, _, _ in BEHAVIOUR for e in get_interpreter(None).interpret(s, paraphrase=False).expressions}
-    checks = [UseItem(s, idiom, meaning.get(idiom)) for s, idiom, _ in BEHAVIOUR]
+    sel = selection_uses(args.data_dir)
+    checks = behaviour_items()
     probs: dict[str, list[float]] = {}
     for name, model in (("minilm", USE_MODEL), ("mpnet", args.mpnet)):
         labeller = UseLabeller(model)

@@ -14,16 +14,15 @@ The test split is not read here. Writes ``use-seeds-selection.json`` and its per
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_interpret import _write  # noqa: E402
-from train_use_model import _load_impli, _load_pie, split_of, use_task_rows  # noqa: E402
-from use_model_ensemble import BEHAVIOUR, _logit, best_threshold  # noqa: E402
+from train_use_model import selection_uses  # noqa: E402
+from use_model_ensemble import BEHAVIOUR, _logit, behaviour_items, best_threshold  # noqa: E402
 
-from figlang.interpret.use_label import UseItem, UseLabeller  # noqa: E402
+from figlang.interpret.use_label import UseLabeller  # noqa: E402
 
 
 def main() -> None:
@@ -34,15 +33,9 @@ def main() -> None:
     )
     ap.add_argument("--out", type=Path, default=Path("docs/results/interpret"))
     args = ap.parse_args()
-    from figlang.interpret import get_interpreter
-
     members = [m.strip() for m in args.members.split(",") if m.strip()]
-    rng = random.Random(13)
-    data = Path(args.data_dir)
-    rows = _load_pie(data, rng, 5000) + _load_impli(data, rng, 2000)
-    sel = use_task_rows(rows, [split_of(r[2]) for r in rows])["selection"]
-    meaning = {e.canonical: e.meaning for s, _, _ in BEHAVIOUR for e in get_interpreter(None).interpret(s, paraphrase=False).expressions}
-    items = [u for _, u in sel] + [UseItem(s, idiom, meaning.get(idiom)) for s, idiom, _ in BEHAVIOUR]
+    sel = selection_uses(args.data_dir)
+    items = [u for _, u in sel] + behaviour_items()
     gold = [rec["label"] == "figurative" for rec, _ in sel]
     n = len(sel)
     scores: list[list[float]] = []
