@@ -275,8 +275,9 @@ def _code(resource: str) -> str | None:
     """The filter code's checksum for the resources whose rows it decides (a changed filter must not read old rows)."""
     if resource not in ("wordnet", "wiktionary", "gcide", "curated"):
         return None
-    module = curated_module if resource == "curated" else everyday_lexicon
-    return file_sha256(Path(str(module.__file__)))[:16]
+    # figlang's own list is filtered by curated.py with everyday.py's word rules: both decide its rows
+    modules = (curated_module, everyday_lexicon) if resource == "curated" else (everyday_lexicon,)
+    return "".join(file_sha256(Path(str(m.__file__)))[:16] for m in modules)
 
 
 def cache_dir() -> Path:

@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 
 from figlang.core.errors import FiglangError
-from figlang.lexicon.everyday import strong_words
+from figlang.lexicon.everyday import idiom_words, strong_words
 
 CURATED = "resources/lexicon/curated-idioms.tsv"
 MAX_MEANING_WORDS = 25
@@ -32,10 +32,6 @@ MAX_MEANING_WORDS = 25
 
 def curated_file() -> Path:
     return Path(str(resources.files("figlang").joinpath(CURATED)))
-
-
-def _words(text: str) -> list[str]:
-    return [w for w in text.lower().replace("-", " ").split() if w]
 
 
 def parse_curated(text: str, name: str = CURATED) -> list[tuple[str, str, int]]:
@@ -48,7 +44,7 @@ def parse_curated(text: str, name: str = CURATED) -> list[tuple[str, str, int]]:
         if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
             raise FiglangError(f"{name}:{number}: expected 'idiom<TAB>meaning', got {line[:80]!r}")
         idiom, meaning = " ".join(parts[0].split()), " ".join(parts[1].split())
-        if len(_words(idiom)) < 2:
+        if len(idiom_words(idiom)) < 2:
             raise FiglangError(f"{name}:{number}: {idiom!r} is one word; the list holds multiword idioms only")
         if len(meaning.split()) > MAX_MEANING_WORDS:
             raise FiglangError(f"{name}:{number}: the meaning of {idiom!r} has over {MAX_MEANING_WORDS} words; shorten it")

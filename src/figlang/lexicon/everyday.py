@@ -119,7 +119,8 @@ def _lemmas(word: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _words(text: str) -> list[str]:
+def idiom_words(text: str) -> list[str]:
+    """An idiom's words, lower case; underscores (WordNet's lemmas) and hyphens split words ("dyed-in-the-wool")."""
     return [w for w in re.split(r"[_\s\-]+", text.lower()) if w]
 
 
@@ -128,14 +129,14 @@ PARTICLES = frozenset({"away", "back", "apart", "aside", "forth", "ahead", "toge
 
 def content_words(name: str, pos: str) -> list[str]:
     """The lemma's words that carry meaning (not function words, particles, slots or, for a verb, its head)."""
-    words = [w for w in _words(name) if w not in CLOSED and w not in _ARTICLES and w not in _SLOTS and w not in PARTICLES]
-    return words[1:] if pos == "v" and words and words[0] == _words(name)[0] else words
+    words = [w for w in idiom_words(name) if w not in CLOSED and w not in _ARTICLES and w not in _SLOTS and w not in PARTICLES]
+    return words[1:] if pos == "v" and words and words[0] == idiom_words(name)[0] else words
 
 
 def wordnet_verdict(name: str, synset) -> str | None:
     """None when the multiword lemma ``name`` of ``synset`` is taken as idiomatic, else why not."""
     pos = "a" if synset.pos() == "s" else synset.pos()
-    words = _words(name)
+    words = idiom_words(name)
     if len(words) < 2:
         return "one word"
     if name != name.lower():
@@ -155,7 +156,7 @@ def wordnet_verdict(name: str, synset) -> str | None:
     if any(_lemmas(w) & gloss for w in content):
         return "gloss repeats its word"
     if pos == "n":
-        hyper = {x for h in synset.closure(lambda s: s.hypernyms()) for ln in h.lemma_names() for x in _words(ln)}
+        hyper = {x for h in synset.closure(lambda s: s.hypernyms()) for ln in h.lemma_names() for x in idiom_words(ln)}
         if any(_lemmas(w) & hyper for w in content):
             return "hypernym repeats its word"
         return _noun_shift(name, synset)
@@ -168,7 +169,7 @@ def _noun_shift(name: str, synset) -> str | None:
     their head's kind ("genetic defect", "hunger strike") or have a head that is no English noun ("tibia valga")."""
     from nltk.corpus.reader.wordnet import WordNetError
 
-    words = _words(name)
+    words = idiom_words(name)
     head = words[words.index("of") - 1] if "of" in words[1:] else words[-1]
     try:
         own = synset._wordnet_corpus_reader.synsets(head, "n")
@@ -191,13 +192,13 @@ LIGHT = frozenset(
 
 def strong_words(expression: str) -> int:
     """How many of the expression's words are neither function words, slots nor :data:`LIGHT` words."""
-    return sum(1 for w in _words(expression) if w not in CLOSED and w not in _ARTICLES and w not in _SLOTS and w not in LIGHT)
+    return sum(1 for w in idiom_words(expression) if w not in CLOSED and w not in _ARTICLES and w not in _SLOTS and w not in LIGHT)
 
 
 def specific_enough(expression: str) -> bool:
     """An idiom a reader would ask about rather than an everyday phrase: two strong words, or one in three words or more."""
     n = strong_words(expression)
-    return n >= 2 or (n >= 1 and len(_words(expression)) >= 3)
+    return n >= 2 or (n >= 1 and len(idiom_words(expression)) >= 3)
 
 
 def wordnet_rows(wn=None) -> list[tuple[str, str, str, str]]:
@@ -279,7 +280,7 @@ def wiktionary_rows(path: Path | None = None) -> list[tuple[str, str, str, str]]
         if m:
             sense = first.get(m.group(1).strip(), m.group(1).strip())
         sense = re.sub(r"\s+([;,.])", r"\1", sense).rstrip(". ")
-        words = _words(lemma)
+        words = idiom_words(lemma)
         # not a phrasal verb ("turn over"), not an everyday phrase ("make sure")
         if len(words) >= 2 and sense and not all(w in CLOSED for w in words[1:]) and specific_enough(lemma):
             rows.append(("wiktionary", lemma, sense, f"wiktionary:{lemma.replace(' ', '_')}"))
@@ -380,7 +381,7 @@ def gcide_item(text: str) -> tuple[list[str], str | None, str]:
 def gcide_verdict(phrase: str, label: str | None, definition: str, item: str) -> str | None:
     """None when a GCIDE phrase is taken as an idiom, else why not (the same signs of a compositional phrase as
     :func:`wordnet_verdict`: a field label, a verb with particles only, a content word repeated in its gloss)."""
-    words = _words(phrase)
+    words = idiom_words(phrase)
     if not re.search(r"\b(?!etc\b)[a-z]{3,}", definition):  # none, or a fragment ("etc", "n")
         return "no definition"
     if label and label.lower() not in _GCIDE_PLAIN_LABELS:
