@@ -54,10 +54,13 @@ def lexicon_hits(expressions) -> list:
     return [e for e in expressions if e.type == "idiom" or (e.type == "simile" and e.details.get("lexicon"))]
 
 
-def score(rows: list[dict], results: list, figurative_only: bool) -> dict:
+def score(rows: list[dict], results: list, figurative_only: bool, keep=None) -> dict:
+    """Recall and precision over the lexicon hits (only those the use model calls figurative with ``figurative_only``,
+    or those ``keep`` accepts)."""
+    keep = keep or (lambda e: not figurative_only or e.use != "literal")
     found = hits = right = 0
     for row, res in zip(rows, results):
-        hs = [e for e in lexicon_hits(res.expressions) if not figurative_only or e.use != "literal"]
+        hs = [e for e in lexicon_hits(res.expressions) if keep(e)]
         good = [e for e in hs if row["kind"] == "idiom" and same_idiom(e.canonical, row["idiom"])]
         found += bool(good)
         hits += len(hs)

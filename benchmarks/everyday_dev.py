@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_everyday_idioms import _items, lexicon_hits, read_set, score  # noqa: E402
-from bench_interpret import _pct, _write, same_idiom  # noqa: E402
+from bench_everyday_idioms import _items, read_set, score  # noqa: E402
+from bench_interpret import _write  # noqa: E402
 
 from figlang.interpret.api import Interpreter  # noqa: E402
 
@@ -29,22 +29,7 @@ THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.37, 0.45, 0.5, 0.6, 0.7)
 
 def at_threshold(rows: list[dict], results: list, t: float) -> dict:
     """Recall and precision over the hits whose P(figurative) is at least ``t`` (what a use threshold of t reports)."""
-    found = right = hits = 0
-    for row, res in zip(rows, results):
-        kept = [e for e in lexicon_hits(res.expressions) if e.p_figurative is None or e.p_figurative >= t]
-        good = [e for e in kept if row["kind"] == "idiom" and same_idiom(e.canonical, row["idiom"])]
-        hits += len(kept)
-        right += len(good)
-        found += bool(good)
-    n = sum(r["kind"] == "idiom" for r in rows)
-    return {
-        "threshold": t,
-        "recall_pct": _pct(found, n),
-        "found": found,
-        "precision_pct": _pct(right, hits),
-        "right_hits": right,
-        "hits": hits,
-    }
+    return {"threshold": t, **score(rows, results, False, keep=lambda e: e.p_figurative is None or e.p_figurative >= t)}
 
 
 def main() -> None:

@@ -29,10 +29,11 @@ from figlang.interpret.api import Interpreter  # noqa: E402
 
 def auc(scores: list[float], gold: list[bool]) -> float:
     """The probability that a random figurative use scores above a random literal one (ties count half)."""
+    from scipy.stats import mannwhitneyu
+
     pos = [s for s, g in zip(scores, gold) if g]
     neg = [s for s, g in zip(scores, gold) if not g]
-    wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p in pos for n in neg)
-    return round(100 * wins / (len(pos) * len(neg)), 2)
+    return round(100 * float(mannwhitneyu(pos, neg).statistic) / (len(pos) * len(neg)), 2)  # U / (n1 n0) is the AUC
 
 
 def mean_logprob(model, tokenizer, texts: list[str]) -> list[float]:
