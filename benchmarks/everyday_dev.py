@@ -22,6 +22,7 @@ from bench_everyday_idioms import _items, read_set, score  # noqa: E402
 from bench_interpret import _write  # noqa: E402
 
 from figlang.interpret.api import Interpreter  # noqa: E402
+from figlang.interpret.use_label import USE_MODEL, UseLabeller  # noqa: E402
 
 DEV = Path(__file__).resolve().parent / "everyday_idioms" / "dev-sentences.tsv"
 THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.37, 0.45, 0.5, 0.6, 0.7)
@@ -36,14 +37,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", type=Path, default=DEV)
     ap.add_argument("--out", type=Path, default=Path("docs/results/interpret"))
+    ap.add_argument("--use-model", default=USE_MODEL, help=f"the use model that labels the hits (default: the shipped {USE_MODEL})")
+    ap.add_argument("--name", default="everyday-dev", help="the result file's name in --out")
     args = ap.parse_args()
     os.environ.pop("FIGLANG_DATA_DIR", None)
     rows = read_set(args.set)
     engine = Interpreter(None)
+    engine.use_labeller = UseLabeller(args.use_model)
     results = [engine.interpret(r["sentence"], paraphrase=False) for r in rows]
     report = {
         "set": str(args.set.relative_to(args.set.parents[2])),
         "sentences": {k: sum(r["kind"] == k for r in rows) for k in ("idiom", "none", "literal")},
+        "use_model": args.use_model,
         "lexicon": engine.lexicon.describe() | {"checksums": None},
         "all_hits": score(rows, results, figurative_only=False),
         "figurative_labelled_hits": score(rows, results, figurative_only=True),
@@ -51,7 +56,7 @@ def main() -> None:
     }
     for r in report["by_threshold"]:
         print(f"P(fig) >= {r['threshold']:.2f}: recall {r['recall_pct']} precision {r['precision_pct']} ({r['right_hits']}/{r['hits']})")
-    _write(args.out, "everyday-dev", report, _items(rows, results, "all"))
+    _write(args.out, args.name, report, _items(rows, results, "all"))
 
 
 if __name__ == "__main__":

@@ -73,6 +73,42 @@ def _load_impli(data: Path, rng: random.Random, fig_cap: int) -> list[tuple[UseI
     return lit + fig[:fig_cap]
 
 
+EVERYDAY = Path(__file__).resolve().parent / "everyday_idioms" / "use-train-sentences.tsv"
+
+
+def _load_everyday(path: Path) -> list[tuple[UseItem, int, str, str]]:
+    """The helper-written everyday uses (``everyday_train_idioms.py`` chose their idioms; the file's header says how
+    they were written) as use rows, each as interpret meets it: a fresh install's interpret (no data folder) reads the
+    sentence, and the row is its match of the written idiom (``same_idiom``), with the canonical form and meaning the
+    use model is given at run time. A sentence in which interpret does not find its idiom is left out (at run time no
+    use is labelled there)."""
+    from bench_interpret import same_idiom
+
+    from figlang.interpret.api import Interpreter
+
+    engine = Interpreter(None)
+    rows, lost = [], 0
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        idiom, label, sentence = line.split("\t")
+        hits = [e for e in engine.interpret(sentence, paraphrase=False).expressions if e.type == "idiom"]
+        hit = next((e for e in hits if same_idiom(e.canonical, idiom)), None)
+        if hit is None:
+            lost += 1
+            continue
+        rows.append((UseItem(hit.sentence, hit.canonical, hit.meaning), int(label == "F"), idiom, f"everyday:{number}"))
+    print(f"everyday uses: {len(rows)} kept, {lost} whose idiom interpret does not find", file=sys.stderr)
+    return rows
+
+
+def everyday_split(idiom: str) -> str:
+    """The everyday uses' own idiom split (all their idioms are in the labelled uses' ``train`` part): 80% train, 20%
+    selection, by the content-word key with its own salt."""
+    key = " ".join(sorted(content(idiom))) or idiom.lower()
+    return "train" if int(hashlib.sha256(f"everyday:{key}".encode()).hexdigest()[:8], 16) % 100 < 80 else "selection"
+
+
 def split_of(idiom: str) -> str:
     key = " ".join(sorted(content(idiom))) or idiom.lower()
     h = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 100
@@ -161,7 +197,7 @@ def cap_per_idiom(items: list[tuple[dict, UseItem]], cap: int, seed: int) -> lis
 
 def export(args, rows) -> None:
     """Write the uses as a task spec + three JSON lines files (train-fit, selection, test) for `figlang train`."""
-    split = [split_of(r[2]) for r in rows]
+    split = [everyday_split(r[2]) if r[3].startswith("everyday") else split_of(r[2]) for r in rows]
     tables = use_task_rows(rows, split, args.mask_idiom)
     if args.cap_per_idiom:
         tables["train-fit"] = cap_per_idiom(tables["train-fit"], args.cap_per_idiom, args.seed)
@@ -264,6 +300,11 @@ def main() -> None:
     ap.add_argument("--export", action="store_true", help="write the uses as a task for `figlang train` into --out")
     ap.add_argument("--cap-per-idiom", type=int, default=0, help="train-fit: at most max(N, other label's) uses per idiom and label")
     ap.add_argument("--mask-idiom", action="store_true", help="idiom-blind inputs: the sentence with the idiom masked, and the meaning")
+    ap.add_argument(
+        "--everyday",
+        action="store_true",
+        help=f"--export: add the helper-written everyday uses ({EVERYDAY.name}) to train-fit and selection",
+    )
     ap.add_argument("--score", action="store_true", help="score the shipped use model on the test idioms into --results")
     ap.add_argument("--results", type=Path, default=Path("docs/results/interpret"))
     ap.add_argument("--model", default=USE_MODEL, help=f"--score: the use model to score (default: {USE_MODEL})")
@@ -275,7 +316,7 @@ def main() -> None:
     if args.score:
         score(args, rows)
     else:
-        export(args, rows)
+        export(args, rows + (_load_everyday(EVERYDAY) if args.everyday else []))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ IDIOMS = {
     "be my guest": "go ahead",
     "in for a penny, in for a pound": "committed",
     "you cant have your cake and eat it": "no both",
+    "bite off more than one can chew": "take on too much",
 }
 
 
@@ -65,6 +66,9 @@ def found(pipeline: MinerPipeline, sentence: str) -> list[tuple[str, str]]:
         ("Well, in for a penny, in for a pound.", [("in for a penny, in for a pound", "in for a penny, in for a pound")]),
         ("You can't have your cake and eat it.", [("you cant have your cake and eat it", "You can't have your cake and eat it")]),
         ("The mill was up and running again.", [("up and running", "up and running")]),
+        # a modal in the past tense
+        ("I bit off more than I could chew.", [("bite off more than one can chew", "bit off more than I could chew")]),
+        ("You couldn't have your cake and eat it.", [("you cant have your cake and eat it", "You couldn't have your cake and eat it")]),
         ("Be my guest.", [("be my guest", "Be my guest")]),
     ],
 )

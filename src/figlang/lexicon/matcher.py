@@ -81,10 +81,13 @@ ALIASES = {
     "not": {"not", "n't", "never", "nt"},
     "n't": {"not", "n't", "nt"},
     "nt": {"not", "n't", "nt"},
-    "ca": {"ca", "can"},
-    "wo": {"wo", "will"},
-    "'ll": {"'ll", "will"},
-    "will": {"will", "'ll"},
+    # a modal written in the present also stands in its past ("bit off more than I could chew", "couldn't see the
+    # wood for the trees", "said he would cross that bridge when he came to it"): the development set's miss
+    "can": {"can", "could", "ca"},
+    "ca": {"ca", "can", "could"},
+    "wo": {"wo", "will", "would"},
+    "'ll": {"'ll", "will", "would"},
+    "will": {"will", "'ll", "would"},
     "'ve": {"'ve", "have"},
     "till": {"till", "until", "'til", "til"},
     "until": {"till", "until"},
@@ -93,6 +96,7 @@ ALIASES = {
     "toward": {"toward", "towards"},
     "towards": {"toward", "towards"},
 }
+MODALS = frozenset({"can", "ca", "could", "may", "might", "must", "shall", "should", "will", "wo", "would", "'ll", "'d"})
 # gap (insertion) tokens allowed between elements
 GAP_POS = frozenset({"ADV", "ADJ", "DET", "NUM", "PART"})
 GAP_TAGS = frozenset({"RB", "RBR", "RBS", "JJ", "JJR", "JJS", "DT", "PDT", "PRP$", "CD"})
@@ -197,6 +201,8 @@ def compile_pattern(entry: LexiconEntry, index: int, tokenize) -> IdiomPattern |
             elements.append(Element(DET, t, optional=True))
         elif t == "her" and (nxt is None or (nxt in CLOSED and nxt != "own")):
             elements.append(Element(OBJ, t))  # "sweep her off her feet": an object before a function word
+        elif t == "one" and nxt in MODALS:
+            elements.append(Element(OBJ, t))  # "more than one can chew": the generic subject is a slot ("than I could chew")
         elif t in POSS_WORDS:
             elements.append(Element(POSS, t))
         elif t in REFL_WORDS:
