@@ -32,6 +32,7 @@ def main() -> None:
         "--members", required=True, help="comma-separated use models (figlang:NAME or a run folder); the first is the shipped one"
     )
     ap.add_argument("--out", type=Path, default=Path("docs/results/interpret"))
+    ap.add_argument("--name", default="use-seeds-selection", help="the result file's name in --out")
     args = ap.parse_args()
     members = [m.strip() for m in args.members.split(",") if m.strip()]
     sel = selection_uses(args.data_dir)
@@ -63,7 +64,7 @@ def main() -> None:
         {"id": rec["id"], "idiom": rec["idiom"], "gold": rec["label"], "scores": [round(s[i], 4) for s in scores]}
         for i, (rec, _) in enumerate(sel)
     ]
-    _write(args.out, "use-seeds-selection", report, out)
+    _write(args.out, args.name, report, out)
 
 
 if __name__ == "__main__":
