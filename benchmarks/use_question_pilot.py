@@ -1,0 +1,108 @@
+"""Pilot: does asking an instruction-tuned LM "literally or figuratively?" tell the uses apart? On the development set.
+
+    OMP_NUM_THREADS=2 python benchmarks/use_question_pilot.py --model qwen2.5-1.5b --out docs/results/interpret
+
+The same hits as the substitution pilot (``use_substitution_pilot.py``: every idiom hit a fresh install's interpret
+finds in the everyday DEVELOPMENT set that is a figurative sentence's gold idiom or any hit on a literal sentence).
+The LM reads the sentence, the words as written and the idiom's meaning, and is asked whether the words are used
+figuratively or literally; ``margin`` is the log-probability of the answer "figuratively" minus that of "literally"
+(the first answer token, after the chat template's assistant turn). Reported: the area under the ROC curve of the use
+model's P(figurative), of ``margin``, and of their sum in standard units (nothing fitted). The test set is not read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_everyday_idioms import lexicon_hits, read_set  # noqa: E402
+from bench_interpret import _write, same_idiom  # noqa: E402
+from everyday_dev import DEV  # noqa: E402
+from use_substitution_pilot import _standard, auc  # noqa: E402
+
+from figlang.interpret.api import Interpreter  # noqa: E402
+
+QUESTION = (
+    'Sentence: "{sentence}"\n'
+    'In this sentence, are the words "{words}" used figuratively (as the idiom "{idiom}", meaning: {meaning}) '
+    "or literally (their plain, physical sense)? Answer with one word: figuratively or literally."
+)
+
+
+def margins(model, tokenizer, prompts: list[str]) -> list[float]:
+    """log P("figuratively") - log P("literally") as the first token of the assistant's answer."""
+    import torch
+
+    fig = tokenizer.encode("figuratively", add_special_tokens=False)[0]
+    lit = tokenizer.encode("literally", add_special_tokens=False)[0]
+    out = []
+    with torch.no_grad():
+        for p in prompts:
+            text = tokenizer.apply_chat_template([{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True)
+            ids = tokenizer(text, return_tensors="pt").input_ids
+            lp = torch.log_softmax(model(ids).logits[0, -1].float(), -1)
+            out.append(float(lp[fig] - lp[lit]))
+    return out
+
+
+def dev_hits(engine: Interpreter) -> list[dict]:
+    items = []
+    for row in read_set(DEV):
+        if row["kind"] == "none":
+            continue
+        for e in lexicon_hits(engine.interpret(row["sentence"], paraphrase=False).expressions):
+            gold = row["kind"] == "idiom" and same_idiom(e.canonical, row["idiom"])
+            if (gold or row["kind"] == "literal") and e.p_figurative is not None:
+                items.append(
+                    {
+                        "idiom": e.canonical,
+                        "words": e.text,
+                        "meaning": e.meaning or "",
+                        "kind": row["kind"],
+                        "figurative": gold,
+                        "sentence": e.sentence,
+                        "p_figurative": e.p_figurative,
+                    }
+                )
+    return items
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="qwen2.5-1.5b", help="a catalog instruction-tuned causal LM")
+    ap.add_argument("--out", type=Path, default=Path("docs/results/interpret"))
+    args = ap.parse_args()
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from figlang.backends.loading import resolve
+
+    os.environ.pop("FIGLANG_DATA_DIR", None)
+    items = dev_hits(Interpreter(None))
+    path = resolve(args.model).path
+    tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModelForCausalLM.from_pretrained(path)
+    prompts = [QUESTION.format(sentence=it["sentence"], words=it["words"], idiom=it["idiom"], meaning=it["meaning"]) for it in items]
+    for it, m in zip(items, margins(model, tokenizer, prompts)):
+        it["margin"] = round(m, 4)
+    gold = [it["figurative"] for it in items]
+    use = [math.log(max(it["p_figurative"], 1e-6) / max(1 - it["p_figurative"], 1e-6)) for it in items]
+    margin = [it["margin"] for it in items]
+    both = [a + b for a, b in zip(_standard(use), _standard(margin))]
+    report = {
+        "set": str(DEV.relative_to(DEV.parents[2])),
+        "model": args.model,
+        "question": QUESTION,
+        "hits": len(items),
+        "figurative": sum(gold),
+        "literal": len(gold) - sum(gold),
+        "auc_pct": {"use_model": auc(use, gold), "question_margin": auc(margin, gold), "sum_in_standard_units": auc(both, gold)},
+    }
+    print(report)
+    _write(args.out, f"use-question-pilot-{args.model}", report, items)
+
+
+if __name__ == "__main__":
+    main()
