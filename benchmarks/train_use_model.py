@@ -97,7 +97,7 @@ def _load_everyday(path: Path) -> list[tuple[UseItem, int, str, str]]:
         if hit is None:
             lost += 1
             continue
-        rows.append((UseItem(hit.sentence, hit.canonical, hit.meaning), int(label == "F"), idiom, f"everyday:{number}"))
+        rows.append((UseItem(hit.sentence, hit.canonical, hit.meaning), int(label == "F"), idiom, f"everyday:{path.name}:{number}"))
     print(f"everyday uses: {len(rows)} kept, {lost} whose idiom interpret does not find", file=sys.stderr)
     return rows
 
@@ -302,8 +302,10 @@ def main() -> None:
     ap.add_argument("--mask-idiom", action="store_true", help="idiom-blind inputs: the sentence with the idiom masked, and the meaning")
     ap.add_argument(
         "--everyday",
-        action="store_true",
-        help=f"--export: add the helper-written everyday uses ({EVERYDAY.name}) to train-fit and selection",
+        nargs="*",
+        type=Path,
+        metavar="FILE",
+        help=f"--export: add helper-written everyday uses (default file: {EVERYDAY.name}) to train-fit and selection",
     )
     ap.add_argument("--score", action="store_true", help="score the shipped use model on the test idioms into --results")
     ap.add_argument("--results", type=Path, default=Path("docs/results/interpret"))
@@ -316,7 +318,8 @@ def main() -> None:
     if args.score:
         score(args, rows)
     else:
-        export(args, rows + (_load_everyday(EVERYDAY) if args.everyday else []))
+        everyday = [] if args.everyday is None else args.everyday or [EVERYDAY]
+        export(args, rows + [row for path in everyday for row in _load_everyday(path)])
 
 
 if __name__ == "__main__":
