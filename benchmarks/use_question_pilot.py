@@ -13,7 +13,6 @@ model's P(figurative), of ``margin``, and of their sum in standard units (nothin
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 from pathlib import Path
@@ -22,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_everyday_idioms import lexicon_hits, read_set  # noqa: E402
 from bench_interpret import _write, same_idiom  # noqa: E402
 from everyday_dev import DEV  # noqa: E402
-from use_substitution_pilot import _standard, auc  # noqa: E402
+from use_substitution_pilot import auc_report  # noqa: E402
 
 from figlang.interpret.api import Interpreter  # noqa: E402
 
@@ -87,18 +86,11 @@ def main() -> None:
     prompts = [QUESTION.format(sentence=it["sentence"], words=it["words"], idiom=it["idiom"], meaning=it["meaning"]) for it in items]
     for it, m in zip(items, margins(model, tokenizer, prompts)):
         it["margin"] = round(m, 4)
-    gold = [it["figurative"] for it in items]
-    use = [math.log(max(it["p_figurative"], 1e-6) / max(1 - it["p_figurative"], 1e-6)) for it in items]
-    margin = [it["margin"] for it in items]
-    both = [a + b for a, b in zip(_standard(use), _standard(margin))]
     report = {
         "set": str(DEV.relative_to(DEV.parents[2])),
         "model": args.model,
         "question": QUESTION,
-        "hits": len(items),
-        "figurative": sum(gold),
-        "literal": len(gold) - sum(gold),
-        "auc_pct": {"use_model": auc(use, gold), "question_margin": auc(margin, gold), "sum_in_standard_units": auc(both, gold)},
+        **auc_report(items, "margin", "question_margin"),
     }
     print(report)
     _write(args.out, f"use-question-pilot-{args.model}", report, items)

@@ -55,6 +55,21 @@ def _standard(xs: list[float]) -> list[float]:
     return [(x - m) / sd for x in xs]
 
 
+def auc_report(items: list[dict], key: str, name: str) -> dict:
+    """The hits' counts and the AUCs of the use model's logit, of ``items[*][key]`` (as ``name``) and of their sum in
+    standard units (nothing fitted)."""
+    gold = [it["figurative"] for it in items]
+    use = [math.log(max(it["p_figurative"], 1e-6) / max(1 - it["p_figurative"], 1e-6)) for it in items]
+    other = [it[key] for it in items]
+    both = [a + b for a, b in zip(_standard(use), _standard(other))]
+    return {
+        "hits": len(items),
+        "figurative": sum(gold),
+        "literal": len(gold) - sum(gold),
+        "auc_pct": {"use_model": auc(use, gold), name: auc(other, gold), "sum_in_standard_units": auc(both, gold)},
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="smollm2-135m", help="a catalog causal LM")
@@ -90,18 +105,7 @@ def main() -> None:
     para = mean_logprob(model, tokenizer, [it["paraphrase"] for it in items])
     for it, a, b in zip(items, written, para):
         it["delta"] = round(b - a, 4)
-    gold = [it["figurative"] for it in items]
-    use = [math.log(max(it["p_figurative"], 1e-6) / max(1 - it["p_figurative"], 1e-6)) for it in items]
-    delta = [it["delta"] for it in items]
-    both = [a + b for a, b in zip(_standard(use), _standard(delta))]
-    report = {
-        "set": str(DEV.relative_to(DEV.parents[2])),
-        "model": args.model,
-        "hits": len(items),
-        "figurative": sum(gold),
-        "literal": len(gold) - sum(gold),
-        "auc_pct": {"use_model": auc(use, gold), "substitution_delta": auc(delta, gold), "sum_in_standard_units": auc(both, gold)},
-    }
+    report = {"set": str(DEV.relative_to(DEV.parents[2])), "model": args.model, **auc_report(items, "delta", "substitution_delta")}
     print(report)
     _write(args.out, f"use-substitution-pilot-{args.model}", report, items)
 
