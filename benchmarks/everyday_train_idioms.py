@@ -3,6 +3,8 @@
     python benchmarks/everyday_train_idioms.py --data-dir ../shared/data --take 1600 --parts 8 --out runs/use-everyday
     python benchmarks/everyday_train_idioms.py --data-dir ../shared/data --take 1200 --parts 8 --seed 1 \
         --taken benchmarks/everyday_idioms/use-train-sentences.tsv --out runs/use-everyday-pairs
+    python benchmarks/everyday_train_idioms.py --data-dir ../shared/data --take 1000 --parts 8 --seed 2 --out runs/use-everyday-context \
+        --taken benchmarks/everyday_idioms/use-train-sentences.tsv benchmarks/everyday_idioms/use-pairs-sentences.tsv
 
 The rule, set before any sentence was written: from figlang's own idiom list (``curated``), keep an idiom only when
 it cannot leak into a measured figure:
@@ -15,7 +17,8 @@ it cannot leak into a measured figure:
 
 then take a seeded sample of ``--take`` (leaving out the idioms of ``--taken``, a file already written) and cut it into ``--parts`` files (``idioms-K.tsv``: idiom, meaning) for the
 writers. The writers' instruction is ``benchmarks/everyday_idioms/use-train-instruction.md``; the second call's writers
-(minimal pairs: a figurative and a literal use in one setting) had ``use-pairs-instruction.md``.
+(minimal pairs: a figurative and a literal use in one setting) had ``use-pairs-instruction.md``, the third's
+(pairs whose figurative use sits among what follows from the meaning) ``use-context-instruction.md``.
 """
 
 from __future__ import annotations
@@ -49,10 +52,11 @@ def held_idioms(data_dir: Path) -> list[str]:
     return sorted(out | set(cands) | set(dev))
 
 
-def choose(data_dir: Path, take: int, seed: int = 0, taken: Path | None = None) -> list[tuple[str, str]]:
+def choose(data_dir: Path, take: int, seed: int = 0, taken: tuple[Path, ...] = ()) -> list[tuple[str, str]]:
     held = [(h, content(h)) for h in held_idioms(data_dir)]
     pool = sorted({(e, m) for _, e, m, _ in curated_rows() if split_of(e) == "train"})
-    done = {ln.split("\t")[0] for ln in taken.read_text(encoding="utf-8").splitlines() if not ln.startswith("#")} if taken else set()
+    lines = [ln for path in taken for ln in path.read_text(encoding="utf-8").splitlines() if not ln.startswith("#")]
+    done = {ln.split("\t")[0] for ln in lines}
     keep = [(i, m) for i, m in pool if not _near(i, held) and i not in done]
     print(f"{len(pool)} list idioms in the train part, {len(keep)} far from every held idiom", file=sys.stderr)
     return random.Random(seed).sample(keep, min(take, len(keep)))
@@ -64,10 +68,12 @@ def main() -> None:
     ap.add_argument("--take", type=int, default=1600)
     ap.add_argument("--parts", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--taken", type=Path, help="a file of written uses (idiom first): its idioms are not chosen again")
+    ap.add_argument(
+        "--taken", type=Path, nargs="*", default=[], help="files of written uses (idiom first): their idioms are not chosen again"
+    )
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
-    chosen = choose(args.data_dir, args.take, args.seed, args.taken)
+    chosen = choose(args.data_dir, args.take, args.seed, tuple(args.taken))
     args.out.mkdir(parents=True, exist_ok=True)
     for k in range(args.parts):
         part = chosen[k :: args.parts]
