@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_interpret import content, same_idiom  # noqa: E402
-from train_use_model import _load_impli, _load_pie, split_of  # noqa: E402
+from train_use_model import labelled_uses, split_of  # noqa: E402
 
 from figlang.lexicon.curated import curated_rows  # noqa: E402
 
@@ -44,9 +44,7 @@ def _near(a: str, others: list[tuple[str, frozenset[str]]]) -> bool:
 
 def held_idioms(data_dir: Path) -> list[str]:
     """The idioms of the labelled uses' ``selection`` and test parts, and of the everyday test and development sets."""
-    rng = random.Random(13)
-    rows = _load_pie(data_dir, rng, 5000) + _load_impli(data_dir, rng, 2000)
-    out = {r[2] for r in rows if split_of(r[2]) != "train"}
+    out = {r[2] for r in labelled_uses(data_dir) if split_of(r[2]) != "train"}
     cands = [ln.strip() for ln in (HERE / "candidates.txt").read_text().splitlines() if ln.strip() and not ln.startswith("#")]
     dev = [ln.split("\t")[1] for ln in (HERE / "dev-sentences.tsv").read_text().splitlines()[1:] if ln.split("\t")[1]]
     return sorted(out | set(cands) | set(dev))

@@ -91,7 +91,10 @@ def _load_everyday(path: Path) -> list[tuple[UseItem, int, str, str]]:
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
-        idiom, label, sentence = line.split("\t")
+        parts = line.split("\t")
+        if len(parts) != 3 or parts[1] not in ("F", "L") or not parts[0].strip() or not parts[2].strip():
+            raise SystemExit(f"{path}:{number}: expected 'idiom<TAB>F|L<TAB>sentence', got {line[:80]!r}")
+        idiom, label, sentence = parts
         hits = [e for e in engine.interpret(sentence, paraphrase=False).expressions if e.type == "idiom"]
         hit = next((e for e in hits if same_idiom(e.canonical, idiom)), None)
         if hit is None:
@@ -102,16 +105,20 @@ def _load_everyday(path: Path) -> list[tuple[UseItem, int, str, str]]:
     return rows
 
 
+def _bucket(idiom: str, salt: str = "") -> int:
+    """0..99 from the idiom's content-word lemmas (so its spellings fall together), seeded by ``salt``."""
+    key = " ".join(sorted(content(idiom))) or idiom.lower()
+    return int(hashlib.sha256(f"{salt}{key}".encode()).hexdigest()[:8], 16) % 100
+
+
 def everyday_split(idiom: str) -> str:
     """The everyday uses' own idiom split (all their idioms are in the labelled uses' ``train`` part): 80% train, 20%
     selection, by the content-word key with its own salt."""
-    key = " ".join(sorted(content(idiom))) or idiom.lower()
-    return "train" if int(hashlib.sha256(f"everyday:{key}".encode()).hexdigest()[:8], 16) % 100 < 80 else "selection"
+    return "train" if _bucket(idiom, "everyday:") < 80 else "selection"
 
 
 def split_of(idiom: str) -> str:
-    key = " ".join(sorted(content(idiom))) or idiom.lower()
-    h = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % 100
+    h = _bucket(idiom)
     return "train" if h < 60 else "selection" if h < 80 else "test"
 
 
@@ -148,10 +155,15 @@ def use_task_rows(rows, split, mask_idiom: bool = False) -> dict[str, list[tuple
     return out
 
 
+def labelled_uses(data_dir: str | Path, seed: int = 13) -> list[tuple[UseItem, int, str, str]]:
+    """PIE's and IMPLI's labelled uses as ``--export`` reads them with the default caps and seed."""
+    rng = random.Random(seed)
+    return _load_pie(Path(data_dir), rng, 5000) + _load_impli(Path(data_dir), rng, 2000)
+
+
 def selection_uses(data_dir: str | Path, seed: int = 13) -> list[tuple[dict, UseItem]]:
     """The ``selection`` uses (records and items) as ``--export`` splits them with the default caps and seed."""
-    rng = random.Random(seed)
-    rows = _load_pie(Path(data_dir), rng, 5000) + _load_impli(Path(data_dir), rng, 2000)
+    rows = labelled_uses(data_dir, seed)
     return use_task_rows(rows, [split_of(r[2]) for r in rows])["selection"]
 
 

@@ -18,10 +18,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_everyday_idioms import lexicon_hits, read_set  # noqa: E402
-from bench_interpret import _write, same_idiom  # noqa: E402
+from bench_interpret import _write  # noqa: E402
 from everyday_dev import DEV  # noqa: E402
-from use_substitution_pilot import auc_report  # noqa: E402
+from use_substitution_pilot import auc_report, dev_use_hits  # noqa: E402
 
 from figlang.interpret.api import Interpreter  # noqa: E402
 
@@ -48,28 +47,6 @@ def margins(model, tokenizer, prompts: list[str]) -> list[float]:
     return out
 
 
-def dev_hits(engine: Interpreter) -> list[dict]:
-    items = []
-    for row in read_set(DEV):
-        if row["kind"] == "none":
-            continue
-        for e in lexicon_hits(engine.interpret(row["sentence"], paraphrase=False).expressions):
-            gold = row["kind"] == "idiom" and same_idiom(e.canonical, row["idiom"])
-            if (gold or row["kind"] == "literal") and e.p_figurative is not None:
-                items.append(
-                    {
-                        "idiom": e.canonical,
-                        "words": e.text,
-                        "meaning": e.meaning or "",
-                        "kind": row["kind"],
-                        "figurative": gold,
-                        "sentence": e.sentence,
-                        "p_figurative": e.p_figurative,
-                    }
-                )
-    return items
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="qwen2.5-1.5b", help="a catalog instruction-tuned causal LM")
@@ -80,7 +57,18 @@ def main() -> None:
     from figlang.backends.loading import resolve
 
     os.environ.pop("FIGLANG_DATA_DIR", None)
-    items = dev_hits(Interpreter(None))
+    items = [
+        {
+            "idiom": e.canonical,
+            "words": e.text,
+            "meaning": e.meaning or "",
+            "kind": kind,
+            "figurative": gold,
+            "sentence": e.sentence,
+            "p_figurative": e.p_figurative,
+        }
+        for e, kind, gold in dev_use_hits(Interpreter(None), paraphrase=False)
+    ]
     path = resolve(args.model).path
     tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModelForCausalLM.from_pretrained(path)
     prompts = [QUESTION.format(sentence=it["sentence"], words=it["words"], idiom=it["idiom"], meaning=it["meaning"]) for it in items]

@@ -55,6 +55,20 @@ def _standard(xs: list[float]) -> list[float]:
     return [(x - m) / sd for x in xs]
 
 
+def dev_use_hits(engine: Interpreter, paraphrase: bool) -> list[tuple]:
+    """(expression, sentence kind, figurative?) of every idiom hit in the development set that is a figurative
+    sentence's gold idiom or stands on a literal sentence, with a use label: the hits a use test is judged on."""
+    out = []
+    for row in read_set(DEV):
+        if row["kind"] == "none":
+            continue
+        for e in lexicon_hits(engine.interpret(row["sentence"], paraphrase=paraphrase).expressions):
+            gold = row["kind"] == "idiom" and same_idiom(e.canonical, row["idiom"])
+            if (gold or row["kind"] == "literal") and e.p_figurative is not None:
+                out.append((e, row["kind"], gold))
+    return out
+
+
 def auc_report(items: list[dict], key: str, name: str) -> dict:
     """The hits' counts and the AUCs of the use model's logit, of ``items[*][key]`` (as ``name``) and of their sum in
     standard units (nothing fitted)."""
@@ -80,25 +94,18 @@ def main() -> None:
     from figlang.backends.loading import resolve
 
     os.environ.pop("FIGLANG_DATA_DIR", None)
-    rows = read_set(DEV)
-    engine = Interpreter(None)
-    items = []
-    for row in rows:
-        if row["kind"] == "none":
-            continue
-        for e in lexicon_hits(engine.interpret(row["sentence"]).expressions):
-            gold = row["kind"] == "idiom" and same_idiom(e.canonical, row["idiom"])
-            if (gold or row["kind"] == "literal") and e.paraphrase and e.p_figurative is not None:
-                items.append(
-                    {
-                        "idiom": e.canonical,
-                        "kind": row["kind"],
-                        "figurative": gold,
-                        "sentence": e.sentence,
-                        "paraphrase": e.paraphrase,
-                        "p_figurative": e.p_figurative,
-                    }
-                )
+    items = [
+        {
+            "idiom": e.canonical,
+            "kind": kind,
+            "figurative": gold,
+            "sentence": e.sentence,
+            "paraphrase": e.paraphrase,
+            "p_figurative": e.p_figurative,
+        }
+        for e, kind, gold in dev_use_hits(Interpreter(None), paraphrase=True)
+        if e.paraphrase
+    ]
     path = resolve(args.model).path
     tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModelForCausalLM.from_pretrained(path)
     written = mean_logprob(model, tokenizer, [it["sentence"] for it in items])
