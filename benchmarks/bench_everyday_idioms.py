@@ -1,6 +1,7 @@
-"""Recall and precision of `figlang interpret` on the everyday-idioms set (docs/interpret.md reports the output).
+"""Recall and precision of `figlang interpret` on the everyday-idioms set (docs/research/interpret.md reports the output).
 
     OMP_NUM_THREADS=1 python benchmarks/bench_everyday_idioms.py --out docs/results/interpret
+    OMP_NUM_THREADS=1 python benchmarks/bench_everyday_idioms.py --use-model everyday --name everyday-idioms-everyday-model
 
 The set (``benchmarks/everyday_idioms/sentences.tsv``, written for this check): 210 sentences each
 using one common idiom figuratively (the idioms chosen by ``benchmarks/everyday_select.py`` from a
@@ -125,6 +126,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("docs/results/interpret"))
     ap.add_argument("--discover", metavar="MODEL", help="measure the --discover pass with this catalog model instead")
     ap.add_argument("--sample", type=int, default=0, help="with --discover: a seeded sample of this many sentences (0: all)")
+    ap.add_argument("--use-model", help="the use model that labels the hits, as `figlang interpret --use-model` (default: the default one)")
+    ap.add_argument("--name", default="everyday-idioms", help="the result file's name in --out")
     args = ap.parse_args()
     os.environ.pop("FIGLANG_DATA_DIR", None)
     rows = read_set()
@@ -139,13 +142,14 @@ def main() -> None:
         run_discover(engine, rows, args.discover, args.out)
         return
     t0 = time.time()
-    results = [engine.interpret(r["sentence"], paraphrase=False) for r in rows]
+    results = [engine.interpret(r["sentence"], paraphrase=False, use_model=args.use_model) for r in rows]
     run_s = time.time() - t0
     items = _items(rows, results, "all")
     report = {
         "set": str(SET.relative_to(SET.parents[2])),
         "sentences": {k: sum(r["kind"] == k for r in rows) for k in ("idiom", "none", "literal")},
         "lexicon": engine.lexicon.describe() | {"checksums": None},
+        "use_model": results[0].use_model,
         "all_hits": score(rows, results, figurative_only=False),
         "figurative_labelled_hits": score(rows, results, figurative_only=True),
         "issue_sentences_found": {s: bool(lexicon_hits(engine.interpret(s, paraphrase=False).expressions)) for s in CHECK},
@@ -153,14 +157,14 @@ def main() -> None:
     }
     # the same set with the lexicon before figlang's own list (issue #37's fourth session), for the comparison
     before = Interpreter(None, resources=tuple(r for r in RESOURCES if r != "curated"))
-    earlier = [before.interpret(r["sentence"], paraphrase=False) for r in rows]
+    earlier = [before.interpret(r["sentence"], paraphrase=False, use_model=args.use_model) for r in rows]
     items += _items(rows, earlier, "without_curated")
     report["without_curated"] = {
         "lexicon": before.lexicon.describe() | {"checksums": None},
         "all_hits": score(rows, earlier, figurative_only=False),
         "figurative_labelled_hits": score(rows, earlier, figurative_only=True),
     }
-    _write(args.out, "everyday-idioms", report, items)
+    _write(args.out, args.name, report, items)
 
 
 if __name__ == "__main__":

@@ -111,7 +111,7 @@ def test_metaphor_candidate_from_the_adjective_noun_list(engine) -> None:
 def test_json_shape(engine) -> None:
     d = engine.interpret("She was as busy as a bee.").to_dict()
     json.dumps(d)  # JSON-ready
-    assert set(d) == {"schema", "text", "headline", "expressions", "lexicon", "notes"}
+    assert set(d) == {"schema", "text", "headline", "expressions", "lexicon", "use_model", "notes"}
     keys = {
         "start",
         "end",
@@ -231,6 +231,7 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
         (["   "], "empty"),
         (["Der Hund läuft schnell über die große Wiese und bellt laut gegen den Wind."], "English"),
         ([], "one of the two"),
+        (["She spilled the beans.", "--use-model", "nonsense"], "Use one that figlang ships (default, everyday)"),
     ],
 )
 def test_cli_bad_input_is_one_clear_line(args: list[str], message: str) -> None:

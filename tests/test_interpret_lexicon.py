@@ -275,6 +275,32 @@ def test_figurative_only_hides_literal_uses(bare: Interpreter) -> None:
     assert len(shown.expressions) == len(everything.expressions) - len(literal)
 
 
+def test_the_everyday_use_model_is_an_option_that_labels_differently(bare: Interpreter) -> None:
+    """``use_model="everyday"`` labels with the shipped everyday model (recorded in the result), not the default: on a
+    sentence of the weakness its docs name, the two disagree, and the default's call is unchanged by asking."""
+    from figlang.interpret.use_label import USE_MODELS
+    from figlang.methods.trained.heads import read_record
+
+    text = "The old fisherman kicked the bucket last winter and the whole village mourned."
+    default = bare.interpret(text, paraphrase=False)
+    everyday = bare.interpret(text, paraphrase=False, use_model="everyday")
+    (a,) = [e for e in default.expressions if e.canonical == "kick the bucket"]
+    (b,) = [e for e in everyday.expressions if e.canonical == "kick the bucket"]
+    assert (a.use, b.use) == ("figurative", "literal"), (a.p_figurative, b.p_figurative)
+    assert everyday.use_model == USE_MODELS["everyday"] == everyday.to_dict()["use_model"]
+    assert default.use_model == USE_MODELS["default"]
+    assert bare.interpret(text, paraphrase=False, use_model="default").expressions[0].p_figurative == a.p_figurative
+    record = read_record(USE_MODELS["everyday"].removeprefix("figlang:"))
+    assert record["code"]["git_dirty"] is False and set(record["choices_made_on"].values()) == {"selection"}
+
+
+def test_a_use_model_that_cannot_load_is_an_error_that_names_the_shipped_ones(bare: Interpreter) -> None:
+    from figlang.core.errors import FiglangError
+
+    with pytest.raises(FiglangError, match=r"use model 'nonsense' cannot be loaded.*\(default, everyday\)"):
+        bare.interpret("She spilled the beans.", paraphrase=False, use_model="nonsense")
+
+
 def test_last_straw_found_and_broken_promise_not_a_metaphor(data_dir: Path) -> None:
     from figlang.interpret import get_interpreter
 

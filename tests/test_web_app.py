@@ -189,6 +189,14 @@ def test_interpret_page(client) -> None:
     assert "literal use ·" in r.get_data(as_text=True)
     r = client.post("/interpret", data={"text": literal, "figurative_only": "on", "csrf": csrf(client)})
     assert r.status_code == 200 and "through the roof</mark>" not in r.get_data(as_text=True)  # hidden: a literal use
+    fisherman = "The old fisherman kicked the bucket last winter and the whole village mourned."
+    label = re.compile(r"(figurative|literal use) · ([0-9.]+)")
+    r = client.post("/interpret", data={"text": fisherman, "use_model": "everyday", "csrf": csrf(client)})
+    assert '<option value="everyday" selected>' in r.get_data(as_text=True)
+    default = client.post("/interpret", data={"text": fisherman, "csrf": csrf(client)}).get_data(as_text=True)
+    assert label.findall(r.get_data(as_text=True)) != label.findall(default) != []  # the other model labelled it
+    r = client.post("/interpret", data={"text": fisherman, "use_model": "/etc", "csrf": csrf(client)})  # no path from a form
+    assert "unknown use model" in r.get_data(as_text=True) and "kick the bucket" not in r.get_data(as_text=True)
     r = client.post("/interpret", data={"text": "   ", "csrf": csrf(client)})  # bad input: the API's own message, no traceback
     assert r.status_code == 200 and 'class="msg err"' in r.get_data(as_text=True)
     assert client.post("/interpret", data={"text": "x"}).status_code == 400  # no token

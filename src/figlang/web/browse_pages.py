@@ -13,6 +13,7 @@ from figlang.data.registry import all_tasks
 from figlang.evaluation.compare import compare_runs
 from figlang.evaluation.run_index import PREDICTIONS_FILE, Filters, PredictionIndex, describe_run, find_runs, read_results
 from figlang.interpret import interpret
+from figlang.interpret.use_label import USE_MODELS
 from figlang.web.paths import resolve_under
 from figlang.web.review_pages import review_folders
 from figlang.web.serving import IMAGE_TYPES, PAGE_SIZE, check_post, config, fail, index_of, page_of, run_folder, state
@@ -177,14 +178,27 @@ def compare() -> Any:
 @pages.route("/interpret", methods=["GET", "POST"])
 def interpret_page() -> Any:
     text, result, error = "", None, None
-    paraphrase, figurative_only = True, False
+    paraphrase, figurative_only, use_model = True, False, "default"
     if request.method == "POST":
         check_post()
         text = request.form.get("text", "")
         paraphrase = request.form.get("paraphrase") == "on"
         figurative_only = request.form.get("figurative_only") == "on"
+        use_model = request.form.get("use_model", "default")
         try:
-            result = interpret(text, ctx=config().ctx, paraphrase=paraphrase, figurative_only=figurative_only).to_dict()
+            if use_model not in USE_MODELS:  # the page offers the shipped use models only, never a path on this machine
+                raise FiglangError(f"unknown use model {use_model!r}: choose one of {', '.join(USE_MODELS)}")
+            found = interpret(text, ctx=config().ctx, paraphrase=paraphrase, figurative_only=figurative_only, use_model=use_model)
+            result = found.to_dict()
         except FiglangError as exc:
             error = str(exc)
-    return render_template("interpret.html", text=text, result=result, error=error, paraphrase=paraphrase, figurative_only=figurative_only)
+    return render_template(
+        "interpret.html",
+        text=text,
+        result=result,
+        error=error,
+        paraphrase=paraphrase,
+        figurative_only=figurative_only,
+        use_model=use_model,
+        use_models=USE_MODELS,
+    )
