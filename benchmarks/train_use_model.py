@@ -289,8 +289,8 @@ def score(args, rows) -> None:
     }
     shipped = labeller.model
     report = {
-        "model": args.model,
-        "record": json.loads((resolve_trained_model(args.model)[0] / "record.json").read_text(encoding="utf-8")),
+        "model": labeller.model_name,  # a short name ("everyday") read as the model it names
+        "record": json.loads((resolve_trained_model(labeller.model_name)[0] / "record.json").read_text(encoding="utf-8")),
         "decision": shipped.decision,
         "test": {**_metrics([it["gold"] for it in items], [it["label"] for it in items]), "accuracy_ci95_by_idiom": _ci_by_idiom(items)},
         "test_by_source": by_source,
