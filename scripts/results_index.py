@@ -1052,6 +1052,7 @@ AUTO_TABLES += [
             ("| hits the use model calls figurative", [f"{IP}everyday-idioms.json#figurative_labelled_hits"]),
             ("| every idiom hit, the lexicon without", [f"{IP}everyday-idioms.json#without_curated.all_hits"]),
             ("| hits called figurative, without", [f"{IP}everyday-idioms.json#without_curated.figurative_labelled_hits"]),
+            ("| hits the everyday use model calls", [f"{IP}everyday-idioms-everyday-model.json#figurative_labelled_hits"]),
         ],
     ),
     (
@@ -1062,6 +1063,9 @@ AUTO_TABLES += [
             ("| all test idioms |", [f"{IP}use-model.json#test"]),
             ("| PIE-English |", [f"{IP}use-model.json#test_by_source.pie"]),
             ("| IMPLI (MAGPIE, PIE, SemEval premises) |", [f"{IP}use-model.json#test_by_source.impli"]),
+            ("| all test idioms, the everyday use model |", [f"{IP}use-model-everyday.json#test"]),
+            ("| PIE-English, the everyday use model |", [f"{IP}use-model-everyday.json#test_by_source.pie"]),
+            ("| IMPLI, the everyday use model |", [f"{IP}use-model-everyday.json#test_by_source.impli"]),
         ],
     ),
     (

@@ -231,12 +231,13 @@ def test_literal_and_figurative_uses_are_told_apart(bare: Interpreter) -> None:
 
 
 @pytest.mark.slow  # reads PIE and IMPLI and loads the model: 7 s
-def test_the_shipped_use_model_answers_as_published(data_dir: Path) -> None:
+@pytest.mark.parametrize("name, published", [("default", "use-model"), ("everyday", "use-model-everyday")])
+def test_the_shipped_use_model_answers_as_published(data_dir: Path, name: str, published: str) -> None:
     """The shipped adapter, through interpret's own labeller, gives the published test answers (the figure's items:
     idioms it never saw), and its record says it was made from a clean commit with every choice on selection."""
     import gzip
 
-    from figlang.interpret.use_label import USE_MODEL, UseLabeller
+    from figlang.interpret.use_label import UseLabeller, use_model_name
     from figlang.methods.trained.heads import read_record
 
     sys.path.insert(0, str(REPO / "benchmarks"))
@@ -244,17 +245,17 @@ def test_the_shipped_use_model_answers_as_published(data_dir: Path) -> None:
 
     from train_use_model import _load_impli, _load_pie, split_of, use_task_rows
 
-    record = read_record(USE_MODEL.removeprefix("figlang:"))
+    record = read_record(use_model_name(name).removeprefix("figlang:"))
     assert record["code"]["git_dirty"] is False and record["selection_split"] == "selection"
     assert set(record["choices_made_on"].values()) == {"selection"} and record["head"]["bytes"] <= 1024 * 1024
     rng = random.Random(13)
     rows = _load_pie(data_dir, rng, 5000) + _load_impli(data_dir, rng, 2000)
     test = {rec["id"]: item for rec, item in use_task_rows(rows, [split_of(r[2]) for r in rows])["test"]}
-    with gzip.open(REPO / "docs/results/interpret/use-model.predictions.jsonl.gz", "rt", encoding="utf-8") as f:
-        published = [json.loads(line) for line in f][::40]
-    labels = UseLabeller().label([test[p["id"]] for p in published])
-    assert [lab.label for lab in labels if lab] == [p["label"] for p in published]
-    assert [lab.probability for lab in labels if lab] == pytest.approx([p["p_figurative"] for p in published], abs=2e-3)
+    with gzip.open(REPO / f"docs/results/interpret/{published}.predictions.jsonl.gz", "rt", encoding="utf-8") as f:
+        answers = [json.loads(line) for line in f][::40]
+    labels = UseLabeller(name).label([test[p["id"]] for p in answers])
+    assert [lab.label for lab in labels if lab] == [p["label"] for p in answers]
+    assert [lab.probability for lab in labels if lab] == pytest.approx([p["p_figurative"] for p in answers], abs=2e-3)
 
 
 def test_the_headline_counts_literal_uses_apart(bare: Interpreter) -> None:
