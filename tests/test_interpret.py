@@ -241,6 +241,14 @@ def test_cli_bad_input_is_one_clear_line(args: list[str], message: str) -> None:
     assert message in run.stderr
 
 
+def test_cli_names_a_use_model_other_than_the_default() -> None:
+    run = _cli("Her brother spilled the beans about the engagement.", "--no-paraphrase", "--use-model", "everyday")
+    assert run.returncode == 0, run.stderr
+    assert "uses labelled by figlang:use-minilm-lora-everyday" in run.stdout and "figurative" in run.stdout
+    plain = _cli("Her brother spilled the beans about the engagement.", "--no-paraphrase", "--json")
+    assert json.loads(plain.stdout)["use_model"] == "figlang:use-minilm-lora"
+
+
 def test_cli_bad_files(tmp_path: Path) -> None:
     binary = tmp_path / "img.png"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00")

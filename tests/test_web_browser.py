@@ -226,6 +226,14 @@ def test_interpret_page_shows_use_labels_and_sources(server, page) -> None:
     page.click("button:has-text('Interpret')")
     page.wait_for_selector("text=1 figurative expression")
     assert page.locator(".expression").count() == 1
+    page.select_option("select[name=use_model]", "everyday")  # the everyday use model, from the menu
+    page.uncheck("input[name=figurative_only]")
+    page.click("button:has-text('Interpret')")
+    page.wait_for_selector("text=2 expressions: 1 figurative, 1 idiom used literally")
+    assert page.locator("select[name=use_model]").input_value() == "everyday"  # the choice stays shown
+    everyday = [t.strip() for t in page.locator(".expression .tag.good, .expression .tag.bad").all_inner_texts()]
+    assert [t.split(" · ")[0] for t in everyday] == ["figurative", "literal use"] and everyday != tags, everyday
+    shot(page, "interpret-use-model")
 
 
 def test_flute_human_evaluation_form(server, page, runs: Path) -> None:

@@ -143,12 +143,16 @@ def _print_all(engine, items, options: dict, check_with, out: Console | None, se
 
 def render(out: Console, result) -> None:
     """Each expression: its sentence with the expression highlighted, then type, meaning, paraphrase."""
+    from figlang.interpret.use_label import USE_MODEL
+
     if not result.expressions:
         out.print("No idiom, simile or metaphor candidate found.")
         for note in result.notes:
             out.print(f"[dim]note: {note}[/dim]")
         return
     out.print(f"[bold]{result.headline()}[/bold]")
+    if result.use_model not in (None, USE_MODEL):
+        out.print(f"[dim]uses labelled by {result.use_model}[/dim]")
     for i, e in enumerate(result.expressions, start=1):
         out.print()
         sentence = Text(" ".join(e.sentence.split()))
