@@ -318,3 +318,32 @@ def test_discovered_spans_must_be_copied_from_the_sentence() -> None:
     assert find_spans(s, "1. when pigs fly\n2. flying pigs") == [(23, 36)]  # not copied: dropped
     assert find_spans(s, s) == []  # the sentence echoed back
     assert find_spans(s, "none") == [] and find_spans(s, "the room") == [] and find_spans(s, "when his") == []
+
+
+def test_literal_cohesion_reads_the_idioms_own_words_against_the_rest() -> None:
+    """The other half of lexical cohesion: "bucket" beside "water" and "yard" is more cohesive than beside "farmer",
+    "winter" and "buried"; the idiom's own words (any form) are never counted as its context."""
+    from figlang.interpret.cohesion import WordEmbedder, cohesion_words, literal_cohesion
+    from figlang.interpret.use_label import _SLOT_WORDS, _forms
+    from figlang.lexicon.matcher import ARTICLES, CLOSED
+
+    stop = CLOSED | ARTICLES | _SLOT_WORDS
+    own, context = cohesion_words("He kicked the bucket across the yard and the water spilled everywhere.", "kick the bucket", stop, _forms)
+    assert own == ["kick", "bucket"] and "kicked" not in context and "bucket" not in context and "water" in context
+    embedder = WordEmbedder()
+    literal = literal_cohesion(own, context, embedder)
+    farmer = literal_cohesion(
+        *cohesion_words("The old farmer kicked the bucket last winter and was buried on Sunday.", "kick the bucket", stop, _forms), embedder
+    )
+    assert 0 < farmer < literal < 1
+    assert literal_cohesion(own, [], embedder) == 0.0
+
+
+def test_a_damaged_stack_file_says_where_and_how_to_rebuild_it(tmp_path: Path) -> None:
+    from figlang.core.errors import FiglangError
+    from figlang.interpret.cohesion import read_stack
+
+    assert read_stack(tmp_path) is None  # no stack: the use model alone
+    (tmp_path / "stack.json").write_text('{"stack": {"use_weight": 1}}', encoding="utf-8")
+    with pytest.raises(FiglangError, match=r"stack.json: not a use-model stack .*fit_use_stack.py"):
+        read_stack(tmp_path)

@@ -25,6 +25,7 @@ from typing import Any
 
 from figlang.core.errors import FiglangError
 from figlang.data.records import NLIPair
+from figlang.interpret.cohesion import CohesionStack, WordEmbedder, cohesion_words, literal_cohesion, read_stack, use_logit
 from figlang.lexicon.matcher import ARTICLES, CLOSED, word_forms
 from figlang.methods.trained.heads import resolve_trained_model
 
@@ -111,8 +112,11 @@ class UseLabeller:
     """The shipped use model, loaded on first use; ``label`` answers for a batch of matches. Unavailable (``why``
     says why) when the model or its base encoder is missing: matches then carry no use label."""
 
-    def __init__(self, model: str = USE_MODEL) -> None:
+    def __init__(self, model: str = USE_MODEL, stack: bool = True) -> None:
         self.model_name = use_model_name(model)
+        self.use_stack = stack  # False: the use model alone, even where a stack ships beside it (to fit one)
+        self.stack: CohesionStack | None = None  # the literal-cohesion stack shipped beside the model (:mod:`.cohesion`)
+        self._embedder = WordEmbedder()
         self._model: Any = None
         self.why: str | None = None
         self.cause: str | None = None  # what went wrong loading it, without the install hint
@@ -128,6 +132,7 @@ class UseLabeller:
 
                 hf_logging.disable_progress_bar()  # no "Loading weights" bar in the middle of interpret's output
                 folder, _ = resolve_trained_model(self.model_name)
+                self.stack = read_stack(folder) if self.use_stack else None
                 self._model = NLIClassifierModel.load(folder, bf16=False)  # float32: the same answers on every CPU, fast for minilm
             except (FiglangError, OSError, ImportError) as err:
                 self.cause = str(err)
@@ -144,7 +149,21 @@ class UseLabeller:
                 return [None] * len(items)
             rows = model.predict_features(model.features(pairs))
             answers = [model.labels[model.decide(row)] for row in rows]
+            if self.stack is not None:
+                return self._stacked(items, [_p_figurative(model.labels, row) for row in rows], self.stack)
         return [UseLabel("figurative" if a == FIGURATIVE else "literal", _p_figurative(model.labels, row)) for a, row in zip(answers, rows)]
+
+    def cohesion(self, items: Sequence[UseItem]) -> list[float]:
+        """Each use's literal cohesion (:func:`~figlang.interpret.cohesion.literal_cohesion`)."""
+        stop = CLOSED | ARTICLES | _SLOT_WORDS
+        return [literal_cohesion(*cohesion_words(it.sentence, it.idiom, stop, _forms), self._embedder) for it in items]
+
+    def _stacked(self, items: Sequence[UseItem], probabilities: list[float], stack: CohesionStack) -> list[UseLabel | None]:
+        out: list[UseLabel | None] = []
+        for p, c in zip(probabilities, self.cohesion(items)):
+            q = stack.probability(use_logit(p), c)
+            out.append(UseLabel("figurative" if q >= stack.threshold else "literal", q))
+        return out
 
 
 @lru_cache(maxsize=8)
