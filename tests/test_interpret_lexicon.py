@@ -347,3 +347,25 @@ def test_a_damaged_stack_file_says_where_and_how_to_rebuild_it(tmp_path: Path) -
     (tmp_path / "stack.json").write_text('{"stack": {"use_weight": 1}}', encoding="utf-8")
     with pytest.raises(FiglangError, match=r"stack.json: not a use-model stack .*fit_use_stack.py"):
         read_stack(tmp_path)
+
+
+def test_the_default_labeller_is_the_use_model_with_its_shipped_cohesion_stack() -> None:
+    """The default labeller answers P = sigmoid(a * use-model logit + b * literal cohesion + c) with the stack shipped
+    beside the adapter, fit on selection from a clean commit; the use model alone answers otherwise."""
+    from figlang.interpret.cohesion import read_stack, use_logit
+    from figlang.interpret.use_label import USE_MODEL, UseItem, UseLabeller
+    from figlang.methods.trained.heads import resolve_trained_model
+
+    folder = resolve_trained_model(USE_MODEL)[0]
+    stack = read_stack(folder)
+    record = json.loads((folder / "stack.json").read_text(encoding="utf-8"))
+    assert stack is not None and stack.cohesion_weight < 0  # the idiom's own words around it: literal
+    assert record["code"]["git_dirty"] is False and record["fit_on"]["split"] == "selection"
+    items = [UseItem("He kicked the bucket across the yard and the water spilled everywhere.", "kick the bucket", "die")]
+    stacked, alone = UseLabeller(), UseLabeller(stack=False)
+    (got,) = stacked.label(items)
+    (raw,) = alone.label(items)
+    assert got is not None and raw is not None and got.probability != raw.probability
+    expected = stack.probability(use_logit(raw.probability), stacked.cohesion(items)[0])
+    assert got.probability == pytest.approx(expected, abs=1e-9)
+    assert got.label == ("figurative" if expected >= stack.threshold else "literal") == "literal"
