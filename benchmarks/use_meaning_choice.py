@@ -53,7 +53,7 @@ def main() -> None:
     lex = assemble(None)  # a fresh install's lexicon: no data folder
     listed = [(rec, u, lex.meanings.get(lex.canonical_key(idiom_key(u.idiom)))) for rec, u in sel]
     listed = [(rec, u, ms) for rec, u, ms in listed if ms]
-    labeller = UseLabeller(USE_MODEL)
+    labeller = UseLabeller(USE_MODEL, stack=False)  # the adapter alone, as published (before the cohesion stack)
     report: dict = {"selection_uses": len(sel), "listed_uses": len(listed), "policies": {}}
     labels: dict[str, list[str]] = {}
     for policy in POLICIES:

@@ -76,7 +76,7 @@ def main() -> None:
     checks = behaviour_items()
     probs: dict[str, list[float]] = {}
     for name, model in (("minilm", USE_MODEL), ("mpnet", args.mpnet)):
-        labeller = UseLabeller(model)
+        labeller = UseLabeller(model, stack=False)  # the adapters alone, as published (before the cohesion stack)
         got = labeller.label([u for _, u in sel] + checks)
         if labeller.why:
             raise SystemExit(labeller.why)

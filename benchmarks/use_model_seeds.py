@@ -42,7 +42,7 @@ def main() -> None:
     scores: list[list[float]] = []
     report: dict = {"selection_uses": n, "figurative": sum(gold), "members": {}}
     for name in members:
-        labeller = UseLabeller(name)
+        labeller = UseLabeller(name, stack=False)  # the adapters alone, as published (before the cohesion stack)
         got = labeller.label(items)
         if labeller.why:
             raise SystemExit(labeller.why)

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_interpret import _write  # noqa: E402
 from everyday_dev import DEV  # noqa: E402
-from use_substitution_pilot import auc_report, dev_use_hits  # noqa: E402
+from use_substitution_pilot import _alone, auc_report, dev_use_hits  # noqa: E402
 
 from figlang.interpret.api import Interpreter  # noqa: E402
 
@@ -67,7 +67,7 @@ def main() -> None:
             "sentence": e.sentence,
             "p_figurative": e.p_figurative,
         }
-        for e, kind, gold in dev_use_hits(Interpreter(None), paraphrase=False)
+        for e, kind, gold in dev_use_hits(_alone(Interpreter(None)), paraphrase=False)
     ]
     path = resolve(args.model).path
     tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModelForCausalLM.from_pretrained(path)

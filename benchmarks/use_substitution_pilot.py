@@ -55,6 +55,15 @@ def _standard(xs: list[float]) -> list[float]:
     return [(x - m) / sd for x in xs]
 
 
+def _alone(engine: Interpreter) -> Interpreter:
+    """``engine`` labelling with the use model alone, as the pilots were published (before the sixth session's
+    literal-cohesion stack joined the default labeller)."""
+    from figlang.interpret.use_label import UseLabeller
+
+    engine.use_labeller = UseLabeller(stack=False)
+    return engine
+
+
 def dev_use_hits(engine: Interpreter, paraphrase: bool) -> list[tuple]:
     """(expression, sentence kind, figurative?) of every idiom hit in the development set that is a figurative
     sentence's gold idiom or stands on a literal sentence, with a use label: the hits a use test is judged on."""
@@ -103,7 +112,7 @@ def main() -> None:
             "paraphrase": e.paraphrase,
             "p_figurative": e.p_figurative,
         }
-        for e, kind, gold in dev_use_hits(Interpreter(None), paraphrase=True)
+        for e, kind, gold in dev_use_hits(_alone(Interpreter(None)), paraphrase=True)
         if e.paraphrase
     ]
     path = resolve(args.model).path

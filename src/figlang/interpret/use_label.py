@@ -10,7 +10,9 @@ written, the model learnt each training idiom's own label mix (PIE's literal cla
 bucket" and "hit the roof", so every use of them came out literal). It was trained by figlang's own trainer on the
 labelled uses figlang has (PIE-English's literal and figurative samples, IMPLI's literal- and figurative-context
 pairs), split by idiom: ``python benchmarks/train_use_model.py --export --mask-idiom`` writes them as a task, and its
-record names the training command.
+record names the training command. Since the masked model cannot see the idiom's own words, the default labeller adds
+their cohesion with the context (:mod:`.cohesion`) through a small stack fit on ``selection`` and shipped beside the
+adapter (``stack.json``); ``UseLabeller(stack=False)`` is the model alone.
 """
 
 from __future__ import annotations
