@@ -158,7 +158,9 @@ class UseLabeller:
     def cohesion(self, items: Sequence[UseItem]) -> list[float]:
         """Each use's literal cohesion (:func:`~figlang.interpret.cohesion.literal_cohesion`)."""
         stop = CLOSED | ARTICLES | _SLOT_WORDS
-        return [literal_cohesion(*cohesion_words(it.sentence, it.idiom, stop, _forms), self._embedder) for it in items]
+        words = [cohesion_words(it.sentence, it.idiom, stop, _forms) for it in items]
+        self._embedder.vectors([w for own, context in words for w in (*own, *context)])  # one batch for all the words
+        return [literal_cohesion(own, context, self._embedder) for own, context in words]
 
     def _stacked(self, items: Sequence[UseItem], probabilities: list[float], stack: CohesionStack) -> list[UseLabel | None]:
         out: list[UseLabel | None] = []
