@@ -93,7 +93,7 @@ def interpret_cmd(
     """
     from figlang.interpret import get_interpreter, read_inputs, validate_text
     from figlang.interpret.api import InterpretInputError
-    from figlang.interpret.use_label import use_labeller
+    from figlang.interpret.use_label import USE_MODEL, use_labeller, use_model_name
 
     if (text is None) == (file is None):
         raise InterpretInputError("give the text as an argument or with --file (one of the two)")
@@ -105,7 +105,7 @@ def interpret_cmd(
             raise InterpretInputError(f"{item_id}: {err}" if file is not None else str(err)) from None
     if check_sentence is not None and len(items) != 1:
         raise InterpretInputError("--check compares one text with one sentence: give a single text, not a file of several")
-    if use_model is not None:
+    if use_model is not None and use_model_name(use_model) != USE_MODEL:  # the default loads with the interpreter
         use_labeller(use_model)  # a wrong name stops here, before the (slow) lexicon loads
     ctx = RunContext.create(data_dir)  # the run's context: built here, once; the lexicons and --check read its folder
     engine = get_interpreter(ctx=ctx)

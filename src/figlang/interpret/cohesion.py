@@ -19,7 +19,7 @@ import math
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +44,6 @@ class CohesionStack:
     def probability(self, use_logit: float, cohesion: float) -> float:
         z = self.use_weight * use_logit + self.cohesion_weight * cohesion + self.intercept
         return 1.0 / (1.0 + math.exp(-z))
-
-    def to_dict(self) -> dict[str, float]:
-        return asdict(self)
 
 
 def read_stack(folder: str | Path) -> CohesionStack | None:

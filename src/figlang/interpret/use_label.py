@@ -150,9 +150,9 @@ class UseLabeller:
             if model is None:
                 return [None] * len(items)
             rows = model.predict_features(model.features(pairs))
-            answers = [model.labels[model.decide(row)] for row in rows]
             if self.stack is not None:
                 return self._stacked(items, [_p_figurative(model.labels, row) for row in rows], self.stack)
+            answers = [model.labels[model.decide(row)] for row in rows]
         return [UseLabel("figurative" if a == FIGURATIVE else "literal", _p_figurative(model.labels, row)) for a, row in zip(answers, rows)]
 
     def cohesion(self, items: Sequence[UseItem]) -> list[float]:
